@@ -1,0 +1,196 @@
+"""One exception tree for the whole server.
+
+Every refusal carries the data a caller needs to act (the field, the value it
+got, what is allowed) and its message says what to do next. MCP tools turn any
+``KenningError`` into the SDK's tool error, so a client sees ``isError: true``
+with this message.
+
+    KenningError
+    ├── ConfigError                  a setting is missing or malformed
+    ├── InvalidInput                 a request is malformed; names field, value, fix
+    │   ├── UnknownType              a node or relation type outside the vocabulary
+    │   ├── UnknownField             a property the type does not carry
+    │   ├── EndpointRule             a relation between types its rules forbid
+    │   └── ProcessTypeForbidden     an attempt to write the process layer directly
+    ├── NotFound                     a node, encounter or projection does not exist
+    ├── Conflict                     the request contradicts what the memory holds
+    │   ├── NameTaken                a live node already carries that name
+    │   ├── NoOpenEncounter          a write with no open encounter for the locus
+    │   ├── EncounterSealed          a write or seal aimed at a sealed encounter
+    │   ├── NotYourEncounter         a seal or deletion across loci
+    │   └── SupersessionRule         a second successor, a cycle, or a type change
+    ├── ReadOnlyViolation            read_cypher text that could write or load files
+    ├── StoreError                   the backend failed
+    │   ├── StoreLocked              another process owns the embedded store
+    │   ├── SchemaVersionError       the store was written by a newer version
+    │   └── StoreUnavailable         a server backend cannot be reached
+    └── MatcherError                 the meaning matcher failed (always recovered)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class KenningError(Exception):
+    """Base of every error the server raises on purpose."""
+
+
+class ConfigError(KenningError):
+    pass
+
+
+class InvalidInput(KenningError):
+    """A request is malformed. ``field`` is a dotted path into the request."""
+
+    def __init__(self, field: str, message: str, *, value: object = None) -> None:
+        self.field = field
+        self.value = value
+        super().__init__(f"{field}: {message}")
+
+
+def _choices(allowed: Iterable[str]) -> str:
+    return ", ".join(sorted(allowed))
+
+
+class UnknownType(InvalidInput):
+    def __init__(self, field: str, value: str, allowed: Iterable[str]) -> None:
+        self.allowed = tuple(sorted(allowed))
+        super().__init__(
+            field,
+            f"unknown type {value!r}; use one of: {_choices(self.allowed)}",
+            value=value,
+        )
+
+
+class UnknownField(InvalidInput):
+    def __init__(self, field: str, type_name: str, allowed: Iterable[str]) -> None:
+        self.allowed = tuple(sorted(allowed))
+        super().__init__(
+            field,
+            f"{type_name} has no such property; allowed properties: {_choices(self.allowed)}",
+        )
+
+
+class EndpointRule(InvalidInput):
+    def __init__(
+        self, field: str, relation: str, end: str, got: str, allowed: Iterable[str]
+    ) -> None:
+        self.relation = relation
+        self.allowed = tuple(sorted(allowed))
+        super().__init__(
+            field,
+            f"{relation} cannot have a {got} at its {end} end; allowed: {_choices(self.allowed)}",
+            value=got,
+        )
+
+
+class ProcessTypeForbidden(InvalidInput):
+    def __init__(self, field: str, value: str) -> None:
+        super().__init__(
+            field,
+            f"{value} belongs to the process layer, which only advance_encounter and "
+            "close_encounter write; record semantic or reference nodes instead",
+            value=value,
+        )
+
+
+class NotFound(KenningError):
+    def __init__(self, what: str, ref: str, hint: str = "") -> None:
+        self.what = what
+        self.ref = ref
+        tail = f"; {hint}" if hint else ""
+        super().__init__(f"no {what} {ref!r}{tail}")
+
+
+class Conflict(KenningError):
+    pass
+
+
+class NameTaken(Conflict):
+    def __init__(self, field: str, name: str, existing_id: str) -> None:
+        self.field = field
+        self.name = name
+        self.existing_id = existing_id
+        super().__init__(
+            f"{field}: a live node named {name!r} exists already ({existing_id}); "
+            "choose another name, or revise it by creating a node with "
+            f'"supersedes": "{name}" and a revision_why'
+        )
+
+
+class NoOpenEncounter(Conflict):
+    def __init__(self, session_id: str, detail: str = "") -> None:
+        self.session_id = session_id
+        extra = f" ({detail})" if detail else ""
+        super().__init__(
+            f"session {session_id!r} has no open encounter{extra}; "
+            "call advance_encounter first"
+        )
+
+
+class EncounterSealed(Conflict):
+    def __init__(self, encounter: str) -> None:
+        self.encounter = encounter
+        super().__init__(
+            f"encounter {encounter!r} is sealed and takes no writes; "
+            "call advance_encounter to open the next one"
+        )
+
+
+class NotYourEncounter(Conflict):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+
+class SupersessionRule(Conflict):
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(f"{field}: {message}")
+
+
+class ReadOnlyViolation(KenningError):
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(
+            f"read_cypher refused: {reason}. It runs read-only queries only "
+            "(MATCH ... RETURN); use the write tools to change the memory"
+        )
+
+
+class StoreError(KenningError):
+    pass
+
+
+class StoreLocked(StoreError):
+    def __init__(self, path: str, pid: int | None, url: str | None) -> None:
+        self.path = path
+        self.pid = pid
+        self.url = url
+        owner = f"process {pid}" if pid else "another process"
+        where = f"; connect to its server at {url} instead" if url else ""
+        super().__init__(f"the store at {path} is owned by {owner}{where}")
+
+
+class SchemaVersionError(StoreError):
+    def __init__(self, found: int, supported: int) -> None:
+        self.found = found
+        self.supported = supported
+        super().__init__(
+            f"this store was written with schema version {found}, but this "
+            f"kenning-encounter supports up to version {supported}; upgrade "
+            "kenning-encounter (pip install -U kenning-encounter) to open it"
+        )
+
+
+class StoreUnavailable(StoreError):
+    pass
+
+
+class MatcherError(KenningError):
+    """The matcher failed; ``reason`` is a short machine-readable cause."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"{reason}: {detail}" if detail else reason)

@@ -1,0 +1,58 @@
+"""Plain records the store hands to the services: no engine types leak past the port."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRecord:
+    """An authored node as the services see it."""
+
+    id: str
+    type: str
+    name: str
+    description: str
+    tick: int
+    created_at: str  # ISO-8601 UTC
+    status: str | None = None
+    props: dict[str, Any] = field(default_factory=dict)  # type-specific properties
+    encounter: str | None = None  # name of the encounter that recorded it
+    locus: str | None = None  # session id of that encounter's locus
+    superseded_by: str | None = None  # id of the successor, when not a head
+
+    @property
+    def is_head(self) -> bool:
+        return self.superseded_by is None
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeRecord:
+    """An authored relation."""
+
+    source: str  # node id
+    target: str  # node id
+    type: str
+    tick: int
+    encounter: str | None = None
+    revision_why: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EncounterRecord:
+    name: str
+    locus: str
+    purpose: str
+    opened_tick: int
+    opened_at: str
+    sealed_tick: int | None = None
+    sealed_at: str | None = None
+    summary: str | None = None
+    dissolved_at: str | None = None
+    last_activity_at: str | None = None
+    tombstones: int = 0
+
+    @property
+    def is_open(self) -> bool:
+        return self.sealed_at is None and self.dissolved_at is None
