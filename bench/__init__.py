@@ -1,0 +1,1 @@
+"""Benchmarks and the retrieval evaluation; results feed release-notes/."""

@@ -1,0 +1,1 @@
+../src/kenning_encounter/hooks/infuse_hook.py

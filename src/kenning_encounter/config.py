@@ -1,0 +1,143 @@
+"""One settings object. Precedence, declared once: CLI flag > env var > .env > default.
+
+Our own variables carry the ``KENNING_ENCOUNTER_`` prefix; Neo4j's follow the
+names Neo4j's own MCP servers use (``NEO4J_URI``, ``NEO4J_USERNAME``, ...), and
+the Gemini key is ``GEMINI_API_KEY``. CLI flags arrive as init arguments,
+which pydantic-settings ranks above every other source.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from platformdirs import user_data_dir
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from typing_extensions import Annotated
+
+from kenning_encounter.errors import ConfigError
+
+ENV_PREFIX = "KENNING_ENCOUNTER_"
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+CsvList = Annotated[list[str], NoDecode]
+
+
+def _split_csv(value: Any) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    # --- the memory and its store -------------------------------------------
+    memory: str = Field("default", description="Name of the memory (a folder under the data root).")
+    data_dir: Path | None = Field(
+        None, description="Where the embedded store lives. Default: <user data dir>/<memory>."
+    )
+    store: Literal["embedded", "neo4j"] = Field("embedded", description="Which backend holds the graph.")
+    neo4j_uri: str | None = Field(
+        None, validation_alias=AliasChoices("neo4j_uri", "NEO4J_URI", "NEO4J_URL")
+    )
+    neo4j_username: str = Field("neo4j", validation_alias=AliasChoices("neo4j_username", "NEO4J_USERNAME"))
+    neo4j_password: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("neo4j_password", "NEO4J_PASSWORD")
+    )
+    neo4j_database: str = Field("neo4j", validation_alias=AliasChoices("neo4j_database", "NEO4J_DATABASE"))
+
+    # --- serving --------------------------------------------------------------
+    transport: Literal["stdio", "sse", "streamable-http"] = "streamable-http"
+    namespace: str = Field("", description="Tool-name prefix: 'myapp' serves 'myapp-search'.")
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=0, le=65535)
+    path: str = "/mcp/"
+    allowed_origins: CsvList = Field(default_factory=list)
+    allowed_hosts: CsvList = Field(default_factory=list)
+    read_timeout: float = Field(30.0, gt=0)
+    token: SecretStr | None = None
+    face: Literal["full", "reader"] = "full"
+    hide_loci: CsvList = Field(default_factory=list)
+    log_level: str = "INFO"
+
+    # --- read_cypher ------------------------------------------------------------
+    cypher_row_cap: int = Field(500, ge=1)
+    cypher_char_cap: int = Field(100_000, ge=1_000)
+    cypher_timeout: float = Field(10.0, gt=0)
+
+    # --- the meaning matcher ------------------------------------------------------
+    matcher: Literal["gemini", "openai", "off"] = "gemini"
+    matcher_model: str | None = None
+    matcher_timeout: float = Field(5.0, gt=0)
+    matcher_reasons: bool = False
+    matcher_base_url: str | None = None
+    matcher_api_key_env: str = "OPENAI_API_KEY"
+    matcher_prompt_budget: int = Field(200_000, ge=1_000)
+    gemini_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("gemini_api_key", "GEMINI_API_KEY")
+    )
+
+    # --- infusion ---------------------------------------------------------------
+    infusion_budget: int = Field(4_000, ge=500, le=9_000)
+    infusion_preset: str = "balanced"
+
+    _split = field_validator("allowed_origins", "allowed_hosts", "hide_loci", mode="before")(
+        _split_csv
+    )
+
+    @field_validator("path")
+    @classmethod
+    def _path_slashes(cls, value: str) -> str:
+        value = "/" + value.strip("/") + "/"
+        return value
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace_chars(cls, value: str) -> str:
+        if value and not all(c.isalnum() or c in "_-" for c in value):
+            raise ValueError("namespace: use letters, digits, '-' and '_' only (e.g. myapp)")
+        return value
+
+    @model_validator(mode="after")
+    def _neo4j_needs_uri(self) -> Settings:
+        if self.store == "neo4j" and not self.neo4j_uri:
+            raise ValueError("store=neo4j needs NEO4J_URI (or --neo4j-uri), e.g. bolt://127.0.0.1:7687")
+        return self
+
+    # --- derived ------------------------------------------------------------------
+    @property
+    def resolved_data_dir(self) -> Path:
+        if self.data_dir is not None:
+            return self.data_dir.expanduser()
+        return Path(user_data_dir("kenning-encounter", appauthor=False)) / self.memory
+
+    @property
+    def loopback(self) -> bool:
+        return self.host in LOOPBACK
+
+    def require_safe_bind(self) -> None:
+        if self.transport != "stdio" and not self.loopback and self.token is None:
+            raise ConfigError(
+                f"refusing to listen on {self.host}: a non-loopback address needs a bearer token. "
+                f"Set {ENV_PREFIX}TOKEN (or --token) to a long random secret, or bind 127.0.0.1"
+            )
+
+    def tool_name(self, name: str) -> str:
+        return f"{self.namespace}-{name}" if self.namespace else name
+
+
+def load_settings(**cli: Any) -> Settings:
+    """Settings from CLI values (None means 'not given'), the environment, .env, defaults."""
+    given = {k: v for k, v in cli.items() if v is not None}
+    try:
+        return Settings(**given)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc

@@ -1,0 +1,140 @@
+"""The candidate window: which meanings go in the prompt when all of them would not fit.
+
+Under the budget the prompt lists every meaning. Over it, candidates come from
+the caller's ``CandidateSource`` in three streams, each with a quota of the
+window (lexical hits on the prompt and trajectory, the neighbourhood of the
+current and recent encounters, recency); a stream that runs short leaves its
+share to the others, and whatever room is left is filled with the newest
+meanings. The chosen entries are listed in creation order like the full list.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from kenning_encounter.meaning.sidecar import MeaningEntry
+
+logger = logging.getLogger(__name__)
+
+
+class CandidateSource(Protocol):
+    """Implemented by the caller; each method returns node ids, best first."""
+
+    def lexical_hits(self, text: str, limit: int) -> list[str]: ...
+
+    def recent(self, limit: int) -> list[str]: ...
+
+    def neighbourhood(self, limit: int) -> list[str]:
+        """Nodes near the current and recent encounters."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class WindowQuotas:
+    """Shares of the window each stream may claim before the others fill in."""
+
+    lexical: float = 0.5
+    neighbourhood: float = 0.3
+    recent: float = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    entries: tuple[MeaningEntry, ...]  # in creation order
+    used: bool  # False: every meaning in the pool is listed
+    pool_size: int
+    chars: int  # length of the rendered listing
+    by_source: dict[str, int] = field(default_factory=dict[str, int])
+
+
+def line_chars(entry: MeaningEntry) -> int:
+    """Length of the entry's rendered line, ``"<seq>: <meaning>\\n"``."""
+    return len(str(entry.seq)) + 3 + len(entry.meaning)
+
+
+def _ask(name: str, call: Callable[[], list[str]]) -> list[str]:
+    # A broken candidate stream narrows the window; it must not fail the match.
+    try:
+        return list(call())
+    except Exception:
+        logger.warning(
+            "candidate source %s failed; the window goes without it", name, exc_info=True
+        )
+        return []
+
+
+def fit_window(
+    pool: Sequence[MeaningEntry],
+    budget_chars: int,
+    *,
+    lookup: Callable[[str], MeaningEntry | None],
+    text: str,
+    source: CandidateSource | None,
+    quotas: WindowQuotas | None = None,
+) -> Window:
+    """The entries of ``pool`` (creation order) to list within ``budget_chars``.
+
+    ``lookup`` resolves a candidate id to its pool entry (None when it has no
+    meaning or is excluded).
+    """
+    total = sum(line_chars(e) for e in pool)
+    if total <= budget_chars:
+        return Window(tuple(pool), used=False, pool_size=len(pool), chars=total)
+
+    q = quotas or WindowQuotas()
+    capacity = max(1, int(budget_chars / (total / len(pool))))
+    streams: list[tuple[str, list[str], float]] = []
+    if source is not None:
+        streams = [
+            ("lexical", _ask("lexical", lambda: source.lexical_hits(text, capacity)), q.lexical),
+            (
+                "neighbourhood",
+                _ask("neighbourhood", lambda: source.neighbourhood(capacity)),
+                q.neighbourhood,
+            ),
+            ("recent", _ask("recent", lambda: source.recent(capacity)), q.recent),
+        ]
+
+    chosen: dict[str, MeaningEntry] = {}
+    by_source = {"lexical": 0, "neighbourhood": 0, "recent": 0, "fill": 0}
+    used = 0
+
+    def take(name: str, ids: Sequence[str], limit: int) -> None:
+        nonlocal used
+        taken = 0
+        for node_id in ids:
+            if taken >= limit:
+                return
+            if node_id in chosen:
+                continue
+            entry = lookup(node_id)
+            if entry is None:
+                continue
+            size = line_chars(entry)
+            if used + size > budget_chars:
+                continue
+            chosen[node_id] = entry
+            used += size
+            taken += 1
+            by_source[name] += 1
+
+    for name, ids, share in streams:
+        take(name, ids, math.ceil(capacity * share))
+    for name, ids, _share in streams:
+        take(name, ids, len(ids))
+    for entry in reversed(pool):
+        if entry.id in chosen:
+            continue
+        size = line_chars(entry)
+        if used + size > budget_chars:
+            break
+        chosen[entry.id] = entry
+        used += size
+        by_source["fill"] += 1
+
+    ordered = tuple(sorted(chosen.values(), key=lambda e: (e.order, e.seq)))
+    return Window(ordered, used=True, pool_size=len(pool), chars=used, by_source=by_source)

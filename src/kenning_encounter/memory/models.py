@@ -1,0 +1,211 @@
+"""Request and result models of the memory services.
+
+The MCP layer serves these same models, so their field descriptions are
+written for a model reader: what the field means, what is allowed, an example.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kenning_encounter.store.records import EncounterRecord, NodeRecord
+
+
+class EntityIn(BaseModel):
+    """One node to record. Type-specific properties go beside name and description."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = Field(
+        description="Node type: Observation, Question, Hypothesis, Concept, Note, Component "
+        "or Citation. Example: 'Observation'."
+    )
+    name: str = Field(
+        description="Short unique handle, reused to link the node. Example: "
+        "'retry storm on deploy'."
+    )
+    description: str = Field(
+        default="",
+        description="What the node says, in full sentences. Example: 'Deploys at 09:00 "
+        "triggered a retry storm against the auth service.'",
+    )
+    status: str | None = Field(
+        default=None,
+        description="Question: open|resolved|retired (default open). Hypothesis: "
+        "untested|supported|challenged|falsified|retired (default untested). Other types: omit.",
+    )
+    supersedes: str | None = Field(
+        default=None,
+        description="Name or id of a live node of the same type this one revises. The new "
+        "node may reuse its name. Requires revision_why.",
+    )
+    revision_why: str | None = Field(
+        default=None,
+        description="With supersedes: what changed and why. Example: 'the error rate "
+        "figure was per minute, not per second'.",
+    )
+
+
+class RelationIn(BaseModel):
+    """One authored link between two existing nodes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(description="Name or id of the node the relation starts at.")
+    type: str = Field(
+        description="Relation type: ABOUT, OBSERVED_AT, RAISES, RESOLVES, SUPPORTS, CHALLENGES, "
+        "GROUNDS, INFORMS, COMPOSES, DECOMPOSES or SUPERSEDES. Example: 'GROUNDS'."
+    )
+    target: str = Field(description="Name or id of the node the relation points to.")
+    revision_why: str | None = Field(
+        default=None, description="Required for SUPERSEDES: what changed and why."
+    )
+
+
+class NodeOut(BaseModel):
+    id: str
+    type: str
+    name: str
+    description: str
+    status: str | None = None
+    properties: dict[str, Any] = Field(default_factory=dict)
+    created_at: str
+    tick: int
+    encounter: str | None = None
+    locus: str | None = None
+    superseded_by: str | None = None
+
+    @classmethod
+    def of(cls, node: NodeRecord, *, max_description: int | None = None) -> NodeOut:
+        description = node.description
+        if max_description is not None and len(description) > max_description:
+            description = description[: max_description - 1].rstrip() + "…"
+        return cls(
+            id=node.id,
+            type=node.type,
+            name=node.name,
+            description=description,
+            status=node.status,
+            properties=dict(node.props),
+            created_at=node.created_at,
+            tick=node.tick,
+            encounter=node.encounter,
+            locus=node.locus,
+            superseded_by=node.superseded_by,
+        )
+
+
+class EdgeOut(BaseModel):
+    source: str
+    type: str
+    target: str
+    tick: int
+    encounter: str | None = None
+    revision_why: str | None = None
+
+
+class EncounterOut(BaseModel):
+    name: str
+    session_id: str
+    purpose: str
+    opened_at: str
+    opened_tick: int
+    sealed_at: str | None = None
+    summary: str | None = None
+    dissolved_at: str | None = None
+    last_activity_at: str | None = None
+    state: str = Field(description="open, sealed or dissolved")
+
+    @classmethod
+    def of(cls, e: EncounterRecord) -> EncounterOut:
+        state = "sealed" if e.sealed_at else "dissolved" if e.dissolved_at else "open"
+        return cls(
+            name=e.name,
+            session_id=e.locus,
+            purpose=e.purpose,
+            opened_at=e.opened_at,
+            opened_tick=e.opened_tick,
+            sealed_at=e.sealed_at,
+            summary=e.summary,
+            dissolved_at=e.dissolved_at,
+            last_activity_at=e.last_activity_at,
+            state=state,
+        )
+
+
+class ReEntry(BaseModel):
+    """What advance_encounter returns: where you are and what is still open."""
+
+    encounter: EncounterOut
+    previous: str | None = Field(description="Your session's previous encounter, if any.")
+    anchored_after: str | None = Field(
+        description="For a session's first encounter: the latest encounter when it began."
+    )
+    closed_previous: str | None = Field(
+        default=None, description="The encounter this call sealed with close_summary."
+    )
+    recent_sessions: list[EncounterOut]
+    open_questions: list[NodeOut]
+    live_hypotheses: list[NodeOut]
+    recent_concepts: list[NodeOut]
+    unsealed: list[EncounterOut] = Field(
+        description="Encounters of other sessions never sealed, with last-activity times."
+    )
+
+
+class Created(BaseModel):
+    encounter: str
+    tick: int
+    created: list[NodeOut]
+
+
+class Related(BaseModel):
+    encounter: str
+    tick: int
+    created: list[EdgeOut]
+    status_changes: list[dict[str, str]] = Field(
+        default_factory=list, description="Fact-state changes the relations made."
+    )
+
+
+class Deleted(BaseModel):
+    encounter: str
+    tick: int
+    deleted: list[str]
+
+
+class Closed(BaseModel):
+    encounter: EncounterOut
+
+
+class SearchResult(BaseModel):
+    query: str
+    hits: list[NodeOut]
+    scores: list[float]
+    total_shown: int
+    note: str = ""
+
+
+class NameLookup(BaseModel):
+    node: NodeOut
+    resolved_from: str | None = Field(
+        default=None, description="When the name belonged to an older revision: its id."
+    )
+    history: list[NodeOut] = Field(description="Older revisions, newest first.")
+
+
+class Revision(BaseModel):
+    id: str
+    name: str
+    revision_why: str
+
+
+class Provenance(BaseModel):
+    node: NodeOut
+    grounding: list[NodeOut]
+    edges: list[EdgeOut]
+    revisions: list[Revision] = Field(description="The supersession history, newest first.")
+    recorded_in: EncounterOut | None
+    depth: int

@@ -1,0 +1,175 @@
+"""Asked-for recall: search, lookup by name, and provenance."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kenning_encounter.errors import InvalidInput, NotFound
+from kenning_encounter.memory import validate
+from kenning_encounter.memory.models import (
+    EdgeOut,
+    EncounterOut,
+    NameLookup,
+    NodeOut,
+    Provenance,
+    Revision,
+    SearchResult,
+)
+from kenning_encounter.memory.writes import resolve
+from kenning_encounter.store.port import GraphStore, ReadTx
+from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, PROVENANCE_RELATION_TYPES
+
+MAX_LIMIT = 100
+MAX_DEPTH = 10
+_SEARCH_PREVIEW = 400
+
+
+def _visible(node: NodeRecord, hidden: frozenset[str]) -> bool:
+    return node.locus not in hidden
+
+
+def search(
+    store: GraphStore,
+    query: str,
+    *,
+    types: Sequence[str] | None = None,
+    limit: int = 10,
+    include_superseded: bool = False,
+    hidden_loci: frozenset[str] = frozenset(),
+) -> SearchResult:
+    text = validate.text(query, "query", required=True, limit=2_000)
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput("limit", f"must be between 1 and {MAX_LIMIT}", value=limit)
+    for i, t in enumerate(types or []):
+        validate.node_type(t, f"types[{i}]")
+    # Over-fetch when loci are hidden, so hiding does not starve the result.
+    fetch = limit * 3 if hidden_loci else limit
+    hits = store.fulltext(text, types=types, heads_only=not include_superseded, limit=fetch)
+    nodes = store.read(lambda tx: tx.get_nodes([h.id for h in hits]))
+    shown: list[NodeOut] = []
+    scores: list[float] = []
+    for hit in hits:
+        node = nodes.get(hit.id)
+        if node is None or not _visible(node, hidden_loci):
+            continue
+        shown.append(NodeOut.of(node, max_description=_SEARCH_PREVIEW))
+        scores.append(round(hit.score, 4))
+        if len(shown) == limit:
+            break
+    note = "" if shown else "nothing matched; try other words or fewer type filters"
+    return SearchResult(query=text, hits=shown, scores=scores, total_shown=len(shown), note=note)
+
+
+def _chain_back(tx: ReadTx, node: NodeRecord, hidden: frozenset[str]) -> list[tuple[NodeRecord, str]]:
+    history: list[tuple[NodeRecord, str]] = []
+    current = node
+    for _ in range(1_000):
+        preds = tx.predecessors(current.id)
+        if not preds:
+            break
+        pred_id, why = preds[0]
+        pred = tx.get_node(pred_id)
+        if pred is None:
+            break
+        if _visible(pred, hidden):
+            history.append((pred, why))
+        current = pred
+    return history
+
+
+def _head_of(tx: ReadTx, node: NodeRecord) -> NodeRecord:
+    current = node
+    for _ in range(1_000):
+        if current.superseded_by is None:
+            return current
+        nxt = tx.get_node(current.superseded_by)
+        if nxt is None:
+            return current
+        current = nxt
+    return current
+
+
+def find_by_name(
+    store: GraphStore, name: str, *, hidden_loci: frozenset[str] = frozenset()
+) -> NameLookup:
+    ref = validate.text(name, "name", required=True, limit=validate.MAX_NAME)
+
+    def work(tx: ReadTx) -> NameLookup | None:
+        node_id = tx.head_id_by_name(ref)
+        node = tx.get_node(node_id) if node_id else None
+        if node is None:
+            return None
+        head = _head_of(tx, node)
+        if not _visible(head, hidden_loci):
+            return None
+        history = [NodeOut.of(n) for n, _ in _chain_back(tx, head, hidden_loci)]
+        resolved_from = node.id if head.id != node.id else None
+        return NameLookup(node=NodeOut.of(head), resolved_from=resolved_from, history=history)
+
+    found = store.read(work)
+    if found is None:
+        similar = search(store, ref, limit=5, hidden_loci=hidden_loci).hits
+        hint = (
+            "similar names: " + ", ".join(repr(h.name) for h in similar)
+            if similar
+            else "names are exact; use search for words"
+        )
+        raise NotFound("node named", ref, hint)
+    return found
+
+
+def trace_provenance(
+    store: GraphStore, ref: str, *, depth: int = 5, hidden_loci: frozenset[str] = frozenset()
+) -> Provenance:
+    target = validate.text(ref, "ref", required=True, limit=validate.MAX_NAME)
+    if not 1 <= depth <= MAX_DEPTH:
+        raise InvalidInput("depth", f"must be between 1 and {MAX_DEPTH}", value=depth)
+
+    def work(tx: ReadTx) -> Provenance:
+        node = resolve(tx, target, "ref")
+        if not _visible(node, hidden_loci):
+            raise NotFound("node", target)
+        chain = _chain_back(tx, node, hidden_loci)
+        # A revision stands on what grounded the versions it revised, too.
+        subs = [tx.provenance(n.id, PROVENANCE_RELATION_TYPES, depth) for n in [node, *(c for c, _ in chain)]]
+        visible = {n.id: n for sub in subs for n in sub.nodes if _visible(n, hidden_loci)}
+        chain_ids = {c.id for c, _ in chain}
+        visible = {k: v for k, v in visible.items() if k not in chain_ids}
+        all_edges = [e for sub in subs for e in sub.edges]
+        grounding = sorted(
+            (n for n in visible.values() if n.id != node.id), key=lambda n: n.tick
+        )
+        edges = [
+            EdgeOut(
+                source=e.source,
+                type=e.type,
+                target=e.target,
+                tick=e.tick,
+                encounter=e.encounter,
+                revision_why=e.revision_why,
+            )
+            for e in all_edges
+            if e.source in visible and (e.target in visible or e.target in chain_ids)
+        ]
+        revisions = [Revision(id=n.id, name=n.name, revision_why=why) for n, why in chain]
+        encounter = tx.get_encounter(node.encounter) if node.encounter else None
+        return Provenance(
+            node=NodeOut.of(node),
+            grounding=[NodeOut.of(n, max_description=_SEARCH_PREVIEW) for n in grounding],
+            edges=edges,
+            revisions=revisions,
+            recorded_in=EncounterOut.of(encounter) if encounter else None,
+            depth=depth,
+        )
+
+    return store.read(work)
+
+
+def counts(store: GraphStore) -> dict[str, int]:
+    """Live node counts per type (heads only), for get_schema."""
+
+    def work(tx: ReadTx) -> dict[str, int]:
+        return {t: len(tx.recent_heads(t, 1_000_000)) for t in AUTHORED_NODE_TYPES}
+
+    return store.read(work)

@@ -1,0 +1,159 @@
+"""The memory service: the one object the server's tools call.
+
+It owns no state beyond its store and its listeners; listeners hear about
+nodes after their transaction committed (the meaning sidecar uses this to
+stay current off the write path).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from kenning_encounter import vocabulary
+from kenning_encounter.errors import InvalidInput
+from kenning_encounter.memory import reads, spine, writes
+from kenning_encounter.memory.models import (
+    Closed,
+    Created,
+    Deleted,
+    EntityIn,
+    NameLookup,
+    Provenance,
+    ReEntry,
+    Related,
+    RelationIn,
+    SearchResult,
+)
+from kenning_encounter.store.port import CypherResult, GraphStore
+from kenning_encounter.store.records import NodeRecord
+
+log = logging.getLogger(__name__)
+
+
+class NodeListener(Protocol):
+    def nodes_created(self, nodes: Sequence[NodeRecord]) -> None: ...
+
+    def nodes_deleted(self, node_ids: Sequence[str]) -> None: ...
+
+
+class Memory:
+    def __init__(
+        self,
+        store: GraphStore,
+        *,
+        hidden_loci: frozenset[str] = frozenset(),
+        cypher_row_cap: int = 500,
+        cypher_char_cap: int = 100_000,
+        cypher_timeout_s: float = 10.0,
+    ) -> None:
+        self.store = store
+        self.hidden_loci = hidden_loci
+        self._listeners: list[NodeListener] = []
+        self._cypher_caps = (cypher_row_cap, cypher_char_cap, cypher_timeout_s)
+
+    def add_listener(self, listener: NodeListener) -> None:
+        self._listeners.append(listener)
+
+    def _notify(self, fn: Callable[[NodeListener], None]) -> None:
+        for listener in self._listeners:
+            try:
+                fn(listener)
+            except Exception:  # a listener never fails a write that has committed
+                log.exception("a node listener failed")
+
+    # --- session ------------------------------------------------------------
+    def start(self) -> list[str]:
+        """Start-up duty: encounters left open by a previous process are dissolved."""
+        dissolved = spine.dissolve_orphans(self.store)
+        if dissolved:
+            log.info("dissolved %d encounters left open by an earlier process", len(dissolved))
+        return dissolved
+
+    def advance_encounter(
+        self, session_id: str, purpose: str, *, close_summary: str | None = None
+    ) -> ReEntry:
+        return spine.advance(
+            self.store, session_id, purpose, close_summary=close_summary, hidden_loci=self.hidden_loci
+        )
+
+    def close_encounter(
+        self, session_id: str, summary: str, encounter: str | None = None
+    ) -> Closed:
+        return spine.close(self.store, session_id, summary, encounter)
+
+    def session_end(self, session_id: str) -> str | None:
+        return spine.session_end(self.store, session_id)
+
+    # --- writes -------------------------------------------------------------
+    def create_entities(
+        self, session_id: str, entities: Sequence[EntityIn | Mapping[str, Any]]
+    ) -> Created:
+        created, records = writes.create_entities(self.store, session_id, entities)
+        self._notify(lambda listener: listener.nodes_created(records))
+        return created
+
+    def create_relations(
+        self, session_id: str, relations: Sequence[RelationIn | Mapping[str, Any]]
+    ) -> Related:
+        return writes.create_relations(self.store, session_id, relations)
+
+    def delete_entities(self, session_id: str, refs: Sequence[str]) -> Deleted:
+        deleted = writes.delete_entities(self.store, session_id, refs)
+        self._notify(lambda listener: listener.nodes_deleted(deleted.deleted))
+        return deleted
+
+    def delete_relations(
+        self, session_id: str, relations: Sequence[RelationIn | Mapping[str, Any]]
+    ) -> Deleted:
+        return writes.delete_relations(self.store, session_id, relations)
+
+    # --- reads ----------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        types: Sequence[str] | None = None,
+        limit: int = 10,
+        include_superseded: bool = False,
+    ) -> SearchResult:
+        return reads.search(
+            self.store,
+            query,
+            types=types,
+            limit=limit,
+            include_superseded=include_superseded,
+            hidden_loci=self.hidden_loci,
+        )
+
+    def find_by_name(self, name: str) -> NameLookup:
+        return reads.find_by_name(self.store, name, hidden_loci=self.hidden_loci)
+
+    def trace_provenance(self, ref: str, *, depth: int = 5) -> Provenance:
+        return reads.trace_provenance(self.store, ref, depth=depth, hidden_loci=self.hidden_loci)
+
+    def read_cypher(self, query: str, params: dict[str, Any] | None = None) -> CypherResult:
+        if self.hidden_loci:
+            raise InvalidInput(
+                "query",
+                "read_cypher is not served while loci are hidden: a free query could read them; "
+                "use search, find_by_name or trace_provenance",
+            )
+        rows, chars, timeout = self._cypher_caps
+        return self.store.read_cypher(
+            query, params, row_cap=rows, char_cap=chars, timeout_s=timeout
+        )
+
+    def get_schema(self) -> dict[str, Any]:
+        schema = vocabulary.describe()
+        schema["store"] = self.store.info()
+        return schema
+
+    @staticmethod
+    def list_node_types() -> list[dict[str, Any]]:
+        return list(vocabulary.describe()["node_types"])  # type: ignore[call-overload]
+
+    @staticmethod
+    def list_relation_types() -> list[dict[str, Any]]:
+        return list(vocabulary.describe()["relation_types"])  # type: ignore[call-overload]

@@ -1,0 +1,198 @@
+"""The spine: opening, sealing and dissolving encounters.
+
+Only these functions write process nodes and edges (invariant 1).
+"""
+
+from __future__ import annotations
+
+from kenning_encounter.errors import (
+    EncounterSealed,
+    InvalidInput,
+    NoOpenEncounter,
+    NotFound,
+    NotYourEncounter,
+)
+from kenning_encounter.memory import validate
+from kenning_encounter.memory.models import Closed, EncounterOut, NodeOut, ReEntry
+from kenning_encounter.store.port import GraphStore, ReadTx, WriteTx
+from kenning_encounter.store.records import EncounterRecord
+from kenning_encounter.vocabulary import FRONTIER_STATUSES
+
+REENTRY_LIMIT = 10
+_DESCRIPTION_PREVIEW = 280
+
+
+def _preview(nodes: list[NodeOut]) -> list[NodeOut]:
+    for n in nodes:
+        if len(n.description) > _DESCRIPTION_PREVIEW:
+            n.description = n.description[: _DESCRIPTION_PREVIEW - 1].rstrip() + "…"
+    return nodes
+
+
+def _seal(tx: WriteTx, session: str, encounter: EncounterRecord, summary: str) -> None:
+    if encounter.locus != session:
+        raise NotYourEncounter(
+            f"encounter {encounter.name!r} belongs to session {encounter.locus!r}; "
+            "only its own session can seal it"
+        )
+    if encounter.sealed_at is not None:
+        raise EncounterSealed(encounter.name)
+    tx.seal_encounter(encounter.name, summary)
+
+
+def advance(
+    store: GraphStore,
+    session_id: str,
+    purpose: str,
+    *,
+    close_summary: str | None = None,
+    hidden_loci: frozenset[str] = frozenset(),
+) -> ReEntry:
+    session = validate.session_id(session_id)
+    purpose = validate.text(purpose, "purpose", required=True, limit=2_000)
+    summary = (
+        validate.text(close_summary, "close_summary", required=True, limit=10_000)
+        if close_summary is not None
+        else None
+    )
+
+    def work(tx: WriteTx) -> ReEntry:
+        open_now = tx.open_encounter_of(session)
+        closed: str | None = None
+        if open_now is not None:
+            if summary is None:
+                raise InvalidInput(
+                    "close_summary",
+                    f"encounter {open_now.name!r} is still open for this session; pass "
+                    "close_summary to seal it in this call, or call close_encounter first",
+                )
+            _seal(tx, session, open_now, summary)
+            closed = open_now.name
+        elif summary is not None:
+            raise InvalidInput("close_summary", "there is no open encounter to seal; omit it")
+        previous = tx.last_encounter_of(session)
+        anchor = None if previous is not None else tx.latest_encounter()
+        tx.ensure_locus(session)
+        name = f"E{tx.tick}"
+        record = EncounterRecord(
+            name=name, locus=session, purpose=purpose, opened_tick=tx.tick, opened_at=tx.now
+        )
+        tx.create_encounter(
+            record,
+            previous=previous.name if previous else None,
+            anchor=anchor.name if anchor else None,
+        )
+        opened = tx.get_encounter(name)
+        assert opened is not None
+        recent = [e for e in tx.encounters(limit=REENTRY_LIMIT + 1) if e.name != name]
+        unsealed = [
+            e
+            for e in tx.encounters(unsealed_only=True, limit=50, exclude_locus=session)
+            if e.locus not in hidden_loci
+        ]
+        frontier_h = FRONTIER_STATUSES["Hypothesis"] + ("supported",)
+
+        def visible(nodes: list[NodeOut]) -> list[NodeOut]:
+            return _preview([n for n in nodes if n.locus not in hidden_loci])
+
+        return ReEntry(
+            encounter=EncounterOut.of(opened),
+            previous=previous.name if previous else None,
+            anchored_after=anchor.name if anchor else None,
+            closed_previous=closed,
+            recent_sessions=[
+                EncounterOut.of(e) for e in recent[:REENTRY_LIMIT] if e.locus not in hidden_loci
+            ],
+            open_questions=visible(
+                [
+                    NodeOut.of(n)
+                    for n in tx.heads_by_status(
+                        "Question", FRONTIER_STATUSES["Question"], REENTRY_LIMIT
+                    )
+                ]
+            ),
+            live_hypotheses=visible(
+                [NodeOut.of(n) for n in tx.heads_by_status("Hypothesis", frontier_h, REENTRY_LIMIT)]
+            ),
+            recent_concepts=visible(
+                [NodeOut.of(n) for n in tx.recent_heads("Concept", REENTRY_LIMIT)]
+            ),
+            unsealed=[EncounterOut.of(e) for e in unsealed],
+        )
+
+    return store.write(work)
+
+
+def close(
+    store: GraphStore, session_id: str, summary: str, encounter: str | None = None
+) -> Closed:
+    session = validate.session_id(session_id)
+    text = validate.text(summary, "summary", required=True, limit=10_000)
+    name = validate.text(encounter, "encounter", required=False, limit=200) or None
+
+    def work(tx: WriteTx) -> Closed:
+        if name is None:
+            target = tx.open_encounter_of(session)
+            if target is None:
+                last = tx.last_encounter_of(session)
+                detail = (
+                    f"its last encounter {last.name!r} was dissolved when the server lost "
+                    f"session state; pass encounter={last.name!r} to seal it"
+                    if last is not None and last.sealed_at is None
+                    else ""
+                )
+                raise NoOpenEncounter(session, detail)
+        else:
+            target = tx.get_encounter(name)
+            if target is None:
+                raise NotFound("encounter", name, "names look like 'E42'; see advance_encounter")
+        _seal(tx, session, target, text)
+        sealed = tx.get_encounter(target.name)
+        assert sealed is not None
+        return Closed(encounter=EncounterOut.of(sealed))
+
+    return store.write(work)
+
+
+def dissolve_orphans(store: GraphStore) -> list[str]:
+    """Mark every encounter still open as dissolved: the server lost its session state."""
+
+    def work(tx: WriteTx) -> list[str]:
+        names = [e.name for e in tx.encounters(unsealed_only=True, limit=1_000_000) if e.is_open]
+        for name in names:
+            tx.dissolve_encounter(name)
+        return names
+
+    if not store.read(lambda tx: any(e.is_open for e in tx.encounters(unsealed_only=True, limit=1_000_000))):
+        return []
+    return store.write(work)
+
+
+def session_end(store: GraphStore, session_id: str) -> str | None:
+    """The harness ended the session: seal its open encounter mechanically, no summary."""
+    session = validate.session_id(session_id)
+
+    def work(tx: WriteTx) -> str | None:
+        target = tx.open_encounter_of(session)
+        if target is None:
+            return None
+        tx.seal_encounter(target.name, "")
+        return target.name
+
+    return store.write(work)
+
+
+def require_open(tx: ReadTx, session: str) -> EncounterRecord:
+    """The session's open encounter, or the refusal that says how to get one."""
+    current = tx.open_encounter_of(session)
+    if current is not None:
+        return current
+    last = tx.last_encounter_of(session)
+    if last is not None and last.sealed_at is not None:
+        raise EncounterSealed(last.name)
+    detail = (
+        f"{last.name!r} was dissolved when the server lost session state"
+        if last is not None
+        else "this session has never advanced"
+    )
+    raise NoOpenEncounter(session, detail)

@@ -1,0 +1,185 @@
+"""Shape checks on requests, before anything touches the store.
+
+Each refusal names the field (a path into the request such as
+``entities[2].status``), the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Final
+
+from kenning_encounter.errors import InvalidInput, ProcessTypeForbidden, UnknownField, UnknownType
+from kenning_encounter.memory.models import EntityIn, RelationIn
+from kenning_encounter.vocabulary import (
+    AUTHORED_NODE_TYPES,
+    AUTHORED_RELATION_TYPES,
+    NODE_TYPES,
+    PROCESS_NODE_TYPES,
+    PROCESS_RELATION_TYPES,
+    PropKind,
+)
+
+MAX_NAME: Final = 200
+MAX_TEXT: Final = 20_000
+MAX_BATCH: Final = 5_000
+MAX_SESSION_ID: Final = 200
+_ENTITY_META: Final = frozenset({"type", "name", "description", "status", "supersedes", "revision_why"})
+
+
+def session_id(value: object, field: str = "session_id") -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(
+            field,
+            "is required: pass your harness session id (Claude Code's session_id) so your "
+            "encounters chain together",
+        )
+    if len(value) > MAX_SESSION_ID:
+        raise InvalidInput(field, f"is longer than {MAX_SESSION_ID} characters")
+    return value.strip()
+
+
+def text(value: object, field: str, *, required: bool, limit: int = MAX_TEXT) -> str:
+    if value is None:
+        if required:
+            raise InvalidInput(field, "is required")
+        return ""
+    if not isinstance(value, str):
+        raise InvalidInput(field, f"must be a string, got {type(value).__name__}", value=value)
+    value = value.strip()
+    if required and not value:
+        raise InvalidInput(field, "must not be empty")
+    if len(value) > limit:
+        raise InvalidInput(field, f"is {len(value)} characters; the limit is {limit}")
+    return value
+
+
+def iso_time(value: object, field: str) -> str:
+    raw = text(value, field, required=True, limit=64)
+    try:
+        datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(
+            field, f"{raw!r} is not an ISO-8601 time; example: 2026-03-01T14:30:00Z", value=raw
+        ) from None
+    return raw
+
+
+def node_type(value: str, field: str) -> str:
+    if value in PROCESS_NODE_TYPES:
+        raise ProcessTypeForbidden(field, value)
+    if value not in AUTHORED_NODE_TYPES:
+        raise UnknownType(field, value, AUTHORED_NODE_TYPES)
+    return value
+
+
+def relation_type(value: str, field: str) -> str:
+    if value in PROCESS_RELATION_TYPES:
+        raise ProcessTypeForbidden(field, value)
+    if value not in AUTHORED_RELATION_TYPES:
+        raise UnknownType(field, value, AUTHORED_RELATION_TYPES)
+    return value
+
+
+def batch(items: object, field: str) -> list[Any]:
+    if not isinstance(items, list) or not items:
+        raise InvalidInput(field, "must be a non-empty list")
+    if len(items) > MAX_BATCH:
+        raise InvalidInput(field, f"has {len(items)} items; send at most {MAX_BATCH} per call")
+    return items
+
+
+class EntityDraft:
+    """A validated entity, not yet given an id or a tick."""
+
+    __slots__ = ("description", "field", "name", "props", "revision_why", "status", "supersedes", "type")
+
+    def __init__(
+        self,
+        field: str,
+        type_: str,
+        name: str,
+        description: str,
+        status: str | None,
+        props: dict[str, str],
+        supersedes: str | None,
+        revision_why: str | None,
+    ) -> None:
+        self.field = field
+        self.type = type_
+        self.name = name
+        self.description = description
+        self.status = status
+        self.props = props
+        self.supersedes = supersedes
+        self.revision_why = revision_why
+
+
+def entity(raw: EntityIn | Mapping[str, Any], field: str) -> EntityDraft:
+    data: dict[str, Any] = raw.model_dump() if isinstance(raw, EntityIn) else dict(raw)
+    if isinstance(raw, EntityIn) and raw.model_extra:
+        data.update(raw.model_extra)
+    type_ = node_type(text(data.get("type"), f"{field}.type", required=True), f"{field}.type")
+    spec = NODE_TYPES[type_]
+    allowed = _ENTITY_META | spec.prop_names()
+    if not spec.statuses:
+        allowed = allowed - {"status"}
+    for key, value in data.items():
+        if key not in allowed and value is not None:
+            raise UnknownField(f"{field}.{key}", type_, sorted(allowed - {"type"}))
+    name = text(data.get("name"), f"{field}.name", required=True, limit=MAX_NAME)
+    description = text(data.get("description"), f"{field}.description", required=False)
+    status: str | None = None
+    if spec.statuses:
+        status = data.get("status") or spec.default_status
+        if status not in spec.statuses:
+            raise InvalidInput(
+                f"{field}.status",
+                f"{status!r} is not a {type_} status; use one of: {', '.join(spec.statuses)}",
+                value=status,
+            )
+    props: dict[str, str] = {}
+    for prop in spec.props:
+        if prop.name in ("name", "description", "status"):
+            continue
+        value = data.get(prop.name)
+        path = f"{field}.{prop.name}"
+        if value is None:
+            if prop.required:
+                raise InvalidInput(path, f"is required for a {type_} ({prop.doc})")
+            continue
+        props[prop.name] = (
+            iso_time(value, path) if prop.kind is PropKind.TIME else text(value, path, required=True)
+        )
+    supersedes = data.get("supersedes")
+    revision_why = data.get("revision_why")
+    if supersedes is not None:
+        supersedes = text(supersedes, f"{field}.supersedes", required=True, limit=MAX_NAME)
+        revision_why = text(revision_why, f"{field}.revision_why", required=True)
+    elif revision_why is not None:
+        raise InvalidInput(
+            f"{field}.revision_why", "only goes with supersedes (name the node this one revises)"
+        )
+    return EntityDraft(field, type_, name, description, status, props, supersedes, revision_why)
+
+
+def relation(raw: RelationIn | Mapping[str, Any], field: str) -> RelationIn:
+    if isinstance(raw, RelationIn):
+        rel = raw
+    else:
+        unknown = sorted(set(raw) - set(RelationIn.model_fields))
+        if unknown:
+            raise InvalidInput(
+                f"{field}.{unknown[0]}",
+                f"unknown field; a relation takes: {', '.join(RelationIn.model_fields)}",
+            )
+        rel = RelationIn.model_validate(dict(raw))
+    relation_type(rel.type, f"{field}.type")
+    text(rel.source, f"{field}.source", required=True, limit=MAX_NAME)
+    text(rel.target, f"{field}.target", required=True, limit=MAX_NAME)
+    if rel.type == "SUPERSEDES":
+        text(rel.revision_why, f"{field}.revision_why", required=True)
+    elif rel.revision_why is not None:
+        raise InvalidInput(f"{field}.revision_why", "only SUPERSEDES carries a revision_why")
+    return rel

@@ -1,0 +1,319 @@
+"""Guarded writes: every check runs inside the same write transaction as the write.
+
+A refusal raises before anything is written, and the transaction rolls back,
+so a batch is recorded whole or not at all.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kenning_encounter.errors import (
+    EndpointRule,
+    InvalidInput,
+    NameTaken,
+    NotFound,
+    NotYourEncounter,
+    SupersessionRule,
+)
+from kenning_encounter.memory import validate
+from kenning_encounter.memory.models import (
+    Created,
+    Deleted,
+    EdgeOut,
+    EntityIn,
+    NodeOut,
+    Related,
+    RelationIn,
+)
+from kenning_encounter.memory.spine import require_open
+from kenning_encounter.store.port import GraphStore, ReadTx, WriteTx
+from kenning_encounter.store.records import EdgeRecord, NodeRecord
+from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, STATUS_EFFECTS
+
+_ID = re.compile(r"^[a-z]{3}_[0-9a-f]{12}$")
+
+
+def new_id(node_type: str) -> str:
+    return f"{NODE_TYPES[node_type].id_prefix}_{uuid.uuid4().hex[:12]}"
+
+
+def resolve(tx: ReadTx, ref: str, field: str) -> NodeRecord:
+    """A node by id, or the live node that holds a name."""
+    node_id = ref if _ID.match(ref) else tx.head_id_by_name(ref)
+    node = tx.get_node(node_id) if node_id else None
+    if node is None:
+        raise NotFound("node", ref, f"{field} must name or id an existing node; try search")
+    return node
+
+
+def _check_chain_link(tx: ReadTx, new: NodeRecord | None, old: NodeRecord, field: str) -> None:
+    """A supersession keeps the chain a line: one successor, same type, no cycle."""
+    if old.superseded_by is not None:
+        raise SupersessionRule(
+            field,
+            f"{old.name!r} is already superseded by {old.superseded_by}; revise the head of "
+            "its chain instead",
+        )
+    if new is None:
+        return
+    if new.type != old.type:
+        raise SupersessionRule(
+            field, f"a {new.type} cannot supersede a {old.type}; revisions keep their type"
+        )
+    if new.id == old.id:
+        raise SupersessionRule(field, "a node cannot supersede itself")
+    if tx.predecessors(new.id):
+        raise SupersessionRule(
+            field, f"{new.name!r} already revises another node; a chain is a line"
+        )
+    # new has no predecessor and old has no successor: a cycle means new is in old's past.
+    seen = {old.id}
+    frontier = [old.id]
+    while frontier:
+        step = [pid for nid in frontier for pid, _ in tx.predecessors(nid)]
+        if new.id in step:
+            raise SupersessionRule(field, "that revision would close a cycle in the chain")
+        frontier = [p for p in step if p not in seen]
+        seen.update(frontier)
+
+
+def create_entities(
+    store: GraphStore, session_id: str, entities: Sequence[EntityIn | Mapping[str, Any]]
+) -> tuple[Created, list[NodeRecord]]:
+    session = validate.session_id(session_id)
+    items = validate.batch(list(entities), "entities")
+    drafts = [validate.entity(raw, f"entities[{i}]") for i, raw in enumerate(items)]
+    seen_names: dict[str, str] = {}
+    for d in drafts:
+        if d.name in seen_names:
+            raise InvalidInput(
+                f"{d.field}.name", f"{d.name!r} appears twice in this batch ({seen_names[d.name]})"
+            )
+        seen_names[d.name] = d.field
+
+    def work(tx: WriteTx) -> tuple[Created, list[NodeRecord]]:
+        encounter = require_open(tx, session)
+        records: list[NodeRecord] = []
+        links: list[tuple[NodeRecord, NodeRecord, str]] = []
+        seen_sources: set[tuple[str, str, str]] = set()
+        for d in drafts:
+            old: NodeRecord | None = None
+            if d.supersedes is not None:
+                old = resolve(tx, d.supersedes, f"{d.field}.supersedes")
+                if old.type != d.type:
+                    raise SupersessionRule(
+                        f"{d.field}.supersedes",
+                        f"a {d.type} cannot supersede a {old.type}; revisions keep their type",
+                    )
+                _check_chain_link(tx, None, old, f"{d.field}.supersedes")
+                if any(o.id == old.id for _, o, _ in links):
+                    raise SupersessionRule(
+                        f"{d.field}.supersedes", f"{old.name!r} is revised twice in this batch"
+                    )
+            holder = tx.head_id_by_name(d.name)
+            if holder is not None and (old is None or holder != old.id):
+                raise NameTaken(f"{d.field}.name", d.name, holder)
+            if d.type == "Component":
+                triple = (d.props["source_kind"], d.props["source_label"], d.props["source_key"])
+                existing = tx.component_id_by_source(*triple)
+                taken = existing is not None and (old is None or existing != old.id)
+                if taken or triple in seen_sources:
+                    raise InvalidInput(
+                        f"{d.field}.source_key",
+                        f"a Component for {'/'.join(triple)} exists already"
+                        + (f" ({existing})" if existing else " in this batch")
+                        + "; link to it instead of bookmarking the source twice",
+                    )
+                seen_sources.add(triple)
+            record = NodeRecord(
+                id=new_id(d.type),
+                type=d.type,
+                name=d.name,
+                description=d.description,
+                tick=tx.tick,
+                created_at=tx.now,
+                status=d.status,
+                props=d.props,
+                encounter=encounter.name,
+                locus=session,
+            )
+            records.append(record)
+            if old is not None:
+                links.append((record, old, d.revision_why or ""))
+        tx.create_nodes(records, encounter.name)
+        for new, old, why in links:
+            tx.create_edge(
+                EdgeRecord(new.id, old.id, "SUPERSEDES", tx.tick, encounter.name, why)
+            )
+        tx.touch_encounter(encounter.name)
+        created = Created(
+            encounter=encounter.name, tick=tx.tick, created=[NodeOut.of(r) for r in records]
+        )
+        return created, records
+
+    return store.write(work)
+
+
+def create_relations(
+    store: GraphStore, session_id: str, relations: Sequence[RelationIn | Mapping[str, Any]]
+) -> Related:
+    session = validate.session_id(session_id)
+    items = validate.batch(list(relations), "relations")
+    rels = [validate.relation(raw, f"relations[{i}]") for i, raw in enumerate(items)]
+
+    def work(tx: WriteTx) -> Related:
+        encounter = require_open(tx, session)
+        made: list[EdgeOut] = []
+        changes: list[dict[str, str]] = []
+        planned: set[tuple[str, str, str]] = set()
+        for i, rel in enumerate(rels):
+            field = f"relations[{i}]"
+            source = resolve(tx, rel.source, f"{field}.source")
+            target = resolve(tx, rel.target, f"{field}.target")
+            spec = RELATION_TYPES[rel.type]
+            if source.id == target.id:
+                raise InvalidInput(f"{field}.target", "a node cannot be linked to itself")
+            if source.type not in spec.sources or (
+                not spec.same_type and source.type == target.type == "Component"
+            ):
+                raise EndpointRule(f"{field}.source", rel.type, "source", source.type, spec.sources)
+            if spec.same_type and source.type != target.type:
+                raise SupersessionRule(
+                    f"{field}.target",
+                    f"a {source.type} cannot supersede a {target.type}; revisions keep their type",
+                )
+            if not spec.allows(source.type, target.type):
+                allowed = [t for t in spec.targets if spec.allows(source.type, t)]
+                raise EndpointRule(f"{field}.target", rel.type, "target", target.type, allowed)
+            key = (source.id, target.id, rel.type)
+            if key in planned or tx.edge_exists(*key):
+                raise InvalidInput(
+                    field,
+                    f"{source.name!r} -{rel.type}-> {target.name!r} exists already",
+                )
+            planned.add(key)
+            if rel.type == "SUPERSEDES":
+                _check_chain_link(tx, source, target, f"{field}.target")
+            edge = EdgeRecord(
+                source.id, target.id, rel.type, tx.tick, encounter.name, rel.revision_why
+            )
+            tx.create_edge(edge)
+            made.append(EdgeOut(**_edge_fields(edge)))
+            effect = STATUS_EFFECTS.get(rel.type, {}).get(target.type)
+            if effect is not None and target.status in effect[0]:
+                tx.set_status(target.id, effect[1])
+                changes.append(
+                    {"node": target.id, "name": target.name, "from": str(target.status), "to": effect[1]}
+                )
+        tx.touch_encounter(encounter.name)
+        return Related(encounter=encounter.name, tick=tx.tick, created=made, status_changes=changes)
+
+    return store.write(work)
+
+
+def _edge_fields(edge: EdgeRecord) -> dict[str, Any]:
+    return {
+        "source": edge.source,
+        "type": edge.type,
+        "target": edge.target,
+        "tick": edge.tick,
+        "encounter": edge.encounter,
+        "revision_why": edge.revision_why,
+    }
+
+
+def delete_entities(store: GraphStore, session_id: str, refs: Sequence[str]) -> Deleted:
+    session = validate.session_id(session_id)
+    items = validate.batch(list(refs), "refs")
+
+    def work(tx: WriteTx) -> Deleted:
+        encounter = require_open(tx, session)
+        mine = set(tx.recorded_ids(encounter.name))
+        targets: list[NodeRecord] = []
+        for i, ref in enumerate(items):
+            field = f"refs[{i}]"
+            node = resolve(tx, validate.text(ref, field, required=True), field)
+            if node.id not in mine:
+                raise NotYourEncounter(
+                    f"{field}: {node.name!r} was recorded in {node.encounter!r}, not in your open "
+                    f"encounter {encounter.name!r}; older knowledge is revised (supersedes) or "
+                    "retired, never deleted by an agent"
+                )
+            foreign = [e for e in tx.edges_of(node.id) if e.encounter != encounter.name]
+            if foreign:
+                raise NotYourEncounter(
+                    f"{field}: {node.name!r} is linked by {foreign[0].type} from encounter "
+                    f"{foreign[0].encounter!r}; it is part of other work now and cannot be deleted"
+                )
+            targets.append(node)
+        for node in targets:
+            tx.delete_node(node.id)
+        tx.touch_encounter(encounter.name)
+        return Deleted(encounter=encounter.name, tick=tx.tick, deleted=[n.id for n in targets])
+
+    return store.write(work)
+
+
+def _restore_status(tx: WriteTx, node: NodeRecord) -> None:
+    """After an unlinking, the status the remaining evidence gives (fact-states set by
+    hand at creation, such as falsified or retired, are left alone)."""
+    derived = {to for m in STATUS_EFFECTS.values() for t, (_, to) in m.items() if t == node.type}
+    spec = NODE_TYPES[node.type]
+    if node.status not in derived or spec.default_status is None:
+        return
+    incoming = {e.type for e in tx.edges_of(node.id) if e.target == node.id}
+    status = spec.default_status
+    for rel in ("SUPPORTS", "CHALLENGES", "RESOLVES"):  # later evidence kinds win
+        effect = STATUS_EFFECTS[rel].get(node.type)
+        if effect is not None and rel in incoming:
+            status = effect[1]
+    if status != node.status:
+        tx.set_status(node.id, status)
+
+
+def delete_relations(
+    store: GraphStore, session_id: str, relations: Sequence[RelationIn | Mapping[str, Any]]
+) -> Deleted:
+    session = validate.session_id(session_id)
+    items = validate.batch(list(relations), "relations")
+    rels = [validate.relation(raw, f"relations[{i}]") for i, raw in enumerate(items)]
+
+    def work(tx: WriteTx) -> Deleted:
+        encounter = require_open(tx, session)
+        removed: list[str] = []
+        for i, rel in enumerate(rels):
+            field = f"relations[{i}]"
+            if rel.type == "SUPERSEDES":
+                raise InvalidInput(
+                    f"{field}.type",
+                    "a revision is not undone by deleting its edge; delete the revising node "
+                    "instead (if your open encounter recorded it)",
+                )
+            source = resolve(tx, rel.source, f"{field}.source")
+            target = resolve(tx, rel.target, f"{field}.target")
+            edge = next(
+                (
+                    e
+                    for e in tx.edges_of(source.id)
+                    if e.source == source.id and e.target == target.id and e.type == rel.type
+                ),
+                None,
+            )
+            if edge is None:
+                raise NotFound("relation", f"{source.name} -{rel.type}-> {target.name}")
+            if edge.encounter != encounter.name:
+                raise NotYourEncounter(
+                    f"{field}: that relation was recorded in {edge.encounter!r}, not in your open "
+                    f"encounter {encounter.name!r}; only your own fresh mistakes can be deleted"
+                )
+            tx.delete_edge(source.id, target.id, rel.type)
+            _restore_status(tx, target)
+            removed.append(f"{source.id} -{rel.type}-> {target.id}")
+        tx.touch_encounter(encounter.name)
+        return Deleted(encounter=encounter.name, tick=tx.tick, deleted=removed)
+
+    return store.write(work)

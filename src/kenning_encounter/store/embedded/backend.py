@@ -1,0 +1,304 @@
+"""The embedded backend: LadybugDB in process, plus a derived tantivy index.
+
+One process owns a store (the engine locks its file; ``owner.json`` beside it
+names the owner so a second process can say whom to ask instead). All writes go
+through one connection behind one lock; reads use a small pool of their own
+connections, each inside ``BEGIN TRANSACTION READ ONLY``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import queue
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import ladybug
+
+from kenning_encounter.errors import (
+    ReadOnlyViolation,
+    SchemaVersionError,
+    StoreError,
+    StoreLocked,
+)
+from kenning_encounter.store.cypher_guard import check_read_only
+from kenning_encounter.store.embedded import queries as q
+from kenning_encounter.store.embedded.schema import MIGRATIONS, SCHEMA_VERSION
+from kenning_encounter.store.embedded.tx import EmbeddedTx, Tracer, node_to_index_doc
+from kenning_encounter.store.embedded.textindex import IndexDoc, TextIndex
+from kenning_encounter.store.port import CypherResult, ReadTx, SearchHit, WriteTx
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# Table functions that only describe the schema; everything else is refused.
+_READ_PROCEDURES = frozenset({"show_tables", "table_info", "db_version", "show_connection"})
+_WRITE_KEYWORDS = ("COPY", "EXPORT", "IMPORT", "LOAD", "ATTACH", "INSTALL")
+_LOCK_PID = re.compile(r"Lock is held by PID (\d+)")
+
+
+def _utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class EmbeddedStore:
+    """GraphStore on LadybugDB. Open it with ``EmbeddedStore.open(data_dir)``."""
+
+    backend = "embedded"
+
+    def __init__(
+        self,
+        data_dir: Path,
+        db: ladybug.Database,
+        *,
+        read_pool: int = 4,
+        clock: Callable[[], str] = _utc_now,
+        tracer: Tracer | None = None,
+    ) -> None:
+        self.data_dir = data_dir
+        self._db = db
+        self._clock = clock
+        self._tracer = tracer
+        self._write_lock = threading.Lock()
+        self._writer = ladybug.Connection(db)
+        self._readers: queue.SimpleQueue[ladybug.Connection] = queue.SimpleQueue()
+        for _ in range(read_pool):
+            self._readers.put(ladybug.Connection(db))
+        self._closed = False
+        self._migrate()
+        self._index = TextIndex(data_dir / "textindex")
+        self._sync_index()
+
+    # --- lifecycle ----------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        data_dir: Path,
+        *,
+        clock: Callable[[], str] = _utc_now,
+        tracer: Tracer | None = None,
+    ) -> EmbeddedStore:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        path = data_dir / "graph.lbdb"
+        try:
+            db = ladybug.Database(str(path))
+        except RuntimeError as exc:
+            match = _LOCK_PID.search(str(exc))
+            if match or "lock" in str(exc).lower():
+                owner = read_owner(data_dir)
+                pid = int(match.group(1)) if match else owner.get("pid")
+                raise StoreLocked(str(data_dir), pid, owner.get("url")) from exc
+            raise StoreError(f"cannot open the store at {path}: {exc}") from exc
+        store = cls(data_dir, db, clock=clock, tracer=tracer)
+        write_owner(data_dir, os.getpid(), None)
+        return store
+
+    def set_owner_url(self, url: str) -> None:
+        write_owner(self.data_dir, os.getpid(), url)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with self._write_lock:
+            self._index.close()
+            self._writer.close()
+            while not self._readers.empty():
+                self._readers.get().close()
+            self._db.close()
+        with contextlib.suppress(OSError):
+            (self.data_dir / "owner.json").unlink()
+
+    # --- schema -------------------------------------------------------------
+    def _migrate(self) -> None:
+        conn = self._writer
+        tables = {str(row[0]) for row in conn.execute(q.SHOW_TABLES).get_all()}
+        found = 0
+        if "Meta" in tables:
+            rows = conn.execute(q.META_GET, {"key": "schema_version"}).get_all()
+            found = int(rows[0][0]) if rows else 0
+        if found > SCHEMA_VERSION:
+            raise SchemaVersionError(found, SCHEMA_VERSION)
+        for version in range(found + 1, SCHEMA_VERSION + 1):
+            conn.execute("BEGIN TRANSACTION")
+            try:
+                for stmt in MIGRATIONS[version]():
+                    conn.execute(stmt)
+                conn.execute(q.META_SET, {"key": "schema_version", "value": version})
+                conn.execute("COMMIT")
+            except Exception:
+                conn.execute("ROLLBACK")
+                raise
+            if found:
+                log.info("migrated the store to schema version %d", version)
+
+    def schema_version(self) -> int:
+        return self._read(lambda tx: tx.meta("schema_version"))
+
+    # --- units of work --------------------------------------------------------
+    def write(self, work: Callable[[WriteTx], T]) -> T:
+        with self._write_lock:
+            if self._closed:
+                raise StoreError("the store is closed")
+            conn = self._writer
+            conn.execute("BEGIN TRANSACTION")
+            try:
+                tx = EmbeddedTx(conn, clock=self._clock, writable=True, tracer=self._tracer)
+                result = work(tx)
+                conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(RuntimeError):
+                    conn.execute("ROLLBACK")
+                raise
+            if tx.index_upserts or tx.index_deletes:
+                self._index.apply(tx.index_upserts, tx.index_deletes, tx.tick)
+            elif tx.ticked:
+                self._index.apply([], [], tx.tick)
+            return result
+
+    @contextlib.contextmanager
+    def _reader(self) -> Iterator[ladybug.Connection]:
+        if self._closed:
+            raise StoreError("the store is closed")
+        conn = self._readers.get()
+        try:
+            yield conn
+        finally:
+            self._readers.put(conn)
+
+    def read(self, work: Callable[[ReadTx], T]) -> T:
+        return self._read(work)
+
+    def _read(self, work: Callable[[EmbeddedTx], T]) -> T:
+        with self._reader() as conn:
+            conn.execute("BEGIN TRANSACTION READ ONLY")
+            try:
+                return work(EmbeddedTx(conn, clock=self._clock, writable=False, tracer=self._tracer))
+            finally:
+                conn.execute("ROLLBACK")
+
+    # --- lexical search -------------------------------------------------------
+    def fulltext(
+        self,
+        text: str,
+        *,
+        types: Iterable[str] | None = None,
+        heads_only: bool = True,
+        limit: int = 10,
+    ) -> list[SearchHit]:
+        return self._index.search(text, types=types, heads_only=heads_only, limit=limit)
+
+    def _all_index_docs(self, tx: EmbeddedTx) -> Iterator[IndexDoc]:
+        for node in tx.all_nodes():
+            yield node_to_index_doc(node)
+
+    def _sync_index(self) -> None:
+        clock = self.read(lambda tx: tx.clock())
+        if self._index.synced_tick() == clock:
+            return
+        started = time.perf_counter()
+        n = self._read(lambda tx: self._index.rebuild(self._all_index_docs(tx), clock))
+        log.info(
+            "rebuilt the text index: %d documents at tick %d in %.2fs",
+            n,
+            clock,
+            time.perf_counter() - started,
+        )
+
+    def rebuild_index(self) -> int:
+        with self._write_lock:
+            clock = self.read(lambda tx: tx.clock())
+            return self._read(lambda tx: self._index.rebuild(self._all_index_docs(tx), clock))
+
+    # --- read_cypher ----------------------------------------------------------
+    def read_cypher(
+        self,
+        query: str,
+        params: dict[str, Any] | None = None,
+        *,
+        row_cap: int,
+        char_cap: int,
+        timeout_s: float,
+    ) -> CypherResult:
+        bare = check_read_only(query, _READ_PROCEDURES)
+        upper = bare.upper()
+        for word in _WRITE_KEYWORDS:
+            if re.search(rf"\b{word}\b", upper):
+                raise ReadOnlyViolation(f"{word} is not allowed")
+        with self._reader() as conn:
+            conn.set_query_timeout(int(timeout_s * 1000))
+            conn.execute("BEGIN TRANSACTION READ ONLY")
+            try:
+                try:
+                    result = conn.execute(query, params or {})
+                except RuntimeError as exc:
+                    raise ReadOnlyViolation(f"the engine refused the query: {exc}") from exc
+                if isinstance(result, list):
+                    raise ReadOnlyViolation("only one statement is allowed")
+                columns = list(result.get_column_names())
+                rows: list[list[Any]] = []
+                size = 0
+                truncated = False
+                while result.has_next():
+                    row = [_jsonable(v) for v in result.get_next()]
+                    size += len(json.dumps(row, default=str))
+                    if len(rows) >= row_cap or size > char_cap:
+                        truncated = True
+                        break
+                    rows.append(row)
+                result.close()
+            finally:
+                conn.execute("ROLLBACK")
+                conn.set_query_timeout(0)
+        note = (
+            f"result cut at {len(rows)} rows (caps: {row_cap} rows, {char_cap} characters)"
+            if truncated
+            else ""
+        )
+        return CypherResult(columns, rows, truncated, row_cap, char_cap, note)
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "data_dir": str(self.data_dir),
+            "engine": f"ladybug {ladybug.Database.get_version()}",
+            "schema_version": SCHEMA_VERSION,
+            "authored_types": list(AUTHORED_NODE_TYPES),
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            str(k): _jsonable(v)
+            for k, v in value.items()
+            if k not in ("_ID", "_SRC", "_DST")
+        }
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def read_owner(data_dir: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((data_dir / "owner.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_owner(data_dir: Path, pid: int, url: str | None) -> None:
+    tmp = data_dir / "owner.json.tmp"
+    tmp.write_text(json.dumps({"pid": pid, "url": url}))
+    os.replace(tmp, data_dir / "owner.json")

@@ -1,0 +1,156 @@
+"""Every query the embedded backend runs, in one place.
+
+Values are always parameters. Labels and relation types cannot be, so
+templates carry ``{label}``-style slots that only ``render`` fills, and only
+with names from the closed vocabulary.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES
+
+_ALLOWED_NAMES: Final = frozenset(NODE_TYPES) | frozenset(RELATION_TYPES)
+
+
+def render(template: str, **names: str) -> str:
+    for value in names.values():
+        if value not in _ALLOWED_NAMES:
+            raise ValueError(f"not a vocabulary name: {value!r}")
+    return template.format(**names)
+
+
+# --- meta -------------------------------------------------------------------
+SHOW_TABLES: Final = "CALL show_tables() RETURN name"
+META_GET: Final = "MATCH (m:Meta {key: $key}) RETURN m.ival"
+META_SET: Final = "MATCH (m:Meta {key: $key}) SET m.ival = $value"
+CLOCK_NEXT: Final = "MATCH (m:Meta {key: 'clock'}) SET m.ival = m.ival + 1 RETURN m.ival"
+
+# --- registries (uniqueness by primary key) ---------------------------------
+NAME_GET: Final = "MATCH (k:NameKey {name: $name}) RETURN k.id"
+NAME_PUT: Final = "MERGE (k:NameKey {name: $name}) SET k.id = $id"
+NAME_DROP: Final = "MATCH (k:NameKey {name: $name}) WHERE k.id = $id DELETE k"
+SOURCE_GET: Final = "MATCH (k:SourceKey {key: $key}) RETURN k.id"
+SOURCE_PUT: Final = "CREATE (:SourceKey {key: $key, id: $id})"
+SOURCE_DROP: Final = "MATCH (k:SourceKey {key: $key}) WHERE k.id = $id DELETE k"
+
+# --- authored nodes ---------------------------------------------------------
+NODES_GET: Final = (
+    "MATCH (n:{label}) WHERE n.id IN $ids "
+    "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
+    "OPTIONAL MATCH (s:{label})-[:SUPERSEDES]->(n) "
+    "RETURN n, e.id, e.locus, s.id"
+)
+NODES_ALL: Final = (
+    "MATCH (n:{label}) "
+    "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
+    "OPTIONAL MATCH (s:{label})-[:SUPERSEDES]->(n) "
+    "RETURN n, e.id, e.locus, s.id"
+)
+HEADS_BY_STATUS: Final = (
+    "MATCH (n:{label}) WHERE n.status IN $statuses "
+    "AND NOT EXISTS {{ MATCH (n)<-[:SUPERSEDES]-() }} "
+    "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
+    "RETURN n, e.id, e.locus, NULL ORDER BY n.tick DESC LIMIT $limit"
+)
+RECENT_HEADS: Final = (
+    "MATCH (n:{label}) WHERE NOT EXISTS {{ MATCH (n)<-[:SUPERSEDES]-() }} "
+    "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
+    "RETURN n, e.id, e.locus, NULL ORDER BY n.tick DESC LIMIT $limit"
+)
+# CREATE lists its columns explicitly; the column list comes from the vocabulary.
+NODES_CREATE: Final = "UNWIND $rows AS r CREATE (n:{label} {{{assignments}}})"
+NODES_RECORD: Final = (
+    "UNWIND $ids AS i MATCH (e:Encounter {{id: $encounter}}), (n:{label} {{id: i}}) "
+    "CREATE (e)-[:RECORDED {{tick: $tick}}]->(n)"
+)
+NODE_SET_STATUS: Final = "MATCH (n:{label} {{id: $id}}) SET n.status = $status"
+NODE_DELETE: Final = "MATCH (n:{label} {{id: $id}}) DETACH DELETE n"
+
+# --- authored edges ---------------------------------------------------------
+EDGE_CREATE: Final = (
+    "MATCH (a:{source} {{id: $s}}), (b:{target} {{id: $t}}) "
+    "CREATE (a)-[:{rel} {{tick: $tick, encounter: $encounter, created_at: $at}}]->(b)"
+)
+EDGE_CREATE_SUPERSEDES: Final = (
+    "MATCH (a:{source} {{id: $s}}), (b:{target} {{id: $t}}) "
+    "CREATE (a)-[:SUPERSEDES {{tick: $tick, encounter: $encounter, created_at: $at, "
+    "revision_why: $why}}]->(b)"
+)
+EDGE_COUNT: Final = (
+    "MATCH (a:{source} {{id: $s}})-[r:{rel}]->(b:{target} {{id: $t}}) RETURN count(r)"
+)
+EDGE_DELETE: Final = "MATCH (a:{source} {{id: $s}})-[r:{rel}]->(b:{target} {{id: $t}}) DELETE r"
+EDGES_OUT: Final = (
+    "MATCH (n:{label} {{id: $id}})-[r]->(m) WHERE label(r) IN $rels "
+    "RETURN n.id, m.id, label(r), r.tick, r.encounter, r.revision_why"
+)
+EDGES_IN: Final = (
+    "MATCH (n:{label} {{id: $id}})<-[r]-(m) WHERE label(r) IN $rels "
+    "RETURN m.id, n.id, label(r), r.tick, r.encounter, r.revision_why"
+)
+EDGES_OUT_MANY: Final = (
+    "MATCH (n:{label})-[r]->(m) WHERE n.id IN $ids AND label(r) IN $rels "
+    "RETURN n.id, m.id, label(r), r.tick, r.encounter, r.revision_why"
+)
+EDGES_IN_MANY: Final = (
+    "MATCH (n:{label})<-[r]-(m) WHERE n.id IN $ids AND label(r) IN $rels "
+    "RETURN m.id, n.id, label(r), r.tick, r.encounter, r.revision_why"
+)
+EDGES_ALL: Final = (
+    "MATCH (a)-[r]->(b) WHERE label(r) IN $rels "
+    "RETURN a.id, b.id, label(r), r.tick, r.encounter, r.revision_why"
+)
+PREDECESSORS: Final = (
+    "MATCH (n:{label} {{id: $id}})-[r:SUPERSEDES]->(p:{label}) RETURN p.id, r.revision_why"
+)
+
+# --- spine ------------------------------------------------------------------
+LOCUS_GET: Final = "MATCH (l:Locus {id: $id}) RETURN l.id"
+LOCUS_CREATE: Final = "CREATE (:Locus {id: $id, created_at: $at, tick: $tick})"
+LOCI: Final = "MATCH (l:Locus) RETURN l.id ORDER BY l.tick"
+ENC_CREATE: Final = (
+    "CREATE (:Encounter {id: $name, locus: $locus, purpose: $purpose, opened_tick: $tick, "
+    "opened_at: $at, last_activity_at: $at, tombstones: 0})"
+)
+ENC_OPENED: Final = (
+    "MATCH (l:Locus {id: $locus}), (e:Encounter {id: $name}) "
+    "CREATE (l)-[:OPENED {tick: $tick}]->(e)"
+)
+ENC_NEXT: Final = (
+    "MATCH (p:Encounter {id: $previous}), (e:Encounter {id: $name}) "
+    "CREATE (p)-[:NEXT_ENCOUNTER {tick: $tick}]->(e)"
+)
+ENC_ANCHOR: Final = (
+    "MATCH (a:Encounter {id: $anchor}), (e:Encounter {id: $name}) "
+    "CREATE (e)-[:INSTANTIATED_AFTER {tick: $tick}]->(a)"
+)
+ENC_GET: Final = "MATCH (e:Encounter {id: $name}) RETURN e"
+ENC_OPEN_OF: Final = (
+    "MATCH (e:Encounter) WHERE e.locus = $locus AND e.sealed_at IS NULL "
+    "AND e.dissolved_at IS NULL RETURN e ORDER BY e.opened_tick DESC LIMIT 1"
+)
+ENC_LAST_OF: Final = (
+    "MATCH (e:Encounter) WHERE e.locus = $locus RETURN e ORDER BY e.opened_tick DESC LIMIT 1"
+)
+ENC_LATEST: Final = "MATCH (e:Encounter) RETURN e ORDER BY e.opened_tick DESC LIMIT 1"
+ENC_LIST: Final = (
+    "MATCH (e:Encounter) WHERE ($unsealed = false OR e.sealed_at IS NULL) "
+    "AND ($exclude = '' OR e.locus <> $exclude) "
+    "RETURN e ORDER BY e.opened_tick DESC LIMIT $limit"
+)
+ENC_SEAL: Final = (
+    "MATCH (e:Encounter {id: $name}) SET e.sealed_tick = $tick, e.sealed_at = $at, "
+    "e.summary = $summary, e.last_activity_at = $at"
+)
+ENC_DISSOLVE: Final = "MATCH (e:Encounter {id: $name}) SET e.dissolved_at = $at"
+ENC_TOUCH: Final = "MATCH (e:Encounter {id: $name}) SET e.last_activity_at = $at"
+ENC_TOMBSTONES: Final = (
+    "MATCH (e:Encounter {id: $name}) SET e.tombstones = e.tombstones + $count"
+)
+ENC_RECORDED: Final = "MATCH (e:Encounter {id: $name})-[:RECORDED]->(n) RETURN n.id"
+ENC_NODES: Final = (
+    "MATCH (e:Encounter)-[:RECORDED]->(n) WHERE e.id IN $names "
+    "RETURN n.id ORDER BY n.tick DESC LIMIT $limit"
+)

@@ -1,0 +1,79 @@
+"""The embedded store's schema, generated from the vocabulary, and its migrations.
+
+Each node type is a node table; each relation type is one relationship table
+whose FROM/TO pairs are the vocabulary's endpoint rules, so the engine itself
+refuses a relation between the wrong types. Two registry tables make the
+uniqueness rules primary keys: ``NameKey`` (live name -> head id) and
+``SourceKey`` (a Component's source triple -> id).
+
+Versions are applied in order; a fresh store walks the same path as an old one,
+so every migration runs in every test that opens a store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, NodeType, RelationType
+
+SCHEMA_VERSION: Final = 2
+
+
+def _node_columns(t: NodeType) -> list[str]:
+    if t.name == "Locus":
+        return ["id STRING", "created_at STRING", "tick INT64"]
+    if t.name == "Encounter":
+        return [
+            "id STRING",
+            "locus STRING",
+            "purpose STRING",
+            "opened_tick INT64",
+            "opened_at STRING",
+            "sealed_tick INT64",
+            "sealed_at STRING",
+            "summary STRING",
+            "dissolved_at STRING",
+            "last_activity_at STRING",
+        ]
+    cols = ["id STRING", "tick INT64", "created_at STRING"]
+    cols += [f"{p.name} STRING" for p in t.props]
+    return cols
+
+
+def _rel_columns(r: RelationType) -> list[str]:
+    cols = ["tick INT64"]
+    if r.authored:
+        cols += ["encounter STRING", "created_at STRING"]
+    cols += [f"{p.name} STRING" for p in r.props]
+    return cols
+
+
+def node_ddl(t: NodeType) -> str:
+    return f"CREATE NODE TABLE {t.name}({', '.join(_node_columns(t))}, PRIMARY KEY(id))"
+
+
+def rel_ddl(r: RelationType) -> str:
+    pairs = ", ".join(f"FROM {s} TO {t}" for s, t in r.pairs())
+    return f"CREATE REL TABLE {r.name}({pairs}, {', '.join(_rel_columns(r))})"
+
+
+def _v1() -> list[str]:
+    stmts = [
+        "CREATE NODE TABLE Meta(key STRING, ival INT64, sval STRING, PRIMARY KEY(key))",
+        "CREATE NODE TABLE NameKey(name STRING, id STRING, PRIMARY KEY(name))",
+        "CREATE NODE TABLE SourceKey(key STRING, id STRING, PRIMARY KEY(key))",
+    ]
+    stmts += [node_ddl(t) for t in NODE_TYPES.values()]
+    stmts += [rel_ddl(r) for r in RELATION_TYPES.values()]
+    stmts.append("CREATE (:Meta {key: 'clock', ival: 0})")
+    stmts.append("CREATE (:Meta {key: 'schema_version', ival: 1})")
+    return stmts
+
+
+def _v2() -> list[str]:
+    # v2: operator hard-deletion leaves a tombstone count on the recording encounter.
+    return ["ALTER TABLE Encounter ADD tombstones INT64 DEFAULT 0"]
+
+
+MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {1: _v1, 2: _v2}

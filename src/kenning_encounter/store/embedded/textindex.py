@@ -1,0 +1,146 @@
+"""A derived lexical index (tantivy) beside the embedded graph.
+
+The graph is the truth. The index records the graph tick it reflects in a small
+file next to it; on open, an index whose tick differs from the store's is
+rebuilt from the graph, so a crash between the graph commit and the index
+commit loses nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import tantivy
+
+from kenning_encounter.store.port import SearchHit
+
+log = logging.getLogger(__name__)
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_MAX_TERMS = 64
+
+
+@dataclass(frozen=True, slots=True)
+class IndexDoc:
+    id: str
+    type: str
+    head: bool
+    name: str
+    description: str
+
+
+def _schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("id", stored=True, tokenizer_name="raw")
+    sb.add_text_field("type", stored=False, tokenizer_name="raw")
+    sb.add_text_field("head", stored=False, tokenizer_name="raw")
+    sb.add_text_field("name", stored=False, tokenizer_name="en_stem")
+    sb.add_text_field("body", stored=False, tokenizer_name="en_stem")
+    return sb.build()
+
+
+def query_words(text: str) -> list[str]:
+    """The words of free text, safe to hand to the query parser."""
+    return _WORD.findall(text.lower())[:_MAX_TERMS]
+
+
+class TextIndex:
+    def __init__(self, directory: Path) -> None:
+        self._dir = directory
+        self._tick_file = directory / "TICK.json"
+        self._schema = _schema()
+        self._lock = threading.Lock()
+        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            self._index = tantivy.Index(self._schema, path=str(directory))
+        except ValueError:
+            log.warning("text index at %s unreadable; recreating it", directory)
+            shutil.rmtree(directory)
+            directory.mkdir(parents=True)
+            self._index = tantivy.Index(self._schema, path=str(directory))
+        self._writer = self._index.writer(heap_size=64_000_000, num_threads=1)
+
+    def synced_tick(self) -> int | None:
+        try:
+            return int(json.loads(self._tick_file.read_text())["tick"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _mark(self, tick: int) -> None:
+        tmp = self._tick_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"tick": tick}))
+        os.replace(tmp, self._tick_file)
+
+    @staticmethod
+    def _doc(d: IndexDoc) -> tantivy.Document:
+        return tantivy.Document(
+            id=d.id,
+            type=d.type,
+            head="1" if d.head else "0",
+            name=d.name,
+            body=f"{d.name}\n{d.description}",
+        )
+
+    def apply(self, upserts: Sequence[IndexDoc], deletes: Iterable[str], tick: int) -> None:
+        with self._lock:
+            for node_id in deletes:
+                self._writer.delete_documents_by_term("id", node_id)
+            for d in upserts:
+                self._writer.delete_documents_by_term("id", d.id)
+                self._writer.add_document(self._doc(d))
+            self._writer.commit()
+            self._mark(tick)
+        self._index.reload()
+
+    def rebuild(self, docs: Iterable[IndexDoc], tick: int) -> int:
+        n = 0
+        with self._lock:
+            self._writer.delete_all_documents()
+            for d in docs:
+                self._writer.add_document(self._doc(d))
+                n += 1
+            self._writer.commit()
+            self._mark(tick)
+        self._index.reload()
+        return n
+
+    def search(
+        self, text: str, *, types: Iterable[str] | None, heads_only: bool, limit: int
+    ) -> list[SearchHit]:
+        words = query_words(text)
+        if not words or limit <= 0:
+            return []
+        text_q = self._index.parse_query(" ".join(words), ["name", "body"])
+        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = [(tantivy.Occur.Must, text_q)]
+        if heads_only:
+            clauses.append(
+                (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "head", "1"))
+            )
+        type_list = list(types or [])
+        if type_list:
+            type_q = tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "type", t))
+                    for t in type_list
+                ]
+            )
+            clauses.append((tantivy.Occur.Must, type_q))
+        searcher = self._index.searcher()
+        result = searcher.search(tantivy.Query.boolean_query(clauses), limit)
+        hits: list[SearchHit] = []
+        for score, address in result.hits:
+            doc = searcher.doc(address)
+            hits.append(SearchHit(id=str(doc["id"][0]), score=float(score)))
+        return hits
+
+    def close(self) -> None:
+        with self._lock:
+            self._writer.wait_merging_threads()

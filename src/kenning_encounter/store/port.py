@@ -1,0 +1,174 @@
+"""The GraphStore port: the domain operations the services need.
+
+Services never see query text. They run a unit of work with ``store.write(fn)``
+or ``store.read(fn)``; ``fn`` receives a transaction object offering the
+operations below. A write unit is atomic, serialized with every other write,
+and takes exactly one value of the global tick (``tx.tick``). A unit may be run
+more than once by a backend that retries transient failures, so it must have
+no side effects outside the transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    id: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class CypherResult:
+    columns: list[str]
+    rows: list[list[Any]]
+    truncated: bool
+    row_cap: int
+    char_cap: int
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Subgraph:
+    nodes: list[NodeRecord] = field(default_factory=list)
+    edges: list[EdgeRecord] = field(default_factory=list)
+
+
+class ReadTx(Protocol):
+    def clock(self) -> int: ...
+
+    def get_node(self, node_id: str) -> NodeRecord | None: ...
+
+    def get_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]: ...
+
+    def head_id_by_name(self, name: str) -> str | None: ...
+
+    def component_id_by_source(self, kind: str, label: str, key: str) -> str | None: ...
+
+    def predecessors(self, node_id: str) -> list[tuple[str, str]]:
+        """(id, revision_why) of nodes this one supersedes."""
+        ...
+
+    def edges_of(self, node_id: str) -> list[EdgeRecord]:
+        """Authored edges touching the node, both directions."""
+        ...
+
+    def edge_exists(self, source: str, target: str, rel_type: str) -> bool: ...
+
+    def get_encounter(self, name: str) -> EncounterRecord | None: ...
+
+    def open_encounter_of(self, locus: str) -> EncounterRecord | None: ...
+
+    def last_encounter_of(self, locus: str) -> EncounterRecord | None: ...
+
+    def latest_encounter(self) -> EncounterRecord | None: ...
+
+    def encounters(
+        self, *, unsealed_only: bool = False, limit: int = 20, exclude_locus: str | None = None
+    ) -> list[EncounterRecord]:
+        """Encounters newest first (by opening tick)."""
+        ...
+
+    def loci(self) -> list[str]: ...
+
+    def heads_by_status(
+        self, node_type: str, statuses: Sequence[str], limit: int
+    ) -> list[NodeRecord]: ...
+
+    def recent_heads(self, node_type: str, limit: int) -> list[NodeRecord]: ...
+
+    def recorded_ids(self, encounter: str) -> list[str]: ...
+
+    def provenance(self, node_id: str, rel_types: Sequence[str], depth: int) -> Subgraph:
+        """Nodes and edges reached walking *into* the node along ``rel_types``."""
+        ...
+
+    def authored_graph(self) -> Subgraph:
+        """Every authored node and authored edge (the analytics projection's input)."""
+        ...
+
+    def neighbourhood(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> Subgraph:
+        """The nodes one hop from ``node_ids`` along ``rel_types``, with those edges."""
+        ...
+
+    def encounter_nodes(self, encounters: Sequence[str], limit: int) -> list[str]:
+        """Ids recorded in the given encounters, newest first."""
+        ...
+
+
+class WriteTx(ReadTx, Protocol):
+    @property
+    def tick(self) -> int: ...
+
+    @property
+    def now(self) -> str: ...
+
+    def ensure_locus(self, locus: str) -> bool:
+        """Create the locus if absent; True when it was created."""
+        ...
+
+    def create_encounter(
+        self, record: EncounterRecord, *, previous: str | None, anchor: str | None
+    ) -> None: ...
+
+    def seal_encounter(self, name: str, summary: str) -> None: ...
+
+    def dissolve_encounter(self, name: str) -> None: ...
+
+    def touch_encounter(self, name: str) -> None: ...
+
+    def add_tombstones(self, encounter: str, count: int) -> None: ...
+
+    def create_nodes(self, records: Sequence[NodeRecord], encounter: str) -> None:
+        """Create nodes recorded by ``encounter`` and register their names."""
+        ...
+
+    def create_edge(self, edge: EdgeRecord) -> None: ...
+
+    def set_status(self, node_id: str, status: str) -> None: ...
+
+    def retarget_name(self, name: str, node_id: str) -> None:
+        """Point the live-name registry at a new head (after a supersession)."""
+        ...
+
+    def delete_node(self, node_id: str) -> None: ...
+
+    def delete_edge(self, source: str, target: str, rel_type: str) -> None: ...
+
+
+class GraphStore(Protocol):
+    backend: str
+
+    def write(self, work: Callable[[WriteTx], T]) -> T: ...
+
+    def read(self, work: Callable[[ReadTx], T]) -> T: ...
+
+    def fulltext(
+        self,
+        text: str,
+        *,
+        types: Iterable[str] | None = None,
+        heads_only: bool = True,
+        limit: int = 10,
+    ) -> list[SearchHit]: ...
+
+    def read_cypher(
+        self,
+        query: str,
+        params: dict[str, Any] | None = None,
+        *,
+        row_cap: int,
+        char_cap: int,
+        timeout_s: float,
+    ) -> CypherResult: ...
+
+    def info(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,147 @@
+/*
+ * Copyright kenning-encounter developers. Licensed under the Apache License, Version 2.0.
+ */
+package dev.kenning.neo4jlauncher;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.neo4j.configuration.connectors.ConnectorPortRegister;
+import org.neo4j.configuration.connectors.ConnectorType;
+import org.neo4j.dbms.api.DatabaseManagementService;
+import org.neo4j.driver.AuthTokens;
+import org.neo4j.driver.Driver;
+import org.neo4j.driver.GraphDatabase;
+import org.neo4j.kernel.internal.GraphDatabaseAPI;
+import org.neo4j.server.CommunityBootstrapper;
+import org.neo4j.server.NeoBootstrapper;
+
+/**
+ * Runs a Neo4j Community server, with the Graph Data Science procedures loaded,
+ * for the test suite. Started in the background by scripts/neo4j-test-server.
+ *
+ * <p>Arguments: {@code --home DIR --plugins DIR --port N --password PW}. Port 0
+ * picks a free port. The server keeps its data under the home directory. Once
+ * Bolt accepts the password and {@code gds.version()} answers, the Bolt URI is
+ * printed and written to {@code HOME/uri}; the JVM then keeps serving until it
+ * gets SIGTERM, when Neo4j's own shutdown hook stops it cleanly.
+ */
+public final class TestServer {
+
+    private TestServer() {}
+
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> args = parseArgs(argv);
+        Path home = Path.of(args.get("home")).toAbsolutePath();
+        Path plugins = Path.of(args.get("plugins")).toAbsolutePath();
+        int port = Integer.parseInt(args.getOrDefault("port", "7687"));
+        String password = args.get("password");
+
+        Path config = writeConfig(home, plugins, port);
+        Files.deleteIfExists(home.resolve("uri"));
+
+        NeoBootstrapper server = new CommunityBootstrapper();
+        int status = server.start(home, config, Map.of(), false, false);
+        if (status != NeoBootstrapper.OK) {
+            fail(server, "Neo4j did not start (status " + status + "); see " + home.resolve("logs"));
+        }
+        DatabaseManagementService dbms = server.getDatabaseManagementService();
+
+        // A new store has neo4j/neo4j with a forced change; a kept one may have an
+        // older password. Either way, make the requested password the current one.
+        try {
+            dbms.database("system").executeTransactionally(
+                    "ALTER USER neo4j SET PASSWORD $pw CHANGE NOT REQUIRED", Map.of("pw", password));
+        } catch (RuntimeException sameOrFailed) {
+            // "same as the old password" is fine; anything else shows in the check below
+        }
+
+        String uri = "bolt://" + boltAddress(dbms);
+        try (Driver driver = GraphDatabase.driver(uri, AuthTokens.basic("neo4j", password))) {
+            String gds = driver.executableQuery("RETURN gds.version() AS v")
+                    .execute().records().get(0).get("v").asString();
+            System.out.println("GDS " + gds + " is loaded");
+        } catch (RuntimeException e) {
+            e.printStackTrace();
+            fail(server, "Bolt self-check failed at " + uri + ": " + e.getMessage());
+        }
+
+        Path tmp = home.resolve("uri.tmp");
+        Files.writeString(tmp, uri + "\n");
+        Files.move(tmp, home.resolve("uri"), StandardCopyOption.ATOMIC_MOVE);
+        System.out.println(uri);
+        System.out.flush();
+    }
+
+    /** The Bolt address actually bound, which differs from the configured one for port 0. */
+    private static String boltAddress(DatabaseManagementService dbms) {
+        var api = (GraphDatabaseAPI) dbms.database("system");
+        return api.getDependencyResolver()
+                .resolveDependency(ConnectorPortRegister.class)
+                .getLocalAddress(ConnectorType.BOLT)
+                .toString();
+    }
+
+    private static Path writeConfig(Path home, Path plugins, int port) throws IOException {
+        List<String> lines = List.of(
+                "# Written by tools/neo4j-launcher at every start; edits are lost.",
+                "server.default_listen_address=127.0.0.1",
+                "server.default_advertised_address=127.0.0.1",
+                "server.bolt.enabled=true",
+                "server.bolt.listen_address=127.0.0.1:" + port,
+                "server.bolt.tls_level=DISABLED",
+                "server.http.enabled=false",
+                "server.https.enabled=false",
+                "dbms.security.auth_enabled=true",
+                "dbms.usage_report.enabled=false",
+                "server.directories.plugins=" + plugins,
+                // GDS reaches into kernel internals, so its procedures must be unrestricted;
+                // the allowlist keeps its default, which is every loaded procedure.
+                "dbms.security.procedures.unrestricted=gds.*",
+                // small footprint: CI machines have 2 cores; the heap is set by the script
+                "server.memory.pagecache.size=256m",
+                "db.tx_log.rotation.retention_policy=2 files",
+                "server.logs.gc.enabled=false",
+                // stop in about a second instead of netty's default 2 x 5 s quiet period
+                "internal.dbms.bolt.netty_server_shutdown_quiet_period=0");
+        Path conf = home.resolve("conf").resolve("neo4j.conf");
+        Files.createDirectories(conf.getParent());
+        Files.write(conf, lines);
+        return conf;
+    }
+
+    private static Map<String, String> parseArgs(String[] argv) {
+        Map<String, String> args = new HashMap<>();
+        for (int i = 0; i + 1 < argv.length; i += 2) {
+            if (!argv[i].startsWith("--")) {
+                usage("unexpected argument " + argv[i]);
+            }
+            args.put(argv[i].substring(2), argv[i + 1]);
+        }
+        for (String required : List.of("home", "plugins", "password")) {
+            if (!args.containsKey(required)) {
+                usage("missing --" + required);
+            }
+        }
+        return args;
+    }
+
+    private static void usage(String problem) {
+        System.err.println(problem);
+        System.err.println("usage: TestServer --home DIR --plugins DIR --password PW [--port N]");
+        System.exit(2);
+    }
+
+    private static void fail(NeoBootstrapper server, String message) {
+        System.err.println(message);
+        if (server.isRunning()) {
+            server.stop();
+        }
+        System.exit(1);
+    }
+}
