@@ -9,12 +9,11 @@ which pydantic-settings ranks above every other source.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from platformdirs import user_data_dir
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
-from typing_extensions import Annotated
 
 from kenning_encounter.errors import ConfigError
 
@@ -44,15 +43,21 @@ class Settings(BaseSettings):
     data_dir: Path | None = Field(
         None, description="Where the embedded store lives. Default: <user data dir>/<memory>."
     )
-    store: Literal["embedded", "neo4j"] = Field("embedded", description="Which backend holds the graph.")
+    store: Literal["embedded", "neo4j"] = Field(
+        "embedded", description="Which backend holds the graph."
+    )
     neo4j_uri: str | None = Field(
         None, validation_alias=AliasChoices("neo4j_uri", "NEO4J_URI", "NEO4J_URL")
     )
-    neo4j_username: str = Field("neo4j", validation_alias=AliasChoices("neo4j_username", "NEO4J_USERNAME"))
+    neo4j_username: str = Field(
+        "neo4j", validation_alias=AliasChoices("neo4j_username", "NEO4J_USERNAME")
+    )
     neo4j_password: SecretStr | None = Field(
         None, validation_alias=AliasChoices("neo4j_password", "NEO4J_PASSWORD")
     )
-    neo4j_database: str = Field("neo4j", validation_alias=AliasChoices("neo4j_database", "NEO4J_DATABASE"))
+    neo4j_database: str = Field(
+        "neo4j", validation_alias=AliasChoices("neo4j_database", "NEO4J_DATABASE")
+    )
 
     # --- serving --------------------------------------------------------------
     transport: Literal["stdio", "sse", "streamable-http"] = "streamable-http"
@@ -109,7 +114,9 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _neo4j_needs_uri(self) -> Settings:
         if self.store == "neo4j" and not self.neo4j_uri:
-            raise ValueError("store=neo4j needs NEO4J_URI (or --neo4j-uri), e.g. bolt://127.0.0.1:7687")
+            raise ValueError(
+                "store=neo4j needs NEO4J_URI (or --neo4j-uri), e.g. bolt://127.0.0.1:7687"
+            )
         return self
 
     # --- derived ------------------------------------------------------------------

@@ -124,8 +124,7 @@ class NoOpenEncounter(Conflict):
         self.session_id = session_id
         extra = f" ({detail})" if detail else ""
         super().__init__(
-            f"session {session_id!r} has no open encounter{extra}; "
-            "call advance_encounter first"
+            f"session {session_id!r} has no open encounter{extra}; call advance_encounter first"
         )
 
 

@@ -61,7 +61,9 @@ def search(
     return SearchResult(query=text, hits=shown, scores=scores, total_shown=len(shown), note=note)
 
 
-def _chain_back(tx: ReadTx, node: NodeRecord, hidden: frozenset[str]) -> list[tuple[NodeRecord, str]]:
+def _chain_back(
+    tx: ReadTx, node: NodeRecord, hidden: frozenset[str]
+) -> list[tuple[NodeRecord, str]]:
     history: list[tuple[NodeRecord, str]] = []
     current = node
     for _ in range(1_000):
@@ -132,14 +134,15 @@ def trace_provenance(
             raise NotFound("node", target)
         chain = _chain_back(tx, node, hidden_loci)
         # A revision stands on what grounded the versions it revised, too.
-        subs = [tx.provenance(n.id, PROVENANCE_RELATION_TYPES, depth) for n in [node, *(c for c, _ in chain)]]
+        subs = [
+            tx.provenance(n.id, PROVENANCE_RELATION_TYPES, depth)
+            for n in [node, *(c for c, _ in chain)]
+        ]
         visible = {n.id: n for sub in subs for n in sub.nodes if _visible(n, hidden_loci)}
         chain_ids = {c.id for c, _ in chain}
         visible = {k: v for k, v in visible.items() if k not in chain_ids}
         all_edges = [e for sub in subs for e in sub.edges]
-        grounding = sorted(
-            (n for n in visible.values() if n.id != node.id), key=lambda n: n.tick
-        )
+        grounding = sorted((n for n in visible.values() if n.id != node.id), key=lambda n: n.tick)
         edges = [
             EdgeOut(
                 source=e.source,

@@ -75,7 +75,11 @@ class Memory:
         self, session_id: str, purpose: str, *, close_summary: str | None = None
     ) -> ReEntry:
         return spine.advance(
-            self.store, session_id, purpose, close_summary=close_summary, hidden_loci=self.hidden_loci
+            self.store,
+            session_id,
+            purpose,
+            close_summary=close_summary,
+            hidden_loci=self.hidden_loci,
         )
 
     def close_encounter(

@@ -123,9 +123,7 @@ def advance(
     return store.write(work)
 
 
-def close(
-    store: GraphStore, session_id: str, summary: str, encounter: str | None = None
-) -> Closed:
+def close(store: GraphStore, session_id: str, summary: str, encounter: str | None = None) -> Closed:
     session = validate.session_id(session_id)
     text = validate.text(summary, "summary", required=True, limit=10_000)
     name = validate.text(encounter, "encounter", required=False, limit=200) or None
@@ -163,7 +161,9 @@ def dissolve_orphans(store: GraphStore) -> list[str]:
             tx.dissolve_encounter(name)
         return names
 
-    if not store.read(lambda tx: any(e.is_open for e in tx.encounters(unsealed_only=True, limit=1_000_000))):
+    if not store.read(
+        lambda tx: any(e.is_open for e in tx.encounters(unsealed_only=True, limit=1_000_000))
+    ):
         return []
     return store.write(work)
 

@@ -25,7 +25,9 @@ MAX_NAME: Final = 200
 MAX_TEXT: Final = 20_000
 MAX_BATCH: Final = 5_000
 MAX_SESSION_ID: Final = 200
-_ENTITY_META: Final = frozenset({"type", "name", "description", "status", "supersedes", "revision_why"})
+_ENTITY_META: Final = frozenset(
+    {"type", "name", "description", "status", "supersedes", "revision_why"}
+)
 
 
 def session_id(value: object, field: str = "session_id") -> str:
@@ -93,7 +95,16 @@ def batch(items: object, field: str) -> list[Any]:
 class EntityDraft:
     """A validated entity, not yet given an id or a tick."""
 
-    __slots__ = ("description", "field", "name", "props", "revision_why", "status", "supersedes", "type")
+    __slots__ = (
+        "description",
+        "field",
+        "name",
+        "props",
+        "revision_why",
+        "status",
+        "supersedes",
+        "type",
+    )
 
     def __init__(
         self,
@@ -150,7 +161,9 @@ def entity(raw: EntityIn | Mapping[str, Any], field: str) -> EntityDraft:
                 raise InvalidInput(path, f"is required for a {type_} ({prop.doc})")
             continue
         props[prop.name] = (
-            iso_time(value, path) if prop.kind is PropKind.TIME else text(value, path, required=True)
+            iso_time(value, path)
+            if prop.kind is PropKind.TIME
+            else text(value, path, required=True)
         )
     supersedes = data.get("supersedes")
     revision_why = data.get("revision_why")

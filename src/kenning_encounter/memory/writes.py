@@ -146,9 +146,7 @@ def create_entities(
                 links.append((record, old, d.revision_why or ""))
         tx.create_nodes(records, encounter.name)
         for new, old, why in links:
-            tx.create_edge(
-                EdgeRecord(new.id, old.id, "SUPERSEDES", tx.tick, encounter.name, why)
-            )
+            tx.create_edge(EdgeRecord(new.id, old.id, "SUPERSEDES", tx.tick, encounter.name, why))
         tx.touch_encounter(encounter.name)
         created = Created(
             encounter=encounter.name, tick=tx.tick, created=[NodeOut.of(r) for r in records]
@@ -207,7 +205,12 @@ def create_relations(
             if effect is not None and target.status in effect[0]:
                 tx.set_status(target.id, effect[1])
                 changes.append(
-                    {"node": target.id, "name": target.name, "from": str(target.status), "to": effect[1]}
+                    {
+                        "node": target.id,
+                        "name": target.name,
+                        "from": str(target.status),
+                        "to": effect[1],
+                    }
                 )
         tx.touch_encounter(encounter.name)
         return Related(encounter=encounter.name, tick=tx.tick, created=made, status_changes=changes)

@@ -1,6 +1,13 @@
 """The GraphStore port and its backends; see ``port`` for the operations."""
 
-from kenning_encounter.store.port import CypherResult, GraphStore, ReadTx, SearchHit, Subgraph, WriteTx
+from kenning_encounter.store.port import (
+    CypherResult,
+    GraphStore,
+    ReadTx,
+    SearchHit,
+    Subgraph,
+    WriteTx,
+)
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 
 __all__ = [

@@ -78,6 +78,10 @@ class ReadTx(Protocol):
 
     def loci(self) -> list[str]: ...
 
+    def spine(self) -> list[tuple[str, str, str]]:
+        """Every (encounter, NEXT_ENCOUNTER | INSTANTIATED_AFTER, encounter) edge."""
+        ...
+
     def heads_by_status(
         self, node_type: str, statuses: Sequence[str], limit: int
     ) -> list[NodeRecord]: ...

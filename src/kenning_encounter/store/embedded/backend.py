@@ -16,7 +16,7 @@ import queue
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,8 +32,8 @@ from kenning_encounter.errors import (
 from kenning_encounter.store.cypher_guard import check_read_only
 from kenning_encounter.store.embedded import queries as q
 from kenning_encounter.store.embedded.schema import MIGRATIONS, SCHEMA_VERSION
-from kenning_encounter.store.embedded.tx import EmbeddedTx, Tracer, node_to_index_doc
 from kenning_encounter.store.embedded.textindex import IndexDoc, TextIndex
+from kenning_encounter.store.embedded.tx import EmbeddedTx, Tracer, node_to_index_doc
 from kenning_encounter.store.port import CypherResult, ReadTx, SearchHit, WriteTx
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
@@ -121,10 +121,10 @@ class EmbeddedStore:
     # --- schema -------------------------------------------------------------
     def _migrate(self) -> None:
         conn = self._writer
-        tables = {str(row[0]) for row in conn.execute(q.SHOW_TABLES).get_all()}
+        tables = {str(row[0]) for row in _rows(conn, q.SHOW_TABLES)}
         found = 0
         if "Meta" in tables:
-            rows = conn.execute(q.META_GET, {"key": "schema_version"}).get_all()
+            rows = _rows(conn, q.META_GET, {"key": "schema_version"})
             found = int(rows[0][0]) if rows else 0
         if found > SCHEMA_VERSION:
             raise SchemaVersionError(found, SCHEMA_VERSION)
@@ -166,7 +166,7 @@ class EmbeddedStore:
             return result
 
     @contextlib.contextmanager
-    def _reader(self) -> Iterator[ladybug.Connection]:
+    def _reader(self) -> Generator[ladybug.Connection]:
         if self._closed:
             raise StoreError("the store is closed")
         conn = self._readers.get()
@@ -182,7 +182,9 @@ class EmbeddedStore:
         with self._reader() as conn:
             conn.execute("BEGIN TRANSACTION READ ONLY")
             try:
-                return work(EmbeddedTx(conn, clock=self._clock, writable=False, tracer=self._tracer))
+                return work(
+                    EmbeddedTx(conn, clock=self._clock, writable=False, tracer=self._tracer)
+                )
             finally:
                 conn.execute("ROLLBACK")
 
@@ -276,13 +278,20 @@ class EmbeddedStore:
         }
 
 
+def _rows(
+    conn: ladybug.Connection, query: str, params: dict[str, Any] | None = None
+) -> list[list[Any]]:
+    result = conn.execute(query, params or {})
+    if isinstance(result, list):
+        raise StoreError("internal: one statement expected")
+    rows = [list(r) for r in result.get_all()]
+    result.close()
+    return rows
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, dict):
-        return {
-            str(k): _jsonable(v)
-            for k, v in value.items()
-            if k not in ("_ID", "_SRC", "_DST")
-        }
+        return {str(k): _jsonable(v) for k, v in value.items() if k not in ("_ID", "_SRC", "_DST")}
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
     if value is None or isinstance(value, str | int | float | bool):

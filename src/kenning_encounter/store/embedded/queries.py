@@ -146,8 +146,9 @@ ENC_SEAL: Final = (
 )
 ENC_DISSOLVE: Final = "MATCH (e:Encounter {id: $name}) SET e.dissolved_at = $at"
 ENC_TOUCH: Final = "MATCH (e:Encounter {id: $name}) SET e.last_activity_at = $at"
-ENC_TOMBSTONES: Final = (
-    "MATCH (e:Encounter {id: $name}) SET e.tombstones = e.tombstones + $count"
+ENC_TOMBSTONES: Final = "MATCH (e:Encounter {id: $name}) SET e.tombstones = e.tombstones + $count"
+SPINE: Final = (
+    "MATCH (a:Encounter)-[r]->(b:Encounter) RETURN a.id, label(r), b.id ORDER BY a.opened_tick"
 )
 ENC_RECORDED: Final = "MATCH (e:Encounter {id: $name})-[:RECORDED]->(n) RETURN n.id"
 ENC_NODES: Final = (

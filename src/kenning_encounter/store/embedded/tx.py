@@ -123,7 +123,7 @@ class EmbeddedTx:
         result = self._conn.execute(query, args)
         if isinstance(result, list):
             raise StoreError("internal: one statement expected")
-        rows = result.get_all()
+        rows = [list(r) for r in result.get_all()]
         result.close()
         if self._tracer is not None:
             self._tracer(query, args, time.perf_counter() - started)
@@ -235,6 +235,9 @@ class EmbeddedTx:
     def loci(self) -> list[str]:
         return [str(r[0]) for r in self._run(q.LOCI)]
 
+    def spine(self) -> list[tuple[str, str, str]]:
+        return [(str(a), str(r), str(b)) for a, r, b in self._run(q.SPINE)]
+
     def heads_by_status(
         self, node_type: str, statuses: Sequence[str], limit: int
     ) -> list[NodeRecord]:
@@ -253,7 +256,9 @@ class EmbeddedTx:
         rows = self._run(q.ENC_NODES, {"names": list(encounters), "limit": limit})
         return [str(r[0]) for r in rows]
 
-    def _edges_many(self, template: str, ids: Sequence[str], rels: Sequence[str]) -> list[EdgeRecord]:
+    def _edges_many(
+        self, template: str, ids: Sequence[str], rels: Sequence[str]
+    ) -> list[EdgeRecord]:
         by_label: dict[str, list[str]] = {}
         for node_id in ids:
             label = type_of_id(node_id)
@@ -354,7 +359,9 @@ class EmbeddedTx:
                 raise StoreError(f"internal: unknown label {label}")
             self._run(create, {"rows": rows})
             record_q = q.render(q.NODES_RECORD, label=label)
-            self._run(record_q, {"ids": [r.id for r in group], "encounter": encounter, "tick": self.tick})
+            self._run(
+                record_q, {"ids": [r.id for r in group], "encounter": encounter, "tick": self.tick}
+            )
             for record in group:
                 self._run(q.NAME_PUT, {"name": record.name, "id": record.id})
                 if label == "Component":

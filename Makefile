@@ -1,0 +1,54 @@
+# One command runs the server, one runs the tests. Both create .venv on first use.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+NEO4J := scripts/neo4j-test-server
+
+.PHONY: run test test-only lint bench bench-quick neo4j-start neo4j-stop clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## run: the memory server on the embedded store (streamable HTTP on 127.0.0.1:8765)
+run: $(STAMP)
+	$(VENV)/bin/kenning-encounter serve $(ARGS)
+
+## test: the whole suite; starts a real Neo4j with GDS for it when Java and Maven are here
+test: $(STAMP)
+	@set -e; \
+	if [ -z "$$NEO4J_URI" ] && command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
+		uri=$$(bash $(NEO4J) start | tail -n 1); \
+		trap 'bash $(NEO4J) stop >/dev/null 2>&1 || true' EXIT; \
+		export NEO4J_URI="$$uri" NEO4J_USERNAME=neo4j NEO4J_PASSWORD="$${NEO4J_TEST_PASSWORD:-kenning-test-pw}"; \
+	fi; \
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+## test-only: the suite without starting anything (uses NEO4J_URI if set)
+test-only: $(STAMP)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests bench scripts
+	$(VENV)/bin/ruff format --check src tests bench scripts
+	$(VENV)/bin/pyright
+
+bench: $(STAMP)
+	$(PY) -m bench $(ARGS)
+
+bench-quick: $(STAMP)
+	$(PY) -m bench --quick $(ARGS)
+
+neo4j-start:
+	bash $(NEO4J) start
+
+neo4j-stop:
+	bash $(NEO4J) stop
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache build dist src/*.egg-info

@@ -1,0 +1,241 @@
+"""The whole encounter, through the memory services, on every backend."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning_encounter.errors import NotFound
+from kenning_encounter.memory.service import Memory
+
+S1 = "session-one"
+
+
+def _record_basics(memory: Memory) -> None:
+    memory.advance_encounter(S1, "find out why deploys fail")
+    memory.create_entities(
+        S1,
+        [
+            {
+                "type": "Observation",
+                "name": "retry storm",
+                "description": "Deploys at nine set off a retry storm against auth.",
+                "t_observed": "2026-11-02T09:00:00Z",
+            },
+            {
+                "type": "Concept",
+                "name": "backoff",
+                "description": "Clients without jittered backoff retry in lockstep.",
+            },
+            {
+                "type": "Question",
+                "name": "why nine",
+                "description": "Why do the storms start at nine?",
+            },
+            {
+                "type": "Hypothesis",
+                "name": "cron overlap",
+                "description": "A cron job overlaps the deploy window.",
+            },
+            {
+                "type": "Component",
+                "name": "retry.py",
+                "source_kind": "file",
+                "source_label": "auth-service",
+                "source_key": "src/retry.py",
+            },
+        ],
+    )
+    memory.create_relations(
+        S1,
+        [
+            {"source": "retry storm", "type": "GROUNDS", "target": "backoff"},
+            {"source": "retry storm", "type": "SUPPORTS", "target": "cron overlap"},
+            {"source": "retry storm", "type": "RAISES", "target": "why nine"},
+            {"source": "retry storm", "type": "OBSERVED_AT", "target": "retry.py"},
+        ],
+    )
+
+
+def test_advance_opens_a_chained_encounter(memory: Memory) -> None:
+    first = memory.advance_encounter(S1, "start")
+    assert first.encounter.state == "open"
+    assert first.previous is None and first.anchored_after is None
+    memory.close_encounter(S1, "done")
+    second = memory.advance_encounter(S1, "continue")
+    assert second.previous == first.encounter.name
+    assert second.encounter.opened_tick > first.encounter.opened_tick
+
+
+def test_first_encounter_of_a_new_locus_is_anchored_to_the_latest(memory: Memory) -> None:
+    a = memory.advance_encounter("locus-a", "a")
+    b = memory.advance_encounter("locus-b", "b")
+    assert b.anchored_after == a.encounter.name
+    assert [u.name for u in b.unsealed] == [a.encounter.name]
+    assert b.unsealed[0].last_activity_at is not None
+
+
+def test_advance_with_open_encounter_needs_a_summary(memory: Memory) -> None:
+    first = memory.advance_encounter(S1, "start")
+    with pytest.raises(Exception, match="close_summary"):
+        memory.advance_encounter(S1, "again")
+    nxt = memory.advance_encounter(S1, "again", close_summary="wrapped up")
+    assert nxt.closed_previous == first.encounter.name
+    assert nxt.recent_sessions[0].summary == "wrapped up"
+
+
+def test_record_relate_and_status_effects(memory: Memory) -> None:
+    _record_basics(memory)
+    hyp = memory.find_by_name("cron overlap").node
+    assert hyp.status == "supported"
+    result = memory.create_relations(
+        S1, [{"source": "retry storm", "type": "RESOLVES", "target": "why nine"}]
+    )
+    assert result.status_changes == [
+        {
+            "node": memory.find_by_name("why nine").node.id,
+            "name": "why nine",
+            "from": "open",
+            "to": "resolved",
+        }
+    ]
+    reentry = memory.advance_encounter(S1, "next", close_summary="found it")
+    assert [q.name for q in reentry.open_questions] == []
+    assert [h.name for h in reentry.live_hypotheses] == ["cron overlap"]
+    assert [c.name for c in reentry.recent_concepts] == ["backoff"]
+
+
+def test_unlinking_restores_the_status_the_evidence_gives(memory: Memory) -> None:
+    _record_basics(memory)
+    memory.delete_relations(
+        S1, [{"source": "retry storm", "type": "SUPPORTS", "target": "cron overlap"}]
+    )
+    assert memory.find_by_name("cron overlap").node.status == "untested"
+
+
+def test_supersession_keeps_history_and_reuses_the_name(memory: Memory) -> None:
+    _record_basics(memory)
+    old = memory.find_by_name("backoff").node
+    memory.create_entities(
+        S1,
+        [
+            {
+                "type": "Concept",
+                "name": "backoff",
+                "description": "Exponential backoff with full jitter is required.",
+                "supersedes": "backoff",
+                "revision_why": "jitter alone was not enough",
+            }
+        ],
+    )
+    lookup = memory.find_by_name("backoff")
+    assert lookup.node.description.startswith("Exponential")
+    assert [h.id for h in lookup.history] == [old.id]
+    hits = memory.search("backoff jitter")
+    assert [h.id for h in hits.hits] == [lookup.node.id]
+    with_history = memory.search("backoff jitter", include_superseded=True)
+    assert {h.id for h in with_history.hits} == {lookup.node.id, old.id}
+    trace = memory.trace_provenance("backoff")
+    assert [r.revision_why for r in trace.revisions] == ["jitter alone was not enough"]
+    assert "retry storm" in [g.name for g in trace.grounding]
+    assert trace.recorded_in is not None and trace.recorded_in.session_id == S1
+
+
+def test_supersedes_relation_between_existing_nodes(memory: Memory) -> None:
+    _record_basics(memory)
+    memory.create_entities(
+        S1, [{"type": "Hypothesis", "name": "deploy lock", "description": "Deploys hold a lock."}]
+    )
+    memory.create_relations(
+        S1,
+        [
+            {
+                "source": "deploy lock",
+                "type": "SUPERSEDES",
+                "target": "cron overlap",
+                "revision_why": "the cron was ruled out",
+            }
+        ],
+    )
+    assert memory.find_by_name("cron overlap").node.name == "deploy lock"
+    assert memory.find_by_name("cron overlap").resolved_from is not None
+
+
+def test_search_filters_and_scores(memory: Memory) -> None:
+    _record_basics(memory)
+    hits = memory.search("storm", types=["Observation"])
+    assert [h.name for h in hits.hits] == ["retry storm"]
+    assert hits.scores[0] > 0
+    assert memory.search("storm", types=["Concept"]).hits == []
+    assert memory.search("zebra quantum").note
+
+
+def test_find_by_name_suggests_on_miss(memory: Memory) -> None:
+    _record_basics(memory)
+    with pytest.raises(NotFound, match="retry storm"):
+        memory.find_by_name("retry")
+
+
+def test_close_seals_and_reports(memory: Memory) -> None:
+    _record_basics(memory)
+    closed = memory.close_encounter(S1, "storm explained")
+    assert closed.encounter.state == "sealed"
+    assert closed.encounter.summary == "storm explained"
+
+
+def test_delete_own_fresh_mistake(memory: Memory) -> None:
+    _record_basics(memory)
+    created = memory.create_entities(S1, [{"type": "Note", "name": "typo note"}])
+    deleted = memory.delete_entities(S1, ["typo note"])
+    assert deleted.deleted == [created.created[0].id]
+    with pytest.raises(NotFound):
+        memory.find_by_name("typo note")
+    assert memory.search("typo").hits == []
+
+
+def test_deleting_a_revision_restores_the_revised_node(memory: Memory) -> None:
+    _record_basics(memory)
+    memory.create_entities(
+        S1,
+        [
+            {
+                "type": "Concept",
+                "name": "backoff",
+                "description": "v2",
+                "supersedes": "backoff",
+                "revision_why": "oops",
+            }
+        ],
+    )
+    v2 = memory.find_by_name("backoff").node
+    memory.delete_entities(S1, [v2.id])
+    back = memory.find_by_name("backoff").node
+    assert back.superseded_by is None and back.description.startswith("Clients")
+    assert [h.name for h in memory.search("lockstep").hits] == ["backoff"]
+
+
+def test_read_cypher_reads(memory: Memory) -> None:
+    _record_basics(memory)
+    result = memory.read_cypher("MATCH (n:Concept) RETURN n.name AS name")
+    assert result.columns == ["name"]
+    assert result.rows == [["backoff"]]
+    assert not result.truncated
+
+
+def test_hidden_loci_are_hidden_from_reads(store) -> None:  # type: ignore[no-untyped-def]
+    writer = Memory(store)
+    writer.advance_encounter("secret", "private work")
+    writer.create_entities(
+        "secret",
+        [{"type": "Observation", "name": "salary data", "description": "private salary data"}],
+    )
+    writer.advance_encounter("open", "public work")
+    writer.create_entities(
+        "open",
+        [{"type": "Observation", "name": "public data", "description": "public salary bands"}],
+    )
+    reader = Memory(store, hidden_loci=frozenset({"secret"}))
+    assert [h.name for h in reader.search("salary").hits] == ["public data"]
+    with pytest.raises(NotFound):
+        reader.find_by_name("salary data")
+    with pytest.raises(Exception, match="read_cypher is not served"):
+        reader.read_cypher("MATCH (n) RETURN n")

@@ -1,0 +1,79 @@
+"""Settings precedence, declared once in config.py: CLI flag > env var > .env > default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kenning_encounter.config import load_settings
+from kenning_encounter.errors import ConfigError
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)  # no stray .env
+    for var in (
+        "KENNING_ENCOUNTER_PORT",
+        "KENNING_ENCOUNTER_DATA_DIR",
+        "NEO4J_URI",
+        "NEO4J_URL",
+        "KENNING_ENCOUNTER_STORE",
+    ):
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_default() -> None:
+    s = load_settings()
+    assert s.port == 8765 and s.host == "127.0.0.1" and s.path == "/mcp/"
+    assert s.resolved_data_dir.parts[-2:] == ("kenning-encounter", "default")
+
+
+def test_dotenv_beats_default(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("KENNING_ENCOUNTER_PORT=7001\n")
+    assert load_settings().port == 7001
+
+
+def test_env_beats_dotenv(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("KENNING_ENCOUNTER_PORT=7001\n")
+    monkeypatch.setenv("KENNING_ENCOUNTER_PORT", "7002")
+    assert load_settings().port == 7002
+
+
+def test_cli_beats_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KENNING_ENCOUNTER_PORT", "7002")
+    assert load_settings(port=7003).port == 7003
+    assert load_settings(port=None).port == 7002  # a flag not given does not override
+
+
+def test_memory_name_picks_the_data_dir(tmp_path: Path) -> None:
+    assert load_settings(memory="work").resolved_data_dir.name == "work"
+    assert load_settings(data_dir=tmp_path / "x").resolved_data_dir == tmp_path / "x"
+
+
+def test_neo4j_names_follow_neo4j_conventions(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEO4J_URL", "bolt://127.0.0.1:7999")
+    assert load_settings(store="neo4j").neo4j_uri == "bolt://127.0.0.1:7999"
+    monkeypatch.setenv("NEO4J_URI", "bolt://127.0.0.1:7888")
+    assert load_settings().neo4j_uri == "bolt://127.0.0.1:7888"
+
+
+def test_neo4j_store_without_uri_is_refused() -> None:
+    with pytest.raises(ConfigError, match="NEO4J_URI"):
+        load_settings(store="neo4j")
+
+
+def test_lists_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KENNING_ENCOUNTER_ALLOWED_HOSTS", "a.example:8765, b.example:8765")
+    assert load_settings().allowed_hosts == ["a.example:8765", "b.example:8765"]
+
+
+def test_non_loopback_bind_needs_a_token() -> None:
+    with pytest.raises(ConfigError, match="TOKEN"):
+        load_settings(host="0.0.0.0").require_safe_bind()
+    load_settings(host="0.0.0.0", token="s3cret-s3cret").require_safe_bind()
+
+
+def test_bad_namespace_names_the_fix() -> None:
+    with pytest.raises(ConfigError, match="namespace"):
+        load_settings(namespace="my app!")

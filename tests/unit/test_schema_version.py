@@ -1,0 +1,77 @@
+"""The store records its schema version; older stores migrate in place, newer ones are refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ladybug
+import pytest
+
+from kenning_encounter.errors import SchemaVersionError
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.embedded.backend import EmbeddedStore
+from kenning_encounter.store.embedded.schema import MIGRATIONS, SCHEMA_VERSION
+
+
+def _make_store_at_version(path: Path, version: int) -> None:
+    path.mkdir(parents=True)
+    db = ladybug.Database(str(path / "graph.lbdb"))
+    conn = ladybug.Connection(db)
+    for v in range(1, version + 1):
+        for stmt in MIGRATIONS[v]():
+            conn.execute(stmt)
+    conn.execute("MATCH (m:Meta {key: 'schema_version'}) SET m.ival = $v", {"v": version})
+    if version == 1:  # a v1 store with real content, written the v1 way
+        conn.execute("MATCH (m:Meta {key: 'clock'}) SET m.ival = 2")
+        conn.execute(
+            "CREATE (:Locus {id: 'old-session', created_at: '2026-01-01T00:00:00Z', tick: 1})"
+        )
+        conn.execute(
+            "CREATE (:Encounter {id: 'E1', locus: 'old-session', purpose: 'v1 work', opened_tick: 1, "
+            "opened_at: '2026-01-01T00:00:00Z', last_activity_at: '2026-01-01T00:00:00Z'})"
+        )
+        conn.execute(
+            "CREATE (:Concept {id: 'con_0123456789ab', name: 'old idea', description: 'from v1', "
+            "tick: 2, created_at: '2026-01-01T00:00:01Z'})"
+        )
+        conn.execute("CREATE (:NameKey {name: 'old idea', id: 'con_0123456789ab'})")
+        conn.execute(
+            "MATCH (e:Encounter {id: 'E1'}), (n:Concept {id: 'con_0123456789ab'}) "
+            "CREATE (e)-[:RECORDED {tick: 2}]->(n)"
+        )
+    conn.close()
+    db.close()
+
+
+def test_a_v1_store_is_migrated_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "old"
+    _make_store_at_version(path, 1)
+    store = EmbeddedStore.open(path)
+    try:
+        assert store.schema_version() == SCHEMA_VERSION
+        memory = Memory(store)
+        assert memory.start() == ["E1"]  # left open by the old process
+        assert memory.find_by_name("old idea").node.description == "from v1"
+        assert [h.name for h in memory.search("idea").hits] == ["old idea"]
+        encounter = store.read(lambda tx: tx.get_encounter("E1"))
+        assert encounter is not None and encounter.tombstones == 0
+    finally:
+        store.close()
+
+
+def test_a_newer_store_is_refused_with_the_version_needed(tmp_path: Path) -> None:
+    path = tmp_path / "new"
+    _make_store_at_version(path, SCHEMA_VERSION)
+    db = ladybug.Database(str(path / "graph.lbdb"))
+    conn = ladybug.Connection(db)
+    conn.execute(
+        "MATCH (m:Meta {key: 'schema_version'}) SET m.ival = $v", {"v": SCHEMA_VERSION + 7}
+    )
+    conn.close()
+    db.close()
+    with pytest.raises(SchemaVersionError, match=f"schema version {SCHEMA_VERSION + 7}.*upgrade"):
+        EmbeddedStore.open(path)
+
+
+def test_a_fresh_store_is_at_the_current_version(embedded: EmbeddedStore) -> None:
+    assert embedded.schema_version() == SCHEMA_VERSION
