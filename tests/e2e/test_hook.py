@@ -51,9 +51,7 @@ def prompt_event(prompt: str, transcript: Path | str) -> dict[str, object]:
 
 
 def cli_env(server: FakeHookServer, **values: str) -> dict[str, str]:
-    return hook_env(
-        KENNING_ENCOUNTER_URL=server.url, CLAUDE_CODE_ENTRYPOINT="cli", **values
-    )
+    return hook_env(KENNING_ENCOUNTER_URL=server.url, CLAUDE_CODE_ENTRYPOINT="cli", **values)
 
 
 def infuse_bodies(server: FakeHookServer) -> list[dict[str, object]]:
@@ -102,9 +100,7 @@ def test_payload_is_injected_with_prompt_and_trajectory(
     assert "Authorization" not in server.received[0].headers
 
 
-def test_trajectory_keeps_only_what_the_user_typed(
-    server: FakeHookServer, tmp_path: Path
-) -> None:
+def test_trajectory_keeps_only_what_the_user_typed(server: FakeHookServer, tmp_path: Path) -> None:
     transcript = write_transcript(
         tmp_path / "t.jsonl",
         [
@@ -127,11 +123,10 @@ def test_trajectory_keeps_only_what_the_user_typed(
             {"type": "summary", "summary": "a title"},
             typed("<system-reminder>x</system-reminder>kept: after reminder"),
             text_blocks("kept: block one", "block two"),
+            typed("kept: before an unclosed<system-reminder>reminder"),
         ],
     )
-    run = run_hook(
-        ["--turns", "10"], prompt_event("now", transcript), cli_env(server)
-    )
+    run = run_hook(["--turns", "10"], prompt_event("now", transcript), cli_env(server))
 
     assert run.returncode == 0
     [body] = infuse_bodies(server)
@@ -139,6 +134,7 @@ def test_trajectory_keeps_only_what_the_user_typed(
         "kept: oldest",
         "kept: after reminder",
         "kept: block one\nblock two",
+        "kept: before an unclosed",
     ]
 
 
@@ -149,7 +145,10 @@ def test_trajectory_keeps_only_what_the_user_typed(
         ([typed("one"), typed("two")], ["one", "two"]),
         # The transcript already holds the current prompt as its last turn.
         ([typed("one"), typed("two"), typed("the prompt")], ["one", "two"]),
-        ([typed("one"), typed("two"), typed("the prompt\n<system-reminder>r</system-reminder>")], ["one", "two"]),
+        (
+            [typed("one"), typed("two"), typed("the prompt\n<system-reminder>r</system-reminder>")],
+            ["one", "two"],
+        ),
     ],
     ids=["lagging", "already-written", "already-written-with-reminder"],
 )
@@ -166,9 +165,7 @@ def test_current_prompt_never_duplicated(
     assert body["prompt"] == "the prompt"
 
 
-def test_turns_limits_the_trajectory_to_the_newest(
-    server: FakeHookServer, tmp_path: Path
-) -> None:
+def test_turns_limits_the_trajectory_to_the_newest(server: FakeHookServer, tmp_path: Path) -> None:
     transcript = write_transcript(tmp_path / "t.jsonl", [typed(f"turn {i}") for i in range(10)])
     run_hook(["--turns", "3"], prompt_event("now", transcript), cli_env(server))
     run_hook(["--turns=0"], prompt_event("now", transcript), cli_env(server))
@@ -479,8 +476,7 @@ def test_session_start_injects_the_server_context(server: FakeHookServer) -> Non
     }
     [received] = server.received
     assert received.path == "/session-start"
-    assert isinstance(received.body, dict)
-    assert received.body["session_id"] == SESSION
+    assert received.body == {"session_id": SESSION}
 
 
 def test_session_start_without_server_still_names_the_session() -> None:
@@ -568,9 +564,7 @@ def test_hook_source_runs_on_python_3_9() -> None:
     assert strict_calls == []
     # Parenthesized context managers parse under feature_version=(3, 9) but are 3.10+.
     grouped_withs = [
-        node.lineno
-        for node in ast.walk(tree)
-        if isinstance(node, ast.With) and len(node.items) > 1
+        node.lineno for node in ast.walk(tree) if isinstance(node, ast.With) and len(node.items) > 1
     ]
     assert grouped_withs == []
 

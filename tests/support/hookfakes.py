@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -61,6 +62,11 @@ class FakeHookServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
+            def setup(self) -> None:
+                super().setup()
+                # As asyncio servers do; Nagle would otherwise stall each answer.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
@@ -76,7 +82,9 @@ class FakeHookServer:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        ).start()
 
     def stop(self) -> None:
         self._release.set()
@@ -139,7 +147,7 @@ class FakeHookServer:
 
 
 @contextmanager
-def fake_server(**settings: object) -> Iterator[FakeHookServer]:
+def fake_server(**settings: object) -> Generator[FakeHookServer, None, None]:
     server = FakeHookServer(**settings)  # type: ignore[arg-type]
     server.start()
     try:
@@ -175,9 +183,7 @@ def text_blocks(*texts: str) -> dict[str, object]:
 
 
 def tool_result(content: str) -> dict[str, object]:
-    return record(
-        "user", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": content}]
-    )
+    return record("user", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": content}])
 
 
 def assistant(text: str) -> dict[str, object]:

@@ -506,7 +506,7 @@ def run_session_start(options: Options, event: dict[str, object], env: Mapping[s
     session_id = event.get("session_id")
     if not isinstance(session_id, str) or not session_id:
         return
-    body = {"session_id": session_id, "source": event.get("source"), "cwd": event.get("cwd")}
+    body = {"session_id": session_id}
     try:
         answer = post_json(options, "/session-start", body, env, options.timeout)
         if not isinstance(answer, dict) or not isinstance(answer.get("context"), str):

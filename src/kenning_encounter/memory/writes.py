@@ -97,6 +97,7 @@ def create_entities(
 
     def work(tx: WriteTx) -> tuple[Created, list[NodeRecord]]:
         encounter = require_open(tx, session)
+        holders = tx.head_ids_by_names([d.name for d in drafts])
         records: list[NodeRecord] = []
         links: list[tuple[NodeRecord, NodeRecord, str]] = []
         seen_sources: set[tuple[str, str, str]] = set()
@@ -114,7 +115,7 @@ def create_entities(
                     raise SupersessionRule(
                         f"{d.field}.supersedes", f"{old.name!r} is revised twice in this batch"
                     )
-            holder = tx.head_id_by_name(d.name)
+            holder = holders.get(d.name)
             if holder is not None and (old is None or holder != old.id):
                 raise NameTaken(f"{d.field}.name", d.name, holder)
             if d.type == "Component":

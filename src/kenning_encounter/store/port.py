@@ -50,6 +50,10 @@ class ReadTx(Protocol):
 
     def head_id_by_name(self, name: str) -> str | None: ...
 
+    def head_ids_by_names(self, names: Sequence[str]) -> dict[str, str]:
+        """name -> id of the node holding each live name (absent names left out)."""
+        ...
+
     def component_id_by_source(self, kind: str, label: str, key: str) -> str | None: ...
 
     def predecessors(self, node_id: str) -> list[tuple[str, str]]:

@@ -216,6 +216,10 @@ class EmbeddedStore:
             time.perf_counter() - started,
         )
 
+    def flush_index(self) -> None:
+        """Commit staged index changes now (the flusher would do it within a moment)."""
+        self._index.flush()
+
     def rebuild_index(self) -> int:
         with self._write_lock:
             clock = self.read(lambda tx: tx.clock())

@@ -30,6 +30,9 @@ CLOCK_NEXT: Final = "MATCH (m:Meta {key: 'clock'}) SET m.ival = m.ival + 1 RETUR
 # --- registries (uniqueness by primary key) ---------------------------------
 NAME_GET: Final = "MATCH (k:NameKey {name: $name}) RETURN k.id"
 NAME_PUT: Final = "MERGE (k:NameKey {name: $name}) SET k.id = $id"
+NAMES_GET: Final = "UNWIND $names AS nm MATCH (k:NameKey {name: nm}) RETURN k.name, k.id"
+NAMES_CREATE: Final = "UNWIND $rows AS r CREATE (:NameKey {name: r.name, id: r.id})"
+NAMES_MOVE: Final = "UNWIND $rows AS r MATCH (k:NameKey {name: r.name}) SET k.id = r.id"
 NAME_DROP: Final = "MATCH (k:NameKey {name: $name}) WHERE k.id = $id DELETE k"
 SOURCE_GET: Final = "MATCH (k:SourceKey {key: $key}) RETURN k.id"
 SOURCE_PUT: Final = "CREATE (:SourceKey {key: $key, id: $id})"
@@ -37,7 +40,7 @@ SOURCE_DROP: Final = "MATCH (k:SourceKey {key: $key}) WHERE k.id = $id DELETE k"
 
 # --- authored nodes ---------------------------------------------------------
 NODES_GET: Final = (
-    "MATCH (n:{label}) WHERE n.id IN $ids "
+    "UNWIND $ids AS i MATCH (n:{label} {{id: i}}) "
     "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
     "OPTIONAL MATCH (s:{label})-[:SUPERSEDES]->(n) "
     "RETURN n, e.id, e.locus, s.id"
@@ -128,11 +131,12 @@ ENC_ANCHOR: Final = (
 )
 ENC_GET: Final = "MATCH (e:Encounter {id: $name}) RETURN e"
 ENC_OPEN_OF: Final = (
-    "MATCH (e:Encounter) WHERE e.locus = $locus AND e.sealed_at IS NULL "
+    "MATCH (:Locus {id: $locus})-[:OPENED]->(e:Encounter) WHERE e.sealed_at IS NULL "
     "AND e.dissolved_at IS NULL RETURN e ORDER BY e.opened_tick DESC LIMIT 1"
 )
 ENC_LAST_OF: Final = (
-    "MATCH (e:Encounter) WHERE e.locus = $locus RETURN e ORDER BY e.opened_tick DESC LIMIT 1"
+    "MATCH (:Locus {id: $locus})-[:OPENED]->(e:Encounter) "
+    "RETURN e ORDER BY e.opened_tick DESC LIMIT 1"
 )
 ENC_LATEST: Final = "MATCH (e:Encounter) RETURN e ORDER BY e.opened_tick DESC LIMIT 1"
 ENC_LIST: Final = (

@@ -4,6 +4,11 @@ The graph is the truth. The index records the graph tick it reflects in a small
 file next to it; on open, an index whose tick differs from the store's is
 rebuilt from the graph, so a crash between the graph commit and the index
 commit loses nothing.
+
+A tantivy commit costs tens of milliseconds (it syncs files), far more than the
+graph write it follows, so changes are staged in the writer and committed by a
+background flusher shortly after writes go quiet, or at once by a search that
+finds changes pending: a search always sees every write acknowledged before it.
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ def query_words(text: str) -> list[str]:
 
 
 class TextIndex:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, flush_delay: float = 0.25) -> None:
         self._dir = directory
         self._tick_file = directory / "TICK.json"
         self._schema = _schema()
@@ -67,6 +72,12 @@ class TextIndex:
             directory.mkdir(parents=True)
             self._index = tantivy.Index(self._schema, path=str(directory))
         self._writer = self._index.writer(heap_size=64_000_000, num_threads=1)
+        self._pending_tick: int | None = None
+        self._flush_delay = flush_delay
+        self._wake = threading.Event()
+        self._stopping = False
+        self._flusher = threading.Thread(target=self._flush_loop, name="textindex-flush", daemon=True)
+        self._flusher.start()
 
     def synced_tick(self) -> int | None:
         try:
@@ -90,19 +101,45 @@ class TextIndex:
         )
 
     def apply(self, upserts: Sequence[IndexDoc], deletes: Iterable[str], tick: int) -> None:
+        """Stage changes made by the graph transaction at ``tick``."""
         with self._lock:
             for node_id in deletes:
                 self._writer.delete_documents_by_term("id", node_id)
             for d in upserts:
                 self._writer.delete_documents_by_term("id", d.id)
                 self._writer.add_document(self._doc(d))
+            self._pending_tick = tick
+        self._wake.set()
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._pending_tick is None:
+                return
             self._writer.commit()
-            self._mark(tick)
+            self._mark(self._pending_tick)
+            self._pending_tick = None
         self._index.reload()
+
+    def _flush_loop(self) -> None:
+        while not self._stopping:
+            self._wake.wait()
+            self._wake.clear()
+            if self._stopping:
+                return
+            # debounce: wait until writes have been quiet for a moment
+            while self._wake.wait(self._flush_delay):
+                self._wake.clear()
+                if self._stopping:
+                    return
+            try:
+                self.flush()
+            except Exception:  # the next flush, a search or a restart's rebuild catches up
+                log.exception("text index flush failed")
 
     def rebuild(self, docs: Iterable[IndexDoc], tick: int) -> int:
         n = 0
         with self._lock:
+            self._pending_tick = None
             self._writer.delete_all_documents()
             for d in docs:
                 self._writer.add_document(self._doc(d))
@@ -118,6 +155,8 @@ class TextIndex:
         words = query_words(text)
         if not words or limit <= 0:
             return []
+        if self._pending_tick is not None:
+            self.flush()
         text_q = self._index.parse_query(" ".join(words), ["name", "body"])
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = [(tantivy.Occur.Must, text_q)]
         if heads_only:
@@ -142,5 +181,9 @@ class TextIndex:
         return hits
 
     def close(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        self._flusher.join(timeout=10)
+        self.flush()
         with self._lock:
             self._writer.wait_merging_threads()

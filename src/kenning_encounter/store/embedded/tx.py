@@ -181,6 +181,10 @@ class EmbeddedTx:
         rows = self._run(q.NAME_GET, {"name": name})
         return str(rows[0][0]) if rows else None
 
+    def head_ids_by_names(self, names: Sequence[str]) -> dict[str, str]:
+        rows = self._run(q.NAMES_GET, {"names": list(names)})
+        return {str(r[0]): str(r[1]) for r in rows}
+
     def component_id_by_source(self, kind: str, label: str, key: str) -> str | None:
         rows = self._run(q.SOURCE_GET, {"key": _source_key(kind, label, key)})
         return str(rows[0][0]) if rows else None
@@ -362,8 +366,15 @@ class EmbeddedTx:
             self._run(
                 record_q, {"ids": [r.id for r in group], "encounter": encounter, "tick": self.tick}
             )
+            # A name already held is being passed down a supersession chain.
+            held = self.head_ids_by_names([r.name for r in group])
+            moved = [{"name": r.name, "id": r.id} for r in group if r.name in held]
+            fresh = [{"name": r.name, "id": r.id} for r in group if r.name not in held]
+            if fresh:
+                self._run(q.NAMES_CREATE, {"rows": fresh})
+            if moved:
+                self._run(q.NAMES_MOVE, {"rows": moved})
             for record in group:
-                self._run(q.NAME_PUT, {"name": record.name, "id": record.id})
                 if label == "Component":
                     key = _source_key(
                         str(record.props["source_kind"]),

@@ -1,0 +1,143 @@
+"""Writes and searches on the embedded store, next to the raw engine doing the same work.
+
+- create: batched create_entities through the memory service (validation, name
+  registry, RECORDED anchoring, text index) against LadybugDB alone running the
+  same UNWIND CREATE per batch;
+- search: Memory.search (validation, fulltext, head filter, node hydration)
+  against a bare tantivy index holding the same documents.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import ladybug
+import tantivy
+
+from bench.synth import generate, replay
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.embedded.backend import EmbeddedStore
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _raw_create(path: Path, batches: list[list[dict[str, Any]]]) -> float:
+    db = ladybug.Database(str(path))
+    conn = ladybug.Connection(db)
+    conn.execute("CREATE NODE TABLE Encounter(id STRING, PRIMARY KEY(id))")
+    conn.execute(
+        "CREATE NODE TABLE Node(id STRING, type STRING, name STRING, description STRING, "
+        "tick INT64, PRIMARY KEY(id))"
+    )
+    conn.execute("CREATE REL TABLE RECORDED(FROM Encounter TO Node, tick INT64)")
+    conn.execute("CREATE (:Encounter {id: 'E1'})")
+    elapsed = 0.0
+    serial = 0
+    for tick, batch in enumerate(batches):
+        rows = []
+        for e in batch:
+            serial += 1
+            rows.append({"id": f"n{serial}", "type": e["type"], "name": e["name"], "description": e.get("description", "")})
+        started = time.perf_counter()
+        conn.execute("BEGIN TRANSACTION")
+        conn.execute(
+            "UNWIND $rows AS r CREATE (:Node {id: r.id, type: r.type, name: r.name, "
+            "description: r.description, tick: $tick})",
+            {"rows": rows, "tick": tick},
+        )
+        conn.execute(
+            "UNWIND $ids AS i MATCH (e:Encounter {id: 'E1'}), (n:Node {id: i}) "
+            "CREATE (e)-[:RECORDED {tick: $tick}]->(n)",
+            {"ids": [r["id"] for r in rows], "tick": tick},
+        )
+        conn.execute("COMMIT")
+        elapsed += time.perf_counter() - started
+    conn.close()
+    db.close()
+    return elapsed
+
+
+def _raw_index(docs: list[tuple[str, str]]) -> tuple[tantivy.Index, tantivy.Searcher]:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("id", stored=True, tokenizer_name="raw")
+    sb.add_text_field("body", stored=False, tokenizer_name="en_stem")
+    index = tantivy.Index(sb.build())
+    writer = index.writer(heap_size=64_000_000, num_threads=1)
+    for node_id, body in docs:
+        writer.add_document(tantivy.Document(id=node_id, body=body))
+    writer.commit()
+    index.reload()
+    return index, index.searcher()
+
+
+def run_size(nodes: int, searches: int) -> dict[str, Any]:
+    synth = generate(nodes, seed=nodes)
+    work = Path(tempfile.mkdtemp(prefix="kenning-bench-"))
+    try:
+        store = EmbeddedStore.open(work / "memory")
+        memory = Memory(store)
+        memory.start()
+        create_s = 0.0
+        created = 0
+        for step, seconds in replay(memory, synth):
+            if step.kind == "entities":
+                create_s += seconds
+                created += len(step.payload)
+        ours_search: list[float] = []
+        for query in (synth.queries * (searches // len(synth.queries) + 1))[:searches]:
+            started = time.perf_counter()
+            memory.search(query, limit=10)
+            ours_search.append((time.perf_counter() - started) * 1000)
+        docs = [(n.id, f"{n.name}\n{n.description}") for n in store.read(lambda tx: tx.authored_graph().nodes)]
+        store.close()
+
+        batches = [s.payload for s in synth.steps if s.kind == "entities"]
+        raw_create_s = _raw_create(work / "raw.lbdb", batches)
+        index, searcher = _raw_index(docs)
+        raw_search: list[float] = []
+        for query in (synth.queries * (searches // len(synth.queries) + 1))[:searches]:
+            started = time.perf_counter()
+            q = index.parse_query(query.lower(), ["body"])
+            searcher.search(q, 10)
+            raw_search.append((time.perf_counter() - started) * 1000)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    ours_rate = created / create_s
+    raw_rate = created / raw_create_s
+    return {
+        "nodes": nodes,
+        "create_entities_per_s": round(ours_rate),
+        "raw_engine_per_s": round(raw_rate),
+        "create_overhead_ratio": round(raw_rate / ours_rate, 2),
+        "search_p50_ms": round(statistics.median(ours_search), 3),
+        "search_p95_ms": round(pct(ours_search, 0.95), 3),
+        "raw_search_p50_ms": round(statistics.median(raw_search), 3),
+        "raw_search_p95_ms": round(pct(raw_search, 0.95), 3),
+        "search_overhead_ratio_p95": round(pct(ours_search, 0.95) / max(pct(raw_search, 0.95), 1e-6), 1),
+    }
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    sizes = [1_000] if quick else [1_000, 10_000, 100_000]
+    searches = 100 if quick else 500
+    return {
+        "goals": "create >= 2000 entities/s; search p95 < 10 ms at 10k, < 50 ms at 100k",
+        "rows": [run_size(n, searches) for n in sizes],
+    }
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    print(json.dumps(run(quick="--quick" in sys.argv), indent=2))

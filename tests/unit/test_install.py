@@ -1,0 +1,368 @@
+"""`kenning-encounter install claude-code` against real settings files on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kenning_encounter.install import SERVER_NAME, hook_script, run_install
+
+OTHER_SETTINGS: dict[str, object] = {
+    "permissions": {"allow": ["Bash(ls:*)"]},
+    "hooks": {
+        "UserPromptSubmit": [
+            {"hooks": [{"type": "command", "command": "~/bin/prompt-guard.sh"}]},
+        ],
+        "SessionStart": [
+            {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hi"}]},
+        ],
+        "PreToolUse": [
+            {
+                "matcher": "Bash",
+                "hooks": [{"type": "command", "command": "lint.sh", "timeout": 30}],
+            },
+        ],
+    },
+    "model": "opus",
+}
+OTHER_MCP: dict[str, object] = {
+    "mcpServers": {"github": {"type": "http", "url": "https://api.example.com/mcp"}},
+    "unknownKey": [1, 2, 3],
+}
+
+
+@pytest.fixture(autouse=True)
+def _no_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KENNING_ENCOUNTER_TOKEN", raising=False)
+
+
+def write(path: Path, doc: object) -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (json.dumps(doc, indent=4) + "\n").encode()
+    path.write_bytes(data)
+    return data
+
+
+def load(path: Path) -> dict[str, object]:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(doc, dict)
+    return doc
+
+
+def ordered(doc: object) -> str:
+    """Content and key order: two documents with equal output mean the same thing."""
+    return json.dumps(doc)
+
+
+def our_commands(settings: dict[str, object]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    hooks = settings.get("hooks", {})
+    assert isinstance(hooks, dict)
+    for event, groups in hooks.items():
+        for group in groups:
+            for entry in group["hooks"]:
+                if "infuse_hook.py" in entry["command"]:
+                    found.setdefault(event, []).append(entry["command"])
+    return found
+
+
+def project_files(root: Path) -> tuple[Path, Path]:
+    return root / ".mcp.json", root / ".claude" / "settings.json"
+
+
+def test_fresh_project_gets_server_and_three_hooks(tmp_path: Path) -> None:
+    assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
+    mcp, settings = project_files(tmp_path)
+
+    assert load(mcp) == {
+        "mcpServers": {SERVER_NAME: {"type": "http", "url": "http://127.0.0.1:8765/mcp/"}}
+    }
+    script = shlex.quote(str(hook_script()))
+    assert hook_script().is_file()
+    assert our_commands(load(settings)) == {
+        "UserPromptSubmit": [f"python3 -S {script} --mode prompt"],
+        "SessionStart": [f"python3 -S {script} --mode session-start"],
+        "SessionEnd": [f"python3 -S {script} --mode session-end"],
+    }
+    assert settings.read_text(encoding="utf-8").startswith('{\n  "hooks": {\n    "')
+
+
+def test_install_merges_with_what_is_there(tmp_path: Path) -> None:
+    mcp, settings = project_files(tmp_path)
+    write(mcp, OTHER_MCP)
+    write(settings, OTHER_SETTINGS)
+
+    assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
+    merged_mcp, merged = load(mcp), load(settings)
+
+    assert list(merged_mcp) == ["mcpServers", "unknownKey"]
+    servers = merged_mcp["mcpServers"]
+    assert isinstance(servers, dict)
+    assert list(servers) == ["github", SERVER_NAME]
+    assert merged_mcp["unknownKey"] == [1, 2, 3]
+
+    assert list(merged) == ["permissions", "hooks", "model"]
+    hooks = merged["hooks"]
+    assert isinstance(hooks, dict)
+    assert list(hooks) == ["UserPromptSubmit", "SessionStart", "PreToolUse", "SessionEnd"]
+    # Existing groups stay first and untouched; ours follow.
+    assert hooks["UserPromptSubmit"][0] == OTHER_SETTINGS["hooks"]["UserPromptSubmit"][0]  # type: ignore[index]
+    assert hooks["SessionStart"][0] == OTHER_SETTINGS["hooks"]["SessionStart"][0]  # type: ignore[index]
+    assert hooks["PreToolUse"] == OTHER_SETTINGS["hooks"]["PreToolUse"]  # type: ignore[index]
+    assert {event: len(commands) for event, commands in our_commands(merged).items()} == {
+        "UserPromptSubmit": 1,
+        "SessionStart": 1,
+        "SessionEnd": 1,
+    }
+
+
+def test_second_install_changes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mcp, settings = project_files(tmp_path)
+    write(mcp, OTHER_MCP)
+    write(settings, OTHER_SETTINGS)
+    assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
+    first = (mcp.read_bytes(), settings.read_bytes())
+    stats = (mcp.stat().st_mtime_ns, settings.stat().st_ino)
+    capsys.readouterr()
+
+    assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
+    assert (mcp.read_bytes(), settings.read_bytes()) == first
+    assert (mcp.stat().st_mtime_ns, settings.stat().st_ino) == stats
+    assert capsys.readouterr().out.count("unchanged") == 2
+
+
+def test_uninstall_restores_the_original(tmp_path: Path) -> None:
+    mcp, settings = project_files(tmp_path)
+    write(mcp, OTHER_MCP)
+    write(settings, OTHER_SETTINGS)
+
+    assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
+    assert run_install(["claude-code", "--project", str(tmp_path), "--uninstall"]) == 0
+
+    assert ordered(load(mcp)) == ordered(OTHER_MCP)
+    assert ordered(load(settings)) == ordered(OTHER_SETTINGS)
+
+
+def test_uninstall_of_a_fresh_install_leaves_no_files(tmp_path: Path) -> None:
+    (tmp_path / "README").write_text("a project")
+    assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
+    assert run_install(["claude-code", "--project", str(tmp_path), "--uninstall"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["README"]
+
+
+def test_uninstall_without_an_install_writes_nothing(tmp_path: Path) -> None:
+    mcp, settings = project_files(tmp_path)
+    originals = (write(mcp, {}), write(settings, OTHER_SETTINGS))
+    assert run_install(["claude-code", "--project", str(tmp_path), "--uninstall"]) == 0
+    assert (mcp.read_bytes(), settings.read_bytes()) == originals
+
+
+def test_stale_entries_from_another_path_are_replaced(tmp_path: Path) -> None:
+    _, settings = project_files(tmp_path)
+    stale = "python3 /old/venv/lib/kenning_encounter/hooks/infuse_hook.py --mode prompt"
+    linked = "python3 /src/repo/scripts/kenning_encounter_infuse_hook.py --mode session-start"
+    doc = {
+        "hooks": {
+            "UserPromptSubmit": [
+                {
+                    "hooks": [
+                        {"type": "command", "command": "~/bin/prompt-guard.sh"},
+                        {"type": "command", "command": stale},
+                    ]
+                },
+                {"hooks": [{"type": "command", "command": stale}]},
+            ],
+            "SessionStart": [{"hooks": [{"type": "command", "command": linked}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": stale}]}],
+        }
+    }
+    write(settings, doc)
+
+    assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
+    merged = load(settings)
+    hooks = merged["hooks"]
+    assert isinstance(hooks, dict)
+    assert "Stop" not in hooks
+    assert hooks["UserPromptSubmit"][0] == {
+        "hooks": [{"type": "command", "command": "~/bin/prompt-guard.sh"}]
+    }
+    commands = our_commands(merged)
+    assert len(commands["UserPromptSubmit"]) == 1
+    assert stale not in commands["UserPromptSubmit"]
+    assert len(commands["SessionStart"]) == 1
+    assert linked not in commands["SessionStart"]
+
+
+def test_duplicated_entries_of_ours_collapse_to_one(tmp_path: Path) -> None:
+    assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
+    _, settings = project_files(tmp_path)
+    doc = load(settings)
+    hooks = doc["hooks"]
+    assert isinstance(hooks, dict)
+    hooks["UserPromptSubmit"].append(hooks["UserPromptSubmit"][0])
+    write(settings, doc)
+
+    assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
+    assert len(our_commands(load(settings))["UserPromptSubmit"]) == 1
+
+
+def test_non_default_url_reaches_the_hooks(tmp_path: Path) -> None:
+    url = "http://memory.internal:9000/mcp/"
+    assert run_install(["claude-code", "--project", str(tmp_path), "--url", url]) == 0
+    mcp, settings = project_files(tmp_path)
+
+    servers = load(mcp)["mcpServers"]
+    assert isinstance(servers, dict)
+    assert servers[SERVER_NAME] == {"type": "http", "url": url}
+    for commands in our_commands(load(settings)).values():
+        assert commands[0].endswith(" --url http://memory.internal:9000")
+
+    # A new URL replaces ours in place rather than adding a second set.
+    assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
+    for commands in our_commands(load(settings)).values():
+        assert len(commands) == 1
+        assert "--url" not in commands[0]
+
+
+def test_token_is_referenced_never_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KENNING_ENCOUNTER_TOKEN", "s3cret-value")
+    assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
+    mcp, settings = project_files(tmp_path)
+
+    assert "s3cret-value" not in mcp.read_text() + settings.read_text()
+    servers = load(mcp)["mcpServers"]
+    assert isinstance(servers, dict)
+    assert servers[SERVER_NAME]["headers"] == {"Authorization": "Bearer ${KENNING_ENCOUNTER_TOKEN}"}
+
+
+@pytest.mark.parametrize("broken", ["mcp", "settings"])
+def test_malformed_file_is_refused_and_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], broken: str
+) -> None:
+    mcp, settings = project_files(tmp_path)
+    bad, good = (mcp, settings) if broken == "mcp" else (settings, mcp)
+    bad.parent.mkdir(parents=True, exist_ok=True)
+    bad.write_text('{"hooks": {,}')
+    good_bytes = write(good, OTHER_MCP if good == mcp else OTHER_SETTINGS)
+
+    assert run_install(["claude-code", "--project", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert str(bad) in err
+    assert "not valid JSON" in err
+    assert "nothing was written" in err
+    assert bad.read_text() == '{"hooks": {,}'
+    assert good.read_bytes() == good_bytes
+    assert sorted(p.name for p in bad.parent.iterdir() if p.name.endswith(".tmp")) == []
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ([1, 2], "should hold a JSON object"),
+        ({"hooks": []}, '"hooks" should be a JSON object'),
+        ({"hooks": {"UserPromptSubmit": {}}}, "should be a list of matcher groups"),
+    ],
+)
+def test_wrong_shapes_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: object, message: str
+) -> None:
+    _, settings = project_files(tmp_path)
+    original = write(settings, doc)
+    assert run_install(["claude-code", "--project", str(tmp_path)]) == 1
+    assert message in capsys.readouterr().err
+    assert settings.read_bytes() == original
+    assert not (tmp_path / ".mcp.json").exists()
+
+
+def test_user_scope_uses_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    claude_json = home / ".claude.json"
+    write(claude_json, {"numStartups": 3, "projects": {"/x": {"mcpServers": {}}}})
+
+    assert run_install(["claude-code", "--user"]) == 0
+    doc = load(claude_json)
+    assert list(doc) == ["numStartups", "projects", "mcpServers"]
+    assert SERVER_NAME in doc["mcpServers"]  # type: ignore[operator]
+    assert len(our_commands(load(home / ".claude" / "settings.json"))) == 3
+
+    assert run_install(["claude-code", "--user", "--uninstall"]) == 0
+    assert load(claude_json) == {"numStartups": 3, "projects": {"/x": {"mcpServers": {}}}}
+
+
+def test_file_mode_and_symlinks_are_kept(tmp_path: Path) -> None:
+    real_dir = tmp_path / "dotfiles"
+    real_dir.mkdir()
+    real = real_dir / "settings.json"
+    write(real, OTHER_SETTINGS)
+    real.chmod(0o640)
+    _, settings = project_files(tmp_path / "project")
+    settings.parent.mkdir(parents=True)
+    settings.symlink_to(real)
+
+    assert run_install(["claude-code", "--project", str(tmp_path / "project")]) == 0
+    assert settings.is_symlink()
+    assert len(our_commands(load(real))) == 3
+    assert real.stat().st_mode & 0o777 == 0o640
+
+
+def test_new_files_follow_the_umask(tmp_path: Path) -> None:
+    umask = os.umask(0o027)
+    try:
+        assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
+    finally:
+        os.umask(umask)
+    for path in project_files(tmp_path):
+        assert path.stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["claude-code", "--user", "--project", "."],
+        ["cursor"],
+        [],
+    ],
+)
+def test_bad_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_install(argv) == 2
+    assert "usage" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("url", ["ftp://host/mcp", "127.0.0.1:8765/mcp", "http:///mcp"])
+def test_bad_url_is_refused(tmp_path: Path, url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_install(["claude-code", "--project", str(tmp_path), "--url", url]) == 1
+    assert "--url" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_project_directory_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_install(["claude-code", "--project", str(tmp_path / "nope")]) == 1
+    assert "no such directory" in capsys.readouterr().err
+
+
+def test_registered_command_runs_through_a_shell(tmp_path: Path) -> None:
+    assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
+    [command] = our_commands(load(tmp_path / ".claude" / "settings.json"))["SessionStart"]
+    env = {key: value for key, value in os.environ.items() if key != "KENNING_ENCOUNTER_URL"}
+    env["KENNING_ENCOUNTER_URL"] = "http://127.0.0.1:1"
+    done = subprocess.run(
+        command,
+        shell=True,
+        input=b'{"session_id": "s-42"}',
+        capture_output=True,
+        env=env,
+        timeout=30,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, b"")
+    output = json.loads(done.stdout)
+    assert "session_id is s-42" in output["hookSpecificOutput"]["additionalContext"]
