@@ -131,6 +131,7 @@ def create_entities(
                     )
                 seen_sources.add(triple)
             record = NodeRecord(
+                ord=len(records),
                 id=new_id(d.type),
                 type=d.type,
                 name=d.name,

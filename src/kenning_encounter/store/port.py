@@ -106,6 +106,10 @@ class ReadTx(Protocol):
         """The nodes one hop from ``node_ids`` along ``rel_types``, with those edges."""
         ...
 
+    def encounter_members(self, encounters: Sequence[str]) -> dict[str, list[str]]:
+        """encounter -> ids it recorded, in creation order (tick, then place in the write)."""
+        ...
+
     def encounter_nodes(self, encounters: Sequence[str], limit: int) -> list[str]:
         """Ids recorded in the given encounters, newest first."""
         ...

@@ -21,6 +21,7 @@ class NodeRecord:
     encounter: str | None = None  # name of the encounter that recorded it
     locus: str | None = None  # session id of that encounter's locus
     superseded_by: str | None = None  # id of the successor, when not a head
+    ord: int = 0  # place within the write that created it: (tick, ord) is the creation order
 
     @property
     def is_head(self) -> bool:

@@ -155,6 +155,10 @@ SPINE: Final = (
     "MATCH (a:Encounter)-[r]->(b:Encounter) RETURN a.id, label(r), b.id ORDER BY a.opened_tick"
 )
 ENC_RECORDED: Final = "MATCH (e:Encounter {id: $name})-[:RECORDED]->(n) RETURN n.id"
+ENC_MEMBERS: Final = (
+    "MATCH (e:Encounter)-[:RECORDED]->(n) WHERE e.id IN $names "
+    "RETURN e.id, n.id, n.tick, n.ord ORDER BY n.tick, n.ord"
+)
 ENC_NODES: Final = (
     "MATCH (e:Encounter)-[:RECORDED]->(n) WHERE e.id IN $names "
     "RETURN n.id ORDER BY n.tick DESC LIMIT $limit"

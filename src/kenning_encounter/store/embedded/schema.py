@@ -17,7 +17,7 @@ from typing import Final
 
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, NodeType, RelationType
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 
 
 def _node_columns(t: NodeType) -> list[str]:
@@ -76,4 +76,14 @@ def _v2() -> list[str]:
     return ["ALTER TABLE Encounter ADD tombstones INT64 DEFAULT 0"]
 
 
-MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {1: _v1, 2: _v2}
+def _v3() -> list[str]:
+    # v3: a node's place within the write that created it, so the order of what an
+    # encounter recorded is exact even inside one batch (one tick).
+    return [
+        f"ALTER TABLE {name} ADD ord INT64 DEFAULT 0"
+        for name, t in NODE_TYPES.items()
+        if t.authored
+    ]
+
+
+MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {1: _v1, 2: _v2, 3: _v3}

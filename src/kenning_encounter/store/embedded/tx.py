@@ -28,7 +28,7 @@ from kenning_encounter.vocabulary import (
 log = logging.getLogger(__name__)
 
 PREFIX_TO_TYPE = {t.id_prefix: name for name, t in NODE_TYPES.items() if t.authored}
-_BASE_COLUMNS = ("id", "tick", "created_at", "name", "description", "status")
+_BASE_COLUMNS = ("id", "tick", "ord", "created_at", "name", "description", "status")
 
 
 class Tracer(Protocol):
@@ -45,7 +45,7 @@ def node_to_index_doc(node: NodeRecord) -> IndexDoc:
 
 def _columns(label: str) -> list[str]:
     t = NODE_TYPES[label]
-    return ["id", "tick", "created_at", *(p.name for p in t.props)]
+    return ["id", "tick", "ord", "created_at", *(p.name for p in t.props)]
 
 
 def _node_from_row(row: list[Any]) -> NodeRecord:
@@ -68,6 +68,7 @@ def _node_from_row(row: list[Any]) -> NodeRecord:
         encounter=row[1],
         locus=row[2],
         superseded_by=row[3],
+        ord=int(props_in.get("ord") or 0),
     )
 
 
@@ -255,6 +256,13 @@ class EmbeddedTx:
 
     def recorded_ids(self, encounter: str) -> list[str]:
         return [str(r[0]) for r in self._run(q.ENC_RECORDED, {"name": encounter})]
+
+    def encounter_members(self, encounters: Sequence[str]) -> dict[str, list[str]]:
+        rows = self._run(q.ENC_MEMBERS, {"names": list(encounters)})
+        out: dict[str, list[str]] = {}
+        for enc, node_id, _tick, _ord in rows:
+            out.setdefault(str(enc), []).append(str(node_id))
+        return out
 
     def encounter_nodes(self, encounters: Sequence[str], limit: int) -> list[str]:
         rows = self._run(q.ENC_NODES, {"names": list(encounters), "limit": limit})
@@ -459,6 +467,7 @@ def _row_for(record: NodeRecord, cols: list[str]) -> dict[str, Any]:
     base: dict[str, Any] = {
         "id": record.id,
         "tick": record.tick,
+        "ord": record.ord,
         "created_at": record.created_at,
         "name": record.name,
         "description": record.description,

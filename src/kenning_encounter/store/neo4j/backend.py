@@ -1,0 +1,389 @@
+"""The Neo4j backend: the official driver against a Neo4j 5 server.
+
+Every write runs as a managed transaction (the driver retries transient
+failures, so a unit of work may run more than once, as the port allows) that
+first writes the clock node: its exclusive lock, held to commit, serializes
+writers from any number of processes, so the global tick is exact and gapless.
+Inside one process a plain lock keeps writers from queueing on the server.
+
+Sessions share one bookmark manager, so a read always sees the writes this
+process committed before it, on a single server or a cluster alike.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable, Generator, Iterable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, LiteralString, TypeVar, cast
+from urllib.parse import urlsplit, urlunsplit
+
+from kenning_encounter.errors import (
+    ConfigError,
+    KenningError,
+    ReadOnlyViolation,
+    SchemaVersionError,
+    StoreError,
+    StoreUnavailable,
+)
+from kenning_encounter.store.cypher_guard import check_read_only
+from kenning_encounter.store.neo4j import queries as q
+from kenning_encounter.store.neo4j.cypher import (
+    READ_PROCEDURES,
+    check_neo4j_text,
+    check_plan,
+    to_json,
+)
+from kenning_encounter.store.neo4j.tx import Neo4jTx, Tracer
+from kenning_encounter.store.port import CypherResult, ReadTx, SearchHit, WriteTx
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
+
+if TYPE_CHECKING:
+    from neo4j import Driver, ManagedTransaction, Session
+
+    from kenning_encounter.config import Settings
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_MAX_TERMS = 64
+_TIMEOUT_CODES = ("TransactionTimedOut", "Terminated")
+INSTALL_HINT = (
+    "the neo4j driver is required for the Neo4j store: pip install 'kenning-encounter[neo4j]'"
+)
+
+
+def _utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _redacted(uri: str) -> str:
+    parts = urlsplit(uri)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def lucene_query(text: str) -> str:
+    """Free text as a Lucene query of plain words (OR), nothing the parser could read as syntax."""
+    words = _WORD.findall(text.lower())[:_MAX_TERMS]
+    return " ".join(re.sub(r'([+\-!(){}\[\]^"~*?:\\/&|])', r"\\\1", w) for w in words)
+
+
+class Neo4jStore:
+    """GraphStore on Neo4j. Open it with ``Neo4jStore.open(uri, username, password)``."""
+
+    backend = "neo4j"
+
+    def __init__(
+        self,
+        driver: Driver,
+        *,
+        uri: str,
+        database: str,
+        clock: Callable[[], str] = _utc_now,
+        tracer: Tracer | None = None,
+    ) -> None:
+        import neo4j
+
+        self._driver = driver
+        self.uri = _redacted(uri)
+        self.database = database
+        self._clock = clock
+        self._tracer = tracer
+        self._bookmarks = neo4j.GraphDatabase.bookmark_manager()
+        self._write_lock = threading.Lock()
+        self._closed = False
+        self.server_version = ""
+        self.gds_version: str | None = None
+
+    # --- lifecycle ------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        uri: str,
+        username: str = "neo4j",
+        password: str | None = None,
+        database: str = "neo4j",
+        *,
+        clock: Callable[[], str] = _utc_now,
+        tracer: Tracer | None = None,
+        connection_timeout_s: float = 10.0,
+    ) -> Neo4jStore:
+        """Connect, check the server answers, and create the schema if it is missing."""
+        try:
+            import neo4j
+        except ImportError as exc:
+            raise StoreUnavailable(INSTALL_HINT) from exc
+        scheme = urlsplit(uri).scheme
+        if scheme not in _SCHEMES:
+            raise ConfigError(
+                f"NEO4J_URI {_redacted(uri)!r} has scheme {scheme!r}; use one of "
+                f"{', '.join(s + '://' for s in _SCHEMES)} (e.g. bolt://127.0.0.1:7687)"
+            )
+        auth = (username, password) if password is not None else None
+        driver = neo4j.GraphDatabase.driver(
+            uri,
+            auth=auth,
+            connection_timeout=connection_timeout_s,
+            notifications_min_severity="OFF",
+            user_agent="kenning-encounter",
+        )
+        store = cls(driver, uri=uri, database=database, clock=clock, tracer=tracer)
+        try:
+            with store._translate_errors("connecting"):
+                driver.verify_connectivity()
+            store._prepare(empty_first=False)
+        except BaseException:
+            driver.close()
+            raise
+        return store
+
+    @classmethod
+    def open_from_settings(cls, settings: Settings) -> Neo4jStore:
+        if not settings.neo4j_uri:
+            raise ConfigError(
+                "store=neo4j needs NEO4J_URI (or --neo4j-uri), e.g. bolt://127.0.0.1:7687"
+            )
+        password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else None
+        return cls.open(
+            settings.neo4j_uri, settings.neo4j_username, password, settings.neo4j_database
+        )
+
+    @classmethod
+    def open_for_tests(cls, uri: str) -> Neo4jStore:
+        """A store on an emptied database (every node deleted; constraints and indexes kept).
+
+        Credentials come from NEO4J_USERNAME / NEO4J_PASSWORD (defaults neo4j /
+        kenning-test-pw, the test launcher's), the database from NEO4J_DATABASE.
+        """
+        store = cls.open(
+            uri,
+            os.environ.get("NEO4J_USERNAME", "neo4j"),
+            os.environ.get("NEO4J_PASSWORD", "kenning-test-pw"),
+            os.environ.get("NEO4J_DATABASE", "neo4j"),
+            connection_timeout_s=5.0,
+        )
+        try:
+            store._prepare(empty_first=True)
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with self._write_lock:
+            self._driver.close()
+
+    # --- schema -----------------------------------------------------------------
+    def _prepare(self, *, empty_first: bool) -> None:
+        with self._translate_errors("preparing the schema"), self._session(write=True) as s:
+            existing = {
+                str(r["name"])
+                for show in (q.SHOW_CONSTRAINT_NAMES, q.SHOW_INDEX_NAMES)
+                for r in s.run(show)
+            }
+            created = 0
+            for name, statement in q.schema_statements():
+                if name not in existing:
+                    s.run(statement).consume()
+                    created += 1
+            if created:
+                s.run(q.AWAIT_INDEXES).consume()
+                log.info("created %d Neo4j constraints and indexes", created)
+            if empty_first:
+                s.run(q.EMPTY_DATABASE).consume()
+            found = s.execute_write(
+                lambda tx: tx.run(q.META_INIT, {"version": q.SCHEMA_VERSION}).single(strict=True)[0]
+            )
+            if int(found) > q.SCHEMA_VERSION:
+                raise SchemaVersionError(int(found), q.SCHEMA_VERSION)
+            row = s.run(q.SERVER_VERSION).single()
+            if row is not None:
+                self.server_version = f"{row['name']} {row['version']} ({row['edition']})"
+            self.gds_version = self._read_gds_version(s)
+
+    @staticmethod
+    def _read_gds_version(session: Session) -> str | None:
+        from neo4j.exceptions import ClientError
+
+        try:
+            row = session.run(q.GDS_VERSION).single()
+        except ClientError:  # the plugin is absent: Unknown function 'gds.version'
+            return None
+        return str(row["version"]) if row is not None else None
+
+    def schema_version(self) -> int:
+        return self.read(lambda tx: cast(Neo4jTx, tx).meta("schema_version"))
+
+    # --- plumbing ------------------------------------------------------------------
+    def _session(self, *, write: bool) -> Session:
+        import neo4j
+
+        if self._closed:
+            raise StoreError("the store is closed")
+        return self._driver.session(
+            database=self.database,
+            bookmark_manager=self._bookmarks,
+            default_access_mode=neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS,
+        )
+
+    @contextlib.contextmanager
+    def _translate_errors(self, doing: str) -> Generator[None]:
+        """Driver failures as our errors; our own errors pass through untouched."""
+        from neo4j.exceptions import AuthError, DriverError, Neo4jError, ServiceUnavailable
+
+        try:
+            yield
+        except KenningError:
+            raise
+        except AuthError as exc:
+            raise StoreUnavailable(
+                f"Neo4j at {self.uri} refused the credentials while {doing}: {exc.message}; "
+                "check NEO4J_USERNAME and NEO4J_PASSWORD"
+            ) from exc
+        except ServiceUnavailable as exc:
+            raise StoreUnavailable(
+                f"no Neo4j answered at {self.uri} while {doing} ({exc}); start the server "
+                "or point NEO4J_URI at a running one"
+            ) from exc
+        except Neo4jError as exc:
+            raise StoreError(f"Neo4j failed while {doing}: {exc.code}: {exc.message}") from exc
+        except DriverError as exc:
+            raise StoreUnavailable(f"the Neo4j driver failed while {doing}: {exc}") from exc
+
+    # --- units of work ---------------------------------------------------------------
+    def write(self, work: Callable[[WriteTx], T]) -> T:
+        def attempt(tx: ManagedTransaction) -> T:
+            ntx = Neo4jTx(tx, clock=self._clock, writable=True, tracer=self._tracer)
+            ntx.begin_write()
+            result = work(ntx)
+            ntx.end_write()
+            return result
+
+        with self._write_lock, self._translate_errors("writing"), self._session(write=True) as s:
+            return s.execute_write(attempt)
+
+    def read(self, work: Callable[[ReadTx], T]) -> T:
+        def attempt(tx: ManagedTransaction) -> T:
+            return work(Neo4jTx(tx, clock=self._clock, writable=False, tracer=self._tracer))
+
+        with self._translate_errors("reading"), self._session(write=False) as s:
+            return s.execute_read(attempt)
+
+    # --- lexical search -----------------------------------------------------------------
+    def fulltext(
+        self,
+        text: str,
+        *,
+        types: Iterable[str] | None = None,
+        heads_only: bool = True,
+        limit: int = 10,
+    ) -> list[SearchHit]:
+        query = lucene_query(text)
+        if not query or limit <= 0:
+            return []
+        type_list = list(types or []) or None
+        params = {
+            "index": q.FULLTEXT_INDEX,
+            "query": query,
+            "types": type_list,
+            "heads_only": heads_only,
+            "limit": limit,
+        }
+
+        def work(tx: ManagedTransaction) -> list[SearchHit]:
+            result = tx.run(q.FULLTEXT_QUERY, params)
+            return [SearchHit(id=str(r[0]), score=float(r[1])) for r in result]
+
+        with self._translate_errors("searching"), self._session(write=False) as s:
+            return s.execute_read(work)
+
+    # --- read_cypher ------------------------------------------------------------------------
+    def check_read_only_plan(self, query: str, params: dict[str, Any] | None = None) -> None:
+        """The EXPLAIN layer alone: refuse unless the planner proves ``query`` a read."""
+        with self._session(write=False) as s:
+            tx = s.begin_transaction()
+            try:
+                self._explain(tx, query, params or {})
+            finally:
+                tx.close()
+
+    @staticmethod
+    def _explain(tx: Any, query: str, params: dict[str, Any]) -> None:
+        from neo4j.exceptions import Neo4jError
+
+        try:
+            summary = tx.run(cast(LiteralString, q.EXPLAIN_PREFIX + query), params).consume()
+        except Neo4jError as exc:
+            raise ReadOnlyViolation(f"the engine refused the query: {exc.message}") from exc
+        check_plan(summary.query_type, summary.plan)
+
+    def read_cypher(
+        self,
+        query: str,
+        params: dict[str, Any] | None = None,
+        *,
+        row_cap: int,
+        char_cap: int,
+        timeout_s: float,
+    ) -> CypherResult:
+        from neo4j.exceptions import DriverError, Neo4jError
+
+        bare = check_read_only(query, READ_PROCEDURES)
+        check_neo4j_text(bare)
+        args = dict(params or {})
+        rows: list[list[Any]] = []
+        truncated = False
+        with self._translate_errors("running read_cypher"), self._session(write=False) as s:
+            tx = s.begin_transaction(timeout=timeout_s)
+            try:
+                self._explain(tx, query, args)
+                # The text is the caller's, admitted by the three checks above.
+                result = tx.run(cast(LiteralString, query), args)
+                columns = list(result.keys())
+                size = 0
+                for record in result:
+                    row = [to_json(v) for v in record.values()]
+                    size += len(json.dumps(row, default=str))
+                    if len(rows) >= row_cap or size > char_cap:
+                        truncated = True
+                        break
+                    rows.append(row)
+            except Neo4jError as exc:
+                if any(code in (exc.code or "") for code in _TIMEOUT_CODES):
+                    raise ReadOnlyViolation(
+                        f"the query ran past its {timeout_s:g} s timeout and was stopped; "
+                        "narrow it (a tighter MATCH, a LIMIT)"
+                    ) from exc
+                raise ReadOnlyViolation(f"the engine refused the query: {exc.message}") from exc
+            finally:
+                with contextlib.suppress(DriverError, Neo4jError):
+                    tx.close()  # always a rollback: nothing a read did survives it
+        note = (
+            f"result cut at {len(rows)} rows (caps: {row_cap} rows, {char_cap} characters)"
+            if truncated
+            else ""
+        )
+        return CypherResult(columns, rows, truncated, row_cap, char_cap, note)
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "uri": self.uri,
+            "database": self.database,
+            "engine": self.server_version,
+            "gds": self.gds_version,
+            "schema_version": q.SCHEMA_VERSION,
+            "authored_types": list(AUTHORED_NODE_TYPES),
+        }

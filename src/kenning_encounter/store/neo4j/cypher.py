@@ -1,0 +1,154 @@
+"""read_cypher on Neo4j: what may run, how the plan is judged, how values come back.
+
+Three layers, each enough on its own for the cases it knows:
+
+1. the shared lexical gate (``cypher_guard``), plus what only Neo4j has:
+   ``SHOW`` commands and namespaced functions (``gds.graph.project`` is an
+   aggregation *function* that changes the graph catalog without any CALL);
+2. ``EXPLAIN``: the planner's query type must be ``r`` and no operator in the
+   plan may write, load files, administer, or call a procedure off the list;
+3. the query runs in a READ transaction with a timeout, and is rolled back.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from kenning_encounter.errors import ReadOnlyViolation
+
+# Procedures that only describe the schema or read the fulltext index (lowercase).
+READ_PROCEDURES: Final = frozenset(
+    {
+        "db.labels",
+        "db.relationshiptypes",
+        "db.propertykeys",
+        "db.schema.visualization",
+        "db.schema.nodetypeproperties",
+        "db.schema.reltypeproperties",
+        "db.index.fulltext.querynodes",
+    }
+)
+
+# Namespaced functions that compute values and touch nothing (lowercase).
+_READ_FUNCTION_NAMESPACES: Final = (
+    "date.",
+    "datetime.",
+    "localdatetime.",
+    "localtime.",
+    "time.",
+    "duration.",
+    "point.",
+    "vector.similarity.",
+    "gds.similarity.",
+)
+_READ_FUNCTIONS: Final = frozenset(
+    {"db.namefromelementid", "gds.version", "gds.util.asnode", "gds.util.asnodes"}
+)
+
+# Plan operators (name before '@') that change data or schema, touch files or
+# administer the server. Query type 'r' already excludes most; this is the
+# second opinion, and the only one for LOAD CSV, which plans as a read.
+_REFUSED_OPERATOR_PREFIXES: Final = (
+    "Create",
+    "Merge",
+    "Set",
+    "Delete",
+    "DetachDelete",
+    "Remove",
+    "Foreach",
+    "LoadCSV",
+    "Show",
+    "Terminate",
+    "Transaction",
+    "Alter",
+    "Drop",
+    "Grant",
+    "Deny",
+    "Revoke",
+    "Start",
+    "Stop",
+    "Enable",
+    "Disable",
+)
+
+_DOTTED_CALL = re.compile(r"([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)+)\s*\(")
+_CALL_BEFORE = re.compile(r"\bCALL\s*$", re.IGNORECASE)
+_SHOW_COMMAND = re.compile(r"^\s*SHOW\b", re.IGNORECASE)
+_PROCEDURE_DETAIL = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*\(")
+
+
+def check_neo4j_text(bare: str) -> None:
+    """Lexical checks only Neo4j needs, on the query with literals blanked out."""
+    if _SHOW_COMMAND.search(bare):
+        raise ReadOnlyViolation("SHOW commands are not allowed; read the graph with MATCH")
+    for match in _DOTTED_CALL.finditer(bare):
+        if _CALL_BEFORE.search(bare[: match.start()]):
+            continue  # a procedure: the shared gate checked it against its own list
+        name = re.sub(r"\s+", "", match.group(1)).lower()
+        if name in _READ_FUNCTIONS or name.startswith(_READ_FUNCTION_NAMESPACES):
+            continue
+        raise ReadOnlyViolation(
+            f"function {match.group(1)!r} is not on the read-only allow-list "
+            "(built-in temporal, spatial and vector functions, gds.version, gds.util.asNode(s), "
+            "gds.similarity.*)"
+        )
+
+
+def _operators(plan: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    found: list[Mapping[str, Any]] = [plan]
+    for child in plan.get("children") or []:
+        found += _operators(child)
+    return found
+
+
+def check_plan(query_type: str | None, plan: Mapping[str, Any] | None) -> None:
+    """Refuse a query unless its EXPLAIN plan is provably a read."""
+    if query_type != "r":
+        raise ReadOnlyViolation(
+            f"the planner classifies this query as {query_type or 'unknown'!r}, not read-only ('r')"
+        )
+    if plan is None:
+        raise ReadOnlyViolation("the server returned no plan to check")
+    for op in _operators(plan):
+        name = str(op.get("operatorType", "")).split("@", 1)[0]
+        if name.startswith(_REFUSED_OPERATOR_PREFIXES):
+            raise ReadOnlyViolation(f"the plan contains a {name} operator")
+        if name == "ProcedureCall":
+            args: Mapping[str, Any] = op.get("args") or {}
+            detail = _PROCEDURE_DETAIL.match(str(args.get("Details", "")))
+            procedure = detail.group(1).lower() if detail else "?"
+            if procedure not in READ_PROCEDURES:
+                raise ReadOnlyViolation(f"the plan calls procedure {procedure!r}")
+
+
+def to_json(value: Any) -> Any:
+    """A driver value as plain JSON-safe data (nodes and relations as property maps)."""
+    from neo4j.graph import Node, Path, Relationship
+
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, Node):
+        labels = sorted(value.labels)
+        return {"_LABEL": labels[0] if labels else None, **to_json(dict(value.items()))}
+    if isinstance(value, Relationship):
+        return {"_LABEL": value.type, **to_json(dict(value.items()))}
+    if isinstance(value, Path):
+        return {
+            "_nodes": [to_json(n) for n in value.nodes],
+            "_rels": [to_json(r) for r in value.relationships],
+        }
+    if isinstance(value, dict):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_json(v) for v in value]
+    if isinstance(value, bytes | bytearray):
+        return value.hex()
+    iso = getattr(value, "iso_format", None)
+    if callable(iso):
+        return str(iso())
+    return str(value)

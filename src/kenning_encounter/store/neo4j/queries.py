@@ -1,0 +1,243 @@
+"""Every Cypher statement the Neo4j backend runs, in one place.
+
+Values are always parameters. Labels and relationship types cannot be, so
+templates carry ``{label}``-style slots that only ``render`` fills, and only
+with names from the closed vocabulary. The property names match the embedded
+backend's columns, so a read_cypher query reads the same on either store.
+
+Bookkeeping nodes mirror the embedded tables: ``Meta`` (the global clock and
+the schema version), ``NameKey`` (live name -> head id) and ``SourceKey`` (a
+Component's source triple -> id), each unique by a constraint.
+"""
+
+from __future__ import annotations
+
+from typing import Final, LiteralString, cast
+
+from kenning_encounter.vocabulary import (
+    AUTHORED_NODE_TYPES,
+    AUTHORED_RELATION_TYPES,
+    NODE_TYPES,
+    RELATION_TYPES,
+)
+
+_ALLOWED_NAMES: Final = frozenset(NODE_TYPES) | frozenset(RELATION_TYPES)
+FULLTEXT_INDEX: Final = "kenning_text"
+SCHEMA_VERSION: Final = 1
+
+
+def _checked(name: str) -> str:
+    if name not in _ALLOWED_NAMES:
+        raise ValueError(f"not a vocabulary name: {name!r}")
+    return name
+
+
+def render(template: str, **names: str) -> LiteralString:
+    """Fill label and relationship-type slots with vocabulary names only."""
+    filled = template.format(**{slot: _checked(value) for slot, value in names.items()})
+    # Safe to treat as a literal: every slot came from the closed vocabulary.
+    return cast(LiteralString, filled)
+
+
+def alternatives(names: tuple[str, ...]) -> str:
+    """``A|B|C`` for a label or type expression, each name checked."""
+    return "|".join(_checked(n) for n in names)
+
+
+# --- schema (one statement each; schema changes run outside data transactions) ---
+def schema_statements() -> list[tuple[str, LiteralString]]:
+    """(name, statement) pairs; every statement is idempotent (IF NOT EXISTS)."""
+    out: list[tuple[str, LiteralString]] = []
+    for label in NODE_TYPES:
+        name = f"kenning_{label.lower()}_id"
+        stmt = f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{_checked(label)}) REQUIRE n.id IS UNIQUE"
+        out.append((name, cast(LiteralString, stmt)))
+    fixed: list[tuple[str, LiteralString]] = [
+        (
+            "kenning_meta_key",
+            "CREATE CONSTRAINT kenning_meta_key IF NOT EXISTS FOR (m:Meta) REQUIRE m.key IS UNIQUE",
+        ),
+        (
+            "kenning_name_key",
+            "CREATE CONSTRAINT kenning_name_key IF NOT EXISTS "
+            "FOR (k:NameKey) REQUIRE k.name IS UNIQUE",
+        ),
+        (
+            "kenning_source_key",
+            "CREATE CONSTRAINT kenning_source_key IF NOT EXISTS "
+            "FOR (k:SourceKey) REQUIRE k.key IS UNIQUE",
+        ),
+        (
+            "kenning_encounter_locus",
+            "CREATE INDEX kenning_encounter_locus IF NOT EXISTS FOR (e:Encounter) ON (e.locus)",
+        ),
+    ]
+    out += fixed
+    labels = alternatives(AUTHORED_NODE_TYPES)
+    fulltext = (
+        f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (n:{labels}) "
+        "ON EACH [n.name, n.description] OPTIONS {indexConfig: "
+        "{`fulltext.analyzer`: 'english', `fulltext.eventually_consistent`: false}}"
+    )
+    out.append((FULLTEXT_INDEX, cast(LiteralString, fulltext)))
+    return out
+
+
+SHOW_CONSTRAINT_NAMES: Final = "SHOW CONSTRAINTS YIELD name"
+SHOW_INDEX_NAMES: Final = "SHOW INDEXES YIELD name"
+AWAIT_INDEXES: Final = "CALL db.awaitIndexes(60)"
+EMPTY_DATABASE: Final = "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
+SERVER_VERSION: Final = (
+    "CALL dbms.components() YIELD name, versions, edition "
+    "RETURN name, versions[0] AS version, edition"
+)
+GDS_VERSION: Final = "RETURN gds.version() AS version"
+
+# --- meta -------------------------------------------------------------------
+META_INIT: Final = (
+    "MERGE (c:Meta {key: 'clock'}) ON CREATE SET c.ival = 0 "
+    "MERGE (v:Meta {key: 'schema_version'}) ON CREATE SET v.ival = $version "
+    "RETURN v.ival"
+)
+META_GET: Final = "MATCH (m:Meta {key: $key}) RETURN m.ival"
+# Writing the clock node takes its exclusive lock, held to commit: every write
+# transaction starts here, so writers from any process queue in tick order.
+CLOCK_NEXT: Final = "MATCH (c:Meta {key: 'clock'}) SET c.ival = c.ival + 1 RETURN c.ival"
+CLOCK_UNDO: Final = "MATCH (c:Meta {key: 'clock'}) SET c.ival = c.ival - 1"
+
+# --- registries ---------------------------------------------------------------
+NAME_GET: Final = "MATCH (k:NameKey {name: $name}) RETURN k.id"
+NAMES_GET: Final = "UNWIND $names AS nm MATCH (k:NameKey {name: nm}) RETURN k.name, k.id"
+NAME_PUT: Final = "UNWIND $rows AS r MERGE (k:NameKey {name: r.name}) SET k.id = r.id"
+NAME_DROP: Final = "MATCH (k:NameKey {name: $name}) WHERE k.id = $id DELETE k"
+SOURCE_GET: Final = "MATCH (k:SourceKey {key: $key}) RETURN k.id"
+SOURCE_PUT: Final = "UNWIND $rows AS r MERGE (k:SourceKey {key: r.key}) SET k.id = r.id"
+SOURCE_DROP: Final = "MATCH (k:SourceKey {key: $key}) WHERE k.id = $id DELETE k"
+
+# --- authored nodes -----------------------------------------------------------
+NODES_GET: Final = (
+    "MATCH (n:{label}) WHERE n.id IN $ids "
+    "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
+    "OPTIONAL MATCH (s:{label})-[:SUPERSEDES]->(n) "
+    "RETURN properties(n), e.id, e.locus, s.id"
+)
+NODES_ALL: Final = (
+    "MATCH (n:{label}) "
+    "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
+    "OPTIONAL MATCH (s:{label})-[:SUPERSEDES]->(n) "
+    "RETURN properties(n), e.id, e.locus, s.id"
+)
+HEADS_BY_STATUS: Final = (
+    "MATCH (n:{label}) WHERE n.status IN $statuses "
+    "AND NOT EXISTS {{ MATCH (n)<-[:SUPERSEDES]-() }} "
+    "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
+    "RETURN properties(n), e.id, e.locus, null ORDER BY n.tick DESC LIMIT $limit"
+)
+RECENT_HEADS: Final = (
+    "MATCH (n:{label}) WHERE NOT EXISTS {{ MATCH (n)<-[:SUPERSEDES]-() }} "
+    "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
+    "RETURN properties(n), e.id, e.locus, null ORDER BY n.tick DESC LIMIT $limit"
+)
+# One statement per type for a whole batch: the nodes and their RECORDED edges.
+NODES_CREATE: Final = (
+    "MATCH (e:Encounter {{id: $encounter}}) UNWIND $rows AS r "
+    "CREATE (e)-[:RECORDED {{tick: $tick}}]->(n:{label}) SET n = r"
+)
+NODE_SET_STATUS: Final = "MATCH (n:{label} {{id: $id}}) SET n.status = $status"
+NODE_DELETE: Final = "MATCH (n:{label} {{id: $id}}) DETACH DELETE n"
+
+# --- authored edges -----------------------------------------------------------
+EDGE_CREATE: Final = (
+    "MATCH (a:{source} {{id: $s}}) MATCH (b:{target} {{id: $t}}) "
+    "CREATE (a)-[:{rel} {{tick: $tick, encounter: $encounter, created_at: $at}}]->(b)"
+)
+EDGE_CREATE_SUPERSEDES: Final = (
+    "MATCH (a:{source} {{id: $s}}) MATCH (b:{target} {{id: $t}}) "
+    "CREATE (a)-[:SUPERSEDES {{tick: $tick, encounter: $encounter, created_at: $at, "
+    "revision_why: $why}}]->(b)"
+)
+EDGE_COUNT: Final = (
+    "MATCH (a:{source} {{id: $s}})-[r:{rel}]->(b:{target} {{id: $t}}) RETURN count(r)"
+)
+EDGE_DELETE: Final = "MATCH (a:{source} {{id: $s}})-[r:{rel}]->(b:{target} {{id: $t}}) DELETE r"
+EDGES_OUT_MANY: Final = (
+    "MATCH (n:{label})-[r]->(m) WHERE n.id IN $ids AND type(r) IN $rels "
+    "RETURN n.id, m.id, type(r), r.tick, r.encounter, r.revision_why"
+)
+EDGES_IN_MANY: Final = (
+    "MATCH (n:{label})<-[r]-(m) WHERE n.id IN $ids AND type(r) IN $rels "
+    "RETURN m.id, n.id, type(r), r.tick, r.encounter, r.revision_why"
+)
+# ``{rels}`` is an alternatives() expression of authored relation types.
+EDGES_ALL: Final = (
+    "MATCH (a)-[r:{rels}]->(b) RETURN a.id, b.id, type(r), r.tick, r.encounter, r.revision_why"
+)
+PREDECESSORS: Final = (
+    "MATCH (n:{label} {{id: $id}})-[r:SUPERSEDES]->(p:{label}) RETURN p.id, r.revision_why"
+)
+
+
+def edges_all() -> LiteralString:
+    return cast(LiteralString, EDGES_ALL.format(rels=alternatives(AUTHORED_RELATION_TYPES)))
+
+
+# --- spine ----------------------------------------------------------------------
+LOCUS_GET: Final = "MATCH (l:Locus {id: $id}) RETURN l.id"
+LOCUS_CREATE: Final = "CREATE (:Locus {id: $id, created_at: $at, tick: $tick})"
+LOCI: Final = "MATCH (l:Locus) RETURN l.id ORDER BY l.tick"
+ENC_CREATE: Final = (
+    "MATCH (l:Locus {id: $locus}) "
+    "CREATE (l)-[:OPENED {tick: $tick}]->(:Encounter {id: $name, locus: $locus, "
+    "purpose: $purpose, opened_tick: $tick, opened_at: $at, last_activity_at: $at, "
+    "tombstones: 0})"
+)
+ENC_NEXT: Final = (
+    "MATCH (p:Encounter {id: $previous}) MATCH (e:Encounter {id: $name}) "
+    "CREATE (p)-[:NEXT_ENCOUNTER {tick: $tick}]->(e)"
+)
+ENC_ANCHOR: Final = (
+    "MATCH (a:Encounter {id: $anchor}) MATCH (e:Encounter {id: $name}) "
+    "CREATE (e)-[:INSTANTIATED_AFTER {tick: $tick}]->(a)"
+)
+ENC_GET: Final = "MATCH (e:Encounter {id: $name}) RETURN properties(e)"
+ENC_OPEN_OF: Final = (
+    "MATCH (e:Encounter {locus: $locus}) WHERE e.sealed_at IS NULL AND e.dissolved_at IS NULL "
+    "RETURN properties(e) ORDER BY e.opened_tick DESC LIMIT 1"
+)
+ENC_LAST_OF: Final = (
+    "MATCH (e:Encounter {locus: $locus}) RETURN properties(e) ORDER BY e.opened_tick DESC LIMIT 1"
+)
+ENC_LATEST: Final = "MATCH (e:Encounter) RETURN properties(e) ORDER BY e.opened_tick DESC LIMIT 1"
+ENC_LIST: Final = (
+    "MATCH (e:Encounter) WHERE ($unsealed = false OR e.sealed_at IS NULL) "
+    "AND ($exclude = '' OR e.locus <> $exclude) "
+    "RETURN properties(e) ORDER BY e.opened_tick DESC LIMIT $limit"
+)
+ENC_SEAL: Final = (
+    "MATCH (e:Encounter {id: $name}) SET e.sealed_tick = $tick, e.sealed_at = $at, "
+    "e.summary = $summary, e.last_activity_at = $at"
+)
+ENC_DISSOLVE: Final = "MATCH (e:Encounter {id: $name}) SET e.dissolved_at = $at"
+ENC_TOUCH: Final = "MATCH (e:Encounter {id: $name}) SET e.last_activity_at = $at"
+ENC_TOMBSTONES: Final = (
+    "MATCH (e:Encounter {id: $name}) SET e.tombstones = coalesce(e.tombstones, 0) + $count"
+)
+SPINE: Final = (
+    "MATCH (a:Encounter)-[r]->(b:Encounter) RETURN a.id, type(r), b.id ORDER BY a.opened_tick"
+)
+ENC_RECORDED: Final = "MATCH (:Encounter {id: $name})-[:RECORDED]->(n) RETURN n.id"
+ENC_NODES: Final = (
+    "MATCH (e:Encounter)-[:RECORDED]->(n) WHERE e.id IN $names "
+    "RETURN n.id ORDER BY n.tick DESC LIMIT $limit"
+)
+
+# --- lexical search ----------------------------------------------------------------
+FULLTEXT_QUERY: Final = (
+    "CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score "
+    "WHERE ($types IS NULL OR any(l IN labels(node) WHERE l IN $types)) "
+    "AND ($heads_only = false OR NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() }) "
+    "RETURN node.id, score ORDER BY score DESC LIMIT $limit"
+)
+
+# --- read_cypher -----------------------------------------------------------------------
+EXPLAIN_PREFIX: Final = "EXPLAIN "
