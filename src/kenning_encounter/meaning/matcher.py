@@ -28,9 +28,11 @@ from typing import Literal
 from kenning_encounter.errors import MatcherError
 from kenning_encounter.meaning.providers.base import ModelRequest, Provider
 from kenning_encounter.meaning.selection import (
+    LINE_OVERHEAD,
     MEMORY_HEADER,
     parse_selection,
     render_block,
+    render_line,
     render_moment,
     select_system,
 )
@@ -127,6 +129,10 @@ class Matcher:
         return self._options
 
     @property
+    def sidecar(self) -> SidecarStore:
+        return self._sidecar
+
+    @property
     def provider(self) -> Provider:
         return self._provider
 
@@ -156,6 +162,8 @@ class Matcher:
             window = prep.window
             if window.pool_size == 0:
                 raise MatcherError("empty_pool", "no meanings are held yet")
+            if window.size == 0:
+                raise MatcherError("empty_pool", "no meaning fits in the prompt budget")
             assembled = time.monotonic()
             reply = self._provider.complete(
                 ModelRequest(
@@ -250,28 +258,34 @@ class Matcher:
         text: str,
         candidates: CandidateSource | None,
     ) -> tuple[_Listing, WindowInfo]:
-        version = self._sidecar.version
         cached = self._full
         if (
             not exclude
             and cached is not None
-            and cached.version == version
+            and cached.version == self._sidecar.version
             and len(cached.block) <= budget
         ):
             size = len(cached.entries)
             return cached, WindowInfo(False, size, size)
-        entries = self._sidecar.entries()
+        snap = self._sidecar.snapshot()
         excluded = set(exclude)
-        pool = [e for e in entries if e.id not in excluded] if excluded else entries
-
-        def lookup(node_id: str) -> MeaningEntry | None:
-            return None if node_id in excluded else self._sidecar.get(node_id)
-
+        total = snap.text_chars + LINE_OVERHEAD * len(snap.entries)
+        for node_id in excluded:
+            entry = self._sidecar.get(node_id)
+            if entry is not None:
+                total -= len(render_line(entry))
         window = fit_window(
-            pool, budget, lookup=lookup, text=text, source=candidates, quotas=self._options.quotas
+            snap.entries,
+            budget,
+            total_chars=total,
+            excluded=excluded,
+            lookup=self._sidecar.get,
+            text=text,
+            source=candidates,
+            quotas=self._options.quotas,
         )
         listing = _Listing(
-            version,
+            snap.version,
             render_block(window.entries),
             {e.seq: e.id for e in window.entries},
             window.entries,

@@ -39,6 +39,10 @@ def select_system(*, max_picks: int, reasons: bool) -> str:
     return _INTRO.format(max_picks=max_picks) + (_PICKS_FORMAT if reasons else _IDS_FORMAT)
 
 
+# A listed line is "<seq>: <meaning>\n": the handle and meaning plus these.
+LINE_OVERHEAD = 3
+
+
 def render_line(entry: MeaningEntry) -> str:
     return f"{entry.seq}: {entry.meaning}\n"
 

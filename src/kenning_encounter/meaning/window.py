@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from kenning_encounter.meaning.selection import LINE_OVERHEAD
 from kenning_encounter.meaning.sidecar import MeaningEntry
 
 logger = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ class Window:
 
 def line_chars(entry: MeaningEntry) -> int:
     """Length of the entry's rendered line, ``"<seq>: <meaning>\\n"``."""
-    return len(str(entry.seq)) + 3 + len(entry.meaning)
+    return len(str(entry.seq)) + LINE_OVERHEAD + len(entry.meaning)
 
 
 def _ask(name: str, call: Callable[[], list[str]]) -> list[str]:
@@ -68,25 +69,30 @@ def _ask(name: str, call: Callable[[], list[str]]) -> list[str]:
 
 
 def fit_window(
-    pool: Sequence[MeaningEntry],
+    entries: Sequence[MeaningEntry],
     budget_chars: int,
     *,
+    total_chars: int,
+    excluded: Collection[str],
     lookup: Callable[[str], MeaningEntry | None],
     text: str,
     source: CandidateSource | None,
     quotas: WindowQuotas | None = None,
 ) -> Window:
-    """The entries of ``pool`` (creation order) to list within ``budget_chars``.
+    """The entries to list within ``budget_chars``, in creation order.
 
-    ``lookup`` resolves a candidate id to its pool entry (None when it has no
-    meaning or is excluded).
+    ``entries`` is every held entry in creation order; the pool is those not in
+    ``excluded``, and ``total_chars`` is the size of the pool's full listing
+    (known without a scan, so a windowed prompt costs O(window), not O(pool)).
+    ``lookup`` resolves a candidate id to its entry (None when it has none).
     """
-    total = sum(line_chars(e) for e in pool)
-    if total <= budget_chars:
-        return Window(tuple(pool), used=False, pool_size=len(pool), chars=total)
+    pool_size = len(entries) - sum(1 for x in excluded if lookup(x) is not None)
+    if total_chars <= budget_chars:
+        pool = tuple(e for e in entries if e.id not in excluded) if excluded else tuple(entries)
+        return Window(pool, used=False, pool_size=pool_size, chars=total_chars)
 
     q = quotas or WindowQuotas()
-    capacity = max(1, int(budget_chars / (total / len(pool))))
+    capacity = max(1, int(budget_chars / (total_chars / max(pool_size, 1))))
     streams: list[tuple[str, list[str], float]] = []
     if source is not None:
         streams = [
@@ -112,7 +118,7 @@ def fit_window(
             if node_id in chosen:
                 continue
             entry = lookup(node_id)
-            if entry is None:
+            if entry is None or node_id in excluded:
                 continue
             size = line_chars(entry)
             if used + size > budget_chars:
@@ -126,8 +132,8 @@ def fit_window(
         take(name, ids, math.ceil(capacity * share))
     for name, ids, _share in streams:
         take(name, ids, len(ids))
-    for entry in reversed(pool):
-        if entry.id in chosen:
+    for entry in reversed(entries):
+        if entry.id in chosen or entry.id in excluded:
             continue
         size = line_chars(entry)
         if used + size > budget_chars:
@@ -137,4 +143,4 @@ def fit_window(
         by_source["fill"] += 1
 
     ordered = tuple(sorted(chosen.values(), key=lambda e: (e.order, e.seq)))
-    return Window(ordered, used=True, pool_size=len(pool), chars=used, by_source=by_source)
+    return Window(ordered, used=True, pool_size=pool_size, chars=used, by_source=by_source)

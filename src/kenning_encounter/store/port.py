@@ -26,6 +26,18 @@ class SearchHit:
 
 
 @dataclass(frozen=True, slots=True)
+class TermStatsSnapshot:
+    """Corpus statistics of the lexical index, in the tokenizer's terms."""
+
+    n_docs: int
+    avg_len: float
+    doc_freqs: dict[str, int]
+
+    def doc_freq(self, term: str) -> int:
+        return self.doc_freqs.get(term, 0)
+
+
+@dataclass(frozen=True, slots=True)
 class CypherResult:
     columns: list[str]
     rows: list[list[Any]]
@@ -170,6 +182,10 @@ class GraphStore(Protocol):
         heads_only: bool = True,
         limit: int = 10,
     ) -> list[SearchHit]: ...
+
+    def fulltext_stats(self, terms: Iterable[str]) -> TermStatsSnapshot:
+        """Document count, mean length and per-term document frequencies."""
+        ...
 
     def read_cypher(
         self,

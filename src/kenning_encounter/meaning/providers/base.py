@@ -93,6 +93,14 @@ class Provider(ABC):
         """
         return None
 
+    def warm_up(self) -> None:
+        """Do the slow one-time setup (imports, client) now, outside any deadline.
+
+        Call it off the request path at startup; until it is done, the first
+        calls may spend their timeout on it. Raises ``MatcherError``.
+        """
+        return None
+
     def close(self) -> None:
         """Release connections; the provider is not used afterwards."""
         return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -49,10 +50,17 @@ class GeminiProvider(Provider):
     def check(self) -> None:
         if self._api_key is None:
             raise MatcherError("no_key", _NO_KEY)
+        # find_spec, not import: importing google-genai takes about a second,
+        # which belongs in warm_up, not in front of every selection.
         try:
-            import google.genai  # noqa: F401  # pyright: ignore[reportUnusedImport]
-        except ImportError as exc:
-            raise MatcherError("provider_missing", MISSING_PACKAGE) from exc
+            found = importlib.util.find_spec("google.genai") is not None
+        except (ImportError, ValueError):  # ValueError: a module entry set to None
+            found = False
+        if not found:
+            raise MatcherError("provider_missing", MISSING_PACKAGE)
+
+    def warm_up(self) -> None:
+        self._get_client()
 
     def close(self) -> None:
         with self._client_lock:
@@ -64,8 +72,11 @@ class GeminiProvider(Provider):
         self.check()
         with self._client_lock:
             if self._client is None:
-                from google import genai
-                from google.genai import types
+                try:
+                    from google import genai
+                    from google.genai import types
+                except ImportError as exc:
+                    raise MatcherError("provider_missing", MISSING_PACKAGE) from exc
 
                 options = types.HttpOptions(api_version="v1beta")
                 if self._base_url:
@@ -76,9 +87,9 @@ class GeminiProvider(Provider):
             return self._client
 
     def _send(self, request: ModelRequest, timeout_s: float) -> object:
+        client = self._get_client()
         from google.genai import errors, types
 
-        client = self._get_client()
         config = types.GenerateContentConfig(
             system_instruction=request.system,
             temperature=0.0,
@@ -105,7 +116,8 @@ class GeminiProvider(Provider):
                 ) from exc
             if "TransportError" in names:
                 raise TransientError(f"{type(exc).__name__} talking to Gemini") from exc
-            if "UnknownApiResponseError" in names or "ValidationError" in names:
+            if isinstance(exc, ValueError) or "UnknownApiResponseError" in names:
+                # JSONDecodeError and pydantic's ValidationError are ValueErrors
                 raise MatcherError(
                     "malformed_output", "Gemini sent an unreadable response"
                 ) from exc

@@ -41,6 +41,9 @@ class OpenAICompatProvider(Provider):
         self._client: httpx.Client | None = None
         self._client_lock = threading.Lock()
 
+    def warm_up(self) -> None:
+        self._get_client()  # building the client (TLS context included) takes ~0.1 s
+
     def close(self) -> None:
         with self._client_lock:
             if self._client is not None:

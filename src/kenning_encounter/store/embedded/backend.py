@@ -34,7 +34,7 @@ from kenning_encounter.store.embedded import queries as q
 from kenning_encounter.store.embedded.schema import MIGRATIONS, SCHEMA_VERSION
 from kenning_encounter.store.embedded.textindex import IndexDoc, TextIndex
 from kenning_encounter.store.embedded.tx import EmbeddedTx, Tracer, node_to_index_doc
-from kenning_encounter.store.port import CypherResult, ReadTx, SearchHit, WriteTx
+from kenning_encounter.store.port import CypherResult, ReadTx, SearchHit, TermStatsSnapshot, WriteTx
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
 log = logging.getLogger(__name__)
@@ -198,6 +198,9 @@ class EmbeddedStore:
         limit: int = 10,
     ) -> list[SearchHit]:
         return self._index.search(text, types=types, heads_only=heads_only, limit=limit)
+
+    def fulltext_stats(self, terms: Iterable[str]) -> TermStatsSnapshot:
+        return self._index.stats(terms)
 
     def _all_index_docs(self, tx: EmbeddedTx) -> Iterator[IndexDoc]:
         for node in tx.all_nodes():

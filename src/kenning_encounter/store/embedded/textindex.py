@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import shutil
 import threading
 from collections.abc import Iterable, Sequence
@@ -25,12 +24,14 @@ from pathlib import Path
 
 import tantivy
 
-from kenning_encounter.store.port import SearchHit
+from kenning_encounter.store.port import SearchHit, TermStatsSnapshot
+from kenning_encounter.textproc import tokenize
 
 log = logging.getLogger(__name__)
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _MAX_TERMS = 64
+# Bump when the documents' shape or the tokenizer changes: the index is rebuilt.
+INDEX_FORMAT = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,14 +48,11 @@ def _schema() -> tantivy.Schema:
     sb.add_text_field("id", stored=True, tokenizer_name="raw")
     sb.add_text_field("type", stored=False, tokenizer_name="raw")
     sb.add_text_field("head", stored=False, tokenizer_name="raw")
-    sb.add_text_field("name", stored=False, tokenizer_name="en_stem")
-    sb.add_text_field("body", stored=False, tokenizer_name="en_stem")
+    # Pre-tokenized by our own tokenizer, so index terms and query terms always meet
+    # and the corpus statistics are the ones the lexical ranking expects.
+    sb.add_text_field("terms", stored=False, tokenizer_name="whitespace")
+    sb.add_integer_field("len", stored=True, indexed=False)
     return sb.build()
-
-
-def query_words(text: str) -> list[str]:
-    """The words of free text, safe to hand to the query parser."""
-    return _WORD.findall(text.lower())[:_MAX_TERMS]
 
 
 class TextIndex:
@@ -72,42 +70,64 @@ class TextIndex:
             directory.mkdir(parents=True)
             self._index = tantivy.Index(self._schema, path=str(directory))
         self._writer = self._index.writer(heap_size=64_000_000, num_threads=1)
+        self._total_len = self._measure_total_len()
         self._pending_tick: int | None = None
         self._flush_delay = flush_delay
         self._wake = threading.Event()
         self._stopping = False
-        self._flusher = threading.Thread(target=self._flush_loop, name="textindex-flush", daemon=True)
+        self._flusher = threading.Thread(
+            target=self._flush_loop, name="textindex-flush", daemon=True
+        )
         self._flusher.start()
 
     def synced_tick(self) -> int | None:
         try:
-            return int(json.loads(self._tick_file.read_text())["tick"])
+            data = json.loads(self._tick_file.read_text())
+            return int(data["tick"]) if data.get("format") == INDEX_FORMAT else None
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
     def _mark(self, tick: int) -> None:
         tmp = self._tick_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"tick": tick}))
+        tmp.write_text(json.dumps({"tick": tick, "format": INDEX_FORMAT}))
         os.replace(tmp, self._tick_file)
 
     @staticmethod
-    def _doc(d: IndexDoc) -> tantivy.Document:
-        return tantivy.Document(
+    def _doc(d: IndexDoc) -> tuple[tantivy.Document, int]:
+        tokens = tokenize(f"{d.name}\n{d.description}")
+        doc = tantivy.Document(
             id=d.id,
             type=d.type,
             head="1" if d.head else "0",
-            name=d.name,
-            body=f"{d.name}\n{d.description}",
+            terms=" ".join(tokens),
+            len=len(tokens),
         )
+        return doc, len(tokens)
+
+    def _measure_total_len(self) -> int:
+        searcher = self._index.searcher()
+        if searcher.num_docs == 0:
+            return 0
+        result = searcher.search(tantivy.Query.all_query(), searcher.num_docs)
+        return sum(int(searcher.doc(address)["len"][0]) for _, address in result.hits)
+
+    def _stored_len(self, node_id: str) -> int:
+        searcher = self._index.searcher()
+        result = searcher.search(tantivy.Query.term_query(self._schema, "id", node_id), 1)
+        for _, address in result.hits:
+            return int(searcher.doc(address)["len"][0])
+        return 0
 
     def apply(self, upserts: Sequence[IndexDoc], deletes: Iterable[str], tick: int) -> None:
         """Stage changes made by the graph transaction at ``tick``."""
         with self._lock:
-            for node_id in deletes:
+            for node_id in [*deletes, *(d.id for d in upserts)]:
+                self._total_len -= self._stored_len(node_id)
                 self._writer.delete_documents_by_term("id", node_id)
             for d in upserts:
-                self._writer.delete_documents_by_term("id", d.id)
-                self._writer.add_document(self._doc(d))
+                doc, length = self._doc(d)
+                self._writer.add_document(doc)
+                self._total_len += length
             self._pending_tick = tick
         self._wake.set()
 
@@ -141,8 +161,11 @@ class TextIndex:
         with self._lock:
             self._pending_tick = None
             self._writer.delete_all_documents()
+            self._total_len = 0
             for d in docs:
-                self._writer.add_document(self._doc(d))
+                doc, length = self._doc(d)
+                self._writer.add_document(doc)
+                self._total_len += length
                 n += 1
             self._writer.commit()
             self._mark(tick)
@@ -152,12 +175,17 @@ class TextIndex:
     def search(
         self, text: str, *, types: Iterable[str] | None, heads_only: bool, limit: int
     ) -> list[SearchHit]:
-        words = query_words(text)
-        if not words or limit <= 0:
+        terms = list(dict.fromkeys(tokenize(text)))[:_MAX_TERMS]
+        if not terms or limit <= 0:
             return []
         if self._pending_tick is not None:
             self.flush()
-        text_q = self._index.parse_query(" ".join(words), ["name", "body"])
+        text_q = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "terms", t))
+                for t in terms
+            ]
+        )
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = [(tantivy.Occur.Must, text_q)]
         if heads_only:
             clauses.append(
@@ -179,6 +207,17 @@ class TextIndex:
             doc = searcher.doc(address)
             hits.append(SearchHit(id=str(doc["id"][0]), score=float(score)))
         return hits
+
+    def stats(self, terms: Iterable[str]) -> TermStatsSnapshot:
+        """Document count, mean length and document frequencies, in tokenizer terms.
+
+        Counts include superseded nodes (they are still documents of the memory)."""
+        if self._pending_tick is not None:
+            self.flush()
+        searcher = self._index.searcher()
+        n = int(searcher.num_docs)
+        dfs = {t: int(searcher.doc_freq("terms", t)) for t in dict.fromkeys(terms)}
+        return TermStatsSnapshot(n, self._total_len / n if n else 0.0, dfs)
 
     def close(self) -> None:
         self._stopping = True

@@ -121,7 +121,7 @@ class Neo4jStore:
         try:
             import neo4j
         except ImportError as exc:
-            raise StoreUnavailable(INSTALL_HINT) from exc
+            raise ConfigError(INSTALL_HINT) from exc
         scheme = urlsplit(uri).scheme
         if scheme not in _SCHEMES:
             raise ConfigError(
@@ -129,13 +129,22 @@ class Neo4jStore:
                 f"{', '.join(s + '://' for s in _SCHEMES)} (e.g. bolt://127.0.0.1:7687)"
             )
         auth = (username, password) if password is not None else None
-        driver = neo4j.GraphDatabase.driver(
-            uri,
-            auth=auth,
-            connection_timeout=connection_timeout_s,
-            notifications_min_severity="OFF",
-            user_agent="kenning-encounter",
-        )
+        try:
+            driver = neo4j.GraphDatabase.driver(
+                uri,
+                auth=auth,
+                connection_timeout=connection_timeout_s,
+                notifications_min_severity="OFF",
+                user_agent="kenning-encounter",
+            )
+        except (neo4j.exceptions.ConfigurationError, ValueError):
+            # The driver's message repeats the URI, secrets and all: say it without them.
+            raise ConfigError(
+                f"NEO4J_URI {_redacted(uri)!r} is not usable by the Neo4j driver; give "
+                "host and port only (bolt://HOST:7687) and the credentials in "
+                "NEO4J_USERNAME / NEO4J_PASSWORD"
+            ) from None
+
         store = cls(driver, uri=uri, database=database, clock=clock, tracer=tracer)
         try:
             with store._translate_errors("connecting"):

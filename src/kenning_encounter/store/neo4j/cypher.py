@@ -127,6 +127,7 @@ def check_plan(query_type: str | None, plan: Mapping[str, Any] | None) -> None:
 def to_json(value: Any) -> Any:
     """A driver value as plain JSON-safe data (nodes and relations as property maps)."""
     from neo4j.graph import Node, Path, Relationship
+    from neo4j.spatial import Point
 
     if value is None or isinstance(value, bool | int | str):
         return value
@@ -142,13 +143,15 @@ def to_json(value: Any) -> Any:
             "_nodes": [to_json(n) for n in value.nodes],
             "_rels": [to_json(r) for r in value.relationships],
         }
+    if isinstance(value, Point):  # also a tuple: keep its reference system
+        return {"srid": value.srid, "coordinates": [float(c) for c in value]}
+    iso = getattr(value, "iso_format", None)
+    if callable(iso):  # temporal values (a Duration is also a tuple: test this first)
+        return str(iso())
     if isinstance(value, dict):
         return {str(k): to_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [to_json(v) for v in value]
     if isinstance(value, bytes | bytearray):
         return value.hex()
-    iso = getattr(value, "iso_format", None)
-    if callable(iso):
-        return str(iso())
     return str(value)

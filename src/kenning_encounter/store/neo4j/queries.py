@@ -226,6 +226,10 @@ SPINE: Final = (
     "MATCH (a:Encounter)-[r]->(b:Encounter) RETURN a.id, type(r), b.id ORDER BY a.opened_tick"
 )
 ENC_RECORDED: Final = "MATCH (:Encounter {id: $name})-[:RECORDED]->(n) RETURN n.id"
+ENC_MEMBERS: Final = (
+    "MATCH (e:Encounter)-[:RECORDED]->(n) WHERE e.id IN $names "
+    "RETURN e.id, n.id ORDER BY n.tick, coalesce(n.ord, 0)"
+)
 ENC_NODES: Final = (
     "MATCH (e:Encounter)-[:RECORDED]->(n) WHERE e.id IN $names "
     "RETURN n.id ORDER BY n.tick DESC LIMIT $limit"

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PREFIX_TO_TYPE = {t.id_prefix: name for name, t in NODE_TYPES.items() if t.authored}
-_BASE_PROPS = frozenset({"id", "tick", "created_at", "name", "description", "status"})
+_BASE_PROPS = frozenset({"id", "tick", "ord", "created_at", "name", "description", "status"})
 
 
 class Tracer(Protocol):
@@ -70,6 +70,7 @@ def _node_from_row(label: str, row: list[Any]) -> NodeRecord:
         encounter=row[1],
         locus=row[2],
         superseded_by=row[3],
+        ord=int(props.get("ord") or 0),
     )
 
 
@@ -105,12 +106,13 @@ def _node_row(record: NodeRecord) -> dict[str, Any]:
     base: dict[str, Any] = {
         "id": record.id,
         "tick": record.tick,
+        "ord": record.ord,
         "created_at": record.created_at,
         "name": record.name,
         "description": record.description,
         "status": record.status,
     }
-    cols = ["id", "tick", "created_at", *(p.name for p in NODE_TYPES[record.type].props)]
+    cols = ["id", "tick", "ord", "created_at", *(p.name for p in NODE_TYPES[record.type].props)]
     return {c: base[c] if c in base else record.props.get(c) for c in cols}
 
 
@@ -287,6 +289,12 @@ class Neo4jTx:
 
     def recorded_ids(self, encounter: str) -> list[str]:
         return [str(r[0]) for r in self._run(q.ENC_RECORDED, {"name": encounter})]
+
+    def encounter_members(self, encounters: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for enc, node_id in self._run(q.ENC_MEMBERS, {"names": list(encounters)}):
+            out.setdefault(str(enc), []).append(str(node_id))
+        return out
 
     def encounter_nodes(self, encounters: Sequence[str], limit: int) -> list[str]:
         rows = self._run(q.ENC_NODES, {"names": list(encounters), "limit": limit})

@@ -1,0 +1,1 @@
+"""Governed infusion: select → expand → rank → format, with a per-session ledger."""

@@ -1,0 +1,158 @@
+"""The signed, budgeted payload.
+
+Order: a header saying which channel selected and why; load-bearing conflicts
+at full amplitude; the neighbourhood (bodies); the STANDING register of
+handles for what this session was told earlier; open threads; peripheral
+conflicts in a brief register last. The header and the load-bearing conflicts
+never yield to the budget (only the hard cap cuts them); everything else is
+added whole or not at all, in order, while it fits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kenning_encounter.infusion.config import HARD_CAP_CHARS
+from kenning_encounter.infusion.rank import Conflict, Ranked
+from kenning_encounter.store.records import NodeRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    item: Ranked
+    renewal: str  # why the body goes out again (first sight, changed, stale)
+
+
+@dataclass(frozen=True, slots=True)
+class Handle:
+    item: Ranked
+    told_at_turn: int
+
+
+@dataclass
+class Rendered:
+    text: str
+    bodies: list[str] = field(default_factory=list[str])  # node ids whose body went out
+    handles: list[str] = field(default_factory=list[str])
+    dropped: list[str] = field(default_factory=list[str])  # cut by the budget
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _as_of(node: NodeRecord) -> str:
+    when = str(node.props.get("t_observed") or node.created_at)[:10]
+    where = f" · {node.encounter}" if node.encounter else ""
+    return f"as of {when}{where}"
+
+
+def _status(node: NodeRecord) -> str:
+    return f" [{node.status}]" if node.status else ""
+
+
+def body_text(item: Ranked, renewal: str, description_chars: int) -> str:
+    n = item.node
+    lines = [f"◆ {n.type} «{n.name}»{_status(n)} · {_as_of(n)} · id {n.id}"]
+    if n.description:
+        lines.append(f"  {_clip(n.description, description_chars)}")
+    note = f"why: {item.why}"
+    if renewal != "first sight":
+        note += f" · again: {renewal}"
+    lines.append(f"  {note}")
+    return "\n".join(lines)
+
+
+def conflict_text(c: Conflict, description_chars: int, *, brief: bool) -> str:
+    head = f"⚡ «{c.source.name}» ({c.source.type}) CHALLENGES «{c.target.name}» ({c.target.type})"
+    if c.kind == "contested revision":
+        head += " — a revision under challenge"
+    if brief:
+        return f"- {head[2:]}"
+    lines = [head]
+    for n in (c.source, c.target):
+        if n.description:
+            lines.append(
+                f"  «{n.name}»{_status(n)}: {_clip(n.description, description_chars // 2)}"
+            )
+    return "\n".join(lines)
+
+
+def render(
+    header: str,
+    bodies: list[Body],
+    handles: list[Handle],
+    conflicts: list[Conflict],
+    threads: list[Ranked],
+    *,
+    budget: int,
+    description_chars: int,
+) -> Rendered:
+    cap = min(max(budget, 0), HARD_CAP_CHARS)
+    out = Rendered("")
+    parts: list[str] = [header]
+    used = len(header)
+
+    def fits(block: str) -> bool:
+        return used + 1 + len(block) <= cap
+
+    # Load-bearing conflicts: they do not yield to the budget, only to the hard cap.
+    bearing = [c for c in conflicts if c.load_bearing]
+    if bearing:
+        block = "LOAD-BEARING CONFLICTS"
+        for c in bearing:
+            block += "\n" + conflict_text(c, description_chars, brief=False)
+        if used + 1 + len(block) > HARD_CAP_CHARS:
+            block = _clip(block, HARD_CAP_CHARS - used - 2)
+        parts.append(block)
+        used += 1 + len(block)
+
+    section_open = False
+    for b in bodies:
+        text = body_text(b.item, b.renewal, description_chars)
+        block = text if section_open else f"NEIGHBOURHOOD\n{text}"
+        if fits(block):
+            parts.append(block)
+            used += 1 + len(block)
+            section_open = True
+            out.bodies.append(b.item.node.id)
+        else:
+            out.dropped.append(b.item.node.id)
+
+    if handles:
+        block = "STANDING (told earlier this session; the body is above in your context)"
+        kept: list[str] = []
+        for h in handles:
+            n = h.item.node
+            line = f"· «{n.name}» ({n.type}, id {n.id}, prompt {h.told_at_turn})"
+            if fits(block + "\n" + line):
+                block += "\n" + line
+                kept.append(n.id)
+        if kept:
+            parts.append(block)
+            used += 1 + len(block)
+            out.handles = kept
+
+    open_threads = [t for t in threads if t.node.id not in out.bodies]
+    if open_threads:
+        block = "OPEN THREADS"
+        for t in open_threads:
+            line = f"? {t.node.type} «{t.node.name}»{_status(t.node)}: {_clip(t.node.description, 160)}"
+            if fits(block + "\n" + line):
+                block += "\n" + line
+        if block != "OPEN THREADS":
+            parts.append(block)
+            used += 1 + len(block)
+
+    peripheral = [c for c in conflicts if not c.load_bearing]
+    if peripheral:
+        block = "PERIPHERAL CONFLICTS (parked)"
+        for c in peripheral:
+            line = conflict_text(c, description_chars, brief=True)
+            if fits(block + "\n" + line):
+                block += "\n" + line
+        if block != "PERIPHERAL CONFLICTS (parked)":
+            parts.append(block)
+    out.text = "\n".join(parts)
+    return out

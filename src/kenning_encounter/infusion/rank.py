@@ -1,0 +1,177 @@
+"""Expand and rank: one biased personalized rank over an ephemeral coherence projection.
+
+The projection is built per call from the focal seeds' neighbourhood along
+coherence relations only (supports, challenges, grounds, informs, ...), never
+the process spine, and is thrown away afterwards.
+
+Restart weights: focal seeds at their selection weight; Concepts one hop from a
+matched Concept at ``expand_bias`` of it; open questions and live hypotheses in
+reach at ``frontier_bias``, so unresolved work keeps a voice without taking
+over. The same graph is also ranked without bias (ArticleRank: accumulated
+mass). A node the focal rank lifts is what this moment leans on; a node only
+mass makes prominent is what the memory repeats, and is left out. Conflicts
+(CHALLENGES among what surfaced, challenged revisions) are load-bearing when
+they touch the focus, peripheral otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kenning_encounter.analytics import power
+from kenning_encounter.infusion.config import InfusionConfig
+from kenning_encounter.infusion.select import Seed
+from kenning_encounter.store.port import GraphStore, ReadTx, Subgraph
+from kenning_encounter.store.records import EdgeRecord, NodeRecord
+from kenning_encounter.vocabulary import COHERENCE_RELATION_TYPES, FRONTIER_STATUSES
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    node: NodeRecord
+    score: float
+    role: str  # focal | expanded | frontier | context
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    source: NodeRecord
+    target: NodeRecord
+    kind: str  # "challenges" | "contested revision"
+    load_bearing: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    items: tuple[Ranked, ...]
+    conflicts: tuple[Conflict, ...]
+    suppressed_mass_only: tuple[str, ...]
+    challenged: frozenset[str]
+    revised: frozenset[str]
+    graph_size: tuple[int, int]
+
+
+def _is_frontier(node: NodeRecord) -> bool:
+    return node.status in FRONTIER_STATUSES.get(node.type, ())
+
+
+def fact_state(node: NodeRecord, challenged: frozenset[str]) -> str:
+    """What a delivered body asserted: a change re-delivers it."""
+    return (
+        f"{node.status or '-'}|{node.superseded_by or '-'}|{'C' if node.id in challenged else '-'}"
+    )
+
+
+def rank(store: GraphStore, seeds: Sequence[Seed], cfg: InfusionConfig) -> Ranking:
+    if not seeds:
+        return Ranking((), (), (), frozenset(), frozenset(), (0, 0))
+    focal = {s.node.id: s for s in seeds}
+    coherence = list(COHERENCE_RELATION_TYPES)
+
+    def work(tx: ReadTx) -> tuple[Subgraph, Subgraph, set[str]]:
+        concepts = [i for i, s in focal.items() if s.node.type == "Concept"]
+        hop = tx.neighbourhood(concepts, coherence) if concepts else Subgraph()
+        inner = set(focal) | {n.id for n in hop.nodes if n.type == "Concept" and n.is_head}
+        context = tx.neighbourhood(sorted(inner), [*coherence, "SUPERSEDES"])
+        revised = {e.source for e in context.edges if e.type == "SUPERSEDES"}
+        return hop, context, revised
+
+    hop, context, revised = store.read(work)
+    nodes: dict[str, NodeRecord] = {s.node.id: s.node for s in seeds}
+    for n in [*hop.nodes, *context.nodes]:
+        if n.is_head:
+            nodes.setdefault(n.id, n)
+    edges = [
+        e
+        for e in {(e.source, e.type, e.target): e for e in context.edges}.values()
+        if e.type != "SUPERSEDES" and e.source in nodes and e.target in nodes
+    ]
+    ids = list(nodes)
+    index = {node_id: i for i, node_id in enumerate(ids)}
+    restart = np.zeros(len(ids))
+    roles: dict[str, str] = {}
+    whys: dict[str, str] = {}
+    expanded_from: dict[str, str] = {}
+    for e in hop.edges:
+        for a, b in ((e.source, e.target), (e.target, e.source)):
+            if a in focal and b in nodes and b not in focal and nodes[b].type == "Concept":
+                expanded_from.setdefault(b, a)
+    for node_id in ids:
+        i = index[node_id]
+        if node_id in focal:
+            restart[i] = max(focal[node_id].weight, 0.05)
+            roles[node_id], whys[node_id] = "focal", focal[node_id].why
+        elif node_id in expanded_from:
+            base = focal[expanded_from[node_id]]
+            restart[i] = cfg.expand_bias * max(base.weight, 0.05)
+            roles[node_id] = "expanded"
+            whys[node_id] = f"one step from «{base.node.name}»"
+        elif _is_frontier(nodes[node_id]):
+            restart[i] = cfg.frontier_bias * float(restart.max() or 1.0)
+            roles[node_id], whys[node_id] = "frontier", "open work in reach"
+        else:
+            roles[node_id], whys[node_id] = "context", "linked to the focus"
+    src = np.asarray([index[e.source] for e in edges], dtype=np.int64)
+    tgt = np.asarray([index[e.target] for e in edges], dtype=np.int64)
+    focal_rank, _, _ = power.pagerank(
+        len(ids), src, tgt, damping=cfg.damping, restart=restart, directed=False
+    )
+    mass, _, _ = power.articlerank(len(ids), src, tgt, damping=cfg.damping)
+    order = np.argsort(-focal_rank, kind="stable")
+    mass_order = np.argsort(-mass, kind="stable")
+    focal_pos = {int(i): p for p, i in enumerate(order)}
+    mass_pos = {int(i): p for p, i in enumerate(mass_order)}
+
+    items: list[Ranked] = []
+    suppressed: list[str] = []
+    for i in order:
+        node_id = ids[int(i)]
+        role = roles[node_id]
+        if role == "context" and mass_pos[int(i)] < focal_pos[int(i)]:
+            suppressed.append(node_id)  # prominent by accumulation, not by this moment
+            continue
+        if role == "context" and focal_rank[int(i)] <= 0:
+            continue
+        items.append(Ranked(nodes[node_id], float(focal_rank[int(i)]), role, whys[node_id]))
+        if len(items) == cfg.items:
+            break
+
+    shown = {r.node.id for r in items}
+    # Challenges reaching what surfaced, from anywhere: tension is never out of reach.
+    tension = store.read(lambda tx: tx.neighbourhood(sorted(shown), ["CHALLENGES"]))
+    for n in tension.nodes:
+        nodes.setdefault(n.id, n)
+    tense = [e for e in tension.edges if e.source in nodes and e.target in nodes]
+    challenged = frozenset(e.target for e in [*edges, *tense] if e.type == "CHALLENGES")
+    unique = {(e.source, e.type, e.target): e for e in [*edges, *tense]}
+    conflicts = _conflicts(list(unique.values()), nodes, shown, set(focal), frozenset(revised))
+    return Ranking(
+        tuple(items),
+        conflicts,
+        tuple(suppressed),
+        challenged,
+        frozenset(revised),
+        (len(ids), len(edges)),
+    )
+
+
+def _conflicts(
+    edges: list[EdgeRecord],
+    nodes: dict[str, NodeRecord],
+    shown: set[str],
+    focal: set[str],
+    revised: frozenset[str],
+) -> tuple[Conflict, ...]:
+    found: list[Conflict] = []
+    for e in edges:
+        if e.type != "CHALLENGES" or not ({e.source, e.target} & shown):
+            continue
+        kind = "contested revision" if e.target in revised else "challenges"
+        bearing = bool({e.source, e.target} & focal)
+        found.append(Conflict(nodes[e.source], nodes[e.target], kind, bearing))
+    found.sort(key=lambda c: (not c.load_bearing, c.target.name))
+    return tuple(found)

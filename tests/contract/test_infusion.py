@@ -1,0 +1,228 @@
+"""The infusion pipeline on small real graphs: renewal economy, tension, silence, budget."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kenning_encounter.errors import InvalidInput
+from kenning_encounter.infusion.config import HARD_CAP_CHARS, InfusionConfig
+from kenning_encounter.infusion.pipeline import Infuser
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.port import GraphStore
+
+S = "agent-session"
+PROMPT = "the deploy retry storm hit the auth service again"
+
+
+def _memory(memory: Memory) -> None:
+    memory.advance_encounter("writer", "deploy failures")
+    memory.create_entities(
+        "writer",
+        [
+            {
+                "type": "Observation",
+                "name": "retry storm",
+                "description": "Deploys set off a retry storm against the auth service.",
+            },
+            {
+                "type": "Concept",
+                "name": "synchronised retries",
+                "description": "Clients without jittered backoff retry in lockstep.",
+            },
+            {
+                "type": "Concept",
+                "name": "auth capacity",
+                "description": "The auth service handles two thousand requests per second at most.",
+            },
+            {
+                "type": "Question",
+                "name": "storm timing",
+                "description": "Why do the storms start right after a deploy?",
+            },
+            {
+                "type": "Hypothesis",
+                "name": "cache flush",
+                "description": "Each deploy flushes the token cache, so every client reauthenticates.",
+            },
+            {
+                "type": "Observation",
+                "name": "cache metrics",
+                "description": "Token cache hit rate stays flat across deploys.",
+            },
+            {"type": "Note", "name": "banana", "description": "Unrelated: bake at 180 degrees."},
+        ],
+    )
+    memory.create_relations(
+        "writer",
+        [
+            {"source": "retry storm", "type": "GROUNDS", "target": "synchronised retries"},
+            {"source": "synchronised retries", "type": "INFORMS", "target": "auth capacity"},
+            {"source": "retry storm", "type": "RAISES", "target": "storm timing"},
+            {"source": "retry storm", "type": "SUPPORTS", "target": "cache flush"},
+        ],
+    )
+
+
+def _ids(result: dict) -> set[str]:  # type: ignore[type-arg]
+    return set(result["meta"]["delivered"])
+
+
+def test_first_sight_gives_bodies_then_handles(memory: Memory, store: GraphStore) -> None:
+    _memory(memory)
+    infuser = Infuser(store, InfusionConfig())
+    first = infuser.infuse(S, PROMPT)
+    retry = memory.find_by_name("retry storm").node.id
+    assert retry in _ids(first)
+    assert "Deploys set off a retry storm" in first["payload"]
+    assert first["meta"]["renewal"][retry] == "first sight"
+    second = infuser.infuse(S, PROMPT)
+    assert retry in second["meta"]["standing"] and retry not in _ids(second)
+    assert "Deploys set off a retry storm" not in second["payload"]
+    assert "STANDING" in second["payload"]
+    # another session has its own ledger
+    other = infuser.infuse("someone-else", PROMPT)
+    assert retry in _ids(other)
+
+
+def test_changed_fact_state_delivers_the_body_again(memory: Memory, store: GraphStore) -> None:
+    _memory(memory)
+    infuser = Infuser(store, InfusionConfig())
+    first = infuser.infuse(S, "deploy flushes the token cache and clients reauthenticate")
+    flush = memory.find_by_name("cache flush").node.id
+    assert flush in _ids(first)
+    memory.create_relations(
+        "writer", [{"source": "cache metrics", "type": "CHALLENGES", "target": "cache flush"}]
+    )
+    again = infuser.infuse(S, "deploy flushes the token cache and clients reauthenticate")
+    assert flush in _ids(again)
+    assert again["meta"]["renewal"][flush] == "fact-state changed"
+
+
+def test_supersession_delivers_the_new_body(memory: Memory, store: GraphStore) -> None:
+    _memory(memory)
+    infuser = Infuser(store, InfusionConfig())
+    infuser.infuse(S, PROMPT)
+    memory.create_entities(
+        "writer",
+        [
+            {
+                "type": "Concept",
+                "name": "synchronised retries",
+                "description": "Lockstep retries come from a shared retry timer in the client library.",
+                "supersedes": "synchronised retries",
+                "revision_why": "found the shared timer",
+            }
+        ],
+    )
+    again = infuser.infuse(S, PROMPT + " with lockstep retries")
+    assert "shared retry timer" in again["payload"]
+
+
+def test_the_horizon_renews_a_body(memory: Memory, store: GraphStore) -> None:
+    _memory(memory)
+    infuser = Infuser(store, InfusionConfig(horizon_turns=2))
+    retry = memory.find_by_name("retry storm").node.id
+    assert retry in _ids(infuser.infuse(S, PROMPT))
+    assert retry not in _ids(infuser.infuse(S, PROMPT))
+    third = infuser.infuse(S, PROMPT)
+    assert retry in _ids(third) and third["meta"]["renewal"][retry] == "past the horizon"
+
+
+def test_tension_comes_first(memory: Memory, store: GraphStore) -> None:
+    _memory(memory)
+    memory.create_relations(
+        "writer", [{"source": "cache metrics", "type": "CHALLENGES", "target": "cache flush"}]
+    )
+    result = Infuser(store, InfusionConfig()).infuse(S, "does every deploy flush the token cache?")
+    payload = result["payload"]
+    assert payload.index("LOAD-BEARING CONFLICTS") < payload.index("NEIGHBOURHOOD")
+    assert "«cache metrics» (Observation) CHALLENGES «cache flush» (Hypothesis)" in payload
+    assert result["meta"]["counts"]["conflicts"] == 1
+
+
+def test_silence_on_an_unrelated_prompt(memory: Memory, store: GraphStore) -> None:
+    _memory(memory)
+    result = Infuser(store, InfusionConfig()).infuse(
+        S, "please rename the variables in this function"
+    )
+    assert result["payload"] == ""
+    assert result["meta"]["delivered"] == []
+
+
+def test_silence_on_an_empty_memory(memory: Memory, store: GraphStore) -> None:
+    result = Infuser(store, InfusionConfig()).infuse(S, PROMPT)
+    assert result["payload"] == ""
+
+
+def test_the_header_signs_the_channel_and_the_reason(memory: Memory, store: GraphStore) -> None:
+    _memory(memory)
+    payload = Infuser(store, InfusionConfig()).infuse(S, PROMPT)["payload"]
+    header = payload.splitlines()[0]
+    assert "lexical" in header and "“retry”" in header
+    assert re.search(r"why: matched “", payload)
+
+
+def test_budget_never_cuts_an_item_and_the_cap_holds(memory: Memory, store: GraphStore) -> None:
+    memory.advance_encounter("writer", "many")
+    memory.create_entities(
+        "writer",
+        [
+            {
+                "type": "Observation",
+                "name": f"storm report {i}",
+                "description": f"Retry storm report {i}: "
+                + "the deploy retried against auth. " * 12,
+            }
+            for i in range(30)
+        ],
+    )
+    for budget in (600, 1_500, 4_000):
+        result = Infuser(store, InfusionConfig(budget_chars=budget, items=30, seeds=30)).infuse(
+            f"s{budget}", PROMPT
+        )
+        payload = result["payload"]
+        assert 0 < len(payload) <= budget
+        for block in payload.split("◆ ")[1:]:
+            assert "why:" in block, "an item was cut mid-way"
+        assert result["meta"]["suppressed"]["budget"], "the budget should have left items out"
+    big = Infuser(store, InfusionConfig(budget_chars=HARD_CAP_CHARS, items=50, seeds=50)).infuse(
+        "cap", PROMPT
+    )
+    assert len(big["payload"]) <= HARD_CAP_CHARS
+
+
+def test_only_delivered_items_are_stamped(memory: Memory, store: GraphStore) -> None:
+    memory.advance_encounter("writer", "many")
+    memory.create_entities(
+        "writer",
+        [
+            {
+                "type": "Observation",
+                "name": f"storm report {i}",
+                "description": f"Retry storm report {i}: " + "deploy retries. " * 20,
+            }
+            for i in range(12)
+        ],
+    )
+    infuser = Infuser(store, InfusionConfig(budget_chars=700, items=12, seeds=12))
+    first = infuser.infuse(S, PROMPT)
+    cut = first["meta"]["suppressed"]["budget"]
+    assert cut
+    wide = Infuser(store, InfusionConfig(budget_chars=9_000, items=12, seeds=12))
+    wide._ledger = infuser._ledger  # same session history, more room
+    second = wide.infuse(S, PROMPT)
+    assert set(cut) <= set(second["meta"]["delivered"]), (
+        "a node cut by the budget was marked as told"
+    )
+
+
+def test_bad_input_is_refused(memory: Memory, store: GraphStore) -> None:
+    infuser = Infuser(store, InfusionConfig())
+    with pytest.raises(InvalidInput, match="prompt"):
+        infuser.infuse(S, "   ")
+    with pytest.raises(InvalidInput, match="session_id"):
+        infuser.infuse("", PROMPT)
+    with pytest.raises(InvalidInput, match="trajectory"):
+        infuser.infuse(S, PROMPT, "not a list")  # type: ignore[arg-type]
