@@ -39,7 +39,7 @@ class InfusionConfig(BaseModel):
     )
     damping: float = Field(default=0.85, gt=0, lt=1)
     min_match: float = Field(
-        2.0, ge=0, description="a lexical seed must match query terms worth this much IDF"
+        default=2.0, ge=0, description="a lexical seed must match query terms worth this much IDF"
     )
     horizon_turns: int = Field(
         default=12, ge=1, description="re-deliver a body after this many prompts"

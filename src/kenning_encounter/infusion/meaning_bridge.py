@@ -1,0 +1,149 @@
+"""The meaning matcher seen from the pipeline, and its upkeep beside the store.
+
+``MeaningRuntime`` owns the sidecar, the provider, the maintainer and the
+matcher for one server: it reconciles the sidecar with the graph at start, hears
+about created and deleted nodes after they commit (a write never waits for a
+model), and answers the pipeline's selection with seeds or a fallback.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from kenning_encounter.infusion.select import Seed, Selection
+from kenning_encounter.meaning import (
+    Matcher,
+    MatcherOptions,
+    MeaningDiagnostic,
+    MeaningMaintainer,
+    Provider,
+    SidecarStore,
+    infuse_meaning,
+)
+from kenning_encounter.store.port import GraphStore, ReadTx
+from kenning_encounter.store.records import NodeRecord
+
+log = logging.getLogger(__name__)
+_RECENT_ENCOUNTERS = 3
+
+
+class StoreCandidates:
+    """The matcher's candidate window, drawn from the store."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self._store = store
+
+    def lexical_hits(self, text: str, limit: int) -> list[str]:
+        return [h.id for h in self._store.fulltext(text, limit=limit)]
+
+    def _recent_encounter_nodes(self, encounters: int, limit: int) -> list[str]:
+        def work(tx: ReadTx) -> list[str]:
+            names = [e.name for e in tx.encounters(limit=encounters)]
+            return tx.encounter_nodes(names, limit) if names else []
+
+        return self._store.read(work)
+
+    def recent(self, limit: int) -> list[str]:
+        return self._recent_encounter_nodes(limit, limit)
+
+    def neighbourhood(self, limit: int) -> list[str]:
+        return self._recent_encounter_nodes(_RECENT_ENCOUNTERS, limit)
+
+
+class MeaningRuntime:
+    def __init__(
+        self,
+        store: GraphStore,
+        sidecar_dir: Path,
+        provider: Provider,
+        options: MatcherOptions,
+    ) -> None:
+        self._store = store
+        self.sidecar = SidecarStore(sidecar_dir)
+        self.provider = provider
+        self.maintainer = MeaningMaintainer(self.sidecar, provider)
+        self.matcher = Matcher(self.sidecar, provider, options)
+        self._candidates = StoreCandidates(store)
+
+    def start(self) -> None:
+        nodes = self._store.read(lambda tx: tx.authored_graph().nodes)
+        report = self.maintainer.reconcile(nodes)
+        log.info("meaning sidecar reconciled: %s", report)
+        self.maintainer.start()
+
+    def close(self) -> None:
+        self.maintainer.close()
+        self.sidecar.close()
+        self.provider.close()
+
+    # --- the memory's node listener ------------------------------------------------
+    def nodes_created(self, nodes: Sequence[NodeRecord]) -> None:
+        for node in nodes:
+            self.maintainer.enqueue(node)
+
+    def nodes_deleted(self, node_ids: Sequence[str]) -> None:
+        for node_id in node_ids:
+            self.maintainer.drop(node_id)
+
+    # --- selection ---------------------------------------------------------------
+    def _heads(self, ids: Sequence[str]) -> dict[str, NodeRecord]:
+        """Each picked id's live head: a pick of an old revision stands for its successor."""
+
+        def work(tx: ReadTx) -> dict[str, NodeRecord]:
+            out: dict[str, NodeRecord] = {}
+            found = tx.get_nodes(list(ids))
+            for i in ids:
+                node = found.get(i)
+                for _ in range(100):
+                    if node is None or node.superseded_by is None:
+                        break
+                    node = tx.get_node(node.superseded_by)
+                if node is not None:
+                    out[i] = node
+            return out
+
+        return self._store.read(work)
+
+    def select_seeds(self, prompt: str, trajectory: Sequence[str], limit: int) -> Selection:
+        result = self.matcher.select(prompt, trajectory, candidates=self._candidates)
+        window = {
+            "used": result.window.used,
+            "size": result.window.size,
+            "pool": result.window.pool_size,
+        }
+        if not result.ok:
+            return Selection(
+                "fallback",
+                (),
+                fallback_reason=result.fallback_reason,
+                fallback_detail=result.fallback_detail,
+                match_id=result.match_id,
+                provider=result.provider,
+                model=result.model,
+                window=dict(window),
+            )
+        ids = list(result.ids)[:limit]
+        found = self._heads(ids)
+        reasons = result.reasons or {}
+        seen: set[str] = set()
+        seeds: list[Seed] = []
+        for rank, i in enumerate(ids):
+            node = found.get(i)
+            if node is None or node.id in seen:
+                continue
+            seen.add(node.id)
+            why = "meaning-matched" + (f": {reasons[i]}" if i in reasons else "")
+            seeds.append(Seed(node, 1.0 - rank / (2 * max(len(ids), 1)), why))
+        return Selection(
+            "meaning",
+            tuple(seeds),
+            match_id=result.match_id,
+            provider=result.provider,
+            model=result.model,
+            window=dict(window),
+        )
+
+    def diagnose(self, prompt: str, trajectory: Sequence[str]) -> MeaningDiagnostic:
+        return infuse_meaning(self.matcher, prompt, trajectory, candidates=self._candidates)
