@@ -23,7 +23,7 @@ run: $(STAMP)
 test: $(STAMP)
 	@set -e; \
 	if [ -z "$$NEO4J_URI" ] && command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
-		uri=$$(bash $(NEO4J) start | tail -n 1); \
+		uri=$$(bash $(NEO4J) start); \
 		trap 'bash $(NEO4J) stop >/dev/null 2>&1 || true' EXIT; \
 		export NEO4J_URI="$$uri" NEO4J_USERNAME=neo4j NEO4J_PASSWORD="$${NEO4J_TEST_PASSWORD:-kenning-test-pw}"; \
 	fi; \

@@ -25,13 +25,25 @@ import org.neo4j.server.NeoBootstrapper;
  * Runs a Neo4j Community server, with the Graph Data Science procedures loaded,
  * for the test suite. Started in the background by scripts/neo4j-test-server.
  *
- * <p>Arguments: {@code --home DIR --plugins DIR --port N --password PW}. Port 0
- * picks a free port. The server keeps its data under the home directory. Once
- * Bolt accepts the password and {@code gds.version()} answers, the Bolt URI is
- * printed and written to {@code HOME/uri}; the JVM then keeps serving until it
- * gets SIGTERM, when Neo4j's own shutdown hook stops it cleanly.
+ * <p>Arguments: {@code --home DIR --plugins DIR --password PW [--port N]}; port 0
+ * picks a free port. Config, data and logs live under the home directory. Once a
+ * Bolt session with the password has run a small GDS projection and PageRank, the
+ * Bolt URI is printed and written to {@code HOME/uri}. The JVM then serves until
+ * SIGTERM, when Neo4j's own shutdown hook stops the server cleanly.
  */
 public final class TestServer {
+
+    /**
+     * Logs in, projects a three-node graph from literal ids (no writes to the store),
+     * runs PageRank on it and drops it: proves the procedures and their libraries work.
+     */
+    private static final String SELF_CHECK = """
+            UNWIND [[0, 1], [1, 2], [2, 0]] AS edge
+            WITH gds.graph.project('neo4j-launcher-self-check', edge[0], edge[1]) AS graph
+            CALL gds.pageRank.stream(graph.graphName) YIELD score
+            WITH graph.graphName AS name, count(score) AS ranked
+            CALL gds.graph.drop(name) YIELD graphName
+            RETURN gds.version() AS version, ranked""";
 
     private TestServer() {}
 
@@ -54,21 +66,23 @@ public final class TestServer {
 
         // A new store has neo4j/neo4j with a forced change; a kept one may have an
         // older password. Either way, make the requested password the current one.
+        String passwordError = "";
         try {
             dbms.database("system").executeTransactionally(
                     "ALTER USER neo4j SET PASSWORD $pw CHANGE NOT REQUIRED", Map.of("pw", password));
-        } catch (RuntimeException sameOrFailed) {
-            // "same as the old password" is fine; anything else shows in the check below
+        } catch (RuntimeException e) {
+            // "same as the old password" is expected on a kept store
+            passwordError = " (setting the password said: " + e.getMessage() + ")";
         }
 
         String uri = "bolt://" + boltAddress(dbms);
         try (Driver driver = GraphDatabase.driver(uri, AuthTokens.basic("neo4j", password))) {
-            String gds = driver.executableQuery("RETURN gds.version() AS v")
-                    .execute().records().get(0).get("v").asString();
-            System.out.println("GDS " + gds + " is loaded");
+            var record = driver.executableQuery(SELF_CHECK).execute().records().get(0);
+            System.out.println("GDS " + record.get("version").asString() + " ranked "
+                    + record.get("ranked").asLong() + " nodes over Bolt");
         } catch (RuntimeException e) {
             e.printStackTrace();
-            fail(server, "Bolt self-check failed at " + uri + ": " + e.getMessage());
+            fail(server, "Bolt self-check failed at " + uri + ": " + e.getMessage() + passwordError);
         }
 
         Path tmp = home.resolve("uri.tmp");
@@ -117,9 +131,9 @@ public final class TestServer {
 
     private static Map<String, String> parseArgs(String[] argv) {
         Map<String, String> args = new HashMap<>();
-        for (int i = 0; i + 1 < argv.length; i += 2) {
-            if (!argv[i].startsWith("--")) {
-                usage("unexpected argument " + argv[i]);
+        for (int i = 0; i < argv.length; i += 2) {
+            if (!argv[i].startsWith("--") || i + 1 == argv.length) {
+                usage("expected --name value pairs, got " + argv[i]);
             }
             args.put(argv[i].substring(2), argv[i + 1]);
         }
