@@ -1,0 +1,256 @@
+"""The in-process engine: python-igraph for graph algorithms, scipy for the ranks.
+
+python-igraph is GPL-2.0-or-later; it is used as an ordinary dependency of this
+Apache-2.0 package, never vendored.
+
+Loading a projection builds two igraph graphs once (directed with every
+relation, and a simple undirected view); afterwards a loaded graph is only
+read, so threads may share it. The one piece of shared state is igraph's random
+number generator, which is process-wide: Leiden is the only algorithm here that
+draws from it, and it does so under a lock with a generator seeded for the call,
+so concurrent calls give the same communities as sequential ones.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+import threading
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Self
+
+import igraph as ig
+import numpy as np
+
+from kenning_encounter.analytics import power
+from kenning_encounter.analytics.engine import (
+    DAMPING,
+    DEFAULT_SEED,
+    ENGINE_IGRAPH,
+    ENGINE_SCIPY,
+    Clustering,
+    Communities,
+    Components,
+    Fragility,
+    IntArray,
+    Scores,
+)
+from kenning_encounter.analytics.projection import Projection
+
+logger = logging.getLogger(__name__)
+
+# Guards igraph's process-wide random number generator (see the module docstring).
+_IGRAPH_RNG_LOCK = threading.Lock()
+
+
+class InProcessEngine:
+    """Computes everything in this process; needs no server."""
+
+    @property
+    def name(self) -> str:
+        return "in-process"
+
+    def load(self, projection: Projection) -> InProcessGraph:
+        return InProcessGraph(projection)
+
+
+def _by_size(membership: IntArray) -> tuple[IntArray, IntArray]:
+    """Renumber groups largest first (ties: earliest member first)."""
+    if membership.shape[0] == 0:
+        return membership, np.zeros(0, dtype=np.int64)
+    sizes = np.bincount(membership)
+    first = np.full(sizes.shape[0], membership.shape[0], dtype=np.int64)
+    np.minimum.at(first, membership, np.arange(membership.shape[0], dtype=np.int64))
+    order = np.lexsort((first, -sizes))
+    rename = np.empty_like(order)
+    rename[order] = np.arange(order.shape[0], dtype=np.int64)
+    return rename[membership], sizes[order]
+
+
+class InProcessGraph:
+    """A projection loaded into igraph."""
+
+    def __init__(self, projection: Projection) -> None:
+        self._projection = projection
+        n = projection.node_count
+        # Lists of pairs load faster than a numpy array (about 0.1 s vs 0.17 s at 300k edges).
+        pairs = list(zip(projection.sources.tolist(), projection.targets.tolist(), strict=True))
+        self._directed = ig.Graph(n=n, edges=pairs, directed=True)
+        self._simple = self._directed.as_undirected(mode="collapse")
+
+    @property
+    def projection(self) -> Projection:
+        return self._projection
+
+    def articlerank(
+        self,
+        *,
+        damping: float = DAMPING,
+        tolerance: float = 1e-7,
+        max_iterations: int = 100,
+    ) -> Scores:
+        p = self._projection
+        values, steps, converged = power.articlerank(
+            p.node_count,
+            p.sources,
+            p.targets,
+            damping=damping,
+            tolerance=tolerance,
+            max_iterations=max_iterations,
+        )
+        state = "converged" if converged else "stopped before converging"
+        return Scores(
+            "articlerank",
+            ENGINE_SCIPY,
+            values,
+            f"damping {damping}, {state} after {steps} iterations, tolerance {tolerance:g}",
+        )
+
+    def pagerank(
+        self,
+        *,
+        damping: float = DAMPING,
+        seeds: Sequence[int] | None = None,
+        directed: bool = True,
+        tolerance: float = 1e-9,
+        max_iterations: int = 200,
+    ) -> Scores:
+        """PageRank by power iteration (see ``power``); restarts at ``seeds`` if given."""
+        if seeds is not None and len(seeds) == 0:
+            raise ValueError("seeds is empty; pass None for unpersonalized PageRank")
+        p = self._projection
+        values, steps, converged = power.pagerank(
+            p.node_count,
+            p.sources,
+            p.targets,
+            damping=damping,
+            seeds=None if seeds is None else np.asarray(seeds, dtype=np.int64),
+            directed=directed,
+            tolerance=tolerance,
+            max_iterations=max_iterations,
+        )
+        view = "directed" if directed else "undirected"
+        start = f"restarting at {len(seeds)} seeds" if seeds is not None else "uniform restart"
+        state = "converged" if converged else "stopped before converging"
+        return Scores(
+            "pagerank",
+            ENGINE_SCIPY,
+            values,
+            f"{view}, damping {damping}, {start}, {state} after {steps} iterations",
+        )
+
+    def betweenness(self, *, sources: int | None = None, seed: int = DEFAULT_SEED) -> Scores:
+        """Betweenness of the undirected view; estimated from ``sources`` sampled
+        sources (scaled by n / sources) when given, else exact."""
+        n = self._projection.node_count
+        if sources is not None and sources < 1:
+            raise ValueError("sources must be at least 1, or None for exact betweenness")
+        if sources is None or sources >= n:
+            raw = self._simple.betweenness(directed=False) if n else []
+            return Scores("betweenness", ENGINE_IGRAPH, np.asarray(raw, dtype=np.float64), "exact")
+        chosen = np.sort(np.random.default_rng(seed).choice(n, size=sources, replace=False))
+        raw = self._simple.betweenness(directed=False, sources=chosen.tolist())
+        values = np.asarray(raw, dtype=np.float64) * (n / sources)
+        return Scores(
+            "betweenness",
+            ENGINE_IGRAPH,
+            values,
+            f"estimated from {sources} of {n} sources (seed {seed}), scaled by n/{sources}",
+            sampled_from=sources,
+        )
+
+    def leiden(self, *, iterations: int = -1, seed: int = DEFAULT_SEED) -> Communities:
+        """Leiden on the simple undirected view, modularity objective."""
+        if self._projection.node_count == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return Communities(ENGINE_IGRAPH, empty, empty.copy(), 0.0, iterations, seed)
+        with _IGRAPH_RNG_LOCK:
+            ig.set_random_number_generator(random.Random(seed))
+            try:
+                found = self._simple.community_leiden(
+                    objective_function="modularity", n_iterations=iterations
+                )
+            finally:
+                ig.set_random_number_generator(random)
+        membership, sizes = _by_size(np.asarray(found.membership, dtype=np.int64))
+        modularity = 0.0
+        if self._simple.ecount():
+            modularity = float(self._simple.modularity(membership.tolist()))
+        return Communities(ENGINE_IGRAPH, membership, sizes, modularity, iterations, seed)
+
+    def wcc(self) -> Components:
+        found = self._directed.connected_components(mode="weak")
+        membership, sizes = _by_size(np.asarray(found.membership, dtype=np.int64))
+        degree = np.asarray(self._simple.degree(), dtype=np.int64)
+        isolated = np.flatnonzero(degree == 0).astype(np.int64)
+        return Components(ENGINE_IGRAPH, membership, sizes, isolated)
+
+    def fragility(self) -> Fragility:
+        cut_points = np.asarray(sorted(self._simple.articulation_points()), dtype=np.int64)
+        # The directed multigraph, read as undirected: two relations between the
+        # same pair are not a bridge, though the simple view would say so.
+        bridge_ids = sorted(self._directed.bridges())
+        if not bridge_ids:
+            none = np.zeros(0, dtype=np.int64)
+            return Fragility(ENGINE_IGRAPH, cut_points, none.reshape(0, 2), none.copy())
+        p = self._projection
+        ids = np.asarray(bridge_ids, dtype=np.int64)
+        ends = np.column_stack((p.sources[ids], p.targets[ids]))
+        return Fragility(ENGINE_IGRAPH, cut_points, ends, self._cut_sizes(bridge_ids, ends))
+
+    def _cut_sizes(self, bridge_ids: list[int], ends: IntArray) -> IntArray:
+        """Nodes on the smaller side of each bridge.
+
+        Removing every bridge leaves 2-edge-connected blocks; blocks joined by
+        bridges form a forest, and a bridge's smaller side is the lighter of the
+        two subtrees it separates. One traversal from a virtual root covers all
+        trees at once.
+        """
+        rest = self._directed.copy()
+        rest.delete_edges(bridge_ids)
+        block = np.asarray(rest.connected_components(mode="weak").membership, dtype=np.int64)
+        blocks = int(block.max()) + 1
+        weight = np.bincount(block, minlength=blocks).astype(np.int64)
+        a, b = block[ends[:, 0]], block[ends[:, 1]]
+        forest = ig.Graph(n=blocks, edges=np.column_stack((a, b)), directed=False)
+        tree_of = np.asarray(forest.connected_components().membership, dtype=np.int64)
+        roots = np.full(int(tree_of.max()) + 1, blocks, dtype=np.int64)
+        np.minimum.at(roots, tree_of, np.arange(blocks, dtype=np.int64))
+        virtual = blocks
+        forest.add_vertices(1)
+        forest.add_edges([(virtual, int(r)) for r in roots])
+        order, layers, parents = forest.bfs(virtual)
+        order_a = np.asarray(order, dtype=np.int64)
+        parent = np.asarray(parents, dtype=np.int64)
+        subtree = np.concatenate((weight, np.zeros(1, dtype=np.int64)))
+        for start, stop in reversed(list(itertools.pairwise(layers[1:]))):
+            layer = order_a[start:stop]
+            np.add.at(subtree, parent[layer], subtree[layer])
+        child = np.where(parent[a] == b, a, b)
+        total = subtree[roots[tree_of[child]]]
+        below = subtree[child]
+        return np.minimum(below, total - below)
+
+    def clustering(self) -> Clustering:
+        coefficient = self._simple.transitivity_local_undirected(mode="zero")
+        return Clustering(
+            ENGINE_IGRAPH,
+            np.asarray(coefficient, dtype=np.float64),
+            np.asarray(self._simple.degree(), dtype=np.int64),
+        )
+
+    def close(self) -> None:
+        """Nothing to release: the graphs go when the last reference does."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,311 @@
+"""The authored-edge graph as an immutable projection an engine can load.
+
+A projection is built from the plain records the store hands out. By default it
+holds the *heads* of supersession chains only: a revised node is folded into its
+latest revision, so relations made to or from an older revision count for the
+idea as it stands now, and the SUPERSEDES edges themselves disappear. With
+``include_history`` every revision is a node of its own and SUPERSEDES edges are
+ordinary edges.
+
+Nodes are ordered by (tick, id), so the same records give the same projection
+whatever order they arrive in. Arrays are read-only and nothing is shared
+between projections: two orient calls at once never touch each other's state.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+import numpy.typing as npt
+from scipy import sparse
+
+from kenning_encounter.errors import InvalidInput, NotFound, UnknownType
+from kenning_encounter.store.records import EdgeRecord, NodeRecord
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
+
+logger = logging.getLogger(__name__)
+
+IntArray = npt.NDArray[np.int64]
+
+MAX_HOPS = 4
+SUPERSEDES = "SUPERSEDES"
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What part of the memory a projection covers."""
+
+    include_history: bool = False
+    node_types: tuple[str, ...] | None = None
+    around: str | None = None  # id of the centre node (a head unless include_history)
+    hops: int | None = None
+
+    @property
+    def scoped(self) -> bool:
+        return self.node_types is not None or self.around is not None
+
+    def describe(self) -> str:
+        parts = ["every revision" if self.include_history else "heads of revision chains"]
+        if self.node_types is not None:
+            parts.append("types " + ", ".join(self.node_types))
+        if self.around is not None:
+            parts.append(f"within {self.hops} hops of {self.around}")
+        return "; ".join(parts)
+
+
+def _frozen(array: npt.NDArray[np.int64]) -> IntArray:
+    array.setflags(write=False)
+    return array
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Projection:
+    """Nodes and directed edges, by position; ``nodes[i]`` is node ``i``.
+
+    ``sources[j] -> targets[j]`` is edge ``j``, of relation type
+    ``relation_names[relation_codes[j]]``. ``first_tick[i]`` is the tick of the
+    oldest revision folded into node ``i`` (its own tick when nothing was
+    folded). ``folded`` counts superseded revisions folded into heads.
+    """
+
+    nodes: tuple[NodeRecord, ...]
+    sources: IntArray
+    targets: IntArray
+    relation_codes: IntArray
+    relation_names: tuple[str, ...]
+    first_tick: IntArray
+    folded: int
+    scope: Scope
+    index: Mapping[str, int]
+    heads: Mapping[str, str]  # every input node id -> the id standing for it here
+
+    @property
+    def node_count(self) -> int:
+        return len(self.nodes)
+
+    @property
+    def edge_count(self) -> int:
+        return int(self.sources.shape[0])
+
+    def position(self, node_id: str) -> int | None:
+        """Position of a node, following a superseded id to its head."""
+        head = self.heads.get(node_id, node_id)
+        return self.index.get(head)
+
+    def edge_mask(self, relations: Collection[str]) -> npt.NDArray[np.bool_]:
+        codes = [i for i, name in enumerate(self.relation_names) if name in relations]
+        return np.isin(self.relation_codes, np.asarray(codes, dtype=np.int64))
+
+    def ids(self) -> list[str]:
+        return [n.id for n in self.nodes]
+
+
+def build_projection(
+    nodes: Sequence[NodeRecord],
+    edges: Sequence[EdgeRecord],
+    *,
+    include_history: bool = False,
+    node_types: Collection[str] | None = None,
+    around: str | None = None,
+    hops: int = 2,
+) -> Projection:
+    """Project authored records into a graph, optionally scoped.
+
+    ``node_types`` keeps only nodes of those types (the induced subgraph).
+    ``around`` names a node (by id or by name) and keeps what lies within
+    ``hops`` relations of it, followed in either direction; the type filter is
+    applied after the neighbourhood is taken, and the centre is always kept.
+    """
+    types = _check_types(node_types)
+    if around is not None and not 1 <= hops <= MAX_HOPS:
+        raise InvalidInput("hops", f"must be between 1 and {MAX_HOPS}", value=hops)
+
+    by_id = {n.id: n for n in nodes}
+    heads = {i: i for i in by_id}
+    if not include_history:
+        heads.update(_folded_into(by_id, edges))
+    kept = sorted((n for i, n in by_id.items() if heads[i] == i), key=lambda n: (n.tick, n.id))
+    index = {n.id: i for i, n in enumerate(kept)}
+    position = {i: index[h] for i, h in heads.items()}
+
+    first_tick = np.fromiter((n.tick for n in kept), dtype=np.int64, count=len(kept))
+    folded_ids = [i for i, h in heads.items() if h != i]
+    if folded_ids:
+        np.minimum.at(
+            first_tick,
+            np.asarray([position[i] for i in folded_ids], dtype=np.int64),
+            np.asarray([by_id[i].tick for i in folded_ids], dtype=np.int64),
+        )
+
+    src, dst, codes, names = _edges(edges, position, include_history)
+    folded = len(folded_ids)
+
+    centre: str | None = None
+    keep: npt.NDArray[np.bool_] | None = None
+    if around is not None:
+        centre = _resolve(around, by_id, heads, kept)
+        keep = _neighbourhood(index[centre], hops, src, dst, len(kept))
+    if types is not None:
+        typed = np.fromiter((n.type in types for n in kept), dtype=np.bool_, count=len(kept))
+        if centre is not None:
+            typed[index[centre]] = True
+        keep = typed if keep is None else keep & typed
+
+    scope = Scope(
+        include_history=include_history,
+        node_types=types,
+        around=centre,
+        hops=hops if centre is not None else None,
+    )
+    if keep is not None:
+        kept, src, dst, codes, first_tick = _induced(keep, kept, src, dst, codes, first_tick)
+        index = {n.id: i for i, n in enumerate(kept)}
+        heads = {k: v for k, v in heads.items() if v in index}
+
+    logger.debug(
+        "projection: %d nodes, %d edges, %d folded, scope %s",
+        len(kept),
+        src.shape[0],
+        folded,
+        scope.describe(),
+    )
+    return Projection(
+        nodes=tuple(kept),
+        sources=_frozen(src),
+        targets=_frozen(dst),
+        relation_codes=_frozen(codes),
+        relation_names=names,
+        first_tick=_frozen(first_tick),
+        folded=folded,
+        scope=scope,
+        index=MappingProxyType(index),
+        heads=MappingProxyType(heads),
+    )
+
+
+def _check_types(node_types: Collection[str] | None) -> tuple[str, ...] | None:
+    if node_types is None:
+        return None
+    chosen = tuple(sorted(set(node_types)))
+    if not chosen:
+        raise InvalidInput(
+            "node_types", "is empty; name at least one type, or leave it out for all types"
+        )
+    for name in chosen:
+        if name not in AUTHORED_NODE_TYPES:
+            raise UnknownType("node_types", name, AUTHORED_NODE_TYPES)
+    return chosen
+
+
+def _folded_into(by_id: Mapping[str, NodeRecord], edges: Iterable[EdgeRecord]) -> dict[str, str]:
+    """Map each superseded node id to the head of its supersession chain."""
+    successor: dict[str, str] = {
+        i: n.superseded_by
+        for i, n in by_id.items()
+        if n.superseded_by is not None and n.superseded_by in by_id
+    }
+    for e in edges:
+        # The edge and the record say the same thing; either is enough.
+        if e.type == SUPERSEDES and e.target in by_id and e.source in by_id:
+            successor.setdefault(e.target, e.source)
+    heads: dict[str, str] = {}
+    for start in successor:
+        path: list[str] = []
+        cur = start
+        while cur not in heads and cur in successor and cur not in path:
+            path.append(cur)  # the store forbids cycles; the check keeps a bad record finite
+            cur = successor[cur]
+        head = heads.get(cur, cur)
+        for p in path:
+            heads[p] = head
+    return heads
+
+
+def _edges(
+    edges: Sequence[EdgeRecord],
+    position: Mapping[str, int],
+    include_history: bool,
+) -> tuple[IntArray, IntArray, IntArray, tuple[str, ...]]:
+    count = len(edges)
+    at = position.get
+    src = np.fromiter((at(e.source, -1) for e in edges), dtype=np.int64, count=count)
+    dst = np.fromiter((at(e.target, -1) for e in edges), dtype=np.int64, count=count)
+    kinds = [e.type for e in edges]
+    names = tuple(sorted(set(kinds)))
+    code_of = {name: i for i, name in enumerate(names)}
+    codes = np.fromiter((code_of[k] for k in kinds), dtype=np.int64, count=count)
+    # An endpoint outside the input, or a loop made by folding a revision into
+    # its head, says nothing about structure.
+    keep = (src >= 0) & (dst >= 0) & (src != dst)
+    if SUPERSEDES in code_of and not include_history:
+        keep &= codes != code_of[SUPERSEDES]
+    dropped = count - int(keep.sum())
+    if dropped:
+        logger.debug("projection: left out %d edges (supersessions, loops, unknown ends)", dropped)
+    # Folding can turn two relations into one: keep one per (source, target,
+    # type), ordered by that key so the projection does not depend on input order.
+    n, k = max(len(position), 1), max(len(names), 1)
+    key = np.sort((src[keep] * n + dst[keep]) * k + codes[keep])
+    if key.shape[0]:
+        key = key[np.concatenate(([True], key[1:] != key[:-1]))]
+    pair, code = np.divmod(key, k)
+    source, target = np.divmod(pair, n)
+    return source, target, code, names
+
+
+def _resolve(
+    ref: str, by_id: Mapping[str, NodeRecord], heads: Mapping[str, str], kept: Sequence[NodeRecord]
+) -> str:
+    if ref in heads:
+        return heads[ref]
+    live = [n.id for n in kept if n.name == ref]
+    if live:
+        return live[0]
+    older = sorted((n for n in by_id.values() if n.name == ref), key=lambda n: -n.tick)
+    if older:
+        return heads[older[0].id]
+    raise NotFound(
+        "node", ref, "give the exact name or id of a recorded node (find_by_name looks names up)"
+    )
+
+
+def _neighbourhood(
+    centre: int, hops: int, src: IntArray, dst: IntArray, n: int
+) -> npt.NDArray[np.bool_]:
+    ones = np.ones(src.shape[0], dtype=np.int8)
+    adj = sparse.csr_matrix((ones, (src, dst)), shape=(n, n))
+    adj = (adj + adj.T).tocsr()
+    reached = np.zeros(n, dtype=np.bool_)
+    reached[centre] = True
+    frontier = reached.copy()
+    for _ in range(hops):
+        step = adj @ frontier.astype(np.int8)
+        frontier = (np.asarray(step).ravel() > 0) & ~reached
+        if not frontier.any():
+            break
+        reached |= frontier
+    return reached
+
+
+def _induced(
+    keep: npt.NDArray[np.bool_],
+    kept: Sequence[NodeRecord],
+    src: IntArray,
+    dst: IntArray,
+    codes: IntArray,
+    first_tick: IntArray,
+) -> tuple[list[NodeRecord], IntArray, IntArray, IntArray, IntArray]:
+    new_pos = np.cumsum(keep, dtype=np.int64) - 1
+    inside = keep[src] & keep[dst]
+    nodes = [n for n, k in zip(kept, keep.tolist(), strict=True) if k]
+    return (
+        nodes,
+        np.ascontiguousarray(new_pos[src[inside]]),
+        np.ascontiguousarray(new_pos[dst[inside]]),
+        np.ascontiguousarray(codes[inside]),
+        np.ascontiguousarray(first_tick[keep]),
+    )
