@@ -1,0 +1,292 @@
+"""``kenning-encounter``: the command line.
+
+    kenning-encounter [serve] [flags]      serve the memory (the default command)
+    kenning-encounter doctor [flags]       check the configuration; exit 0 when all is well
+    kenning-encounter install ...          wire the server into Claude Code (install.py)
+
+Every setting is a flag here and an environment variable (config.py); a flag
+not given is passed as None, so the environment or the default decides.
+Commands are a table (``COMMANDS``); a command with its own argument parser
+(like ``install``) goes in ``PASSTHROUGH`` and is imported only when run.
+Logging is configured here and only here, to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from kenning_encounter.config import ENV_PREFIX, Settings, load_settings
+from kenning_encounter.errors import ConfigError, KenningError
+from kenning_encounter.server.info import package_version
+
+PROG: Final = "kenning-encounter"
+LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+EXIT_OK, EXIT_FAILED, EXIT_CONFIG = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Flag:
+    setting: str
+    help: str
+    type: Callable[[str], Any] = str
+    metavar: str | None = None
+    switch: bool = False  # --x / --no-x
+
+    @property
+    def option(self) -> str:
+        return "--" + self.setting.replace("_", "-")
+
+
+# One line per setting. Secrets that belong only in the environment are left
+# out on purpose (a flag shows in the process list): see NOT_FLAGS.
+SETTING_FLAGS: Final[tuple[Flag, ...]] = (
+    Flag("memory", "name of the memory: a folder under the data root", metavar="NAME"),
+    Flag(
+        "data_dir",
+        "directory of the embedded store (default: <user data dir>/<memory>)",
+        metavar="DIR",
+    ),
+    Flag("store", "backend holding the graph"),
+    Flag("neo4j_uri", "Neo4j URL, e.g. bolt://127.0.0.1:7687", metavar="URI"),
+    Flag("neo4j_username", "Neo4j user", metavar="USER"),
+    Flag(
+        "neo4j_password", "Neo4j password (prefer the NEO4J_PASSWORD variable)", metavar="PASSWORD"
+    ),
+    Flag("neo4j_database", "Neo4j database", metavar="NAME"),
+    Flag("transport", "how clients connect"),
+    Flag("namespace", "tool-name prefix: 'myapp' serves 'myapp-search'", metavar="PREFIX"),
+    Flag("host", "address to listen on; a non-loopback one needs --token", metavar="HOST"),
+    Flag("port", "port to listen on (0 picks a free one)", type=int, metavar="PORT"),
+    Flag("path", "HTTP path of the MCP endpoint", metavar="PATH"),
+    Flag("allowed_origins", "comma-separated Origins allowed (CORS)", metavar="LIST"),
+    Flag(
+        "allowed_hosts",
+        "comma-separated Host headers allowed besides loopback "
+        "(DNS-rebinding protection; '*' turns the check off)",
+        metavar="LIST",
+    ),
+    Flag(
+        "read_timeout",
+        "seconds a read tool may take before it is answered with an error",
+        type=float,
+        metavar="SECONDS",
+    ),
+    Flag(
+        "token", "bearer token every HTTP request must carry (prefer the variable)", metavar="TOKEN"
+    ),
+    Flag("face", "full serves every tool; reader serves only the read tools"),
+    Flag(
+        "hide_loci",
+        "reader face: comma-separated session ids whose nodes no read shows",
+        metavar="LIST",
+    ),
+    Flag("log_level", "log level (logs go to stderr)", metavar="LEVEL"),
+    Flag("cypher_row_cap", "most rows read_cypher returns", type=int, metavar="N"),
+    Flag("cypher_char_cap", "most characters read_cypher returns", type=int, metavar="N"),
+    Flag("cypher_timeout", "seconds a read_cypher query may run", type=float, metavar="SECONDS"),
+    Flag("matcher", "meaning matcher provider"),
+    Flag("matcher_model", "matcher model name", metavar="MODEL"),
+    Flag("matcher_timeout", "seconds the matcher may take", type=float, metavar="SECONDS"),
+    Flag("matcher_reasons", "ask the matcher for its reasons", switch=True),
+    Flag("matcher_base_url", "OpenAI-compatible endpoint for --matcher openai", metavar="URL"),
+    Flag("matcher_api_key_env", "environment variable holding that endpoint's key", metavar="NAME"),
+    Flag(
+        "matcher_prompt_budget",
+        "most characters of meanings the matcher reads",
+        type=int,
+        metavar="N",
+    ),
+    Flag("infusion_budget", "characters an infusion payload may take", type=int, metavar="N"),
+    Flag("infusion_preset", "infusion pipeline preset", metavar="NAME"),
+)
+NOT_FLAGS: Final = frozenset({"gemini_api_key"})
+
+
+def env_name(setting: str) -> str:
+    alias = Settings.model_fields[setting].validation_alias
+    choices = getattr(alias, "choices", ())
+    upper = [c for c in choices if isinstance(c, str) and c.isupper()]
+    return upper[0] if upper else ENV_PREFIX + setting.upper()
+
+
+def _choices(setting: str) -> list[str] | None:
+    annotation = Settings.model_fields[setting].annotation
+    if typing.get_origin(annotation) is typing.Literal:
+        return [str(a) for a in typing.get_args(annotation)]
+    return None
+
+
+def add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("settings (flag > environment variable > .env > default)")
+    for flag in SETTING_FLAGS:
+        value = Settings.model_fields[flag.setting].get_default(call_default_factory=True)
+        default = f"; default {value!r}" if value not in (None, "", []) else ""
+        text = f"{flag.help} [{env_name(flag.setting)}{default}]"
+        if flag.switch:
+            group.add_argument(
+                flag.option,
+                dest=flag.setting,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=text,
+            )
+            continue
+        group.add_argument(
+            flag.option,
+            dest=flag.setting,
+            type=flag.type,
+            default=None,
+            choices=_choices(flag.setting),
+            metavar=flag.metavar,
+            help=text,
+        )
+
+
+def settings_from(ns: argparse.Namespace) -> Settings:
+    settings = load_settings(**{flag.setting: getattr(ns, flag.setting) for flag in SETTING_FLAGS})
+    if settings.log_level.upper() not in LOG_LEVELS:
+        raise ConfigError(
+            f"log_level: {settings.log_level!r} is not a level; use one of {', '.join(LOG_LEVELS)}"
+        )
+    return settings
+
+
+def _error(message: str) -> None:
+    sys.stderr.write(f"{PROG}: error: {message}\n")
+
+
+# Loggers quieted below DEBUG: uvicorn repeats the start-up announcement, and the SDK
+# logs each refused tool call with its message, which can quote memory content.
+QUIET_LOGGERS: Final = ("uvicorn.error", "mcp.server.mcpserver.server")
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if level.upper() != "DEBUG":
+        for name in QUIET_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
+
+
+# --- serve ---------------------------------------------------------------------
+def run_serve(ns: argparse.Namespace) -> int:
+    try:
+        settings = settings_from(ns)
+        settings.require_safe_bind()
+        from kenning_encounter.server.app import check_face
+
+        check_face(settings)
+    except ConfigError as exc:
+        _error(str(exc))
+        return EXIT_CONFIG
+    configure_logging(settings.log_level)
+    import anyio
+
+    from kenning_encounter.server.transports import serve
+
+    try:
+        anyio.run(serve, settings)
+    except KenningError as exc:
+        _error(str(exc))
+        return EXIT_FAILED
+    except OSError as exc:
+        _error(str(exc))
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        return EXIT_OK
+    return EXIT_OK
+
+
+# --- doctor ----------------------------------------------------------------------
+def run_doctor_command(ns: argparse.Namespace) -> int:
+    out = sys.stdout
+    out.write(f"{PROG} doctor {package_version()}\n")
+    try:
+        settings = settings_from(ns)
+    except ConfigError as exc:
+        out.write(
+            f"  FAIL  config   {exc}\n        fix: correct that flag or environment "
+            "variable (kenning-encounter serve --help lists them)\n"
+        )
+        return EXIT_FAILED
+    from kenning_encounter.server.doctor import run_doctor
+
+    findings = run_doctor(settings)
+    for f in findings:
+        out.write(f"  {f.status.upper():<5} {f.topic:<8} {f.detail}\n")
+        if f.fix and f.status != "ok":
+            out.write(f"        fix: {f.fix}\n")
+    failed = sum(f.status == "fail" for f in findings)
+    out.write("all good\n" if not failed else f"{failed} problem(s) found\n")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+# --- the command table -------------------------------------------------------------
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    run: Callable[[argparse.Namespace], int]
+    configure: Callable[[argparse.ArgumentParser], None] = add_setting_flags
+
+
+COMMANDS: Final[tuple[Command, ...]] = (
+    Command("serve", "serve the memory over MCP (the default command)", run_serve),
+    Command(
+        "doctor",
+        "check store, configuration, Neo4j and matcher; say what to fix",
+        run_doctor_command,
+    ),
+)
+
+
+def _run_install(argv: list[str]) -> int:
+    from kenning_encounter.install import run_install
+
+    return run_install(argv)
+
+
+# Commands that parse their own arguments; imported only when run.
+PASSTHROUGH: Final[dict[str, tuple[str, Callable[[list[str]], int]]]] = {
+    "install": ("wire the server and its hooks into Claude Code", _run_install),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    version = f"{PROG} {package_version()}"
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Persistent, encounter-ordered memory for LLM agents, served over MCP. "
+        "With no command, serves.",
+    )
+    parser.add_argument("--version", action="version", version=version)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        sub = commands.add_parser(command.name, help=command.help, description=command.help)
+        sub.add_argument("--version", action="version", version=version)
+        command.configure(sub)
+        sub.set_defaults(run=command.run)
+    for name, (text, _) in PASSTHROUGH.items():
+        commands.add_parser(name, help=f"{text} ({PROG} {name} --help)", add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in PASSTHROUGH:
+        return PASSTHROUGH[args[0]][1](args[1:])
+    names = {c.name for c in COMMANDS}
+    if not args or (args[0] not in names and args[0] not in ("-h", "--help", "--version")):
+        args = ["serve", *args]
+    ns = build_parser().parse_args(args)
+    run: Callable[[argparse.Namespace], int] = ns.run
+    return run(ns)

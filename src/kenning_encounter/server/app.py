@@ -1,0 +1,73 @@
+"""Build the MCP server: tool groups filtered by face, the manual, the lifespan."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import asynccontextmanager
+from typing import Final
+
+from mcp.server.mcpserver import MCPServer
+
+from kenning_encounter.config import Settings
+from kenning_encounter.errors import ConfigError
+from kenning_encounter.server import tools_read, tools_session, tools_write
+from kenning_encounter.server.context import AppContext, Runtime
+from kenning_encounter.server.info import package_version
+from kenning_encounter.server.manual import HOWTO_URI, howto_text, instructions
+from kenning_encounter.server.registry import ToolGroup, ToolRegistrar
+
+SERVER_NAME: Final = "kenning-encounter"
+
+# Later groups (analytics, infusion) are appended here by their own modules.
+DEFAULT_TOOL_GROUPS: Final[tuple[ToolGroup, ...]] = (
+    tools_session.register,
+    tools_write.register,
+    tools_read.register,
+)
+
+
+def check_face(settings: Settings) -> None:
+    if settings.hide_loci and settings.face != "reader":
+        raise ConfigError(
+            "hide_loci: hiding loci needs the reader face, where nothing can write around the "
+            "hidden nodes; add --face reader (KENNING_ENCOUNTER_FACE=reader)"
+        )
+
+
+def build_server(
+    settings: Settings,
+    runtime: Runtime,
+    groups: Sequence[ToolGroup] = DEFAULT_TOOL_GROUPS,
+) -> MCPServer[AppContext]:
+    """An MCP server over the runtime's memory, serving the groups the face allows."""
+    check_face(settings)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[AppContext]) -> AsyncGenerator[AppContext]:
+        async with runtime.session() as context:
+            yield context
+
+    server: MCPServer[AppContext] = MCPServer(
+        SERVER_NAME,
+        title="kenning-encounter memory",
+        instructions=instructions(settings),
+        version=package_version(),
+        lifespan=lifespan,
+        log_level="DEBUG" if settings.log_level.upper() == "DEBUG" else "INFO",
+    )
+    registrar = ToolRegistrar(server, settings)
+    for register in groups:
+        register(registrar)
+
+    @server.resource(
+        HOWTO_URI,
+        name="howto",
+        title="kenning-encounter operator manual",
+        description="How to work with this memory: the encounter cycle, the types, the "
+        "invariants, the common mistakes, and every tool. Read it before recording.",
+        mime_type="application/xml",
+    )
+    def howto() -> str:
+        return howto_text()
+
+    return server

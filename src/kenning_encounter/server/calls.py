@@ -1,0 +1,74 @@
+"""The one path every tool call takes: run the service, render, or refuse.
+
+Services are synchronous and may wait on the store's write lock, so they run
+on a worker thread. A refusal (any ``KenningError``, or a request the models
+reject) becomes the SDK's ``ToolError``: the client sees ``isError: true`` with
+our message. A result is never a success that describes a failure.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel, ValidationError
+
+from kenning_encounter.errors import KenningError
+from kenning_encounter.server.context import AppContext
+
+log = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
+ToolContext = Context[AppContext, Any]
+
+
+def app_of(ctx: ToolContext) -> AppContext:
+    return ctx.request_context.lifespan_context
+
+
+def _validation_message(exc: ValidationError) -> str:
+    parts: list[str] = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "request"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+async def run_tool(
+    ctx: ToolContext,
+    work: Callable[[AppContext], M],
+    render: Callable[[M], str],
+    *,
+    deadline: float | None = None,
+) -> CallToolResult:
+    """Run ``work`` off the event loop; structured result plus a short text rendering.
+
+    ``deadline`` (seconds) bounds read tools only: a write that outlives a
+    deadline may still commit, and answering "failed" then would be a lie.
+    """
+    app = app_of(ctx)
+    try:
+        if deadline is None:
+            result = await anyio.to_thread.run_sync(work, app)
+        else:
+            with anyio.fail_after(deadline):
+                result = await anyio.to_thread.run_sync(work, app, abandon_on_cancel=True)
+    except KenningError as exc:
+        raise ToolError(str(exc)) from exc
+    except ValidationError as exc:
+        raise ToolError(_validation_message(exc)) from exc
+    except TimeoutError as exc:
+        raise ToolError(
+            f"the read took longer than the server's read timeout of {deadline:g}s "
+            "(KENNING_ENCOUNTER_READ_TIMEOUT); narrow the request (a smaller limit or depth) "
+            "and try again"
+        ) from exc
+    return CallToolResult(
+        content=[TextContent(type="text", text=render(result))],
+        structured_content=result.model_dump(mode="json", by_alias=True),
+    )

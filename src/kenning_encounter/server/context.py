@@ -1,0 +1,133 @@
+"""The app context every tool and HTTP route reads, and the runtime that owns it.
+
+One server process holds one memory. ``Runtime.session()`` opens the store and
+the memory service on first entry and closes them when the last entry leaves,
+so every transport can enter it from its own lifespan (the streamable-HTTP
+manager once, SSE once per connection, the stdio loop once, an in-process test
+client once) while the store is opened exactly once. ``serve`` enters it before
+any socket is bound, so a store owned by another process fails the start at
+once instead of surfacing inside the web server's start-up.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from kenning_encounter.config import Settings
+from kenning_encounter.errors import ConfigError
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.embedded.backend import EmbeddedStore
+from kenning_encounter.store.port import GraphStore
+
+log = logging.getLogger(__name__)
+
+InfuseFn = Callable[[str, str, list[str]], dict[str, Any]]
+"""(session_id, prompt, trajectory) -> {"payload": str, "meta": {...}}."""
+
+
+@dataclass
+class AppContext:
+    """What a request may use. Built once per process by ``Runtime``."""
+
+    settings: Settings
+    memory: Memory
+    infuse: InfuseFn | None = None
+    url: str | None = None  # where the server listens, once it does
+
+    @property
+    def store(self) -> GraphStore:
+        return self.memory.store
+
+
+StoreFactory = Callable[[Settings], GraphStore]
+InfusionFactory = Callable[[AppContext], InfuseFn | None]
+
+
+def open_store(settings: Settings) -> GraphStore:
+    """The backend the settings name. Neo4j is imported only when asked for."""
+    if settings.store == "embedded":
+        return EmbeddedStore.open(settings.resolved_data_dir)
+    try:
+        from kenning_encounter.store.neo4j import open_from_settings
+    except ImportError as exc:
+        raise ConfigError(
+            f"store=neo4j is not available ({exc}); install it with "
+            "pip install 'kenning-encounter[neo4j]'"
+        ) from exc
+    return open_from_settings(settings)
+
+
+class Runtime:
+    """Owns the process's one ``AppContext``; reference-counted across lifespans."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store_factory: StoreFactory = open_store,
+        infusion_factory: InfusionFactory | None = None,
+    ) -> None:
+        self.settings = settings
+        self._store_factory = store_factory
+        self._infusion_factory = infusion_factory
+        self._context: AppContext | None = None
+        self._users = 0
+        self._lock = anyio.Lock()
+
+    @property
+    def context(self) -> AppContext:
+        if self._context is None:
+            raise RuntimeError("the memory is not open: enter Runtime.session() first")
+        return self._context
+
+    @asynccontextmanager
+    async def session(self) -> AsyncGenerator[AppContext]:
+        async with self._lock:
+            if self._context is None:
+                self._context = await anyio.to_thread.run_sync(self._open)
+            self._users += 1
+            context = self._context
+        try:
+            yield context
+        finally:
+            with anyio.CancelScope(shield=True):
+                async with self._lock:
+                    self._users -= 1
+                    if self._users == 0:
+                        self._context = None
+                        await anyio.to_thread.run_sync(context.store.close)
+                        log.info("memory closed")
+
+    def _open(self) -> AppContext:
+        settings = self.settings
+        store = self._store_factory(settings)
+        try:
+            memory = Memory(
+                store,
+                hidden_loci=frozenset(settings.hide_loci),
+                cypher_row_cap=settings.cypher_row_cap,
+                cypher_char_cap=settings.cypher_char_cap,
+                cypher_timeout_s=settings.cypher_timeout,
+            )
+            memory.start()
+            context = AppContext(settings=settings, memory=memory)
+            if self._infusion_factory is not None:
+                context.infuse = self._infusion_factory(context)
+        except BaseException:
+            store.close()
+            raise
+        log.info("memory open: %s store", settings.store)
+        return context
+
+    def listening(self, url: str) -> None:
+        """Record where clients reach this server, for a second process to name."""
+        context = self.context
+        context.url = url
+        if isinstance(context.store, EmbeddedStore):
+            context.store.set_owner_url(url)

@@ -1,0 +1,226 @@
+"""The checks behind ``kenning-encounter doctor``: is this configuration ready to serve?
+
+Each check yields a finding: ok, warn (works, but not as configured) or fail
+(what is missing and how to fix it). Doctor changes nothing: it opens an
+existing embedded store only to see that it opens, and never creates one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import httpx
+
+from kenning_encounter.config import ENV_PREFIX, Settings
+from kenning_encounter.errors import ConfigError, KenningError, StoreLocked
+
+Status = Literal["ok", "warn", "fail"]
+PROBE_TIMEOUT = 3.0
+
+
+@dataclass(frozen=True)
+class Finding:
+    status: Status
+    topic: str
+    detail: str
+    fix: str = ""
+
+
+def _serving(settings: Settings) -> Iterator[Finding]:
+    from kenning_encounter.server.app import check_face
+
+    yield Finding(
+        "ok",
+        "config",
+        f"store={settings.store}, transport={settings.transport}, face={settings.face}, "
+        f"host={settings.host}, port={settings.port}",
+    )
+    try:
+        settings.require_safe_bind()
+    except ConfigError as exc:
+        yield Finding("fail", "bind", str(exc), f"export {ENV_PREFIX}TOKEN=$(openssl rand -hex 32)")
+    try:
+        check_face(settings)
+    except ConfigError as exc:
+        yield Finding("fail", "face", str(exc), "add --face reader, or drop --hide-loci")
+    if settings.token is not None and len(settings.token.get_secret_value()) < 16:
+        yield Finding(
+            "warn",
+            "token",
+            "the bearer token is shorter than 16 characters",
+            "use a long random secret, e.g. openssl rand -hex 32",
+        )
+
+
+def _healthz(url: str) -> bool:
+    parts = urlsplit(url)
+    try:
+        answer = httpx.get(f"{parts.scheme}://{parts.netloc}/healthz", timeout=PROBE_TIMEOUT)
+    except httpx.HTTPError:
+        return False
+    return answer.status_code == 200
+
+
+def _nearest_existing(path: Path) -> Path:
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _embedded(settings: Settings) -> Iterator[Finding]:
+    from kenning_encounter.store.embedded.backend import EmbeddedStore
+
+    data_dir = settings.resolved_data_dir
+    if not (data_dir / "graph.lbdb").exists():
+        parent = _nearest_existing(data_dir)
+        if os.access(parent, os.W_OK):
+            yield Finding("ok", "store", f"no store yet at {data_dir}; serve creates it")
+        else:
+            yield Finding(
+                "fail",
+                "store",
+                f"cannot create {data_dir}: {parent} is not writable",
+                f"choose a writable place with --data-dir or {ENV_PREFIX}DATA_DIR",
+            )
+        return
+    try:
+        store = EmbeddedStore.open(data_dir)
+    except StoreLocked as exc:
+        if exc.url and _healthz(exc.url):
+            yield Finding(
+                "ok",
+                "store",
+                f"{data_dir} is served by the running server "
+                f"(process {exc.pid}) at {exc.url}; clients connect there",
+            )
+        elif exc.url:
+            yield Finding(
+                "fail",
+                "store",
+                f"{exc}, but nothing answers there",
+                f"stop process {exc.pid} if it hangs, then start the server again",
+            )
+        else:
+            yield Finding(
+                "ok",
+                "store",
+                f"{data_dir} is in use by process {exc.pid} "
+                "(a stdio server, which takes no network clients)",
+            )
+        return
+    except KenningError as exc:
+        yield Finding("fail", "store", str(exc))
+        return
+    try:
+        yield Finding("ok", "store", f"{data_dir} opens (schema version {store.schema_version()})")
+    finally:
+        store.close()
+
+
+def _neo4j(settings: Settings) -> Iterator[Finding]:
+    uri = settings.neo4j_uri
+    if not uri:
+        return
+    if importlib.util.find_spec("neo4j") is None:
+        yield Finding(
+            "fail",
+            "neo4j",
+            f"{uri} is configured but the neo4j driver is not installed",
+            "pip install 'kenning-encounter[neo4j]'",
+        )
+        return
+    neo4j: Any = importlib.import_module("neo4j")
+    password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else ""
+    try:
+        driver = neo4j.GraphDatabase.driver(
+            uri,
+            auth=(settings.neo4j_username, password),
+            connection_timeout=PROBE_TIMEOUT,
+            connection_acquisition_timeout=PROBE_TIMEOUT,
+        )
+        try:
+            driver.verify_connectivity()
+        finally:
+            driver.close()
+    except Exception as exc:  # every driver failure is a finding, not a crash
+        yield Finding(
+            "fail",
+            "neo4j",
+            f"cannot reach Neo4j at {uri}: {exc}",
+            "start Neo4j, or correct NEO4J_URI / NEO4J_USERNAME / NEO4J_PASSWORD",
+        )
+        return
+    yield Finding("ok", "neo4j", f"Neo4j answers at {uri} as {settings.neo4j_username}")
+
+
+def _matcher(settings: Settings) -> Iterator[Finding]:
+    chosen = "matcher" in settings.model_fields_set
+    # A matcher someone asked for and cannot run is a failure; the default one is a warning,
+    # because infusion then falls back to the lexical path, which is a working state.
+    missing: Status = "fail" if chosen else "warn"
+    if settings.matcher == "off":
+        yield Finding("ok", "matcher", "off: infusion selects lexically")
+        return
+    if settings.matcher == "gemini":
+        if importlib.util.find_spec("google.genai") is None:
+            yield Finding(
+                missing,
+                "matcher",
+                "the gemini matcher needs google-genai",
+                f"pip install 'kenning-encounter[gemini]', or {ENV_PREFIX}MATCHER=off",
+            )
+        if settings.gemini_api_key is None:
+            yield Finding(
+                missing,
+                "matcher",
+                "the gemini matcher has no key (GEMINI_API_KEY); infusion falls back to "
+                "lexical selection",
+                f"export GEMINI_API_KEY=..., or {ENV_PREFIX}MATCHER=off",
+            )
+        else:
+            yield Finding("ok", "matcher", "gemini, key present")
+        return
+    if not settings.matcher_base_url:
+        yield Finding(
+            missing,
+            "matcher",
+            "the openai matcher has no endpoint",
+            f"set {ENV_PREFIX}MATCHER_BASE_URL, e.g. http://127.0.0.1:11434/v1",
+        )
+        return
+    if not os.environ.get(settings.matcher_api_key_env):
+        yield Finding(
+            "warn",
+            "matcher",
+            f"{settings.matcher_api_key_env} is not set; fine for a "
+            "local endpoint that needs no key",
+            f"export {settings.matcher_api_key_env}=...",
+        )
+    else:
+        yield Finding(
+            "ok", "matcher", f"openai-compatible at {settings.matcher_base_url}, key present"
+        )
+
+
+CHECKS: tuple[Callable[[Settings], Iterator[Finding]], ...] = (
+    _serving,
+    _embedded,
+    _neo4j,
+    _matcher,
+)
+
+
+def run_doctor(settings: Settings) -> list[Finding]:
+    findings: list[Finding] = []
+    for check in CHECKS:
+        if check is _embedded and settings.store != "embedded":
+            continue
+        findings.extend(check(settings))
+    return findings

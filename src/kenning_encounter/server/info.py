@@ -1,0 +1,23 @@
+"""The package version, for --version, /healthz and the MCP server info."""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import metadata
+from pathlib import Path
+
+DIST = "kenning-encounter"
+
+
+def package_version() -> str:
+    try:
+        return metadata.version(DIST)
+    except metadata.PackageNotFoundError:
+        pass
+    # Run from a source checkout without installing: the version is in pyproject.
+    pyproject = Path(__file__).resolve().parents[3] / "pyproject.toml"
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        return str(data["project"]["version"])
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return "0+unknown"

@@ -1,0 +1,215 @@
+"""Short text renderings of tool results, beside the structured content.
+
+Some clients show a model only the text block, so each rendering carries what
+the next step needs (ids, names, statuses, encounter names), one line per item
+and descriptions clipped; the structured content holds everything.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from kenning_encounter.memory.models import (
+    Closed,
+    Created,
+    Deleted,
+    EdgeOut,
+    EncounterOut,
+    NameLookup,
+    NodeOut,
+    Provenance,
+    ReEntry,
+    Related,
+    SearchResult,
+)
+from kenning_encounter.server.outputs import (
+    CypherRows,
+    NodeTypeOut,
+    NodeTypes,
+    RelationTypeOut,
+    RelationTypes,
+    Schema,
+    Vocabulary,
+)
+
+CLIP = 160
+TEXT_CAP = 20_000
+
+
+def clip(text: str, limit: int = CLIP) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def node_line(n: NodeOut) -> str:
+    status = f" ({n.status})" if n.status else ""
+    later = f" [superseded by {n.superseded_by}]" if n.superseded_by else ""
+    body = f" — {clip(n.description)}" if n.description else ""
+    return f"- {n.type} {n.id} {n.name!r}{status}{later}{body}"
+
+
+def encounter_line(e: EncounterOut) -> str:
+    when = e.last_activity_at or e.opened_at
+    return f"- {e.name} session {e.session_id!r}, {e.state}, last activity {when}: {clip(e.purpose, 100)}"
+
+
+def edge_line(e: EdgeOut) -> str:
+    why = f" (why: {clip(e.revision_why, 100)})" if e.revision_why else ""
+    return f"- {e.source} -{e.type}-> {e.target}{why}"
+
+
+def _section(title: str, lines: Iterable[str]) -> list[str]:
+    items = list(lines)
+    return [f"{title}: {len(items)}", *items] if items else [f"{title}: none"]
+
+
+def reentry(r: ReEntry) -> str:
+    e = r.encounter
+    head = [f"Opened encounter {e.name} for session {e.session_id!r}: {clip(e.purpose, 200)}"]
+    if r.closed_previous:
+        head.append(f"Sealed {r.closed_previous} first.")
+    if r.previous:
+        head.append(f"Previous encounter of this session: {r.previous}.")
+    elif r.anchored_after:
+        head.append(f"First encounter of this session, anchored after {r.anchored_after}.")
+    lines = [
+        *head,
+        *_section("Open questions", map(node_line, r.open_questions)),
+        *_section("Live hypotheses", map(node_line, r.live_hypotheses)),
+        *_section("Recent concepts", map(node_line, r.recent_concepts)),
+        *_section("Recent encounters", map(encounter_line, r.recent_sessions)),
+        *_section("Unsealed encounters of other sessions", map(encounter_line, r.unsealed)),
+    ]
+    return "\n".join(lines)
+
+
+def closed(c: Closed) -> str:
+    e = c.encounter
+    return f"Sealed encounter {e.name} of session {e.session_id!r} at {e.sealed_at}."
+
+
+def created(c: Created) -> str:
+    return "\n".join(
+        [
+            f"Recorded {len(c.created)} node(s) in {c.encounter} at tick {c.tick}:",
+            *map(node_line, c.created),
+        ]
+    )
+
+
+def related(r: Related) -> str:
+    lines = [f"Linked {len(r.created)} relation(s) in {r.encounter} at tick {r.tick}:"]
+    lines += map(edge_line, r.created)
+    lines += [
+        f"- status change: {', '.join(f'{k}={v}' for k, v in change.items())}"
+        for change in r.status_changes
+    ]
+    return "\n".join(lines)
+
+
+def deleted(d: Deleted) -> str:
+    listed = ", ".join(d.deleted) if d.deleted else "nothing"
+    return f"Deleted {len(d.deleted)} item(s) in {d.encounter} at tick {d.tick}: {listed}"
+
+
+def search(s: SearchResult) -> str:
+    lines = [f"{s.total_shown} hit(s) for {s.query!r}:"]
+    lines += [
+        f"{node_line(n)} (score {score:.2f})" for n, score in zip(s.hits, s.scores, strict=False)
+    ]
+    if s.note:
+        lines.append(s.note)
+    return "\n".join(lines)
+
+
+def name_lookup(n: NameLookup) -> str:
+    lines = [node_line(n.node)]
+    if n.resolved_from:
+        lines.append(
+            f"(the name led to {n.resolved_from}, an older revision; this is its successor)"
+        )
+    if n.history:
+        lines.append(f"Older revisions: {', '.join(h.id for h in n.history)}")
+    return "\n".join(lines)
+
+
+def provenance(p: Provenance) -> str:
+    lines = [node_line(p.node)]
+    if p.recorded_in is not None:
+        lines.append(f"Recorded in {p.recorded_in.name} (session {p.recorded_in.session_id!r}).")
+    lines += _section(f"Grounding (depth {p.depth})", map(node_line, p.grounding))
+    lines += _section("Edges", map(edge_line, p.edges))
+    lines += _section(
+        "Revisions", (f"- {r.id} {r.name!r}: {clip(r.revision_why, 120)}" for r in p.revisions)
+    )
+    return "\n".join(lines)
+
+
+def cypher(rows: CypherRows) -> str:
+    lines = [f"{len(rows.rows)} row(s); columns: {', '.join(rows.columns)}"]
+    size = len(lines[0])
+    for row in rows.rows:
+        line = json.dumps(row, default=str, ensure_ascii=False)
+        size += len(line) + 1
+        if size > TEXT_CAP:
+            lines.append("… (text cut; the structured content holds every row returned)")
+            break
+        lines.append(line)
+    if rows.note:
+        lines.append(rows.note)
+    return "\n".join(lines)
+
+
+def _node_type_line(t: NodeTypeOut) -> str:
+    props = ", ".join(p.name + ("*" if p.required else "") for p in t.properties)
+    statuses = f"; statuses {'|'.join(t.statuses)}" if t.statuses else ""
+    writable = "" if t.writable else " (process layer: not yours to write)"
+    when = f" Use when {t.when}." if t.when else ""
+    return (
+        f"- {t.name} [{t.layer}]{writable}: {t.doc}.{when} Properties: {props or 'none'}{statuses}"
+    )
+
+
+def _relation_type_line(r: RelationTypeOut) -> str:
+    kind = "" if r.authored else " (process: not yours to write)"
+    ends = (
+        "same type at both ends"
+        if r.same_type
+        else f"{'|'.join(r.sources)} -> {'|'.join(r.targets)}"
+    )
+    props = (
+        f"; requires {', '.join(p.name for p in r.properties if p.required)}"
+        if r.properties
+        else ""
+    )
+    return f"- {r.name}{kind}: {r.doc}; {ends}{props}"
+
+
+def node_types(t: NodeTypes) -> str:
+    return "\n".join(["Node types (* = required):", *map(_node_type_line, t.node_types)])
+
+
+def relation_types(t: RelationTypes) -> str:
+    return "\n".join(["Relation types:", *map(_relation_type_line, t.relation_types)])
+
+
+def vocabulary(v: Vocabulary) -> str:
+    effects = [
+        f"- {rel} on {target}: {'|'.join(e.from_)} -> {e.to}"
+        for rel, targets in v.status_effects.items()
+        for target, e in targets.items()
+    ]
+    return "\n".join(
+        [
+            node_types(NodeTypes(node_types=v.node_types)),
+            relation_types(RelationTypes(relation_types=v.relation_types)),
+            "Status effects of relations:",
+            *effects,
+        ]
+    )
+
+
+def schema(s: Schema) -> str:
+    store = ", ".join(f"{k}={v}" for k, v in s.store.items() if not isinstance(v, list | dict))
+    return f"Store: {store}\n{vocabulary(s)}"

@@ -1,0 +1,159 @@
+"""Read tools: they change nothing, so the reader face serves exactly these."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp_types import CallToolResult
+from pydantic import Field
+
+from kenning_encounter.memory.models import NameLookup, Provenance, SearchResult
+from kenning_encounter.server import render
+from kenning_encounter.server.calls import ToolContext, run_tool
+from kenning_encounter.server.outputs import (
+    CypherRows,
+    NodeTypes,
+    RelationTypes,
+    Schema,
+    Vocabulary,
+)
+from kenning_encounter.server.params import NodeRef
+from kenning_encounter.server.registry import ToolKind, ToolRegistrar
+
+
+def register(tools: ToolRegistrar) -> None:
+    deadline = tools.settings.read_timeout
+
+    @tools.tool(ToolKind.READ, title="Search the memory")
+    async def search(
+        ctx: ToolContext,
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=2_000,
+                description="Words to look for in names and descriptions (lexical, ranked). "
+                "Example: 'retry storm auth'.",
+            ),
+        ],
+        types: Annotated[
+            list[str] | None,
+            Field(
+                description="Only these node types: Observation, Question, Hypothesis, Concept, "
+                "Note, Component, Citation. Omit for all. Example: ['Hypothesis', 'Question'].",
+            ),
+        ] = None,
+        limit: Annotated[
+            int, Field(ge=1, le=100, description="Most hits to return, 1-100. Example: 10.")
+        ] = 10,
+        include_superseded: Annotated[
+            bool,
+            Field(
+                description="Also return older revisions a newer node supersedes. Default false."
+            ),
+        ] = False,
+    ) -> Annotated[CallToolResult, SearchResult]:
+        """Find nodes by the words in their names and descriptions, best match first."""
+        return await run_tool(
+            ctx,
+            lambda app: app.memory.search(
+                query, types=types, limit=limit, include_superseded=include_superseded
+            ),
+            render.search,
+            deadline=deadline,
+        )
+
+    @tools.tool(ToolKind.READ, title="Look a node up by name")
+    async def find_by_name(
+        ctx: ToolContext, name: NodeRef
+    ) -> Annotated[CallToolResult, NameLookup]:
+        """The live node carrying this name (or id), with its older revisions."""
+        return await run_tool(
+            ctx, lambda app: app.memory.find_by_name(name), render.name_lookup, deadline=deadline
+        )
+
+    @tools.tool(ToolKind.READ, title="Trace what a node rests on")
+    async def trace_provenance(
+        ctx: ToolContext,
+        ref: NodeRef,
+        depth: Annotated[
+            int,
+            Field(
+                ge=1, le=10, description="How many evidence hops to walk back, 1-10. Example: 5."
+            ),
+        ] = 5,
+    ) -> Annotated[CallToolResult, Provenance]:
+        """Walk back from a node along its evidence (GROUNDS, SUPPORTS, OBSERVED_AT, ...): what
+        it rests on, its revisions and the encounter that recorded it."""
+        return await run_tool(
+            ctx,
+            lambda app: app.memory.trace_provenance(ref, depth=depth),
+            render.provenance,
+            deadline=deadline,
+        )
+
+    @tools.tool(ToolKind.READ, title="Read-only Cypher query")
+    async def read_cypher(
+        ctx: ToolContext,
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=20_000,
+                description="One read-only Cypher statement (MATCH ... RETURN). Writes, COPY, "
+                "EXPORT, IMPORT, LOAD, ATTACH, INSTALL and procedures that write are refused. "
+                "get_schema shows the labels and relation types. Example: "
+                "'MATCH (q:Question) WHERE q.status = $s RETURN q.name LIMIT 20'.",
+            ),
+        ],
+        params: Annotated[
+            dict[str, Any] | None,
+            Field(description='Values for $parameters in the query. Example: {"s": "open"}.'),
+        ] = None,
+    ) -> Annotated[CallToolResult, CypherRows]:
+        """Run one read-only Cypher query; rows are capped in number and size, and the answer
+        says when a cap cut it."""
+        return await run_tool(
+            ctx,
+            lambda app: CypherRows.of(app.memory.read_cypher(query, params)),
+            render.cypher,
+            deadline=deadline,
+        )
+
+    @tools.tool(ToolKind.READ, title="Schema of the memory")
+    async def get_schema(ctx: ToolContext) -> Annotated[CallToolResult, Schema]:
+        """The node types, relation types, endpoint rules and status effects, and the store."""
+        return await run_tool(
+            ctx, lambda app: Schema.model_validate(app.memory.get_schema()), render.schema
+        )
+
+    @tools.tool(ToolKind.READ, title="Node types")
+    async def list_node_types(ctx: ToolContext) -> Annotated[CallToolResult, NodeTypes]:
+        """Every node type: its layer, when to use it, its properties and statuses."""
+        return await run_tool(
+            ctx,
+            lambda app: NodeTypes.model_validate({"node_types": app.memory.list_node_types()}),
+            render.node_types,
+        )
+
+    @tools.tool(ToolKind.READ, title="Relation types")
+    async def list_relation_types(ctx: ToolContext) -> Annotated[CallToolResult, RelationTypes]:
+        """Every relation type: when to use it and which node types may stand at each end."""
+        return await run_tool(
+            ctx,
+            lambda app: RelationTypes.model_validate(
+                {"relation_types": app.memory.list_relation_types()}
+            ),
+            render.relation_types,
+        )
+
+    @tools.tool(ToolKind.READ, title="The whole vocabulary")
+    async def list_vocabulary(ctx: ToolContext) -> Annotated[CallToolResult, Vocabulary]:
+        """Node types, relation types and the status changes relations make, in one answer."""
+        return await run_tool(
+            ctx,
+            lambda app: Vocabulary.model_validate(
+                {k: v for k, v in app.memory.get_schema().items() if k != "store"}
+            ),
+            render.vocabulary,
+        )

@@ -1,0 +1,80 @@
+"""Session tools: the only tools that write the spine (Locus, Encounter)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp_types import CallToolResult
+from pydantic import Field
+
+from kenning_encounter.memory.models import Closed, ReEntry
+from kenning_encounter.server import render
+from kenning_encounter.server.calls import ToolContext, run_tool
+from kenning_encounter.server.params import SessionId
+from kenning_encounter.server.registry import ToolKind, ToolRegistrar
+
+
+def register(tools: ToolRegistrar) -> None:
+    @tools.tool(ToolKind.SESSION, title="Open the next encounter")
+    async def advance_encounter(
+        ctx: ToolContext,
+        session_id: SessionId,
+        purpose: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=2_000,
+                description="What this unit of work sets out to do, in one or two sentences. "
+                "Example: 'Find out why deploys at 09:00 trigger a retry storm'.",
+            ),
+        ],
+        close_summary: Annotated[
+            str | None,
+            Field(
+                description="Only when your session still has an encounter open: its summary, "
+                "sealing it in the same call. Omit otherwise. Example: 'Traced the storm to "
+                "the auth client; no backoff jitter.'",
+            ),
+        ] = None,
+    ) -> Annotated[CallToolResult, ReEntry]:
+        """Open your session's next encounter before recording anything.
+
+        Returns the re-entry payload: recent encounters, open questions, live
+        hypotheses, recent concepts, and encounters other sessions left unsealed.
+        """
+        return await run_tool(
+            ctx,
+            lambda app: app.memory.advance_encounter(
+                session_id, purpose, close_summary=close_summary
+            ),
+            render.reentry,
+        )
+
+    @tools.tool(ToolKind.SESSION, title="Seal the encounter")
+    async def close_encounter(
+        ctx: ToolContext,
+        session_id: SessionId,
+        summary: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=10_000,
+                description="What the encounter found or changed, for whoever re-enters later. "
+                "Example: 'Confirmed the cron overlap; opened a question about the 09:05 spike.'",
+            ),
+        ],
+        encounter: Annotated[
+            str | None,
+            Field(
+                description="Name of the encounter to seal when it is not your open one, e.g. an "
+                "encounter dissolved by a server restart. Omit to seal your open encounter. "
+                "Example: 'E42'.",
+            ),
+        ] = None,
+    ) -> Annotated[CallToolResult, Closed]:
+        """Seal your encounter with a summary. A sealed encounter takes no more writes."""
+        return await run_tool(
+            ctx,
+            lambda app: app.memory.close_encounter(session_id, summary, encounter),
+            render.closed,
+        )

@@ -1,0 +1,254 @@
+"""Serving: stdio, SSE or streamable HTTP, with the start-up announcement on stderr.
+
+The memory is opened before anything listens, so a store another process owns
+stops the start at once with that process's PID and URL. stdout belongs to the
+MCP protocol in stdio mode; everything human goes to stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import shutil
+import signal
+import sys
+import threading
+from collections.abc import AsyncGenerator, Callable, Generator, Sequence
+from contextlib import asynccontextmanager
+from typing import Final
+
+import anyio
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.routing import BaseRoute, Mount
+
+from kenning_encounter.config import ENV_PREFIX, Settings
+from kenning_encounter.server.app import DEFAULT_TOOL_GROUPS, build_server, check_face
+from kenning_encounter.server.context import (
+    AppContext,
+    InfusionFactory,
+    Runtime,
+    StoreFactory,
+    open_store,
+)
+from kenning_encounter.server.info import package_version
+from kenning_encounter.server.registry import ToolGroup
+from kenning_encounter.server.routes import build_routes
+from kenning_encounter.server.security import (
+    WILDCARD_BINDS,
+    BearerAuth,
+    HostGuard,
+    transport_security,
+)
+
+log = logging.getLogger(__name__)
+
+Announce = Callable[[str], None]
+CORS_HEADERS: Final = (
+    "authorization",
+    "content-type",
+    "accept",
+    "last-event-id",
+    "mcp-session-id",
+    "mcp-protocol-version",
+)
+
+
+def _to_stderr(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def endpoint_path(settings: Settings) -> str:
+    return f"{settings.path}sse" if settings.transport == "sse" else settings.path
+
+
+def connect_host(host: str) -> str:
+    """The address a local client dials for a bind address."""
+    if host in WILDCARD_BINDS:
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
+
+
+def build_http_app(
+    server: MCPServer[AppContext], runtime: Runtime, settings: Settings
+) -> Starlette:
+    """One ASGI app: the MCP endpoint and the hook routes behind the same guards."""
+    security = transport_security(settings)
+    if settings.transport == "sse":
+        inner = server.sse_app(
+            sse_path=endpoint_path(settings),
+            message_path=f"{settings.path}messages/",
+            transport_security=security,
+            host=settings.host,
+        )
+    else:
+        inner = server.streamable_http_app(
+            streamable_http_path=settings.path, transport_security=security, host=settings.host
+        )
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncGenerator[None]:
+        async with runtime.session():
+            if settings.transport == "sse":
+                yield  # SSE enters the server lifespan per connection
+            else:
+                async with server.session_manager.run():
+                    yield
+
+    middleware: list[Middleware] = []
+    if settings.allowed_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=[o.rstrip("/") for o in settings.allowed_origins],
+                allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+                allow_headers=list(CORS_HEADERS),
+                expose_headers=["mcp-session-id", "mcp-protocol-version"],
+            )
+        )
+    if settings.token is not None:
+        middleware.append(Middleware(BearerAuth, token=settings.token.get_secret_value()))
+    middleware.append(Middleware(HostGuard, settings=security))
+    routes: list[BaseRoute] = [*build_routes(runtime), Mount("/", app=inner)]
+    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn that stops on SIGINT/SIGTERM without re-raising the signal afterwards,
+    so the memory closes cleanly once the server has drained."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {
+            sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)
+        }
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def _location(settings: Settings) -> str:
+    if settings.store == "neo4j":
+        return f"neo4j store: {settings.neo4j_uri} (database {settings.neo4j_database})"
+    return f"data directory: {settings.resolved_data_dir}"
+
+
+def http_banner(settings: Settings, url: str) -> str:
+    transport = "http" if settings.transport == "streamable-http" else "sse"
+    header = (
+        f' --header "Authorization: Bearer ${ENV_PREFIX}TOKEN"'
+        if settings.token is not None
+        else ""
+    )
+    return "\n".join(
+        [
+            f"kenning-encounter {package_version()} listening on {url} "
+            f"({settings.transport}, {settings.face} face)",
+            _location(settings),
+            "register it with Claude Code:",
+            f"  claude mcp add --transport {transport} kenning-encounter {url}{header}",
+        ]
+    )
+
+
+def stdio_banner(settings: Settings) -> str:
+    found = shutil.which("kenning-encounter")
+    command, prefix = (found, []) if found else (sys.executable, ["-m", "kenning_encounter"])
+    args = [*prefix, "serve", "--transport", "stdio"]
+    if settings.store == "embedded":
+        args += ["--data-dir", str(settings.resolved_data_dir)]
+    snippet = {"mcpServers": {"kenning-encounter": {"command": command, "args": args}}}
+    return "\n".join(
+        [
+            f"kenning-encounter {package_version()} serving on stdio ({settings.face} face)",
+            _location(settings),
+            "Claude Desktop (claude_desktop_config.json):",
+            json.dumps(snippet, indent=2),
+        ]
+    )
+
+
+async def _serve_http(
+    app: Starlette, runtime: Runtime, settings: Settings, announce: Announce
+) -> None:
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        access_log=settings.log_level.upper() == "DEBUG",
+        lifespan="on",
+    )
+    web = _Uvicorn(config)
+    bind_failed = False
+
+    async def run_web() -> None:
+        nonlocal bind_failed
+        try:
+            await web.serve()
+        except SystemExit:  # uvicorn's answer to a port it cannot bind; it logged why
+            bind_failed = True
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run_web)
+        while not (web.started or bind_failed or web.should_exit):
+            await anyio.sleep(0.01)
+        if web.started:
+            port = web.servers[0].sockets[0].getsockname()[1]
+            url = f"http://{connect_host(settings.host)}:{port}{endpoint_path(settings)}"
+            runtime.listening(url)
+            announce(http_banner(settings, url))
+    if bind_failed:
+        raise OSError(
+            f"could not listen on {settings.host}:{settings.port} (the reason is logged above); "
+            "choose another --port or stop what holds it"
+        )
+
+
+async def _serve_stdio(
+    server: MCPServer[AppContext], settings: Settings, announce: Announce
+) -> None:
+    announce(stdio_banner(settings))
+    async with anyio.create_task_group() as tg:
+
+        async def stop_on_signal() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for _ in signals:
+                    tg.cancel_scope.cancel()
+                    return
+
+        tg.start_soon(stop_on_signal)
+        await server.run_stdio_async()
+        tg.cancel_scope.cancel()
+
+
+async def serve(
+    settings: Settings,
+    *,
+    groups: Sequence[ToolGroup] = DEFAULT_TOOL_GROUPS,
+    store_factory: StoreFactory = open_store,
+    infusion_factory: InfusionFactory | None = None,
+    announce: Announce = _to_stderr,
+) -> None:
+    """Serve until the client leaves (stdio) or a signal arrives (HTTP)."""
+    settings.require_safe_bind()
+    check_face(settings)
+    runtime = Runtime(settings, store_factory=store_factory, infusion_factory=infusion_factory)
+    server = build_server(settings, runtime, groups)
+    async with runtime.session():
+        if settings.transport == "stdio":
+            await _serve_stdio(server, settings, announce)
+        else:
+            await _serve_http(
+                build_http_app(server, runtime, settings), runtime, settings, announce
+            )

@@ -1,0 +1,126 @@
+"""Faces and the namespace: what a client is served, under which names, and what it sees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from kenning_encounter.errors import ConfigError
+from kenning_encounter.server.app import build_server
+from kenning_encounter.server.context import Runtime
+from tests.e2e.conftest import ALL_TOOLS, READ_TOOLS, call_ok, call_refused, make_settings
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_env")]
+
+ALICE, BOB = "session-alice", "session-bob"
+
+
+def server_for(data_dir: Path, **values: Any) -> Any:
+    settings = make_settings(data_dir, **values)
+    return build_server(settings, Runtime(settings))
+
+
+async def record(client: Client, session: str, name: str, words: str) -> str:
+    await call_ok(
+        client, "advance_encounter", {"session_id": session, "purpose": f"{session} work"}
+    )
+    created = await call_ok(
+        client,
+        "create_entities",
+        {
+            "session_id": session,
+            "entities": [{"type": "Observation", "name": name, "description": words}],
+        },
+    )
+    return created["created"][0]["id"]
+
+
+async def test_reader_face_serves_only_read_tools_and_refuses_writes(tmp_path: Path) -> None:
+    data_dir = tmp_path / "memory"
+    async with Client(server_for(data_dir)) as full:
+        await record(full, ALICE, "alice saw", "shared lantern word")
+
+    async with Client(server_for(data_dir, face="reader")) as reader:
+        listed = {t.name for t in (await reader.list_tools()).tools}
+        assert listed == READ_TOOLS
+        assert all(
+            t.annotations and t.annotations.read_only_hint
+            for t in (await reader.list_tools()).tools
+        )
+        for name in sorted(ALL_TOOLS - READ_TOOLS):
+            refusal = await call_refused(
+                reader,
+                name,
+                {
+                    "session_id": BOB,
+                    "purpose": "p",
+                    "summary": "s",
+                    "entities": [],
+                    "relations": [],
+                    "refs": [],
+                },
+            )
+            assert "Unknown tool" in refusal
+        assert "read-only" in (reader.instructions or "")
+        hits = await call_ok(reader, "search", {"query": "lantern"})
+        assert [h["name"] for h in hits["hits"]] == ["alice saw"]
+
+
+async def test_hidden_loci_vanish_from_every_read(tmp_path: Path) -> None:
+    data_dir = tmp_path / "memory"
+    async with Client(server_for(data_dir)) as full:
+        alice_id = await record(full, ALICE, "alice saw", "shared lantern word")
+        await record(full, BOB, "bob saw", "shared lantern word too")
+
+    async with Client(server_for(data_dir, face="reader", hide_loci=[ALICE])) as reader:
+        hits = await call_ok(reader, "search", {"query": "lantern", "limit": 10})
+        assert [h["name"] for h in hits["hits"]] == ["bob saw"]
+        assert "no node" in await call_refused(reader, "find_by_name", {"name": "alice saw"})
+        assert "no node" in await call_refused(reader, "find_by_name", {"name": alice_id})
+        assert "no node" in await call_refused(reader, "trace_provenance", {"ref": "alice saw"})
+        refusal = await call_refused(
+            reader, "read_cypher", {"query": "MATCH (o:Observation) RETURN o.name"}
+        )
+        assert "hidden" in refusal
+        # Bob's own reads are unchanged.
+        assert (await call_ok(reader, "find_by_name", {"name": "bob saw"}))["node"][
+            "name"
+        ] == "bob saw"
+
+    async with Client(server_for(data_dir, face="reader")) as unhidden:
+        hits = await call_ok(unhidden, "search", {"query": "lantern", "limit": 10})
+        assert {h["name"] for h in hits["hits"]} == {"alice saw", "bob saw"}
+
+
+def test_hiding_loci_needs_the_reader_face(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="reader"):
+        server_for(tmp_path / "memory", hide_loci=[ALICE])
+
+
+async def test_namespace_prefixes_every_tool(tmp_path: Path) -> None:
+    async with Client(server_for(tmp_path / "memory", namespace="myapp")) as client:
+        listed = {t.name for t in (await client.list_tools()).tools}
+        assert listed == {f"myapp-{n}" for n in ALL_TOOLS}
+        assert "myapp-advance_encounter" in (client.instructions or "")
+        opened = await call_ok(
+            client, "myapp-advance_encounter", {"session_id": ALICE, "purpose": "namespaced"}
+        )
+        assert opened["encounter"]["state"] == "open"
+        assert "Unknown tool" in await call_refused(
+            client, "advance_encounter", {"session_id": ALICE, "purpose": "bare name"}
+        )
+
+
+async def test_tools_carry_schemas_written_for_a_model(tmp_path: Path) -> None:
+    async with Client(server_for(tmp_path / "memory")) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    for tool in tools.values():
+        assert tool.description and tool.output_schema, tool.name
+        for name, prop in tool.input_schema.get("properties", {}).items():
+            assert prop.get("description"), f"{tool.name}.{name} has no description"
+    assert tools["delete_entities"].annotations.destructive_hint  # type: ignore[union-attr]
+    entity = tools["create_entities"].input_schema["$defs"]["EntityIn"]["properties"]
+    assert "Observation" in entity["type"]["description"]

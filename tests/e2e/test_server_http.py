@@ -1,0 +1,252 @@
+"""The HTTP side: hook routes, the bearer token, the Host/Origin allow-lists.
+
+Most tests drive the real ASGI app in process (its lifespan entered, the real
+store open); the last ones run the CLI on a free loopback port and talk to it
+over sockets with a real MCP client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from kenning_encounter.server.app import build_server
+from kenning_encounter.server.context import InfuseFn, Runtime
+from kenning_encounter.server.transports import build_http_app
+from tests.e2e.conftest import ALL_TOOLS, SESSION, make_settings, run_server
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_env")]
+
+TOKEN = "a-long-random-token-for-the-tests-0123456789"
+OTHER = "session-other"
+
+
+@asynccontextmanager
+async def http_app(
+    data_dir: Path, infusion: InfuseFn | None = None, **values: Any
+) -> AsyncGenerator[tuple[httpx.AsyncClient, Runtime]]:
+    settings = make_settings(data_dir, **values)
+    runtime = Runtime(settings, infusion_factory=(lambda _ctx: infusion) if infusion else None)
+    app = build_http_app(build_server(settings, runtime), runtime, settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as http:
+            yield http, runtime
+
+
+def open_encounter(runtime: Runtime, session: str) -> str | None:
+    found = runtime.context.store.read(lambda tx: tx.open_encounter_of(session))
+    return found.name if found else None
+
+
+async def test_healthz(tmp_path: Path) -> None:
+    async with http_app(tmp_path / "m", token=TOKEN) as (http, _):
+        answer = await http.get("/healthz")  # no token needed here
+        assert answer.status_code == 200
+        assert answer.json()["status"] == "ok" and answer.json()["version"]
+
+
+async def test_session_start_tells_the_session_id_and_opens_nothing(tmp_path: Path) -> None:
+    async with http_app(tmp_path / "m") as (http, runtime):
+        other = runtime.context.memory.advance_encounter(OTHER, "left running elsewhere")
+        answer = await http.post(
+            "/session-start", json={"session_id": SESSION, "source": "startup", "cwd": None}
+        )
+        assert answer.status_code == 200
+        context = answer.json()["context"]
+        assert f"session_id is {SESSION}" in context
+        assert "advance_encounter" in context
+        assert other.encounter.name in context and OTHER in context
+        assert open_encounter(runtime, SESSION) is None
+
+
+async def test_session_start_names_a_dissolved_encounter_after_a_restart(tmp_path: Path) -> None:
+    async with http_app(tmp_path / "m") as (_, runtime):
+        left = runtime.context.memory.advance_encounter(SESSION, "interrupted work").encounter.name
+    async with http_app(tmp_path / "m") as (http, _):
+        context = (await http.post("/session-start", json={"session_id": SESSION})).json()[
+            "context"
+        ]
+        assert f"{left} was dissolved" in context
+        assert f"encounter='{left}'" in context
+
+
+async def test_session_end_seals_the_open_encounter(tmp_path: Path) -> None:
+    async with http_app(tmp_path / "m") as (http, runtime):
+        name = runtime.context.memory.advance_encounter(SESSION, "work").encounter.name
+        answer = await http.post("/session-end", json={"session_id": SESSION, "reason": "logout"})
+        assert answer.json() == {"sealed": name}
+        assert open_encounter(runtime, SESSION) is None
+        again = await http.post("/session-end", json={"session_id": SESSION})
+        assert again.json() == {"sealed": None}
+
+
+async def test_the_reader_face_seals_nothing(tmp_path: Path) -> None:
+    async with http_app(tmp_path / "m") as (_, runtime):
+        runtime.context.memory.advance_encounter(SESSION, "work")
+    async with http_app(tmp_path / "m", face="reader") as (http, runtime):
+        answer = await http.post("/session-end", json={"session_id": SESSION})
+        assert answer.json() == {"sealed": None}
+        context = (await http.post("/session-start", json={"session_id": SESSION})).json()[
+            "context"
+        ]
+        assert "read-only" in context
+
+
+async def test_infuse_without_a_pipeline_says_so(tmp_path: Path) -> None:
+    async with http_app(tmp_path / "m") as (http, _):
+        answer = await http.post(
+            "/infuse",
+            json={"session_id": SESSION, "prompt": "hello", "trajectory": [], "cwd": "/w"},
+        )
+        assert answer.status_code == 200
+        assert answer.json() == {
+            "payload": "",
+            "meta": {
+                "channel": "off",
+                "degraded": True,
+                "degraded_reason": "infusion not configured",
+            },
+        }
+
+
+async def test_infuse_hands_the_request_to_the_pipeline(tmp_path: Path) -> None:
+    seen: list[tuple[str, str, list[str]]] = []
+
+    def pipeline(session_id: str, prompt: str, trajectory: list[str]) -> dict[str, Any]:
+        seen.append((session_id, prompt, trajectory))
+        return {"payload": "held: retry storm", "meta": {"channel": "lexical", "degraded": False}}
+
+    async with http_app(tmp_path / "m", infusion=pipeline) as (http, _):
+        answer = await http.post(
+            "/infuse",
+            json={"session_id": SESSION, "prompt": "why nine?", "trajectory": ["earlier"]},
+        )
+        assert answer.json()["payload"] == "held: retry storm"
+        assert seen == [(SESSION, "why nine?", ["earlier"])]
+
+
+async def test_a_failing_pipeline_degrades_instead_of_failing_the_turn(tmp_path: Path) -> None:
+    def broken(session_id: str, prompt: str, trajectory: list[str]) -> dict[str, Any]:
+        raise RuntimeError("matcher exploded")
+
+    async with http_app(tmp_path / "m", infusion=broken) as (http, _):
+        answer = await http.post("/infuse", json={"session_id": SESSION, "prompt": "p"})
+        assert answer.status_code == 200
+        assert answer.json()["payload"] == ""
+        assert answer.json()["meta"]["degraded"] is True
+
+
+@pytest.mark.parametrize(
+    ("route", "body", "field"),
+    [
+        ("/session-start", {"source": "startup"}, "session_id"),
+        ("/session-start", {"session_id": ""}, "session_id"),
+        ("/session-end", {"session_id": 42}, "session_id"),
+        ("/infuse", {"session_id": SESSION}, "prompt"),
+        (
+            "/infuse",
+            {"session_id": SESSION, "prompt": "p", "trajectory": "not a list"},
+            "trajectory",
+        ),
+        ("/infuse", [1, 2], "body"),
+    ],
+)
+async def test_bad_bodies_get_400_naming_the_field(
+    tmp_path: Path, route: str, body: Any, field: str
+) -> None:
+    async with http_app(tmp_path / "m") as (http, runtime):
+        answer = await http.post(route, json=body)
+        assert answer.status_code == 400
+        assert answer.json()["error"].startswith(field)
+        assert open_encounter(runtime, SESSION) is None
+    async with http_app(tmp_path / "m2") as (http, _):
+        garbled = await http.post(
+            route, content=b"{not json", headers={"content-type": "application/json"}
+        )
+        assert garbled.status_code == 400 and "JSON" in garbled.json()["error"]
+
+
+async def test_every_route_but_healthz_needs_the_token(tmp_path: Path) -> None:
+    async with http_app(tmp_path / "m", token=TOKEN) as (http, _):
+        body = {"session_id": SESSION, "prompt": "p"}
+        for route in ("/session-start", "/session-end", "/infuse", "/mcp/"):
+            for headers in ({}, {"authorization": "Bearer wrong"}, {"authorization": TOKEN}):
+                refused = await http.post(route, json=body, headers=headers)
+                assert refused.status_code == 401, (route, headers)
+                assert refused.json() == {"error": "unauthorized"}
+                assert refused.headers["www-authenticate"] == "Bearer"
+        good = {"authorization": f"Bearer {TOKEN}"}
+        assert (await http.post("/session-start", json=body, headers=good)).status_code == 200
+        assert (await http.post("/infuse", json=body, headers=good)).status_code == 200
+
+
+async def test_host_and_origin_outside_the_allow_lists_are_refused(tmp_path: Path) -> None:
+    async with http_app(tmp_path / "m", allowed_hosts=["memory.internal"]) as (http, _):
+        body = {"session_id": SESSION}
+        evil = await http.post("/session-start", json=body, headers={"host": "evil.example:8765"})
+        assert evil.status_code == 421
+        evil_mcp = await http.post("/mcp/", json={}, headers={"host": "evil.example"})
+        assert evil_mcp.status_code == 421
+        allowed = await http.post(
+            "/session-start", json=body, headers={"host": "memory.internal:8765"}
+        )
+        assert allowed.status_code == 200
+        origin = await http.post(
+            "/session-start", json=body, headers={"origin": "http://evil.example"}
+        )
+        assert origin.status_code == 403
+
+
+async def test_cors_answers_an_allowed_origin(tmp_path: Path) -> None:
+    site = "https://app.example"
+    async with http_app(tmp_path / "m", allowed_origins=[site]) as (http, _):
+        preflight = await http.options(
+            "/mcp/",
+            headers={
+                "origin": site,
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "content-type,mcp-session-id",
+            },
+        )
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == site
+        other = await http.options(
+            "/mcp/",
+            headers={"origin": "https://other.example", "access-control-request-method": "POST"},
+        )
+        assert other.status_code == 400
+
+
+# --- over real sockets -------------------------------------------------------------
+async def test_a_real_server_refuses_without_the_token_and_serves_with_it(tmp_path: Path) -> None:
+    with run_server(tmp_path / "m", "--token", TOKEN) as running:
+        async with httpx.AsyncClient() as http:
+            bare = await http.post(
+                running.url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            )
+            assert bare.status_code == 401
+            assert (await http.get(f"{running.base}/healthz")).status_code == 200
+            wrong_host = await http.post(
+                running.url,
+                headers={"host": "evil.example", "authorization": f"Bearer {TOKEN}"},
+                json={},
+            )
+            assert wrong_host.status_code == 421
+        with pytest.raises(Exception):  # noqa: B017 - the SDK's error type for a 401 is not ours to pin
+            async with Client(running.url) as client:
+                await client.list_tools()
+        authed = httpx2.AsyncClient(headers={"authorization": f"Bearer {TOKEN}"})
+        async with (
+            authed,
+            Client(streamable_http_client(running.url, http_client=authed)) as client,
+        ):
+            assert {t.name for t in (await client.list_tools()).tools} == ALL_TOOLS
