@@ -136,6 +136,16 @@ READ_TOOLS = frozenset(
         "list_node_types",
         "list_relation_types",
         "list_vocabulary",
+        "orient",
+        "gds_create_projection",
+        "gds_pagerank",
+        "gds_articlerank",
+        "gds_betweenness",
+        "gds_leiden",
+        "gds_wcc",
+        "gds_drop_projection",
+        "infuse",
+        "infuse_meaning",
     }
 )
 ALL_TOOLS = READ_TOOLS | {

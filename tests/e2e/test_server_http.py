@@ -101,21 +101,40 @@ async def test_the_reader_face_seals_nothing(tmp_path: Path) -> None:
         assert "read-only" in context
 
 
-async def test_infuse_without_a_pipeline_says_so(tmp_path: Path) -> None:
-    async with http_app(tmp_path / "m") as (http, _):
-        answer = await http.post(
-            "/infuse",
-            json={"session_id": SESSION, "prompt": "hello", "trajectory": [], "cwd": "/w"},
+async def test_infuse_runs_the_real_pipeline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    async with http_app(tmp_path / "m", matcher="gemini") as (http, runtime):
+        memory = runtime.context.memory
+        memory.advance_encounter(OTHER, "deploys")
+        memory.create_entities(
+            OTHER,
+            [
+                {
+                    "type": "Observation",
+                    "name": "retry storm",
+                    "description": "Deploys set off a retry storm.",
+                }
+            ],
         )
-        assert answer.status_code == 200
-        assert answer.json() == {
-            "payload": "",
-            "meta": {
-                "channel": "off",
-                "degraded": True,
-                "degraded_reason": "infusion not configured",
-            },
+        body = {
+            "session_id": SESSION,
+            "prompt": "the retry storm is back",
+            "trajectory": [],
+            "cwd": "/w",
         }
+        answer = await http.post("/infuse", json=body)
+        assert answer.status_code == 200
+        result = answer.json()
+        assert "retry storm" in result["payload"]
+        # no Gemini key here: the lexical path served, and the payload says why
+        assert result["meta"]["channel"] == "lexical"
+        assert result["meta"]["degraded"] and result["meta"]["degraded_reason"] == "no_key"
+        again = (await http.post("/infuse", json=body)).json()
+        assert again["meta"]["standing"] and not again["meta"]["delivered"]
+        quiet = await http.post("/infuse", json={**body, "prompt": "format this table as markdown"})
+        assert quiet.json()["payload"] == ""
 
 
 async def test_infuse_hands_the_request_to_the_pipeline(tmp_path: Path) -> None:

@@ -10,7 +10,13 @@ from mcp.server.mcpserver import MCPServer
 
 from kenning_encounter.config import Settings
 from kenning_encounter.errors import ConfigError
-from kenning_encounter.server import tools_read, tools_session, tools_write
+from kenning_encounter.server import (
+    tools_analytics,
+    tools_infusion,
+    tools_read,
+    tools_session,
+    tools_write,
+)
 from kenning_encounter.server.context import AppContext, Runtime
 from kenning_encounter.server.info import package_version
 from kenning_encounter.server.manual import HOWTO_URI, howto_text, instructions
@@ -23,6 +29,8 @@ DEFAULT_TOOL_GROUPS: Final[tuple[ToolGroup, ...]] = (
     tools_session.register,
     tools_write.register,
     tools_read.register,
+    tools_analytics.register,
+    tools_infusion.register,
 )
 
 

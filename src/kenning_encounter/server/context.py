@@ -22,6 +22,7 @@ import anyio
 from kenning_encounter.config import Settings
 from kenning_encounter.errors import ConfigError
 from kenning_encounter.memory.service import Memory
+from kenning_encounter.server.services import Services, build_services
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
 
@@ -39,6 +40,12 @@ class AppContext:
     memory: Memory
     infuse: InfuseFn | None = None
     url: str | None = None  # where the server listens, once it does
+    services: Services | None = None  # infusion, meaning, analytics
+
+    def require_services(self) -> Services:
+        if self.services is None:
+            raise RuntimeError("the services are not built: the runtime did not open them")
+        return self.services
 
     @property
     def store(self) -> GraphStore:
@@ -101,12 +108,15 @@ class Runtime:
                     self._users -= 1
                     if self._users == 0:
                         self._context = None
+                        if context.services is not None:
+                            await anyio.to_thread.run_sync(context.services.close)
                         await anyio.to_thread.run_sync(context.store.close)
                         log.info("memory closed")
 
     def _open(self) -> AppContext:
         settings = self.settings
         store = self._store_factory(settings)
+        context: AppContext | None = None
         try:
             memory = Memory(
                 store,
@@ -117,9 +127,13 @@ class Runtime:
             )
             memory.start()
             context = AppContext(settings=settings, memory=memory)
+            context.services = build_services(settings, memory)
+            context.infuse = context.services.infuser.infuse
             if self._infusion_factory is not None:
                 context.infuse = self._infusion_factory(context)
         except BaseException:
+            if context is not None and context.services is not None:
+                context.services.close()
             store.close()
             raise
         log.info("memory open: %s store", settings.store)

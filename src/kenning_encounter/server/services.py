@@ -1,0 +1,124 @@
+"""The services beside the memory: infusion (with the meaning matcher) and analytics.
+
+Built once per process after the memory opens, closed before it closes. The
+matcher is optional: with no key, or ``matcher=off``, infusion runs on the
+lexical path and every payload says why.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning_encounter.analytics.baseline import BaselineStore
+from kenning_encounter.analytics.catalog import ProjectionCatalog
+from kenning_encounter.analytics.engine import Engine
+from kenning_encounter.config import Settings
+from kenning_encounter.errors import ConfigError
+from kenning_encounter.infusion.config import preset
+from kenning_encounter.infusion.meaning_bridge import MeaningRuntime
+from kenning_encounter.infusion.pipeline import Infuser
+from kenning_encounter.infusion.select import Selection
+from kenning_encounter.memory.service import Memory
+
+log = logging.getLogger(__name__)
+
+
+class _Unavailable:
+    """Stands in for the matcher when it cannot run at all; every selection falls back."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        self.reason = reason
+        self.detail = detail
+
+    def select_seeds(self, prompt: str, trajectory: Any, limit: int) -> Selection:
+        return Selection("fallback", (), fallback_reason=self.reason, fallback_detail=self.detail)
+
+
+@dataclass
+class Services:
+    infuser: Infuser
+    baselines: BaselineStore
+    catalog: ProjectionCatalog
+    engine: Engine | None = None
+    meaning: MeaningRuntime | None = None
+    notes: list[str] = field(default_factory=list[str])
+
+    def close(self) -> None:
+        self.catalog.close()
+        if self.meaning is not None:
+            self.meaning.close()
+
+
+def _api_key(settings: Settings) -> str | None:
+    if settings.matcher == "gemini":
+        return settings.gemini_api_key.get_secret_value() if settings.gemini_api_key else None
+    return os.environ.get(settings.matcher_api_key_env) or None
+
+
+def _meaning(
+    settings: Settings, memory: Memory
+) -> tuple[MeaningRuntime | None, _Unavailable | None]:
+    if settings.matcher == "off":
+        return None, None
+    from kenning_encounter.meaning import MatcherOptions, make_provider
+
+    key = _api_key(settings)
+    if settings.matcher == "gemini" and key is None:
+        return None, _Unavailable(
+            "no_key", "set GEMINI_API_KEY (env or .env) to enable the matcher"
+        )
+    try:
+        provider = make_provider(
+            settings.matcher,
+            model=settings.matcher_model,
+            api_key=key,
+            base_url=settings.matcher_base_url,
+            timeout_s=settings.matcher_timeout,
+        )
+    except ConfigError as exc:
+        return None, _Unavailable("provider_missing", str(exc))
+    runtime = MeaningRuntime(
+        memory.store,
+        settings.resolved_data_dir / "sidecar",
+        provider,
+        MatcherOptions(
+            prompt_budget_chars=settings.matcher_prompt_budget, reasons=settings.matcher_reasons
+        ),
+    )
+    runtime.start()
+    memory.add_listener(runtime)
+    return runtime, None
+
+
+def _engine(memory: Memory) -> Engine | None:
+    """GDS when the store is Neo4j with the plugin; otherwise the in-process engine."""
+    make = getattr(memory.store, "gds_engine", None)
+    if make is None:
+        return None
+    try:
+        engine: Engine | None = make()
+    except Exception:  # no GDS: the in-process engine serves, and results say so
+        log.info("GDS is not available on this Neo4j; analytics run in process")
+        return None
+    return engine
+
+
+def build_services(settings: Settings, memory: Memory) -> Services:
+    meaning, unavailable = _meaning(settings, memory)
+    infuser = Infuser(
+        memory.store,
+        preset(settings.infusion_preset, budget_chars=settings.infusion_budget),
+        matcher=meaning if meaning is not None else unavailable,
+        hidden_loci=memory.hidden_loci,
+    )
+    engine = _engine(memory)
+    return Services(
+        infuser=infuser,
+        baselines=BaselineStore(settings.resolved_data_dir / "analytics"),
+        catalog=ProjectionCatalog(engine),
+        engine=engine,
+        meaning=meaning,
+    )

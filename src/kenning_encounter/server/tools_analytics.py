@@ -1,0 +1,184 @@
+"""Analytics tools: the orient panel, and focused algorithms on named projections."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp_types import CallToolResult
+from pydantic import Field
+
+from kenning_encounter.analytics.catalog import AlgorithmReport, ProjectionInfo
+from kenning_encounter.analytics.orient import orient_panel
+from kenning_encounter.analytics.panel import Panel
+from kenning_encounter.server.calls import ToolContext, run_tool
+from kenning_encounter.server.context import AppContext
+from kenning_encounter.server.registry import ToolKind, ToolRegistrar
+from kenning_encounter.store.port import Subgraph
+from kenning_encounter.store.records import EdgeRecord, NodeRecord
+
+ProjectionName = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=64,
+        description="A name for the projection, letters, digits, '-' and '_'. Example: 'auth-work'.",
+    ),
+]
+TopK = Annotated[int, Field(ge=1, le=100, description="How many nodes to list. Example: 10.")]
+
+
+def _graph(app: AppContext) -> tuple[list[NodeRecord], list[EdgeRecord]]:
+    sub: Subgraph = app.store.read(lambda tx: tx.authored_graph())
+    hidden = app.memory.hidden_loci
+    if not hidden:
+        return sub.nodes, sub.edges
+    nodes = [n for n in sub.nodes if n.locus not in hidden]
+    keep = {n.id for n in nodes}
+    return nodes, [e for e in sub.edges if e.source in keep and e.target in keep]
+
+
+def _current_encounter(app: AppContext, session_id: str | None) -> str | None:
+    if not session_id:
+        return None
+    found = app.store.read(lambda tx: tx.open_encounter_of(session_id))
+    return found.name if found else None
+
+
+def _orient(app: AppContext, session_id: str | None, budget: int, top_k: int) -> Panel:
+    services = app.require_services()
+    nodes, edges = _graph(app)
+    return orient_panel(
+        nodes,
+        edges,
+        baselines=services.baselines,
+        encounter=_current_encounter(app, session_id),
+        budget_chars=budget,
+        top_k=top_k,
+        engine=services.engine,
+    )
+
+
+def _report_text(report: AlgorithmReport) -> str:
+    return report.text
+
+
+def _info_text(info: ProjectionInfo) -> str:
+    return f"projection {info.name}: {info.nodes} nodes, {info.edges} edges ({info.scope}; {info.engine})"
+
+
+def register(tools: ToolRegistrar) -> None:
+    deadline = tools.settings.read_timeout
+
+    @tools.tool(ToolKind.READ, title="Orient: the instrument panel over your memory")
+    async def orient(
+        ctx: ToolContext,
+        session_id: Annotated[
+            str | None,
+            Field(
+                description="Your session id: drift is then read against the previous encounter's "
+                "baseline and this reading saved for the next. Omit for a one-off reading."
+            ),
+        ] = None,
+        budget_chars: Annotated[
+            int,
+            Field(ge=1_000, le=30_000, description="Size limit of the text panel. Default 8000."),
+        ] = 8_000,
+        top_k: TopK = 10,
+    ) -> Annotated[CallToolResult, Panel]:
+        """One call over the authored graph (process edges excluded): mass, frontier mass and
+        their divergence, betweenness, communities, components, fragility, weave audit, drift,
+        and the frontier (open questions, untested hypotheses, ungrounded concepts). Built
+        against rich-get-richer feedback: what mass makes prominent is never all it shows."""
+        return await run_tool(
+            ctx,
+            lambda app: _orient(app, session_id, budget_chars, top_k),
+            lambda p: p.text,
+            deadline=deadline,
+        )
+
+    @tools.tool(ToolKind.READ, title="Create a named projection for focused algorithms")
+    async def gds_create_projection(
+        ctx: ToolContext,
+        name: ProjectionName,
+        node_types: Annotated[
+            list[str] | None,
+            Field(description="Keep only these node types. Example: ['Concept', 'Hypothesis']."),
+        ] = None,
+        around: Annotated[
+            str | None,
+            Field(description="Keep what lies within `hops` relations of this node (name or id)."),
+        ] = None,
+        hops: Annotated[
+            int, Field(ge=1, le=6, description="With `around`: how far. Default 2.")
+        ] = 2,
+        include_history: Annotated[
+            bool, Field(description="Keep superseded revisions as their own nodes. Default false.")
+        ] = False,
+    ) -> Annotated[CallToolResult, ProjectionInfo]:
+        """Project the authored graph (heads of revision chains by default) under a name, for
+        gds_pagerank / gds_articlerank / gds_betweenness / gds_leiden / gds_wcc. Projections
+        expire when idle; drop them with gds_drop_projection."""
+
+        def work(app: AppContext) -> ProjectionInfo:
+            nodes, edges = _graph(app)
+            return app.require_services().catalog.create(
+                name,
+                nodes,
+                edges,
+                node_types=node_types,
+                around=around,
+                hops=hops,
+                include_history=include_history,
+            )
+
+        return await run_tool(ctx, work, _info_text, deadline=deadline)
+
+    def _algorithm(algorithm: str, title: str, doc: str) -> None:
+        async def run(
+            ctx: ToolContext, name: ProjectionName, top_k: TopK = 10
+        ) -> Annotated[CallToolResult, AlgorithmReport]:
+            return await run_tool(
+                ctx,
+                lambda app: app.require_services().catalog.run(name, algorithm, top_k=top_k),
+                _report_text,
+                deadline=deadline,
+            )
+
+        run.__name__ = f"gds_{algorithm}"
+        run.__doc__ = doc
+        tools.tool(ToolKind.READ, title=title)(run)
+
+    _algorithm(
+        "pagerank",
+        "PageRank on a projection",
+        "PageRank over a named projection: where the links lead.",
+    )
+    _algorithm(
+        "articlerank",
+        "ArticleRank on a projection",
+        "ArticleRank (damped accumulation) over a named projection: what accumulates weight.",
+    )
+    _algorithm(
+        "betweenness",
+        "Betweenness on a projection",
+        "Betweenness over a named projection: the nodes that bridge (sampled on large graphs).",
+    )
+    _algorithm(
+        "leiden",
+        "Leiden communities on a projection",
+        "Leiden communities, each labelled by its most central members.",
+    )
+    _algorithm(
+        "wcc",
+        "Weakly connected components",
+        "Weakly connected components: count, sizes and isolated nodes.",
+    )
+
+    @tools.tool(ToolKind.READ, title="Drop a named projection")
+    async def gds_drop_projection(
+        ctx: ToolContext, name: ProjectionName
+    ) -> Annotated[CallToolResult, ProjectionInfo]:
+        """Drop a named projection and free what it held."""
+        return await run_tool(
+            ctx, lambda app: app.require_services().catalog.drop(name), _info_text
+        )
