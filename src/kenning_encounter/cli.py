@@ -230,6 +230,107 @@ def run_doctor_command(ns: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
+# --- forget (operator hard deletion) ----------------------------------------------
+def _configure_forget(parser: argparse.ArgumentParser) -> None:
+    add_setting_flags(parser)
+    parser.add_argument(
+        "refs", nargs="+", metavar="REF", help="names or ids of the nodes to remove"
+    )
+    parser.add_argument(
+        "--with-history", action="store_true", help="also remove the older revisions of each node"
+    )
+    parser.add_argument(
+        "--yes", action="store_true", help="do not ask for confirmation (needed without a terminal)"
+    )
+
+
+def run_forget(ns: argparse.Namespace) -> int:
+    """Hard-delete nodes for a human operator; the spine keeps a tombstone count."""
+    try:
+        settings = settings_from(ns)
+    except ConfigError as exc:
+        _error(str(exc))
+        return EXIT_CONFIG
+    from kenning_encounter.memory import operator
+    from kenning_encounter.server.context import open_store
+
+    try:
+        store = open_store(settings)
+    except KenningError as exc:
+        _error(f"{exc} (stop the server first: forgetting needs the store to itself)")
+        return EXIT_FAILED
+    try:
+        targets = operator.plan(store, ns.refs, with_history=ns.with_history)
+        for node in targets:
+            sys.stderr.write(
+                f"  {node.type} «{node.name}» {node.id} (recorded in {node.encounter})\n"
+            )
+        if not ns.yes:
+            if not sys.stdin.isatty():
+                _error("refusing to delete without confirmation: pass --yes")
+                return EXIT_FAILED
+            answer = input(f"permanently delete these {len(targets)} node(s)? type 'forget': ")
+            if answer.strip() != "forget":
+                sys.stderr.write("nothing deleted\n")
+                return EXIT_FAILED
+        done = operator.forget(store, ns.refs, with_history=ns.with_history)
+        tombs = ", ".join(f"{enc} +{n}" for enc, n in done.tombstones.items())
+        sys.stderr.write(f"deleted {len(done.ids)} node(s); tombstones: {tombs or 'none'}\n")
+        return EXIT_OK
+    except KenningError as exc:
+        _error(str(exc))
+        return EXIT_FAILED
+    finally:
+        store.close()
+
+
+# --- sidecar rebuild -------------------------------------------------------------------
+def _configure_sidecar(parser: argparse.ArgumentParser) -> None:
+    add_setting_flags(parser)
+    parser.add_argument("action", choices=["rebuild"], help="rebuild: make every meaning again")
+    parser.add_argument(
+        "--only-gaps", action="store_true", help="only make missing or stale meanings"
+    )
+
+
+def run_sidecar(ns: argparse.Namespace) -> int:
+    try:
+        settings = settings_from(ns)
+    except ConfigError as exc:
+        _error(str(exc))
+        return EXIT_CONFIG
+    configure_logging(settings.log_level)
+    if settings.matcher == "off":
+        _error("the matcher is off (KENNING_ENCOUNTER_MATCHER=off): there is no sidecar to build")
+        return EXIT_CONFIG
+    from kenning_encounter.meaning import SidecarStore, make_provider, run_sidecar_rebuild
+    from kenning_encounter.server.context import open_store
+    from kenning_encounter.server.services import api_key
+
+    try:
+        provider = make_provider(
+            settings.matcher,
+            model=settings.matcher_model,
+            api_key=api_key(settings),
+            base_url=settings.matcher_base_url,
+            timeout_s=settings.matcher_timeout,
+        )
+        store = open_store(settings)
+    except KenningError as exc:
+        _error(str(exc))
+        return EXIT_FAILED
+    try:
+        nodes = store.read(lambda tx: tx.authored_graph().nodes)
+        sidecar = SidecarStore(settings.resolved_data_dir / "sidecar")
+        try:
+            return run_sidecar_rebuild(nodes, provider, sidecar, only_gaps=ns.only_gaps)
+        finally:
+            sidecar.close()
+    finally:
+        provider.close()
+        store.close()
+
+
 # --- the command table -------------------------------------------------------------
 @dataclass(frozen=True)
 class Command:
@@ -245,6 +346,18 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "doctor",
         "check store, configuration, Neo4j and matcher; say what to fix",
         run_doctor_command,
+    ),
+    Command(
+        "sidecar",
+        "rebuild the meaning sidecar (shows the number of model calls, then progress)",
+        run_sidecar,
+        _configure_sidecar,
+    ),
+    Command(
+        "forget",
+        "operator only: permanently delete nodes (privacy requests); leaves a tombstone count",
+        run_forget,
+        _configure_forget,
     ),
 )
 

@@ -52,7 +52,7 @@ class Services:
             self.meaning.close()
 
 
-def _api_key(settings: Settings) -> str | None:
+def api_key(settings: Settings) -> str | None:
     if settings.matcher == "gemini":
         return settings.gemini_api_key.get_secret_value() if settings.gemini_api_key else None
     return os.environ.get(settings.matcher_api_key_env) or None
@@ -65,7 +65,7 @@ def _meaning(
         return None, None
     from kenning_encounter.meaning import MatcherOptions, make_provider
 
-    key = _api_key(settings)
+    key = api_key(settings)
     if settings.matcher == "gemini" and key is None:
         return None, _Unavailable(
             "no_key", "set GEMINI_API_KEY (env or .env) to enable the matcher"

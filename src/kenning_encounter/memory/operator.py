@@ -1,0 +1,63 @@
+"""A human operator's hard deletion (e.g. a privacy request), never an agent's.
+
+The node goes with every edge touching it; its recording encounter keeps a
+tombstone count, so the spine still says that something was removed there.
+The name is freed. Superseded revisions of it are removed too when asked
+(``with_history``), or else the chain's previous revision becomes the head.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kenning_encounter.memory import validate
+from kenning_encounter.memory.writes import resolve
+from kenning_encounter.store.port import GraphStore, ReadTx, WriteTx
+from kenning_encounter.store.records import NodeRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Forgotten:
+    ids: list[str]
+    tombstones: dict[str, int]  # encounter -> nodes removed from it
+    tick: int
+
+
+def plan(store: GraphStore, refs: Sequence[str], *, with_history: bool) -> list[NodeRecord]:
+    """What ``forget`` would remove, for the operator to confirm."""
+    items = validate.batch(list(refs), "refs")
+
+    return store.read(lambda tx: _targets(tx, items, with_history))
+
+
+def _targets(tx: ReadTx, refs: Sequence[str], with_history: bool) -> list[NodeRecord]:
+    found: dict[str, NodeRecord] = {}
+    for i, ref in enumerate(refs):
+        node = resolve(tx, validate.text(ref, f"refs[{i}]", required=True), f"refs[{i}]")
+        found[node.id] = node
+        if with_history:
+            frontier = [node.id]
+            while frontier:
+                older = [pid for nid in frontier for pid, _ in tx.predecessors(nid)]
+                for n in tx.get_nodes(older).values():
+                    found[n.id] = n
+                frontier = older
+    return list(found.values())
+
+
+def forget(store: GraphStore, refs: Sequence[str], *, with_history: bool = False) -> Forgotten:
+    items = validate.batch(list(refs), "refs")
+
+    def work(tx: WriteTx) -> Forgotten:
+        targets = _targets(tx, items, with_history)
+        counts: dict[str, int] = {}
+        for node in targets:
+            tx.delete_node(node.id)
+            if node.encounter:
+                counts[node.encounter] = counts.get(node.encounter, 0) + 1
+        for encounter, n in counts.items():
+            tx.add_tombstones(encounter, n)
+        return Forgotten([n.id for n in targets], counts, tx.tick)
+
+    return store.write(work)
