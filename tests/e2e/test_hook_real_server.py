@@ -1,0 +1,116 @@
+"""The hook as a real subprocess against a real server subprocess: the whole path of one prompt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+
+from tests.e2e.conftest import SESSION, run_server
+from tests.support.hookfakes import (
+    assistant,
+    hook_env,
+    run_hook,
+    tool_result,
+    typed,
+    write_transcript,
+)
+
+pytestmark = pytest.mark.usefixtures("clean_env")
+
+
+def _seed(base: str) -> None:
+    """Record what the prompt will touch, through the server's own MCP endpoint."""
+
+    async def go() -> None:
+        async with Client(f"{base}/mcp/") as client:
+            await client.call_tool(
+                "advance_encounter", {"session_id": "writer", "purpose": "deploys"}
+            )
+            await client.call_tool(
+                "create_entities",
+                {
+                    "session_id": "writer",
+                    "entities": [
+                        {
+                            "type": "Observation",
+                            "name": "retry storm",
+                            "description": "Deploys set off a retry storm against auth.",
+                        },
+                        {
+                            "type": "Concept",
+                            "name": "lockstep retries",
+                            "description": "Clients retry in lockstep without jitter.",
+                        },
+                    ],
+                },
+            )
+            await client.call_tool(
+                "create_relations",
+                {
+                    "session_id": "writer",
+                    "relations": [
+                        {"source": "retry storm", "type": "GROUNDS", "target": "lockstep retries"}
+                    ],
+                },
+            )
+
+    anyio.run(go)
+
+
+def test_one_prompt_through_hook_and_server(tmp_path: Path) -> None:
+    with run_server(tmp_path / "m") as running:
+        base = running.url.removesuffix("/mcp/")
+        _seed(base)
+        transcript = write_transcript(
+            tmp_path / "t.jsonl",
+            [
+                typed("look at the auth service"),
+                assistant("Looking."),
+                tool_result("<big log output mentioning nothing>"),
+                typed("the jitter question again"),
+            ],
+        )
+        event = {
+            "session_id": SESSION,
+            "transcript_path": str(transcript),
+            "cwd": str(tmp_path),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "why did the retry storm come back after the deploy?",
+        }
+        env = hook_env(KENNING_ENCOUNTER_URL=base, KENNING_ENCOUNTER_INFUSE="on")
+        first = run_hook(["--mode", "prompt"], event, env)
+        assert first.returncode == 0, first.stderr
+        context = first.context()
+        assert "retry storm" in context and "Deploys set off a retry storm" in context
+        assert "lexical" in context.splitlines()[0]
+
+        second = run_hook(["--mode", "prompt"], event, env)
+        assert "STANDING" in second.context()  # told already: a handle now
+
+        quiet = run_hook(
+            ["--mode", "prompt"], {**event, "prompt": "format the table as markdown"}, env
+        )
+        assert quiet.returncode == 0 and quiet.stdout == ""  # silence: nothing printed
+
+        start = run_hook(
+            ["--mode", "session-start"], {"session_id": SESSION, "source": "startup"}, env
+        )
+        assert SESSION in start.context()
+        end = run_hook(["--mode", "session-end"], {"session_id": "writer", "reason": "exit"}, env)
+        assert end.returncode == 0 and end.stdout == ""
+        health = httpx.get(f"{base}/healthz", timeout=5)
+        assert health.status_code == 200
+
+
+def test_server_gone_is_stated_in_one_line(tmp_path: Path) -> None:
+    with run_server(tmp_path / "m") as running:
+        base = running.url.removesuffix("/mcp/")
+    env = hook_env(KENNING_ENCOUNTER_URL=base, KENNING_ENCOUNTER_INFUSE="on")
+    event = {"session_id": SESSION, "transcript_path": "/nonexistent", "prompt": "anything"}
+    result = run_hook(["--mode", "prompt"], event, env)
+    assert result.returncode == 0
+    assert "unreachable" in result.context() and len(result.context().splitlines()) == 1
