@@ -1,0 +1,111 @@
+"""Run every benchmark, or the named ones: ``python -m bench [--quick] [--json OUT] [NAME ...]``.
+
+Each benchmark module offers ``run(quick: bool) -> dict``. Results print as a
+table and are written as JSON (default ``bench/results/<UTC time>.json``) with
+the machine facts, so a figure in the release notes can be traced to its run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import sys
+import time
+import traceback
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+BENCHES: dict[str, str] = {
+    "store": "bench.store_bench",
+    "infuse": "bench.infuse_bench",
+    "orient": "bench.orient_bench",
+    "server": "bench.server_bench",
+    "meaning": "bench.meaning_bench",
+    "hook": "bench.hook_bench",
+    "locomo": "bench.locomo.bench",
+    "neo4j": "bench.neo4j_bench",
+    "gds": "bench.gds_bench",
+    "peers": "bench.peers_bench",
+}
+
+
+def machine() -> dict[str, Any]:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "load_average": [round(x, 2) for x in load],
+    }
+
+
+def _rows(result: Any) -> list[dict[str, Any]]:
+    if isinstance(result, dict):
+        rows = result.get("rows")
+        if isinstance(rows, list) and all(isinstance(r, dict) for r in rows):
+            return rows  # type: ignore[return-value]
+        flat = {k: v for k, v in result.items() if not isinstance(v, dict | list)}
+        return [flat] if flat else []
+    return []
+
+
+def print_table(name: str, result: Any) -> None:
+    print(f"\n== {name}")
+    if isinstance(result, dict) and result.get("skipped"):
+        print(f"   skipped: {result['skipped']}")
+        return
+    rows = _rows(result)
+    if not rows:
+        print(json.dumps(result, indent=1, default=str)[:4_000])
+        return
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns}
+    print("  ".join(c.ljust(widths[c]) for c in columns))
+    for r in rows:
+        print("  ".join(str(r.get(c, "")).ljust(widths[c]) for c in columns))
+    if isinstance(result, dict) and result.get("goals"):
+        print(f"   goals: {result['goals']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("names", nargs="*", help=f"benchmarks to run (default all): {', '.join(BENCHES)}")
+    parser.add_argument("--quick", action="store_true", help="smallest sizes only (CI smoke run)")
+    parser.add_argument("--json", type=Path, help="where to write the results")
+    args = parser.parse_args(argv)
+    unknown = [n for n in args.names if n not in BENCHES]
+    if unknown:
+        parser.error(f"unknown benchmark(s): {', '.join(unknown)}; choose from {', '.join(BENCHES)}")
+    names = args.names or list(BENCHES)
+    results: dict[str, Any] = {"machine": machine(), "quick": args.quick, "benches": {}}
+    failed: list[str] = []
+    for name in names:
+        started = time.perf_counter()
+        try:
+            module = importlib.import_module(BENCHES[name])
+            result = module.run(quick=args.quick)
+        except Exception as exc:
+            traceback.print_exc()
+            result = {"error": f"{type(exc).__name__}: {exc}"}
+            failed.append(name)
+        elapsed = round(time.perf_counter() - started, 1)
+        if isinstance(result, dict):
+            result.setdefault("seconds", elapsed)
+        results["benches"][name] = result
+        print_table(f"{name} ({elapsed}s)", result)
+    out = args.json or Path("bench/results") / f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2, default=str))
+    print(f"\nresults: {out}")
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
