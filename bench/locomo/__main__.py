@@ -19,10 +19,14 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m bench.locomo",
         description="LoCoMo retrieval evaluation: the lexical path against BM25 and recency.",
     )
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="path to the LoCoMo JSON file")
+    parser.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help="path to the LoCoMo JSON file"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the full report here")
     parser.add_argument("--quick", action="store_true", help="first conversation only (CI smoke)")
-    parser.add_argument("--outcomes", action="store_true", help="keep per-question outcomes in the JSON")
+    parser.add_argument(
+        "--outcomes", action="store_true", help="keep per-question outcomes in the JSON"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
 

@@ -11,15 +11,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from kenning_encounter.infusion.lexical import CorpusStats, bm25_weight
-from kenning_encounter.infusion.text import tokenize
+from kenning_encounter.infusion.lexical import CorpusStats, bm25_weight, idf
 
 
 class Bm25Index:
-    def __init__(self, texts: Sequence[str], *, k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(self, docs: Sequence[Sequence[str]], *, k1: float = 1.2, b: float = 0.75) -> None:
+        """Index documents given as token lists (``text.tokenize`` output)."""
         self.k1 = k1
         self.b = b
-        docs = [tokenize(t) for t in texts]
         self.stats = CorpusStats.from_token_lists(docs)
         self._lengths = [len(d) for d in docs]
         self._postings: dict[str, list[tuple[int, int]]] = {}
@@ -38,9 +37,9 @@ class Bm25Index:
             postings = self._postings.get(term)
             if not postings:
                 continue
-            idf = self.stats.idf(term)
+            weight_idf = weight * idf(self.stats, term)
             for position, tf in postings:
                 saturated = bm25_weight(tf, self._lengths[position], avg_len, self.k1, self.b)
-                scores[position] = scores.get(position, 0.0) + weight * idf * saturated
+                scores[position] = scores.get(position, 0.0) + weight_idf * saturated
         ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
         return ranked[:limit]

@@ -5,11 +5,13 @@ Mapping (one memory per conversation):
   date ("1:56 pm on 8 May, 2023");
 - each dialog turn becomes one Observation recorded in that encounter, one tick
   per turn in dialog order: name = the turn's dia_id, description =
-  "Speaker: text". When the speaker shared an image, the dataset's caption of
-  it is appended as "[shared an image: caption]": an agent present in the
-  conversation would have seen the image, and several questions are about what
-  it showed. The dataset's image-search ``query`` field is construction
-  metadata nobody in the conversation saw, so it is left out;
+  "Speaker: text", t_observed = the session's date (so a real store, which
+  stamps creation with its own clock, still knows when each turn was said).
+  When the speaker shared an image, the dataset's caption of it is appended as
+  "[shared an image: caption]": an agent present in the conversation would
+  have seen the image, and several questions are about what it showed. The
+  dataset's image-search ``query`` field is construction metadata nobody in
+  the conversation saw, so it is left out;
 - each question becomes a prompt; its evidence ids are normalized (see
   ``normalize_evidence``) and resolved against the conversation's turns.
 
@@ -33,12 +35,23 @@ _SESSION_TIME = re.compile(
     r"^\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.I
 )
 _MONTHS = {
-    m: i + 1
-    for i, m in enumerate(
+    name: number
+    for number, name in enumerate(
         (
-            "january february march april may june july august september october"
-            " november december"
-        ).split()
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ),
+        start=1,
     )
 }
 _EVIDENCE_ID = re.compile(r"^D:?0*(\d+):0*(\d+)$")
@@ -81,7 +94,9 @@ def parse_session_time(raw: str) -> datetime:
     """Parse LoCoMo's "1:56 pm on 8 May, 2023" into an aware UTC datetime."""
     match = _SESSION_TIME.match(raw)
     if match is None:
-        raise ValueError(f"unrecognized session time {raw!r}; expected e.g. '1:56 pm on 8 May, 2023'")
+        raise ValueError(
+            f"unrecognized session time {raw!r}; expected e.g. '1:56 pm on 8 May, 2023'"
+        )
     hour, minute, half, day, month_name, year = match.groups()
     month = _MONTHS.get(month_name.lower())
     if month is None:
@@ -158,6 +173,7 @@ def _conversation(sample: dict[str, Any]) -> Conversation:
                     description=_description(turn),
                     tick=tick,
                     created_at=opened,
+                    props={"t_observed": opened},
                     encounter=name,
                     locus=sample_id,
                 )
@@ -174,7 +190,9 @@ def _conversation(sample: dict[str, Any]) -> Conversation:
         if not resolved:
             reason = "no evidence listed" if not raw else "evidence ids do not resolve to a turn"
             dropped.append(
-                DroppedQuestion(sample_id, index, int(qa["category"]), str(qa["question"]), raw, reason)
+                DroppedQuestion(
+                    sample_id, index, int(qa["category"]), str(qa["question"]), raw, reason
+                )
             )
             continue
         questions.append(

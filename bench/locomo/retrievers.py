@@ -22,6 +22,7 @@ from kenning_encounter.infusion.lexical import (
     GraphContext,
     LexicalConfig,
     extract_terms,
+    node_tokens,
     rank_candidates,
 )
 from kenning_encounter.infusion.text import tokenize
@@ -43,10 +44,6 @@ class Retriever(Protocol):
     def name(self) -> str: ...
 
     def open(self, conversation: Conversation) -> Searcher: ...
-
-
-def _node_text(node: NodeRecord) -> str:
-    return f"{node.name} {node.description}"
 
 
 def asked_at(conversation: Conversation) -> datetime | None:
@@ -76,7 +73,7 @@ class Bm25Retriever:
 
     def open(self, conversation: Conversation) -> Searcher:
         nodes = conversation.observations
-        index = Bm25Index([_node_text(n) for n in nodes], k1=self.k1, b=self.b)
+        index = Bm25Index([node_tokens(n) for n in nodes], k1=self.k1, b=self.b)
         return _Bm25Searcher(nodes, index)
 
 
@@ -101,9 +98,10 @@ class RecencyRetriever:
 @dataclass(frozen=True, slots=True)
 class _LexicalSearcher:
     nodes: Sequence[NodeRecord]
+    tokens: Sequence[tuple[str, ...]]
     index: Bm25Index
     context: GraphContext
-    neighbours: dict[str, list[int]]  # node id -> positions of its encounter neighbours
+    neighbours: Sequence[Sequence[int]]  # per position: its encounter neighbours' positions
     now: datetime | None
     pool: int
     config: LexicalConfig
@@ -112,14 +110,16 @@ class _LexicalSearcher:
         query = extract_terms(prompt, now=self.now, config=self.config)
         hits = self.index.search(query.weights(), self.pool)
         scores = dict(hits)
-        positions = [i for i, _ in hits]
+        positions = list(scores)
         seen = set(positions)
         for i, _ in hits:
-            for j in self.neighbours[self.nodes[i].id]:
+            for j in self.neighbours[i]:
                 if j not in seen:
                     seen.add(j)
                     positions.append(j)
-        candidates = [Candidate(self.nodes[i], scores.get(i, 0.0)) for i in positions]
+        candidates = [
+            Candidate(self.nodes[i], scores.get(i, 0.0), self.tokens[i]) for i in positions
+        ]
         ranked = rank_candidates(query, candidates, self.context, limit, config=self.config)
         return Selection([s.node for s in ranked])
 
@@ -128,17 +128,18 @@ class _LexicalSearcher:
 class LexicalRetriever:
     """Ours: BM25 candidates plus their encounter neighbours, re-ranked by ``rank_candidates``.
 
-    This is the shape the infusion's lexical path runs in production, with the
-    pure-Python index standing in for the store's tantivy index.
+    This is the shape the infusion's lexical path runs in production, with a
+    pure-Python index standing in for the store's fulltext index.
     """
 
-    pool: int = 60  # fulltext candidates taken before re-ranking
+    pool: int = 120  # fulltext candidates taken before re-ranking
     config: LexicalConfig = field(default_factory=LexicalConfig)
     name: str = "lexical"
 
     def open(self, conversation: Conversation) -> Searcher:
         nodes = sorted(conversation.observations, key=lambda n: n.tick)
-        index = Bm25Index([_node_text(n) for n in nodes], k1=self.config.k1, b=self.config.b)
+        tokens = [node_tokens(n) for n in nodes]
+        index = Bm25Index(tokens, k1=self.config.k1, b=self.config.b)
         context = GraphContext(
             stats=index.stats,
             encounter_opened={
@@ -146,12 +147,21 @@ class LexicalRetriever:
             },
         )
         radius = self.config.neighbour_radius
-        neighbours: dict[str, list[int]] = {}
-        for i, node in enumerate(nodes):
-            near = range(max(0, i - radius), min(len(nodes), i + radius + 1))
-            neighbours[node.id] = [
-                j for j in near if j != i and nodes[j].encounter == node.encounter
+        neighbours = [
+            [
+                j
+                for j in range(max(0, i - radius), min(len(nodes), i + radius + 1))
+                if j != i and nodes[j].encounter == node.encounter
             ]
+            for i, node in enumerate(nodes)
+        ]
         return _LexicalSearcher(
-            nodes, index, context, neighbours, asked_at(conversation), self.pool, self.config
+            nodes,
+            tokens,
+            index,
+            context,
+            neighbours,
+            asked_at(conversation),
+            self.pool,
+            self.config,
         )

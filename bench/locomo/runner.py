@@ -118,15 +118,19 @@ def evaluate(
 
 def _row(label: str, name: str, s: dict[str, float]) -> str:
     cells = [f"{s[f'{m}@{k}']:.3f}" for k in KS for m in ("recall_any", "recall", "recall_all")]
-    chars = f"{s['payload_chars_mean@5']:.0f}/{s['payload_chars_p95@5']:.0f}"
-    return f"{label:<22} {name:<9} {int(s['questions']):>5}  " + "  ".join(f"{c:>6}" for c in cells) + f"  {chars:>11}"
+    chars = [f"{s[f'payload_chars_mean@{k}']:.0f}/{s[f'payload_chars_p95@{k}']:.0f}" for k in KS]
+    return (
+        f"{label:<22} {name:<9} {int(s['questions']):>5}  "
+        + "  ".join(f"{c:>6}" for c in cells)
+        + "".join(f"  {c:>10}" for c in chars)
+    )
 
 
 def format_table(report: dict[str, Any]) -> str:
     header = (
         f"{'slice':<22} {'retriever':<9} {'n':>5}  "
         + "  ".join(f"{m + '@' + str(k):>6}" for k in KS for m in ("any", "frac", "all"))
-        + f"  {'chars@5 m/p95':>11}"
+        + "".join(f"  {'chars@' + str(k):>10}" for k in KS)
     )
     lines = [header, "-" * len(header)]
     retrievers: dict[str, Any] = report["retrievers"]
@@ -135,7 +139,8 @@ def format_table(report: dict[str, Any]) -> str:
     for group in first.get("groups", {}):
         slices.append((f"  {group} (1-4)", ["groups", group]))
     for cat in first.get("categories", {}):
-        slices.append((f"  cat {cat}", ["categories", cat]))
+        if int(cat.split()[0]) in HEADLINE_CATEGORIES:
+            slices.append((f"  cat {cat}", ["categories", cat]))
     slices.append(("adversarial (5)", ["adversarial"]))
     for label, path in slices:
         for name, entry in retrievers.items():
@@ -143,6 +148,7 @@ def format_table(report: dict[str, Any]) -> str:
             for key in path:
                 node = node[key]
             lines.append(_row(label, name, node))
+    lines.append("(recall: any / LoCoMo fractional / all; chars: payload mean/p95)")
     lines.append("")
     for name, entry in retrievers.items():
         lines.append(
@@ -151,7 +157,9 @@ def format_table(report: dict[str, Any]) -> str:
     dropped = report["dropped"]
     lines.append(f"questions scored: {report['questions']}; dropped: {len(dropped)}")
     for d in dropped:
-        lines.append(f"  dropped {d['conversation']}#{d['index']} (cat {d['category']}): {d['reason']} {list(d['evidence'])}")
+        lines.append(
+            f"  dropped {d['conversation']}#{d['index']} (cat {d['category']}): {d['reason']} {list(d['evidence'])}"
+        )
     for u in report["unresolved_evidence"]:
         lines.append(f"  partly unresolved {u['conversation']}#{u['index']}: {u['ids']}")
     return "\n".join(lines)

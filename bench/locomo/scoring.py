@@ -14,7 +14,13 @@ from dataclasses import dataclass
 
 HEADLINE_CATEGORIES = (1, 2, 3, 4)
 ADVERSARIAL_CATEGORY = 5
-CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+CATEGORY_NAMES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
 
 
 def recall_any(selected: Sequence[str], evidence: Iterable[str], k: int) -> float:
@@ -60,13 +66,25 @@ def summarize(outcomes: Sequence[Outcome], ks: Sequence[int]) -> dict[str, float
     for k in ks:
         if outcomes:
             n = len(outcomes)
-            summary[f"recall_any@{k}"] = sum(recall_any(o.selected, o.evidence, k) for o in outcomes) / n
-            summary[f"recall@{k}"] = sum(recall_fraction(o.selected, o.evidence, k) for o in outcomes) / n
-            summary[f"recall_all@{k}"] = sum(recall_all(o.selected, o.evidence, k) for o in outcomes) / n
+            summary[f"recall_any@{k}"] = (
+                sum(recall_any(o.selected, o.evidence, k) for o in outcomes) / n
+            )
+            summary[f"recall@{k}"] = (
+                sum(recall_fraction(o.selected, o.evidence, k) for o in outcomes) / n
+            )
+            summary[f"recall_all@{k}"] = (
+                sum(recall_all(o.selected, o.evidence, k) for o in outcomes) / n
+            )
             chars = [float(o.payload_chars[k]) for o in outcomes]
             summary[f"payload_chars_mean@{k}"] = sum(chars) / n
             summary[f"payload_chars_p95@{k}"] = percentile(chars, 95)
         else:
-            for name in ("recall_any", "recall", "recall_all", "payload_chars_mean", "payload_chars_p95"):
+            for name in (
+                "recall_any",
+                "recall",
+                "recall_all",
+                "payload_chars_mean",
+                "payload_chars_p95",
+            ):
                 summary[f"{name}@{k}"] = 0.0
     return summary

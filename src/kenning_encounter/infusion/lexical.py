@@ -3,23 +3,28 @@
 Two pure steps, no store access:
 
 ``extract_terms(prompt, trajectory)`` turns the prompt and the previous user
-turns into a weighted ``Query``: content terms (the prompt above older turns),
-and the time the prompt points at, if it names one.
+turns into a weighted ``Query``: content terms (the prompt's above older
+turns'), and the time the prompt names, if it names one.
 
 ``rank_candidates(query, candidates, context, limit)`` re-ranks the nodes a
-fulltext index proposed, using what the graph says about them cheaply:
-- lexical evidence, scored BM25-style with the query's term weights;
-- the encounter: knowledge about one matter is recorded together, so the
-  evidence of all candidates of an encounter is pooled and members of strongly
-  matching encounters rise;
-- co-occurrence: a node recorded next to a strong match (adjacent ticks in the
-  same encounter) inherits part of its score — the answer often sits beside
-  the words that name the matter;
-- time: when the prompt names a time, encounters opened in that window rise.
+fulltext index proposed, with what the graph tells cheaply about each:
+- lexical evidence: BM25 with the query's term weights, scaled by how much of
+  the query's weight a node covers (two rare words together beat one);
+- attribution: a description headed by a label ("Caroline: ...") that the
+  prompt names is about that subject, so it rises; the name itself is not
+  counted as a word, since it heads every record of that subject;
+- co-occurrence: a node recorded next to a match in the same encounter
+  inherits part of its score — the answer often sits beside the words that
+  name the matter (a reply after the question that named it);
+- the encounter: knowledge about one matter is recorded together, so the best
+  evidence of each encounter is pooled and members of strong encounters rise;
+- time: when the prompt names a time, nodes recorded then rise.
 
-The pipeline supplies candidates (fulltext hits, plus their encounter
-neighbours with a zero retrieval score so propagation can reach them), the
-corpus statistics the index was built from, and each encounter's opening time.
+The caller supplies the candidates (fulltext hits, plus the records next to
+them in their encounter with a zero retrieval score, so that propagation can
+reach them), the corpus statistics of the index, and each encounter's opening
+time. A candidate's ``tick`` orders it within its encounter; callers whose
+ticks are shared by a batch pass the node's place in its encounter instead.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Protocol
 
 from kenning_encounter.infusion.text import (
@@ -51,7 +56,7 @@ def bm25_weight(tf: int, length: int, avg_len: float, k1: float, b: float) -> fl
 
 
 class TermStats(Protocol):
-    """Document statistics of the indexed corpus, for IDF and length norms."""
+    """Document statistics of the indexed corpus, in the tokenizer's terms."""
 
     @property
     def n_docs(self) -> int: ...
@@ -62,9 +67,15 @@ class TermStats(Protocol):
     def doc_freq(self, term: str) -> int: ...
 
 
+def idf(stats: TermStats, term: str) -> float:
+    """BM25's IDF, kept positive by the +1 inside the logarithm."""
+    df = stats.doc_freq(term)
+    return math.log(1.0 + (stats.n_docs - df + 0.5) / (df + 0.5))
+
+
 @dataclass(frozen=True, slots=True)
 class CorpusStats:
-    """Term statistics over node texts, tokenized by ``text.tokenize``."""
+    """Term statistics computed from token lists (for callers without an index)."""
 
     n_docs: int
     avg_len: float
@@ -88,29 +99,19 @@ class CorpusStats:
     def doc_freq(self, term: str) -> int:
         return self.frequencies.get(term, 0)
 
-    def idf(self, term: str) -> float:
-        return idf(self, term)
-
-
-def idf(stats: TermStats, term: str) -> float:
-    """BM25's IDF, floored at zero by the +1 inside the logarithm."""
-    df = stats.doc_freq(term)
-    return math.log(1.0 + (stats.n_docs - df + 0.5) / (df + 0.5))
-
 
 @dataclass(frozen=True, slots=True)
 class Term:
     key: str  # stemmed token, as ``text.tokenize`` makes it
     weight: float
-    surface: str  # a form the user wrote, for the payload's "why"
-    proper: bool = False  # written capitalized mid-sentence: probably a name
+    surface: str  # the form the user wrote, for the payload's "why"
+    proper: bool = False  # capitalized mid-sentence: probably a name
 
 
 @dataclass(frozen=True, slots=True)
 class Query:
     terms: tuple[Term, ...]
-    window: TimeWindow | None = None  # the time the prompt points at, if any
-    asks_when: bool = False  # the prompt asks for a time
+    window: TimeWindow | None = None  # the time the prompt names, if any
 
     def weights(self) -> dict[str, float]:
         return {t.key: t.weight for t in self.terms}
@@ -122,30 +123,29 @@ class Query:
 
 @dataclass(frozen=True, slots=True)
 class LexicalConfig:
-    """Knobs of the lexical path; the defaults are the evaluated preset."""
+    """Knobs of the lexical path. The defaults are the preset evaluated on LoCoMo
+    (bench/locomo); each one sits on a plateau, not on a peak."""
 
+    trajectory_turns: int = 6  # previous user turns read
     trajectory_decay: float = 0.5  # weight of the previous turn; older turns decay geometrically
-    trajectory_turns: int = 6
-    proper_boost: float = 1.0  # extra weight for names the user capitalized
+    proper_boost: float = 1.0  # extra weight of a capitalized name
     k1: float = 1.2
     b: float = 0.75
-    neighbour_weight: float = 0.3
-    neighbour_decay: float = 0.5
-    neighbour_radius: int = 2
-    encounter_weight: float = 0.3
-    encounter_top: int = 3
-    time_weight: float = 0.5
-    label_boost: float = 0.0
-    label_in_text: bool = True
-    neighbour_forward: float = 1.0
-    neighbour_backward: float = 1.0
-    question_boost: float = 0.0
+    coverage_power: float = 0.5  # lexical score x (share of query weight matched) ** this
+    label_boost: float = 1.0  # a node attributed to a subject the prompt names
+    neighbour_weight: float = 0.5  # share of a neighbour's score a node inherits
+    neighbour_radius: int = 2  # how many places away a neighbour may be
+    neighbour_decay: float = 0.5  # per place beyond the first
+    encounter_weight: float = 0.3  # pull of the best-matching encounter
+    encounter_top: int = 3  # an encounter's evidence: the mean of its best this-many
+    time_weight: float = 1.0  # a node recorded in the time the prompt names
 
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
     node: NodeRecord
     retrieval_score: float = 0.0  # the generator's score; 0 for a context-only neighbour
+    tokens: tuple[str, ...] | None = None  # ``tokenize(name + description)``, when known
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,15 +162,20 @@ class Scored:
     why: tuple[str, ...]  # short reasons, for the signed payload
 
 
-def _is_proper(prompt: str, surface: str) -> bool:
-    # Capitalized somewhere other than right after a sentence break.
+def node_tokens(node: NodeRecord) -> tuple[str, ...]:
+    """The tokens the lexical path matches a node by: its name and description."""
+    return tuple(tokenize(f"{node.name}\n{node.description}"))
+
+
+def _is_proper(text: str, surface: str) -> bool:
+    # Capitalized somewhere other than at the start of a sentence.
+    if not surface[:1].isupper():
+        return False
     start = 0
-    while (pos := prompt.find(surface, start)) >= 0:
+    while (pos := text.find(surface, start)) >= 0:
         start = pos + 1
-        if not surface[:1].isupper():
-            return False
-        before = prompt[:pos].rstrip()
-        if before and before[-1] not in ".!?:\n\"'(":
+        before = text[:pos].rstrip()
+        if before and before[-1] not in ".!?:;\n\"'(":
             return True
     return False
 
@@ -182,47 +187,146 @@ def extract_terms(
     now: datetime | None = None,
     config: LexicalConfig | None = None,
 ) -> Query:
-    """Weighted terms of a prompt and its trajectory (previous user turns, oldest first)."""
+    """Weighted terms of a prompt and its trajectory (previous user turns, oldest first).
+
+    ``now`` lets relative times ("last week") be read; without it only
+    absolute ones are.
+    """
     cfg = config or LexicalConfig()
+    window = time_window(prompt, now=now)
+    if window is not None:
+        # The time is matched against when nodes were recorded, not against their words.
+        start, end = window.span
+        prompt = f"{prompt[:start]} {prompt[end:]}"
+    recent = list(trajectory[-cfg.trajectory_turns :]) if cfg.trajectory_turns > 0 else []
     weights: dict[str, float] = {}
     surfaces: dict[str, str] = {}
     proper: set[str] = set()
-    turns = [prompt, *reversed(trajectory[-cfg.trajectory_turns :])] if cfg.trajectory_turns else [prompt]
-    for age, turn in enumerate(turns):
+    for age, turn in enumerate([prompt, *reversed(recent)]):
         turn_weight = cfg.trajectory_decay**age
-        raw_words = list(_surface_words(turn))
-        for surface, key in raw_words:
-            if key not in weights or weights[key] < turn_weight:
-                weights[key] = turn_weight
+        for surface, word in surface_words(turn):
+            if word in STOPWORDS:
+                continue
+            key = stem(word)
+            weights[key] = max(weights.get(key, 0.0), turn_weight)
             surfaces.setdefault(key, surface)
             if age == 0 and _is_proper(turn, surface):
                 proper.add(key)
     terms = tuple(
-        Term(key, w * (1.0 + cfg.proper_boost if key in proper else 1.0), surfaces[key], key in proper)
+        Term(
+            key, w * (1.0 + cfg.proper_boost) if key in proper else w, surfaces[key], key in proper
+        )
         for key, w in weights.items()
     )
-    lowered = prompt.lower()
-    asks_when = lowered.lstrip().startswith("when") or any(
-        cue in lowered for cue in ("what date", "what time", "what year", "what month", "how long ago")
-    )
-    return Query(terms, time_window(prompt, now=now), asks_when)
+    return Query(terms, window)
 
 
-def _surface_words(text: str) -> Iterable[tuple[str, str]]:
-    for surface, word in surface_words(text):
-        if word not in STOPWORDS:
-            yield surface, stem(word)
-
-
-def _label_matches(label: str | None, keys: Iterable[str]) -> bool:
+def _label_keys(label: str | None, query: Query) -> set[str]:
+    """Query keys naming a label; a capitalized short form ("Mel") names "Melanie"."""
     if not label:
-        return False
+        return set()
     parts = [stem(w) for w in words(label)]
-    for key in keys:
-        for part in parts:
-            if key == part or (len(key) >= 3 and part.startswith(key)):
-                return True
-    return False
+    return {
+        t.key
+        for t in query.terms
+        for part in parts
+        if t.key == part or (t.proper and len(t.key) >= 3 and part.startswith(t.key))
+    }
+
+
+@dataclass(slots=True)
+class _Evidence:
+    lexical: float
+    matched: tuple[str, ...]
+    attributed: bool
+
+
+def _lexical_evidence(
+    query: Query, candidates: Sequence[Candidate], stats: TermStats, cfg: LexicalConfig
+) -> list[_Evidence]:
+    by_label: dict[str | None, tuple[set[str], tuple[str, ...]]] = {}
+    named: list[tuple[set[str], tuple[str, ...]]] = []
+    for cand in candidates:
+        label = split_label(cand.node.description)[0]
+        if label not in by_label:
+            by_label[label] = (_label_keys(label, query), tuple(tokenize(label)) if label else ())
+        named.append(by_label[label])
+    weights = query.weights()
+    surfaces = {t.key: t.surface for t in query.terms}
+    mass = {k: w * idf(stats, k) for k, w in weights.items()}
+    total = sum(mass.values())
+    found: list[_Evidence] = []
+    for cand, (naming, label_tokens) in zip(candidates, named, strict=True):
+        tokens = cand.tokens if cand.tokens is not None else node_tokens(cand.node)
+        length = len(tokens) - len(label_tokens)
+        score = 0.0
+        covered = 0.0
+        hits: list[str] = []
+        for key in weights:
+            # The label heading a record attributes it; it is not part of what it says.
+            tf = tokens.count(key) - label_tokens.count(key)
+            if tf > 0:
+                saturated = bm25_weight(tf, length, stats.avg_len, cfg.k1, cfg.b)
+                score += mass[key] * saturated
+                covered += mass[key]
+                hits.append(surfaces[key])
+        if total > 0:
+            score *= (covered / total) ** cfg.coverage_power
+        found.append(_Evidence(score, tuple(hits), bool(naming)))
+    return found
+
+
+def _inherited(
+    candidates: Sequence[Candidate], evidence: Sequence[_Evidence], cfg: LexicalConfig
+) -> list[float]:
+    """What each candidate inherits from its best-matching encounter neighbour."""
+    inherited = [0.0] * len(candidates)
+    by_encounter: dict[str, list[int]] = {}
+    for i, cand in enumerate(candidates):
+        if cand.node.encounter is not None:
+            by_encounter.setdefault(cand.node.encounter, []).append(i)
+    for members in by_encounter.values():
+        ordered = sorted(members, key=lambda i: candidates[i].node.tick)
+        for at, a in enumerate(ordered):
+            for b in ordered[at + 1 :]:
+                gap = max(1, candidates[b].node.tick - candidates[a].node.tick)
+                if gap > cfg.neighbour_radius:
+                    break
+                share = cfg.neighbour_decay ** (gap - 1)
+                inherited[b] = max(inherited[b], share * evidence[a].lexical)
+                inherited[a] = max(inherited[a], share * evidence[b].lexical)
+    return inherited
+
+
+def _encounter_pull(
+    candidates: Sequence[Candidate], evidence: Sequence[_Evidence], top: int
+) -> dict[str, float]:
+    """Each encounter's pooled evidence, relative to the strongest encounter's."""
+    scores: dict[str, list[float]] = {}
+    for cand, ev in zip(candidates, evidence, strict=True):
+        if cand.node.encounter is not None:
+            scores.setdefault(cand.node.encounter, []).append(ev.lexical)
+    pooled = {name: sum(sorted(s, reverse=True)[:top]) / top for name, s in scores.items()}
+    best = max(pooled.values(), default=0.0)
+    return {name: p / best for name, p in pooled.items()} if best > 0 else {}
+
+
+def _utc(when: datetime) -> datetime:
+    # Records keep UTC; a time without an offset is read as UTC, never as local.
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def _recorded_at(node: NodeRecord, context: GraphContext) -> datetime | None:
+    """When a node's content held: its observed time, else its creation, else its encounter's."""
+    observed = node.props.get("t_observed")
+    for raw in (observed if isinstance(observed, str) else None, node.created_at):
+        if raw:
+            try:
+                return _utc(datetime.fromisoformat(raw.replace("Z", "+00:00")))
+            except ValueError:
+                continue
+    opened = context.encounter_opened.get(node.encounter) if node.encounter else None
+    return _utc(opened) if opened is not None else None
 
 
 def rank_candidates(
@@ -233,80 +337,48 @@ def rank_candidates(
     *,
     config: LexicalConfig | None = None,
 ) -> list[Scored]:
-    """Order candidates by lexical evidence reinforced by encounter, neighbours and time."""
+    """The best ``limit`` candidates, best first; heads of chains only.
+
+    Superseded nodes may be passed: they still lend evidence to their
+    neighbours and encounter, but are never returned. An empty list means
+    nothing matched: silence.
+    """
     cfg = config or LexicalConfig()
-    if not candidates or limit <= 0:
+    if not candidates or limit <= 0 or query.empty:
         return []
-    weights = query.weights()
-    surfaces = {t.key: t.surface for t in query.terms}
-    stats = context.stats
-    idfs = {key: idf(stats, key) for key in weights}
-    lexical: list[float] = []
-    matched: list[tuple[str, ...]] = []
-    attributed: list[bool] = []
-    for cand in candidates:
-        label, body = split_label(cand.node.description)
-        is_attr = _label_matches(label, weights)
-        attributed.append(is_attr)
-        text = f"{cand.node.name} {cand.node.description if cfg.label_in_text else body}"
-        tokens = tokenize(text)
-        counts = Counter(tokens)
-        score = 0.0
-        hits: list[str] = []
-        for key, weight in weights.items():
-            tf = counts.get(key, 0)
-            if tf:
-                score += weight * idfs[key] * bm25_weight(tf, len(tokens), stats.avg_len, cfg.k1, cfg.b)
-                hits.append(surfaces[key])
-        if is_attr:
-            score *= 1.0 + cfg.label_boost
-        lexical.append(score)
-        matched.append(tuple(hits))
-
-    # Pool evidence per encounter: the mean of its best few candidate scores.
-    by_encounter: dict[str, list[int]] = {}
-    for i, cand in enumerate(candidates):
-        if cand.node.encounter is not None:
-            by_encounter.setdefault(cand.node.encounter, []).append(i)
-    pooled: dict[str, float] = {}
-    for name, members in by_encounter.items():
-        best = sorted((lexical[i] for i in members), reverse=True)[: cfg.encounter_top]
-        pooled[name] = sum(best) / cfg.encounter_top
-    top_pool = max(pooled.values(), default=0.0)
-    top_lexical = max(lexical)
-
-    # Neighbours: candidates of the same encounter within a few ticks. What
-    # follows a match inherits more than what precedes it: a reply follows
-    # the turn that names the matter.
-    spill = [0.0] * len(candidates)
-    for members in by_encounter.values():
-        ordered = sorted(members, key=lambda i: candidates[i].node.tick)
-        for a_pos, a in enumerate(ordered):
-            asks = candidates[a].node.description.rstrip().endswith("?")
-            for b in ordered[a_pos + 1 : a_pos + 1 + cfg.neighbour_radius * 4]:
-                gap = max(1, candidates[b].node.tick - candidates[a].node.tick)
-                if gap > cfg.neighbour_radius:
-                    break
-                share = cfg.neighbour_decay ** (gap - 1)
-                fwd = cfg.neighbour_forward * (1.0 + cfg.question_boost if asks else 1.0)
-                spill[b] = max(spill[b], fwd * share * lexical[a] * (1.0 + cfg.label_boost if attributed[b] and not attributed[a] else 1.0))
-                spill[a] = max(spill[a], cfg.neighbour_backward * share * lexical[b])
-
+    evidence = _lexical_evidence(query, candidates, context.stats, cfg)
+    top_lexical = max(ev.lexical for ev in evidence)
+    if top_lexical <= 0:
+        return []
+    inherited = _inherited(candidates, evidence, cfg)
+    pull = _encounter_pull(candidates, evidence, cfg.encounter_top)
+    window = query.window
     scored: list[Scored] = []
-    for i, cand in enumerate(candidates):
+    for cand, ev, inherit in zip(candidates, evidence, inherited, strict=True):
+        if not cand.node.is_head:
+            continue
         enc = cand.node.encounter
-        enc_share = pooled.get(enc, 0.0) / top_pool if enc is not None and top_pool > 0 else 0.0
-        score = lexical[i] + cfg.neighbour_weight * spill[i] + cfg.encounter_weight * enc_share * top_lexical
+        enc_pull = pull.get(enc, 0.0) if enc is not None else 0.0
+        score = (
+            ev.lexical
+            + cfg.neighbour_weight * inherit
+            + cfg.encounter_weight * enc_pull * top_lexical
+        )
         why: list[str] = []
-        if matched[i]:
-            why.append("matched " + ", ".join(matched[i]))
-        if enc is not None and query.window is not None:
-            opened = context.encounter_opened.get(enc)
-            fit = query.window.match(opened) if opened is not None else 0.0
+        if ev.matched:
+            why.append("matched " + ", ".join(ev.matched))
+        elif inherit > 0:
+            why.append("recorded beside a match")
+        if ev.attributed:
+            score *= 1.0 + cfg.label_boost
+            why.append("about the subject named")
+        if window is not None:
+            when = _recorded_at(cand.node, context)
+            fit = window.match(when) if when is not None else 0.0
             if fit > 0:
                 score *= 1.0 + cfg.time_weight * fit
-                why.append(f"recorded in the time asked about ({query.window.label})")
+                why.append(f"recorded in the time asked about ({window.label})")
         if score > 0:
-            scored.append(Scored(cand.node, score, matched[i], tuple(why)))
-    scored.sort(key=lambda s: (-s.score, s.node.tick))
+            scored.append(Scored(cand.node, score, ev.matched, tuple(why)))
+    scored.sort(key=lambda s: (-s.score, s.node.tick, s.node.id))
     return scored[:limit]

@@ -19,8 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Final
 
 # Words that carry grammar, not subject: dropped from queries and documents.
-STOPWORDS: Final = frozenset(
-    """
+_STOPWORD_LIST: Final = """
     a about above after again against all am an and any are as at be because been
     before being below between both but by can could did do does doing done down
     during each few for from further had has have having he her here hers herself him
@@ -31,11 +30,11 @@ STOPWORDS: Final = frozenset(
     which while who whom whose why will with would you your yours yourself yourselves
     also ever get got getting gets let lets may might must shall us oh yeah yes hey hi
     wow really ca wo sha
-    """.split()
-)
+"""
+STOPWORDS: Final = frozenset(_STOPWORD_LIST.split())
 
-# Word characters plus inner apostrophes, so "don't" stays one token.
-_TOKEN = re.compile(r"[0-9a-z]+(?:'[a-z]+)*", re.IGNORECASE)
+# Letters and digits (any script) plus inner apostrophes, so "don't" stays one token.
+_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 _CLITICS: Final = frozenset(("s", "ll", "re", "ve", "d", "m"))
 _VOWEL = re.compile(r"[aeiouy]")
 # Final consonant pairs that a dropped "-ing"/"-ed" doubled: "running" -> "run".
@@ -127,8 +126,9 @@ class TimeWindow:
     start: datetime | None
     end: datetime | None
     slack: timedelta
-    month: int | None = None  # set alone when the prompt named a month without a year
-    label: str = ""
+    month: int | None  # set alone when the prompt named a month without a year
+    label: str  # the time in short, for the payload's "why"
+    span: tuple[int, int]  # where the prompt names it
 
     def match(self, when: datetime) -> float:
         """1.0 inside the window, fading to 0.0 across the slack after it."""
@@ -179,18 +179,20 @@ def _month_number(name: str) -> int:
     return next(i + 1 for i, m in enumerate(_MONTH_NAMES) if m.startswith(name.lower()[:3]))
 
 
-def _day(year: int, month: int, day: int) -> TimeWindow | None:
+def _day(year: int, month: int, day: int, span: tuple[int, int]) -> TimeWindow | None:
     try:
         start = datetime(year, month, day, tzinfo=UTC)
     except ValueError:
         return None
-    return TimeWindow(start, start + timedelta(days=1), timedelta(days=7), label=start.date().isoformat())
+    return TimeWindow(
+        start, start + timedelta(days=1), timedelta(days=7), None, start.date().isoformat(), span
+    )
 
 
-def _month(year: int, month: int) -> TimeWindow:
+def _month(year: int, month: int, span: tuple[int, int]) -> TimeWindow:
     start = datetime(year, month, 1, tzinfo=UTC)
     end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
-    return TimeWindow(start, end, timedelta(days=10), label=f"{year}-{month:02d}")
+    return TimeWindow(start, end, timedelta(days=10), None, f"{year}-{month:02d}", span)
 
 
 def time_window(prompt: str, *, now: datetime | None = None) -> TimeWindow | None:
@@ -201,27 +203,33 @@ def time_window(prompt: str, *, now: datetime | None = None) -> TimeWindow | Non
     year, a month alone (any year), a year; relative phrases ("yesterday",
     "last week") only when ``now`` is known.
     """
-    if m := _ISO_DATE.search(prompt):
-        if window := _day(int(m.group(1)), int(m.group(2)), int(m.group(3))):
-            return window
-    if m := _DAY_MONTH_YEAR.search(prompt):
-        if window := _day(int(m.group(3)), _month_number(m.group(2)), int(m.group(1))):
-            return window
-    if m := _MONTH_DAY_YEAR.search(prompt):
-        if window := _day(int(m.group(3)), _month_number(m.group(1)), int(m.group(2))):
-            return window
+    if (m := _ISO_DATE.search(prompt)) and (
+        window := _day(int(m.group(1)), int(m.group(2)), int(m.group(3)), m.span())
+    ):
+        return window
+    if (m := _DAY_MONTH_YEAR.search(prompt)) and (
+        window := _day(int(m.group(3)), _month_number(m.group(2)), int(m.group(1)), m.span())
+    ):
+        return window
+    if (m := _MONTH_DAY_YEAR.search(prompt)) and (
+        window := _day(int(m.group(3)), _month_number(m.group(1)), int(m.group(2)), m.span())
+    ):
+        return window
     if m := _MONTH_YEAR.search(prompt):
-        return _month(int(m.group(2)), _month_number(m.group(1)))
+        return _month(int(m.group(2)), _month_number(m.group(1)), m.span())
     if m := _MONTH_ALONE.search(prompt):
         number = _month_number(m.group(1))
-        return TimeWindow(None, None, timedelta(0), month=number, label=_MONTH_NAMES[number - 1])
+        return TimeWindow(None, None, timedelta(0), number, _MONTH_NAMES[number - 1], m.span())
     if m := _YEAR.search(prompt):
         year = int(m.group(1))
         start = datetime(year, 1, 1, tzinfo=UTC)
-        return TimeWindow(start, datetime(year + 1, 1, 1, tzinfo=UTC), timedelta(days=30), label=str(year))
+        end = datetime(year + 1, 1, 1, tzinfo=UTC)
+        return TimeWindow(start, end, timedelta(days=30), None, str(year), m.span())
     if now is not None:
+        if now.tzinfo is None:
+            now = now.replace(tzinfo=UTC)
         lowered = prompt.lower()
         for phrase, (back, slack) in _RELATIVE.items():
-            if phrase in lowered:
-                return TimeWindow(now - back, now, slack, label=phrase)
+            if (pos := lowered.find(phrase)) >= 0:
+                return TimeWindow(now - back, now, slack, None, phrase, (pos, pos + len(phrase)))
     return None

@@ -1,0 +1,384 @@
+"""The lexical path: tokenizer, time cues, term extraction and graph-aware ranking.
+
+The ranking tests use small hand-built memories in which one feature alone
+decides the order, and each checks that switching that feature off changes
+the order, so the test fails if the feature is removed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from kenning_encounter.infusion.lexical import (
+    Candidate,
+    CorpusStats,
+    GraphContext,
+    LexicalConfig,
+    Query,
+    Term,
+    extract_terms,
+    idf,
+    node_tokens,
+    rank_candidates,
+)
+from kenning_encounter.infusion.text import (
+    split_label,
+    stem,
+    time_window,
+    tokenize,
+)
+from kenning_encounter.store.records import NodeRecord
+
+# --- tokenizer -------------------------------------------------------------
+
+
+def test_tokenize_drops_function_words_and_folds_inflections() -> None:
+    assert tokenize("She researched the agencies") == ["research", "agenci"]
+    assert tokenize("researching research researches") == ["research"] * 3
+
+
+@pytest.mark.parametrize(
+    ("forms", "note"),
+    [
+        (("paint", "paints", "painted", "painting"), "regular verb"),
+        (("run", "running", "runs"), "doubled consonant"),
+        (("hike", "hiking", "hiked", "hikes"), "silent e"),
+        (("party", "parties"), "y / ies"),
+        (("study", "studied", "studies", "studying"), "ied / ies"),
+    ],
+)
+def test_stem_meets_inflected_forms(forms: tuple[str, ...], note: str) -> None:
+    assert len({stem(f) for f in forms}) == 1, note
+
+
+def test_stem_leaves_short_and_non_alphabetic_words() -> None:
+    assert stem("bus") == "bus"
+    assert stem("2023") == "2023"
+    assert stem("glass") == "glass"
+    assert stem("need") == "need"
+
+
+def test_contractions_and_possessives_reduce_to_their_head() -> None:
+    assert tokenize("Caroline's didn't I'm we'll you've") == ["carolin"]
+    assert tokenize("Caroline’s mural") == ["carolin", "mural"]
+
+
+def test_tokenize_keeps_letters_of_any_script() -> None:
+    assert tokenize("José visited Zürich") == ["josé", "visit", "zürich"]
+
+
+def test_split_label_takes_a_short_capitalized_head() -> None:
+    assert split_label("Caroline: I went to a support group.") == (
+        "Caroline",
+        "I went to a support group.",
+    )
+    assert split_label("Mary Ann Lee: hello")[0] == "Mary Ann Lee"
+    assert split_label("see: the index lags") == (None, "see: the index lags")
+    assert split_label("A very long sentence that has: a colon")[0] is None
+    assert split_label("Time 10:30 is late")[0] is None
+
+
+# --- time cues -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("prompt", "label"),
+    [
+        ("What did Gina find on 1 February, 2023?", "2023-02-01"),
+        ("Which book did Tim finish on 8th December, 2023?", "2023-12-08"),
+        ("What painting did she show on October 13, 2023?", "2023-10-13"),
+        ("Where was the picture from December 1,2023 taken?", "2023-12-01"),
+        ("What happened on 2023-10-13?", "2023-10-13"),
+        ("What happened to John's job in August 2023?", "2023-08"),
+        ("When did Melanie go camping in June?", "june"),
+        ("What did she visit in summer of 2021?", "2021"),
+    ],
+)
+def test_time_window_reads_the_forms_people_write(prompt: str, label: str) -> None:
+    window = time_window(prompt)
+    assert window is not None
+    assert window.label == label
+    start, end = window.span
+    assert prompt[start:end].strip()
+
+
+def test_time_window_ignores_may_the_verb_and_needs_now_for_relative_phrases() -> None:
+    assert time_window("What may I do next?") is None
+    assert time_window("What did we decide last week?") is None
+    now = datetime(2024, 3, 20, tzinfo=UTC)
+    window = time_window("What did we decide last week?", now=now)
+    assert window is not None
+    assert window.match(now - timedelta(days=5)) == 1.0
+    assert window.match(now - timedelta(days=40)) == 0.0
+
+
+def test_time_window_match_fades_across_the_slack_after_the_end() -> None:
+    window = time_window("on 21 May, 2023")
+    assert window is not None
+    day = datetime(2023, 5, 21, 15, tzinfo=UTC)
+    assert window.match(day) == 1.0
+    assert window.match(day - timedelta(days=1)) == 0.0
+    later = window.match(day + timedelta(days=3))
+    assert 0.0 < later < 1.0
+    assert window.match(day + timedelta(days=30)) == 0.0
+    month_only = time_window("in June")
+    assert month_only is not None
+    assert month_only.match(datetime(2019, 6, 3, tzinfo=UTC)) == 1.0
+    assert month_only.match(datetime(2019, 7, 3, tzinfo=UTC)) == 0.0
+
+
+# --- term extraction -------------------------------------------------------
+
+
+def test_extract_terms_weights_the_prompt_above_older_turns() -> None:
+    query = extract_terms(
+        "how is the parser doing",
+        ["we looked at the lexer", "then the cache misbehaved"],
+        config=LexicalConfig(trajectory_decay=0.5, proper_boost=0.0),
+    )
+    w = query.weights()
+    assert w["parser"] == 1.0
+    assert w["cach"] == 0.5  # the previous turn
+    assert w["lexer"] == 0.25  # the one before
+    assert "the" not in w and "how" not in w
+
+
+def test_extract_terms_keeps_the_strongest_weight_of_a_repeated_term() -> None:
+    query = extract_terms("the parser again", ["parser broke"])
+    assert query.weights()["parser"] == 1.0
+
+
+def test_extract_terms_reads_only_the_last_trajectory_turns() -> None:
+    query = extract_terms("now", ["ancient", "recent"], config=LexicalConfig(trajectory_turns=1))
+    assert "recent" in query.weights()
+    assert "ancient" not in query.weights()
+
+
+def test_extract_terms_boosts_names_and_moves_dates_into_the_window() -> None:
+    query = extract_terms("What did Caroline paint on 13 October, 2023?")
+    by_key = {t.key: t for t in query.terms}
+    assert by_key["carolin"].proper
+    assert by_key["carolin"].weight > by_key["paint"].weight
+    assert by_key["carolin"].surface == "Caroline"
+    assert not {"octob", "13", "2023"} & set(by_key)
+    assert query.window is not None and query.window.label == "2023-10-13"
+
+
+def test_a_sentence_initial_capital_is_not_a_name() -> None:
+    query = extract_terms("Parsers fail. Caching helps")
+    assert not any(t.proper for t in query.terms)
+
+
+def test_a_prompt_of_function_words_is_empty() -> None:
+    assert extract_terms("what is it that you did?").empty
+
+
+# --- ranking ---------------------------------------------------------------
+
+_START = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def _memory(sessions: list[tuple[int, list[str]]]) -> tuple[list[NodeRecord], dict[str, datetime]]:
+    """Encounters (day offset, descriptions) → nodes in tick order and opening times."""
+    nodes: list[NodeRecord] = []
+    opened: dict[str, datetime] = {}
+    tick = 0
+    for number, (day, texts) in enumerate(sessions):
+        name = f"enc-{number}"
+        when = _START + timedelta(days=day)
+        opened[name] = when
+        for k, text in enumerate(texts):
+            tick += 1
+            nodes.append(
+                NodeRecord(
+                    id=f"n{number}-{k}",
+                    type="Observation",
+                    name=f"n{number}-{k}",
+                    description=text,
+                    tick=tick,
+                    created_at=when.isoformat(),
+                    encounter=name,
+                )
+            )
+    return nodes, opened
+
+
+def _rank(
+    prompt: str,
+    nodes: list[NodeRecord],
+    opened: dict[str, datetime],
+    config: LexicalConfig | None = None,
+    limit: int = 10,
+) -> list[str]:
+    stats = CorpusStats.from_token_lists(node_tokens(n) for n in nodes)
+    query = extract_terms(prompt, config=config)
+    ranked = rank_candidates(
+        query, [Candidate(n) for n in nodes], GraphContext(stats, opened), limit, config=config
+    )
+    return [s.node.id for s in ranked]
+
+
+_FILLER = [
+    "the weather was mild",
+    "lunch was pasta",
+    "traffic was slow",
+    "the printer jammed",
+    "coffee ran out",
+    "a meeting moved",
+]
+
+
+def test_session_aggregation_lifts_a_member_of_the_encounter_that_matches_best() -> None:
+    # Two identical notes about the parser; one sits in an encounter that was
+    # about parsing throughout, the other among unrelated notes.
+    nodes, opened = _memory(
+        [
+            (0, ["parser crash on empty input", *_FILLER[:3]]),
+            (1, ["parser crash on empty input", "parser grammar", "parser tests", "parser docs"]),
+        ]
+    )
+    # No neighbour propagation, so only the encounter pool can separate them.
+    base = LexicalConfig(neighbour_weight=0.0)
+    order = _rank("parser crash", nodes, opened, base)
+    assert order[0] == "n1-0"
+    without = _rank("parser crash", nodes, opened, replace(base, encounter_weight=0.0))
+    assert without[0] == "n0-0"  # equal scores, earlier tick first
+
+
+def test_neighbour_propagation_surfaces_the_reply_next_to_a_match() -> None:
+    # The answer shares no word with the prompt; the question before it does.
+    nodes, opened = _memory(
+        [
+            (
+                0,
+                [
+                    *_FILLER[:2],
+                    "which database did we pick for the ledger?",
+                    "postgres, for its locks",
+                ],
+            ),
+            (1, ["ledger notes", *_FILLER[2:5]]),
+        ]
+    )
+    config = LexicalConfig(encounter_weight=0.0)
+    order = _rank("ledger database", nodes, opened, config)
+    assert order[0] == "n0-2"
+    # Beside a full match beats a partial match of its own.
+    assert order.index("n0-3") < order.index("n1-0")
+    without = _rank("ledger database", nodes, opened, replace(config, neighbour_weight=0.0))
+    assert "n0-3" not in without
+
+
+def test_attribution_lifts_the_subject_named_over_the_other_speaker() -> None:
+    nodes, opened = _memory(
+        [
+            (0, ["Melanie: we went camping by the lake", "Caroline: we went camping in the hills"]),
+            (1, ["Caroline: Melanie loves camping", *_FILLER[:2]]),
+        ]
+    )
+    order = _rank("Where did Caroline go camping?", nodes, opened)
+    assert order[0] == "n0-1"
+    # The name is not counted as a word: the label heads half the memory.
+    assert order.index("n0-1") < order.index("n1-0")
+    without = _rank("Where did Caroline go camping?", nodes, opened, LexicalConfig(label_boost=0.0))
+    assert without[0] == "n0-0"
+
+
+def test_a_capitalized_short_form_names_the_label() -> None:
+    nodes, opened = _memory([(0, ["Melanie: pottery class", "Caroline: pottery class"])])
+    assert _rank("What did Mel make in pottery class?", nodes, opened)[0] == "n0-0"
+    # Lowercase words never reach a label by prefix ("car" is not "Caroline").
+    assert _rank("car pottery class", nodes, opened)[0] == "n0-0"
+
+
+def test_the_time_named_lifts_what_was_recorded_then() -> None:
+    nodes, opened = _memory(
+        [
+            (0, ["bought a new bike", *_FILLER[:2]]),
+            (40, ["bought a new bike", *_FILLER[2:4]]),
+        ]
+    )
+    prompt = "which bike did I buy on 10 February, 2024?"  # day 40 is 10 February
+    assert _rank(prompt, nodes, opened)[0] == "n1-0"
+    assert _rank(prompt, nodes, opened, LexicalConfig(time_weight=0.0))[0] == "n0-0"
+
+
+def test_time_prefers_when_it_held_and_reads_offsetless_times_as_utc() -> None:
+    nodes, opened = _memory([(0, ["bought a new bike", "bought a new bike"])])
+    # Recorded on day 0, but it held on 10 February (observed time, no offset).
+    nodes[1] = replace(nodes[1], props={"t_observed": "2024-02-10T09:00:00"})
+    nodes[0] = replace(nodes[0], created_at="2024-01-01T00:00:00")
+    prompt = "which bike did I buy on 10 February, 2024?"
+    assert _rank(prompt, nodes, opened)[0] == "n0-1"
+    query = extract_terms("which bike was that, last week?", now=datetime(2024, 1, 5))
+    assert query.window is not None and query.window.label == "last week"
+    stats = CorpusStats.from_token_lists(node_tokens(n) for n in nodes)
+    ranked = rank_candidates(query, [Candidate(nodes[0])], GraphContext(stats, opened), 5)
+    assert "recorded in the time asked about (last week)" in ranked[0].why
+
+
+def test_coverage_prefers_both_words_over_the_rarer_word_repeated() -> None:
+    # "lag" is common here, so plain BM25 would favour "index" said twice.
+    nodes, opened = _memory(
+        [
+            (0, ["index index rebuilt"]),
+            (1, ["index lag restart"]),
+            (2, ["lag noted"] * 8),
+            (3, _FILLER),
+        ]
+    )
+    config = LexicalConfig(neighbour_weight=0.0, encounter_weight=0.0)
+    assert _rank("index lag", nodes, opened, config)[0] == "n1-0"
+    assert _rank("index lag", nodes, opened, replace(config, coverage_power=0.0))[0] == "n0-0"
+
+
+def test_superseded_nodes_lend_evidence_but_are_never_returned() -> None:
+    nodes, opened = _memory([(0, ["cache eviction policy", "lru with a ttl"])])
+    old = replace(nodes[0], superseded_by="n9")
+    order = _rank("cache eviction policy", [old, nodes[1]], opened)
+    assert order == ["n0-1"]
+
+
+def test_nothing_matched_is_silence() -> None:
+    nodes, opened = _memory([(0, _FILLER)])
+    assert _rank("kubernetes operator", nodes, opened) == []
+    stats = CorpusStats.from_texts(n.description for n in nodes)
+    context = GraphContext(stats, opened)
+    assert rank_candidates(Query(()), [Candidate(nodes[0])], context, 5) == []
+    assert rank_candidates(extract_terms("weather"), [], context, 5) == []
+
+
+def test_ranked_items_say_why_they_surfaced() -> None:
+    nodes, opened = _memory(
+        [(0, ["Caroline: adoption agencies researched", "Melanie: sounds good"])]
+    )
+    stats = CorpusStats.from_token_lists(node_tokens(n) for n in nodes)
+    query = extract_terms("What did Caroline research in January 2024?")
+    ranked = rank_candidates(query, [Candidate(n) for n in nodes], GraphContext(stats, opened), 5)
+    top = ranked[0]
+    assert top.node.id == "n0-0"
+    assert top.matched == ("research",)
+    assert "matched research" in top.why
+    assert "about the subject named" in top.why
+    assert "recorded in the time asked about (2024-01)" in top.why
+    assert "recorded beside a match" in ranked[1].why
+
+
+def test_precomputed_tokens_give_the_same_ranking() -> None:
+    nodes, opened = _memory([(0, ["alpha beta", "beta gamma", "gamma delta"])])
+    stats = CorpusStats.from_token_lists(node_tokens(n) for n in nodes)
+    context = GraphContext(stats, opened)
+    query = Query((Term("beta", 1.0, "beta"), Term("gamma", 1.0, "gamma")))
+    plain = rank_candidates(query, [Candidate(n) for n in nodes], context, 5)
+    given = rank_candidates(query, [Candidate(n, 0.0, node_tokens(n)) for n in nodes], context, 5)
+    assert [(s.node.id, s.score) for s in plain] == [(s.node.id, s.score) for s in given]
+
+
+def test_idf_is_higher_for_rarer_terms_and_never_negative() -> None:
+    stats = CorpusStats.from_texts(["apple pie", "apple tart", "apple cake", "plum cake"])
+    assert idf(stats, "plum") > idf(stats, "cak") > idf(stats, "appl") > 0.0
+    assert idf(stats, "unseen") > idf(stats, "plum")
+    assert stats.n_docs == 4 and stats.avg_len == 2.0
