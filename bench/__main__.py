@@ -73,13 +73,17 @@ def print_table(name: str, result: Any) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("names", nargs="*", help=f"benchmarks to run (default all): {', '.join(BENCHES)}")
+    parser.add_argument(
+        "names", nargs="*", help=f"benchmarks to run (default all): {', '.join(BENCHES)}"
+    )
     parser.add_argument("--quick", action="store_true", help="smallest sizes only (CI smoke run)")
     parser.add_argument("--json", type=Path, help="where to write the results")
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in BENCHES]
     if unknown:
-        parser.error(f"unknown benchmark(s): {', '.join(unknown)}; choose from {', '.join(BENCHES)}")
+        parser.error(
+            f"unknown benchmark(s): {', '.join(unknown)}; choose from {', '.join(BENCHES)}"
+        )
     names = args.names or list(BENCHES)
     results: dict[str, Any] = {"machine": machine(), "quick": args.quick, "benches": {}}
     failed: list[str] = []

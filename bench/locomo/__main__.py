@@ -10,6 +10,7 @@ from pathlib import Path
 
 from bench.locomo import DEFAULT_DATA, DEV_CONVERSATIONS
 from bench.locomo.data import load
+from bench.locomo.pipeline import PipelineRetriever
 from bench.locomo.retrievers import Bm25Retriever, LexicalRetriever, RecencyRetriever, Retriever
 from bench.locomo.runner import evaluate, format_table
 
@@ -37,7 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     ids = {c.sample_id for c in conversations}
     groups = {"dev": ids & DEV_CONVERSATIONS, "holdout": ids - DEV_CONVERSATIONS}
     groups = {k: v for k, v in groups.items() if v}
-    retrievers: list[Retriever] = [LexicalRetriever(), Bm25Retriever(), RecencyRetriever()]
+    retrievers: list[Retriever] = [
+        PipelineRetriever(),
+        LexicalRetriever(),
+        Bm25Retriever(),
+        RecencyRetriever(),
+    ]
     report = evaluate(retrievers, conversations, groups, keep_outcomes=args.outcomes)
     report["data"] = str(args.data)
     print(format_table(report))

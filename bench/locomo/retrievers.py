@@ -25,8 +25,8 @@ from kenning_encounter.infusion.lexical import (
     node_tokens,
     rank_candidates,
 )
-from kenning_encounter.infusion.text import tokenize
 from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.textproc import tokenize
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,3 +79,30 @@ def test_sigkill_loses_no_acknowledged_batch(tmp_path: Path) -> None:
             assert len(hits) == BATCH
         finally:
             store.close()
+
+
+def test_a_torn_log_tail_is_cut_back(tmp_path: Path) -> None:
+    """A transaction cut short while its log record was being written: the committed ones stay."""
+    data_dir = tmp_path / "memory"
+    script = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from kenning_encounter.memory.service import Memory\n"
+        "from kenning_encounter.store.embedded.backend import EmbeddedStore\n"
+        "store = EmbeddedStore.open(Path(sys.argv[1]))\n"
+        "m = Memory(store); m.start(); m.advance_encounter('s', 'p')\n"
+        "m.create_entities('s', [{'type': 'Note', 'name': f'n{i}'} for i in range(10)])\n"
+        "os._exit(0)\n"  # no close: the log is not checkpointed
+    )
+    env = dict(os.environ, PYTHONPATH=f"{ROOT / 'src'}{os.pathsep}{ROOT}")
+    subprocess.run([sys.executable, "-c", script, str(data_dir)], env=env, check=True, timeout=120)
+    wal = data_dir / "graph.lbdb.wal"
+    assert wal.exists()
+    with wal.open("ab") as f:
+        f.write(os.urandom(300))  # half a record of a transaction that never finished
+    store = EmbeddedStore.open(data_dir)
+    try:
+        names = {n.name for n in store.read(lambda tx: tx.authored_graph().nodes)}
+        assert names == {f"n{i}" for i in range(10)}
+    finally:
+        store.close()

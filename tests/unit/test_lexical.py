@@ -24,7 +24,7 @@ from kenning_encounter.infusion.lexical import (
     node_tokens,
     rank_candidates,
 )
-from kenning_encounter.infusion.text import (
+from kenning_encounter.textproc import (
     split_label,
     stem,
     time_window,

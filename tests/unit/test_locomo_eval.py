@@ -25,7 +25,7 @@ from bench.locomo.scoring import (
     summarize,
 )
 
-from kenning_encounter.infusion.text import tokenize
+from kenning_encounter.textproc import tokenize
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_DATA = (REPO / DEFAULT_DATA).resolve()

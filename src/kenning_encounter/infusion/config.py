@@ -30,6 +30,9 @@ class InfusionConfig(BaseModel):
     neighbours: int = Field(
         default=2, ge=0, le=10, description="encounter neighbours per hit (each side)"
     )
+    neighbour_hits: int = Field(
+        default=40, ge=0, le=500, description="the strongest hits whose encounter neighbours join"
+    )
     items: int = Field(default=10, ge=1, le=50, description="neighbourhood items at most")
     expand_bias: float = Field(
         default=0.5, gt=0, le=1, description="restart weight of one-hop expansions"
@@ -40,6 +43,9 @@ class InfusionConfig(BaseModel):
     damping: float = Field(default=0.85, gt=0, lt=1)
     min_match: float = Field(
         default=2.0, ge=0, description="a lexical seed must match query terms worth this much IDF"
+    )
+    seed_floor: float = Field(
+        default=0.1, ge=0, lt=1, description="seeds scoring under this share of the top are dropped"
     )
     horizon_turns: int = Field(
         default=12, ge=1, description="re-deliver a body after this many prompts"

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from kenning_encounter.infusion.text import (
+from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.textproc import (
     STOPWORDS,
     TimeWindow,
     split_label,
@@ -46,7 +47,6 @@ from kenning_encounter.infusion.text import (
     tokenize,
     words,
 )
-from kenning_encounter.store.records import NodeRecord
 
 
 def bm25_weight(tf: int, length: int, avg_len: float, k1: float, b: float) -> float:

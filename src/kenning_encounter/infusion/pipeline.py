@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, Protocol
 
 from kenning_encounter.errors import InvalidInput
@@ -50,6 +51,7 @@ class Infuser:
         self._config = config
         self._matcher = matcher
         self._hidden = hidden_loci
+        self._tokens = select.TokenCache()
         self._ledger = Ledger(
             horizon_turns=config.horizon_turns, horizon_seconds=config.horizon_seconds
         )
@@ -58,7 +60,9 @@ class Infuser:
     def config(self) -> InfusionConfig:
         return self._config
 
-    def select(self, prompt: str, trajectory: Sequence[str]) -> select.Selection:
+    def select(
+        self, prompt: str, trajectory: Sequence[str], *, now: datetime | None = None
+    ) -> select.Selection:
         """The selection stage alone (the matcher, or the lexical path on its failure)."""
         fallback: select.Selection | None = None
         if self._matcher is not None:
@@ -66,7 +70,9 @@ class Infuser:
             if chosen.channel == "meaning":
                 return chosen
             fallback = chosen
-        lexical, _ = select.lexical(self._store, prompt, trajectory, self._config)
+        lexical, _ = select.lexical(
+            self._store, prompt, trajectory, self._config, now=now, tokens=self._tokens
+        )
         if fallback is not None:
             return select.Selection(
                 "lexical",
@@ -88,8 +94,15 @@ class Infuser:
         )
 
     def infuse(
-        self, session_id: str, prompt: str, trajectory: Sequence[str] = ()
+        self,
+        session_id: str,
+        prompt: str,
+        trajectory: Sequence[str] = (),
+        *,
+        now: datetime | None = None,
     ) -> dict[str, Any]:
+        """One infusion. ``now`` is the moment the prompt is put (default: the clock);
+        relative times in the prompt ("last week") are read against it."""
         session = validate.session_id(session_id)
         text = validate.text(prompt, "prompt", required=True, limit=MAX_PROMPT)
         turns: list[object] = list(trajectory) if isinstance(trajectory, list | tuple) else [None]
@@ -101,7 +114,7 @@ class Infuser:
 
         t0 = time.perf_counter()
         selection = self.select(
-            text, list(trajectory)[-cfg.trajectory_turns :] if cfg.trajectory_turns else []
+            text, list(trajectory)[-cfg.trajectory_turns :] if cfg.trajectory_turns else [], now=now
         )
         seeds = tuple(s for s in selection.seeds if s.node.locus not in self._hidden)
         t_select = _ms(t0)
@@ -186,6 +199,7 @@ class Infuser:
                     "graph_edges": ranked.graph_size[1],
                 },
                 "selected": [s.node.id for s in seeds],
+                "ranked": [r.node.id for r in items],
                 "delivered": rendered_bodies,
                 "standing": rendered_handles,
                 "suppressed": {"budget": dropped, "mass_only": list(ranked.suppressed_mass_only)},

@@ -10,6 +10,8 @@ order them with what the graph knows: encounter, neighbours, time.
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -20,8 +22,10 @@ from kenning_encounter.infusion.lexical import (
     GraphContext,
     LexicalConfig,
     Query,
+    Scored,
     extract_terms,
     idf,
+    node_tokens,
     rank_candidates,
 )
 from kenning_encounter.store.port import GraphStore, ReadTx
@@ -51,6 +55,28 @@ class Selection:
     candidates: int = 0
 
 
+class TokenCache:
+    """Tokens of node text by node id. A node's text never changes (a revision is a new
+    node), so an entry never goes stale; the oldest are dropped past ``size``."""
+
+    def __init__(self, size: int = 200_000) -> None:
+        self._size = size
+        self._tokens: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, node: NodeRecord) -> tuple[str, ...]:
+        with self._lock:
+            found = self._tokens.get(node.id)
+            if found is not None:
+                return found
+        tokens = node_tokens(node)
+        with self._lock:
+            self._tokens[node.id] = tokens
+            while len(self._tokens) > self._size:
+                self._tokens.popitem(last=False)
+        return tokens
+
+
 def _parse_time(value: str | None) -> datetime | None:
     if not value:
         return None
@@ -67,34 +93,40 @@ class _Gathered:
     originals: dict[str, NodeRecord]
 
 
-def _gather(store: GraphStore, hits: dict[str, float], radius: int) -> _Gathered:
+def _gather(
+    store: GraphStore, hits: dict[str, float], radius: int, around: int, tokens: TokenCache
+) -> _Gathered:
+    strongest = set(sorted(hits, key=lambda i: -hits[i])[:around])
+
     def work(tx: ReadTx) -> _Gathered:
         found = tx.get_nodes(list(hits))
         encounters = sorted({n.encounter for n in found.values() if n.encounter})
-        members = tx.encounter_members(encounters) if radius else {}
+        near = sorted({found[i].encounter for i in strongest if i in found and found[i].encounter})  # type: ignore[misc]
+        members = tx.encounter_members(near) if radius and near else {}
         position: dict[str, int] = {}
         extra: list[str] = []
         for ids in members.values():
             for i, node_id in enumerate(ids):
                 position[node_id] = i
-            for i, node_id in enumerate(ids):
-                if node_id in hits:
+                if node_id in strongest:
                     for j in range(max(0, i - radius), min(len(ids), i + radius + 1)):
                         if ids[j] not in hits:
                             extra.append(ids[j])
         found.update(tx.get_nodes(sorted(set(extra))))
-        opened: dict[str, datetime] = {}
-        for name in encounters:
-            enc = tx.get_encounter(name)
-            when = _parse_time(enc.opened_at) if enc else None
-            if when is not None:
-                opened[name] = when
+        opened = {
+            name: when
+            for name, enc in tx.get_encounters(encounters).items()
+            if (when := _parse_time(enc.opened_at)) is not None
+        }
         candidates = [
             # Within an encounter, a record's place stands in for its tick, so
             # neighbours are neighbours even inside one batched write.
-            Candidate(replace(node, tick=position.get(node.id, node.tick)), hits.get(node.id, 0.0))
+            Candidate(
+                replace(node, tick=position.get(node.id, node.tick)),
+                hits.get(node.id, 0.0),
+                tokens.get(node),
+            )
             for node in found.values()
-            if node.is_head
         ]
         return _Gathered(candidates, opened, found)
 
@@ -113,6 +145,7 @@ def lexical(
     *,
     lexical_config: LexicalConfig | None = None,
     now: datetime | None = None,
+    tokens: TokenCache | None = None,
 ) -> tuple[Selection, Query]:
     lcfg = lexical_config or LexicalConfig(trajectory_turns=cfg.trajectory_turns)
     query = extract_terms(prompt, trajectory, now=now, config=lcfg)
@@ -121,28 +154,33 @@ def lexical(
     hits = {h.id: h.score for h in store.fulltext(_query_text(query), limit=cfg.candidates)}
     if not hits:
         return Selection("lexical", ()), query
-    gathered = _gather(store, hits, cfg.neighbours)
+    gathered = _gather(store, hits, cfg.neighbours, cfg.neighbour_hits, tokens or TokenCache())
     stats = store.fulltext_stats(t.key for t in query.terms)
     ranked = rank_candidates(
         query, gathered.candidates, GraphContext(stats, gathered.opened), cfg.seeds * 3, config=lcfg
     )
     strength = {t.surface: t.weight * idf(stats, t.key) for t in query.terms}
+
+    # Silence is decided for the prompt, not per node: something held bears on it when
+    # one candidate shares a word rare in this memory, or two of the prompt's words
+    # together (rarely an accident). Then the ranking stands as it is, down to a floor
+    # that keeps stray single-word echoes of the top out.
+    def distinctive(scored: Scored) -> bool:
+        matched = sum(strength.get(s, 0.0) for s in scored.matched)
+        return matched >= cfg.min_match or len(scored.matched) >= 2
+
     seeds: list[Seed] = []
     top = ranked[0].score if ranked else 0.0
-    for scored in ranked:
-        matched = sum(strength.get(s, 0.0) for s in scored.matched)
-        # What makes a seed: a word rare in this memory, or two of the prompt's words
-        # together (rarely an accident), or, once a seed exists, a score close to it
-        # (lifted by what it was recorded beside).
-        distinctive = matched >= cfg.min_match or len(scored.matched) >= 2
-        if not distinctive and not (seeds and top and scored.score >= 0.5 * top):
-            continue
-        why = ", ".join(f"“{s}”" for s in scored.matched[:4])
-        reason = f"matched {why}" if why else "recorded beside a match"
-        node = gathered.originals.get(scored.node.id, scored.node)
-        seeds.append(Seed(node, scored.score / top if top else 0.0, reason))
-        if len(seeds) == cfg.seeds:
-            break
+    if top > 0 and any(distinctive(sc) for sc in ranked[: cfg.seeds]):
+        for scored in ranked:
+            if scored.score < cfg.seed_floor * top:
+                break
+            why = ", ".join(f"“{s}”" for s in scored.matched[:4])
+            reason = f"matched {why}" if why else "recorded beside a match"
+            node = gathered.originals.get(scored.node.id, scored.node)
+            seeds.append(Seed(node, scored.score / top, reason))
+            if len(seeds) == cfg.seeds:
+                break
     matched_terms = tuple(dict.fromkeys(s for sc in ranked[: len(seeds)] for s in sc.matched))
     return (
         Selection(

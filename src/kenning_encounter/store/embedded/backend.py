@@ -14,6 +14,7 @@ import logging
 import os
 import queue
 import re
+import shutil
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator
@@ -90,7 +91,7 @@ class EmbeddedStore:
         data_dir.mkdir(parents=True, exist_ok=True)
         path = data_dir / "graph.lbdb"
         try:
-            db = ladybug.Database(str(path))
+            db = _open_database(path)
         except RuntimeError as exc:
             match = _LOCK_PID.search(str(exc))
             if match or "lock" in str(exc).lower():
@@ -283,6 +284,37 @@ class EmbeddedStore:
             "schema_version": SCHEMA_VERSION,
             "authored_types": list(AUTHORED_NODE_TYPES),
         }
+
+
+# The engine would otherwise reserve most of the machine's memory for its buffer pool.
+BUFFER_POOL_BYTES = 1 << 30
+
+
+def _open_database(path: Path) -> ladybug.Database:
+    """Open the graph; a write-ahead log torn by a crash mid-transaction is cut back.
+
+    Replay is strict first. If it fails (the tail of the log holds a transaction that
+    never committed, cut short by a kill), the log is kept aside for the operator and
+    the store reopens replaying up to the damage: every committed transaction lies
+    before it.
+    """
+    try:
+        return ladybug.Database(str(path), buffer_pool_size=BUFFER_POOL_BYTES)
+    except RuntimeError as exc:
+        if "wal" not in str(exc).lower():
+            raise
+        wal = path.with_name(path.name + ".wal")
+        if wal.exists():
+            kept = wal.with_name(f"{wal.name}.damaged-{int(time.time())}")
+            shutil.copy2(wal, kept)
+            log.warning(
+                "write-ahead log damaged (%s); replaying up to the damage, copy kept at %s",
+                exc,
+                kept,
+            )
+        return ladybug.Database(
+            str(path), buffer_pool_size=BUFFER_POOL_BYTES, throw_on_wal_replay_failure=False
+        )
 
 
 def _rows(

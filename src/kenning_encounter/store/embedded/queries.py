@@ -130,6 +130,7 @@ ENC_ANCHOR: Final = (
     "CREATE (e)-[:INSTANTIATED_AFTER {tick: $tick}]->(a)"
 )
 ENC_GET: Final = "MATCH (e:Encounter {id: $name}) RETURN e"
+ENC_GET_MANY: Final = "UNWIND $names AS n MATCH (e:Encounter {id: n}) RETURN e"
 ENC_OPEN_OF: Final = (
     "MATCH (:Locus {id: $locus})-[:OPENED]->(e:Encounter) WHERE e.sealed_at IS NULL "
     "AND e.dissolved_at IS NULL RETURN e ORDER BY e.opened_tick DESC LIMIT 1"

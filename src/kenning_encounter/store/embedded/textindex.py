@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 _MAX_TERMS = 64
 # Bump when the documents' shape or the tokenizer changes: the index is rebuilt.
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
 
 
 @dataclass(frozen=True, slots=True)

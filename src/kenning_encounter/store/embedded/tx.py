@@ -222,6 +222,10 @@ class EmbeddedTx:
     def get_encounter(self, name: str) -> EncounterRecord | None:
         return self._encounter(q.ENC_GET, {"name": name})
 
+    def get_encounters(self, names: Sequence[str]) -> dict[str, EncounterRecord]:
+        found = [_encounter_from(r[0]) for r in self._run(q.ENC_GET_MANY, {"names": list(names)})]
+        return {e.name: e for e in found}
+
     def open_encounter_of(self, locus: str) -> EncounterRecord | None:
         return self._encounter(q.ENC_OPEN_OF, {"locus": locus})
 
