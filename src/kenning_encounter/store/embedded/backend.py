@@ -251,6 +251,11 @@ class EmbeddedStore:
                 try:
                     result = conn.execute(query, params or {})
                 except RuntimeError as exc:
+                    if "interrupt" in str(exc).lower() or "timeout" in str(exc).lower():
+                        raise ReadOnlyViolation(
+                            f"the query ran past the {timeout_s:g}s limit "
+                            "(KENNING_ENCOUNTER_CYPHER_TIMEOUT); narrow it with LIMIT or a WHERE"
+                        ) from exc
                     raise ReadOnlyViolation(f"the engine refused the query: {exc}") from exc
                 if isinstance(result, list):
                     raise ReadOnlyViolation("only one statement is allowed")
@@ -267,7 +272,9 @@ class EmbeddedStore:
                     rows.append(row)
                 result.close()
             finally:
-                conn.execute("ROLLBACK")
+                # An interrupted query has already ended its transaction.
+                with contextlib.suppress(RuntimeError):
+                    conn.execute("ROLLBACK")
                 conn.set_query_timeout(0)
         note = (
             f"result cut at {len(rows)} rows (caps: {row_cap} rows, {char_cap} characters)"
