@@ -16,8 +16,8 @@ import contextlib
 import json
 import logging
 import os
-import re
 import threading
+import time
 from collections.abc import Callable, Generator, Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, LiteralString, TypeVar, cast
@@ -33,6 +33,7 @@ from kenning_encounter.errors import (
 )
 from kenning_encounter.store.cypher_guard import check_read_only
 from kenning_encounter.store.neo4j import queries as q
+from kenning_encounter.store.neo4j import text as lexical
 from kenning_encounter.store.neo4j.cypher import (
     READ_PROCEDURES,
     check_neo4j_text,
@@ -40,20 +41,26 @@ from kenning_encounter.store.neo4j.cypher import (
     to_json,
 )
 from kenning_encounter.store.neo4j.tx import Neo4jTx, Tracer
-from kenning_encounter.store.port import CypherResult, ReadTx, SearchHit, WriteTx
+from kenning_encounter.store.port import (
+    CypherResult,
+    GraphStore,
+    ReadTx,
+    SearchHit,
+    TermStatsSnapshot,
+    WriteTx,
+)
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
 if TYPE_CHECKING:
-    from neo4j import Driver, ManagedTransaction, Session
+    from neo4j import Driver, ManagedTransaction, Session, Transaction
 
     from kenning_encounter.config import Settings
+    from kenning_encounter.store.neo4j.gds import GdsEngine
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_MAX_TERMS = 64
 _TIMEOUT_CODES = ("TransactionTimedOut", "Terminated")
 INSTALL_HINT = (
     "the neo4j driver is required for the Neo4j store: pip install 'kenning-encounter[neo4j]'"
@@ -69,12 +76,6 @@ def _redacted(uri: str) -> str:
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def lucene_query(text: str) -> str:
-    """Free text as a Lucene query of plain words (OR), nothing the parser could read as syntax."""
-    words = _WORD.findall(text.lower())[:_MAX_TERMS]
-    return " ".join(re.sub(r'([+\-!(){}\[\]^"~*?:\\/&|])', r"\\\1", w) for w in words)
 
 
 class Neo4jStore:
@@ -118,6 +119,49 @@ class Neo4jStore:
         connection_timeout_s: float = 10.0,
     ) -> Neo4jStore:
         """Connect, check the server answers, and create the schema if it is missing."""
+        store = cls._connect(uri, username, password, database, clock, tracer, connection_timeout_s)
+        return store._prepared(empty_first=False)
+
+    @classmethod
+    def open_from_settings(cls, settings: Settings) -> Neo4jStore:
+        if not settings.neo4j_uri:
+            raise ConfigError(
+                "store=neo4j needs NEO4J_URI (or --neo4j-uri), e.g. bolt://127.0.0.1:7687"
+            )
+        password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else None
+        return cls.open(
+            settings.neo4j_uri, settings.neo4j_username, password, settings.neo4j_database
+        )
+
+    @classmethod
+    def open_for_tests(cls, uri: str) -> Neo4jStore:
+        """A store on an emptied database (every node deleted; constraints and indexes kept).
+
+        Credentials come from NEO4J_USERNAME / NEO4J_PASSWORD (defaults neo4j /
+        kenning-test-pw, the test launcher's), the database from NEO4J_DATABASE.
+        """
+        store = cls._connect(
+            uri,
+            os.environ.get("NEO4J_USERNAME", "neo4j"),
+            os.environ.get("NEO4J_PASSWORD", "kenning-test-pw"),
+            os.environ.get("NEO4J_DATABASE", "neo4j"),
+            _utc_now,
+            None,
+            5.0,
+        )
+        return store._prepared(empty_first=True)
+
+    @classmethod
+    def _connect(
+        cls,
+        uri: str,
+        username: str,
+        password: str | None,
+        database: str,
+        clock: Callable[[], str],
+        tracer: Tracer | None,
+        connection_timeout_s: float,
+    ) -> Neo4jStore:
         try:
             import neo4j
         except ImportError as exc:
@@ -144,48 +188,17 @@ class Neo4jStore:
                 "host and port only (bolt://HOST:7687) and the credentials in "
                 "NEO4J_USERNAME / NEO4J_PASSWORD"
             ) from None
+        return cls(driver, uri=uri, database=database, clock=clock, tracer=tracer)
 
-        store = cls(driver, uri=uri, database=database, clock=clock, tracer=tracer)
+    def _prepared(self, *, empty_first: bool) -> Neo4jStore:
         try:
-            with store._translate_errors("connecting"):
-                driver.verify_connectivity()
-            store._prepare(empty_first=False)
+            with self._translate_errors("connecting"):
+                self._driver.verify_connectivity()
+            self._prepare(empty_first=empty_first)
         except BaseException:
-            driver.close()
+            self.close()
             raise
-        return store
-
-    @classmethod
-    def open_from_settings(cls, settings: Settings) -> Neo4jStore:
-        if not settings.neo4j_uri:
-            raise ConfigError(
-                "store=neo4j needs NEO4J_URI (or --neo4j-uri), e.g. bolt://127.0.0.1:7687"
-            )
-        password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else None
-        return cls.open(
-            settings.neo4j_uri, settings.neo4j_username, password, settings.neo4j_database
-        )
-
-    @classmethod
-    def open_for_tests(cls, uri: str) -> Neo4jStore:
-        """A store on an emptied database (every node deleted; constraints and indexes kept).
-
-        Credentials come from NEO4J_USERNAME / NEO4J_PASSWORD (defaults neo4j /
-        kenning-test-pw, the test launcher's), the database from NEO4J_DATABASE.
-        """
-        store = cls.open(
-            uri,
-            os.environ.get("NEO4J_USERNAME", "neo4j"),
-            os.environ.get("NEO4J_PASSWORD", "kenning-test-pw"),
-            os.environ.get("NEO4J_DATABASE", "neo4j"),
-            connection_timeout_s=5.0,
-        )
-        try:
-            store._prepare(empty_first=True)
-        except BaseException:
-            store.close()
-            raise
-        return store
+        return self
 
     def close(self) -> None:
         if self._closed:
@@ -202,6 +215,10 @@ class Neo4jStore:
                 for show in (q.SHOW_CONSTRAINT_NAMES, q.SHOW_INDEX_NAMES)
                 for r in s.run(show)
             }
+            if q.FULLTEXT_INDEX in existing and not lexical.index_matches(s):
+                # made by an older version (other labels, property or analyzer): make it anew
+                s.run(q.FULLTEXT_DROP).consume()
+                existing.discard(q.FULLTEXT_INDEX)
             created = 0
             for name, statement in q.schema_statements():
                 if name not in existing:
@@ -212,11 +229,14 @@ class Neo4jStore:
                 log.info("created %d Neo4j constraints and indexes", created)
             if empty_first:
                 s.run(q.EMPTY_DATABASE).consume()
-            found = s.execute_write(
-                lambda tx: tx.run(q.META_INIT, {"version": q.SCHEMA_VERSION}).single(strict=True)[0]
+            version, text_format = s.execute_write(
+                lambda tx: tx.run(q.META_INIT, {"version": q.SCHEMA_VERSION}).single(strict=True)
             )
-            if int(found) > q.SCHEMA_VERSION:
-                raise SchemaVersionError(int(found), q.SCHEMA_VERSION)
+            if int(version) > q.SCHEMA_VERSION:
+                raise SchemaVersionError(int(version), q.SCHEMA_VERSION)
+            if int(text_format) != q.TEXT_FORMAT:
+                docs, _ = s.execute_write(lambda tx: lexical.rederive(self._tx(tx, write=True)))
+                log.info("derived lexical tokens for %d nodes", docs)
             row = s.run(q.SERVER_VERSION).single()
             if row is not None:
                 self.server_version = f"{row['name']} {row['version']} ({row['edition']})"
@@ -272,9 +292,12 @@ class Neo4jStore:
             raise StoreUnavailable(f"the Neo4j driver failed while {doing}: {exc}") from exc
 
     # --- units of work ---------------------------------------------------------------
+    def _tx(self, tx: ManagedTransaction, *, write: bool) -> Neo4jTx:
+        return Neo4jTx(tx, clock=self._clock, writable=write, tracer=self._tracer)
+
     def write(self, work: Callable[[WriteTx], T]) -> T:
         def attempt(tx: ManagedTransaction) -> T:
-            ntx = Neo4jTx(tx, clock=self._clock, writable=True, tracer=self._tracer)
+            ntx = self._tx(tx, write=True)
             ntx.begin_write()
             result = work(ntx)
             ntx.end_write()
@@ -285,7 +308,7 @@ class Neo4jStore:
 
     def read(self, work: Callable[[ReadTx], T]) -> T:
         def attempt(tx: ManagedTransaction) -> T:
-            return work(Neo4jTx(tx, clock=self._clock, writable=False, tracer=self._tracer))
+            return work(self._tx(tx, write=False))
 
         with self._translate_errors("reading"), self._session(write=False) as s:
             return s.execute_read(attempt)
@@ -299,43 +322,44 @@ class Neo4jStore:
         heads_only: bool = True,
         limit: int = 10,
     ) -> list[SearchHit]:
-        query = lucene_query(text)
-        if not query or limit <= 0:
-            return []
-        type_list = list(types or []) or None
-        params = {
-            "index": q.FULLTEXT_INDEX,
-            "query": query,
-            "types": type_list,
-            "heads_only": heads_only,
-            "limit": limit,
-        }
-
         def work(tx: ManagedTransaction) -> list[SearchHit]:
-            result = tx.run(q.FULLTEXT_QUERY, params)
-            return [SearchHit(id=str(r[0]), score=float(r[1])) for r in result]
+            ntx = self._tx(tx, write=False)
+            return lexical.search(ntx, text, types=types, heads_only=heads_only, limit=limit)
 
         with self._translate_errors("searching"), self._session(write=False) as s:
+            return s.execute_read(work)
+
+    def fulltext_stats(self, terms: Iterable[str]) -> TermStatsSnapshot:
+        wanted = list(terms)
+
+        def work(tx: ManagedTransaction) -> TermStatsSnapshot:
+            return lexical.stats(self._tx(tx, write=False), wanted)
+
+        with self._translate_errors("reading corpus statistics"), self._session(write=False) as s:
             return s.execute_read(work)
 
     # --- read_cypher ------------------------------------------------------------------------
     def check_read_only_plan(self, query: str, params: dict[str, Any] | None = None) -> None:
         """The EXPLAIN layer alone: refuse unless the planner proves ``query`` a read."""
-        with self._session(write=False) as s:
+        with self._translate_errors("checking a plan"), self._session(write=False) as s:
             tx = s.begin_transaction()
             try:
                 self._explain(tx, query, params or {})
             finally:
                 tx.close()
 
-    @staticmethod
-    def _explain(tx: Any, query: str, params: dict[str, Any]) -> None:
+    def _explain(self, tx: Transaction, query: str, params: dict[str, Any]) -> None:
         from neo4j.exceptions import Neo4jError
 
+        text = cast(LiteralString, q.EXPLAIN_PREFIX + query)
+        started = time.perf_counter()
         try:
-            summary = tx.run(cast(LiteralString, q.EXPLAIN_PREFIX + query), params).consume()
+            summary = tx.run(text, params).consume()
         except Neo4jError as exc:
             raise ReadOnlyViolation(f"the engine refused the query: {exc.message}") from exc
+        finally:
+            if self._tracer is not None:
+                self._tracer(text, params, time.perf_counter() - started)
         check_plan(summary.query_type, summary.plan)
 
     def read_cypher(
@@ -355,10 +379,12 @@ class Neo4jStore:
         rows: list[list[Any]] = []
         truncated = False
         with self._translate_errors("running read_cypher"), self._session(write=False) as s:
-            tx = s.begin_transaction(timeout=timeout_s)
+            # The server reads a timeout of 0 as "none": never let one through.
+            tx = s.begin_transaction(timeout=max(timeout_s, 0.001))
             try:
                 self._explain(tx, query, args)
                 # The text is the caller's, admitted by the three checks above.
+                started = time.perf_counter()
                 result = tx.run(cast(LiteralString, query), args)
                 columns = list(result.keys())
                 size = 0
@@ -369,6 +395,8 @@ class Neo4jStore:
                         truncated = True
                         break
                     rows.append(row)
+                if self._tracer is not None:
+                    self._tracer(query, args, time.perf_counter() - started)
             except Neo4jError as exc:
                 if any(code in (exc.code or "") for code in _TIMEOUT_CODES):
                     raise ReadOnlyViolation(
@@ -386,6 +414,14 @@ class Neo4jStore:
         )
         return CypherResult(columns, rows, truncated, row_cap, char_cap, note)
 
+    def gds_engine(self) -> GdsEngine | None:
+        """The analytics engine on this server's GDS, or None when the plugin is absent."""
+        if self.gds_version is None:
+            return None
+        from kenning_encounter.store.neo4j.gds import GdsEngine
+
+        return GdsEngine(self._driver, self.gds_version, database=self.database)
+
     def info(self) -> dict[str, Any]:
         return {
             "backend": self.backend,
@@ -396,3 +432,7 @@ class Neo4jStore:
             "schema_version": q.SCHEMA_VERSION,
             "authored_types": list(AUTHORED_NODE_TYPES),
         }
+
+
+if TYPE_CHECKING:
+    _CONFORMS_TO_THE_PORT: type[GraphStore] = Neo4jStore  # the type checker holds us to it

@@ -23,6 +23,11 @@ from kenning_encounter.vocabulary import (
 
 _ALLOWED_NAMES: Final = frozenset(NODE_TYPES) | frozenset(RELATION_TYPES)
 FULLTEXT_INDEX: Final = "kenning_text"
+FULLTEXT_ANALYZER: Final = "whitespace"
+TEXT_PROPERTY: Final = "_terms"  # derived: the tokenizer's output for name + description
+TEXT_LENGTH: Final = "_len"  # derived: how many tokens that is
+# Bump when the tokenizer's output changes: every node's tokens are derived again.
+TEXT_FORMAT: Final = 1
 SCHEMA_VERSION: Final = 1
 
 
@@ -73,14 +78,23 @@ def schema_statements() -> list[tuple[str, LiteralString]]:
         ),
     ]
     out += fixed
-    labels = alternatives(AUTHORED_NODE_TYPES)
-    fulltext = (
-        f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (n:{labels}) "
-        "ON EACH [n.name, n.description] OPTIONS {indexConfig: "
-        "{`fulltext.analyzer`: 'english', `fulltext.eventually_consistent`: false}}"
-    )
-    out.append((FULLTEXT_INDEX, cast(LiteralString, fulltext)))
+    out.append((FULLTEXT_INDEX, fulltext_index()))
     return out
+
+
+def fulltext_index() -> LiteralString:
+    """The lexical index: our own tokens (``_terms``), split on whitespace only.
+
+    Nodes carry the shared tokenizer's output, so query terms and indexed terms
+    are the same words on every backend, and so are the corpus statistics.
+    """
+    labels = alternatives(AUTHORED_NODE_TYPES)
+    statement = (
+        f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (n:{labels}) "
+        f"ON EACH [n.{TEXT_PROPERTY}] OPTIONS {{indexConfig: "
+        f"{{`fulltext.analyzer`: '{FULLTEXT_ANALYZER}', `fulltext.eventually_consistent`: false}}}}"
+    )
+    return cast(LiteralString, statement)
 
 
 SHOW_CONSTRAINT_NAMES: Final = "SHOW CONSTRAINTS YIELD name"
@@ -97,13 +111,18 @@ GDS_VERSION: Final = "RETURN gds.version() AS version"
 META_INIT: Final = (
     "MERGE (c:Meta {key: 'clock'}) ON CREATE SET c.ival = 0 "
     "MERGE (v:Meta {key: 'schema_version'}) ON CREATE SET v.ival = $version "
-    "RETURN v.ival"
+    "MERGE (d:Meta {key: 'text_docs'}) ON CREATE SET d.ival = 0 "
+    "MERGE (l:Meta {key: 'text_len'}) ON CREATE SET l.ival = 0 "
+    "MERGE (f:Meta {key: 'text_format'}) ON CREATE SET f.ival = 0 "
+    "RETURN v.ival, f.ival"
 )
 META_GET: Final = "MATCH (m:Meta {key: $key}) RETURN m.ival"
 # Writing the clock node takes its exclusive lock, held to commit: every write
 # transaction starts here, so writers from any process queue in tick order.
 CLOCK_NEXT: Final = "MATCH (c:Meta {key: 'clock'}) SET c.ival = c.ival + 1 RETURN c.ival"
 CLOCK_UNDO: Final = "MATCH (c:Meta {key: 'clock'}) SET c.ival = c.ival - 1"
+
+CLOCK_LOCK: Final = "MATCH (c:Meta {key: 'clock'}) SET c.ival = c.ival"
 
 # --- registries ---------------------------------------------------------------
 NAME_GET: Final = "MATCH (k:NameKey {name: $name}) RETURN k.id"
@@ -138,13 +157,22 @@ RECENT_HEADS: Final = (
     "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
     "RETURN properties(n), e.id, e.locus, null ORDER BY n.tick DESC LIMIT $limit"
 )
-# One statement per type for a whole batch: the nodes and their RECORDED edges.
+# One statement per type for a whole batch: the nodes, their RECORDED edges, their
+# live names, and the lexical corpus counters.
 NODES_CREATE: Final = (
     "MATCH (e:Encounter {{id: $encounter}}) UNWIND $rows AS r "
-    "CREATE (e)-[:RECORDED {{tick: $tick}}]->(n:{label}) SET n = r"
+    "CREATE (e)-[:RECORDED {{tick: $tick}}]->(n:{label}) SET n = r "
+    "MERGE (k:NameKey {{name: r.name}}) SET k.id = r.id "
+    "WITH count(n) AS made, sum(r._len) AS tokens "
+    "MATCH (d:Meta {{key: 'text_docs'}}) MATCH (l:Meta {{key: 'text_len'}}) "
+    "SET d.ival = d.ival + made, l.ival = l.ival + tokens"
 )
 NODE_SET_STATUS: Final = "MATCH (n:{label} {{id: $id}}) SET n.status = $status"
-NODE_DELETE: Final = "MATCH (n:{label} {{id: $id}}) DETACH DELETE n"
+NODE_DELETE: Final = (
+    "MATCH (n:{label} {{id: $id}}) WITH n, coalesce(n._len, 0) AS tokens DETACH DELETE n "
+    "WITH tokens MATCH (d:Meta {{key: 'text_docs'}}) MATCH (l:Meta {{key: 'text_len'}}) "
+    "SET d.ival = d.ival - 1, l.ival = l.ival - tokens"
+)
 
 # --- authored edges -----------------------------------------------------------
 EDGE_CREATE: Final = (
@@ -200,6 +228,7 @@ ENC_ANCHOR: Final = (
     "CREATE (e)-[:INSTANTIATED_AFTER {tick: $tick}]->(a)"
 )
 ENC_GET: Final = "MATCH (e:Encounter {id: $name}) RETURN properties(e)"
+ENC_GET_MANY: Final = "UNWIND $names AS n MATCH (e:Encounter {id: n}) RETURN properties(e)"
 ENC_OPEN_OF: Final = (
     "MATCH (e:Encounter {locus: $locus}) WHERE e.sealed_at IS NULL AND e.dissolved_at IS NULL "
     "RETURN properties(e) ORDER BY e.opened_tick DESC LIMIT 1"
@@ -236,11 +265,36 @@ ENC_NODES: Final = (
 )
 
 # --- lexical search ----------------------------------------------------------------
+# The procedure yields hits best first and the filter keeps that order, so LIMIT can
+# stop early; an ORDER BY here would score and sort every hit (5x slower at 10k nodes).
 FULLTEXT_QUERY: Final = (
     "CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score "
     "WHERE ($types IS NULL OR any(l IN labels(node) WHERE l IN $types)) "
     "AND ($heads_only = false OR NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() }) "
-    "RETURN node.id, score ORDER BY score DESC LIMIT $limit"
+    "RETURN node.id, score LIMIT $limit"
+)
+TEXT_COUNTERS: Final = (
+    "MATCH (d:Meta {key: 'text_docs'}) MATCH (l:Meta {key: 'text_len'}) RETURN d.ival, l.ival"
+)
+# Document frequency of each term: how many nodes the index finds for it alone.
+TEXT_DOC_FREQS: Final = (
+    "UNWIND $terms AS t CALL (t) { "
+    "CALL db.index.fulltext.queryNodes($index, t.query) YIELD node RETURN count(node) AS df } "
+    "RETURN t.term, df"
+)
+FULLTEXT_SHOW: Final = (
+    "SHOW FULLTEXT INDEXES YIELD name, labelsOrTypes, properties, options "
+    "WHERE name = $name RETURN labelsOrTypes, properties, options"
+)
+FULLTEXT_DROP: Final = "DROP INDEX kenning_text IF EXISTS"
+# Deriving every node's tokens again (a new store, or a changed tokenizer).
+TEXT_SOURCES: Final = "MATCH (n:{label}) RETURN n.id, n.name, n.description"
+TEXT_SET: Final = (
+    "UNWIND $rows AS r MATCH (n:{label} {{id: r.id}}) SET n._terms = r._terms, n._len = r._len"
+)
+TEXT_RESET: Final = (
+    "MATCH (d:Meta {key: 'text_docs'}) MATCH (l:Meta {key: 'text_len'}) "
+    "MATCH (f:Meta {key: 'text_format'}) SET d.ival = $docs, l.ival = $tokens, f.ival = $format"
 )
 
 # --- read_cypher -----------------------------------------------------------------------

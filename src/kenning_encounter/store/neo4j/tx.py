@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, LiteralString, Protocol
 
 from kenning_encounter.errors import StoreError
 from kenning_encounter.store.neo4j import queries as q
+from kenning_encounter.store.neo4j.text import text_props
 from kenning_encounter.store.port import Subgraph
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.vocabulary import (
@@ -102,7 +103,7 @@ def _encounter_from(props: dict[str, Any]) -> EncounterRecord:
 
 
 def _node_row(record: NodeRecord) -> dict[str, Any]:
-    """The stored properties: the type's vocabulary properties and nothing else."""
+    """The stored properties: the type's vocabulary properties, and its derived tokens."""
     base: dict[str, Any] = {
         "id": record.id,
         "tick": record.tick,
@@ -113,7 +114,8 @@ def _node_row(record: NodeRecord) -> dict[str, Any]:
         "status": record.status,
     }
     cols = ["id", "tick", "ord", "created_at", *(p.name for p in NODE_TYPES[record.type].props)]
-    return {c: base[c] if c in base else record.props.get(c) for c in cols}
+    row = {c: base[c] if c in base else record.props.get(c) for c in cols}
+    return {**row, **text_props(record.name, record.description)}
 
 
 def source_key(kind: str, label: str, key: str) -> str:
@@ -146,7 +148,7 @@ class Neo4jTx:
         self._now: str | None = None
 
     # --- the one execute path -------------------------------------------------
-    def _run(self, query: LiteralString, params: dict[str, Any] | None = None) -> list[list[Any]]:
+    def run(self, query: LiteralString, params: dict[str, Any] | None = None) -> list[list[Any]]:
         started = time.perf_counter()
         args = params or {}
         result = self._tx.run(query, args)
@@ -163,11 +165,11 @@ class Neo4jTx:
         transaction ends, so ticks follow commit order. Reserving eagerly saves a
         round trip on every write; ``end_write`` hands back a tick left unused.
         """
-        self._tick = int(self._run(q.CLOCK_NEXT)[0][0])
+        self._tick = int(self.run(q.CLOCK_NEXT)[0][0])
 
     def end_write(self) -> None:
         if self._tick is not None and not self._tick_used:
-            self._run(q.CLOCK_UNDO)
+            self.run(q.CLOCK_UNDO)
 
     @property
     def ticked(self) -> bool:
@@ -188,7 +190,7 @@ class Neo4jTx:
 
     # --- reads --------------------------------------------------------------------
     def meta(self, key: str) -> int:
-        rows = self._run(q.META_GET, {"key": key})
+        rows = self.run(q.META_GET, {"key": key})
         return int(rows[0][0]) if rows and rows[0][0] is not None else 0
 
     def clock(self) -> int:
@@ -199,7 +201,7 @@ class Neo4jTx:
     def get_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
         found: dict[str, NodeRecord] = {}
         for label, ids in _group_by_label(node_ids).items():
-            for row in self._run(q.render(q.NODES_GET, label=label), {"ids": ids}):
+            for row in self.run(q.render(q.NODES_GET, label=label), {"ids": ids}):
                 node = _node_from_row(label, row)
                 found[node.id] = node
         return found
@@ -211,26 +213,26 @@ class Neo4jTx:
         return [
             _node_from_row(label, row)
             for label in AUTHORED_NODE_TYPES
-            for row in self._run(q.render(q.NODES_ALL, label=label))
+            for row in self.run(q.render(q.NODES_ALL, label=label))
         ]
 
     def head_id_by_name(self, name: str) -> str | None:
-        rows = self._run(q.NAME_GET, {"name": name})
+        rows = self.run(q.NAME_GET, {"name": name})
         return str(rows[0][0]) if rows else None
 
     def head_ids_by_names(self, names: Sequence[str]) -> dict[str, str]:
-        rows = self._run(q.NAMES_GET, {"names": list(names)})
+        rows = self.run(q.NAMES_GET, {"names": list(names)})
         return {str(r[0]): str(r[1]) for r in rows}
 
     def component_id_by_source(self, kind: str, label: str, key: str) -> str | None:
-        rows = self._run(q.SOURCE_GET, {"key": source_key(kind, label, key)})
+        rows = self.run(q.SOURCE_GET, {"key": source_key(kind, label, key)})
         return str(rows[0][0]) if rows else None
 
     def predecessors(self, node_id: str) -> list[tuple[str, str]]:
         label = type_of_id(node_id)
         if label is None:
             return []
-        rows = self._run(q.render(q.PREDECESSORS, label=label), {"id": node_id})
+        rows = self.run(q.render(q.PREDECESSORS, label=label), {"id": node_id})
         return [(str(r[0]), str(r[1] or "")) for r in rows]
 
     def edges_of(self, node_id: str) -> list[EdgeRecord]:
@@ -246,14 +248,18 @@ class Neo4jTx:
         if not RELATION_TYPES[rel_type].allows(s_label, t_label):
             return False
         query = q.render(q.EDGE_COUNT, source=s_label, target=t_label, rel=rel_type)
-        return int(self._run(query, {"s": source, "t": target})[0][0]) > 0
+        return int(self.run(query, {"s": source, "t": target})[0][0]) > 0
 
     def _encounter(self, query: LiteralString, params: dict[str, Any]) -> EncounterRecord | None:
-        rows = self._run(query, params)
+        rows = self.run(query, params)
         return _encounter_from(rows[0][0]) if rows else None
 
     def get_encounter(self, name: str) -> EncounterRecord | None:
         return self._encounter(q.ENC_GET, {"name": name})
+
+    def get_encounters(self, names: Sequence[str]) -> dict[str, EncounterRecord]:
+        found = [_encounter_from(r[0]) for r in self.run(q.ENC_GET_MANY, {"names": list(names)})]
+        return {e.name: e for e in found}
 
     def open_encounter_of(self, locus: str) -> EncounterRecord | None:
         return self._encounter(q.ENC_OPEN_OF, {"locus": locus})
@@ -268,36 +274,36 @@ class Neo4jTx:
         self, *, unsealed_only: bool = False, limit: int = 20, exclude_locus: str | None = None
     ) -> list[EncounterRecord]:
         params = {"unsealed": unsealed_only, "exclude": exclude_locus or "", "limit": limit}
-        return [_encounter_from(r[0]) for r in self._run(q.ENC_LIST, params)]
+        return [_encounter_from(r[0]) for r in self.run(q.ENC_LIST, params)]
 
     def loci(self) -> list[str]:
-        return [str(r[0]) for r in self._run(q.LOCI)]
+        return [str(r[0]) for r in self.run(q.LOCI)]
 
     def spine(self) -> list[tuple[str, str, str]]:
-        return [(str(a), str(r), str(b)) for a, r, b in self._run(q.SPINE)]
+        return [(str(a), str(r), str(b)) for a, r, b in self.run(q.SPINE)]
 
     def heads_by_status(
         self, node_type: str, statuses: Sequence[str], limit: int
     ) -> list[NodeRecord]:
         query = q.render(q.HEADS_BY_STATUS, label=node_type)
-        rows = self._run(query, {"statuses": list(statuses), "limit": limit})
+        rows = self.run(query, {"statuses": list(statuses), "limit": limit})
         return [_node_from_row(node_type, r) for r in rows]
 
     def recent_heads(self, node_type: str, limit: int) -> list[NodeRecord]:
-        rows = self._run(q.render(q.RECENT_HEADS, label=node_type), {"limit": limit})
+        rows = self.run(q.render(q.RECENT_HEADS, label=node_type), {"limit": limit})
         return [_node_from_row(node_type, r) for r in rows]
 
     def recorded_ids(self, encounter: str) -> list[str]:
-        return [str(r[0]) for r in self._run(q.ENC_RECORDED, {"name": encounter})]
+        return [str(r[0]) for r in self.run(q.ENC_RECORDED, {"name": encounter})]
 
     def encounter_members(self, encounters: Sequence[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
-        for enc, node_id in self._run(q.ENC_MEMBERS, {"names": list(encounters)}):
+        for enc, node_id in self.run(q.ENC_MEMBERS, {"names": list(encounters)}):
             out.setdefault(str(enc), []).append(str(node_id))
         return out
 
     def encounter_nodes(self, encounters: Sequence[str], limit: int) -> list[str]:
-        rows = self._run(q.ENC_NODES, {"names": list(encounters), "limit": limit})
+        rows = self.run(q.ENC_NODES, {"names": list(encounters), "limit": limit})
         return [str(r[0]) for r in rows]
 
     def _edges_many(
@@ -305,7 +311,7 @@ class Neo4jTx:
     ) -> list[EdgeRecord]:
         edges: list[EdgeRecord] = []
         for label, group in _group_by_label(ids).items():
-            rows = self._run(q.render(template, label=label), {"ids": group, "rels": list(rels)})
+            rows = self.run(q.render(template, label=label), {"ids": group, "rels": list(rels)})
             edges += [_edge_from_row(r) for r in rows]
         return edges
 
@@ -330,7 +336,7 @@ class Neo4jTx:
         return Subgraph(list(self.get_nodes(sorted(ids)).values()), edges)
 
     def authored_graph(self) -> Subgraph:
-        edges = [_edge_from_row(r) for r in self._run(q.edges_all())]
+        edges = [_edge_from_row(r) for r in self.run(q.edges_all())]
         return Subgraph(self.all_nodes(), edges)
 
     # --- writes -----------------------------------------------------------------------
@@ -340,9 +346,9 @@ class Neo4jTx:
 
     def ensure_locus(self, locus: str) -> bool:
         self._require_writable()
-        if self._run(q.LOCUS_GET, {"id": locus}):
+        if self.run(q.LOCUS_GET, {"id": locus}):
             return False
-        self._run(q.LOCUS_CREATE, {"id": locus, "at": self.now, "tick": self.tick})
+        self.run(q.LOCUS_CREATE, {"id": locus, "at": self.now, "tick": self.tick})
         return True
 
     def create_encounter(
@@ -356,28 +362,28 @@ class Neo4jTx:
             "tick": self.tick,
             "at": self.now,
         }
-        self._run(q.ENC_CREATE, params)
+        self.run(q.ENC_CREATE, params)
         if previous is not None:
-            self._run(q.ENC_NEXT, {"previous": previous, "name": record.name, "tick": self.tick})
+            self.run(q.ENC_NEXT, {"previous": previous, "name": record.name, "tick": self.tick})
         elif anchor is not None:
-            self._run(q.ENC_ANCHOR, {"anchor": anchor, "name": record.name, "tick": self.tick})
+            self.run(q.ENC_ANCHOR, {"anchor": anchor, "name": record.name, "tick": self.tick})
 
     def seal_encounter(self, name: str, summary: str) -> None:
         self._require_writable()
-        self._run(q.ENC_SEAL, {"name": name, "tick": self.tick, "at": self.now, "summary": summary})
+        self.run(q.ENC_SEAL, {"name": name, "tick": self.tick, "at": self.now, "summary": summary})
 
     def dissolve_encounter(self, name: str) -> None:
         self._require_writable()
         _ = self.tick
-        self._run(q.ENC_DISSOLVE, {"name": name, "at": self.now})
+        self.run(q.ENC_DISSOLVE, {"name": name, "at": self.now})
 
     def touch_encounter(self, name: str) -> None:
         self._require_writable()
-        self._run(q.ENC_TOUCH, {"name": name, "at": self.now})
+        self.run(q.ENC_TOUCH, {"name": name, "at": self.now})
 
     def add_tombstones(self, encounter: str, count: int) -> None:
         self._require_writable()
-        self._run(q.ENC_TOMBSTONES, {"name": encounter, "count": count})
+        self.run(q.ENC_TOMBSTONES, {"name": encounter, "count": count})
 
     def create_nodes(self, records: Sequence[NodeRecord], encounter: str) -> None:
         """Batch creation: a few statements per type, never one per node."""
@@ -392,11 +398,10 @@ class Neo4jTx:
                 "encounter": encounter,
                 "tick": self.tick,
             }
-            self._run(create, params)
-            self._run(q.NAME_PUT, {"rows": [{"name": r.name, "id": r.id} for r in group]})
+            self.run(create, params)
             if label == "Component":
                 rows = [{"key": _component_key(r), "id": r.id} for r in group]
-                self._run(q.SOURCE_PUT, {"rows": rows})
+                self.run(q.SOURCE_PUT, {"rows": rows})
 
     def create_edge(self, edge: EdgeRecord) -> None:
         self._require_writable()
@@ -415,18 +420,18 @@ class Neo4jTx:
             query = q.render(q.EDGE_CREATE_SUPERSEDES, source=s_label, target=t_label)
         else:
             query = q.render(q.EDGE_CREATE, source=s_label, target=t_label, rel=edge.type)
-        self._run(query, params)
+        self.run(query, params)
 
     def set_status(self, node_id: str, status: str) -> None:
         self._require_writable()
         label = type_of_id(node_id)
         if label is None:
             raise StoreError(f"internal: bad node id {node_id!r}")
-        self._run(q.render(q.NODE_SET_STATUS, label=label), {"id": node_id, "status": status})
+        self.run(q.render(q.NODE_SET_STATUS, label=label), {"id": node_id, "status": status})
 
     def retarget_name(self, name: str, node_id: str) -> None:
         self._require_writable()
-        self._run(q.NAME_PUT, {"rows": [{"name": name, "id": node_id}]})
+        self.run(q.NAME_PUT, {"rows": [{"name": name, "id": node_id}]})
 
     def delete_node(self, node_id: str) -> None:
         self._require_writable()
@@ -434,19 +439,19 @@ class Neo4jTx:
         if node is None:
             return
         _ = self.tick
-        self._run(q.NAME_DROP, {"name": node.name, "id": node_id})
+        self.run(q.NAME_DROP, {"name": node.name, "id": node_id})
         if node.type == "Component":
-            self._run(q.SOURCE_DROP, {"key": _component_key(node), "id": node_id})
+            self.run(q.SOURCE_DROP, {"key": _component_key(node), "id": node_id})
         predecessors = [pid for pid, _ in self.predecessors(node_id)]
-        self._run(q.render(q.NODE_DELETE, label=node.type), {"id": node_id})
+        self.run(q.render(q.NODE_DELETE, label=node.type), {"id": node_id})
         # Undoing a revision makes the revised node a head again, under its own name.
         for restored in self.get_nodes(predecessors).values():
             if self.head_id_by_name(restored.name) is None:
-                self._run(q.NAME_PUT, {"rows": [{"name": restored.name, "id": restored.id}]})
+                self.run(q.NAME_PUT, {"rows": [{"name": restored.name, "id": restored.id}]})
             if restored.type == "Component":
                 key = _component_key(restored)
-                if self._run(q.SOURCE_GET, {"key": key}) == []:
-                    self._run(q.SOURCE_PUT, {"rows": [{"key": key, "id": restored.id}]})
+                if self.run(q.SOURCE_GET, {"key": key}) == []:
+                    self.run(q.SOURCE_PUT, {"rows": [{"key": key, "id": restored.id}]})
 
     def delete_edge(self, source: str, target: str, rel_type: str) -> None:
         self._require_writable()
@@ -455,4 +460,4 @@ class Neo4jTx:
             return
         _ = self.tick
         query = q.render(q.EDGE_DELETE, source=s_label, target=t_label, rel=rel_type)
-        self._run(query, {"s": source, "t": target})
+        self.run(query, {"s": source, "t": target})

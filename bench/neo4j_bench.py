@@ -1,0 +1,175 @@
+"""Writes and searches on the Neo4j store, next to the raw driver doing the same work.
+
+- create: batched create_entities through the memory service on Neo4jStore
+  (validation, clock lock and tick, name registry, RECORDED anchoring, fulltext
+  index kept current) against the official driver alone running one managed
+  transaction per batch: UNWIND CREATE of the nodes and their RECORDED edges,
+  with a uniqueness constraint and a fulltext index on the same properties;
+- search: Memory.search (validation, fulltext, head filter, node hydration)
+  against the bare fulltext query through the driver.
+
+It needs a throwaway server: it EMPTIES the database it is given (the test
+launcher's is meant: scripts/neo4j-test-server start). With no URI, or none
+answering, it returns {"skipped": reason}.
+
+    python -m bench.neo4j_bench [--quick] [bolt://127.0.0.1:7687]
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from typing import Any
+
+from bench.synth import generate, replay
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.neo4j import Neo4jStore
+from kenning_encounter.store.neo4j.text import lucene_term, query_terms, text_props
+
+_RAW_SETUP = (
+    "CREATE CONSTRAINT bench_node_id IF NOT EXISTS FOR (n:BenchNode) REQUIRE n.id IS UNIQUE",
+    "CREATE FULLTEXT INDEX bench_text IF NOT EXISTS FOR (n:BenchNode) ON EACH "
+    "[n._terms] OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace', "
+    "`fulltext.eventually_consistent`: false}}",
+    "CALL db.awaitIndexes(60)",
+)
+_RAW_TEARDOWN = (
+    "DROP INDEX bench_text IF EXISTS",
+    "DROP CONSTRAINT bench_node_id IF EXISTS",
+    "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS",
+)
+_RAW_CREATE = (
+    "MERGE (e:BenchEncounter {id: 'E1'}) WITH e UNWIND $rows AS r "
+    "CREATE (e)-[:RECORDED {tick: $tick}]->(:BenchNode {id: r.id, type: r.type, "
+    "name: r.name, description: r.description, tick: $tick, _terms: r._terms, _len: r._len})"
+)
+_RAW_SEARCH = (
+    "CALL db.index.fulltext.queryNodes('bench_text', $q) YIELD node, score "
+    "RETURN node.id, score LIMIT 10"
+)
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _credentials() -> tuple[str, str]:
+    return (
+        os.environ.get("NEO4J_USERNAME", "neo4j"),
+        os.environ.get("NEO4J_PASSWORD", "kenning-test-pw"),
+    )
+
+
+def _raw_run(
+    uri: str, batches: list[list[dict[str, Any]]], queries: list[str]
+) -> tuple[float, list[float]]:
+    import neo4j
+
+    driver = neo4j.GraphDatabase.driver(uri, auth=_credentials(), notifications_min_severity="OFF")
+    try:
+        for statement in _RAW_SETUP:
+            driver.execute_query(statement)
+        elapsed = 0.0
+        serial = 0
+        with driver.session() as session:
+            for tick, batch in enumerate(batches, start=1):
+                started = time.perf_counter()
+                rows = []
+                for e in batch:
+                    serial += 1
+                    name, description = e["name"], e.get("description", "")
+                    rows.append(
+                        {
+                            "id": f"n{serial}",
+                            "type": e["type"],
+                            "name": name,
+                            "description": description,
+                            **text_props(name, description),  # the same tokens our store indexes
+                        }
+                    )
+                session.execute_write(
+                    lambda tx, r=rows, t=tick: tx.run(_RAW_CREATE, rows=r, tick=t).consume()
+                )
+                elapsed += time.perf_counter() - started
+            timings: list[float] = []
+            for query in queries:
+                started = time.perf_counter()
+                text = " ".join(lucene_term(t) for t in query_terms(query))
+                session.execute_read(lambda tx, q=text: tx.run(_RAW_SEARCH, q=q).values())
+                timings.append((time.perf_counter() - started) * 1000)
+        return elapsed, timings
+    finally:
+        with driver.session() as session:  # auto-commit: the delete runs in batches
+            for statement in _RAW_TEARDOWN:
+                session.run(statement).consume()
+        driver.close()
+
+
+def run_size(uri: str, nodes: int, searches: int) -> dict[str, Any]:
+    synth = generate(nodes, seed=nodes)
+    queries = (synth.queries * (searches // len(synth.queries) + 1))[:searches]
+    store = Neo4jStore.open_for_tests(uri)
+    try:
+        memory = Memory(store)
+        memory.start()
+        create_s = 0.0
+        created = 0
+        for step, seconds in replay(memory, synth):
+            if step.kind == "entities":
+                create_s += seconds
+                created += len(step.payload)
+        ours_search: list[float] = []
+        for query in queries:
+            started = time.perf_counter()
+            memory.search(query, limit=10)
+            ours_search.append((time.perf_counter() - started) * 1000)
+    finally:
+        store.close()
+    Neo4jStore.open_for_tests(uri).close()  # empty again: the raw run starts from nothing too
+    batches = [s.payload for s in synth.steps if s.kind == "entities"]
+    raw_create_s, raw_search = _raw_run(uri, batches, queries)
+    ours_rate = created / create_s
+    raw_rate = created / raw_create_s
+    return {
+        "nodes": nodes,
+        "batches": len(batches),
+        "create_entities_per_s": round(ours_rate),
+        "raw_driver_per_s": round(raw_rate),
+        "create_overhead_ratio": round(raw_rate / ours_rate, 2),
+        "search_p50_ms": round(statistics.median(ours_search), 3),
+        "search_p95_ms": round(pct(ours_search, 0.95), 3),
+        "raw_search_p50_ms": round(statistics.median(raw_search), 3),
+        "raw_search_p95_ms": round(pct(raw_search, 0.95), 3),
+        "search_overhead_ratio_p95": round(
+            pct(ours_search, 0.95) / max(pct(raw_search, 0.95), 1e-6), 2
+        ),
+    }
+
+
+def run(quick: bool = False, uri: str | None = None) -> dict[str, Any]:
+    target = uri or os.environ.get("NEO4J_URI") or os.environ.get("NEO4J_URL")
+    if not target:
+        return {"skipped": "no Neo4j named: pass a bolt URI or set NEO4J_URI"}
+    try:
+        Neo4jStore.open(target, *_credentials()).close()
+    except Exception as exc:  # any failure to reach the server is the skip reason
+        return {"skipped": f"no Neo4j answered at {target}: {exc}"}
+    sizes = [1_000] if quick else [1_000, 10_000]
+    searches = 100 if quick else 500
+    run_size(target, 200, 20)  # warm the server's query caches and JIT for both sides
+    return {
+        "uri": target,
+        "rows": [run_size(target, n, searches) for n in sizes],
+    }
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    print(json.dumps(run(quick="--quick" in sys.argv, uri=args[0] if args else None), indent=2))

@@ -1,0 +1,112 @@
+"""The lexical index on Neo4j, in the shared tokenizer's terms.
+
+Every authored node carries its tokens (``_terms``: the tokenizer's output for
+name and description, space-joined) and their count (``_len``); a Neo4j
+fulltext index with the whitespace analyzer indexes ``_terms``. Query terms
+come from the same tokenizer, so they meet the indexed terms exactly as they do
+in the embedded store's index, and the corpus statistics (documents, mean
+length, document frequencies) count the same things. Two Meta counters keep the
+document count and the token total current inside every write transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from kenning_encounter.store.neo4j import queries as q
+from kenning_encounter.store.port import SearchHit, TermStatsSnapshot
+from kenning_encounter.textproc import tokenize
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
+
+if TYPE_CHECKING:
+    from neo4j import Session
+
+    from kenning_encounter.store.neo4j.tx import Neo4jTx
+
+log = logging.getLogger(__name__)
+
+MAX_TERMS = 64
+_REINDEX_CHUNK = 2_000
+_LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
+
+
+def text_props(name: str, description: str) -> dict[str, Any]:
+    tokens = tokenize(f"{name}\n{description}")
+    return {q.TEXT_PROPERTY: " ".join(tokens), q.TEXT_LENGTH: len(tokens)}
+
+
+def lucene_term(term: str) -> str:
+    """One term as a Lucene query that can only mean that term."""
+    return _LUCENE_SPECIAL.sub(r"\\\1", term)
+
+
+def query_terms(text: str) -> list[str]:
+    return list(dict.fromkeys(tokenize(text)))[:MAX_TERMS]
+
+
+def search(
+    tx: Neo4jTx,
+    text: str,
+    *,
+    types: Iterable[str] | None,
+    heads_only: bool,
+    limit: int,
+) -> list[SearchHit]:
+    terms = query_terms(text)
+    if not terms or limit <= 0:
+        return []
+    params = {
+        "index": q.FULLTEXT_INDEX,
+        "query": " ".join(lucene_term(t) for t in terms),  # terms OR-ed, as in the embedded index
+        "types": list(types or []) or None,
+        "heads_only": heads_only,
+        "limit": limit,
+    }
+    return [SearchHit(id=str(r[0]), score=float(r[1])) for r in tx.run(q.FULLTEXT_QUERY, params)]
+
+
+def stats(tx: Neo4jTx, terms: Iterable[str]) -> TermStatsSnapshot:
+    """Documents, mean length and document frequencies; superseded nodes count too."""
+    counters = tx.run(q.TEXT_COUNTERS)
+    docs, tokens = (int(counters[0][0] or 0), int(counters[0][1] or 0)) if counters else (0, 0)
+    wanted = [t for t in dict.fromkeys(terms) if t]
+    freqs = {t: 0 for t in wanted}
+    if wanted:
+        rows = [{"term": t, "query": lucene_term(t)} for t in wanted]
+        for r in tx.run(q.TEXT_DOC_FREQS, {"index": q.FULLTEXT_INDEX, "terms": rows}):
+            freqs[str(r[0])] = int(r[1])
+    return TermStatsSnapshot(docs, tokens / docs if docs else 0.0, freqs)
+
+
+def index_matches(session: Session) -> bool:
+    """True when the fulltext index exists with the labels, property and analyzer we use."""
+    row = session.run(q.FULLTEXT_SHOW, {"name": q.FULLTEXT_INDEX}).single()
+    if row is None:
+        return False
+    config: dict[str, Any] = (row["options"] or {}).get("indexConfig") or {}
+    return (
+        set(row["labelsOrTypes"] or []) == set(AUTHORED_NODE_TYPES)
+        and list(row["properties"] or []) == [q.TEXT_PROPERTY]
+        and config.get("fulltext.analyzer") == q.FULLTEXT_ANALYZER
+    )
+
+
+def rederive(tx: Neo4jTx) -> tuple[int, int]:
+    """Derive every node's tokens again and reset the counters; (documents, tokens)."""
+    tx.run(q.CLOCK_LOCK)  # no writer may slip in between the reads and the sets
+    docs = tokens = 0
+    for label in AUTHORED_NODE_TYPES:
+        rows: list[dict[str, Any]] = []
+        for node_id, name, description in tx.run(q.render(q.TEXT_SOURCES, label=label)):
+            rows.append({"id": node_id, **text_props(str(name or ""), str(description or ""))})
+        for start in range(0, len(rows), _REINDEX_CHUNK):
+            chunk: Sequence[dict[str, Any]] = rows[start : start + _REINDEX_CHUNK]
+            tx.run(q.render(q.TEXT_SET, label=label), {"rows": list(chunk)})
+        docs += len(rows)
+        tokens += sum(int(r[q.TEXT_LENGTH]) for r in rows)
+    params = {"docs": docs, "tokens": tokens, "format": q.TEXT_FORMAT}
+    tx.run(q.TEXT_RESET, params)
+    return docs, tokens

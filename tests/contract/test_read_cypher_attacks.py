@@ -1,0 +1,354 @@
+"""read_cypher under attack, on every backend (invariant 8).
+
+Each attempt tries to write, to call a procedure that writes, administers or
+reads files, to load or export files, to smuggle a second statement or a
+hidden clause, or to exhaust the server. Every one must come back as a clear
+ReadOnlyViolation (exhaustion: a refusal, a timeout or a capped result, within
+a bound), and the store must be exactly as it was after each attempt.
+
+Attempts written in one engine's dialect run on the other too: there they must
+be refused all the same (often as a syntax error, which is still a refusal).
+The positive controls at the end prove the checks are not refusing everything.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from kenning_encounter.errors import ReadOnlyViolation
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.cypher_guard import check_read_only
+from kenning_encounter.store.port import CypherResult, GraphStore, ReadTx
+from tests.support.snapshot import snapshot
+
+S = "attacker"
+ROW_CAP = 50
+CHAR_CAP = 5_000
+TIMEOUT_S = 1.0
+# Generous: Neo4j checks transaction deadlines every couple of seconds.
+EXHAUSTION_BOUND_S = TIMEOUT_S + 12.0
+
+
+@dataclass(frozen=True)
+class Attempt:
+    name: str
+    query: str
+    params: dict[str, Any] | None = None
+
+
+def _a(name: str, query: str, params: dict[str, Any] | None = None) -> Attempt:
+    return Attempt(name, query, params)
+
+
+NEW = "{id: 'not_0000000000aa', name: 'planted', tick: 1, created_at: 'x'}"
+
+WRITES = [
+    _a("create", f"CREATE (n:Note {NEW})"),
+    _a("create lowercase", f"create (n:Note {NEW}) return n"),
+    _a("create mixed case", f"CrEaTe (:Note {NEW})"),
+    _a("merge", "MERGE (n:Note {id: 'not_0000000000aa'}) RETURN n"),
+    _a("set property", "MATCH (n:Concept) SET n.name = 'pwned' RETURN n.name"),
+    _a("set map merge", "MATCH (n:Concept) SET n += {name: 'pwned'}"),
+    _a("set label", "MATCH (n:Concept) SET n:Hacked"),
+    _a("set backticked property", "MATCH (n:Concept) SET n.`name` = 'pwned'"),
+    _a("delete node", "MATCH (n:Concept) DELETE n"),
+    _a("detach delete all", "MATCH (n) DETACH DELETE n"),
+    _a("delete edges", "MATCH ()-[r]->() DELETE r"),
+    _a("remove property", "MATCH (n:Concept) REMOVE n.description"),
+    _a("remove label", "MATCH (n:Concept) REMOVE n:Concept"),
+    _a(
+        "foreach create",
+        "FOREACH (x IN [1, 2] | CREATE (:Note {id: 'not_00000000000' + toString(x), name: 'f'}))",
+    ),
+    _a("foreach set", "MATCH (n:Concept) FOREACH (x IN [1] | SET n.name = 'pwned')"),
+    _a("set after with", "MATCH (n:Concept) WITH n, 1 AS one SET n.name = 'pwned' RETURN n.name"),
+    _a("delete after two withs", "MATCH (n) WITH n LIMIT 1 MATCH (m:Concept) WITH m DELETE m"),
+    _a("set in subquery", "MATCH (n:Concept) CALL { WITH n SET n.name = 'pwned' } RETURN n.name"),
+    _a("create in subquery", f"CALL {{ CREATE (:Note {NEW}) }} RETURN 1"),
+    _a("set in scoped subquery", "MATCH (n:Concept) CALL (n) { SET n.name = 'pwned' } RETURN 1"),
+    _a(
+        "write in union branch",
+        f"MATCH (n:Concept) RETURN n.name AS x UNION CREATE (m:Note {NEW}) RETURN m.name AS x",
+    ),
+    _a(
+        "write in union all branch",
+        "MATCH (n:Concept) RETURN n.name AS x "
+        "UNION ALL MATCH (m:Concept) SET m.name = 'pwned' RETURN m.name AS x",
+    ),
+    _a("write after block comment", "MATCH (n:Concept) /* only a comment */ DETACH DELETE n"),
+    _a("write after line comment", "// read the concepts\nMATCH (n:Concept) SET n.name = 'pwned'"),
+    _a("keyword split by a comment", f"CRE/**/ATE (:Note {NEW})"),
+    _a(
+        "comment opener inside a string",
+        f'WITH "/*" AS a CREATE (:Note {NEW}) WITH "*/" AS b RETURN b',
+    ),
+    _a("line comment inside a string", "WITH '//' AS a MATCH (n:Concept) SET n.name = a RETURN a"),
+    _a("escaped quote then write", "WITH 'it\\'s' AS a MATCH (n:Concept) SET n.name = a"),
+    _a("backticked keyword", "MATCH (n:Concept) `SET` n.name = 'pwned'"),
+    _a("fullwidth keyword", f"ＣＲＥＡＴＥ (:Note {NEW})"),
+    _a("no-break space after keyword", f"CREATE\u00a0(:Note {NEW})"),
+    _a("zero-width space inside keyword", "MATCH (n:Concept) SE\u200bT n.name = 'pwned'"),
+    _a("explain prefix", "EXPLAIN MATCH (n) DETACH DELETE n"),
+    _a("profile prefix", "PROFILE MATCH (n:Concept) SET n.name = 'pwned'"),
+    _a("cypher options prefix", "CYPHER runtime=slotted MATCH (n:Concept) SET n.name = 'pwned'"),
+    _a("ladybug ddl create table", "CREATE NODE TABLE Evil(id STRING, PRIMARY KEY(id))"),
+    _a("ladybug ddl drop table", "DROP TABLE Note"),
+    _a("ladybug ddl alter table", "ALTER TABLE Note ADD evil STRING"),
+    _a("transaction control begin", "BEGIN TRANSACTION"),
+    _a("transaction control commit", "COMMIT"),
+    _a("checkpoint", "CHECKPOINT"),
+]
+
+PROCEDURES = [
+    _a("db.createLabel", "CALL db.createLabel('Hacked')"),
+    _a("db.createProperty", "CALL db.createProperty('hacked')"),
+    _a("db.createRelationshipType", "CALL db.createRelationshipType('HACKED')"),
+    _a(
+        "fulltext createNodeIndex",
+        "CALL db.index.fulltext.createNodeIndex('evil', ['Concept'], ['name'])",
+    ),
+    _a("db.clearQueryCaches", "CALL db.clearQueryCaches()"),
+    _a("backticked procedure name", "CALL `db`.`createLabel`('Hacked')"),
+    _a("spaced procedure name", "CALL db . createLabel('Hacked')"),
+    _a("optional call", "OPTIONAL CALL db.createLabel('Hacked')"),
+    _a("allowed call then write", "CALL db.labels() YIELD label MATCH (n:Concept) SET n.l = label"),
+    _a("dbms create user", "CALL dbms.security.createUser('eve', 'secret-pw', false)"),
+    _a("dbms set config", "CALL dbms.setConfigValue('db.logs.query.enabled', 'OFF')"),
+    _a("dbms list config", "CALL dbms.listConfig()"),
+    _a("terminate transactions", "TERMINATE TRANSACTIONS 'neo4j-transaction-1'"),
+    _a("show transactions", "SHOW TRANSACTIONS"),
+    _a("show settings", "SHOW SETTINGS YIELD name, value RETURN name, value"),
+    _a("use system database", "USE system SHOW USERS"),
+    _a("apoc run write", "CALL apoc.cypher.runWrite('CREATE (:Note)', {})"),
+    _a("apoc periodic", "CALL apoc.periodic.iterate('MATCH (n) RETURN n', 'DELETE n', {})"),
+    _a("gds project", "CALL gds.graph.project('leak', '*', '*')"),
+    _a("gds project function", "MATCH (s)-->(t) RETURN gds.graph.project('leak', s, t)"),
+    _a("gds write mode", "CALL gds.pageRank.write('leak', {writeProperty: 'pr'})"),
+    _a("gds drop", "CALL gds.graph.drop('leak', false)"),
+    _a("gds node properties write", "CALL gds.graph.nodeProperties.write('leak', ['pr'])"),
+    _a("ladybug config timeout", "CALL timeout=0"),
+    _a("ladybug config threads", "CALL threads=64"),
+    _a("ladybug create fts index", "CALL create_fts_index('Concept', 'evil', ['name'])"),
+]
+
+FILES = [
+    _a("load csv", "LOAD CSV FROM 'file:///etc/passwd' AS line RETURN line"),
+    _a(
+        "load csv lowercase with headers",
+        "load csv with headers from 'https://example.com/x.csv' as row return row",
+    ),
+    _a("apoc load json", "CALL apoc.load.json('file:///etc/passwd')"),
+    _a("apoc export", "CALL apoc.export.csv.all('/tmp/kenning-leak.csv', {})"),
+    _a("ladybug load from", "LOAD FROM '/etc/passwd' RETURN *"),
+    _a("ladybug copy to", "COPY (MATCH (n) RETURN n.name) TO '/tmp/kenning-leak.csv'"),
+    _a("ladybug copy from", "COPY Note FROM '/tmp/kenning-evil.csv'"),
+    _a("ladybug export database", "EXPORT DATABASE '/tmp/kenning-export'"),
+    _a("ladybug import database", "IMPORT DATABASE '/tmp/kenning-export'"),
+    _a("ladybug attach", "ATTACH '/tmp/kenning-other.lbdb' AS other (dbtype lbug)"),
+    _a("ladybug install", "INSTALL json"),
+    _a("ladybug load extension", "LOAD EXTENSION json"),
+]
+
+SHAPE = [
+    _a("two statements", "MATCH (n) RETURN n; MATCH (n) DETACH DELETE n"),
+    _a("statement after a comment", "MATCH (n) RETURN n // x\n; MATCH (n) DETACH DELETE n"),
+    _a("read then create", f"MATCH (n) RETURN count(n); CREATE (:Note {NEW})"),
+    _a("empty", ""),
+    _a("blank", "  \n\t "),
+    _a("unterminated string", "MATCH (n) RETURN 'no end"),
+    _a("unterminated comment", "MATCH (n) /* RETURN n"),
+    _a("oversized", "MATCH (n) RETURN n" + " " * 25_000),
+]
+
+ALL_REFUSALS = WRITES + PROCEDURES + FILES + SHAPE
+
+EXHAUSTION = [
+    _a(
+        "cartesian count",
+        "UNWIND range(1, 100000) AS a UNWIND range(1, 100000) AS b RETURN count(*)",
+    ),
+    _a("cartesian rows", "UNWIND range(1, 100000) AS a UNWIND range(1, 100000) AS b RETURN a, b"),
+    _a("wide rows", "UNWIND range(1, 100000) AS i RETURN i, '" + "x" * 1_000 + "' AS pad"),
+    _a("node cross product", "MATCH (a), (b), (c), (d), (e), (f), (g) RETURN count(*)"),
+    _a("long paths", "MATCH p = (a)-[*1..10]-(b) RETURN count(p)"),
+]
+
+INJECTION = [
+    _a(
+        "quote-breaking value",
+        "MATCH (n:Concept) WHERE n.name = $name RETURN n.name",
+        {"name": "x' OR 1=1 WITH n DETACH DELETE n //"},
+    ),
+    _a("statement as value", "RETURN $q AS q", {"q": "MATCH (n) DETACH DELETE n"}),
+    _a(
+        "list of hostile values",
+        "MATCH (n) WHERE n.id IN $ids RETURN count(n) AS c",
+        {"ids": ["') DETACH DELETE n //", "*/ CREATE (:Note) /*"]},
+    ),
+]
+
+
+def _seed(memory: Memory) -> None:
+    memory.advance_encounter(S, "seed")
+    memory.create_entities(
+        S,
+        [
+            {"type": "Observation", "name": "storm", "description": "a retry storm at nine"},
+            {"type": "Concept", "name": "backoff", "description": "retries set off in lockstep"},
+            {"type": "Question", "name": "why", "description": "why nine?"},
+            {"type": "Hypothesis", "name": "cron", "description": "a cron job overlaps"},
+            {"type": "Note", "name": "plan", "description": "look at the cron table"},
+        ],
+    )
+    memory.create_relations(
+        S,
+        [
+            {"source": "storm", "type": "GROUNDS", "target": "backoff"},
+            {"source": "storm", "type": "SUPPORTS", "target": "cron"},
+            {"source": "storm", "type": "RAISES", "target": "why"},
+        ],
+    )
+
+
+def _fingerprint(store: GraphStore) -> dict[str, Any]:
+    """The shared snapshot, plus what it cannot see: raw counts and the name registry."""
+
+    def names(tx: ReadTx) -> dict[str, str]:
+        return tx.head_ids_by_names(["storm", "backoff", "why", "cron", "plan", "planted"])
+
+    every = snapshot(store)
+    every["names"] = store.read(names)
+    for key, query in (
+        ("all_nodes", "MATCH (n) RETURN count(n)"),
+        ("all_edges", "MATCH ()-[r]->() RETURN count(r)"),
+    ):
+        every[key] = _read(store, query).rows
+    return every
+
+
+def _read(store: GraphStore, query: str, params: dict[str, Any] | None = None) -> CypherResult:
+    return store.read_cypher(query, params, row_cap=ROW_CAP, char_cap=CHAR_CAP, timeout_s=TIMEOUT_S)
+
+
+@pytest.fixture
+def seeded(memory: Memory, store: GraphStore) -> GraphStore:
+    _seed(memory)
+    return store
+
+
+def _run_refusals(store: GraphStore, attempts: list[Attempt]) -> None:
+    before = _fingerprint(store)
+    problems: list[str] = []
+    for attempt in attempts:
+        try:
+            result = _read(store, attempt.query, attempt.params)
+        except ReadOnlyViolation as exc:
+            if "read_cypher refused" not in str(exc):
+                problems.append(f"{attempt.name}: unclear refusal {exc}")
+        except Exception as exc:  # any other error type is not a clear refusal
+            problems.append(f"{attempt.name}: {type(exc).__name__} instead of a refusal: {exc}")
+        else:
+            problems.append(f"{attempt.name}: ran and returned {result.rows[:3]!r}")
+        if _fingerprint(store) != before:
+            problems.append(f"{attempt.name}: CHANGED THE STORE ({attempt.query!r})")
+            before = _fingerprint(store)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_corpus_is_large_enough() -> None:
+    assert len(ALL_REFUSALS) + len(EXHAUSTION) + len(INJECTION) >= 50
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        'WITH "/*" AS a CREATE (:Note) WITH "*/" AS b RETURN b',
+        "WITH '//' AS a CREATE (:Note) RETURN a",
+        "WITH '\\'' AS a /* ' */ CREATE (:Note) RETURN a",
+        "MATCH (`a``b`) CREATE (:Note) RETURN 1",
+    ],
+)
+def test_the_shared_gate_reads_literals_as_the_engines_do(query: str) -> None:
+    """A comment opener inside a string (and the like) hides nothing from the gate."""
+    with pytest.raises(ReadOnlyViolation, match="CREATE"):
+        check_read_only(query, frozenset())
+
+
+def test_writes_of_every_kind_are_refused(seeded: GraphStore) -> None:
+    _run_refusals(seeded, WRITES)
+
+
+def test_procedures_that_write_or_administer_are_refused(seeded: GraphStore) -> None:
+    _run_refusals(seeded, PROCEDURES)
+
+
+def test_file_access_is_refused(seeded: GraphStore) -> None:
+    _run_refusals(seeded, FILES)
+
+
+def test_several_statements_and_malformed_text_are_refused(seeded: GraphStore) -> None:
+    _run_refusals(seeded, SHAPE)
+
+
+def test_exhaustion_is_stopped_within_a_bound(seeded: GraphStore) -> None:
+    before = _fingerprint(seeded)
+    problems: list[str] = []
+    for attempt in EXHAUSTION:
+        started = time.monotonic()
+        outcome = "refused"
+        try:
+            result = _read(seeded, attempt.query)
+        except ReadOnlyViolation:
+            pass
+        else:
+            outcome = "capped" if result.truncated else "finished"
+            if len(result.rows) > ROW_CAP:
+                problems.append(f"{attempt.name}: {len(result.rows)} rows past the cap")
+            if result.truncated and str(ROW_CAP) not in result.note:
+                problems.append(f"{attempt.name}: the cap is not stated ({result.note!r})")
+        elapsed = time.monotonic() - started
+        if elapsed > EXHAUSTION_BOUND_S:
+            problems.append(f"{attempt.name}: {outcome} only after {elapsed:.1f}s")
+    assert not problems, "\n".join(problems)
+    assert _fingerprint(seeded) == before
+
+
+def test_the_row_and_size_caps_hold(seeded: GraphStore) -> None:
+    many = _read(seeded, "UNWIND range(1, 1000) AS i RETURN i")
+    assert many.truncated and len(many.rows) == ROW_CAP
+    assert many.rows[:3] == [[1], [2], [3]]
+    assert f"{ROW_CAP} rows" in many.note and f"{CHAR_CAP} characters" in many.note
+    wide = _read(seeded, "UNWIND range(1, 40) AS i RETURN i, '" + "y" * 500 + "' AS pad")
+    assert wide.truncated and 0 < len(wide.rows) < 40
+    assert sum(len(str(r)) for r in wide.rows) <= CHAR_CAP
+
+
+def test_parameters_are_inert_values(seeded: GraphStore) -> None:
+    before = _fingerprint(seeded)
+    assert _read(seeded, INJECTION[0].query, INJECTION[0].params).rows == []
+    hostile = str((INJECTION[1].params or {})["q"])
+    assert _read(seeded, INJECTION[1].query, INJECTION[1].params).rows == [[hostile]]
+    assert _read(seeded, INJECTION[2].query, INJECTION[2].params).rows == [[0]]
+    assert _fingerprint(seeded) == before
+
+
+def test_reads_still_work(seeded: GraphStore) -> None:
+    """Controls: the checks refuse attacks, not reading."""
+    names = _read(seeded, "MATCH (n:Concept) RETURN n.name AS name")
+    assert names.columns == ["name"] and names.rows == [["backoff"]]
+    # Forbidden words inside strings, comments, property names and map keys are fine.
+    worded = _read(
+        seeded,
+        "MATCH (n:Concept) /* CREATE */ WHERE n.description CONTAINS 'set' "
+        "RETURN n.name AS name, {delete: 1} AS m // DETACH DELETE",
+    )
+    assert worded.rows == [["backoff", {"delete": 1}]]
+    edges = _read(
+        seeded,
+        "MATCH (a:Observation)-[r:GROUNDS]->(b:Concept) RETURN a.name, b.name, r.tick",
+    )
+    assert [row[:2] for row in edges.rows] == [["storm", "backoff"]]

@@ -1,0 +1,111 @@
+"""read_cypher's Neo4j-only layers: the EXPLAIN check on its own, the allow-lists, timeouts."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from kenning_encounter.errors import ReadOnlyViolation
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.neo4j import Neo4jStore
+from tests.contract.test_read_cypher_attacks import ALL_REFUSALS, FILES, PROCEDURES, _seed
+
+pytestmark = pytest.mark.neo4j
+
+CAPS: dict[str, Any] = {"row_cap": 100, "char_cap": 100_000, "timeout_s": 5.0}
+# Attempts only the text checks can judge: the function form of a GDS projection
+# plans as a plain read, and an oversized but harmless read is refused for its size.
+TEXT_ONLY = {"gds project function", "oversized"}
+
+
+@pytest.fixture
+def seeded(neo4j_store: Neo4jStore) -> Neo4jStore:
+    memory = Memory(neo4j_store)
+    _seed(memory)
+    return neo4j_store
+
+
+def test_explain_alone_refuses_every_attempt_it_can_judge(seeded: Neo4jStore) -> None:
+    """With the lexical gate bypassed, the planner's verdict still refuses each attempt."""
+    let_through = []
+    for attempt in ALL_REFUSALS:
+        if attempt.name in TEXT_ONLY:
+            continue
+        try:
+            seeded.check_read_only_plan(attempt.query, attempt.params)
+        except ReadOnlyViolation:
+            continue
+        let_through.append(attempt.name)
+    assert let_through == []
+
+
+def test_the_gds_projection_function_is_refused_by_name(
+    seeded: Neo4jStore, raw_driver: Any
+) -> None:
+    query = "MATCH (s)-->(t) RETURN gds.graph.project('leak', s, t)"
+    before = _server_state(raw_driver)["graphs"]
+    seeded.check_read_only_plan(query)  # the planner alone would let it through...
+    with pytest.raises(ReadOnlyViolation, match=r"gds\.graph\.project"):
+        seeded.read_cypher(query, **CAPS)  # ...the function allow-list does not
+    assert _server_state(raw_driver)["graphs"] == before
+    assert "leak" not in before
+
+
+def _server_state(driver: Any) -> dict[str, Any]:
+    def names(query: str) -> list[str]:
+        records, _, _ = driver.execute_query(query)
+        return sorted(str(r[0]) for r in records)
+
+    return {
+        "constraints": names("SHOW CONSTRAINTS YIELD name"),
+        "indexes": names("SHOW INDEXES YIELD name"),
+        "labels": names("CALL db.labels()"),
+        "types": names("CALL db.relationshipTypes()"),
+        "keys": names("CALL db.propertyKeys()"),
+        "graphs": names("CALL gds.graph.list() YIELD graphName"),
+    }
+
+
+def test_procedure_and_file_attempts_leave_schema_tokens_and_catalog_alone(
+    seeded: Neo4jStore, raw_driver: Any
+) -> None:
+    before = _server_state(raw_driver)
+    for attempt in PROCEDURES + FILES:
+        with pytest.raises(ReadOnlyViolation):
+            seeded.read_cypher(attempt.query, attempt.params, **CAPS)
+    assert _server_state(raw_driver) == before
+
+
+def test_read_only_procedures_and_functions_on_the_lists_work(seeded: Neo4jStore) -> None:
+    labels = seeded.read_cypher("CALL db.labels() YIELD label RETURN label ORDER BY label", **CAPS)
+    assert ["Concept"] in labels.rows
+    found = seeded.read_cypher(
+        "CALL db.index.fulltext.queryNodes('kenning_text', 'storm') YIELD node, score "
+        "RETURN node.name AS name",
+        **CAPS,
+    )
+    assert found.rows == [["storm"]]
+    values = seeded.read_cypher(
+        "RETURN gds.similarity.cosine([1.0, 0.0], [1.0, 0.0]) AS same, "
+        "date.truncate('month', date('2026-11-29')) AS month",
+        **CAPS,
+    )
+    assert values.rows == [[1.0, "2026-11-01"]]
+
+
+def test_a_long_read_is_stopped_by_its_timeout_and_the_store_carries_on(
+    seeded: Neo4jStore,
+) -> None:
+    started = time.monotonic()
+    with pytest.raises(ReadOnlyViolation, match="timeout"):
+        seeded.read_cypher(
+            "UNWIND range(1, 100000) AS a UNWIND range(1, 100000) AS b RETURN count(*)",
+            row_cap=10,
+            char_cap=10_000,
+            timeout_s=0.5,
+        )
+    assert time.monotonic() - started < 10
+    memory = Memory(seeded)
+    assert memory.create_entities("attacker", [{"type": "Note", "name": "after"}]).tick > 0

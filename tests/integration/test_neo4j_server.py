@@ -1,0 +1,169 @@
+"""The Neo4j backend against a real server: GDS, schema, connection failures, values."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from kenning_encounter.errors import ConfigError, StoreUnavailable
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.neo4j import Neo4jStore
+from kenning_encounter.store.neo4j.queries import FULLTEXT_INDEX
+from kenning_encounter.vocabulary import NODE_TYPES
+from tests.integration.conftest import credentials
+from tests.support.backends import neo4j_uri
+
+pytestmark = pytest.mark.neo4j
+
+CAPS: dict[str, Any] = {"row_cap": 100, "char_cap": 100_000, "timeout_s": 5.0}
+
+
+def _schema_names(driver: Any) -> tuple[set[str], dict[str, str]]:
+    records, _, _ = driver.execute_query("SHOW CONSTRAINTS YIELD name")
+    constraints = {str(r["name"]) for r in records}
+    records, _, _ = driver.execute_query("SHOW INDEXES YIELD name, state")
+    return constraints, {str(r["name"]): str(r["state"]) for r in records}
+
+
+def test_gds_is_loaded_and_its_version_read_from_the_server(neo4j_store: Neo4jStore) -> None:
+    result = neo4j_store.read_cypher("RETURN gds.version() AS version", **CAPS)
+    version = result.rows[0][0]
+    assert isinstance(version, str) and version.startswith("2."), version
+    assert neo4j_store.info()["gds"] == version
+    assert neo4j_store.info()["engine"].startswith("Neo4j Kernel 5.26")
+
+
+def test_the_store_hands_analytics_a_gds_engine(neo4j_store: Neo4jStore) -> None:
+    from kenning_encounter.store.neo4j.gds import GdsEngine
+
+    assert isinstance(neo4j_store.gds_engine(), GdsEngine)
+
+
+def test_schema_is_created_once_and_opening_again_changes_nothing(
+    neo4j_store: Neo4jStore, raw_driver: Any
+) -> None:
+    constraints, indexes = _schema_names(raw_driver)
+    expected = {f"kenning_{label.lower()}_id" for label in NODE_TYPES}
+    expected |= {"kenning_meta_key", "kenning_name_key", "kenning_source_key"}
+    assert expected <= constraints
+    assert indexes[FULLTEXT_INDEX] == "ONLINE"
+    again = Neo4jStore.open(neo4j_uri(), *credentials())
+    again.close()
+    assert _schema_names(raw_driver) == (constraints, indexes)
+
+
+def test_the_engine_itself_refuses_a_second_live_name(
+    neo4j_store: Neo4jStore, raw_driver: Any
+) -> None:
+    import neo4j.exceptions
+
+    raw_driver.execute_query("CREATE (:NameKey {name: 'twin', id: 'not_000000000001'})")
+    with pytest.raises(neo4j.exceptions.ConstraintError):
+        raw_driver.execute_query("CREATE (:NameKey {name: 'twin', id: 'not_000000000002'})")
+
+
+def test_open_for_tests_empties_the_database_but_keeps_the_clock(
+    neo4j_store: Neo4jStore,
+) -> None:
+    memory = Memory(neo4j_store)
+    memory.advance_encounter("s", "work")
+    memory.create_entities("s", [{"type": "Note", "name": "left behind"}])
+    fresh = Neo4jStore.open_for_tests(neo4j_uri())
+    try:
+        assert fresh.read(
+            lambda tx: (tx.clock(), tx.loci(), tx.head_id_by_name("left behind"))
+        ) == (
+            0,
+            [],
+            None,
+        )
+        assert Memory(fresh).advance_encounter("s", "again").encounter.opened_tick == 1
+    finally:
+        fresh.close()
+
+
+def test_an_unreachable_server_is_a_clear_store_unavailable() -> None:
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailable, match=r"no Neo4j answered at bolt://127\.0\.0\.1:1"):
+        Neo4jStore.open("bolt://127.0.0.1:1", "neo4j", "x", connection_timeout_s=2.0)
+    assert time.monotonic() - started < 15
+
+
+def test_wrong_credentials_name_the_settings_to_fix(neo4j_store: Neo4jStore) -> None:
+    # Another user name, so the failed logins cannot lock out the test user.
+    with pytest.raises(StoreUnavailable, match="NEO4J_USERNAME and NEO4J_PASSWORD"):
+        Neo4jStore.open(neo4j_uri(), "kenning-nobody", "wrong")
+
+
+def test_http_uris_are_refused_because_timeouts_would_not_apply() -> None:
+    with pytest.raises(ConfigError, match="bolt://"):
+        Neo4jStore.open("http://127.0.0.1:7474", "neo4j", "x")
+
+
+def test_credentials_in_the_uri_are_refused_without_repeating_them() -> None:
+    user, password = credentials()
+    host = neo4j_uri().split("://", 1)[1]
+    with pytest.raises(ConfigError, match="NEO4J_USERNAME") as info:
+        Neo4jStore.open(f"bolt://{user}:{password}@{host}", user, password)
+    assert password not in str(info.value)
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_read_cypher_values_come_back_as_plain_json(neo4j_store: Neo4jStore) -> None:
+    memory = Memory(neo4j_store)
+    memory.advance_encounter("s", "work")
+    memory.create_entities(
+        "s",
+        [
+            {"type": "Observation", "name": "seen", "description": "a thing"},
+            {"type": "Concept", "name": "idea", "description": "an idea"},
+        ],
+    )
+    memory.create_relations("s", [{"source": "seen", "type": "GROUNDS", "target": "idea"}])
+    result = neo4j_store.read_cypher(
+        "MATCH p = (a:Observation)-[r:GROUNDS]->(b:Concept) "
+        "RETURN a, r, p, datetime('2026-11-02T09:00:00Z') AS at, duration('P1DT2H') AS span, "
+        "point({x: 1.5, y: 2.0}) AS pt, 0.0 / 0.0 AS nan",
+        **CAPS,
+    )
+    node, rel, path, at, span, pt, nan = result.rows[0]
+    json.dumps(result.rows)  # everything is JSON-safe
+    assert node["_LABEL"] == "Observation" and node["name"] == "seen"
+    assert rel["_LABEL"] == "GROUNDS" and rel["encounter"] == "E1"
+    assert [n["name"] for n in path["_nodes"]] == ["seen", "idea"]
+    assert [r["_LABEL"] for r in path["_rels"]] == ["GROUNDS"]
+    assert at.startswith("2026-11-02T09:00:00") and span == "P1DT2H"
+    assert pt == {"srid": 7203, "coordinates": [1.5, 2.0]} and nan == "nan"
+
+
+def test_search_hits_come_best_first_and_filters_apply_before_the_limit(
+    neo4j_store: Neo4jStore,
+) -> None:
+    memory = Memory(neo4j_store)
+    memory.advance_encounter("s", "work")
+    memory.create_entities(
+        "s",
+        [
+            {"type": "Note", "name": f"storm note {i}", "description": "storm " * i}
+            for i in range(1, 9)
+        ]
+        + [{"type": "Observation", "name": "one storm", "description": "a storm"}],
+    )
+    hits = neo4j_store.fulltext("storm", limit=20)
+    assert len(hits) == 9
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    only = neo4j_store.fulltext("storm", types=["Observation"], limit=1)
+    assert [h.id for h in only] == [memory.find_by_name("one storm").node.id]
+
+
+def test_search_text_with_lucene_syntax_is_just_words(neo4j_store: Neo4jStore) -> None:
+    memory = Memory(neo4j_store)
+    memory.advance_encounter("s", "work")
+    memory.create_entities("s", [{"type": "Note", "name": "title", "description": "foo bar"}])
+    hits = neo4j_store.fulltext('name:(foo) AND bar* ~2 "unclosed \\ [x TO y] /re/')
+    assert len(hits) == 1 and hits[0].score > 0
+    assert neo4j_store.fulltext("the and of") == []  # only stop words: nothing to look for
+    assert neo4j_store.fulltext("") == []
