@@ -18,6 +18,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
+# Bump whenever ``tokenize`` can give different tokens for the same text: every
+# index built from its output (embedded and Neo4j) is rebuilt when it changes.
+TOKENIZER_VERSION: Final = 2
+
 # Words that carry grammar, not subject: dropped from queries and documents.
 _STOPWORD_LIST: Final = """
     a about above after again against all am an and any are as at be because been

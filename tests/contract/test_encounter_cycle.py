@@ -239,3 +239,34 @@ def test_hidden_loci_are_hidden_from_reads(store) -> None:  # type: ignore[no-un
         reader.find_by_name("salary data")
     with pytest.raises(Exception, match="read_cypher is not served"):
         reader.read_cypher("MATCH (n) RETURN n")
+
+
+def test_a_component_revision_keeps_its_source(memory: Memory) -> None:
+    memory.advance_encounter(S1, "bookmarks")
+    source = {"source_kind": "file", "source_label": "repo", "source_key": "src/retry.py"}
+    memory.create_entities(
+        S1, [{"type": "Component", "name": "retry.py", "description": "v1", **source}]
+    )
+    old = memory.find_by_name("retry.py").node
+    memory.create_entities(
+        S1,
+        [
+            {
+                "type": "Component",
+                "name": "retry.py",
+                "description": "the retry loop, moved",
+                **source,
+                "supersedes": "retry.py",
+                "revision_why": "file reorganised",
+            }
+        ],
+    )
+    new = memory.find_by_name("retry.py").node
+    assert new.id != old.id and new.properties["source_key"] == "src/retry.py"
+    with pytest.raises(Exception, match="exists already"):
+        memory.create_entities(S1, [{"type": "Component", "name": "again", **source}])
+    memory.delete_entities(
+        S1, [new.id]
+    )  # undo the revision: the old bookmark holds the source again
+    with pytest.raises(Exception, match=old.id):
+        memory.create_entities(S1, [{"type": "Component", "name": "again", **source}])

@@ -36,6 +36,7 @@ NAMES_MOVE: Final = "UNWIND $rows AS r MATCH (k:NameKey {name: r.name}) SET k.id
 NAME_DROP: Final = "MATCH (k:NameKey {name: $name}) WHERE k.id = $id DELETE k"
 SOURCE_GET: Final = "MATCH (k:SourceKey {key: $key}) RETURN k.id"
 SOURCE_PUT: Final = "CREATE (:SourceKey {key: $key, id: $id})"
+SOURCE_MOVE: Final = "MATCH (k:SourceKey {key: $key}) SET k.id = $id"
 SOURCE_DROP: Final = "MATCH (k:SourceKey {key: $key}) WHERE k.id = $id DELETE k"
 
 # --- authored nodes ---------------------------------------------------------

@@ -25,13 +25,14 @@ from pathlib import Path
 import tantivy
 
 from kenning_encounter.store.port import SearchHit, TermStatsSnapshot
-from kenning_encounter.textproc import tokenize
+from kenning_encounter.textproc import TOKENIZER_VERSION, tokenize
 
 log = logging.getLogger(__name__)
 
 _MAX_TERMS = 64
-# Bump when the documents' shape or the tokenizer changes: the index is rebuilt.
-INDEX_FORMAT = 3
+# The index is rebuilt when the documents' shape or the tokenizer changes.
+_DOCUMENT_SHAPE = 2
+INDEX_FORMAT = f"{_DOCUMENT_SHAPE}.{TOKENIZER_VERSION}"
 
 
 @dataclass(frozen=True, slots=True)

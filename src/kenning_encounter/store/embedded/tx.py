@@ -388,12 +388,12 @@ class EmbeddedTx:
                 self._run(q.NAMES_MOVE, {"rows": moved})
             for record in group:
                 if label == "Component":
-                    key = _source_key(
-                        str(record.props["source_kind"]),
-                        str(record.props["source_label"]),
-                        str(record.props["source_key"]),
+                    key = _component_key(record)
+                    # A revision that keeps its source takes the bookmark over.
+                    held = self._run(q.SOURCE_GET, {"key": key})
+                    self._run(
+                        q.SOURCE_MOVE if held else q.SOURCE_PUT, {"key": key, "id": record.id}
                     )
-                    self._run(q.SOURCE_PUT, {"key": key, "id": record.id})
                 self.index_upserts.append(node_to_index_doc(record))
 
     def create_edge(self, edge: EdgeRecord) -> None:
@@ -438,12 +438,7 @@ class EmbeddedTx:
         _ = self.tick
         self._run(q.NAME_DROP, {"name": node.name, "id": node_id})
         if node.type == "Component":
-            key = _source_key(
-                str(node.props.get("source_kind")),
-                str(node.props.get("source_label")),
-                str(node.props.get("source_key")),
-            )
-            self._run(q.SOURCE_DROP, {"key": key, "id": node_id})
+            self._run(q.SOURCE_DROP, {"key": _component_key(node), "id": node_id})
         predecessors = [pid for pid, _ in self.predecessors(node_id)]
         self._run(q.render(q.NODE_DELETE, label=node.type), {"id": node_id})
         self.index_deletes.append(node_id)
@@ -451,6 +446,10 @@ class EmbeddedTx:
         for restored in self.get_nodes(predecessors).values():
             if self.head_id_by_name(restored.name) is None:
                 self._run(q.NAME_PUT, {"name": restored.name, "id": restored.id})
+            if restored.type == "Component":
+                key = _component_key(restored)
+                if not self._run(q.SOURCE_GET, {"key": key}):
+                    self._run(q.SOURCE_PUT, {"key": key, "id": restored.id})
             self.index_upserts.append(node_to_index_doc(restored))
 
     def delete_edge(self, source: str, target: str, rel_type: str) -> None:
@@ -478,6 +477,14 @@ def _row_for(record: NodeRecord, cols: list[str]) -> dict[str, Any]:
         "status": record.status,
     }
     return {c: base[c] if c in base else record.props.get(c) for c in cols}
+
+
+def _component_key(node: NodeRecord) -> str:
+    return _source_key(
+        str(node.props.get("source_kind")),
+        str(node.props.get("source_label")),
+        str(node.props.get("source_key")),
+    )
 
 
 def _source_key(kind: str, label: str, key: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Final, LiteralString, cast
 
+from kenning_encounter.textproc import TOKENIZER_VERSION
 from kenning_encounter.vocabulary import (
     AUTHORED_NODE_TYPES,
     AUTHORED_RELATION_TYPES,
@@ -26,8 +27,8 @@ FULLTEXT_INDEX: Final = "kenning_text"
 FULLTEXT_ANALYZER: Final = "whitespace"
 TEXT_PROPERTY: Final = "_terms"  # derived: the tokenizer's output for name + description
 TEXT_LENGTH: Final = "_len"  # derived: how many tokens that is
-# Bump when the tokenizer's output changes: every node's tokens are derived again.
-TEXT_FORMAT: Final = 1
+# Follows the tokenizer's version: when its output changes, every node's tokens are derived again.
+TEXT_FORMAT: Final = TOKENIZER_VERSION
 SCHEMA_VERSION: Final = 1
 
 
