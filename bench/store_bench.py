@@ -47,7 +47,14 @@ def _raw_create(path: Path, batches: list[list[dict[str, Any]]]) -> float:
         rows = []
         for e in batch:
             serial += 1
-            rows.append({"id": f"n{serial}", "type": e["type"], "name": e["name"], "description": e.get("description", "")})
+            rows.append(
+                {
+                    "id": f"n{serial}",
+                    "type": e["type"],
+                    "name": e["name"],
+                    "description": e.get("description", ""),
+                }
+            )
         started = time.perf_counter()
         conn.execute("BEGIN TRANSACTION")
         conn.execute(
@@ -98,7 +105,10 @@ def run_size(nodes: int, searches: int) -> dict[str, Any]:
             started = time.perf_counter()
             memory.search(query, limit=10)
             ours_search.append((time.perf_counter() - started) * 1000)
-        docs = [(n.id, f"{n.name}\n{n.description}") for n in store.read(lambda tx: tx.authored_graph().nodes)]
+        docs = [
+            (n.id, f"{n.name}\n{n.description}")
+            for n in store.read(lambda tx: tx.authored_graph().nodes)
+        ]
         store.close()
 
         batches = [s.payload for s in synth.steps if s.kind == "entities"]
@@ -123,7 +133,9 @@ def run_size(nodes: int, searches: int) -> dict[str, Any]:
         "search_p95_ms": round(pct(ours_search, 0.95), 3),
         "raw_search_p50_ms": round(statistics.median(raw_search), 3),
         "raw_search_p95_ms": round(pct(raw_search, 0.95), 3),
-        "search_overhead_ratio_p95": round(pct(ours_search, 0.95) / max(pct(raw_search, 0.95), 1e-6), 1),
+        "search_overhead_ratio_p95": round(
+            pct(ours_search, 0.95) / max(pct(raw_search, 0.95), 1e-6), 1
+        ),
     }
 
 

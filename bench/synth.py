@@ -78,37 +78,75 @@ def generate(nodes: int, *, seed: int = 7, loci: int = 12, batch: int = 50) -> S
                 roll = rng.random()
                 name = f"{topic} #{serial}"
                 if roll < 0.6 or not concepts:
-                    entities.append({"type": "Observation", "name": name, "description": _sentence(rng, topic)})
+                    entities.append(
+                        {"type": "Observation", "name": name, "description": _sentence(rng, topic)}
+                    )
                     if concepts:
-                        relations.append({"source": name, "type": "GROUNDS", "target": rng.choice(concepts)})
+                        relations.append(
+                            {"source": name, "type": "GROUNDS", "target": rng.choice(concepts)}
+                        )
                     if hypotheses and rng.random() < 0.3:
                         rel = "SUPPORTS" if rng.random() < 0.7 else "CHALLENGES"
-                        relations.append({"source": name, "type": rel, "target": rng.choice(hypotheses)})
+                        relations.append(
+                            {"source": name, "type": rel, "target": rng.choice(hypotheses)}
+                        )
                     if questions and rng.random() < 0.1:
-                        relations.append({"source": name, "type": "RESOLVES", "target": rng.choice(questions)})
+                        relations.append(
+                            {"source": name, "type": "RESOLVES", "target": rng.choice(questions)}
+                        )
                 elif roll < 0.78 and concepts and len(concepts) > 3 and rng.random() < 0.2:
                     old = rng.choice(concepts[:-2])
                     if old in revised or any(e["name"] == old for e in entities):
-                        entities.append({"type": "Note", "name": name, "description": _sentence(rng, topic)})
+                        entities.append(
+                            {"type": "Note", "name": name, "description": _sentence(rng, topic)}
+                        )
                     else:
                         revised.add(old)
-                        entities.append({"type": "Concept", "name": old, "description": _sentence(rng, topic), "supersedes": old, "revision_why": "new evidence changed the picture"})
+                        entities.append(
+                            {
+                                "type": "Concept",
+                                "name": old,
+                                "description": _sentence(rng, topic),
+                                "supersedes": old,
+                                "revision_why": "new evidence changed the picture",
+                            }
+                        )
                         continue
                 elif roll < 0.75:
-                    entities.append({"type": "Concept", "name": name, "description": _sentence(rng, topic)})
+                    entities.append(
+                        {"type": "Concept", "name": name, "description": _sentence(rng, topic)}
+                    )
                     if concepts and rng.random() < 0.5:
-                        relations.append({"source": name, "type": "INFORMS", "target": rng.choice(concepts)})
+                        relations.append(
+                            {"source": name, "type": "INFORMS", "target": rng.choice(concepts)}
+                        )
                     concepts.append(name)
                 elif roll < 0.85:
-                    entities.append({"type": "Question", "name": name, "description": f"Why does the {topic} {rng.choice(_VERBS)}?"})
+                    entities.append(
+                        {
+                            "type": "Question",
+                            "name": name,
+                            "description": f"Why does the {topic} {rng.choice(_VERBS)}?",
+                        }
+                    )
                     if concepts:
-                        relations.append({"source": rng.choice(concepts), "type": "RAISES", "target": name})
+                        relations.append(
+                            {"source": rng.choice(concepts), "type": "RAISES", "target": name}
+                        )
                     questions.append(name)
                 elif roll < 0.95:
-                    entities.append({"type": "Hypothesis", "name": name, "description": f"The {topic} is caused by the {rng.choice(_PLACES)}."})
+                    entities.append(
+                        {
+                            "type": "Hypothesis",
+                            "name": name,
+                            "description": f"The {topic} is caused by the {rng.choice(_PLACES)}.",
+                        }
+                    )
                     hypotheses.append(name)
                 else:
-                    entities.append({"type": "Note", "name": name, "description": _sentence(rng, topic)})
+                    entities.append(
+                        {"type": "Note", "name": name, "description": _sentence(rng, topic)}
+                    )
                 mem.names.append(name)
             made += size
             mem.steps.append(Step("entities", session, entities))

@@ -14,9 +14,9 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 def _serve_flags() -> set[str]:
     parser = build_parser()
-    sub = next(a for a in parser._actions if a.dest == "command")  # noqa: SLF001
+    sub = next(a for a in parser._actions if a.dest == "command")
     serve = sub.choices["serve"]  # type: ignore[index]
-    flags = {o for a in serve._actions for o in a.option_strings if o.startswith("--")}  # noqa: SLF001
+    flags = {o for a in serve._actions for o in a.option_strings if o.startswith("--")}
     return flags - {"--help", "--version", "--no-matcher-reasons"}
 
 
@@ -29,7 +29,9 @@ def test_every_setting_has_its_variable_in_the_table() -> None:
     for name, field in Settings.model_fields.items():
         alias = field.validation_alias
         if alias is not None:
-            choices = [c for c in getattr(alias, "choices", []) if isinstance(c, str) and c.isupper()]
+            choices = [
+                c for c in getattr(alias, "choices", []) if isinstance(c, str) and c.isupper()
+            ]
             assert any(f"`{c}`" in README for c in choices), name
         else:
             assert f"`{ENV_PREFIX}{name.upper()}`" in README, name

@@ -24,13 +24,13 @@ from kenning_encounter.infusion.lexical import (
     node_tokens,
     rank_candidates,
 )
+from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.textproc import (
     split_label,
     stem,
     time_window,
     tokenize,
 )
-from kenning_encounter.store.records import NodeRecord
 
 # --- tokenizer -------------------------------------------------------------
 
