@@ -52,6 +52,7 @@ class Infuser:
         self._matcher = matcher
         self._hidden = hidden_loci
         self._tokens = select.TokenCache()
+        self._members = select.MemberCache()
         self._ledger = Ledger(
             horizon_turns=config.horizon_turns, horizon_seconds=config.horizon_seconds
         )
@@ -71,7 +72,13 @@ class Infuser:
                 return chosen
             fallback = chosen
         lexical, _ = select.lexical(
-            self._store, prompt, trajectory, self._config, now=now, tokens=self._tokens
+            self._store,
+            prompt,
+            trajectory,
+            self._config,
+            now=now,
+            tokens=self._tokens,
+            members=self._members,
         )
         if fallback is not None:
             return select.Selection(

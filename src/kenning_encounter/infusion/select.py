@@ -77,6 +77,35 @@ class TokenCache:
         return tokens
 
 
+class MemberCache:
+    """What each closed encounter recorded, in order. An encounter that is no longer open
+    takes no writes, so its list cannot change while this process owns the store (an
+    operator's deletion needs the store to itself); open encounters are always read."""
+
+    def __init__(self, max_ids: int = 500_000) -> None:
+        self._lists: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+        self._held = 0
+        self._max = max_ids
+        self._lock = threading.Lock()
+
+    def get(self, name: str) -> tuple[str, ...] | None:
+        with self._lock:
+            found = self._lists.get(name)
+            if found is not None:
+                self._lists.move_to_end(name)
+            return found
+
+    def put(self, name: str, ids: Sequence[str]) -> None:
+        with self._lock:
+            if name in self._lists:
+                return
+            self._lists[name] = tuple(ids)
+            self._held += len(ids)
+            while self._held > self._max and self._lists:
+                _, dropped = self._lists.popitem(last=False)
+                self._held -= len(dropped)
+
+
 def _parse_time(value: str | None) -> datetime | None:
     if not value:
         return None
@@ -94,15 +123,34 @@ class _Gathered:
 
 
 def _gather(
-    store: GraphStore, hits: dict[str, float], radius: int, around: int, tokens: TokenCache
+    store: GraphStore,
+    hits: dict[str, float],
+    radius: int,
+    around: int,
+    tokens: TokenCache,
+    cache: MemberCache,
 ) -> _Gathered:
     strongest = set(sorted(hits, key=lambda i: -hits[i])[:around])
 
     def work(tx: ReadTx) -> _Gathered:
         found = tx.get_nodes(list(hits))
         encounters = sorted({n.encounter for n in found.values() if n.encounter})
-        near = sorted({found[i].encounter for i in strongest if i in found and found[i].encounter})  # type: ignore[misc]
-        members = tx.encounter_members(near) if radius and near else {}
+        near = sorted({n.encounter for i in strongest if (n := found.get(i)) and n.encounter})
+        records = tx.get_encounters(encounters)
+        members: dict[str, Sequence[str]] = {}
+        if radius and near:
+            missing = []
+            for name in near:
+                cached = cache.get(name)
+                if cached is None:
+                    missing.append(name)
+                else:
+                    members[name] = cached
+            for name, ids in (tx.encounter_members(missing) if missing else {}).items():
+                members[name] = ids
+                enc = records.get(name)
+                if enc is not None and not enc.is_open:
+                    cache.put(name, ids)
         position: dict[str, int] = {}
         extra: list[str] = []
         for ids in members.values():
@@ -115,7 +163,7 @@ def _gather(
         found.update(tx.get_nodes(sorted(set(extra))))
         opened = {
             name: when
-            for name, enc in tx.get_encounters(encounters).items()
+            for name, enc in records.items()
             if (when := _parse_time(enc.opened_at)) is not None
         }
         candidates = [
@@ -146,6 +194,7 @@ def lexical(
     lexical_config: LexicalConfig | None = None,
     now: datetime | None = None,
     tokens: TokenCache | None = None,
+    members: MemberCache | None = None,
 ) -> tuple[Selection, Query]:
     lcfg = lexical_config or LexicalConfig(trajectory_turns=cfg.trajectory_turns)
     query = extract_terms(prompt, trajectory, now=now, config=lcfg)
@@ -154,7 +203,14 @@ def lexical(
     hits = {h.id: h.score for h in store.fulltext(_query_text(query), limit=cfg.candidates)}
     if not hits:
         return Selection("lexical", ()), query
-    gathered = _gather(store, hits, cfg.neighbours, cfg.neighbour_hits, tokens or TokenCache())
+    gathered = _gather(
+        store,
+        hits,
+        cfg.neighbours,
+        cfg.neighbour_hits,
+        tokens or TokenCache(),
+        members or MemberCache(),
+    )
     stats = store.fulltext_stats(t.key for t in query.terms)
     ranked = rank_candidates(
         query, gathered.candidates, GraphContext(stats, gathered.opened), cfg.seeds * 3, config=lcfg
