@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio
@@ -114,3 +115,38 @@ def test_server_gone_is_stated_in_one_line(tmp_path: Path) -> None:
     result = run_hook(["--mode", "prompt"], event, env)
     assert result.returncode == 0
     assert "unreachable" in result.context() and len(result.context().splitlines()) == 1
+
+
+def test_big_malformed_and_lagging_transcripts(tmp_path: Path) -> None:
+    """100 MB of history, broken lines, and a transcript that has not caught up with the prompt."""
+    big = tmp_path / "big.jsonl"
+    filler = (
+        json.dumps(typed("filler about the weather"))
+        + "\n"
+        + json.dumps(assistant("ok " * 200))
+        + "\n"
+    ).encode()
+    with big.open("wb") as out:
+        for _ in range(100 * 1024 * 1024 // len(filler) + 1):
+            out.write(filler)
+        out.write(b'{"broken": \n')
+        out.write((json.dumps(typed("we changed the auth client yesterday")) + "\n").encode())
+        out.write(b"not json at all\n")
+    assert big.stat().st_size > 100 * 1024 * 1024
+    with run_server(tmp_path / "m") as running:
+        base = running.url.removesuffix("/mcp/")
+        _seed(base)
+        env = hook_env(KENNING_ENCOUNTER_URL=base, KENNING_ENCOUNTER_INFUSE="on")
+        event = {
+            "session_id": SESSION,
+            "transcript_path": str(big),
+            "cwd": str(tmp_path),
+            "hook_event_name": "UserPromptSubmit",
+            # the transcript lags: this prompt is not in it yet
+            "prompt": "is the retry storm from lockstep retries?",
+        }
+        result = run_hook(["--mode", "prompt"], event, env)
+        assert result.returncode == 0, result.stderr
+        assert result.seconds < 10
+        context = result.context()
+        assert "lockstep retries" in context and "retry storm" in context
