@@ -1,0 +1,187 @@
+"""Drive servers through the workload with the MCP Python client, timing every call.
+
+Times are taken on the client side around each ``call_tool``: what an agent
+waits for, including the stdio round trip and the client's own checks of the
+result. Every server gets the initialize handshake (mode "legacy"), so all
+speak the same protocol version over the same code path.
+
+Servers measured together are all started first and then asked in turn: batch
+by batch, query by query, the order swapped every round. On a shared machine
+the load moves by the minute; taking turns gives every server the same load,
+so their ratios hold even when the absolute times do not.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from bench.peers.servers import Recipe
+from bench.peers.workload import Workload
+
+CALL_TIMEOUT_S = 300.0
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _text_chars(result: Any) -> int:
+    return sum(len(getattr(block, "text", "")) for block in result.content)
+
+
+def _tail(path: Path, lines: int = 8) -> str:
+    try:
+        return " | ".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+class ServerFailed(RuntimeError):
+    """One of our own servers failed: the benchmark stops, as a test would."""
+
+
+class _Run:
+    """One server's client and what was measured on it so far."""
+
+    def __init__(self, recipe: Recipe, log_path: Path, *, ours: bool) -> None:
+        self.recipe = recipe
+        self.log_path = log_path
+        self.ours = ours
+        self.client: Client | None = None
+        self.failure: str | None = None
+        self.start_ms = 0.0
+        self.write_ms: list[float] = []
+        self.batch_ms: list[float] = []
+        self.recorded = 0
+        self.search_ms: list[float] = []
+        self.hits: list[int] = []
+        self.chars: list[int] = []
+
+    @property
+    def live(self) -> bool:
+        return self.client is not None and self.failure is None
+
+    def fail(self, exc: BaseException) -> None:
+        self.failure = f"{type(exc).__name__}: {exc}; its stderr: {_tail(self.log_path)}"
+        if self.ours:
+            raise ServerFailed(f"{self.recipe.label} failed: {self.failure}") from exc
+
+    async def open(self, stack: AsyncExitStack) -> None:
+        recipe = self.recipe
+        params = StdioServerParameters(command=recipe.command, args=recipe.args, env=recipe.env)
+        errlog = stack.enter_context(self.log_path.open("w", encoding="utf-8"))
+        started = time.perf_counter()
+        try:
+            self.client = await stack.enter_async_context(
+                Client(
+                    stdio_client(params, errlog=errlog),
+                    mode="legacy",
+                    read_timeout_seconds=CALL_TIMEOUT_S,
+                )
+            )
+        except Exception as exc:
+            self.fail(exc)
+        self.start_ms = (time.perf_counter() - started) * 1000
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[Any, float] | None:
+        """The result and its milliseconds, or None once the server has failed."""
+        if self.client is None or self.failure is not None:
+            return None
+        began = time.perf_counter()
+        try:
+            result = await self.client.call_tool(tool, arguments)
+            if result.is_error:
+                text = " ".join(getattr(b, "text", "") for b in result.content)[:500]
+                raise RuntimeError(f"{tool} answered with an error: {text}")
+        except Exception as exc:
+            self.fail(exc)
+            return None
+        return result, (time.perf_counter() - began) * 1000
+
+    async def write(self, batch: Any) -> None:
+        for tool, arguments, count in self.recipe.write_calls(self.recorded, batch):
+            done = await self.call(tool, arguments)
+            if done is None:
+                return
+            self.write_ms.append(done[1])
+            if count:
+                self.batch_ms.append(done[1])
+            self.recorded += count
+
+    async def search(self, query: str, *, keep: bool) -> None:
+        done = await self.call(*self.recipe.search_call(query))
+        if done is None or not keep:
+            return
+        result, ms = done
+        self.search_ms.append(ms)
+        self.hits.append(self.recipe.hits(result.structured_content))
+        self.chars.append(_text_chars(result))
+
+    def figures(self) -> dict[str, Any]:
+        recipe = self.recipe
+        if self.failure is not None:
+            return {"status": "failed", "label": recipe.label, "reason": self.failure}
+        write_s = sum(self.write_ms) / 1000
+        return {
+            "status": "ok",
+            "label": recipe.label,
+            "versions": recipe.versions,
+            "notes": recipe.notes,
+            "start_ms": round(self.start_ms, 1),
+            "write": {
+                "entities": self.recorded,
+                "calls": len(self.write_ms),
+                "seconds": round(write_s, 3),
+                "entities_per_s": round(self.recorded / write_s, 1),
+                "batch_p50_ms": round(statistics.median(self.batch_ms), 2),
+                "batch_p95_ms": round(pct(self.batch_ms, 0.95), 2),
+            },
+            "search": {
+                "calls": len(self.search_ms),
+                "p50_ms": round(statistics.median(self.search_ms), 2),
+                "p95_ms": round(pct(self.search_ms, 0.95), 2),
+                "mean_ms": round(statistics.fmean(self.search_ms), 2),
+                "mean_hits": round(statistics.fmean(self.hits), 1),
+                "mean_chars": round(statistics.fmean(self.chars)),
+            },
+        }
+
+
+def _turns(runs: list[_Run], round_no: int) -> list[_Run]:
+    live = [run for run in runs if run.live]
+    return live if round_no % 2 == 0 else live[::-1]
+
+
+async def measure(
+    recipes: list[Recipe], workload: Workload, work: Path, ours: frozenset[str]
+) -> dict[str, dict[str, Any]]:
+    """Start every server, record the entities, run the searches, all in turns; the figures.
+
+    A server in ``ours`` that fails raises ServerFailed; a peer that fails is
+    reported as failed with its error and the end of its stderr.
+    """
+    load_before = os.getloadavg()[0]
+    runs = [_Run(r, work / f"{r.key}.stderr.log", ours=r.key in ours) for r in recipes]
+    async with AsyncExitStack() as stack:
+        for run in runs:
+            await run.open(stack)
+        for round_no, batch in enumerate(workload.batches()):
+            for run in _turns(runs, round_no):
+                await run.write(batch)
+        for query in workload.warmup:
+            for run in _turns(runs, 0):
+                await run.search(query, keep=False)
+        for round_no, query in enumerate(workload.queries):
+            for run in _turns(runs, round_no):
+                await run.search(query, keep=True)
+    load = [round(load_before, 2), round(os.getloadavg()[0], 2)]
+    return {run.recipe.key: run.figures() | {"load_average_1m": load} for run in runs}

@@ -1,0 +1,94 @@
+"""One workload for every server: the same entities, batches and queries, seeded.
+
+Entity texts come from the shared synthetic generator (bench.synth), minus its
+revisions: the peers have no notion of one node superseding another, so a
+revision would be a duplicate name to them and a different operation to us.
+Each query is the subject of a recorded text (its first run of three content
+words, e.g. "retry storm spikes"), as an agent would look a matter up again, so
+every server has something to find: the reference server matches a query as one
+substring, the Neo4j peer as Lucene terms, ours as ranked words.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from bench.synth import generate
+
+BATCH = 50
+QUERY_WORDS = 3
+# A run that starts or ends on one of these finds almost everything or nothing.
+_EDGE_WORDS = frozenset({"the", "a", "an", "at", "by", "is", "of", "to", "in", "does", "why"})
+
+
+@dataclass(frozen=True)
+class Entity:
+    type: str
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Workload:
+    entities: list[Entity]
+    queries: list[str]
+    warmup: list[str]
+    seed: int
+
+    def batches(self) -> list[list[Entity]]:
+        return [self.entities[i : i + BATCH] for i in range(0, len(self.entities), BATCH)]
+
+
+def _entities(count: int, seed: int) -> list[Entity]:
+    # Revisions are dropped, so ask the generator for a margin more than needed.
+    synth = generate(count + count // 5 + 10, seed=seed)
+    found: list[Entity] = []
+    for step in synth.steps:
+        if step.kind != "entities":
+            continue
+        payload: list[dict[str, Any]] = step.payload
+        for item in payload:
+            if "supersedes" in item:
+                continue
+            found.append(Entity(item["type"], item["name"], item["description"]))
+            if len(found) == count:
+                return found
+    raise RuntimeError(f"the generator gave {len(found)} entities, {count} were asked for")
+
+
+def subject(text: str) -> str | None:
+    """The first run of QUERY_WORDS words that neither starts nor ends on a filler word."""
+    words = [w.strip(".,?!") for w in text.lower().split()]
+    for start in range(len(words) - QUERY_WORDS + 1):
+        run = words[start : start + QUERY_WORDS]
+        if not all(w.isalpha() for w in run) or run[0] in _EDGE_WORDS or run[-1] in _EDGE_WORDS:
+            continue
+        phrase = " ".join(run)
+        if phrase in text.lower():  # the reference server needs the exact substring
+            return phrase
+    return None
+
+
+def _queries(entities: list[Entity], count: int, rng: random.Random) -> list[str]:
+    queries: list[str] = []
+    for _ in range(100 * count):
+        if len(queries) == count:
+            return queries
+        phrase = subject(rng.choice(entities).text)
+        if phrase is not None:
+            queries.append(phrase)
+    raise RuntimeError(f"found {len(queries)} query phrases in the texts, {count} were asked for")
+
+
+def build(entities: int, searches: int, *, seed: int = 11, warmup: int = 5) -> Workload:
+    """``entities`` texts in batches of BATCH, ``searches`` measured queries, a few to warm up."""
+    made = _entities(entities, seed)
+    rng = random.Random(seed)
+    return Workload(
+        entities=made,
+        queries=_queries(made, searches, rng),
+        warmup=_queries(made, warmup, rng),
+        seed=seed,
+    )

@@ -1,0 +1,275 @@
+"""Peers side by side: the same workload through the same MCP stdio client.
+
+Servers, each started as a subprocess and driven by ``mcp.Client``:
+
+- ours, ``kenning-encounter serve --transport stdio`` on the embedded store;
+- the reference MCP memory server (npm @modelcontextprotocol/server-memory);
+- when a Neo4j can be had: ours on Neo4j, and the Neo4j memory server from
+  PyPI (mcp-neo4j-memory), one after the other on the same, freshly emptied
+  database.
+
+Ours and the reference server run side by side, taking turns call by call, so
+machine load falls on both alike (bench.peers.measure).
+
+Workload: N entities, each with one observation text, recorded in batches of
+50 (N = 10k; 1k with --quick), then M searches (200; 100 with --quick), the
+same texts and queries for every server (bench.peers.workload). Reported per
+server: write throughput (entities/s over all write calls) and search p50/p95,
+then ratios to ours, as "times faster than the peer" (above 1: ours is faster).
+Peers are installed outside the package (``--install``); one that is missing or
+fails is reported as skipped or failed with the reason, never silently left out.
+
+    PYTHONPATH=src python -m bench.peers_bench [--quick] [--json OUT]
+    PYTHONPATH=src python -m bench.peers_bench --install   # the pinned peers, into bench/.peers
+
+Goal (issue 8): our search at least 5x faster than the reference server at 10k entities.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from bench.peers import neo4j_instance
+from bench.peers.measure import measure
+from bench.peers.servers import (
+    DEFAULT_PEERS_DIR,
+    NEO4J_MEMORY_LABEL,
+    OURS_NEO4J_LABEL,
+    Neo4jTarget,
+    Recipe,
+    Unavailable,
+    neo4j_memory,
+    neo4j_memory_install,
+    neo4j_memory_missing,
+    ours,
+    reference,
+    reference_install,
+)
+from bench.peers.workload import BATCH, Workload, build
+
+log = logging.getLogger(__name__)
+
+GOAL_SEARCH_X = 5.0
+GOAL_AT_ENTITIES = 10_000
+OURS = frozenset({"ours", "ours_neo4j"})
+ORDER = ("ours", "reference", "ours_neo4j", "neo4j_memory")
+COMPARISONS = (("reference", "ours"), ("neo4j_memory", "ours"), ("neo4j_memory", "ours_neo4j"))
+
+
+def _measure(recipes: list[Recipe], workload: Workload, work: Path) -> dict[str, dict[str, Any]]:
+    for recipe in recipes:
+        if recipe.neo4j is not None:
+            recipe.versions["neo4j server"] = neo4j_instance.empty(recipe.neo4j)
+    log.info("measuring %s", ", ".join(r.label for r in recipes))
+    return anyio.run(measure, recipes, workload, work, OURS)
+
+
+def _skipped(missing: Unavailable) -> dict[str, Any]:
+    return {"status": "skipped", "label": missing.label, "reason": missing.reason}
+
+
+def _neo4j_target(
+    work: Path, neo4j_uri: str | None
+) -> tuple[Neo4jTarget | str, neo4j_instance.PrivateNeo4j | None]:
+    """The server both Neo4j runs use (or why there is none), and the private one to stop."""
+    if neo4j_uri is None:
+        private = neo4j_instance.PrivateNeo4j(work / "neo4j")
+        return private.start(), private
+    target = neo4j_instance.given(neo4j_uri)
+    return neo4j_instance.reachable(target) or target, None
+
+
+def _neo4j_pair(
+    workload: Workload, work: Path, peers_dir: Path, neo4j_uri: str | None, use_neo4j: bool
+) -> dict[str, dict[str, Any]]:
+    """Ours on Neo4j and the Neo4j peer, on one emptied server, or both skipped with why."""
+    missing = neo4j_memory_missing(peers_dir)
+    reason = "turned off (--no-neo4j)" if not use_neo4j else missing.reason if missing else None
+    target, private = (reason, None) if reason else _neo4j_target(work, neo4j_uri)
+    try:
+        if isinstance(target, str):
+            ours_why = f"measured only beside the Neo4j peer, which did not run: {target}"
+            return {
+                "ours_neo4j": _skipped(Unavailable("ours_neo4j", OURS_NEO4J_LABEL, ours_why)),
+                "neo4j_memory": _skipped(Unavailable("neo4j_memory", NEO4J_MEMORY_LABEL, target)),
+            }
+        # Each needs the database to itself (the peer's entity types become labels,
+        # ours among them), so these two take turns, not rounds. Ours goes first,
+        # on the colder JVM: any warm-up favours the peer.
+        pair = _measure([ours(work / "ours-neo4j", target)], workload, work)
+        peer = neo4j_memory(peers_dir, target)
+        if isinstance(peer, Unavailable):
+            return pair | {peer.key: _skipped(peer)}
+        return pair | _measure([peer], workload, work)
+    finally:
+        if private is not None:
+            private.stop()
+
+
+def _compare(peer: dict[str, Any], base: dict[str, Any]) -> dict[str, float]:
+    return {
+        "write_throughput_x": round(
+            base["write"]["entities_per_s"] / peer["write"]["entities_per_s"], 2
+        ),
+        "search_p50_x": round(peer["search"]["p50_ms"] / base["search"]["p50_ms"], 2),
+        "search_p95_x": round(peer["search"]["p95_ms"] / base["search"]["p95_ms"], 2),
+    }
+
+
+def _goal(result: dict[str, Any]) -> dict[str, Any]:
+    goal: dict[str, Any] = {
+        "statement": f"our search at least {GOAL_SEARCH_X:g}x faster than the reference server "
+        f"at {GOAL_AT_ENTITIES:,} entities (p50 and p95)",
+        "met": None,
+    }
+    ratio = result["ratios"].get("reference vs ours")
+    if ratio is None:
+        goal["why_not_judged"] = "the reference server did not run"
+    elif result["entities"] < GOAL_AT_ENTITIES:
+        goal["why_not_judged"] = f"judged at {GOAL_AT_ENTITIES:,} entities; this run had fewer"
+    else:
+        goal["met"] = min(ratio["search_p50_x"], ratio["search_p95_x"]) >= GOAL_SEARCH_X
+    return goal
+
+
+def run(
+    quick: bool = False,
+    *,
+    entities: int | None = None,
+    searches: int | None = None,
+    peers_dir: Path = DEFAULT_PEERS_DIR,
+    neo4j_uri: str | None = None,
+    use_neo4j: bool = True,
+) -> dict[str, Any]:
+    """Measure every server on one workload; ``neo4j_uri`` names a server it may empty."""
+    size = entities or (1_000 if quick else 10_000)
+    workload = build(size, searches or (100 if quick else 200))
+    load_start = os.getloadavg()[0]
+    work = Path(tempfile.mkdtemp(prefix="kenning-peers-bench-"))
+    servers: dict[str, dict[str, Any]] = {}
+    try:
+        (work / "reference").mkdir()
+        found = reference(peers_dir, work / "reference")
+        group = [ours(work / "ours")]
+        if isinstance(found, Unavailable):
+            servers[found.key] = _skipped(found)
+        else:
+            group.append(found)
+        servers |= _measure(group, workload, work)
+        servers |= _neo4j_pair(workload, work, peers_dir, neo4j_uri, use_neo4j)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    ratios = {
+        f"{peer} vs {base}": _compare(servers[peer], servers[base])
+        for peer, base in COMPARISONS
+        if servers[peer]["status"] == "ok" and servers[base]["status"] == "ok"
+    }
+    result: dict[str, Any] = {
+        "entities": size,
+        "batch": BATCH,
+        "searches": len(workload.queries),
+        "seed": workload.seed,
+        "cpus": os.cpu_count(),
+        "load_average_1m": [round(load_start, 2), round(os.getloadavg()[0], 2)],
+        "servers": {key: servers[key] for key in ORDER},
+        "ratios": ratios,
+    }
+    result["goal"] = _goal(result)
+    return result
+
+
+def format_table(result: dict[str, Any]) -> str:
+    start, end = result["load_average_1m"]
+    lines = [
+        f"Peers side by side: {result['entities']:,} entities in batches of {result['batch']}, "
+        f"{result['searches']} searches; load {start} -> {end} on {result['cpus']} CPUs",
+        f"{'server':<42}{'start ms':>9}{'write e/s':>11}{'batch p50':>10}{'batch p95':>10}"
+        f"{'search p50':>11}{'search p95':>11}{'hits':>8}{'chars':>9}",
+    ]
+    skipped: list[str] = []
+    for server in result["servers"].values():
+        if server["status"] != "ok":
+            skipped.append(f"{server['status']}: {server['label']}: {server['reason']}")
+            continue
+        w, s = server["write"], server["search"]
+        lines.append(
+            f"{server['label']:<42}{server['start_ms']:>9.0f}{w['entities_per_s']:>11.1f}"
+            f"{w['batch_p50_ms']:>10.1f}{w['batch_p95_ms']:>10.1f}{s['p50_ms']:>11.2f}"
+            f"{s['p95_ms']:>11.2f}{s['mean_hits']:>8.1f}{s['mean_chars']:>9.0f}"
+        )
+    lines += skipped
+    if result["ratios"]:
+        lines.append("times faster than the peer (above 1: ours is faster)")
+        lines.append(f"{'peer vs ours':<42}{'writes':>9}{'search p50':>11}{'search p95':>11}")
+        for pair, r in result["ratios"].items():
+            lines.append(
+                f"{pair:<42}{r['write_throughput_x']:>9.2f}{r['search_p50_x']:>11.2f}"
+                f"{r['search_p95_x']:>11.2f}"
+            )
+    goal = result["goal"]
+    verdict = {True: "met", False: "NOT met", None: "not judged"}[goal["met"]]
+    why = f" ({goal['why_not_judged']})" if "why_not_judged" in goal else ""
+    lines.append(f"goal: {goal['statement']}: {verdict}{why}")
+    return "\n".join(lines)
+
+
+def install(peers_dir: Path) -> None:
+    """Install the pinned peers into ``peers_dir`` (kept out of git and out of our venv)."""
+    peers_dir.mkdir(parents=True, exist_ok=True)
+    for command in [reference_install(peers_dir), *neo4j_memory_install(peers_dir)]:
+        print("+", " ".join(command), flush=True)
+        subprocess.run(command, check=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.peers_bench",
+        description=(__doc__ or "").split("\n\n")[0],
+    )
+    parser.add_argument("--quick", action="store_true", help="1k entities, 100 searches")
+    parser.add_argument("--entities", type=int, default=None, help="override the entity count")
+    parser.add_argument("--searches", type=int, default=None, help="override the search count")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument(
+        "--peers-dir", type=Path, default=DEFAULT_PEERS_DIR, help="where the peers are installed"
+    )
+    parser.add_argument(
+        "--neo4j-uri",
+        default=None,
+        help="a disposable Neo4j to use (it is EMPTIED; credentials from NEO4J_USERNAME and "
+        "NEO4J_PASSWORD); "
+        "default: start a private one with scripts/neo4j-test-server",
+    )
+    parser.add_argument("--no-neo4j", action="store_true", help="skip the Neo4j-backed servers")
+    parser.add_argument("--install", action="store_true", help="install the peers, then exit")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    if args.install:
+        install(args.peers_dir)
+        return 0
+    result = run(
+        args.quick,
+        entities=args.entities,
+        searches=args.searches,
+        peers_dir=args.peers_dir,
+        neo4j_uri=args.neo4j_uri,
+        use_neo4j=not args.no_neo4j,
+    )
+    print(format_table(result))
+    if args.json is not None:
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,157 @@
+"""The peers benchmark: its workload, and its quick mode against the real servers.
+
+The servers are real subprocesses driven by the real MCP client. A peer that is
+not installed here skips its test with the command that installs it; the Neo4j
+run needs a reachable Neo4j (NEO4J_URI), whose database it empties as the
+integration fixtures do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from bench import peers_bench
+from bench.peers import neo4j_instance
+from bench.peers.measure import measure
+from bench.peers.servers import (
+    DEFAULT_PEERS_DIR,
+    Recipe,
+    Unavailable,
+    neo4j_memory_missing,
+    ours,
+    reference,
+)
+from bench.peers.workload import BATCH, build, subject
+
+from tests.support.backends import neo4j_uri
+
+
+def _require_reference(tmp_path: Path) -> None:
+    found = reference(DEFAULT_PEERS_DIR, tmp_path)
+    if isinstance(found, Unavailable):
+        pytest.skip(f"the reference memory server is not available: {found.reason}")
+
+
+def _ok(server: dict[str, Any], entities: int, searches: int) -> None:
+    assert server["status"] == "ok", server
+    assert server["write"]["entities"] == entities
+    assert server["write"]["entities_per_s"] > 0
+    assert server["search"]["calls"] == searches
+    # Every query is the subject of a recorded text, so a server that stored
+    # the entities finds something for it.
+    assert server["search"]["mean_hits"] >= 1
+    assert 0 < server["search"]["p50_ms"] <= server["search"]["p95_ms"]
+
+
+def test_workload_is_seeded_and_every_query_has_a_match() -> None:
+    first, again = build(300, 40), build(300, 40)
+    assert first == again
+    assert len({e.name for e in first.entities}) == 300
+    assert [len(b) for b in first.batches()] == [BATCH] * 6
+    texts = [e.text.lower() for e in first.entities]
+    for query in first.queries + first.warmup:
+        assert len(query.split()) == 3
+        assert any(query in text for text in texts), query
+    assert build(300, 40, seed=12).queries != first.queries
+
+
+def test_subject_skips_filler_and_numbers() -> None:
+    assert subject("The retry storm spikes at the api gateway.") == "retry storm spikes"
+    assert subject("Why does the cache eviction stall?") == "cache eviction stall"
+    assert subject("The (run 12) at the") is None
+
+
+@pytest.mark.slow
+def test_quick_mode_measures_ours_beside_the_reference_server(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _require_reference(tmp_path)
+    out = tmp_path / "peers.json"
+    assert peers_bench.main(["--quick", "--no-neo4j", "--json", str(out)]) == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert (result["entities"], result["searches"]) == (1_000, 100)
+    servers = result["servers"]
+    _ok(servers["ours"], 1_000, 100)
+    _ok(servers["reference"], 1_000, 100)
+    assert servers["ours"]["search"]["mean_hits"] == 10  # ours answers with the 10 best
+    for key in ("ours_neo4j", "neo4j_memory"):
+        assert servers[key]["status"] == "skipped"
+        assert "--no-neo4j" in servers[key]["reason"]
+    ratio = result["ratios"]["reference vs ours"]
+    assert set(ratio) == {"write_throughput_x", "search_p50_x", "search_p95_x"}
+    assert all(value > 0 for value in ratio.values())
+    assert result["goal"]["met"] is None  # judged at 10k entities only
+    table = capsys.readouterr().out
+    assert "kenning-encounter (embedded)" in table
+    assert "@modelcontextprotocol/server-memory (node)" in table
+    assert "skipped: mcp-neo4j-memory (python)" in table
+    assert "not judged" in table
+
+
+@pytest.mark.slow
+def test_a_missing_peer_is_reported_with_its_install_command(tmp_path: Path) -> None:
+    result = peers_bench.run(entities=100, searches=10, peers_dir=tmp_path / "no-peers")
+    servers = result["servers"]
+    _ok(servers["ours"], 100, 10)
+    assert servers["reference"]["status"] == "skipped"
+    assert (
+        "node is not on PATH" in servers["reference"]["reason"]
+        if shutil.which("node") is None
+        else "npm install --prefix" in servers["reference"]["reason"]
+    )
+    assert "pip install" in servers["neo4j_memory"]["reason"]
+    assert servers["ours_neo4j"]["status"] == "skipped"
+    assert result["ratios"] == {}
+    assert result["goal"]["why_not_judged"] == "the reference server did not run"
+    assert "skipped: @modelcontextprotocol/server-memory" in peers_bench.format_table(result)
+
+
+@pytest.mark.slow
+@pytest.mark.neo4j
+def test_the_neo4j_peer_and_ours_share_one_emptied_neo4j(tmp_path: Path) -> None:
+    missing = neo4j_memory_missing(DEFAULT_PEERS_DIR)
+    if missing is not None:
+        pytest.skip(f"the Neo4j memory server is not available: {missing.reason}")
+    uri = neo4j_uri()
+    unreachable = neo4j_instance.reachable(neo4j_instance.given(uri))
+    if unreachable is not None:
+        if os.environ.get("KENNING_ENCOUNTER_REQUIRE_NEO4J") == "1":
+            pytest.fail(
+                f"Neo4j is required here (KENNING_ENCOUNTER_REQUIRE_NEO4J=1): {unreachable}"
+            )
+        pytest.skip(unreachable)
+    result = peers_bench.run(entities=150, searches=10, neo4j_uri=uri)
+    servers = result["servers"]
+    _ok(servers["ours_neo4j"], 150, 10)
+    _ok(servers["neo4j_memory"], 150, 10)
+    assert servers["neo4j_memory"]["versions"]["mcp-neo4j-memory"] == "0.4.5"
+    assert "Neo4j Kernel" in servers["ours_neo4j"]["versions"]["neo4j server"]
+    assert {"neo4j_memory vs ours", "neo4j_memory vs ours_neo4j"} <= set(result["ratios"])
+
+
+@pytest.mark.slow
+def test_a_peer_that_dies_is_reported_failed_and_ours_still_measured(tmp_path: Path) -> None:
+    workload = build(100, 10)
+    dying = Recipe(
+        key="dying",
+        label="a server that exits at once",
+        command=sys.executable,
+        args=["-c", "import sys; sys.stderr.write('no database here\\n'); sys.exit(3)"],
+        env={},
+        write_calls=lambda _done, batch: [("create_entities", {"entities": []}, len(batch))],
+        search_call=lambda q: ("search", {"query": q}),
+        hits=lambda _s: 0,
+    )
+    figures = anyio.run(
+        measure, [ours(tmp_path / "ours"), dying], workload, tmp_path, frozenset({"ours"})
+    )
+    _ok(figures["ours"], 100, 10)
+    assert figures["dying"]["status"] == "failed"
+    assert "no database here" in figures["dying"]["reason"]
