@@ -77,7 +77,7 @@ def generate(nodes: int, *, seed: int = 7, loci: int = 12, batch: int = 50) -> S
                 topic = rng.choice(_TOPICS)
                 roll = rng.random()
                 name = f"{topic} #{serial}"
-                if roll < 0.6 or not concepts:
+                if roll < 0.6 and concepts:
                     entities.append(
                         {"type": "Observation", "name": name, "description": _sentence(rng, topic)}
                     )
@@ -112,7 +112,7 @@ def generate(nodes: int, *, seed: int = 7, loci: int = 12, batch: int = 50) -> S
                             }
                         )
                         continue
-                elif roll < 0.75:
+                elif roll < 0.75 or not concepts:
                     entities.append(
                         {"type": "Concept", "name": name, "description": _sentence(rng, topic)}
                     )

@@ -40,29 +40,16 @@ SOURCE_MOVE: Final = "MATCH (k:SourceKey {key: $key}) SET k.id = $id"
 SOURCE_DROP: Final = "MATCH (k:SourceKey {key: $key}) WHERE k.id = $id DELETE k"
 
 # --- authored nodes ---------------------------------------------------------
-NODES_GET: Final = (
-    "UNWIND $ids AS i MATCH (n:{label} {{id: i}}) "
-    "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
-    "OPTIONAL MATCH (s:{label})-[:SUPERSEDES]->(n) "
-    "RETURN n, e.id, e.locus, s.id"
-)
-NODES_ALL: Final = (
-    "MATCH (n:{label}) "
-    "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
-    "OPTIONAL MATCH (s:{label})-[:SUPERSEDES]->(n) "
-    "RETURN n, e.id, e.locus, s.id"
-)
+NODES_GET: Final = "UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN n"
+NODES_ALL: Final = "MATCH (n:{label}) RETURN n"
 HEADS_BY_STATUS: Final = (
-    "MATCH (n:{label}) WHERE n.status IN $statuses "
-    "AND NOT EXISTS {{ MATCH (n)<-[:SUPERSEDES]-() }} "
-    "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
-    "RETURN n, e.id, e.locus, NULL ORDER BY n.tick DESC LIMIT $limit"
+    "MATCH (n:{label}) WHERE n.status IN $statuses AND n.superseded_by IS NULL "
+    "RETURN n ORDER BY n.tick DESC LIMIT $limit"
 )
 RECENT_HEADS: Final = (
-    "MATCH (n:{label}) WHERE NOT EXISTS {{ MATCH (n)<-[:SUPERSEDES]-() }} "
-    "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
-    "RETURN n, e.id, e.locus, NULL ORDER BY n.tick DESC LIMIT $limit"
+    "MATCH (n:{label}) WHERE n.superseded_by IS NULL RETURN n ORDER BY n.tick DESC LIMIT $limit"
 )
+NODE_SET_SUCCESSOR: Final = "MATCH (n:{label} {{id: $id}}) SET n.superseded_by = $successor"
 # CREATE lists its columns explicitly; the column list comes from the vocabulary.
 NODES_CREATE: Final = "UNWIND $rows AS r CREATE (n:{label} {{{assignments}}})"
 NODES_RECORD: Final = (

@@ -17,7 +17,7 @@ from typing import Final
 
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, NodeType, RelationType
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 
 
 def _node_columns(t: NodeType) -> list[str]:
@@ -86,4 +86,22 @@ def _v3() -> list[str]:
     ]
 
 
-MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {1: _v1, 2: _v2, 3: _v3}
+def _v4() -> list[str]:
+    # v4: each node carries its recording encounter, that encounter's locus and its
+    # successor, kept in the same transaction as the RECORDED and SUPERSEDES edges they
+    # mirror. Following those edges made every node lookup ten times slower.
+    stmts: list[str] = []
+    for name, t in NODE_TYPES.items():
+        if not t.authored:
+            continue
+        stmts += [
+            f"ALTER TABLE {name} ADD encounter STRING DEFAULT NULL",
+            f"ALTER TABLE {name} ADD locus STRING DEFAULT NULL",
+            f"ALTER TABLE {name} ADD superseded_by STRING DEFAULT NULL",
+            f"MATCH (e:Encounter)-[:RECORDED]->(n:{name}) SET n.encounter = e.id, n.locus = e.locus",
+            f"MATCH (s:{name})-[:SUPERSEDES]->(n:{name}) SET n.superseded_by = s.id",
+        ]
+    return stmts
+
+
+MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {1: _v1, 2: _v2, 3: _v3, 4: _v4}

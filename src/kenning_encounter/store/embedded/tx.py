@@ -28,7 +28,18 @@ from kenning_encounter.vocabulary import (
 log = logging.getLogger(__name__)
 
 PREFIX_TO_TYPE = {t.id_prefix: name for name, t in NODE_TYPES.items() if t.authored}
-_BASE_COLUMNS = ("id", "tick", "ord", "created_at", "name", "description", "status")
+_BASE_COLUMNS = (
+    "id",
+    "tick",
+    "ord",
+    "created_at",
+    "name",
+    "description",
+    "status",
+    "encounter",
+    "locus",
+    "superseded_by",
+)
 
 
 class Tracer(Protocol):
@@ -45,12 +56,11 @@ def node_to_index_doc(node: NodeRecord) -> IndexDoc:
 
 def _columns(label: str) -> list[str]:
     t = NODE_TYPES[label]
-    return ["id", "tick", "ord", "created_at", *(p.name for p in t.props)]
+    return ["id", "tick", "ord", "created_at", "encounter", "locus", *(p.name for p in t.props)]
 
 
 def _node_from_row(row: list[Any]) -> NodeRecord:
     props_in: dict[str, Any] = row[0]
-    label = str(props_in["_LABEL"])
     extra = {
         k: v
         for k, v in props_in.items()
@@ -58,16 +68,16 @@ def _node_from_row(row: list[Any]) -> NodeRecord:
     }
     return NodeRecord(
         id=str(props_in["id"]),
-        type=label,
+        type=str(props_in["_LABEL"]),
         name=str(props_in.get("name") or ""),
         description=str(props_in.get("description") or ""),
         tick=int(props_in["tick"]),
         created_at=str(props_in["created_at"]),
         status=props_in.get("status"),
         props=extra,
-        encounter=row[1],
-        locus=row[2],
-        superseded_by=row[3],
+        encounter=props_in.get("encounter"),
+        locus=props_in.get("locus"),
+        superseded_by=props_in.get("superseded_by"),
         ord=int(props_in.get("ord") or 0),
     )
 
@@ -412,12 +422,19 @@ class EmbeddedTx:
             params["why"] = edge.revision_why
             query = q.render(q.EDGE_CREATE_SUPERSEDES, source=s_label, target=t_label)
             self._run(query, params)
+            self._set_successor(edge.target, edge.source)
             old = self.get_node(edge.target)
             if old is not None:
                 self.index_upserts.append(node_to_index_doc(old))
         else:
             query = q.render(q.EDGE_CREATE, source=s_label, target=t_label, rel=edge.type)
             self._run(query, params)
+
+    def _set_successor(self, node_id: str, successor: str | None) -> None:
+        label = type_of_id(node_id)
+        if label is not None:
+            query = q.render(q.NODE_SET_SUCCESSOR, label=label)
+            self._run(query, {"id": node_id, "successor": successor})
 
     def set_status(self, node_id: str, status: str) -> None:
         self._require_writable()
@@ -441,6 +458,8 @@ class EmbeddedTx:
             self._run(q.SOURCE_DROP, {"key": _component_key(node), "id": node_id})
         predecessors = [pid for pid, _ in self.predecessors(node_id)]
         self._run(q.render(q.NODE_DELETE, label=node.type), {"id": node_id})
+        for pid in predecessors:
+            self._set_successor(pid, None)
         self.index_deletes.append(node_id)
         # Undoing a revision makes the revised node a head again, under its own name.
         for restored in self.get_nodes(predecessors).values():
@@ -461,6 +480,7 @@ class EmbeddedTx:
         query = q.render(q.EDGE_DELETE, source=s_label, target=t_label, rel=rel_type)
         self._run(query, {"s": source, "t": target})
         if rel_type == "SUPERSEDES":
+            self._set_successor(target, None)
             old = self.get_node(target)
             if old is not None:
                 self.index_upserts.append(node_to_index_doc(old))
@@ -472,6 +492,8 @@ def _row_for(record: NodeRecord, cols: list[str]) -> dict[str, Any]:
         "tick": record.tick,
         "ord": record.ord,
         "created_at": record.created_at,
+        "encounter": record.encounter,
+        "locus": record.locus,
         "name": record.name,
         "description": record.description,
         "status": record.status,
