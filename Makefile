@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 NEO4J := scripts/neo4j-test-server
 
-.PHONY: run test test-only lint bench bench-quick neo4j-start neo4j-stop clean
+.PHONY: run test test-only lint bench bench-quick peers neo4j-start neo4j-stop clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,10 +38,14 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check src tests bench scripts
 	$(VENV)/bin/pyright
 
-bench: $(STAMP)
+## peers: install the servers the peers benchmark compares against (npm, a separate venv)
+peers: $(STAMP)
+	$(PY) -m bench.peers_bench --install
+
+bench: $(STAMP) peers
 	$(PY) -m bench $(ARGS)
 
-bench-quick: $(STAMP)
+bench-quick: $(STAMP) peers
 	$(PY) -m bench --quick $(ARGS)
 
 neo4j-start:

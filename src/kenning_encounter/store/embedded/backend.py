@@ -139,6 +139,9 @@ class EmbeddedStore:
             except Exception:
                 conn.execute("ROLLBACK")
                 raise
+        if found < SCHEMA_VERSION:
+            # Schema changes go to the main file now, not only to the write-ahead log.
+            conn.execute("CHECKPOINT")
             if found:
                 log.info("migrated the store to schema version %d", version)
 

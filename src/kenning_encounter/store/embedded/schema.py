@@ -95,9 +95,9 @@ def _v4() -> list[str]:
         if not t.authored:
             continue
         stmts += [
-            f"ALTER TABLE {name} ADD encounter STRING DEFAULT NULL",
-            f"ALTER TABLE {name} ADD locus STRING DEFAULT NULL",
-            f"ALTER TABLE {name} ADD superseded_by STRING DEFAULT NULL",
+            f"ALTER TABLE {name} ADD encounter STRING",
+            f"ALTER TABLE {name} ADD locus STRING",
+            f"ALTER TABLE {name} ADD superseded_by STRING",
             f"MATCH (e:Encounter)-[:RECORDED]->(n:{name}) SET n.encounter = e.id, n.locus = e.locus",
             f"MATCH (s:{name})-[:SUPERSEDES]->(n:{name}) SET n.superseded_by = s.id",
         ]
