@@ -164,7 +164,7 @@ def test_search_filters_and_scores(memory: Memory) -> None:
     _record_basics(memory)
     hits = memory.search("storm", types=["Observation"])
     assert [h.name for h in hits.hits] == ["retry storm"]
-    assert hits.scores[0] > 0
+    assert hits.hits[0].score > 0
     assert memory.search("storm", types=["Concept"]).hits == []
     assert memory.search("zebra quantum").note
 

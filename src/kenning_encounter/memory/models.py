@@ -180,10 +180,41 @@ class Closed(BaseModel):
     encounter: EncounterOut
 
 
+class Hit(BaseModel):
+    """A search hit: enough to recognise and link the node (find_by_name has the rest).
+
+    Flat and without nulls on purpose: clients that validate every result against the
+    output schema pay for each optional field and nested object, on every search."""
+
+    id: str
+    type: str
+    name: str
+    description: str = Field(description="Cut at 400 characters")
+    status: str = Field(description="Question or Hypothesis status; empty for other types")
+    encounter: str
+    created_at: str
+    score: float
+
+    @classmethod
+    def of(cls, node: NodeRecord, score: float, *, max_description: int) -> Hit:
+        text = node.description
+        if len(text) > max_description:
+            text = text[: max_description - 1].rstrip() + "…"
+        return cls(
+            id=node.id,
+            type=node.type,
+            name=node.name,
+            description=text,
+            status=node.status or "",
+            encounter=node.encounter or "",
+            created_at=node.created_at,
+            score=round(score, 4),
+        )
+
+
 class SearchResult(BaseModel):
     query: str
-    hits: list[NodeOut]
-    scores: list[float]
+    hits: list[Hit]
     total_shown: int
     note: str = ""
 

@@ -8,6 +8,7 @@ from kenning_encounter.errors import InvalidInput, NotFound
 from kenning_encounter.memory import validate
 from kenning_encounter.memory.models import (
     EdgeOut,
+    Hit,
     EncounterOut,
     NameLookup,
     NodeOut,
@@ -47,18 +48,16 @@ def search(
     fetch = limit * 3 if hidden_loci else limit
     hits = store.fulltext(text, types=types, heads_only=not include_superseded, limit=fetch)
     nodes = store.read(lambda tx: tx.get_nodes([h.id for h in hits]))
-    shown: list[NodeOut] = []
-    scores: list[float] = []
+    shown: list[Hit] = []
     for hit in hits:
         node = nodes.get(hit.id)
         if node is None or not _visible(node, hidden_loci):
             continue
-        shown.append(NodeOut.of(node, max_description=_SEARCH_PREVIEW))
-        scores.append(round(hit.score, 4))
+        shown.append(Hit.of(node, hit.score, max_description=_SEARCH_PREVIEW))
         if len(shown) == limit:
             break
     note = "" if shown else "nothing matched; try other words or fewer type filters"
-    return SearchResult(query=text, hits=shown, scores=scores, total_shown=len(shown), note=note)
+    return SearchResult(query=text, hits=shown, total_shown=len(shown), note=note)
 
 
 def _chain_back(

@@ -116,7 +116,9 @@ def deleted(d: Deleted) -> str:
 def search(s: SearchResult) -> str:
     lines = [f"{s.total_shown} hit(s) for {s.query!r}:"]
     lines += [
-        f"{node_line(n)} (score {score:.2f})" for n, score in zip(s.hits, s.scores, strict=False)
+        f"- {h.type} «{h.name}» {h.id}{f' [{h.status}]' if h.status else ''}: "
+        f"{clip(h.description)} (score {h.score:.2f})"
+        for h in s.hits
     ]
     if s.note:
         lines.append(s.note)
