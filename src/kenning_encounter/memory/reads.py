@@ -8,8 +8,8 @@ from kenning_encounter.errors import InvalidInput, NotFound
 from kenning_encounter.memory import validate
 from kenning_encounter.memory.models import (
     EdgeOut,
-    Hit,
     EncounterOut,
+    Hit,
     NameLookup,
     NodeOut,
     Provenance,
