@@ -143,7 +143,7 @@ class EmbeddedStore:
             # Schema changes go to the main file now, not only to the write-ahead log.
             conn.execute("CHECKPOINT")
             if found:
-                log.info("migrated the store to schema version %d", version)
+                log.info("migrated the store from schema version %d to %d", found, SCHEMA_VERSION)
 
     def schema_version(self) -> int:
         return self._read(lambda tx: tx.meta("schema_version"))
