@@ -308,20 +308,20 @@ def _open_database(path: Path) -> ladybug.Database:
     the store reopens replaying up to the damage: every committed transaction lies
     before it.
     """
+    wal = path.with_name(path.name + ".wal")
     try:
         return ladybug.Database(str(path), buffer_pool_size=BUFFER_POOL_BYTES)
-    except RuntimeError as exc:
-        if "wal" not in str(exc).lower():
+    except (RuntimeError, ValueError) as exc:
+        # Another owner's lock is not damage; and with no log there is nothing to cut.
+        if "lock" in str(exc).lower() or not wal.exists():
             raise
-        wal = path.with_name(path.name + ".wal")
-        if wal.exists():
-            kept = wal.with_name(f"{wal.name}.damaged-{int(time.time())}")
-            shutil.copy2(wal, kept)
-            log.warning(
-                "write-ahead log damaged (%s); replaying up to the damage, copy kept at %s",
-                exc,
-                kept,
-            )
+        kept = wal.with_name(f"{wal.name}.damaged-{int(time.time())}")
+        shutil.copy2(wal, kept)
+        log.warning(
+            "write-ahead log unreadable (%s); replaying up to the damage, copy kept at %s",
+            exc,
+            kept,
+        )
         return ladybug.Database(
             str(path), buffer_pool_size=BUFFER_POOL_BYTES, throw_on_wal_replay_failure=False
         )
