@@ -29,31 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from kenning_encounter.store.records import EncounterRecord, NodeRecord
+from kenning_encounter.textproc import MONTH_NAMES
 
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 _SESSION_TIME = re.compile(
     r"^\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.I
 )
-_MONTHS = {
-    name: number
-    for number, name in enumerate(
-        (
-            "january",
-            "february",
-            "march",
-            "april",
-            "may",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-        ),
-        start=1,
-    )
-}
+_MONTHS = {name: number for number, name in enumerate(MONTH_NAMES, start=1)}
 _EVIDENCE_ID = re.compile(r"^D:?0*(\d+):0*(\d+)$")
 _EVIDENCE_SPLIT = re.compile(r"[;,\s]+")
 

@@ -148,7 +148,7 @@ class TimeWindow:
         return 1.0 - late / self.slack
 
 
-_MONTH_NAMES: Final = (
+MONTH_NAMES: Final = (
     "january",
     "february",
     "march",
@@ -162,7 +162,7 @@ _MONTH_NAMES: Final = (
     "november",
     "december",
 )
-_MONTH_RE: Final = r"(" + "|".join(m[:3] + r"(?:" + m[3:] + r")?" for m in _MONTH_NAMES) + r")\.?"
+_MONTH_RE: Final = r"(" + "|".join(m[:3] + r"(?:" + m[3:] + r")?" for m in MONTH_NAMES) + r")\.?"
 _DAY_RE: Final = r"(\d{1,2})(?:st|nd|rd|th)?"
 _DAY_MONTH_YEAR = re.compile(rf"\b{_DAY_RE}(?:\s+of)?\s+{_MONTH_RE},?\s*(\d{{4}})\b", re.I)
 _MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH_RE}\s+{_DAY_RE},?\s*(\d{{4}})\b", re.I)
@@ -180,7 +180,7 @@ _RELATIVE: Final = {
 
 
 def _month_number(name: str) -> int:
-    return next(i + 1 for i, m in enumerate(_MONTH_NAMES) if m.startswith(name.lower()[:3]))
+    return next(i + 1 for i, m in enumerate(MONTH_NAMES) if m.startswith(name.lower()[:3]))
 
 
 def _day(year: int, month: int, day: int, span: tuple[int, int]) -> TimeWindow | None:
@@ -223,7 +223,7 @@ def time_window(prompt: str, *, now: datetime | None = None) -> TimeWindow | Non
         return _month(int(m.group(2)), _month_number(m.group(1)), m.span())
     if m := _MONTH_ALONE.search(prompt):
         number = _month_number(m.group(1))
-        return TimeWindow(None, None, timedelta(0), number, _MONTH_NAMES[number - 1], m.span())
+        return TimeWindow(None, None, timedelta(0), number, MONTH_NAMES[number - 1], m.span())
     if m := _YEAR.search(prompt):
         year = int(m.group(1))
         start = datetime(year, 1, 1, tzinfo=UTC)
