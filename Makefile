@@ -36,7 +36,7 @@ test-only: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench scripts
 	$(VENV)/bin/ruff format --check src tests bench scripts
-	$(VENV)/bin/pyright
+	$(VENV)/bin/pyright --pythonpath $(PY)
 
 ## peers: install the servers the peers benchmark compares against (npm, a separate venv)
 peers: $(STAMP)
