@@ -108,6 +108,13 @@ def _engine(memory: Memory) -> Engine | None:
 
 def build_services(settings: Settings, memory: Memory) -> Services:
     meaning, unavailable = _meaning(settings, memory)
+    if unavailable is not None:
+        log.warning(
+            "meaning matcher unavailable (%s): infusion runs on the lexical path and says so; "
+            "%s, or pass --matcher off",
+            unavailable.reason,
+            unavailable.detail,
+        )
     infuser = Infuser(
         memory.store,
         preset(settings.infusion_preset, budget_chars=settings.infusion_budget),
