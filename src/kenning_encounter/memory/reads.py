@@ -19,7 +19,7 @@ from kenning_encounter.memory.models import (
 from kenning_encounter.memory.writes import resolve
 from kenning_encounter.store.port import GraphStore, ReadTx
 from kenning_encounter.store.records import NodeRecord
-from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, PROVENANCE_RELATION_TYPES
+from kenning_encounter.vocabulary import PROVENANCE_RELATION_TYPES
 
 MAX_LIMIT = 100
 MAX_DEPTH = 10
@@ -164,14 +164,5 @@ def trace_provenance(
             recorded_in=EncounterOut.of(encounter) if encounter else None,
             depth=depth,
         )
-
-    return store.read(work)
-
-
-def counts(store: GraphStore) -> dict[str, int]:
-    """Live node counts per type (heads only), for get_schema."""
-
-    def work(tx: ReadTx) -> dict[str, int]:
-        return {t: len(tx.recent_heads(t, 1_000_000)) for t in AUTHORED_NODE_TYPES}
 
     return store.read(work)

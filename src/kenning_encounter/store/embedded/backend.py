@@ -43,7 +43,6 @@ T = TypeVar("T")
 
 # Table functions that only describe the schema; everything else is refused.
 _READ_PROCEDURES = frozenset({"show_tables", "table_info", "db_version", "show_connection"})
-_WRITE_KEYWORDS = ("COPY", "EXPORT", "IMPORT", "LOAD", "ATTACH", "INSTALL")
 _LOCK_PID = re.compile(r"Lock is held by PID (\d+)")
 
 
@@ -227,11 +226,6 @@ class EmbeddedStore:
         """Commit staged index changes now (the flusher would do it within a moment)."""
         self._index.flush()
 
-    def rebuild_index(self) -> int:
-        with self._write_lock:
-            clock = self.read(lambda tx: tx.clock())
-            return self._read(lambda tx: self._index.rebuild(self._all_index_docs(tx), clock))
-
     # --- read_cypher ----------------------------------------------------------
     def read_cypher(
         self,
@@ -242,11 +236,9 @@ class EmbeddedStore:
         char_cap: int,
         timeout_s: float,
     ) -> CypherResult:
-        bare = check_read_only(query, _READ_PROCEDURES)
-        upper = bare.upper()
-        for word in _WRITE_KEYWORDS:
-            if re.search(rf"\b{word}\b", upper):
-                raise ReadOnlyViolation(f"{word} is not allowed")
+        # The shared gate refuses COPY, EXPORT, IMPORT, LOAD, ATTACH and INSTALL too: in
+        # this engine they touch files even inside a read-only transaction.
+        check_read_only(query, _READ_PROCEDURES)
         with self._reader() as conn:
             conn.set_query_timeout(int(timeout_s * 1000))
             conn.execute("BEGIN TRANSACTION READ ONLY")
