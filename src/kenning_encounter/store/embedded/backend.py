@@ -32,6 +32,7 @@ from kenning_encounter.errors import (
 )
 from kenning_encounter.store.cypher_guard import check_read_only
 from kenning_encounter.store.embedded import queries as q
+from kenning_encounter.store.embedded.nodecache import LazySnapshot, NodeCache, SnapshotMoved
 from kenning_encounter.store.embedded.schema import MIGRATIONS, SCHEMA_VERSION
 from kenning_encounter.store.embedded.textindex import IndexDoc, TextIndex
 from kenning_encounter.store.embedded.tx import EmbeddedTx, Tracer, node_to_index_doc
@@ -74,6 +75,7 @@ class EmbeddedStore:
         for _ in range(read_pool):
             self._readers.put(ladybug.Connection(db))
         self._closed = False
+        self._nodes = NodeCache()
         self._migrate()
         self._index = TextIndex(data_dir / "textindex")
         self._sync_index()
@@ -157,7 +159,11 @@ class EmbeddedStore:
             try:
                 tx = EmbeddedTx(conn, clock=self._clock, writable=True, tracer=self._tracer)
                 result = work(tx)
-                conn.execute("COMMIT")
+                self._nodes.bump()
+                try:
+                    conn.execute("COMMIT")
+                finally:
+                    self._nodes.bump()
             except BaseException:
                 with contextlib.suppress(RuntimeError):
                     conn.execute("ROLLBACK")
@@ -183,13 +189,24 @@ class EmbeddedStore:
 
     def _read(self, work: Callable[[EmbeddedTx], T]) -> T:
         with self._reader() as conn:
-            conn.execute("BEGIN TRANSACTION READ ONLY")
             try:
-                return work(
-                    EmbeddedTx(conn, clock=self._clock, writable=False, tracer=self._tracer)
+                return self._read_on(conn, work, self._nodes)
+            except SnapshotMoved:
+                # A commit landed between the cached nodes and the snapshot: again, uncached.
+                return self._read_on(conn, work, None)
+
+    def _read_on(
+        self, conn: ladybug.Connection, work: Callable[[EmbeddedTx], T], cache: NodeCache | None
+    ) -> T:
+        snapshot = LazySnapshot(conn, cache)
+        try:
+            return work(
+                EmbeddedTx(
+                    conn, clock=self._clock, writable=False, tracer=self._tracer, snapshot=snapshot
                 )
-            finally:
-                conn.execute("ROLLBACK")
+            )
+        finally:
+            snapshot.close()
 
     # --- lexical search -------------------------------------------------------
     def fulltext(

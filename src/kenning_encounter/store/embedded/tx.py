@@ -15,6 +15,7 @@ import ladybug
 
 from kenning_encounter.errors import StoreError
 from kenning_encounter.store.embedded import queries as q
+from kenning_encounter.store.embedded.nodecache import LazySnapshot
 from kenning_encounter.store.embedded.textindex import IndexDoc
 from kenning_encounter.store.port import Subgraph
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
@@ -117,8 +118,11 @@ class EmbeddedTx:
         clock: Callable[[], str],
         writable: bool,
         tracer: Tracer | None,
+        snapshot: LazySnapshot | None = None,
     ) -> None:
         self._conn = conn
+        # A read transaction opens its snapshot at its first statement (nodecache.py).
+        self._snapshot = snapshot
         self._clock = clock
         self._writable = writable
         self._tracer = tracer
@@ -129,6 +133,8 @@ class EmbeddedTx:
 
     # --- the one execute path ---------------------------------------------------
     def _run(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        if self._snapshot is not None:
+            self._snapshot.ensure_open()
         started = time.perf_counter()
         args = params or {}
         result = self._conn.execute(query, args)
@@ -168,6 +174,17 @@ class EmbeddedTx:
         return self.meta("clock")
 
     def get_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
+        if self._snapshot is None:
+            return self._fetch_nodes(node_ids)
+        cached = self._snapshot.cached(list(node_ids))
+        missing = [i for i in node_ids if i not in cached]
+        if not missing:
+            return cached
+        fetched = self._fetch_nodes(missing)
+        self._snapshot.offer(fetched)
+        return cached | fetched
+
+    def _fetch_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
         by_label: dict[str, list[str]] = {}
         for node_id in node_ids:
             label = type_of_id(node_id)
