@@ -21,6 +21,7 @@ from kenning_encounter.server.context import AppContext, Runtime
 from kenning_encounter.server.info import package_version
 from kenning_encounter.server.manual import HOWTO_URI, howto_text, instructions
 from kenning_encounter.server.registry import ToolGroup, ToolRegistrar
+from kenning_encounter.server.stdio import KenningMCPServer
 
 SERVER_NAME: Final = "kenning-encounter"
 
@@ -55,7 +56,7 @@ def build_server(
         async with runtime.session() as context:
             yield context
 
-    server: MCPServer[AppContext] = MCPServer(
+    server: MCPServer[AppContext] = KenningMCPServer(
         SERVER_NAME,
         title="kenning-encounter memory",
         instructions=instructions(settings),

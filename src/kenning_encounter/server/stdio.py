@@ -1,0 +1,261 @@
+"""The stdio wire without threads: the event loop reads and writes the pipes itself.
+
+The SDK's stdio transport reads each line and writes each answer through a
+worker thread, so every call wakes two threads besides the event loop. On a
+quiet machine a sleeping thread takes a while to wake, and those hops cost more
+than a search does. Here the loop watches private copies of fd 0 and 1 through
+asyncio's pipe transports; the SDK still parses, dispatches and answers every
+message.
+
+As in the SDK, while serving fd 0 reads the null device and fd 1 writes to
+stderr, so a stray print (ours or a library's) cannot corrupt the protocol;
+both are restored on exit.
+
+When the client closes stdin, the requests it sent before are answered before
+the server stops (for up to DRAIN_SECONDS): a script may pipe its requests in
+and close at once. When stdin or stdout is not a pipe or socket (a regular
+file, a terminal), asyncio cannot watch it and the SDK's transport serves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import logging
+import os
+import stat
+from collections.abc import AsyncGenerator, Generator
+from typing import Any
+
+import anyio
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+
+from kenning_encounter.server.context import AppContext
+
+log = logging.getLogger(__name__)
+
+# One JSON-RPC message per line; a batch of entities can be large, so the limit
+# only guards memory against a client that never sends a newline.
+MAX_LINE = 64 * 1024 * 1024
+DRAIN_SECONDS = 30.0
+
+Incoming = SessionMessage | Exception
+
+
+def _watchable(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+async def next_line(reader: asyncio.StreamReader) -> bytes | None:
+    """The next line (a last one may lack its newline); None at the end of input.
+
+    A line longer than the reader's limit is skipped, with a warning."""
+    skipped = 0
+    while True:
+        try:
+            line = await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial if exc.partial and not skipped else None
+        except asyncio.LimitOverrunError as exc:
+            # Drop what is buffered of the oversized line; its newline ends the skipping.
+            skipped += len(await reader.readexactly(exc.consumed))
+            continue
+        if not skipped:
+            return line
+        log.warning("skipped a message of %d bytes on stdin (the limit)", skipped + len(line))
+        skipped = 0
+
+
+class _Pending:
+    """Requests read and not yet answered, so the end of input can wait for them."""
+
+    def __init__(self) -> None:
+        self._ids: set[types.RequestId] = set()
+        self._changed = anyio.Event()
+
+    def asked(self, message: types.JSONRPCMessage) -> None:
+        if isinstance(message, types.JSONRPCRequest):
+            self._ids.add(message.id)
+        elif isinstance(message, types.JSONRPCNotification) and (
+            message.method == "notifications/cancelled"
+        ):
+            self.answered((message.params or {}).get("requestId"))
+
+    def answered(self, request_id: object) -> None:
+        if request_id in self._ids:
+            self._ids.discard(request_id)  # pyright: ignore[reportArgumentType]
+            self._changed.set()
+            self._changed = anyio.Event()
+
+    async def drained(self, seconds: float) -> None:
+        with anyio.move_on_after(seconds) as scope:
+            while self._ids:
+                await self._changed.wait()
+        if scope.cancelled_caught:
+            log.warning("stdin closed; %d request(s) still unanswered, stopping", len(self._ids))
+
+
+async def _read(
+    reader: asyncio.StreamReader,
+    send: MemoryObjectSendStream[Incoming],
+    pending: _Pending,
+    drain_seconds: float,
+    scope: anyio.CancelScope,
+) -> None:
+    with scope:
+        await _read_lines(reader, send, pending, drain_seconds)
+
+
+async def _read_lines(
+    reader: asyncio.StreamReader,
+    send: MemoryObjectSendStream[Incoming],
+    pending: _Pending,
+    drain_seconds: float,
+) -> None:
+    async with send:
+        while (line := await next_line(reader)) is not None:
+            try:
+                message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            except Exception as exc:  # the SDK answers a malformed message itself
+                await send.send(exc)
+                continue
+            pending.asked(message)
+            await send.send(SessionMessage(message))
+        await pending.drained(drain_seconds)
+
+
+class _PipeOut(asyncio.Protocol):
+    """The write end: waits while the pipe is full, knows when the client has gone."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.WriteTransport | None = None
+        self._writable = asyncio.Event()
+        self._writable.set()
+        self.gone: asyncio.Future[Exception | None] = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.WriteTransport)
+        self.transport = transport
+
+    def pause_writing(self) -> None:
+        self._writable.clear()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._writable.set()
+        if not self.gone.done():
+            self.gone.set_result(exc)
+
+    async def write(self, data: bytes) -> None:
+        if self.gone.done() or self.transport is None:
+            raise ConnectionResetError("stdout is closed")
+        self.transport.write(data)
+        await self._writable.wait()
+
+    async def close(self, seconds: float) -> None:
+        """Close once everything written has reached the pipe (or ``seconds`` pass)."""
+        if self.transport is not None:
+            self.transport.close()
+        with anyio.move_on_after(seconds):
+            await self.gone
+
+
+async def _write(
+    out: _PipeOut,
+    receive: MemoryObjectReceiveStream[SessionMessage],
+    pending: _Pending,
+    reading: anyio.CancelScope,
+) -> None:
+    async with receive:
+        async for item in receive:
+            message = item.message
+            data = message.model_dump_json(by_alias=True, exclude_unset=True)
+            try:
+                await out.write(data.encode("utf-8") + b"\n")
+            except ConnectionError as exc:
+                # Nobody can hear the answers: stop reading, so the server ends.
+                if not reading.cancel_called:
+                    log.info("the client closed stdout (%s); stopping", exc)
+                    reading.cancel()
+                continue  # keep taking answers, so the server never waits on a dead pipe
+            if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+                pending.answered(message.id)
+
+
+@contextlib.contextmanager
+def _claimed(fd: int, diversion: int) -> Generator[int]:
+    """A private duplicate of ``fd`` for the wire, while ``fd`` itself points at ``diversion``."""
+    private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    try:
+        os.dup2(diversion, fd)
+    finally:
+        os.close(diversion)
+    try:
+        yield private
+    finally:
+        os.dup2(private, fd)
+        os.close(private)
+
+
+@contextlib.asynccontextmanager
+async def stdio_streams(
+    drain_seconds: float = DRAIN_SECONDS,
+) -> AsyncGenerator[tuple[Any, Any]]:
+    """The (read, write) message streams over this process's stdin and stdout."""
+    if not (_watchable(0) and _watchable(1)):
+        async with stdio_server() as streams:
+            yield streams
+        return
+    loop = asyncio.get_running_loop()
+    with (
+        _claimed(0, os.open(os.devnull, os.O_RDONLY)) as wire_in,
+        _claimed(1, os.dup(2)) as wire_out,
+    ):
+        reader = asyncio.StreamReader(limit=MAX_LINE)
+        in_transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader),
+            os.fdopen(os.dup(wire_in), "rb", buffering=0),
+        )
+        _, out = await loop.connect_write_pipe(
+            _PipeOut, os.fdopen(os.dup(wire_out), "wb", buffering=0)
+        )
+        incoming_send, incoming = anyio.create_memory_object_stream[Incoming](0)
+        outgoing, outgoing_receive = anyio.create_memory_object_stream[SessionMessage](0)
+        pending = _Pending()
+        reading = anyio.CancelScope()
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(_read, reader, incoming_send, pending, drain_seconds, reading)
+                group.start_soon(_write, out, outgoing_receive, pending, reading)
+                try:
+                    yield incoming, outgoing
+                finally:
+                    reading.cancel()
+                    # The writer ends once the server's side is closed and written.
+                    outgoing.close()
+        finally:
+            in_transport.close()
+            await out.close(drain_seconds)
+
+
+class KenningMCPServer(MCPServer[AppContext]):
+    """The SDK's server, serving stdio over the thread-free wire above."""
+
+    async def run_stdio_async(self) -> None:
+        async with stdio_streams() as (read_stream, write_stream):
+            await self._lowlevel_server.run(
+                read_stream,
+                write_stream,
+                self._lowlevel_server.create_initialization_options(),
+            )

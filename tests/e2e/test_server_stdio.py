@@ -1,0 +1,228 @@
+"""Our stdio wire: clean protocol, large messages, piped scripts, a client that leaves.
+
+Every server here is a real subprocess; the client is mcp.Client or raw
+JSON-RPC lines, as a script would send them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from kenning_encounter.server.stdio import _Pending, next_line  # pyright: ignore[reportPrivateUsage]
+from tests.e2e.conftest import ROOT, SESSION, call_ok, clean_environ, server_command
+
+pytestmark = [pytest.mark.usefixtures("clean_env")]
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "a script", "version": "1"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def _lines(*messages: dict[str, Any]) -> str:
+    return "".join(json.dumps(m) + "\n" for m in messages)
+
+
+def _serve(data_dir: Path) -> list[str]:
+    return server_command(
+        "serve", "--transport", "stdio", "--data-dir", str(data_dir), "--matcher", "off"
+    )
+
+
+def _answers(stdout: str) -> dict[Any, dict[str, Any]]:
+    found: dict[Any, dict[str, Any]] = {}
+    for line in stdout.splitlines():
+        message = json.loads(line)  # every line on stdout is protocol
+        if "id" in message:
+            found[message["id"]] = message
+    return found
+
+
+def test_requests_piped_in_are_answered_before_the_server_stops(tmp_path: Path) -> None:
+    search = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "search", "arguments": {"query": "retry storm"}},
+    }
+    ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
+    # Closed right after the last request, which has no newline at all.
+    script = _lines(INITIALIZE, INITIALIZED, search) + json.dumps(ping)
+    done = subprocess.run(
+        _serve(tmp_path / "memory"),
+        input=script,
+        capture_output=True,
+        text=True,
+        env=clean_environ(),
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    answers = _answers(done.stdout)
+    assert set(answers) == {1, 2, 3}
+    assert answers[2]["result"]["structuredContent"]["hits"] == []
+    assert answers[3]["result"] == {}
+
+
+def test_stdin_from_a_file_is_served_by_the_sdk_transport(tmp_path: Path) -> None:
+    """A regular file cannot be watched by the event loop: the SDK's threads read it."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(_lines(INITIALIZE, INITIALIZED), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    with requests.open("rb") as stdin, out.open("wb") as stdout:
+        done = subprocess.run(
+            _serve(tmp_path / "memory"),
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            env=clean_environ(),
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr
+    answers = _answers(out.read_text(encoding="utf-8"))
+    assert answers[1]["result"]["serverInfo"]["name"] == "kenning-encounter"
+
+
+def test_the_server_stops_when_the_client_closes_its_end_of_stdout(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        _serve(tmp_path / "memory"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=clean_environ(),
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        proc.stdin.write(_lines(INITIALIZE, INITIALIZED).encode())
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        proc.stdout.close()  # gone, while stdin stays open
+        proc.stdin.write(_lines({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode())
+        proc.stdin.flush()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdin.close()
+    with proc.stderr:
+        assert "the client closed stdout" in proc.stderr.read().decode()
+
+
+@pytest.mark.anyio
+async def test_stray_writes_to_stdout_go_to_stderr(tmp_path: Path) -> None:
+    errlog = (tmp_path / "stderr.log").open("w+", encoding="utf-8")
+    script = ROOT / "tests" / "support" / "noisy_stdio_server.py"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[str(script)],
+        env=clean_environ(PYTHONPATH=str(ROOT / "src") + ":" + str(ROOT)),
+    )
+    with errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            for word in ("one", "two"):
+                result = await client.call_tool("shout", {"word": word})
+                assert not result.is_error
+                assert [getattr(c, "text", "") for c in result.content] == [f"heard {word}"]
+        errlog.seek(0)
+        noise = errlog.read()
+    for word in ("one", "two"):
+        for where in ("print", "fd1", "buffer"):
+            assert f"{where} {word}" in noise
+
+
+@pytest.mark.anyio
+async def test_a_batch_larger_than_a_pipe_buffer_goes_through(tmp_path: Path) -> None:
+    cmd = _serve(tmp_path / "memory")
+    params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=clean_environ())
+    entities = [
+        {
+            "type": "Observation",
+            "name": f"long reading {i}",
+            "description": f"gauge {i} " + "drifted upward overnight " * 120,
+        }
+        for i in range(40)
+    ]
+    assert len(json.dumps(entities)) > 100_000
+    async with Client(params) as client:
+        await call_ok(client, "advance_encounter", {"session_id": SESSION, "purpose": "load"})
+        created = await call_ok(
+            client, "create_entities", {"session_id": SESSION, "entities": entities}
+        )
+        assert len(created["created"]) == 40
+        found = await call_ok(client, "search", {"query": "gauge 17 drifted", "limit": 100})
+        assert found["hits"][0]["name"] == "long reading 17"
+
+
+async def _all_lines(data: bytes, limit: int) -> list[bytes]:
+    reader = asyncio.StreamReader(limit=limit)
+    reader.feed_data(data)
+    reader.feed_eof()
+    lines: list[bytes] = []
+    while (line := await next_line(reader)) is not None:
+        lines.append(line)
+    return lines
+
+
+def test_a_line_over_the_limit_is_skipped_and_the_next_one_read(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    big = b"x" * 300
+    with caplog.at_level(logging.WARNING):
+        lines = asyncio.run(_all_lines(b"first\n" + big + b"\nthird\nlast", 64))
+    assert lines == [b"first\n", b"third\n", b"last"]
+    assert "skipped a message of 301 bytes" in caplog.text
+
+
+def test_input_ending_inside_an_oversized_line_ends_the_lines() -> None:
+    assert asyncio.run(_all_lines(b"first\n" + b"y" * 300, 64)) == [b"first\n"]
+
+
+def test_the_end_of_input_waits_for_unanswered_requests_only_so_long(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import mcp_types as types
+
+    def request(i: int) -> types.JSONRPCRequest:
+        return types.JSONRPCRequest(jsonrpc="2.0", id=i, method="ping")
+
+    async def scenario() -> tuple[float, float]:
+        pending = _Pending()
+        pending.asked(request(1))
+        pending.asked(request(2))
+        pending.answered(1)
+        pending.asked(
+            types.JSONRPCNotification(
+                jsonrpc="2.0", method="notifications/cancelled", params={"requestId": 2}
+            )
+        )
+        began = time.perf_counter()
+        await pending.drained(5.0)  # nothing left: returns at once
+        quick = time.perf_counter() - began
+        pending.asked(request(3))
+        began = time.perf_counter()
+        await pending.drained(0.2)  # never answered: gives up
+        return quick, time.perf_counter() - began
+
+    with caplog.at_level(logging.WARNING):
+        quick, bounded = asyncio.run(scenario())
+    assert quick < 1.0
+    assert 0.15 < bounded < 3.0
+    assert "1 request(s) still unanswered" in caplog.text
