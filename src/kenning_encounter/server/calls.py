@@ -1,7 +1,11 @@
 """The one path every tool call takes: run the service, render, or refuse.
 
 Services are synchronous and may wait on the store's write lock, so they run
-on a worker thread. A refusal (any ``KenningError``, or a request the models
+on a worker thread. The exception is a quick read (a lookup bounded by its own
+limit, such as search) on stdio: there the server has one client, which waits
+for the answer, and handing a millisecond of work to a thread and back costs
+two thread wake-ups, often more than the work. Such a read runs on the event
+loop, when the store is the embedded one (a Neo4j read waits on the network). A refusal (any ``KenningError``, or a request the models
 reject) becomes the SDK's ``ToolError``: the client sees ``isError: true`` with
 our message. A result is never a success that describes a failure.
 """
@@ -39,21 +43,29 @@ def _validation_message(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def _inline_reads(app: AppContext) -> bool:
+    return app.settings.transport == "stdio" and app.settings.store == "embedded"
+
+
 async def run_tool(
     ctx: ToolContext,
     work: Callable[[AppContext], M],
     render: Callable[[M], str],
     *,
     deadline: float | None = None,
+    quick: bool = False,
 ) -> CallToolResult:
     """Run ``work`` off the event loop; structured result plus a short text rendering.
 
     ``deadline`` (seconds) bounds read tools only: a write that outlives a
     deadline may still commit, and answering "failed" then would be a lie.
+    ``quick`` marks a read bounded by its own limits, run inline on stdio.
     """
     app = app_of(ctx)
     try:
-        if deadline is None:
+        if quick and _inline_reads(app):
+            result = work(app)
+        elif deadline is None:
             result = await anyio.to_thread.run_sync(work, app)
         else:
             with anyio.fail_after(deadline):

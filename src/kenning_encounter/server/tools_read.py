@@ -61,6 +61,7 @@ def register(tools: ToolRegistrar) -> None:
             ),
             render.search,
             deadline=deadline,
+            quick=True,
         )
 
     @tools.tool(ToolKind.READ, title="Look a node up by name")
@@ -69,7 +70,11 @@ def register(tools: ToolRegistrar) -> None:
     ) -> Annotated[CallToolResult, NameLookup]:
         """The live node carrying this name (or id), with its older revisions."""
         return await run_tool(
-            ctx, lambda app: app.memory.find_by_name(name), render.name_lookup, deadline=deadline
+            ctx,
+            lambda app: app.memory.find_by_name(name),
+            render.name_lookup,
+            deadline=deadline,
+            quick=True,
         )
 
     @tools.tool(ToolKind.READ, title="Trace what a node rests on")
@@ -124,7 +129,10 @@ def register(tools: ToolRegistrar) -> None:
     async def get_schema(ctx: ToolContext) -> Annotated[CallToolResult, Schema]:
         """The node types, relation types, endpoint rules and status effects, and the store."""
         return await run_tool(
-            ctx, lambda app: Schema.model_validate(app.memory.get_schema()), render.schema
+            ctx,
+            lambda app: Schema.model_validate(app.memory.get_schema()),
+            render.schema,
+            quick=True,
         )
 
     @tools.tool(ToolKind.READ, title="Node types")
@@ -134,6 +142,7 @@ def register(tools: ToolRegistrar) -> None:
             ctx,
             lambda app: NodeTypes.model_validate({"node_types": app.memory.list_node_types()}),
             render.node_types,
+            quick=True,
         )
 
     @tools.tool(ToolKind.READ, title="Relation types")
@@ -145,6 +154,7 @@ def register(tools: ToolRegistrar) -> None:
                 {"relation_types": app.memory.list_relation_types()}
             ),
             render.relation_types,
+            quick=True,
         )
 
     @tools.tool(ToolKind.READ, title="The whole vocabulary")
@@ -156,4 +166,5 @@ def register(tools: ToolRegistrar) -> None:
                 {k: v for k, v in app.memory.get_schema().items() if k != "store"}
             ),
             render.vocabulary,
+            quick=True,
         )
