@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -124,3 +125,16 @@ async def test_tools_carry_schemas_written_for_a_model(tmp_path: Path) -> None:
     assert tools["delete_entities"].annotations.destructive_hint  # type: ignore[union-attr]
     entity = tools["create_entities"].input_schema["$defs"]["EntityIn"]["properties"]
     assert "Observation" in entity["type"]["description"]
+
+
+async def test_search_results_are_described_in_place(tmp_path: Path) -> None:
+    """A validating client resolves each $ref once per hit, on every search: none."""
+    async with Client(server_for(tmp_path / "memory")) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    schema = tools["search"].output_schema or {}
+    assert "$ref" not in json.dumps(schema)
+    hit = schema["properties"]["hits"]["items"]
+    assert set(hit["required"]) == {
+        "id", "type", "name", "description", "status", "encounter", "created_at", "score"
+    }  # fmt: skip
+    assert all("anyOf" not in p for p in hit["properties"].values()), "a hit field is nullable"

@@ -6,9 +6,9 @@ written for a model reader: what the field means, what is allowed, an example.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from kenning_encounter.store.records import EncounterRecord, NodeRecord
 
@@ -200,7 +200,8 @@ class Hit(BaseModel):
         text = node.description
         if len(text) > max_description:
             text = text[: max_description - 1].rstrip() + "…"
-        return cls(
+        # Built unchecked: every value comes typed from the store, and a search builds many.
+        return cls.model_construct(
             id=node.id,
             type=node.type,
             name=node.name,
@@ -212,9 +213,14 @@ class Hit(BaseModel):
         )
 
 
+# The hit's schema written out in place rather than referenced: a validating client
+# resolves a reference once per hit, on every search.
+InlineHit = Annotated[Hit, WithJsonSchema(Hit.model_json_schema())]
+
+
 class SearchResult(BaseModel):
     query: str
-    hits: list[Hit]
+    hits: list[InlineHit]
     total_shown: int
     note: str = ""
 
