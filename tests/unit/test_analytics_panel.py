@@ -253,3 +253,17 @@ def test_concurrent_calls_match_sequential_ones() -> None:
     assert errors == []
     assert len(results) == 3
     assert all(r == expected for r in results)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_percentiles_are_average_ranks_like_scipy(seed: int) -> None:
+    from scipy.stats import rankdata
+
+    from kenning_encounter.analytics.sections import percentiles
+
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 6, size=40).astype(np.float64)  # many ties
+    expected = (rankdata(values, method="average") - 1.0) / 39
+    np.testing.assert_allclose(percentiles(values), expected)
+    assert percentiles(np.array([3.0])).tolist() == [1.0]
+    assert percentiles(np.array([2.0, 2.0])).tolist() == [0.5, 0.5]

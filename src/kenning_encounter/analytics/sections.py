@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import rankdata
 
 from kenning_encounter.analytics.engine import (
     Clustering,
@@ -117,7 +116,16 @@ def percentiles(values: FloatArray) -> FloatArray:
     n = values.shape[0]
     if n < 2:
         return np.ones(n)
-    return (np.asarray(rankdata(values, method="average"), dtype=np.float64) - 1.0) / (n - 1)
+    # Average ranks, 0-based (scipy.stats.rankdata would cost the server 0.4 s of start-up).
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts_run = np.concatenate(([True], ordered[1:] != ordered[:-1]))
+    starts = np.flatnonzero(starts_run)
+    ends = np.append(starts[1:], n)
+    run_of = np.cumsum(starts_run) - 1
+    ranks = np.empty(n, dtype=np.float64)
+    ranks[order] = ((starts + ends - 1) / 2.0)[run_of]
+    return ranks / (n - 1)
 
 
 def everyone(n: int) -> IntArray:
