@@ -12,6 +12,7 @@ functions, or query terms and document terms will not meet.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -55,8 +56,9 @@ def _undouble(stem: str) -> str:
     return stem
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """Fold inflected forms of a lowercase word onto one key."""
+    """Fold inflected forms of a lowercase word onto one key (pure, so remembered)."""
     if len(word) <= 3 or not word.isalpha():
         return word
     if word.endswith("ies") and len(word) > 4:

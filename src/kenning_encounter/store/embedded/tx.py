@@ -388,40 +388,39 @@ class EmbeddedTx:
         self._run(q.ENC_TOMBSTONES, {"name": encounter, "count": count})
 
     def create_nodes(self, records: Sequence[NodeRecord], encounter: str) -> None:
-        """Batch creation: one statement per type, not per node."""
+        """Batch creation: two statements per type and two for all the names."""
         self._require_writable()
         by_label: dict[str, list[NodeRecord]] = {}
         for record in records:
             by_label.setdefault(record.type, []).append(record)
         for label, group in by_label.items():
+            if label not in NODE_TYPES:
+                raise StoreError(f"internal: unknown label {label}")
             cols = _columns(label)
             assignments = ", ".join(f"{c}: r.{c}" for c in cols)
             rows = [_row_for(record, cols) for record in group]
-            create = q.NODES_CREATE.format(label=label, assignments=assignments)
-            if label not in NODE_TYPES:
-                raise StoreError(f"internal: unknown label {label}")
-            self._run(create, {"rows": rows})
-            record_q = q.render(q.NODES_RECORD, label=label)
+            self._run(q.NODES_CREATE.format(label=label, assignments=assignments), {"rows": rows})
             self._run(
-                record_q, {"ids": [r.id for r in group], "encounter": encounter, "tick": self.tick}
+                q.render(q.NODES_RECORD, label=label),
+                {"ids": [r.id for r in group], "encounter": encounter, "tick": self.tick},
             )
-            # A name already held is being passed down a supersession chain.
-            held = self.head_ids_by_names([r.name for r in group])
-            moved = [{"name": r.name, "id": r.id} for r in group if r.name in held]
-            fresh = [{"name": r.name, "id": r.id} for r in group if r.name not in held]
-            if fresh:
-                self._run(q.NAMES_CREATE, {"rows": fresh})
-            if moved:
-                self._run(q.NAMES_MOVE, {"rows": moved})
-            for record in group:
-                if label == "Component":
-                    key = _component_key(record)
-                    # A revision that keeps its source takes the bookmark over.
-                    held = self._run(q.SOURCE_GET, {"key": key})
-                    self._run(
-                        q.SOURCE_MOVE if held else q.SOURCE_PUT, {"key": key, "id": record.id}
-                    )
-                self.index_upserts.append(node_to_index_doc(record))
+        # A name already held is being passed down a supersession chain.
+        held = self.head_ids_by_names([r.name for r in records])
+        moved = [{"name": r.name, "id": r.id} for r in records if r.name in held]
+        fresh = [{"name": r.name, "id": r.id} for r in records if r.name not in held]
+        if fresh:
+            self._run(q.NAMES_CREATE, {"rows": fresh})
+        if moved:
+            self._run(q.NAMES_MOVE, {"rows": moved})
+        for record in records:
+            if record.type == "Component":
+                key = _component_key(record)
+                # A revision that keeps its source takes the bookmark over.
+                source_held = self._run(q.SOURCE_GET, {"key": key})
+                self._run(
+                    q.SOURCE_MOVE if source_held else q.SOURCE_PUT, {"key": key, "id": record.id}
+                )
+            self.index_upserts.append(node_to_index_doc(record))
 
     def create_edge(self, edge: EdgeRecord) -> None:
         self._require_writable()
