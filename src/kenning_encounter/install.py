@@ -14,6 +14,13 @@ writes nothing the second time; ``--uninstall`` removes what is ours, drops
 containers only our entries filled, and deletes a file left holding ``{}``.
 A file that is not valid JSON is refused before anything is written; writes go
 through a temporary file and ``os.replace`` so a crash never leaves half a file.
+
+The hook script is standard-library Python. At user scope the hooks run it
+where the package is installed. At project scope the settings file is usually
+committed, and an absolute path into one person's site-packages would break for
+everyone else, so the script is copied to ``<DIR>/.claude/hooks/`` and run
+through ``$CLAUDE_PROJECT_DIR``; installing again refreshes the copy, and
+``--uninstall`` removes it.
 """
 
 from __future__ import annotations
@@ -57,6 +64,11 @@ class Target:
     settings_file: Path
 
 
+VENDORED_HOOK = Path(".claude") / "hooks" / "kenning_encounter_infuse_hook.py"
+# Claude Code sets this for every hook command; it is the project's root.
+PROJECT_DIR_REF = '"$CLAUDE_PROJECT_DIR"'
+
+
 def hook_script() -> Path:
     return Path(__file__).resolve().parent / "hooks" / "infuse_hook.py"
 
@@ -75,11 +87,11 @@ def hook_base_url(mcp_url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{path}"
 
 
-def hook_commands(mcp_url: str) -> dict[str, JsonObject]:
-    """The hook entry wanted under each event."""
+def hook_commands(mcp_url: str, script: str | None = None) -> dict[str, JsonObject]:
+    """The hook entry wanted under each event; ``script`` as the shell should see it."""
     base = hook_base_url(mcp_url)
     url_arg = "" if base == DEFAULT_HOOK_URL else f" --url {shlex.quote(base)}"
-    script = shlex.quote(str(hook_script()))
+    script = script or shlex.quote(str(hook_script()))
     # -S skips site-packages processing, which is most of Python's start-up
     # time on a machine with many packages; the hook needs only the stdlib.
     return {
@@ -242,6 +254,50 @@ def write_json(path: Path, doc: JsonObject) -> None:
 
 
 @dataclass
+class ScriptChange:
+    """The project's copy of the hook script: written, refreshed or removed."""
+
+    path: Path
+    before: bytes | None
+    after: bytes | None
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def commit(self) -> None:
+        if not self.changed:
+            return
+        if self.after is None:
+            self.path.unlink(missing_ok=True)
+            # .claude/hooks, then .claude: rmdir refuses a directory that holds anything.
+            with contextlib.suppress(OSError):
+                self.path.parent.rmdir()
+                self.path.parent.parent.rmdir()
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(self.after)
+            os.chmod(temp, 0o644)
+            os.replace(temp, self.path)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+
+
+def plan_script(path: Path, uninstall: bool) -> ScriptChange:
+    try:
+        before = path.read_bytes()
+    except FileNotFoundError:
+        before = None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc}; nothing was written") from exc
+    return ScriptChange(path, before, None if uninstall else hook_script().read_bytes())
+
+
+@dataclass
 class Change:
     path: Path
     before: JsonObject | None
@@ -337,20 +393,29 @@ def run_install(argv: list[str]) -> int:
         target = resolve_target(args)
         url = check_url(args.url)
         entry = None if args.uninstall else server_entry(url, dict(os.environ))
-        wanted = {} if args.uninstall else hook_commands(url)
-        changes = [
-            plan(
-                target.mcp_file,
-                lambda doc: apply_server(doc, entry, target.mcp_file),
-                args.uninstall,
-            ),
+        script: ScriptChange | None = None
+        shell_path: str | None = None
+        if target.scope == "project":
+            script = plan_script(target.mcp_file.parent / VENDORED_HOOK, args.uninstall)
+            shell_path = f"{PROJECT_DIR_REF}/{VENDORED_HOOK.as_posix()}"
+        wanted = {} if args.uninstall else hook_commands(url, shell_path)
+        mcp_change = plan(
+            target.mcp_file,
+            lambda doc: apply_server(doc, entry, target.mcp_file),
+            args.uninstall,
+        )
+        changes: list[Change | ScriptChange] = [
+            mcp_change,
             plan(
                 target.settings_file,
                 lambda doc: apply_hooks(doc, wanted, target.settings_file),
                 args.uninstall,
             ),
         ]
-        # Both files were read and checked before either is written.
+        # The script before the settings that run it (and after them on the way out).
+        if script is not None:
+            changes = [*changes, script] if args.uninstall else [script, *changes]
+        # Every file was read and checked before any is written.
         for change in changes:
             change.commit()
     except (ConfigError, OSError) as exc:
@@ -360,6 +425,6 @@ def run_install(argv: list[str]) -> int:
     for change in changes:
         state = f"{verb} {change.path}" if change.changed else f"{change.path} unchanged"
         print(f"kenning-encounter ({target.scope} scope): {state}")
-    if not args.uninstall and target.scope == "project" and changes[0].changed:
+    if not args.uninstall and target.scope == "project" and mcp_change.changed:
         print("Claude Code asks once to approve project MCP servers from .mcp.json.")
     return 0

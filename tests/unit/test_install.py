@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from kenning_encounter.install import SERVER_NAME, hook_script, run_install
+from kenning_encounter.install import SERVER_NAME, VENDORED_HOOK, hook_script, run_install
 
 OTHER_SETTINGS: dict[str, object] = {
     "permissions": {"allow": ["Bash(ls:*)"]},
@@ -82,8 +83,9 @@ def test_fresh_project_gets_server_and_three_hooks(tmp_path: Path) -> None:
     assert load(mcp) == {
         "mcpServers": {SERVER_NAME: {"type": "http", "url": "http://127.0.0.1:8765/mcp/"}}
     }
-    script = shlex.quote(str(hook_script()))
-    assert hook_script().is_file()
+    # The settings are committed with the project: the hook runs from the project's copy.
+    script = '"$CLAUDE_PROJECT_DIR"/.claude/hooks/kenning_encounter_infuse_hook.py'
+    assert (tmp_path / VENDORED_HOOK).read_bytes() == hook_script().read_bytes()
     assert our_commands(load(settings)) == {
         "UserPromptSubmit": [f"python3 -S {script} --mode prompt"],
         "SessionStart": [f"python3 -S {script} --mode session-start"],
@@ -133,7 +135,7 @@ def test_second_install_changes_nothing(tmp_path: Path, capsys: pytest.CaptureFi
     assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
     assert (mcp.read_bytes(), settings.read_bytes()) == first
     assert (mcp.stat().st_mtime_ns, settings.stat().st_ino) == stats
-    assert capsys.readouterr().out.count("unchanged") == 2
+    assert capsys.readouterr().out.count("unchanged") == 3
 
 
 def test_uninstall_restores_the_original(tmp_path: Path) -> None:
@@ -350,10 +352,17 @@ def test_missing_project_directory_is_refused(
 
 
 def test_registered_command_runs_through_a_shell(tmp_path: Path) -> None:
-    assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
-    [command] = our_commands(load(tmp_path / ".claude" / "settings.json"))["SessionStart"]
+    """Run as Claude Code runs it, from a clone of the project somewhere else."""
+    first = tmp_path / "alice" / "project"
+    first.mkdir(parents=True)
+    assert run_install(["claude-code", "--project", str(first)]) == 0
+    clone = tmp_path / "bob" / "checkout"
+    shutil.copytree(first, clone)
+    shutil.rmtree(first)
+    [command] = our_commands(load(clone / ".claude" / "settings.json"))["SessionStart"]
     env = {key: value for key, value in os.environ.items() if key != "KENNING_ENCOUNTER_URL"}
     env["KENNING_ENCOUNTER_URL"] = "http://127.0.0.1:1"
+    env["CLAUDE_PROJECT_DIR"] = str(clone)
     done = subprocess.run(
         command,
         shell=True,
@@ -366,3 +375,33 @@ def test_registered_command_runs_through_a_shell(tmp_path: Path) -> None:
     assert (done.returncode, done.stderr) == (0, b"")
     output = json.loads(done.stdout)
     assert "session_id is s-42" in output["hookSpecificOutput"]["additionalContext"]
+
+
+def test_user_scope_runs_the_installed_script(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    assert run_install(["claude-code", "--user"]) == 0
+    [command] = our_commands(load(home / ".claude" / "settings.json"))["UserPromptSubmit"]
+    assert command == f"python3 -S {shlex.quote(str(hook_script()))} --mode prompt"
+    assert not (home / VENDORED_HOOK).exists()
+
+
+def test_the_project_copy_is_refreshed_and_removed_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vendored = tmp_path / VENDORED_HOOK
+    neighbour = vendored.parent / "format-on-save.sh"
+    vendored.parent.mkdir(parents=True)
+    neighbour.write_text("#!/bin/sh\n")
+    vendored.write_text("# an older version of our hook\n")
+
+    assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
+    assert vendored.read_bytes() == hook_script().read_bytes()
+    assert f"registered in {vendored}" in capsys.readouterr().out
+
+    assert run_install(["claude-code", "--project", str(tmp_path), "--uninstall"]) == 0
+    assert not vendored.exists()
+    assert neighbour.read_text() == "#!/bin/sh\n"
