@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, LiteralString, cast
@@ -433,3 +435,54 @@ def test_catalog_on_gds_drops_what_it_made(driver: Driver, engine: GdsEngine) ->
     finally:
         catalog.close()
     assert not set(recording.made) & _graphs(driver)
+
+
+def _project_tiny(driver: Driver, name: str) -> None:
+    params = {"graph": name, "isolated": [], "sources": [0], "targets": [1]}
+    driver.execute_query(q.PROJECT, params)
+
+
+def test_graphs_left_by_stopped_servers_on_this_host_are_dropped(
+    driver: Driver, engine: GdsEngine
+) -> None:
+    """A server killed mid-orient cannot drop its graph; the next store to open does."""
+    from kenning_encounter.store.neo4j.gds import graph_owner_prefix, sweep_orphans
+    from tests.support.backends import open_neo4j_store
+
+    stopped = subprocess.Popen([sys.executable, "-c", "pass"])
+    stopped.wait()
+    names = {
+        "stopped": graph_owner_prefix(stopped.pid) + "a",
+        "stopped again": graph_owner_prefix(stopped.pid) + "e",
+        "live": graph_owner_prefix(os.getppid()) + "b",
+        "this process": graph_owner_prefix() + "c",
+        "another host": "kenning-some.other.host-1-d",
+        "older naming": "kenning-" + "0" * 32,
+        "not ours": "someone-elses-graph",
+    }
+    for name in names.values():
+        _project_tiny(driver, name)
+    try:
+        assert sorted(sweep_orphans(driver)) == [names["stopped"], names["stopped again"]]
+        kept = set(names.values()) - {names["stopped"], names["stopped again"]}
+        assert kept <= _graphs(driver)
+        assert not {names["stopped"], names["stopped again"]} & _graphs(driver)
+
+        _project_tiny(driver, names["stopped"])  # died again: opening a store sweeps
+        store = open_neo4j_store()
+        if isinstance(store, str):
+            _unavailable(store)
+        store.close()
+        assert names["stopped"] not in _graphs(driver)
+    finally:
+        for name in names.values():
+            driver.execute_query(q.DROP, {"graph": name})
+
+
+def test_graph_names_carry_their_maker(engine: GdsEngine) -> None:
+    from kenning_encounter.store.neo4j.gds import graph_owner_prefix
+
+    nodes, edges = synthetic(120)
+    with engine.load(build_projection(nodes, edges)) as graph:
+        assert isinstance(graph, GdsGraph)
+        assert graph.graph_name.startswith(graph_owner_prefix())

@@ -241,6 +241,16 @@ class Neo4jStore:
             if row is not None:
                 self.server_version = f"{row['name']} {row['version']} ({row['edition']})"
             self.gds_version = self._read_gds_version(s)
+        if self.gds_version is not None:
+            self._sweep_gds()
+
+    def _sweep_gds(self) -> None:
+        from kenning_encounter.store.neo4j.gds import sweep_orphans
+
+        try:
+            sweep_orphans(self._driver, self.database)
+        except StoreError as exc:  # housekeeping: never a reason not to start
+            log.warning("could not look for GDS graphs left by stopped servers: %s", exc)
 
     @staticmethod
     def _read_gds_version(session: Session) -> str | None:

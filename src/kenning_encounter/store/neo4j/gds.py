@@ -4,8 +4,11 @@
 fresh name, from the projection's own arrays passed as parameters (node ids are
 positions), so it reads nothing stored in the database and two loads never
 share a graph. The graph is dropped by ``close`` (and by ``__exit__``), and by
-``load`` itself when projecting fails part-way. The relationship types it
-holds are described in ``gds_queries``.
+``load`` itself when projecting fails part-way. A server that dies cannot drop
+its graphs, so each name carries the host and PID of its maker, and the store
+drops, when it opens, the graphs of this host's processes that are gone
+(``sweep_orphans``). The relationship types a graph holds are described in
+``gds_queries``.
 
 How each algorithm keeps the conventions of ``analytics.engine``, so the two
 engines agree on the same projection:
@@ -59,6 +62,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import re
+import socket
 import threading
 import uuid
 from collections.abc import Generator, Sequence
@@ -97,6 +103,50 @@ logger = logging.getLogger(__name__)
 # GDS runs at most four.
 DEFAULT_CONCURRENCY = 1
 GRAPH_PREFIX = "kenning-"
+
+
+def _host_tag() -> str:
+    return re.sub(r"[^A-Za-z0-9.]", "_", socket.gethostname()) or "host"
+
+
+def graph_owner_prefix(pid: int | None = None) -> str:
+    """The name prefix of the graphs one process makes: host and PID, so a server
+    starting later can tell the graphs of a server that died from live ones."""
+    return f"{GRAPH_PREFIX}{_host_tag()}-{os.getpid() if pid is None else pid}-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def sweep_orphans(driver: Driver, database: str = "neo4j") -> list[str]:
+    """Drop the GDS graphs that servers on this host left when they died; their names.
+
+    Only graphs named by a process of this host that is gone are dropped; graphs of
+    live processes, of other hosts and of anything else are left alone.
+    """
+    mine = f"{GRAPH_PREFIX}{_host_tag()}-"
+    with _translated("listing the GDS graphs"):
+        records, _, _ = driver.execute_query(q.LIST_GRAPHS, database_=database)
+    dropped: list[str] = []
+    for name in records[0]["graphs"] if records else []:
+        owner = str(name)[len(mine) :].split("-", 1)[0] if str(name).startswith(mine) else ""
+        if not owner.isdigit() or int(owner) == os.getpid() or _alive(int(owner)):
+            continue
+        with _translated("dropping a GDS graph a stopped server left"):
+            driver.execute_query(q.DROP, {"graph": name}, database_=database)
+        dropped.append(str(name))
+    if dropped:
+        logger.info("dropped %d GDS graph(s) left by stopped servers on this host", len(dropped))
+    return dropped
+
+
 UNKNOWN_FUNCTION = "Neo.ClientError.Statement.SyntaxError"
 
 
@@ -204,7 +254,7 @@ class GdsGraph:
         self._degree = np.bincount(
             np.concatenate((self._simple_sources, self._simple_targets)), minlength=n
         ).astype(np.int64)
-        self.graph_name = f"{GRAPH_PREFIX}{uuid.uuid4().hex}"
+        self.graph_name = f"{graph_owner_prefix()}{uuid.uuid4().hex}"
         try:
             self._project()
         except BaseException:
