@@ -270,3 +270,34 @@ def test_a_component_revision_keeps_its_source(memory: Memory) -> None:
     )  # undo the revision: the old bookmark holds the source again
     with pytest.raises(Exception, match=old.id):
         memory.create_entities(S1, [{"type": "Component", "name": "again", **source}])
+
+
+def test_the_answer_to_a_write_is_what_the_next_call_needs(memory: Memory) -> None:
+    _record_basics(memory)
+    old = memory.find_by_name("cron overlap").node
+    created = memory.create_entities(
+        S1,
+        [
+            {"type": "Question", "name": "which cron", "description": "Which job is it?"},
+            {
+                "type": "Hypothesis",
+                "name": "cron overlap, narrowed",
+                "description": "The nightly backup cron overlaps the deploy window.",
+                "supersedes": "cron overlap",
+                "revision_why": "the backup job is the one",
+            },
+        ],
+    )
+    question, revision = created.created
+    assert (question.type, question.name, question.status, question.revises) == (
+        "Question", "which cron", "open", ""
+    )  # fmt: skip
+    assert (revision.status, revision.revises) == ("untested", old.id)
+    # find_by_name takes an id too; an older revision's id leads to the head.
+    assert memory.find_by_name(revision.id).node.name == "cron overlap, narrowed"
+    by_old_id = memory.find_by_name(old.id)
+    assert (by_old_id.node.id, by_old_id.resolved_from) == (revision.id, old.id)
+    # The text sent is not sent back: one time for the batch, ids, names, statuses.
+    assert set(created.model_dump()) == {"encounter", "tick", "created_at", "created"}
+    assert set(created.created[0].model_dump()) == {"id", "type", "name", "status", "revises"}
+    assert created.created_at == memory.find_by_name("which cron").node.created_at

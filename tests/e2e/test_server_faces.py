@@ -127,14 +127,23 @@ async def test_tools_carry_schemas_written_for_a_model(tmp_path: Path) -> None:
     assert "Observation" in entity["type"]["description"]
 
 
-async def test_search_results_are_described_in_place(tmp_path: Path) -> None:
-    """A validating client resolves each $ref once per hit, on every search: none."""
+@pytest.mark.parametrize(
+    ("tool", "path", "fields"),
+    [
+        ("search", "hits", {"id", "type", "name", "description", "status", "encounter",
+                            "created_at", "score"}),
+        ("create_entities", "created", {"id", "type", "name", "status", "revises"}),
+    ],
+)  # fmt: skip
+async def test_long_lists_are_flat_and_described_in_place(
+    tmp_path: Path, tool: str, path: str, fields: set[str]
+) -> None:
+    """A validating client checks each item against the output schema, resolving any
+    $ref and nullable field per item, on every call: lists of many items have none."""
     async with Client(server_for(tmp_path / "memory")) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    schema = tools["search"].output_schema or {}
+    schema = tools[tool].output_schema or {}
     assert "$ref" not in json.dumps(schema)
-    hit = schema["properties"]["hits"]["items"]
-    assert set(hit["required"]) == {
-        "id", "type", "name", "description", "status", "encounter", "created_at", "score"
-    }  # fmt: skip
-    assert all("anyOf" not in p for p in hit["properties"].values()), "a hit field is nullable"
+    item = schema["properties"][path]["items"]
+    assert set(item["required"]) == set(item["properties"]) == fields
+    assert all("anyOf" not in p for p in item["properties"].values()), "a nullable field"

@@ -155,10 +155,28 @@ class ReEntry(BaseModel):
     )
 
 
+class RecordedNode(BaseModel):
+    """A node just recorded: what the next call needs to link it. Its text is what the
+    caller sent, so it is not sent back; flat and without nulls, like a search hit."""
+
+    id: str
+    type: str
+    name: str
+    status: str = Field(description="Question or Hypothesis status; empty for other types")
+    revises: str = Field(description="Id of the node this one supersedes; empty if none")
+
+    @classmethod
+    def of(cls, node: NodeRecord, revises: str = "") -> RecordedNode:
+        return cls.model_construct(
+            id=node.id, type=node.type, name=node.name, status=node.status or "", revises=revises
+        )
+
+
 class Created(BaseModel):
     encounter: str
     tick: int
-    created: list[NodeOut]
+    created_at: str = Field(description="When the batch was recorded (one time for all)")
+    created: list[Annotated[RecordedNode, WithJsonSchema(RecordedNode.model_json_schema())]]
 
 
 class Related(BaseModel):

@@ -16,7 +16,7 @@ from kenning_encounter.memory.models import (
     Revision,
     SearchResult,
 )
-from kenning_encounter.memory.writes import resolve
+from kenning_encounter.memory.writes import is_node_id, resolve
 from kenning_encounter.store.port import GraphStore, ReadTx
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.vocabulary import PROVENANCE_RELATION_TYPES
@@ -97,7 +97,8 @@ def find_by_name(
     ref = validate.text(name, "name", required=True, limit=validate.MAX_NAME)
 
     def work(tx: ReadTx) -> NameLookup | None:
-        node_id = tx.head_id_by_name(ref)
+        # A name first (names are exact), else an id, as the tool promises.
+        node_id = tx.head_id_by_name(ref) or (ref if is_node_id(ref) else None)
         node = tx.get_node(node_id) if node_id else None
         if node is None:
             return None

@@ -25,7 +25,7 @@ from kenning_encounter.memory.models import (
     Deleted,
     EdgeOut,
     EntityIn,
-    NodeOut,
+    RecordedNode,
     Related,
     RelationIn,
 )
@@ -39,6 +39,10 @@ _ID = re.compile(r"^[a-z]{3}_[0-9a-f]{12}$")
 
 def new_id(node_type: str) -> str:
     return f"{NODE_TYPES[node_type].id_prefix}_{uuid.uuid4().hex[:12]}"
+
+
+def is_node_id(ref: str) -> bool:
+    return _ID.match(ref) is not None
 
 
 def resolve(tx: ReadTx, ref: str, field: str) -> NodeRecord:
@@ -150,8 +154,12 @@ def create_entities(
         for new, old, why in links:
             tx.create_edge(EdgeRecord(new.id, old.id, "SUPERSEDES", tx.tick, encounter.name, why))
         tx.touch_encounter(encounter.name)
+        revised = {new.id: old.id for new, old, _ in links}
         created = Created(
-            encounter=encounter.name, tick=tx.tick, created=[NodeOut.of(r) for r in records]
+            encounter=encounter.name,
+            tick=tx.tick,
+            created_at=tx.now,
+            created=[RecordedNode.of(r, revised.get(r.id, "")) for r in records],
         )
         return created, records
 

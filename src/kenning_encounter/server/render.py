@@ -19,6 +19,7 @@ from kenning_encounter.memory.models import (
     NameLookup,
     NodeOut,
     Provenance,
+    RecordedNode,
     ReEntry,
     Related,
     SearchResult,
@@ -89,11 +90,17 @@ def closed(c: Closed) -> str:
     return f"Sealed encounter {e.name} of session {e.session_id!r} at {e.sealed_at}."
 
 
+def recorded_line(n: RecordedNode) -> str:
+    status = f" ({n.status})" if n.status else ""
+    revises = f", revising {n.revises}" if n.revises else ""
+    return f"- {n.type} {n.id} {n.name!r}{status}{revises}"
+
+
 def created(c: Created) -> str:
     return "\n".join(
         [
             f"Recorded {len(c.created)} node(s) in {c.encounter} at tick {c.tick}:",
-            *map(node_line, c.created),
+            *map(recorded_line, c.created),
         ]
     )
 
