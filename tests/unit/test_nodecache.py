@@ -155,17 +155,28 @@ def test_the_cache_keeps_the_newest_up_to_its_capacity() -> None:
     assert set(cache.get(generation, ["a", "b", "c", "d", "e"])) == {"c", "d", "e"}
 
 
-def test_a_bump_empties_the_cache_and_refuses_older_offers() -> None:
+def test_a_commit_drops_what_it_changed_and_refuses_older_offers() -> None:
     cache = NodeCache()
     old = cache.generation
-    cache.offer(old, {"a": _node("a")})
-    cache.bump()
-    assert cache.get(old, ["a"]) == {} and len(cache) == 0
-    cache.offer(old, {"b": _node("b")})  # read before the commit: refused
-    assert len(cache) == 0
-    cache.bump()
-    cache.offer(cache.generation, {"c": _node("c")})
-    assert set(cache.get(cache.generation, ["c"])) == {"c"}
+    cache.offer(old, {"a": _node("a"), "b": _node("b")})
+    cache.begin_commit()
+    assert cache.get(cache.generation, ["a"]) == {}, "no reads from the cache mid-commit"
+    cache.offer(cache.generation, {"x": _node("x")})  # read mid-commit: refused
+    cache.end_commit({"a"}, [_node("c")])
+    now = cache.generation
+    assert now % 2 == 0 and now != old
+    assert set(cache.get(now, ["a", "b", "c", "x"])) == {"b", "c"}
+    assert cache.get(old, ["b"]) == {}, "a reader of the older state is served by the engine"
+    cache.offer(old, {"d": _node("d")})  # read before the commit: refused
+    assert "d" not in cache.get(now, ["d"])
+
+
+def test_a_failed_commit_empties_the_cache() -> None:
+    cache = NodeCache()
+    cache.offer(cache.generation, {"a": _node("a")})
+    cache.begin_commit()
+    cache.end_commit(None)
+    assert len(cache) == 0 and cache.generation % 2 == 0
 
 
 def test_a_store_opened_again_starts_with_an_empty_cache(tmp_path: Path) -> None:
@@ -184,3 +195,95 @@ def test_a_store_opened_again_starts_with_an_empty_cache(tmp_path: Path) -> None
         assert _status(again, q1) == "resolved"
     finally:
         again.close()
+
+
+def test_the_cache_agrees_with_the_engine_through_every_kind_of_write(
+    embedded: EmbeddedStore,
+) -> None:
+    """After each write, every node read through the cache equals the engine's copy:
+    created nodes of every type with every property, statuses moved and restored,
+    revisions made and undone, nodes forgotten."""
+    from kenning_encounter.memory import operator
+
+    memory = _memory(embedded)
+    seen: set[str] = set()
+
+    def agree(step: str) -> None:
+        ids = sorted(seen)
+        cached = embedded.read(lambda tx: tx.get_nodes(ids))
+        again = embedded.read(lambda tx: tx.get_nodes(ids))  # now surely from the cache
+        engine = embedded.read_uncached(lambda tx: tx.get_nodes(ids))
+        assert cached == engine, step
+        assert again == engine, step
+
+    created = memory.create_entities(
+        S,
+        [
+            {"type": "Observation", "name": "o1", "description": "seen",
+             "t_observed": "2026-11-02T09:00:00Z"},
+            {"type": "Question", "name": "q1", "description": "why"},
+            {"type": "Hypothesis", "name": "h1", "description": "because",
+             "status": "untested"},
+            {"type": "Concept", "name": "c1", "description": "an idea"},
+            {"type": "Note", "name": "n1"},
+            {"type": "Component", "name": "retry.py", "source_kind": "file",
+             "source_label": "auth", "source_key": "src/retry.py"},
+            {"type": "Citation", "name": "rfc", "kind": "url", "uri": "https://example.org/rfc",
+             "snapshot": "2026-11-01T00:00:00Z"},
+        ],
+    )  # fmt: skip
+    seen.update(n.id for n in created.created)
+    agree("created, never read: the cache holds them as written")
+    memory.create_relations(
+        S,
+        [
+            {"source": "o1", "type": "RESOLVES", "target": "q1"},
+            {"source": "o1", "type": "CHALLENGES", "target": "h1"},
+        ],
+    )
+    agree("statuses moved by relations")
+    revised = memory.create_entities(
+        S,
+        [{"type": "Concept", "name": "c2", "description": "a better idea",
+          "supersedes": "c1", "revision_why": "sharper"}],
+    )  # fmt: skip
+    seen.update(n.id for n in revised.created)
+    agree("a revision supersedes")
+    memory.delete_relations(S, [{"source": "o1", "type": "RESOLVES", "target": "q1"}])
+    agree("a relation undone restores a status")
+    memory.delete_entities(S, ["c2"])
+    agree("a revision undone makes the old node a head again")
+    operator.forget(embedded, ["n1"])
+    agree("a node forgotten")
+    assert len(embedded.read(lambda tx: tx.get_nodes(sorted(seen)))) == len(seen) - 2
+
+
+def test_every_statement_that_changes_a_node_reports_it() -> None:
+    """The cache learns of node changes from EmbeddedTx's write methods. A new statement
+    that changes authored nodes must report them too: then add it here."""
+    import re
+
+    from kenning_encounter.store.embedded import queries
+
+    changing = re.compile(r"CREATE \(n:|SET n\.|DELETE n\b")
+    found = {
+        name
+        for name, value in vars(queries).items()
+        if isinstance(value, str) and name.isupper() and changing.search(value)
+    }
+    assert found == {"NODES_CREATE", "NODE_SET_SUCCESSOR", "NODE_SET_STATUS", "NODE_DELETE"}
+
+
+def test_the_cache_is_bounded_by_size_too() -> None:
+    cache = NodeCache(capacity=1_000, max_bytes=10_500)
+    big = [
+        NodeRecord(f"n{i}", "Note", f"n{i}", "x" * 3_000, 1, "2026-11-29T00:00:00Z")
+        for i in range(5)
+    ]
+    cache.offer(cache.generation, {n.id: n for n in big})
+    assert 0 < cache.weight <= 10_500
+    assert set(cache.get(cache.generation, [n.id for n in big])) == {"n2", "n3", "n4"}
+    cache.begin_commit()
+    cache.end_commit({"n3"})
+    assert set(cache.get(cache.generation, ["n2", "n3", "n4"])) == {"n2", "n4"}
+    assert cache.weight == 2 * (400 + 3_000)

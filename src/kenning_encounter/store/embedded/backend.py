@@ -159,11 +159,16 @@ class EmbeddedStore:
             try:
                 tx = EmbeddedTx(conn, clock=self._clock, writable=True, tracer=self._tracer)
                 result = work(tx)
-                self._nodes.bump()
+                self._nodes.begin_commit()
                 try:
                     conn.execute("COMMIT")
-                finally:
-                    self._nodes.bump()
+                except BaseException:
+                    self._nodes.end_commit(None)
+                    raise
+                # Created nodes go in as written: a node changed after its creation
+                # in the same write is dropped instead.
+                created = [n for n in tx.created_nodes if n.id not in tx.changed_nodes]
+                self._nodes.end_commit(tx.changed_nodes, created)
             except BaseException:
                 with contextlib.suppress(RuntimeError):
                     conn.execute("ROLLBACK")
@@ -194,6 +199,11 @@ class EmbeddedStore:
             except SnapshotMoved:
                 # A commit landed between the cached nodes and the snapshot: again, uncached.
                 return self._read_on(conn, work, None)
+
+    def read_uncached(self, work: Callable[[ReadTx], T]) -> T:
+        """A read that bypasses the node cache: for checking the cache itself."""
+        with self._reader() as conn:
+            return self._read_on(conn, work, None)
 
     def _read_on(
         self, conn: ladybug.Connection, work: Callable[[EmbeddedTx], T], cache: NodeCache | None

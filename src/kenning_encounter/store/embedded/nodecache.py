@@ -5,10 +5,13 @@ text search that found the ids. Nodes change only when a write commits, and in
 the embedded store every write commits through one connection, so the store can
 know exactly which committed state a cached node belongs to.
 
-The protocol is a sequence lock. The generation is even while no commit is in
-flight; the writer bumps it just before COMMIT and again just after, and every
-bump empties the cache, so every cached node belongs to the state of the
-current generation. A read transaction notes the generation when it starts and
+The cache always holds nodes as the last commit left them. The protocol is a
+sequence lock: the generation is even while no commit is in flight; the writer
+makes it odd just before COMMIT, and after it drops the nodes the transaction
+changed, adds the ones it created (as written), and makes it even again. A
+failed COMMIT empties the cache. Every change to a stored node goes through
+the few write methods of ``EmbeddedTx`` that report it (a test holds the list
+of node-changing statements to them). A read transaction notes the generation when it starts and
 opens its engine snapshot only when it first needs the engine (a read served
 wholly from the cache never touches it). If the generation is unchanged once
 the snapshot is open, no commit overlapped, and the snapshot is that same
@@ -21,12 +24,20 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Iterable
 
 import ladybug
 
 from kenning_encounter.store.records import NodeRecord
 
 DEFAULT_CAPACITY = 50_000
+# Roughly what the cached nodes may hold in memory; the oldest go first past it.
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+_OVERHEAD = 400  # a record, its dict slot and its short strings, roughly
+
+
+def _weight(node: NodeRecord) -> int:
+    return _OVERHEAD + len(node.description) + sum(len(str(v)) for v in node.props.values())
 
 
 class SnapshotMoved(Exception):
@@ -34,42 +45,76 @@ class SnapshotMoved(Exception):
 
 
 class NodeCache:
-    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+    def __init__(
+        self, capacity: int = DEFAULT_CAPACITY, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
         self._capacity = capacity
+        self._max_bytes = max_bytes
         self._lock = threading.Lock()
         self._generation = 0
         self._nodes: dict[str, NodeRecord] = {}
+        self._bytes = 0
 
     @property
     def generation(self) -> int:
         return self._generation
 
-    def bump(self) -> None:
-        """A commit is about to happen, or has just happened: forget everything."""
+    def begin_commit(self) -> None:
+        """A commit is about to happen: no read may use or fill the cache until it ends."""
         with self._lock:
             self._generation += 1
-            self._nodes = {}
+
+    def end_commit(self, changed: Iterable[str] | None, created: Iterable[NodeRecord] = ()) -> None:
+        """The commit is done: drop what it changed (None: it may have changed anything),
+        keep what it created."""
+        with self._lock:
+            if changed is None:
+                self._nodes = {}
+                self._bytes = 0
+            else:
+                for node_id in changed:
+                    self._drop(node_id)
+                self._put(created)
+            self._generation += 1
+
+    def _serves(self, generation: int) -> bool:
+        return generation == self._generation and generation % 2 == 0
 
     def get(self, generation: int, ids: list[str]) -> dict[str, NodeRecord]:
         with self._lock:
-            if generation != self._generation:
+            if not self._serves(generation):
                 return {}
             nodes = self._nodes
             return {i: nodes[i] for i in ids if i in nodes}
 
     def offer(self, generation: int, found: dict[str, NodeRecord]) -> None:
         with self._lock:
-            if generation != self._generation:
-                return
-            nodes = self._nodes
-            nodes.update(found)
-            excess = len(nodes) - self._capacity
-            if excess > 0:  # oldest first out: a dict keeps insertion order
-                for stale in list(itertools.islice(nodes, excess)):
-                    del nodes[stale]
+            if self._serves(generation):
+                self._put(found.values())
+
+    def _drop(self, node_id: str) -> None:
+        gone = self._nodes.pop(node_id, None)
+        if gone is not None:
+            self._bytes -= _weight(gone)
+
+    def _put(self, records: Iterable[NodeRecord]) -> None:
+        for record in records:
+            self._drop(record.id)
+            self._nodes[record.id] = record
+            self._bytes += _weight(record)
+        # Oldest first out (a dict keeps insertion order), past either bound.
+        while self._nodes and (len(self._nodes) > self._capacity or self._bytes > self._max_bytes):
+            excess = max(1, len(self._nodes) - self._capacity)
+            for stale in list(itertools.islice(self._nodes, excess)):
+                self._drop(stale)
 
     def __len__(self) -> int:
         return len(self._nodes)
+
+    @property
+    def weight(self) -> int:
+        """Roughly the bytes the cached nodes hold."""
+        return self._bytes
 
 
 class LazySnapshot:

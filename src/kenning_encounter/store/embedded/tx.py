@@ -130,6 +130,9 @@ class EmbeddedTx:
         self._now: str | None = None
         self.index_upserts: list[IndexDoc] = []
         self.index_deletes: list[str] = []
+        # What a write does to stored nodes, for the node cache (nodecache.py).
+        self.created_nodes: list[NodeRecord] = []
+        self.changed_nodes: set[str] = set()
 
     # --- the one execute path ---------------------------------------------------
     def _run(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
@@ -400,6 +403,7 @@ class EmbeddedTx:
             assignments = ", ".join(f"{c}: r.{c}" for c in cols)
             rows = [_row_for(record, cols) for record in group]
             self._run(q.NODES_CREATE.format(label=label, assignments=assignments), {"rows": rows})
+            self.created_nodes.extend(group)
             self._run(
                 q.render(q.NODES_RECORD, label=label),
                 {"ids": [r.id for r in group], "encounter": encounter, "tick": self.tick},
@@ -449,6 +453,7 @@ class EmbeddedTx:
     def _set_successor(self, node_id: str, successor: str | None) -> None:
         label = type_of_id(node_id)
         if label is not None:
+            self.changed_nodes.add(node_id)
             query = q.render(q.NODE_SET_SUCCESSOR, label=label)
             self._run(query, {"id": node_id, "successor": successor})
 
@@ -457,6 +462,7 @@ class EmbeddedTx:
         label = type_of_id(node_id)
         if label is None:
             raise StoreError(f"internal: bad node id {node_id!r}")
+        self.changed_nodes.add(node_id)
         self._run(q.render(q.NODE_SET_STATUS, label=label), {"id": node_id, "status": status})
 
     def retarget_name(self, name: str, node_id: str) -> None:
@@ -473,6 +479,7 @@ class EmbeddedTx:
         if node.type == "Component":
             self._run(q.SOURCE_DROP, {"key": _component_key(node), "id": node_id})
         predecessors = [pid for pid, _ in self.predecessors(node_id)]
+        self.changed_nodes.add(node_id)
         self._run(q.render(q.NODE_DELETE, label=node.type), {"id": node_id})
         for pid in predecessors:
             self._set_successor(pid, None)
