@@ -37,6 +37,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Generic, TypeVar
 from urllib.parse import urlsplit
 
 from kenning_encounter.errors import ConfigError
@@ -55,6 +56,7 @@ HOOK_EVENTS = (
 )
 
 JsonObject = dict[str, object]
+C = TypeVar("C")
 
 
 @dataclass(frozen=True)
@@ -229,21 +231,13 @@ def read_json(path: Path) -> JsonObject | None:
     return doc
 
 
-def write_json(path: Path, doc: JsonObject) -> None:
-    # A dotfile manager often symlinks these files; write through the link.
-    real = Path(os.path.realpath(path))
+def _replace(real: Path, data: bytes, mode: int) -> None:
+    """Write ``data`` to ``real`` through a temporary file, so a crash leaves no half file."""
     real.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(real.stat().st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     fd, temp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temp, mode)
@@ -253,13 +247,26 @@ def write_json(path: Path, doc: JsonObject) -> None:
         raise
 
 
+def write_json(path: Path, doc: JsonObject) -> None:
+    # A dotfile manager often symlinks these files; write through the link.
+    real = Path(os.path.realpath(path))
+    try:
+        mode = stat.S_IMODE(real.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    _replace(real, text.encode("utf-8"), mode)
+
+
 @dataclass
-class ScriptChange:
-    """The project's copy of the hook script: written, refreshed or removed."""
+class _FileChange(Generic[C]):
+    """One file's content before and after the install; ``commit`` writes the difference."""
 
     path: Path
-    before: bytes | None
-    after: bytes | None
+    before: C | None
+    after: C | None
 
     @property
     def changed(self) -> bool:
@@ -269,22 +276,29 @@ class ScriptChange:
         if not self.changed:
             return
         if self.after is None:
-            self.path.unlink(missing_ok=True)
-            # .claude/hooks, then .claude: rmdir refuses a directory that holds anything.
-            with contextlib.suppress(OSError):
-                self.path.parent.rmdir()
-                self.path.parent.parent.rmdir()
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(self.after)
-            os.chmod(temp, 0o644)
-            os.replace(temp, self.path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+            self._remove()
+        else:
+            self._write(self.after)
+
+    def _remove(self) -> None:
+        raise NotImplementedError
+
+    def _write(self, after: C) -> None:
+        raise NotImplementedError
+
+
+class ScriptChange(_FileChange[bytes]):
+    """The project's copy of the hook script: written, refreshed or removed."""
+
+    def _remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+        # .claude/hooks, then .claude: rmdir refuses a directory that holds anything.
+        with contextlib.suppress(OSError):
+            self.path.parent.rmdir()
+            self.path.parent.parent.rmdir()
+
+    def _write(self, after: bytes) -> None:
+        _replace(self.path, after, 0o644)
 
 
 def plan_script(path: Path, uninstall: bool) -> ScriptChange:
@@ -297,29 +311,20 @@ def plan_script(path: Path, uninstall: bool) -> ScriptChange:
     return ScriptChange(path, before, None if uninstall else hook_script().read_bytes())
 
 
-@dataclass
-class Change:
-    path: Path
-    before: JsonObject | None
-    after: JsonObject | None
+class Change(_FileChange[JsonObject]):
+    """A settings file of Claude Code."""
 
-    @property
-    def changed(self) -> bool:
-        return self.before != self.after
+    def _remove(self) -> None:
+        real = Path(os.path.realpath(self.path))
+        real.unlink(missing_ok=True)
+        # An empty .claude directory is one the install created; rmdir
+        # refuses any directory that holds something.
+        if real.parent.name == ".claude":
+            with contextlib.suppress(OSError):
+                real.parent.rmdir()
 
-    def commit(self) -> None:
-        if not self.changed:
-            return
-        if self.after is None:
-            real = Path(os.path.realpath(self.path))
-            real.unlink(missing_ok=True)
-            # An empty .claude directory is one the install created; rmdir
-            # refuses any directory that holds something.
-            if real.parent.name == ".claude":
-                with contextlib.suppress(OSError):
-                    real.parent.rmdir()
-        else:
-            write_json(self.path, self.after)
+    def _write(self, after: JsonObject) -> None:
+        write_json(self.path, after)
 
 
 def plan(path: Path, edit: Callable[[JsonObject], None], uninstall: bool) -> Change:
