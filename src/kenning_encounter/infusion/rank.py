@@ -121,8 +121,11 @@ def rank(store: GraphStore, seeds: Sequence[Seed], cfg: InfusionConfig) -> Ranki
         len(ids), src, tgt, damping=cfg.damping, restart=restart, directed=False
     )
     mass, _, _ = power.articlerank(len(ids), src, tgt, damping=cfg.damping)
-    order = np.argsort(-focal_rank, kind="stable")
-    mass_order = np.argsort(-mass, kind="stable")
+    # Equal scores (symmetric places in the graph; equal up to rounding) go newest first,
+    # not in whatever order the store listed the nodes.
+    newest = np.asarray([-(nodes[i].tick * 100_000 + nodes[i].ord) for i in ids], dtype=np.int64)
+    order = np.lexsort((newest, -np.round(focal_rank, 12)))
+    mass_order = np.lexsort((newest, -np.round(mass, 12)))
     focal_pos = {int(i): p for p, i in enumerate(order)}
     mass_pos = {int(i): p for p, i in enumerate(mass_order)}
 
