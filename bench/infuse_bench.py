@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.store_bench import pct
-from bench.synth import generate, replay
+from bench.synth import generate, record
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.pipeline import Infuser
-from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 
 
@@ -26,11 +25,7 @@ def run_size(nodes: int, prompts: int) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="kenning-infuse-"))
     try:
         store = EmbeddedStore.open(work / "memory")
-        memory = Memory(store)
-        memory.start()
-        for _ in replay(memory, synth):
-            pass
-        store.flush_index()
+        record(store, synth)
         infuser = Infuser(store, InfusionConfig())
         queries = (synth.queries * (prompts // len(synth.queries) + 1))[:prompts]
         infuser.infuse("warm-up", queries[0])

@@ -10,7 +10,11 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kenning_encounter.memory.service import Memory
+    from kenning_encounter.store.embedded.backend import EmbeddedStore
 
 _TOPICS = (
     "retry storm", "cache eviction", "schema drift", "auth token expiry", "deploy window",
@@ -174,3 +178,15 @@ def replay(memory: Any, synth: SynthMemory) -> Iterator[tuple[Step, float]]:
         else:
             memory.close_encounter(step.session, str(step.payload))
         yield step, time.perf_counter() - started
+
+
+def record(store: EmbeddedStore, synth: SynthMemory) -> Memory:
+    """A Memory over an embedded store holding the whole history, its text index flushed."""
+    from kenning_encounter.memory.service import Memory
+
+    memory = Memory(store)
+    memory.start()
+    for _ in replay(memory, synth):
+        pass
+    store.flush_index()
+    return memory

@@ -10,11 +10,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bench.synth import generate, replay
+from bench.synth import generate, record
 
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.pipeline import Infuser
-from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 
 _ID = re.compile(r"\b[a-z]{3}_[0-9a-f]{12}\b")
@@ -25,11 +24,7 @@ def _payloads(data_dir: Path, prompts: int) -> list[str]:
     synth = generate(600, seed=5)
     store = EmbeddedStore.open(data_dir)
     try:
-        memory = Memory(store)
-        memory.start()
-        for _ in replay(memory, synth):
-            pass
-        store.flush_index()
+        record(store, synth)
         infuser = Infuser(store, InfusionConfig())
         found: list[str] = []
         for i, prompt in enumerate(synth.queries[:prompts]):
