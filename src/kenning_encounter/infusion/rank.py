@@ -123,9 +123,10 @@ def rank(store: GraphStore, seeds: Sequence[Seed], cfg: InfusionConfig) -> Ranki
     mass, _, _ = power.articlerank(len(ids), src, tgt, damping=cfg.damping)
     # Equal scores (symmetric places in the graph; equal up to rounding) go newest first,
     # not in whatever order the store listed the nodes.
-    newest = np.asarray([-(nodes[i].tick * 100_000 + nodes[i].ord) for i in ids], dtype=np.int64)
-    order = np.lexsort((newest, -np.round(focal_rank, 12)))
-    mass_order = np.lexsort((newest, -np.round(mass, 12)))
+    later_in_tick = -np.asarray([nodes[i].ord for i in ids], dtype=np.int64)
+    later_tick = -np.asarray([nodes[i].tick for i in ids], dtype=np.int64)
+    order = np.lexsort((later_in_tick, later_tick, -np.round(focal_rank, 12)))
+    mass_order = np.lexsort((later_in_tick, later_tick, -np.round(mass, 12)))
     focal_pos = {int(i): p for p, i in enumerate(order)}
     mass_pos = {int(i): p for p, i in enumerate(mass_order)}
 

@@ -47,7 +47,7 @@ def is_node_id(ref: str) -> bool:
 
 def resolve(tx: ReadTx, ref: str, field: str) -> NodeRecord:
     """A node by id, or the live node that holds a name."""
-    node_id = ref if _ID.match(ref) else tx.head_id_by_name(ref)
+    node_id = ref if is_node_id(ref) else tx.head_id_by_name(ref)
     node = tx.get_node(node_id) if node_id else None
     if node is None:
         raise NotFound("node", ref, f"{field} must name or id an existing node; try search")

@@ -5,9 +5,11 @@ on a worker thread. The exception is a quick read (a lookup bounded by its own
 limit, such as search) on stdio: there the server has one client, which waits
 for the answer, and handing a millisecond of work to a thread and back costs
 two thread wake-ups, often more than the work. Such a read runs on the event
-loop, when the store is the embedded one (a Neo4j read waits on the network). A refusal (any ``KenningError``, or a request the models
-reject) becomes the SDK's ``ToolError``: the client sees ``isError: true`` with
-our message. A result is never a success that describes a failure.
+loop, when the store is the embedded one (a Neo4j read waits on the network).
+
+A refusal (any ``KenningError``, or a request the models reject) becomes the
+SDK's ``ToolError``: the client sees ``isError: true`` with our message. A
+result is never a success that describes a failure.
 """
 
 from __future__ import annotations

@@ -111,17 +111,7 @@ async def _read(
     drain_seconds: float,
     scope: anyio.CancelScope,
 ) -> None:
-    with scope:
-        await _read_lines(reader, send, pending, drain_seconds)
-
-
-async def _read_lines(
-    reader: asyncio.StreamReader,
-    send: MemoryObjectSendStream[Incoming],
-    pending: _Pending,
-    drain_seconds: float,
-) -> None:
-    async with send:
+    with scope, send:
         while (line := await next_line(reader)) is not None:
             try:
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)

@@ -11,8 +11,10 @@ makes it odd just before COMMIT, and after it drops the nodes the transaction
 changed, adds the ones it created (as written), and makes it even again. A
 failed COMMIT empties the cache. Every change to a stored node goes through
 the few write methods of ``EmbeddedTx`` that report it (a test holds the list
-of node-changing statements to them). A read transaction notes the generation when it starts and
-opens its engine snapshot only when it first needs the engine (a read served
+of node-changing statements to them).
+
+A read transaction notes the generation when it starts and opens its engine
+snapshot only when it first needs the engine (a read served
 wholly from the cache never touches it). If the generation is unchanged once
 the snapshot is open, no commit overlapped, and the snapshot is that same
 state. If it moved, a transaction that has not yet used the cache just goes on
@@ -123,8 +125,10 @@ class LazySnapshot:
     def __init__(self, conn: ladybug.Connection, cache: NodeCache | None) -> None:
         self._conn = conn
         self._cache = cache
-        generation = cache.generation if cache is not None else 1
-        self.generation: int | None = generation if generation % 2 == 0 else None
+        # None: this transaction does not use the cache (none given, or a commit in flight).
+        self.generation: int | None = None
+        if cache is not None and cache.generation % 2 == 0:
+            self.generation = cache.generation
         self._served = False
         self._open = False
 
