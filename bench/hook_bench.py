@@ -30,6 +30,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import ModuleType
 
+from bench.stats import pct
+
 HOOK = (
     Path(__file__).resolve().parents[1] / "src" / "kenning_encounter" / "hooks" / "infuse_hook.py"
 )
@@ -124,7 +126,7 @@ def write_transcripts(folder: Path) -> tuple[Path, Path]:
 
 def percentiles(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    p95 = pct(ordered, 0.95)
     return {
         # The minimum is the cost with no interference from other processes.
         "min_ms": round(ordered[0] * 1000, 2),

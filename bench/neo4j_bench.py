@@ -18,10 +18,10 @@ answering, it returns {"skipped": reason}.
 from __future__ import annotations
 
 import os
-import statistics
 import time
 from typing import Any
 
+from bench.stats import search_versus_raw
 from bench.synth import generate, replay
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.neo4j import Neo4jStore
@@ -48,13 +48,6 @@ _RAW_SEARCH = (
     "CALL db.index.fulltext.queryNodes('bench_text', $q) YIELD node, score "
     "RETURN node.id, score LIMIT 10"
 )
-
-
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def _credentials() -> tuple[str, str]:
@@ -140,13 +133,7 @@ def run_size(uri: str, nodes: int, searches: int) -> dict[str, Any]:
         "create_entities_per_s": round(ours_rate),
         "raw_driver_per_s": round(raw_rate),
         "create_overhead_ratio": round(raw_rate / ours_rate, 2),
-        "search_p50_ms": round(statistics.median(ours_search), 3),
-        "search_p95_ms": round(pct(ours_search, 0.95), 3),
-        "raw_search_p50_ms": round(statistics.median(raw_search), 3),
-        "raw_search_p95_ms": round(pct(raw_search, 0.95), 3),
-        "search_overhead_ratio_p95": round(
-            pct(ours_search, 0.95) / max(pct(raw_search, 0.95), 1e-6), 2
-        ),
+        **search_versus_raw(ours_search, raw_search),
     }
 
 

@@ -43,6 +43,7 @@ import httpx
 from mcp import Client
 
 import kenning_encounter
+from bench.stats import pct
 from bench.synth import generate, replay
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
@@ -52,11 +53,6 @@ WARMUP = 5
 LISTENING = re.compile(r"listening on (http://\S+)")
 PROTOCOL = "2025-11-25"  # the handshake version current clients speak
 SRC = Path(kenning_encounter.__file__).resolve().parents[1]
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def _note(i: int, where: str) -> dict[str, Any]:

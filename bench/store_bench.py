@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import shutil
-import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -19,16 +18,10 @@ from typing import Any
 import ladybug
 import tantivy
 
+from bench.stats import search_versus_raw
 from bench.synth import generate, replay
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
-
-
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def _raw_create(path: Path, batches: list[list[dict[str, Any]]]) -> float:
@@ -129,13 +122,7 @@ def run_size(nodes: int, searches: int) -> dict[str, Any]:
         "create_entities_per_s": round(ours_rate),
         "raw_engine_per_s": round(raw_rate),
         "create_overhead_ratio": round(raw_rate / ours_rate, 2),
-        "search_p50_ms": round(statistics.median(ours_search), 3),
-        "search_p95_ms": round(pct(ours_search, 0.95), 3),
-        "raw_search_p50_ms": round(statistics.median(raw_search), 3),
-        "raw_search_p95_ms": round(pct(raw_search, 0.95), 3),
-        "search_overhead_ratio_p95": round(
-            pct(ours_search, 0.95) / max(pct(raw_search, 0.95), 1e-6), 1
-        ),
+        **search_versus_raw(ours_search, raw_search),
     }
 
 

@@ -25,13 +25,9 @@ from mcp.client.stdio import stdio_client
 
 from bench.peers.servers import Recipe
 from bench.peers.workload import Workload
+from bench.stats import pct
 
 CALL_TIMEOUT_S = 300.0
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def _text_chars(result: Any) -> int:
