@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from bench.stats import search_versus_raw
-from bench.synth import generate, replay
+from bench.synth import creation_time, generate
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.neo4j import Neo4jStore
 from kenning_encounter.store.neo4j.text import lucene_term, query_terms, text_props
@@ -109,12 +109,7 @@ def run_size(uri: str, nodes: int, searches: int) -> dict[str, Any]:
     try:
         memory = Memory(store)
         memory.start()
-        create_s = 0.0
-        created = 0
-        for step, seconds in replay(memory, synth):
-            if step.kind == "entities":
-                create_s += seconds
-                created += len(step.payload)
+        create_s, created = creation_time(memory, synth)
         ours_search: list[float] = []
         for query in queries:
             started = time.perf_counter()

@@ -19,7 +19,7 @@ import ladybug
 import tantivy
 
 from bench.stats import search_versus_raw
-from bench.synth import generate, replay
+from bench.synth import creation_time, generate
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 
@@ -87,12 +87,7 @@ def run_size(nodes: int, searches: int) -> dict[str, Any]:
         store = EmbeddedStore.open(work / "memory")
         memory = Memory(store)
         memory.start()
-        create_s = 0.0
-        created = 0
-        for step, seconds in replay(memory, synth):
-            if step.kind == "entities":
-                create_s += seconds
-                created += len(step.payload)
+        create_s, created = creation_time(memory, synth)
         ours_search: list[float] = []
         for query in (synth.queries * (searches // len(synth.queries) + 1))[:searches]:
             started = time.perf_counter()

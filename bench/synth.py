@@ -180,6 +180,16 @@ def replay(memory: Any, synth: SynthMemory) -> Iterator[tuple[Step, float]]:
         yield step, time.perf_counter() - started
 
 
+def creation_time(memory: Any, synth: SynthMemory) -> tuple[float, int]:
+    """Replay the whole history; the seconds spent creating entities, and how many."""
+    seconds, created = 0.0, 0
+    for step, took in replay(memory, synth):
+        if step.kind == "entities":
+            seconds += took
+            created += len(step.payload)
+    return seconds, created
+
+
 def record(store: EmbeddedStore, synth: SynthMemory) -> Memory:
     """A Memory over an embedded store holding the whole history, its text index flushed."""
     from kenning_encounter.memory.service import Memory
