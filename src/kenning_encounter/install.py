@@ -89,17 +89,46 @@ def hook_base_url(mcp_url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{path}"
 
 
+def missing_script_notice(mode: str) -> str:
+    """What the registered command prints when the hook script is gone.
+
+    Claude Code adds a prompt or session-start hook's plain stdout to the
+    context, so the model (and the person) learn the memory is not wired;
+    a session-end hook has no one to tell.
+    """
+    if mode == "session-end":
+        return ""
+    return (
+        "[kenning-encounter: hook script missing; run 'kenning-encounter install claude-code' "
+        "again — running without the memory hook]"
+    )
+
+
+def guarded_command(script: str, args: str, mode: str) -> str:
+    """A shell command that runs the hook and can never block a prompt.
+
+    Claude Code blocks the prompt when a UserPromptSubmit hook exits 2, which is
+    what ``python3`` does when it cannot open the script (a checkout committed
+    without .claude/hooks/, a moved venv, an uninstalled package). So the shell
+    checks the script first, and the command ends with ``exit 0`` whatever
+    python3 did (missing interpreter included).
+    """
+    notice = missing_script_notice(mode)
+    otherwise = f"echo {shlex.quote(notice)}" if notice else ":"
+    # -S skips site-packages processing, which is most of Python's start-up
+    # time on a machine with many packages; the hook needs only the stdlib.
+    return f"if [ -r {script} ]; then python3 -S {script} {args}; else {otherwise}; fi; exit 0"
+
+
 def hook_commands(mcp_url: str, script: str | None = None) -> dict[str, JsonObject]:
     """The hook entry wanted under each event; ``script`` as the shell should see it."""
     base = hook_base_url(mcp_url)
     url_arg = "" if base == DEFAULT_HOOK_URL else f" --url {shlex.quote(base)}"
     script = script or shlex.quote(str(hook_script()))
-    # -S skips site-packages processing, which is most of Python's start-up
-    # time on a machine with many packages; the hook needs only the stdlib.
     return {
         event: {
             "type": "command",
-            "command": f"python3 -S {script} --mode {mode}{url_arg}",
+            "command": guarded_command(script, f"--mode {mode}{url_arg}", mode),
             "timeout": timeout,
         }
         for event, mode, timeout in HOOK_EVENTS

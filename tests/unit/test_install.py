@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from kenning_encounter.install import SERVER_NAME, VENDORED_HOOK, hook_script, run_install
+from kenning_encounter.install import (
+    SERVER_NAME,
+    VENDORED_HOOK,
+    guarded_command,
+    hook_commands,
+    hook_script,
+    run_install,
+)
 
 OTHER_SETTINGS: dict[str, object] = {
     "permissions": {"allow": ["Bash(ls:*)"]},
@@ -87,9 +94,9 @@ def test_fresh_project_gets_server_and_three_hooks(tmp_path: Path) -> None:
     script = '"$CLAUDE_PROJECT_DIR"/.claude/hooks/kenning_encounter_infuse_hook.py'
     assert (tmp_path / VENDORED_HOOK).read_bytes() == hook_script().read_bytes()
     assert our_commands(load(settings)) == {
-        "UserPromptSubmit": [f"python3 -S {script} --mode prompt"],
-        "SessionStart": [f"python3 -S {script} --mode session-start"],
-        "SessionEnd": [f"python3 -S {script} --mode session-end"],
+        "UserPromptSubmit": [guarded_command(script, "--mode prompt", "prompt")],
+        "SessionStart": [guarded_command(script, "--mode session-start", "session-start")],
+        "SessionEnd": [guarded_command(script, "--mode session-end", "session-end")],
     }
     assert settings.read_text(encoding="utf-8").startswith('{\n  "hooks": {\n    "')
 
@@ -222,7 +229,7 @@ def test_non_default_url_reaches_the_hooks(tmp_path: Path) -> None:
     assert isinstance(servers, dict)
     assert servers[SERVER_NAME] == {"type": "http", "url": url}
     for commands in our_commands(load(settings)).values():
-        assert commands[0].endswith(" --url http://memory.internal:9000")
+        assert " --url http://memory.internal:9000;" in commands[0]
 
     # A new URL replaces ours in place rather than adding a second set.
     assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
@@ -385,7 +392,7 @@ def test_user_scope_runs_the_installed_script(
     monkeypatch.setenv("HOME", str(home))
     assert run_install(["claude-code", "--user"]) == 0
     [command] = our_commands(load(home / ".claude" / "settings.json"))["UserPromptSubmit"]
-    assert command == f"python3 -S {shlex.quote(str(hook_script()))} --mode prompt"
+    assert command == guarded_command(shlex.quote(str(hook_script())), "--mode prompt", "prompt")
     assert not (home / VENDORED_HOOK).exists()
 
 
@@ -405,3 +412,82 @@ def test_the_project_copy_is_refreshed_and_removed_alone(
     assert run_install(["claude-code", "--project", str(tmp_path), "--uninstall"]) == 0
     assert not vendored.exists()
     assert neighbour.read_text() == "#!/bin/sh\n"
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_a_missing_hook_script_never_blocks_a_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scope: str
+) -> None:
+    """python3 exits 2 on a script it cannot open, and exit 2 blocks the prompt.
+
+    The exact registered commands run through a shell with the script gone, and
+    once more with no python3 on PATH at all: every one exits 0, and the prompt
+    and session-start commands say in one line that the hook is not there.
+    """
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    project = tmp_path / "project"
+    project.mkdir()
+    if scope == "project":
+        assert run_install(["claude-code", "--project", str(project)]) == 0
+        settings = load(project / ".claude" / "settings.json")
+        script = project / VENDORED_HOOK
+        # A checkout committed without .claude/hooks/.
+        script.unlink()
+    else:
+        # The installed package moved away: point the registration at a copy, then remove it.
+        copy = tmp_path / "site" / "kenning_encounter" / "hooks" / "infuse_hook.py"
+        copy.parent.mkdir(parents=True)
+        shutil.copy(hook_script(), copy)
+        settings = {
+            "hooks": {
+                event: [{"hooks": [entry]}]
+                for event, entry in hook_commands(
+                    "http://127.0.0.1:8765/mcp/", shlex.quote(str(copy))
+                ).items()
+            }
+        }
+        copy.unlink()
+    commands = our_commands(settings)
+    assert set(commands) == {"UserPromptSubmit", "SessionStart", "SessionEnd"}
+    env = {
+        **os.environ,
+        "CLAUDE_PROJECT_DIR": str(project),
+        "KENNING_ENCOUNTER_URL": "http://127.0.0.1:1",
+    }
+    no_python = {**env, "PATH": str(tmp_path / "empty-bin")}
+    for event, [command] in commands.items():
+        for environment in (env, no_python):
+            done = subprocess.run(
+                ["/bin/sh", "-c", command],
+                input=b'{"session_id": "s-1", "prompt": "hello"}',
+                capture_output=True,
+                env=environment,
+                timeout=30,
+                check=False,
+            )
+            assert done.returncode == 0, (event, done.stderr)
+            if event == "SessionEnd":
+                assert done.stdout == b""
+            else:
+                assert b"hook script missing" in done.stdout
+
+
+def test_the_guard_still_runs_a_present_script(tmp_path: Path) -> None:
+    command = guarded_command(shlex.quote(str(hook_script())), "--mode prompt", "prompt")
+    env = {
+        **os.environ,
+        "KENNING_ENCOUNTER_INFUSE": "on",
+        "KENNING_ENCOUNTER_URL": "http://127.0.0.1:1",
+    }
+    done = subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=b'{"session_id": "s-1", "prompt": "hello"}',
+        capture_output=True,
+        env=env,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert b"unreachable" in done.stdout
