@@ -7,10 +7,13 @@ the order, so the test fails if the feature is removed.
 
 from __future__ import annotations
 
-from dataclasses import replace
+import math
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kenning_encounter.infusion.lexical import (
     Candidate,
@@ -19,6 +22,8 @@ from kenning_encounter.infusion.lexical import (
     LexicalConfig,
     Query,
     Term,
+    TermStats,
+    bm25_weight,
     extract_terms,
     idf,
     node_tokens,
@@ -382,3 +387,85 @@ def test_idf_is_higher_for_rarer_terms_and_never_negative() -> None:
     assert idf(stats, "plum") > idf(stats, "cak") > idf(stats, "appl") > 0.0
     assert idf(stats, "unseen") > idf(stats, "plum")
     assert stats.n_docs == 4 and stats.avg_len == 2.0
+
+
+# --- statistics an index got wrong -------------------------------------------
+# The index's figures are input to this layer: whatever they say, every weight and
+# score stays a finite number >= 0, so a damaged index can cost quality, never a crash.
+
+
+@dataclass(frozen=True)
+class _Stated:
+    """Statistics as an index reported them, consistent or not."""
+
+    n_docs: int
+    avg_len: float
+    frequencies: dict[str, int] = field(default_factory=dict[str, int])
+
+    def doc_freq(self, term: str) -> int:
+        return self.frequencies.get(term, 0)
+
+
+def _mixed_memory() -> list[NodeRecord]:
+    nodes, _ = _memory(
+        [(0, ["the deploy failed at noon", "a deploy retried twice", "deploy caches went cold"])]
+    )
+    return nodes
+
+
+def test_a_frequency_above_the_document_count_keeps_idf_positive() -> None:
+    # The reported store: 6 live documents, a common term counted in 9 (deleted ones too).
+    stats = _Stated(6, 5.0, {"deploy": 9, "noon": 1})
+    weight = idf(stats, "deploy")
+    assert math.isfinite(weight) and weight > 0.0
+    assert weight == idf(_Stated(6, 5.0, {"deploy": 6}), "deploy")
+    assert idf(stats, "noon") > weight
+
+
+def test_a_mixed_prompt_ranks_when_a_frequency_exceeds_the_count() -> None:
+    nodes = _mixed_memory()
+    stats = _Stated(6, 5.0, {"deploy": 9, "noon": 1, "fail": 1})
+    query = extract_terms("why did the deploy fail at noon")
+    ranked = rank_candidates(query, [Candidate(n) for n in nodes], GraphContext(stats), 5)
+    assert ranked[0].node.id == "n0-0"
+    assert all(isinstance(s.score, float) and math.isfinite(s.score) for s in ranked)
+
+
+def test_bm25_weight_reads_a_broken_mean_length_as_average() -> None:
+    average = bm25_weight(2, 7, 7.0, 1.2, 0.75)
+    for broken in (0.0, -3.0, math.nan, math.inf):
+        assert bm25_weight(2, 7, broken, 1.2, 0.75) == average
+    assert bm25_weight(0, 7, 7.0, 1.2, 0.75) == 0.0
+    assert bm25_weight(1, -4, 7.0, 1.2, 1.0) > 0.0
+
+
+_ANY_COUNT = st.integers(min_value=-10, max_value=40)
+_ANY_LENGTH = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.0, -1.0, math.nan, math.inf, -math.inf]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    n_docs=_ANY_COUNT,
+    avg_len=_ANY_LENGTH,
+    frequencies=st.dictionaries(
+        st.sampled_from(["deploy", "fail", "noon", "cach", "retri", "cold"]), _ANY_COUNT
+    ),
+)
+def test_any_statistics_give_finite_non_negative_scores(
+    n_docs: int, avg_len: float, frequencies: dict[str, int]
+) -> None:
+    stats: TermStats = _Stated(n_docs, avg_len, frequencies)
+    for term in ("deploy", "fail", "noon", "unseen"):
+        weight = idf(stats, term)
+        assert math.isfinite(weight) and weight >= 0.0
+    nodes = _mixed_memory()
+    query = extract_terms("why did the deploy fail at noon, with caches cold")
+    ranked = rank_candidates(query, [Candidate(n) for n in nodes], GraphContext(stats), 5)
+    for scored in ranked:
+        assert isinstance(scored.score, float)
+        assert math.isfinite(scored.score) and scored.score > 0.0
+    # The words still decide: the node sharing the most of them comes first.
+    assert ranked and ranked[0].node.id in {"n0-0", "n0-2"}

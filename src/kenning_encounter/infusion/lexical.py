@@ -49,10 +49,22 @@ from kenning_encounter.textproc import (
 )
 
 
+def _finite_or_zero(value: float) -> float:
+    """``value`` when it is a finite non-negative number, else 0."""
+    return value if math.isfinite(value) and value > 0 else 0.0
+
+
 def bm25_weight(tf: int, length: int, avg_len: float, k1: float, b: float) -> float:
-    """BM25's saturated term-frequency factor."""
-    norm = 1.0 - b + b * (length / avg_len if avg_len > 0 else 1.0)
-    return tf * (k1 + 1.0) / (tf + k1 * norm)
+    """BM25's saturated term-frequency factor; finite and non-negative for any input.
+
+    A mean length that is not a positive finite number (an empty or damaged
+    index) reads every document as of average length."""
+    if tf <= 0:
+        return 0.0
+    ratio = max(0, length) / avg_len if math.isfinite(avg_len) and avg_len > 0 else 1.0
+    norm = max(0.0, 1.0 - b + b * ratio)
+    denominator = tf + k1 * norm
+    return _finite_or_zero(tf * (k1 + 1.0) / denominator) if denominator > 0 else 0.0
 
 
 class TermStats(Protocol):
@@ -68,9 +80,15 @@ class TermStats(Protocol):
 
 
 def idf(stats: TermStats, term: str) -> float:
-    """BM25's IDF, kept positive by the +1 inside the logarithm."""
-    df = stats.doc_freq(term)
-    return math.log(1.0 + (stats.n_docs - df + 0.5) / (df + 0.5))
+    """BM25's IDF, kept positive by the +1 inside the logarithm.
+
+    The statistics come from an index that may disagree with itself (a frequency
+    counting deleted documents, a count read a moment apart), so the frequency is
+    held within [0, documents] first: the logarithm's argument then stays above 1
+    and the weight finite and positive, whatever the index said."""
+    n = max(0, stats.n_docs)
+    df = min(max(0, stats.doc_freq(term)), n)
+    return _finite_or_zero(math.log(1.0 + (n - df + 0.5) / (df + 0.5)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,8 +289,9 @@ def _lexical_evidence(
                 covered += mass[key]
                 hits.append(surfaces[key])
         if total > 0:
-            score *= (covered / total) ** cfg.coverage_power
-        found.append(_Evidence(score, tuple(hits), bool(naming)))
+            # Held to [0, 1]: a fractional power of a negative share is a complex number.
+            score *= min(1.0, max(0.0, covered / total)) ** cfg.coverage_power
+        found.append(_Evidence(_finite_or_zero(score), tuple(hits), bool(naming)))
     return found
 
 
@@ -378,6 +397,7 @@ def rank_candidates(
             if fit > 0:
                 score *= 1.0 + cfg.time_weight * fit
                 why.append(f"recorded in the time asked about ({window.label})")
+        score = _finite_or_zero(score)
         if score > 0:
             scored.append(Scored(cand.node, score, ev.matched, tuple(why)))
     scored.sort(key=lambda s: (-s.score, s.node.tick, s.node.id))
