@@ -127,7 +127,7 @@ class Infuser:
         t_select = _ms(t0)
 
         t0 = time.perf_counter()
-        ranked = ranking.rank(self._store, seeds, cfg)
+        ranked = ranking.rank(self._store, seeds, cfg, hidden=self._hidden)
         items = [r for r in ranked.items if r.node.locus not in self._hidden]
         t_rank = _ms(t0)
 

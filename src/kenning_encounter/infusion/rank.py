@@ -66,7 +66,16 @@ def fact_state(node: NodeRecord, challenged: frozenset[str]) -> str:
     )
 
 
-def rank(store: GraphStore, seeds: Sequence[Seed], cfg: InfusionConfig) -> Ranking:
+def rank(
+    store: GraphStore,
+    seeds: Sequence[Seed],
+    cfg: InfusionConfig,
+    *,
+    hidden: frozenset[str] = frozenset(),
+) -> Ranking:
+    """``hidden`` loci are left out of the graph itself, not only of the answer: their nodes
+    neither surface (not even as suppressed ids) nor lend rank to what does."""
+    seeds = [s for s in seeds if s.node.locus not in hidden]
     if not seeds:
         return Ranking((), (), (), frozenset(), frozenset(), (0, 0))
     focal = {s.node.id: s for s in seeds}
@@ -75,7 +84,9 @@ def rank(store: GraphStore, seeds: Sequence[Seed], cfg: InfusionConfig) -> Ranki
     def work(tx: ReadTx) -> tuple[Subgraph, Subgraph, set[str]]:
         concepts = [i for i, s in focal.items() if s.node.type == "Concept"]
         hop = tx.neighbourhood(concepts, coherence) if concepts else Subgraph()
-        inner = set(focal) | {n.id for n in hop.nodes if n.type == "Concept" and n.is_head}
+        inner = set(focal) | {
+            n.id for n in hop.nodes if n.type == "Concept" and n.is_head and n.locus not in hidden
+        }
         context = tx.neighbourhood(sorted(inner), [*coherence, "SUPERSEDES"])
         revised = {e.source for e in context.edges if e.type == "SUPERSEDES"}
         return hop, context, revised
@@ -83,7 +94,7 @@ def rank(store: GraphStore, seeds: Sequence[Seed], cfg: InfusionConfig) -> Ranki
     hop, context, revised = store.read(work)
     nodes: dict[str, NodeRecord] = {s.node.id: s.node for s in seeds}
     for n in [*hop.nodes, *context.nodes]:
-        if n.is_head:
+        if n.is_head and n.locus not in hidden:
             nodes.setdefault(n.id, n)
     edges = [
         e
@@ -148,7 +159,8 @@ def rank(store: GraphStore, seeds: Sequence[Seed], cfg: InfusionConfig) -> Ranki
     # Challenges reaching what surfaced, from anywhere: tension is never out of reach.
     tension = store.read(lambda tx: tx.neighbourhood(sorted(shown), ["CHALLENGES"]))
     for n in tension.nodes:
-        nodes.setdefault(n.id, n)
+        if n.locus not in hidden:
+            nodes.setdefault(n.id, n)
     tense = [e for e in tension.edges if e.source in nodes and e.target in nodes]
     challenged = frozenset(e.target for e in [*edges, *tense] if e.type == "CHALLENGES")
     unique = {(e.source, e.type, e.target): e for e in [*edges, *tense]}
