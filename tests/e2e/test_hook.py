@@ -90,6 +90,9 @@ def test_payload_is_injected_with_prompt_and_trajectory(
         }
     }
     [body] = infuse_bodies(server)
+    # The server is told how long the hook waits, less what the hook keeps for itself.
+    deadline_ms = body.pop("deadline_ms")
+    assert isinstance(deadline_ms, int) and 0 < deadline_ms < 2500
     assert body == {
         "session_id": SESSION,
         "prompt": "third",
@@ -278,6 +281,11 @@ def test_huge_transcript_never_reaches_its_head(
     [
         (None, "cli", True),
         ("auto", "cli", True),
+        ("auto", "claude-vscode", True),
+        ("auto", "claude-desktop", True),
+        ("auto", "local-agent", True),
+        ("auto", "sdk-cli", False),
+        ("auto", "mcp", False),
         ("auto", "sdk-ts", False),
         ("auto", "sdk-py", False),
         ("auto", "github-action", False),
@@ -476,7 +484,7 @@ def test_session_start_injects_the_server_context(server: FakeHookServer) -> Non
     }
     [received] = server.received
     assert received.path == "/session-start"
-    assert received.body == {"session_id": SESSION}
+    assert received.body == {"session_id": SESSION, "source": "startup"}
 
 
 def test_session_start_without_server_still_names_the_session() -> None:

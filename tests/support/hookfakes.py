@@ -45,6 +45,8 @@ class FakeHookServer:
         default_factory=lambda: {"channel": "meaning", "degraded": False, "degraded_reason": None}
     )
     context: str = "session_id: S; re-entry note"
+    status: str | None = None  # the /infuse answer's status; None sends none (an older server)
+    raw_answer: bytes | None = None  # sent as the 200 body of every route instead of JSON
     token: str | None = None
     slow_seconds: float = 10.0
     received: list[Received] = field(default_factory=list[Received])
@@ -105,9 +107,14 @@ class FakeHookServer:
         if self.behaviour == "error":
             self.send(handler, 500, b'{"detail": "boom"}')
             return
+        if self.raw_answer is not None:
+            self.send(handler, 200, self.raw_answer)
+            return
         route = handler.path
         if route.endswith("/infuse"):
             answer: object = {"payload": self.payload, "meta": self.meta}
+            if self.status is not None:
+                answer = {**answer, "status": self.status}
         elif route.endswith("/session-start"):
             answer = {"context": self.context}
         elif route.endswith("/session-end"):

@@ -23,26 +23,33 @@ arguments (a settings file written by another version) leave the hook silent.
 
 Environment
   KENNING_ENCOUNTER_INFUSE        auto (default) | on | off. Governs prompt mode
-                                  only: auto infuses a typed prompt in the
-                                  interactive CLI (CLAUDE_CODE_ENTRYPOINT=cli)
-                                  and nothing else; on always; off never.
-                                  SessionStart and SessionEnd are not gated: an
-                                  agent needs its session_id to use the memory
-                                  tools at all, SDK agents included.
+                                  only: auto infuses the prompts a person types
+                                  on an interactive surface (CLAUDE_CODE_ENTRYPOINT
+                                  names the terminal CLI, an IDE extension, the
+                                  desktop app or a remote session) and stays off
+                                  for programmatic ones (the SDKs, -p, MCP, CI);
+                                  on always; off never. When prompts are not
+                                  infused, SessionStart says so once. SessionStart
+                                  and SessionEnd are not gated: an agent needs its
+                                  session_id to use the memory tools at all.
   KENNING_ENCOUNTER_URL           server base URL (default http://127.0.0.1:8765)
   KENNING_ENCOUNTER_TOKEN         sent as ``Authorization: Bearer`` when set
-  KENNING_ENCOUNTER_HOOK_TIMEOUT  seconds for the whole call, connect included
-                                  (default 2.5)
+  KENNING_ENCOUNTER_HOOK_TIMEOUT  seconds for the whole run: stdin, transcript,
+                                  connect and answer (default 2.5); the server is
+                                  told how long it has, and answers within it
   KENNING_ENCOUNTER_HOOK_DEBUG    1 to write diagnostics to stderr
 
 What the prompt hook prints (the decision on degraded channels)
   - non-empty payload: the payload as additionalContext; when the server says
     meta.degraded, one short line first naming the channel and the reason.
-  - empty payload: nothing, degraded or not. Silence from a working fallback
-    is still an honest answer, and a line on every quiet prompt is noise.
-  - server unreachable, too slow, non-200 or an unreadable answer: one line
-    saying so and that the turn runs without infusion; never silence, so a
-    dead memory is never mistaken for an empty one.
+  - status "silent" (nothing held bears on the prompt): nothing. Silence from a
+    working fallback is still an honest answer; a line on every quiet prompt
+    is noise.
+  - status "failed" (the memory could not infuse), server unreachable, too
+    slow, non-200 or an unreadable answer: one line saying so and that the
+    turn runs without infusion; never silence, so a broken memory is never
+    mistaken for an empty one.
+  - the payload is cut at the server's hard cap, whatever the server sent.
 
 Startup time is most of this hook's cost, so it avoids modules that import
 slowly (``logging``, ``typing``, ``urllib``, ``http.client``, which pulls in the
@@ -55,7 +62,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import socket
+import stat
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -64,6 +73,39 @@ DEFAULT_URL = "http://127.0.0.1:8765"
 DEFAULT_TIMEOUT = 2.5
 DEFAULT_TURNS = 6
 MODES = ("prompt", "session-start", "session-end")
+
+# The server's hard cap on a payload; a longer answer is cut here too.
+PAYLOAD_CAP = 9000
+# Most bytes read from stdin and from the server: a hook event and an answer are small.
+MAX_STDIN_BYTES = 4 * 1024 * 1024
+MAX_ANSWER_BYTES = 1024 * 1024
+# Time kept back from the server's deadline for our own parsing and printing.
+DEADLINE_MARGIN = 0.15
+
+# CLAUDE_CODE_ENTRYPOINT values where a person types the prompts: the
+# terminal, the IDE extensions, the desktop app and remote sessions.
+INTERACTIVE_ENTRYPOINTS = frozenset(
+    {
+        "cli",
+        "claude-vscode",
+        "claude-jetbrains",
+        "claude-desktop",
+        "claude-desktop-3p",
+        "local-agent",
+        "remote",
+        "remote_baku",
+        "remote_cowork",
+        "remote_desktop",
+        "remote_mobile",
+        "remote_projects",
+        "claude-in-slack",
+        "claude_in_slack",
+        "claude-in-teams",
+        "claude-coworker",
+        "claude-coworker-terminal",
+        "ssh-remote",
+    }
+)
 
 # The transcript is read backwards in growing blocks and never beyond this,
 # so a transcript of any size costs at most a few milliseconds.
@@ -101,6 +143,8 @@ class Options:
         self.url = url
         self.timeout = timeout
         self.turns = turns
+        # One deadline bounds the whole run, from the moment the options exist.
+        self.deadline = time.monotonic() + timeout
 
 
 class HookFailure(Exception):
@@ -205,26 +249,67 @@ def split_url(url: str) -> tuple[str, str, int, str] | None:
     return scheme, host, port, prefix
 
 
-def gate_open(env: Mapping[str, str]) -> bool:
+def gate(env: Mapping[str, str]) -> str | None:
+    """None when typed prompts are infused; otherwise why they are not."""
     setting = env.get("KENNING_ENCOUNTER_INFUSE", "auto").strip().lower()
     if setting == "off":
-        return False
+        return "KENNING_ENCOUNTER_INFUSE=off"
     if setting == "on":
-        return True
-    return env.get("CLAUDE_CODE_ENTRYPOINT") == "cli"
+        return None
+    entrypoint = env.get("CLAUDE_CODE_ENTRYPOINT", "")
+    if entrypoint in INTERACTIVE_ENTRYPOINTS:
+        return None
+    where = f"entrypoint {entrypoint}" if entrypoint else "no CLAUDE_CODE_ENTRYPOINT"
+    return f"{where} is not a surface where a person types prompts"
+
+
+def gate_open(env: Mapping[str, str]) -> bool:
+    return gate(env) is None
+
+
+def gate_notice(env: Mapping[str, str]) -> str | None:
+    """The one line SessionStart adds when prompts will not be infused."""
+    why = gate(env)
+    if why is None:
+        return None
+    fix = (
+        "set KENNING_ENCOUNTER_INFUSE=on to infuse every prompt"
+        if why != "KENNING_ENCOUNTER_INFUSE=off"
+        else "unset it to infuse typed prompts"
+    )
+    return f"[kenning-encounter: prompt infusion is off for this session ({why}); {fix}]"
 
 
 # --------------------------------------------------------------- transcript
 
 
-def lines_backwards(path: str) -> Iterator[bytes]:
+def open_regular(path: str) -> int:
+    """A descriptor of a regular file; a FIFO, device or socket is never read.
+
+    O_NONBLOCK keeps the open itself from waiting on a FIFO with no writer.
+    """
+    flags = os.O_RDONLY
+    flags |= getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"not a regular file: {path}")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def lines_backwards(path: str, deadline: float | None = None) -> Iterator[bytes]:
     """Complete lines of a file, newest first, from its last MAX_TAIL_BYTES only."""
-    with open(path, "rb") as handle:
+    with os.fdopen(open_regular(path), "rb") as handle:
         pos = handle.seek(0, os.SEEK_END)
         block = FIRST_BLOCK
         consumed = 0
         carry = b""
         while pos > 0 and consumed < MAX_TAIL_BYTES:
+            if deadline is not None and time.monotonic() >= deadline:
+                return
             size = min(block, pos, MAX_TAIL_BYTES - consumed)
             pos -= size
             handle.seek(pos)
@@ -291,18 +376,18 @@ def clip(text: str, limit: int) -> str:
     return text[: limit - tail - 3] + "\n…\n" + text[-tail:]
 
 
-def trajectory(path: str, prompt: str, turns: int) -> list[str]:
+def trajectory(path: str, prompt: str, turns: int, deadline: float | None = None) -> list[str]:
     """The previous ``turns`` typed turns, oldest first, without the current prompt."""
     if turns == 0 or not path:
         return []
     newest_first: list[str] = []
-    for line in lines_backwards(os.path.expanduser(path)):
+    for line in lines_backwards(os.path.expanduser(path), deadline):
         # Cheap test before parsing: every typed turn carries this token.
         if b'"user"' not in line:
             continue
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         text = typed_text(record)
         if text is None:
@@ -322,12 +407,15 @@ def trajectory(path: str, prompt: str, turns: int) -> list[str]:
 def post_json(
     options: Options, route: str, body: object, env: Mapping[str, str], timeout: float
 ) -> object:
-    """POST ``body`` to the server; the decoded 200 answer, else HookFailure."""
+    """POST ``body`` to the server; the decoded 200 answer, else HookFailure.
+
+    ``timeout`` may shorten the run's deadline, never extend it.
+    """
     parts = split_url(options.url)
     if parts is None:
         raise HookFailure("bad", "invalid URL")
     scheme, host, port, prefix = parts
-    deadline = time.monotonic() + timeout
+    deadline = min(options.deadline, time.monotonic() + timeout)
     payload = json.dumps(body).encode()
     head = [
         f"POST {prefix}{route} HTTP/1.1",
@@ -385,6 +473,8 @@ def receive(sock: socket.socket, deadline: float) -> bytes:
         if not chunk:
             return data
         data += chunk
+        if len(data) > MAX_ANSWER_BYTES:
+            raise HookFailure("bad", "answer too large")
         if expected is None:
             head_end = data.find(b"\r\n\r\n")
             if head_end != -1:
@@ -433,7 +523,7 @@ def decode_response(raw: bytes) -> object:
         if encoding is not None and encoding.lower() == b"chunked":
             body = dechunk(body)
         return json.loads(body)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise HookFailure("bad", "not JSON") from exc
 
 
@@ -442,6 +532,8 @@ def failure_line(options: Options, failure: HookFailure) -> str:
         what = f"memory server unreachable at {options.url}"
     elif failure.kind == "timeout":
         what = f"memory server at {options.url} did not answer within {options.timeout:g} s"
+    elif failure.kind == "failed":
+        what = f"memory at {options.url} failed to infuse ({failure.detail})"
     else:
         what = f"memory server at {options.url} answered badly ({failure.detail})"
     return f"[kenning-encounter: {what} — running without infusion]"
@@ -453,6 +545,12 @@ def one_line(text: object) -> str:
 
 
 # -------------------------------------------------------------------- modes
+
+
+def cap(text: str, limit: int = PAYLOAD_CAP) -> str:
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1] + "…"
 
 
 def emit(event: str, context: str) -> None:
@@ -472,8 +570,8 @@ def run_prompt(options: Options, event: dict[str, object], env: Mapping[str, str
     turns: list[str] = []
     if isinstance(path, str):
         try:
-            turns = trajectory(path, prompt, options.turns)
-        except OSError as exc:
+            turns = trajectory(path, prompt, options.turns, options.deadline)
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
             debug(env, f"transcript unreadable: {exc}")
     debug(env, f"{len(turns)} previous turns")
     body = {
@@ -481,16 +579,22 @@ def run_prompt(options: Options, event: dict[str, object], env: Mapping[str, str
         "prompt": clip(prompt, PROMPT_CHARS),
         "trajectory": turns,
         "cwd": event.get("cwd"),
+        # What is left of the run's deadline, less what parsing the answer needs.
+        "deadline_ms": max(1, int((options.deadline - time.monotonic() - DEADLINE_MARGIN) * 1000)),
     }
     try:
         answer = post_json(options, "/infuse", body, env, options.timeout)
         if not isinstance(answer, dict) or not isinstance(answer.get("payload"), str):
             raise HookFailure("bad", "no payload")
+        if answer.get("status") == "failed":
+            meta = answer.get("meta")
+            reason = meta.get("degraded_reason") if isinstance(meta, dict) else None
+            raise HookFailure("failed", one_line(reason or "no reason given"))
     except HookFailure as failure:
         debug(env, f"infuse failed: {failure}")
         emit("UserPromptSubmit", failure_line(options, failure))
         return
-    payload: str = answer["payload"]
+    payload: str = cap(answer["payload"])
     if not payload.strip():
         return
     meta = answer.get("meta")
@@ -506,7 +610,9 @@ def run_session_start(options: Options, event: dict[str, object], env: Mapping[s
     session_id = event.get("session_id")
     if not isinstance(session_id, str) or not session_id:
         return
-    body = {"session_id": session_id}
+    source = event.get("source")
+    body = {"session_id": session_id, "source": source if isinstance(source, str) else None}
+    notice = gate_notice(env)
     try:
         answer = post_json(options, "/session-start", body, env, options.timeout)
         if not isinstance(answer, dict) or not isinstance(answer.get("context"), str):
@@ -517,13 +623,15 @@ def run_session_start(options: Options, event: dict[str, object], env: Mapping[s
             "unreachable": "memory server unreachable",
             "timeout": "memory server did not answer in time",
         }.get(failure.kind, f"memory server answered badly: {failure.detail}")
-        emit(
-            "SessionStart",
+        lines = [
             f"Your kenning-encounter session_id is {session_id}; pass it as session_id "
-            f"to the memory tools. ({problem} at {options.url}; no re-entry note.)",
-        )
+            f"to the memory tools. ({problem} at {options.url}; no re-entry note.)"
+        ]
+        emit("SessionStart", "\n".join([*lines, notice] if notice else lines))
         return
-    context: str = answer["context"]
+    context: str = cap(answer["context"])
+    if notice:
+        context = f"{context}\n{notice}" if context.strip() else notice
     if context.strip():
         emit("SessionStart", context)
 
@@ -539,6 +647,31 @@ def run_session_end(options: Options, event: dict[str, object], env: Mapping[str
         debug(env, f"session-end failed: {failure}")
 
 
+def read_stdin(deadline: float) -> bytes:
+    """The hook event, read within the deadline: stdin may be left open by the caller.
+
+    Claude Code closes stdin after writing the event; a caller that does not
+    must not hang the hook, so a read past the deadline gives up with what it has.
+    """
+    fd = sys.stdin.fileno()
+    data = b""
+    while len(data) < MAX_STDIN_BYTES:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("stdin still open at the deadline")
+        try:
+            ready, _, _ = select.select([fd], [], [], left)
+        except (OSError, ValueError):  # not selectable (a Windows pipe): a plain bounded read
+            return data + sys.stdin.buffer.read(MAX_STDIN_BYTES - len(data))
+        if not ready:
+            continue
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return data
+        data += chunk
+    return data
+
+
 def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     """Run one hook event. Always returns 0."""
     env = os.environ if env is None else env
@@ -547,7 +680,7 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
         if options is None:
             debug(env, "unusable arguments; staying silent")
             return 0
-        event = json.loads(sys.stdin.buffer.read() or b"null")
+        event = json.loads(read_stdin(options.deadline) or b"null")
         if not isinstance(event, dict):
             debug(env, "stdin held no hook event")
             return 0
