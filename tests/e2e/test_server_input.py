@@ -60,7 +60,7 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
                 {"type": "Note", "description": "no name"},
             ]
         },
-        ["entities.1.name"],
+        ["entities[1].name", "required"],
     ),
     (
         "bad status",

@@ -16,7 +16,9 @@ from kenning_encounter.store.records import EncounterRecord, NodeRecord
 class EntityIn(BaseModel):
     """One node to record. Type-specific properties go beside name and description."""
 
-    model_config = ConfigDict(extra="allow")
+    # Every property any type carries is declared, so the schema can refuse any other
+    # name; which of them a given type takes is the service's check (validate.entity).
+    model_config = ConfigDict(extra="forbid")
 
     type: str = Field(
         description="Node type: Observation, Question, Hypothesis, Concept, Note, Component "
@@ -45,6 +47,34 @@ class EntityIn(BaseModel):
         default=None,
         description="With supersedes: what changed and why. Example: 'the error rate "
         "figure was per minute, not per second'.",
+    )
+    t_observed: str | None = Field(
+        default=None,
+        description="Observation: when it held in the world (ISO-8601), if known. "
+        "Example: '2026-03-02T09:00:00Z'.",
+    )
+    source_kind: str | None = Field(
+        default=None,
+        description="Component (required): kind of source. Example: 'file'.",
+    )
+    source_label: str | None = Field(
+        default=None,
+        description="Component (required): which source. Example: 'github.com/acme/api'.",
+    )
+    source_key: str | None = Field(
+        default=None,
+        description="Component (required): where inside it. Example: 'src/auth/client.py'.",
+    )
+    kind: str | None = Field(
+        default=None,
+        description="Citation (required): kind of provenance. Example: 'web', 'paper'.",
+    )
+    uri: str | None = Field(default=None, description="Citation: address of the source.")
+    query: str | None = Field(
+        default=None, description="Citation: the query that produced it, when there is no uri."
+    )
+    snapshot: str | None = Field(
+        default=None, description="Citation: when the source was read (ISO-8601)."
     )
 
 

@@ -24,8 +24,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 
-from kenning_encounter.errors import KenningError
+from kenning_encounter.errors import KenningError, UnknownType
 from kenning_encounter.server.context import AppContext
+from kenning_encounter.server.refusals import close_match, refusal_text
 
 log = logging.getLogger(__name__)
 
@@ -37,12 +38,13 @@ def app_of(ctx: ToolContext) -> AppContext:
     return ctx.request_context.lifespan_context
 
 
-def _validation_message(exc: ValidationError) -> str:
-    parts: list[str] = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "request"
-        parts.append(f"{where}: {err['msg']}")
-    return "; ".join(parts)
+def _refusal(exc: KenningError) -> str:
+    text = str(exc)
+    if isinstance(exc, UnknownType) and isinstance(exc.value, str):
+        match = close_match(exc.value, exc.allowed)
+        if match is not None:
+            text += f"; did you mean {match!r}?"
+    return text
 
 
 def _inline_reads(app: AppContext) -> bool:
@@ -73,9 +75,9 @@ async def run_tool(
             with anyio.fail_after(deadline):
                 result = await anyio.to_thread.run_sync(work, app, abandon_on_cancel=True)
     except KenningError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(_refusal(exc)) from exc
     except ValidationError as exc:
-        raise ToolError(_validation_message(exc)) from exc
+        raise ToolError(refusal_text(exc)) from exc
     except TimeoutError as exc:
         raise ToolError(
             f"the read took longer than the server's read timeout of {deadline:g}s "

@@ -6,20 +6,34 @@ WRITE); the registrar decides whether the face serves it and under which name.
 A new group (analytics, infusion) is one more module and one more entry in the
 group list handed to ``build_server``; it needs no face or namespace code of
 its own.
+
+Arguments are checked here too, once for every tool. The SDK builds each
+tool's argument model from its signature and drops unknown top-level
+arguments without a word; its validation errors reach the client as pydantic's
+own text. So the registrar closes every argument model (``extra="forbid"``),
+publishes the closed schema (``additionalProperties: false`` at every object
+level, checked at registration), and validates inside the tool call, where a
+refusal can be rewritten in the house style (``refusals.py``) and still reach
+the client as an MCP tool error.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from enum import StrEnum
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp_types import ToolAnnotations
+from pydantic import ConfigDict, ValidationError
 
 from kenning_encounter.config import Settings
 from kenning_encounter.server.context import AppContext
+from kenning_encounter.server.refusals import refusal_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -64,9 +78,10 @@ class ToolRegistrar:
             self.declared[name] = kind
             if kind not in self._kinds:
                 return fn
+            public = self.settings.tool_name(name)
             self.server.add_tool(
                 fn,
-                name=self.settings.tool_name(name),
+                name=public,
                 title=title,
                 description=inspect.cleandoc(fn.__doc__ or ""),
                 annotations=ToolAnnotations(
@@ -77,6 +92,11 @@ class ToolRegistrar:
                     open_world_hint=open_world,
                 ),
             )
+            # The SDK offers no public handle on a registered tool's argument model.
+            tool = self.server._tool_manager.get_tool(public)  # pyright: ignore[reportPrivateUsage]
+            if tool is None:  # pragma: no cover - add_tool just stored it
+                raise RuntimeError(f"tool {public!r} was not registered")
+            close_arguments(tool)
             self.served[name] = kind
             return fn
 
@@ -84,3 +104,77 @@ class ToolRegistrar:
 
 
 ToolGroup = Callable[[ToolRegistrar], None]
+
+
+class _CheckedInCall(FuncMetadata):
+    """Hands the raw arguments to the tool body, which validates them itself.
+
+    Validation the SDK runs can only answer in pydantic's words; validation in
+    the body can answer in ours and still be an MCP tool error.
+    """
+
+    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
+        return {"arguments": dict(arguments_to_validate)}
+
+
+def closed_model(model: type[ArgModelBase]) -> type[ArgModelBase]:
+    """The same argument model, refusing any argument it does not declare."""
+    namespace: dict[str, Any] = {
+        "model_config": ConfigDict(extra="forbid"),
+        "__module__": model.__module__,
+        "__doc__": model.__doc__,
+    }
+    return cast(type[ArgModelBase], type(model.__name__, (model,), namespace))
+
+
+def open_objects(schema: Mapping[str, Any], path: str = "") -> list[str]:
+    """Paths of object schemas with named properties that still allow others.
+
+    A map (an object with no named properties, such as read_cypher's params)
+    has no names to misspell and is left open on purpose.
+    """
+    found: list[str] = []
+    if "properties" in schema and schema.get("additionalProperties") is not False:
+        found.append(path or "/")
+    for key, value in schema.items():
+        if isinstance(value, Mapping):
+            found += open_objects(cast(Mapping[str, Any], value), f"{path}/{key}")
+        elif isinstance(value, list):
+            for i, item in enumerate(cast(list[Any], value)):
+                if isinstance(item, Mapping):
+                    found += open_objects(cast(Mapping[str, Any], item), f"{path}/{key}/{i}")
+    return found
+
+
+def close_arguments(tool: Tool) -> None:
+    """Make ``tool`` refuse unknown arguments, and say every refusal in the house style."""
+    meta = tool.fn_metadata
+    strict = meta.model_copy(update={"arg_model": closed_model(meta.arg_model)})
+    schema = strict.arg_model.model_json_schema(by_alias=True)
+    still_open = open_objects(schema)
+    if still_open:
+        raise TypeError(
+            f"tool {tool.name!r}: these objects of its input schema accept unknown properties: "
+            f"{', '.join(still_open)}; give their models extra='forbid'"
+        )
+    body = tool.fn
+    context_kwarg = tool.context_kwarg
+
+    async def checked(arguments: dict[str, Any], **context: Any) -> Any:
+        try:
+            kwargs = strict.validate_arguments(arguments)
+        except ValidationError as exc:
+            raise ToolError(refusal_text(exc, schema)) from exc
+        if context_kwarg is not None:
+            kwargs[context_kwarg] = context[context_kwarg]
+        return await body(**kwargs)
+
+    tool.parameters = schema
+    tool.fn = checked
+    tool.is_async = True
+    tool.fn_metadata = _CheckedInCall(
+        arg_model=meta.arg_model,
+        output_schema=meta.output_schema,
+        output_model=meta.output_model,
+        wrap_output=meta.wrap_output,
+    )

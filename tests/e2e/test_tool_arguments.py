@@ -1,0 +1,286 @@
+"""Every tool's arguments through a real MCP client: closed schemas, refusals in our words.
+
+An unknown argument must be refused, never dropped (a dropped ``type`` where
+``types`` was meant answers every type with no word), and the refusal must
+name the field, what was wrong and the fix, with a close match for a
+misspelt name, in the house style rather than pydantic's text. Nothing may be
+written by a refused call: each call is otherwise valid, so a dropped argument
+would let a write through, and the store's fingerprint is compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from mcp import Client
+from pydantic import BaseModel
+
+from kenning_encounter.server.app import build_server
+from kenning_encounter.server.calls import ToolContext
+from kenning_encounter.server.context import Runtime
+from kenning_encounter.server.registry import ToolKind, ToolRegistrar
+from tests.e2e.conftest import ALL_TOOLS, SESSION, call_ok, call_refused, make_settings
+from tests.support.snapshot import snapshot
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_env")]
+
+PYDANTIC_TEXT = ("validation error", "errors.pydantic.dev", "Extra inputs", "Input should be")
+
+# One otherwise valid call per tool, against the memory ``seeded`` records.
+VALID: dict[str, dict[str, Any]] = {
+    "advance_encounter": {"session_id": "another-session", "purpose": "a second line of work"},
+    "close_encounter": {"session_id": SESSION, "summary": "done"},
+    "create_entities": {
+        "session_id": SESSION,
+        "entities": [{"type": "Note", "name": "fresh note", "description": "new"}],
+    },
+    "create_relations": {
+        "session_id": SESSION,
+        "relations": [{"source": "cpu spike", "type": "SUPPORTS", "target": "cache flush"}],
+    },
+    "delete_entities": {"session_id": SESSION, "refs": ["cpu spike"]},
+    "delete_relations": {
+        "session_id": SESSION,
+        "relations": [{"source": "retry storm", "type": "GROUNDS", "target": "lockstep retries"}],
+    },
+    "search": {"query": "retry storm"},
+    "find_by_name": {"name": "retry storm"},
+    "trace_provenance": {"ref": "lockstep retries"},
+    "read_cypher": {"query": "MATCH (n:Note) RETURN n.name LIMIT 5"},
+    "get_schema": {},
+    "list_node_types": {},
+    "list_relation_types": {},
+    "list_vocabulary": {},
+    "orient": {"session_id": SESSION},
+    "gds_create_projection": {"name": "fresh"},
+    "gds_pagerank": {"name": "held"},
+    "gds_articlerank": {"name": "held"},
+    "gds_betweenness": {"name": "held"},
+    "gds_leiden": {"name": "held"},
+    "gds_wcc": {"name": "held"},
+    "gds_drop_projection": {"name": "held"},
+    "infuse": {"session_id": "reader", "prompt": "the retry storm after deploys"},
+    "infuse_meaning": {"prompt": "the retry storm"},
+}
+
+# Where each tool holds nested objects with named fields, an unknown name to put there.
+NESTED: dict[str, tuple[str, str]] = {
+    "create_entities": ("entities", "priority"),
+    "create_relations": ("relations", "weight"),
+    "delete_relations": ("relations", "weight"),
+}
+
+
+@asynccontextmanager
+async def seeded(tmp_path: Path) -> AsyncGenerator[tuple[Client, Runtime]]:
+    config = make_settings(tmp_path / "memory")
+    runtime = Runtime(config)
+    async with Client(build_server(config, runtime)) as client:
+        await call_ok(client, "advance_encounter", {"session_id": SESSION, "purpose": "deploys"})
+        await call_ok(
+            client,
+            "create_entities",
+            {
+                "session_id": SESSION,
+                "entities": [
+                    {"type": "Observation", "name": "retry storm", "description": "A storm."},
+                    {"type": "Observation", "name": "cpu spike", "description": "CPU spikes."},
+                    {"type": "Concept", "name": "lockstep retries", "description": "Lockstep."},
+                    {"type": "Hypothesis", "name": "cache flush", "description": "A flush."},
+                ],
+            },
+        )
+        await call_ok(
+            client,
+            "create_relations",
+            {
+                "session_id": SESSION,
+                "relations": [
+                    {"source": "retry storm", "type": "GROUNDS", "target": "lockstep retries"}
+                ],
+            },
+        )
+        await call_ok(client, "gds_create_projection", {"name": "held"})
+        yield client, runtime
+
+
+def assert_house_style(text: str) -> None:
+    for phrase in PYDANTIC_TEXT:
+        assert phrase not in text, f"pydantic's own text reached the client: {text!r}"
+
+
+def object_levels(schema: Mapping[str, Any], path: str = "") -> list[tuple[str, Mapping[str, Any]]]:
+    """Every object schema inside ``schema`` (in $defs, items, anyOf ... alike), by path."""
+    found: list[tuple[str, Mapping[str, Any]]] = []
+    if schema.get("type") == "object" or "properties" in schema:
+        found.append((path or "/", schema))
+    for key, value in schema.items():
+        if isinstance(value, Mapping):
+            found += object_levels(cast(Mapping[str, Any], value), f"{path}/{key}")
+        elif isinstance(value, list):
+            for i, item in enumerate(cast(list[Any], value)):
+                if isinstance(item, Mapping):
+                    found += object_levels(cast(Mapping[str, Any], item), f"{path}/{key}/{i}")
+    return found
+
+
+async def test_every_input_schema_is_closed_at_every_level(tmp_path: Path) -> None:
+    async with seeded(tmp_path) as (client, _):
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == ALL_TOOLS
+    maps: list[str] = []
+    for name, tool in tools.items():
+        levels = object_levels(tool.input_schema)
+        assert levels[0][0] == "/", name
+        for path, level in levels:
+            if "properties" in level:
+                assert level.get("additionalProperties") is False, f"{name} {path} is open"
+            else:  # a map of free keys (read_cypher's params): nothing to misspell
+                maps.append(f"{name}{path}")
+    assert maps == ["read_cypher/properties/params/anyOf/0"]
+    # The nested objects the schema walk found are exactly those NESTED exercises.
+    nested = {
+        name
+        for name, tool in tools.items()
+        if any("properties" in level for path, level in object_levels(tool.input_schema)[1:])
+    }
+    assert nested == set(NESTED)
+
+
+async def test_an_unknown_argument_is_refused_by_every_tool_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    assert set(VALID) == ALL_TOOLS
+    async with seeded(tmp_path) as (client, runtime):
+        store = runtime.context.store
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        for tool, arguments in VALID.items():
+            before = snapshot(store)
+            refusal = await call_refused(client, tool, {**arguments, "colour": "red"})
+            assert snapshot(store) == before, f"{tool}: a refused call changed the store"
+            assert "colour: unknown field" in refusal, refusal
+            assert_house_style(refusal)
+            for declared in listed[tool].input_schema.get("properties", {}):
+                assert declared in refusal, f"{tool}: {declared!r} not offered in {refusal!r}"
+
+
+async def test_an_unknown_nested_field_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    async with seeded(tmp_path) as (client, runtime):
+        store = runtime.context.store
+        for tool, (field, unknown) in NESTED.items():
+            arguments = dict(VALID[tool])
+            items = [dict(x) for x in arguments[field]]
+            items[-1][unknown] = "x"
+            before = snapshot(store)
+            refusal = await call_refused(client, tool, {**arguments, field: items})
+            assert snapshot(store) == before, f"{tool}: a refused call changed the store"
+            assert f"{field}[0].{unknown}: unknown field" in refusal, refusal
+            assert "Allowed here:" in refusal and "type" in refusal
+            assert_house_style(refusal)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "said"),
+    [
+        ("search", {"query": "x", "type": ["Note"]}, "type: unknown field; did you mean 'types'?"),
+        ("advance_encounter", {"session_id": "s2", "purpse": "p"}, "did you mean 'purpose'?"),
+        ("orient", {"budget": 9000}, "budget: unknown field; did you mean 'budget_chars'?"),
+        (
+            "create_entities",
+            {"session_id": SESSION, "entities": [{"type": "Note", "name": "n", "descripton": "d"}]},
+            "entities[0].descripton: unknown field; did you mean 'description'?",
+        ),
+        (
+            "create_relations",
+            {
+                "session_id": SESSION,
+                "relations": [{"source": "cpu spike", "type": "SUPPORTS", "traget": "cache flush"}],
+            },
+            "relations[0].traget: unknown field; did you mean 'target'?",
+        ),
+        ("search", {"query": "x", "types": ["Notes"]}, "did you mean 'Note'?"),
+    ],
+    ids=["search.type", "advance.purpse", "orient.budget", "entity field", "relation", "type name"],
+)
+async def test_a_misspelt_name_gets_a_suggestion(
+    tmp_path: Path, tool: str, arguments: dict[str, Any], said: str
+) -> None:
+    async with seeded(tmp_path) as (client, runtime):
+        before = snapshot(runtime.context.store)
+        refusal = await call_refused(client, tool, arguments)
+        assert said in refusal, refusal
+        assert_house_style(refusal)
+        assert snapshot(runtime.context.store) == before
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "said"),
+    [
+        ("search", {"query": "x", "limit": "ten"}, "limit: expected an integer, got a string"),
+        ("search", {"query": "x", "types": 7}, "types: expected a list of strings or null"),
+        ("search", {"query": "x", "include_superseded": "maybe"}, "expected true or false"),
+        (
+            "infuse",
+            {"session_id": "r", "prompt": "p", "trajectory": [1]},
+            "trajectory[0]: expected a string, got a number",
+        ),
+        (
+            "create_entities",
+            {"session_id": SESSION, "entities": ["a note"]},
+            "entities[0]: expected an object, got a string",
+        ),
+        (
+            "read_cypher",
+            {"query": "MATCH (n) RETURN n", "params": [1]},
+            "params: expected an object",
+        ),
+        ("search", {"types": ["Note"]}, "query: required, and missing; add it"),
+        ("search", {"query": "x", "limit": 1000}, "limit: must be at most 100"),
+        (
+            "create_entities",
+            {"session_id": SESSION, "entities": []},
+            "entities: must hold at least",
+        ),
+    ],
+    ids=["int", "list", "bool", "list item", "object", "map", "missing", "maximum", "min items"],
+)
+async def test_a_wrong_type_names_the_field_and_what_it_expects(
+    tmp_path: Path, tool: str, arguments: dict[str, Any], said: str
+) -> None:
+    async with seeded(tmp_path) as (client, runtime):
+        before = snapshot(runtime.context.store)
+        refusal = await call_refused(client, tool, arguments)
+        assert said in refusal, refusal
+        assert_house_style(refusal)
+        assert snapshot(runtime.context.store) == before
+
+
+async def test_a_json_string_for_a_list_is_still_accepted(tmp_path: Path) -> None:
+    """Some clients send a list as a JSON string; the SDK's pre-parse still applies."""
+    async with seeded(tmp_path) as (client, _):
+        found = await call_ok(
+            client, "search", {"query": "retry storm", "types": '["Observation"]'}
+        )
+        assert found["hits"] and all(h["type"] == "Observation" for h in found["hits"])
+
+
+class LooseItem(BaseModel):
+    """A nested model that forgot extra='forbid'."""
+
+    label: str
+
+
+def loose_group(tools: ToolRegistrar) -> None:
+    @tools.tool(ToolKind.READ, title="Loose")
+    async def loose(ctx: ToolContext, item: LooseItem) -> str:
+        return item.label
+
+
+def test_a_tool_whose_schema_would_stay_open_is_refused_at_registration(tmp_path: Path) -> None:
+    config = make_settings(tmp_path / "memory")
+    with pytest.raises(TypeError, match=r"loose.*\$defs/LooseItem.*extra='forbid'"):
+        build_server(config, Runtime(config), groups=[loose_group])
