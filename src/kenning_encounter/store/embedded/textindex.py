@@ -9,6 +9,13 @@ A tantivy commit costs tens of milliseconds (it syncs files), far more than the
 graph write it follows, so changes are staged in the writer and committed by a
 background flusher shortly after writes go quiet, or at once by a search that
 finds changes pending: a search always sees every write acknowledged before it.
+
+The corpus statistics (documents, mean length, document frequencies) are all
+read from one searcher and count live documents only. Tantivy's own
+``doc_freq`` also counts documents deleted since the last segment merge, and a
+supersession deletes and re-adds the old node, so it overcounts until a merge
+that may never come; beside the live document count that made a common term's
+IDF negative.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ log = logging.getLogger(__name__)
 
 _MAX_TERMS = 64
 # The index is rebuilt when the documents' shape or the tokenizer changes.
-_DOCUMENT_SHAPE = 2
+_DOCUMENT_SHAPE = 3
 INDEX_FORMAT = f"{_DOCUMENT_SHAPE}.{TOKENIZER_VERSION}"
 
 
@@ -52,8 +59,20 @@ def _schema() -> tantivy.Schema:
     # Pre-tokenized by our own tokenizer, so index terms and query terms always meet
     # and the corpus statistics are the ones the lexical ranking expects.
     sb.add_text_field("terms", stored=False, tokenizer_name="whitespace")
-    sb.add_integer_field("len", stored=True, indexed=False)
+    # A fast field, so the statistics can sum and count over live documents.
+    sb.add_integer_field("len", stored=False, indexed=False, fast=True)
     return sb.build()
+
+
+def _aggregate(searcher: tantivy.Searcher, query: tantivy.Query, metric: str) -> float:
+    """A metric of the ``len`` field over the live documents ``query`` matches.
+
+    An aggregation skips deleted documents and scores nothing, unlike
+    ``Searcher.doc_freq`` (deleted ones too) or a counting search (scores every hit).
+    """
+    result = searcher.aggregate(query, {"m": {metric: {"field": "len"}}})
+    value = result.get("m", {}).get("value")
+    return float(value) if isinstance(value, int | float) else 0.0
 
 
 class TextIndex:
@@ -71,7 +90,6 @@ class TextIndex:
             directory.mkdir(parents=True)
             self._index = tantivy.Index(self._schema, path=str(directory))
         self._writer = self._index.writer(heap_size=64_000_000, num_threads=1)
-        self._total_len = self._measure_total_len()
         self._pending_tick: int | None = None
         self._flush_delay = flush_delay
         self._wake = threading.Event()
@@ -94,41 +112,30 @@ class TextIndex:
         os.replace(tmp, self._tick_file)
 
     @staticmethod
-    def _doc(d: IndexDoc) -> tuple[tantivy.Document, int]:
+    def _doc(d: IndexDoc) -> tantivy.Document:
         tokens = tokenize(f"{d.name}\n{d.description}")
-        doc = tantivy.Document(
+        return tantivy.Document(
             id=d.id,
             type=d.type,
             head="1" if d.head else "0",
             terms=" ".join(tokens),
             len=len(tokens),
         )
-        return doc, len(tokens)
-
-    def _measure_total_len(self) -> int:
-        searcher = self._index.searcher()
-        if searcher.num_docs == 0:
-            return 0
-        result = searcher.search(tantivy.Query.all_query(), searcher.num_docs)
-        return sum(int(searcher.doc(address)["len"][0]) for _, address in result.hits)
-
-    def _stored_len(self, node_id: str) -> int:
-        searcher = self._index.searcher()
-        result = searcher.search(tantivy.Query.term_query(self._schema, "id", node_id), 1)
-        for _, address in result.hits:
-            return int(searcher.doc(address)["len"][0])
-        return 0
 
     def apply(self, upserts: Sequence[IndexDoc], deletes: Iterable[str], tick: int) -> None:
-        """Stage changes made by the graph transaction at ``tick``."""
+        """Stage changes made by the graph transaction at ``tick``.
+
+        Only each node's final state is written: a transaction may re-index a node
+        twice (its status, then its successor) or restore a node and then delete it
+        (forgetting a chain from its head), and either would otherwise leave an extra
+        document. Ids are never reused, so a node deleted in a transaction is gone."""
+        gone = set(deletes)
+        final = {d.id: d for d in upserts if d.id not in gone}
         with self._lock:
-            for node_id in [*deletes, *(d.id for d in upserts)]:
-                self._total_len -= self._stored_len(node_id)
+            for node_id in [*gone, *final]:
                 self._writer.delete_documents_by_term("id", node_id)
-            for d in upserts:
-                doc, length = self._doc(d)
-                self._writer.add_document(doc)
-                self._total_len += length
+            for d in final.values():
+                self._writer.add_document(self._doc(d))
             self._pending_tick = tick
         self._wake.set()
 
@@ -139,7 +146,8 @@ class TextIndex:
             self._writer.commit()
             self._mark(self._pending_tick)
             self._pending_tick = None
-        self._index.reload()
+            # Inside the lock: a search that finds nothing pending must find it searchable.
+            self._index.reload()
 
     def _flush_loop(self) -> None:
         while not self._stopping:
@@ -162,15 +170,12 @@ class TextIndex:
         with self._lock:
             self._pending_tick = None
             self._writer.delete_all_documents()
-            self._total_len = 0
             for d in docs:
-                doc, length = self._doc(d)
-                self._writer.add_document(doc)
-                self._total_len += length
+                self._writer.add_document(self._doc(d))
                 n += 1
             self._writer.commit()
             self._mark(tick)
-        self._index.reload()
+            self._index.reload()
         return n
 
     def search(
@@ -212,13 +217,25 @@ class TextIndex:
     def stats(self, terms: Iterable[str]) -> TermStatsSnapshot:
         """Document count, mean length and document frequencies, in tokenizer terms.
 
-        Counts include superseded nodes (they are still documents of the memory)."""
+        Counts include superseded nodes (they are still documents of the memory).
+        Every figure comes from one searcher and counts live documents only, so a
+        frequency can never exceed the count (see the module docstring)."""
         if self._pending_tick is not None:
             self.flush()
         searcher = self._index.searcher()
         n = int(searcher.num_docs)
-        dfs = {t: int(searcher.doc_freq("terms", t)) for t in dict.fromkeys(terms)}
-        return TermStatsSnapshot(n, self._total_len / n if n else 0.0, dfs)
+        if n == 0:
+            return TermStatsSnapshot(0, 0.0, {t: 0 for t in dict.fromkeys(terms)})
+        total = _aggregate(searcher, tantivy.Query.all_query(), "sum")
+        dfs = {
+            t: int(
+                _aggregate(
+                    searcher, tantivy.Query.term_query(self._schema, "terms", t), "value_count"
+                )
+            )
+            for t in dict.fromkeys(terms)
+        }
+        return TermStatsSnapshot(n, total / n, dfs)
 
     def close(self) -> None:
         self._stopping = True
