@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 NEO4J := scripts/neo4j-test-server
 
-.PHONY: run test test-only lint bench bench-quick peers neo4j-start neo4j-stop clean
+.PHONY: run test test-only lint bench bench-quick peers claude-code neo4j-start neo4j-stop clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,7 @@ run: $(STAMP)
 	$(VENV)/bin/kenning-encounter serve $(ARGS)
 
 ## test: the whole suite; starts a real Neo4j with GDS for it when Java and Maven are here
-test: $(STAMP) peers
+test: $(STAMP) peers claude-code
 	@set -e; \
 	if [ -z "$$NEO4J_URI" ] && command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
 		uri=$$(bash $(NEO4J) start); \
@@ -42,6 +42,12 @@ lint: $(STAMP)
 peers: $(STAMP)
 	@if command -v npm >/dev/null 2>&1; then $(PY) -m bench.peers_bench --install; \
 	else echo "npm not found: the peers benchmark and its tests will skip the reference server"; fi
+
+## claude-code: the pinned Claude Code CLI the harness tests drive (npm, into tests/harness/.claude-code)
+claude-code: $(STAMP)
+	@if command -v npm >/dev/null 2>&1; then $(PY) -m tests.harness.install_claude \
+		|| echo "Claude Code could not be installed: the harness tests will skip (a failure under CI=true)"; \
+	else echo "npm not found: the Claude Code harness tests will skip (a failure under CI=true)"; fi
 
 bench: $(STAMP) peers
 	$(PY) -m bench $(ARGS)

@@ -85,7 +85,9 @@ def _pump(stream: Any, lines: list[str], found: threading.Event) -> None:
 
 
 @contextmanager
-def run_server(data_dir: Path, *args: str, startup: float = 30.0) -> Generator[RunningServer]:
+def run_server(
+    data_dir: Path, *args: str, startup: float = 30.0, env: dict[str, str] | None = None
+) -> Generator[RunningServer]:
     """A real ``kenning-encounter serve`` subprocess on a free loopback port."""
     cmd = server_command(
         "serve", "--data-dir", str(data_dir), "--port", "0", "--matcher", "off", *args
@@ -96,7 +98,7 @@ def run_server(data_dir: Path, *args: str, startup: float = 30.0) -> Generator[R
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env=clean_environ(),
+        env=clean_environ(**(env or {})),
     )
     lines: list[str] = []
     found = threading.Event()

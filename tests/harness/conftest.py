@@ -1,0 +1,61 @@
+"""Fixtures for the real-harness scenarios: the pinned Claude Code CLI and a wired workspace.
+
+When the CLI is not installed (npm missing or unreachable) the scenarios skip
+with the reason; under CI=true that skip is a failure, so CI can never pass
+with the harness silently left out.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.harness.claude import Workspace, workspace
+from tests.harness.install_claude import DEFAULT_DIR, find_binary, unavailable_reason
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "claude_code: drives the real Claude Code CLI (make claude-code installs it); "
+        "skipped with the reason when it is missing, a failure under CI=true",
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.claude_code)
+
+
+def require_cli() -> Path:
+    binary = find_binary(DEFAULT_DIR)
+    if binary is not None:
+        return binary
+    reason = unavailable_reason(DEFAULT_DIR) or "the Claude Code CLI could not be found"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true: the Claude Code harness must run here, but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def claude_binary() -> Path:
+    return require_cli()
+
+
+@pytest.fixture
+def space(tmp_path: Path, claude_binary: Path) -> Iterator[Workspace]:
+    """A project wired to a real server of its own, and the stand-in model."""
+    with workspace(tmp_path, claude_binary) as ws:
+        yield ws
+
+
+@pytest.fixture
+def dead_space(tmp_path: Path, claude_binary: Path) -> Iterator[Workspace]:
+    """A project wired to a server that is not running."""
+    with workspace(tmp_path, claude_binary, serve=False) as ws:
+        yield ws
