@@ -11,7 +11,8 @@ with this message.
     │   ├── UnknownType              a node or relation type outside the vocabulary
     │   ├── UnknownField             a property the type does not carry
     │   ├── EndpointRule             a relation between types its rules forbid
-    │   └── ProcessTypeForbidden     an attempt to write the process layer directly
+    │   ├── ProcessTypeForbidden     an attempt to write the process layer directly
+    │   └── ReadOnlyViolation        read_cypher input refused; ``layer`` names the defence
     ├── NotFound                     a node, encounter or projection does not exist
     ├── Conflict                     the request contradicts what the memory holds
     │   ├── NameTaken                a live node already carries that name
@@ -19,7 +20,6 @@ with this message.
     │   ├── EncounterSealed          a write or seal aimed at a sealed encounter
     │   ├── NotYourEncounter         a seal or deletion across loci
     │   └── SupersessionRule         a second successor, a cycle, or a type change
-    ├── ReadOnlyViolation            read_cypher text that could write or load files
     ├── StoreError                   the backend failed
     │   ├── StoreLocked              another process owns the embedded store
     │   ├── SchemaVersionError       the store was written by a newer version
@@ -148,12 +148,17 @@ class SupersessionRule(Conflict):
         super().__init__(f"{field}: {message}")
 
 
-class ReadOnlyViolation(KenningError):
-    def __init__(self, reason: str) -> None:
+class ReadOnlyViolation(InvalidInput):
+    """read_cypher input refused. ``layer`` names the defence that refused it: "size",
+    "gate", "params", "plan", "engine-readonly", "engine" or "timeout"."""
+
+    def __init__(self, reason: str, *, layer: str = "gate", field: str = "query") -> None:
         self.reason = reason
+        self.layer = layer
         super().__init__(
+            field,
             f"read_cypher refused: {reason}. It runs read-only queries only "
-            "(MATCH ... RETURN); use the write tools to change the memory"
+            "(MATCH ... RETURN); use the write tools to change the memory",
         )
 
 

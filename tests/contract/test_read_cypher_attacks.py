@@ -3,8 +3,9 @@
 Each attempt tries to write, to call a procedure that writes, administers or
 reads files, to load or export files, to smuggle a second statement or a
 hidden clause, or to exhaust the server. Every one must come back as a clear
-ReadOnlyViolation (exhaustion: a refusal, a timeout or a capped result, within
-a bound), and the store must be exactly as it was after each attempt.
+ReadOnlyViolation refused by the token gate (layer "gate" or "size": the first
+line), and the store must be exactly as it was after each attempt. The layers
+behind the gate are proved alone in test_cypher_layers.py.
 
 Attempts written in one engine's dialect run on the other too: there they must
 be refused all the same (often as a syntax error, which is still a refusal).
@@ -15,13 +16,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kenning_encounter.errors import ReadOnlyViolation
 from kenning_encounter.memory.service import Memory
-from kenning_encounter.store.cypher_guard import check_read_only
+from kenning_encounter.store.cypher_guard import LADYBUG_RULES, check_read_only
 from kenning_encounter.store.port import CypherResult, GraphStore, ReadTx
 from tests.support.snapshot import snapshot
 
@@ -38,10 +40,17 @@ class Attempt:
     name: str
     query: str
     params: dict[str, Any] | None = None
+    # Which layer must refuse it: the token gate, unless the text is not even Cypher.
+    layers: tuple[str, ...] = ("gate", "size")
 
 
-def _a(name: str, query: str, params: dict[str, Any] | None = None) -> Attempt:
-    return Attempt(name, query, params)
+def _a(
+    name: str,
+    query: str,
+    params: dict[str, Any] | None = None,
+    layers: tuple[str, ...] = ("gate", "size"),
+) -> Attempt:
+    return Attempt(name, query, params, layers)
 
 
 NEW = "{id: 'not_0000000000aa', name: 'planted', tick: 1, created_at: 'x'}"
@@ -81,14 +90,15 @@ WRITES = [
     ),
     _a("write after block comment", "MATCH (n:Concept) /* only a comment */ DETACH DELETE n"),
     _a("write after line comment", "// read the concepts\nMATCH (n:Concept) SET n.name = 'pwned'"),
-    _a("keyword split by a comment", f"CRE/**/ATE (:Note {NEW})"),
+    _a("keyword split by a comment", f"CRE/**/ATE (:Note {NEW})", layers=("gate", "engine")),
     _a(
         "comment opener inside a string",
         f'WITH "/*" AS a CREATE (:Note {NEW}) WITH "*/" AS b RETURN b',
     ),
     _a("line comment inside a string", "WITH '//' AS a MATCH (n:Concept) SET n.name = a RETURN a"),
     _a("escaped quote then write", "WITH 'it\\'s' AS a MATCH (n:Concept) SET n.name = a"),
-    _a("backticked keyword", "MATCH (n:Concept) `SET` n.name = 'pwned'"),
+    # A quoted name is never a keyword: to the engine this is a syntax error.
+    _a("backticked keyword", "MATCH (n:Concept) `SET` n.name = 'pwned'", layers=("engine",)),
     _a("fullwidth keyword", f"ＣＲＥＡＴＥ (:Note {NEW})"),
     _a("no-break space after keyword", f"CREATE\u00a0(:Note {NEW})"),
     _a("zero-width space inside keyword", "MATCH (n:Concept) SE\u200bT n.name = 'pwned'"),
@@ -153,6 +163,47 @@ FILES = [
     _a("ladybug load extension", "LOAD EXTENSION json"),
 ]
 
+# LadybugDB functions: refused by name there; Neo4j does not know them at all.
+ENGINE_FUNCTION = ("gate", "engine")
+
+# Found by an attacker: each ran, or crashed the server, before the token gate.
+SMUGGLED = [
+    _a(
+        "commit then a payload hidden by a starred comment",
+        "COMMIT; /* **/ '*/ MATCH (n:Concept) SET n.name = 'pwned' //'\nRETURN 1",
+    ),
+    _a("starred comment hides a write", "MATCH (n) /* **/ '*/ DETACH DELETE n //'\nRETURN 1"),
+    _a("lone commit", "COMMIT"),
+    _a("rollback", "ROLLBACK"),
+    _a(
+        "neo4j line comment ended by a carriage return",
+        "// note\rMATCH (s)-[r]->(t) WITH gds.graph.project('x', s, t) AS g RETURN g.graphName",
+    ),
+    _a("line comment ended by a line separator", "// note\u2028MATCH (n) DETACH DELETE n"),
+    _a("unicode escape ends a comment", "RETURN 1 // x\\u000a MATCH (n) DETACH DELETE n"),
+    _a(
+        "copy to a double-quoted path", 'COPY (MATCH (n) RETURN n.name) TO "/tmp/kenning-leak2.csv"'
+    ),
+    _a("load from a double-quoted path", 'LOAD FROM "/etc/passwd" RETURN *'),
+    _a("file reading function", "RETURN read_csv_serial('/etc/passwd')", layers=ENGINE_FUNCTION),
+    _a("sequence function", "RETURN nextval('s')", layers=ENGINE_FUNCTION),
+    _a("macro", "CREATE MACRO evil(x) AS x + 1"),
+    _a("setting by call", "CALL spill_to_disk=false RETURN 1"),
+    _a("nested lists", "RETURN " + "[" * 1_000 + "1" + "]" * 1_000),
+    _a("nested maps", "RETURN " + "{a: " * 200 + "1" + "}" * 200),
+    _a("nested case", "RETURN " + "CASE WHEN true THEN " * 30 + "1" + " END" * 30),
+    _a("huge range", "UNWIND range(1, 2000000000) AS i RETURN count(i)"),
+    _a("huge range returned", "RETURN range(1, 20000000)"),
+    _a("huge range by parameter", "UNWIND range(1, $n) AS i RETURN count(i)", {"n": 2_000_000_000}),
+    _a("computed range bound", "UNWIND range(1, 2000 * 1000000) AS i RETURN count(i)"),
+    _a("nested ranges", "RETURN [a IN range(1, 10000) | range(1, 10000)]"),
+    _a(
+        "repeat builds a huge string",
+        "RETURN size(repeat('x', 2000000000))",
+        layers=ENGINE_FUNCTION,
+    ),
+]
+
 SHAPE = [
     _a("two statements", "MATCH (n) RETURN n; MATCH (n) DETACH DELETE n"),
     _a("statement after a comment", "MATCH (n) RETURN n // x\n; MATCH (n) DETACH DELETE n"),
@@ -164,7 +215,7 @@ SHAPE = [
     _a("oversized", "MATCH (n) RETURN n" + " " * 25_000),
 ]
 
-ALL_REFUSALS = WRITES + PROCEDURES + FILES + SHAPE
+ALL_REFUSALS = WRITES + PROCEDURES + FILES + SMUGGLED + SHAPE
 
 EXHAUSTION = [
     _a(
@@ -247,8 +298,10 @@ def _run_refusals(store: GraphStore, attempts: list[Attempt]) -> None:
         try:
             result = _read(store, attempt.query, attempt.params)
         except ReadOnlyViolation as exc:
-            if "read_cypher refused" not in str(exc):
+            if "read_cypher refused" not in str(exc) or exc.field != "query":
                 problems.append(f"{attempt.name}: unclear refusal {exc}")
+            if exc.layer not in attempt.layers:
+                problems.append(f"{attempt.name}: refused by {exc.layer!r}, not the gate: {exc}")
         except Exception as exc:  # any other error type is not a clear refusal
             problems.append(f"{attempt.name}: {type(exc).__name__} instead of a refusal: {exc}")
         else:
@@ -257,10 +310,6 @@ def _run_refusals(store: GraphStore, attempts: list[Attempt]) -> None:
             problems.append(f"{attempt.name}: CHANGED THE STORE ({attempt.query!r})")
             before = _fingerprint(store)
     assert not problems, "\n".join(problems)
-
-
-def test_the_corpus_is_large_enough() -> None:
-    assert len(ALL_REFUSALS) + len(EXHAUSTION) + len(INJECTION) >= 50
 
 
 @pytest.mark.parametrize(
@@ -275,7 +324,7 @@ def test_the_corpus_is_large_enough() -> None:
 def test_the_shared_gate_reads_literals_as_the_engines_do(query: str) -> None:
     """A comment opener inside a string (and the like) hides nothing from the gate."""
     with pytest.raises(ReadOnlyViolation, match="CREATE"):
-        check_read_only(query, frozenset())
+        check_read_only(query, LADYBUG_RULES)
 
 
 def test_writes_of_every_kind_are_refused(seeded: GraphStore) -> None:
@@ -292,6 +341,23 @@ def test_file_access_is_refused(seeded: GraphStore) -> None:
 
 def test_several_statements_and_malformed_text_are_refused(seeded: GraphStore) -> None:
     _run_refusals(seeded, SHAPE)
+
+
+def test_what_an_attacker_smuggled_past_the_old_gate_is_refused(seeded: GraphStore) -> None:
+    _run_refusals(seeded, SMUGGLED)
+    assert not Path("/tmp/kenning-leak2.csv").exists()
+    # The server is still up and reading.
+    assert _read(seeded, "MATCH (n:Concept) RETURN n.name").rows == [["backoff"]]
+
+
+def test_a_mixed_list_parameter_is_refused_naming_params(seeded: GraphStore) -> None:
+    query, mixed = "MATCH (n) WHERE n.name IN $xs RETURN n.name", {"xs": ["a", 0]}
+    if seeded.backend != "embedded":  # Neo4j takes mixed lists as they are
+        assert _read(seeded, query, mixed).rows == []
+        return
+    with pytest.raises(ReadOnlyViolation, match=r"^params: .*xs mixes number, string") as info:
+        _read(seeded, query, mixed)
+    assert info.value.field == "params" and info.value.layer == "params"
 
 
 def test_exhaustion_is_stopped_within_a_bound(seeded: GraphStore) -> None:

@@ -30,8 +30,8 @@ from kenning_encounter.errors import (
     StoreError,
     StoreLocked,
 )
-from kenning_encounter.store.cypher_guard import check_read_only
 from kenning_encounter.store.embedded import queries as q
+from kenning_encounter.store.embedded.cypher import CYPHER_CONCURRENCY, run_read_cypher
 from kenning_encounter.store.embedded.nodecache import LazySnapshot, NodeCache, SnapshotMoved
 from kenning_encounter.store.embedded.schema import MIGRATIONS, SCHEMA_VERSION
 from kenning_encounter.store.embedded.textindex import IndexDoc, TextIndex
@@ -42,8 +42,6 @@ from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-# Table functions that only describe the schema; everything else is refused.
-_READ_PROCEDURES = frozenset({"show_tables", "table_info", "db_version", "show_connection"})
 _LOCK_PID = re.compile(r"Lock is held by PID (\d+)")
 
 
@@ -74,6 +72,7 @@ class EmbeddedStore:
         self._readers: queue.SimpleQueue[ladybug.Connection] = queue.SimpleQueue()
         for _ in range(read_pool):
             self._readers.put(ladybug.Connection(db))
+        self._cypher_slots = threading.BoundedSemaphore(CYPHER_CONCURRENCY)
         self._closed = False
         self._nodes = NodeCache()
         self._migrate()
@@ -263,47 +262,20 @@ class EmbeddedStore:
         char_cap: int,
         timeout_s: float,
     ) -> CypherResult:
-        # The shared gate refuses COPY, EXPORT, IMPORT, LOAD, ATTACH and INSTALL too: in
-        # this engine they touch files even inside a read-only transaction.
-        check_read_only(query, _READ_PROCEDURES)
-        with self._reader() as conn:
-            conn.set_query_timeout(int(timeout_s * 1000))
-            conn.execute("BEGIN TRANSACTION READ ONLY")
-            try:
-                try:
-                    result = conn.execute(query, params or {})
-                except RuntimeError as exc:
-                    if "interrupt" in str(exc).lower() or "timeout" in str(exc).lower():
-                        raise ReadOnlyViolation(
-                            f"the query ran past the {timeout_s:g}s limit "
-                            "(KENNING_ENCOUNTER_CYPHER_TIMEOUT); narrow it with LIMIT or a WHERE"
-                        ) from exc
-                    raise ReadOnlyViolation(f"the engine refused the query: {exc}") from exc
-                if isinstance(result, list):
-                    raise ReadOnlyViolation("only one statement is allowed")
-                columns = list(result.get_column_names())
-                rows: list[list[Any]] = []
-                size = 0
-                truncated = False
-                while result.has_next():
-                    row = [_jsonable(v) for v in result.get_next()]
-                    size += len(json.dumps(row, default=str))
-                    if len(rows) >= row_cap or size > char_cap:
-                        truncated = True
-                        break
-                    rows.append(row)
-                result.close()
-            finally:
-                # An interrupted query has already ended its transaction.
-                with contextlib.suppress(RuntimeError):
-                    conn.execute("ROLLBACK")
-                conn.set_query_timeout(0)
-        note = (
-            f"result cut at {len(rows)} rows (caps: {row_cap} rows, {char_cap} characters)"
-            if truncated
-            else ""
-        )
-        return CypherResult(columns, rows, truncated, row_cap, char_cap, note)
+        # Fewer slots than reader connections: slow queries never take every reader.
+        if not self._cypher_slots.acquire(timeout=timeout_s):
+            raise ReadOnlyViolation(
+                f"{CYPHER_CONCURRENCY} read_cypher queries are already running; try again "
+                "in a moment or narrow the query",
+                layer="busy",
+            )
+        try:
+            with self._reader() as conn:
+                return run_read_cypher(
+                    conn, query, params, row_cap=row_cap, char_cap=char_cap, timeout_s=timeout_s
+                )
+        finally:
+            self._cypher_slots.release()
 
     def info(self) -> dict[str, Any]:
         return {
@@ -355,16 +327,6 @@ def _rows(
     rows = [list(r) for r in result.get_all()]
     result.close()
     return rows
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items() if k not in ("_ID", "_SRC", "_DST")}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
 
 
 def read_owner(data_dir: Path) -> dict[str, Any]:

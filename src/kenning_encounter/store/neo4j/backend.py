@@ -31,15 +31,10 @@ from kenning_encounter.errors import (
     StoreError,
     StoreUnavailable,
 )
-from kenning_encounter.store.cypher_guard import check_read_only
+from kenning_encounter.store.cypher_guard import check_params
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j import text as lexical
-from kenning_encounter.store.neo4j.cypher import (
-    READ_PROCEDURES,
-    check_neo4j_text,
-    check_plan,
-    to_json,
-)
+from kenning_encounter.store.neo4j.cypher import check_neo4j_text, check_plan, to_json
 from kenning_encounter.store.neo4j.tx import Neo4jTx, Tracer
 from kenning_encounter.store.port import (
     CypherResult,
@@ -62,6 +57,9 @@ T = TypeVar("T")
 
 _SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 _TIMEOUT_CODES = ("TransactionTimedOut", "Terminated")
+_READ_ONLY_CODES = ("AccessMode", "WriteOnReadOnlyAccessDbException", "Forbidden")
+# Fewer than the driver's pool: slow read_cypher queries never take every connection.
+CYPHER_CONCURRENCY = 3
 INSTALL_HINT = (
     "the neo4j driver is required for the Neo4j store: pip install 'kenning-encounter[neo4j]'"
 )
@@ -101,6 +99,7 @@ class Neo4jStore:
         self._tracer = tracer
         self._bookmarks = neo4j.GraphDatabase.bookmark_manager()
         self._write_lock = threading.Lock()
+        self._cypher_slots = threading.BoundedSemaphore(CYPHER_CONCURRENCY)
         self._closed = False
         self.server_version = ""
         self.gds_version: str | None = None
@@ -366,7 +365,9 @@ class Neo4jStore:
         try:
             summary = tx.run(text, params).consume()
         except Neo4jError as exc:
-            raise ReadOnlyViolation(f"the engine refused the query: {exc.message}") from exc
+            raise ReadOnlyViolation(
+                f"the engine refused the query: {exc.message}", layer="engine"
+            ) from exc
         finally:
             if self._tracer is not None:
                 self._tracer(text, params, time.perf_counter() - started)
@@ -381,11 +382,25 @@ class Neo4jStore:
         char_cap: int,
         timeout_s: float,
     ) -> CypherResult:
+        check_params(params, homogeneous_lists=False)
+        check_neo4j_text(query)
+        if not self._cypher_slots.acquire(timeout=timeout_s):
+            raise ReadOnlyViolation(
+                f"{CYPHER_CONCURRENCY} read_cypher queries are already running; try again "
+                "in a moment or narrow the query",
+                layer="busy",
+            )
+        try:
+            return self._run_cypher(query, dict(params or {}), row_cap, char_cap, timeout_s)
+        finally:
+            self._cypher_slots.release()
+
+    def _run_cypher(
+        self, query: str, args: dict[str, Any], row_cap: int, char_cap: int, timeout_s: float
+    ) -> CypherResult:
+        """The plan and engine layers alone (the token gate is the caller's)."""
         from neo4j.exceptions import DriverError, Neo4jError
 
-        bare = check_read_only(query, READ_PROCEDURES)
-        check_neo4j_text(bare)
-        args = dict(params or {})
         rows: list[list[Any]] = []
         truncated = False
         with self._translate_errors("running read_cypher"), self._session(write=False) as s:
@@ -408,12 +423,17 @@ class Neo4jStore:
                 if self._tracer is not None:
                     self._tracer(query, args, time.perf_counter() - started)
             except Neo4jError as exc:
-                if any(code in (exc.code or "") for code in _TIMEOUT_CODES):
+                code = exc.code or ""
+                if any(c in code for c in _TIMEOUT_CODES):
                     raise ReadOnlyViolation(
                         f"the query ran past its {timeout_s:g} s timeout and was stopped; "
-                        "narrow it (a tighter MATCH, a LIMIT)"
+                        "narrow it (a tighter MATCH, a LIMIT)",
+                        layer="timeout",
                     ) from exc
-                raise ReadOnlyViolation(f"the engine refused the query: {exc.message}") from exc
+                layer = "engine-readonly" if any(c in code for c in _READ_ONLY_CODES) else "engine"
+                raise ReadOnlyViolation(
+                    f"the engine refused the query: {exc.message}", layer=layer
+                ) from exc
             finally:
                 with contextlib.suppress(DriverError, Neo4jError):
                     tx.close()  # always a rollback: nothing a read did survives it

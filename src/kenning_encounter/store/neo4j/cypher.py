@@ -2,12 +2,15 @@
 
 Three layers, each enough on its own for the cases it knows:
 
-1. the shared lexical gate (``cypher_guard``), plus what only Neo4j has:
-   ``SHOW`` commands and namespaced functions (``gds.graph.project`` is an
+1. the shared token gate (``cypher_guard``) in Neo4j's dialect (a lone CR ends a
+   line comment, ``\\u`` escapes are decoded before lexing) with Neo4j's lists:
+   namespaced functions must be on the list (``gds.graph.project`` is an
    aggregation *function* that changes the graph catalog without any CALL);
-2. ``EXPLAIN``: the planner's query type must be ``r`` and no operator in the
-   plan may write, load files, administer, or call a procedure off the list;
-3. the query runs in a READ transaction with a timeout, and is rolled back.
+2. "plan": ``EXPLAIN``: the planner's query type must be ``r``, and no operator
+   may write, load files, administer, call a procedure off the list, or evaluate
+   a namespaced function off the list;
+3. "engine-readonly" / "timeout": the query runs in a READ transaction with a
+   server-side timeout, and is rolled back.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kenning_encounter.errors import ReadOnlyViolation
+from kenning_encounter.store.cypher_guard import Rules, check_read_only
+from kenning_encounter.store.cypher_lexer import NEO4J
 
 # Procedures that only describe the schema or read the fulltext index (lowercase).
 READ_PROCEDURES: Final = frozenset(
@@ -74,27 +79,29 @@ _REFUSED_OPERATOR_PREFIXES: Final = (
     "Disable",
 )
 
-_DOTTED_CALL = re.compile(r"([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)+)\s*\(")
-_CALL_BEFORE = re.compile(r"\bCALL\s*$", re.IGNORECASE)
-_SHOW_COMMAND = re.compile(r"^\s*SHOW\b", re.IGNORECASE)
+NEO4J_RULES: Final = Rules(
+    dialect=NEO4J,
+    procedures=READ_PROCEDURES,
+    functions=_READ_FUNCTIONS,
+    function_namespaces=_READ_FUNCTION_NAMESPACES,
+    plain_functions_are_builtin=True,
+)
+
+_PLAN_CALL = re.compile(r"([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)+)\s*\(")
 _PROCEDURE_DETAIL = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*\(")
 
 
-def check_neo4j_text(bare: str) -> None:
-    """Lexical checks only Neo4j needs, on the query with literals blanked out."""
-    if _SHOW_COMMAND.search(bare):
-        raise ReadOnlyViolation("SHOW commands are not allowed; read the graph with MATCH")
-    for match in _DOTTED_CALL.finditer(bare):
-        if _CALL_BEFORE.search(bare[: match.start()]):
-            continue  # a procedure: the shared gate checked it against its own list
-        name = re.sub(r"\s+", "", match.group(1)).lower()
-        if name in _READ_FUNCTIONS or name.startswith(_READ_FUNCTION_NAMESPACES):
-            continue
-        raise ReadOnlyViolation(
-            f"function {match.group(1)!r} is not on the read-only allow-list "
-            "(built-in temporal, spatial and vector functions, gds.version, gds.util.asNode(s), "
-            "gds.similarity.*)"
-        )
+def check_neo4j_text(query: str) -> None:
+    """The token gate in Neo4j's dialect, with Neo4j's procedure and function lists."""
+    check_read_only(query, NEO4J_RULES)
+
+
+def _plan(reason: str) -> ReadOnlyViolation:
+    return ReadOnlyViolation(reason, layer="plan")
+
+
+def _function_allowed(name: str) -> bool:
+    return name in _READ_FUNCTIONS or name.startswith(_READ_FUNCTION_NAMESPACES)
 
 
 def _operators(plan: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -107,21 +114,27 @@ def _operators(plan: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def check_plan(query_type: str | None, plan: Mapping[str, Any] | None) -> None:
     """Refuse a query unless its EXPLAIN plan is provably a read."""
     if query_type != "r":
-        raise ReadOnlyViolation(
+        raise _plan(
             f"the planner classifies this query as {query_type or 'unknown'!r}, not read-only ('r')"
         )
     if plan is None:
-        raise ReadOnlyViolation("the server returned no plan to check")
+        raise _plan("the server returned no plan to check")
     for op in _operators(plan):
         name = str(op.get("operatorType", "")).split("@", 1)[0]
         if name.startswith(_REFUSED_OPERATOR_PREFIXES):
-            raise ReadOnlyViolation(f"the plan contains a {name} operator")
+            raise _plan(f"the plan contains a {name} operator")
         if name == "ProcedureCall":
             args: Mapping[str, Any] = op.get("args") or {}
             detail = _PROCEDURE_DETAIL.match(str(args.get("Details", "")))
             procedure = detail.group(1).lower() if detail else "?"
             if procedure not in READ_PROCEDURES:
-                raise ReadOnlyViolation(f"the plan calls procedure {procedure!r}")
+                raise _plan(f"the plan calls procedure {procedure!r}")
+        for value in (op.get("args") or {}).values():
+            for match in _PLAN_CALL.finditer(str(value)):
+                function = re.sub(r"\s+", "", match.group(1)).lower()
+                if function in READ_PROCEDURES or _function_allowed(function):
+                    continue
+                raise _plan(f"the plan evaluates function {function!r}, which is not read-only")
 
 
 def to_json(value: Any) -> Any:
