@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kenning_encounter.errors import NotFound
+from kenning_encounter.errors import InvalidInput, NotFound
 from kenning_encounter.memory.service import Memory
 
 S1 = "session-one"
@@ -76,8 +76,12 @@ def test_first_encounter_of_a_new_locus_is_anchored_to_the_latest(memory: Memory
 
 def test_advance_with_open_encounter_needs_a_summary(memory: Memory) -> None:
     first = memory.advance_encounter(S1, "start")
-    with pytest.raises(Exception, match="close_summary"):
+    with pytest.raises(InvalidInput) as refused:
         memory.advance_encounter(S1, "again")
+    assert refused.value.field == "close_summary"
+    assert f"encounter {first.encounter.name!r} is still open for this session" in str(
+        refused.value
+    )
     nxt = memory.advance_encounter(S1, "again", close_summary="wrapped up")
     assert nxt.closed_previous == first.encounter.name
     assert nxt.recent_sessions[0].summary == "wrapped up"
@@ -237,8 +241,10 @@ def test_hidden_loci_are_hidden_from_reads(store) -> None:  # type: ignore[no-un
     assert [h.name for h in reader.search("salary").hits] == ["public data"]
     with pytest.raises(NotFound):
         reader.find_by_name("salary data")
-    with pytest.raises(Exception, match="read_cypher is not served"):
+    with pytest.raises(InvalidInput) as refused:
         reader.read_cypher("MATCH (n) RETURN n")
+    assert refused.value.field == "query"
+    assert "read_cypher is not served while loci are hidden" in str(refused.value)
 
 
 def test_a_component_revision_keeps_its_source(memory: Memory) -> None:
@@ -263,13 +269,17 @@ def test_a_component_revision_keeps_its_source(memory: Memory) -> None:
     )
     new = memory.find_by_name("retry.py").node
     assert new.id != old.id and new.properties["source_key"] == "src/retry.py"
-    with pytest.raises(Exception, match="exists already"):
+    with pytest.raises(InvalidInput) as twice:
         memory.create_entities(S1, [{"type": "Component", "name": "again", **source}])
+    assert twice.value.field == "entities[0].source_key"
+    assert f"file/repo/src/retry.py exists already ({new.id})" in str(twice.value)
     memory.delete_entities(
         S1, [new.id]
     )  # undo the revision: the old bookmark holds the source again
-    with pytest.raises(Exception, match=old.id):
+    with pytest.raises(InvalidInput) as again:
         memory.create_entities(S1, [{"type": "Component", "name": "again", **source}])
+    assert again.value.field == "entities[0].source_key"
+    assert f"file/repo/src/retry.py exists already ({old.id})" in str(again.value)
 
 
 def test_the_answer_to_a_write_is_what_the_next_call_needs(memory: Memory) -> None:
