@@ -25,6 +25,8 @@ from tests.support.fake_anthropic import Exchange, FakeAnthropic, Turn
 
 SERVER = "kenning-encounter"
 TOOL_PREFIX = f"mcp__{SERVER}__"
+# What Claude Code calls the same server when the plugin in plugin/ provides it.
+PLUGIN_TOOL_PREFIX = f"mcp__plugin_{SERVER}_{SERVER}__"
 INSTALL = (sys.executable, "-m", "kenning_encounter", "install", "claude-code")
 HOOK_COPY = Path(".claude") / "hooks" / "kenning_encounter_infuse_hook.py"
 SESSION_LINE = re.compile(r"kenning-encounter session_id is ([0-9A-Za-z-]+)")
@@ -36,9 +38,9 @@ START_CONTEXT = "SessionStart hook additional context:"
 RUN_TIMEOUT = 90
 
 
-def tool(name: str) -> str:
+def tool(name: str, prefix: str = TOOL_PREFIX) -> str:
     """The name Claude Code gives one of our MCP tools."""
-    return TOOL_PREFIX + name
+    return prefix + name
 
 
 @dataclass
@@ -195,7 +197,7 @@ def print_args(*more: str) -> list[str]:
     return [
         "-p",
         "--output-format", "stream-json", "--verbose",
-        "--allowedTools", f"{TOOL_PREFIX.rstrip('_')}",
+        "--allowedTools", TOOL_PREFIX.rstrip("_"), PLUGIN_TOOL_PREFIX.rstrip("_"),
         *more,
     ]  # fmt: skip
 

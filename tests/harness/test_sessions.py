@@ -12,6 +12,7 @@ from typing import Any
 
 from tests.harness.claude import (
     START_CONTEXT,
+    TOOL_PREFIX,
     Agent,
     Step,
     Workspace,
@@ -27,17 +28,18 @@ from tests.support.fake_anthropic import ToolUse, Turn
 FALCON = "The peregrine falcon dives at 390 km/h when hunting pigeons over the estuary."
 
 
-def advance(purpose: str) -> Step:
+def advance(purpose: str, prefix: str = TOOL_PREFIX) -> Step:
     def step(session: str) -> Turn:
-        return Turn.call(tool("advance_encounter"), {"session_id": session, "purpose": purpose})
+        arguments = {"session_id": session, "purpose": purpose}
+        return Turn.call(tool("advance_encounter", prefix), arguments)
 
     return step
 
 
-def record(*entities: dict[str, Any]) -> Step:
+def record(*entities: dict[str, Any], prefix: str = TOOL_PREFIX) -> Step:
     def step(session: str) -> Turn:
         arguments = {"session_id": session, "entities": list(entities)}
-        return Turn.call(tool("create_entities"), arguments)
+        return Turn.call(tool("create_entities", prefix), arguments)
 
     return step
 
