@@ -18,6 +18,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from kenning_encounter.errors import ConfigError
 from kenning_encounter.server.app import build_server
 from kenning_encounter.server.context import InfuseFn, Runtime
 from kenning_encounter.server.transports import build_http_app
@@ -140,7 +141,9 @@ async def test_infuse_runs_the_real_pipeline(
 async def test_infuse_hands_the_request_to_the_pipeline(tmp_path: Path) -> None:
     seen: list[tuple[str, str, list[str]]] = []
 
-    def pipeline(session_id: str, prompt: str, trajectory: list[str]) -> dict[str, Any]:
+    def pipeline(
+        session_id: str, prompt: str, trajectory: list[str], *, deadline_s: float | None = None
+    ) -> dict[str, Any]:
         seen.append((session_id, prompt, trajectory))
         return {"payload": "held: retry storm", "meta": {"channel": "lexical", "degraded": False}}
 
@@ -154,7 +157,9 @@ async def test_infuse_hands_the_request_to_the_pipeline(tmp_path: Path) -> None:
 
 
 async def test_a_failing_pipeline_degrades_instead_of_failing_the_turn(tmp_path: Path) -> None:
-    def broken(session_id: str, prompt: str, trajectory: list[str]) -> dict[str, Any]:
+    def broken(
+        session_id: str, prompt: str, trajectory: list[str], *, deadline_s: float | None = None
+    ) -> dict[str, Any]:
         raise RuntimeError("matcher exploded")
 
     async with http_app(tmp_path / "m", infusion=broken) as (http, _):
@@ -269,3 +274,85 @@ async def test_a_real_server_refuses_without_the_token_and_serves_with_it(tmp_pa
             Client(streamable_http_client(running.url, http_client=authed)) as client,
         ):
             assert {t.name for t in (await client.list_tools()).tools} == ALL_TOOLS
+
+
+# --- exact Host and Origin rules (the matrix over a real server is test_http_faults.py) ---
+async def test_configured_hosts_match_by_name_any_case_and_by_port_when_given(
+    tmp_path: Path,
+) -> None:
+    hosts = ["fd00::5", "memory.internal:9000", "[fd00::6]:7000"]
+    async with http_app(tmp_path / "m", allowed_hosts=hosts) as (http, _):
+        body = {"session_id": SESSION}
+        for host, code in [
+            ("[FD00::5]:8765", 200),
+            ("[fd00:0::5]", 200),  # the same address spelled longer
+            ("memory.internal:9000", 200),
+            ("MEMORY.Internal:9000", 200),
+            ("memory.internal:8765", 421),  # a port was given, so only that one
+            ("memory.internal", 421),
+            ("[fd00::6]:7000", 200),
+            ("[fd00::6]:7001", 421),
+            ("memory.internal:9000.evil.example", 421),
+            ("memory.internal.evil.example:9000", 421),
+            ("fd00::5", 421),  # an IPv6 Host needs its brackets
+        ]:
+            answer = await http.post("/session-start", json=body, headers={"host": host})
+            assert answer.status_code == code, (host, answer.text)
+
+
+async def test_a_configured_origin_matches_only_exactly(tmp_path: Path) -> None:
+    site = "https://App.example/"  # written loosely: case and a trailing slash do not matter
+    async with http_app(tmp_path / "m", allowed_origins=[site]) as (http, _):
+        body = {"session_id": SESSION}
+        for origin, code in [
+            ("https://app.example", 200),
+            ("https://app.example:443", 200),  # the default port, said aloud
+            ("http://app.example", 403),
+            ("https://app.example:8443", 403),
+            ("https://app.example.evil.example", 403),
+            ("https://evil.example#https://app.example", 403),
+            ("https://app.example@evil.example", 403),
+        ]:
+            answer = await http.post("/session-start", json=body, headers={"origin": origin})
+            assert answer.status_code == code, (origin, answer.text)
+        refused = await http.post(
+            "/session-start", json=body, headers={"origin": "https://app.example.evil.example"}
+        )
+        assert refused.json()["error"].startswith("Origin https://app.example.evil.example ")
+        assert "--allowed-origins" in refused.json()["error"]
+
+
+async def test_a_wildcard_bind_drops_the_host_check_but_keeps_the_origin_check(
+    tmp_path: Path,
+) -> None:
+    async with http_app(tmp_path / "m", host="0.0.0.0", token=TOKEN) as (http, _):
+        good = {"authorization": f"Bearer {TOKEN}"}
+        body = {"session_id": SESSION}
+        served = await http.post(
+            "/session-start", json=body, headers={**good, "host": "box.lan:8765"}
+        )
+        assert served.status_code == 200
+        evil = await http.post(
+            "/session-start", json=body, headers={**good, "origin": "http://evil.example"}
+        )
+        assert evil.status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("values", "field"),
+    [
+        ({"allowed_origins": ["*"]}, "allowed_origins"),
+        ({"allowed_origins": ["app.example"]}, "allowed_origins"),
+        ({"allowed_origins": ["https://app.example/path"]}, "allowed_origins"),
+        ({"allowed_hosts": ["memory.internal/x"]}, "allowed_hosts"),
+    ],
+)
+async def test_an_allow_list_entry_that_is_not_a_host_or_origin_stops_the_start(
+    tmp_path: Path, values: dict[str, list[str]], field: str
+) -> None:
+    settings = make_settings(tmp_path / "m", **values)
+    runtime = Runtime(settings)
+    with pytest.raises(ConfigError) as refused:
+        build_http_app(build_server(settings, runtime), runtime, settings)
+    assert str(refused.value).startswith(f"{field}: ")
+    assert "scheme://host" in str(refused.value) or "name:port" in str(refused.value)

@@ -21,6 +21,7 @@ from typing import Final
 import anyio
 import uvicorn
 from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -40,9 +41,11 @@ from kenning_encounter.server.registry import ToolGroup
 from kenning_encounter.server.routes import build_routes
 from kenning_encounter.server.security import (
     WILDCARD_BINDS,
+    AcceptGuard,
     BearerAuth,
     HostGuard,
-    transport_security,
+    allowed_origin,
+    host_policy,
 )
 
 log = logging.getLogger(__name__)
@@ -56,6 +59,13 @@ CORS_HEADERS: Final = (
     "mcp-session-id",
     "mcp-protocol-version",
 )
+# The SDK's own bound, named here so it cannot move under us: a tool call may carry a
+# batch of thousands of entities, more than the hook routes' 1 MB. The SDK counts the
+# bytes as they arrive and answers 413 past this, chunked or not.
+MCP_MAX_BODY: Final = 4 * 1024 * 1024
+# Host and Origin are checked once, by HostGuard, for every path: the SDK's own check
+# prefix-matches origins and compares names case-sensitively, so it is switched off.
+_SDK_CHECKS_OFF: Final = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 def _to_stderr(text: str) -> None:
@@ -78,18 +88,24 @@ def build_http_app(
     server: MCPServer[AppContext], runtime: Runtime, settings: Settings
 ) -> Starlette:
     """One ASGI app: the MCP endpoint and the hook routes behind the same guards."""
-    security = transport_security(settings)
+    policy = host_policy(settings)
     if settings.transport == "sse":
         inner = server.sse_app(
             sse_path=endpoint_path(settings),
             message_path=f"{settings.path}messages/",
-            transport_security=security,
+            max_request_body_size=MCP_MAX_BODY,
+            transport_security=_SDK_CHECKS_OFF,
             host=settings.host,
         )
+        mcp_paths: list[str] = []  # the older SSE transport sets no Accept rules
     else:
         inner = server.streamable_http_app(
-            streamable_http_path=settings.path, transport_security=security, host=settings.host
+            streamable_http_path=settings.path,
+            max_request_body_size=MCP_MAX_BODY,
+            transport_security=_SDK_CHECKS_OFF,
+            host=settings.host,
         )
+        mcp_paths = [settings.path, settings.path.rstrip("/") or "/"]
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncGenerator[None]:
@@ -105,7 +121,9 @@ def build_http_app(
         middleware.append(
             Middleware(
                 CORSMiddleware,
-                allow_origins=[o.rstrip("/") for o in settings.allowed_origins],
+                allow_origins=[
+                    str(allowed_origin(o)) for o in settings.allowed_origins if o.strip()
+                ],
                 allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
                 allow_headers=list(CORS_HEADERS),
                 expose_headers=["mcp-session-id", "mcp-protocol-version"],
@@ -113,8 +131,11 @@ def build_http_app(
         )
     if settings.token is not None:
         middleware.append(Middleware(BearerAuth, token=settings.token.get_secret_value()))
-    middleware.append(Middleware(HostGuard, settings=security))
-    routes: list[BaseRoute] = [*build_routes(runtime), Mount("/", app=inner)]
+    middleware.append(Middleware(HostGuard, policy=policy))
+    plain = build_routes(runtime)
+    json_paths = [r.path for r in plain]
+    middleware.append(Middleware(AcceptGuard, mcp_paths=mcp_paths, json_paths=json_paths))
+    routes: list[BaseRoute] = [*plain, Mount("/", app=inner)]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 
 

@@ -1,0 +1,270 @@
+"""The HTTP fault matrix over a real server process and raw sockets.
+
+Every hostile request below goes to each hook route and to the MCP endpoint:
+bodies too large by declaration and by streaming, JSON nested past any bound,
+Host and Origin lookalikes, and Accept headers that refuse what the path
+answers. Each must get its 4xx, never a 500, and the server must still serve.
+The streaming case is a memory bound, read from /proc: the peak resident size
+may grow by a few times the limit, not by the size of what was sent.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from kenning_encounter.server.transports import MCP_MAX_BODY
+from tests.e2e.conftest import RunningServer, run_server
+
+HOOKS = ("/infuse", "/session-start", "/session-end")
+MCP = "/mcp/"
+TARGETS = (*HOOKS, MCP)
+HOOK_LIMIT = 1_000_000  # routes.MAX_BODY
+BOTH = "application/json, text/event-stream"
+SENT = 128 * 1024 * 1024  # what a chunked attacker sends: far past any bound below
+PIECE = 64 * 1024
+READ_DEADLINE = 60.0  # a socket timeout for a hung server, not a speed claim
+
+
+def initialize(**extra: object) -> dict[str, object]:
+    params: dict[str, object] = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "fault-matrix", "version": "0"},
+    }
+    params.update(extra)
+    return {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+
+
+def valid_body(path: str) -> bytes:
+    if path == MCP:
+        return json.dumps(initialize()).encode()
+    return json.dumps({"session_id": "fault-matrix", "prompt": "hello"}).encode()
+
+
+def limit_of(path: str) -> int:
+    return MCP_MAX_BODY if path == MCP else HOOK_LIMIT
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    raw: bytes
+
+    @property
+    def text(self) -> str:
+        return self.raw.decode("utf-8", "replace")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Generator[RunningServer]:
+    with run_server(tmp_path_factory.mktemp("faults") / "m") as running:
+        assert urlsplit(running.url).path == MCP
+        yield running
+
+
+def port_of(server: RunningServer) -> int:
+    port = urlsplit(server.url).port
+    assert port is not None
+    return port
+
+
+def _head(port: int, path: str, headers: Mapping[str, str | None], length: int | None) -> bytes:
+    merged: dict[str, str | None] = {
+        "Host": f"127.0.0.1:{port}",
+        "Content-Type": "application/json",
+        "Accept": BOTH,
+        "Connection": "close",
+    }
+    if length is None:
+        merged["Transfer-Encoding"] = "chunked"
+    else:
+        merged["Content-Length"] = str(length)
+    merged.update(headers)
+    lines = [f"POST {path} HTTP/1.1", *(f"{k}: {v}" for k, v in merged.items() if v is not None)]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def _read_answer(sock: socket.socket) -> Answer:
+    received = bytearray()
+    try:
+        while chunk := sock.recv(65536):
+            received += chunk
+    except ConnectionResetError:
+        pass  # the answer came before the reset, or there is none and the check below says so
+    status_line = bytes(received).split(b"\r\n", 1)[0].decode("latin-1")
+    assert status_line.startswith("HTTP/1.1 "), f"no HTTP answer: {bytes(received[:200])!r}"
+    return Answer(int(status_line.split()[1]), bytes(received))
+
+
+def exchange(
+    port: int,
+    path: str,
+    body: bytes,
+    headers: Mapping[str, str | None] | None = None,
+    *,
+    declared: int | None = None,
+) -> Answer:
+    """One request on its own connection; ``declared`` overrides the Content-Length sent."""
+    with socket.create_connection(("127.0.0.1", port), timeout=READ_DEADLINE) as sock:
+        length = len(body) if declared is None else declared
+        sock.sendall(_head(port, path, headers or {}, length) + body)
+        return _read_answer(sock)
+
+
+def stream(port: int, path: str, total: int) -> Answer:
+    """A chunked body of ``total`` spaces; sending stops early if the server hangs up."""
+    piece = b"%x\r\n" % PIECE + b" " * PIECE + b"\r\n"
+    with socket.create_connection(("127.0.0.1", port), timeout=READ_DEADLINE) as sock:
+        sock.sendall(_head(port, path, {}, None))
+        try:
+            for _ in range(total // PIECE):
+                sock.sendall(piece)
+            sock.sendall(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server answered and closed without reading the rest: also a pass
+        return _read_answer(sock)
+
+
+def memory_mib(pid: int) -> dict[str, float]:
+    """VmRSS (now) and VmHWM (peak since the last reset) of a process, in MiB."""
+    found: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            found[key] = int(value.split()[0]) / 1024
+    return found
+
+
+def reset_peak(pid: int) -> None:
+    Path(f"/proc/{pid}/clear_refs").write_text("5")  # VmHWM := VmRSS
+
+
+def assert_still_serves(port: int, path: str) -> None:
+    assert exchange(port, path, valid_body(path)).status == 200
+
+
+# --- the matrix ----------------------------------------------------------------------
+@pytest.mark.parametrize("path", TARGETS)
+def test_a_valid_request_is_served(server: RunningServer, path: str) -> None:
+    answer = exchange(port_of(server), path, valid_body(path))
+    assert answer.status == 200, answer.text
+
+
+@pytest.mark.parametrize("path", TARGETS)
+def test_a_declared_length_past_the_limit_is_refused_unread(
+    server: RunningServer, path: str
+) -> None:
+    port = port_of(server)
+    # Nothing of the 300 MB is sent: an answer at all shows the server did not wait for it.
+    answer = exchange(port, path, b"", declared=300_000_000)
+    assert answer.status == 413, answer.text
+    assert_still_serves(port, path)
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("path", TARGETS)
+def test_a_chunked_body_past_the_limit_is_refused_within_a_bounded_memory(
+    server: RunningServer, path: str
+) -> None:
+    port, pid, limit = port_of(server), server.proc.pid, limit_of(path)
+    assert stream(port, path, 2 * limit).status == 413  # warm the path up first
+    before = memory_mib(pid)
+    reset_peak(pid)
+    answer = stream(port, path, SENT)
+    after = memory_mib(pid)
+    assert answer.status == 413, answer.text
+    bound = 8 * limit / 2**20
+    assert after["VmHWM"] - before["VmRSS"] <= bound, (before, after, f"bound {bound} MiB")
+    assert after["VmRSS"] - before["VmRSS"] <= bound, (before, after, f"bound {bound} MiB")
+    assert_still_serves(port, path)
+
+
+def deep_body(path: str, depth: int = 100_000) -> bytes:
+    nested = "[" * depth + "]" * depth
+    if path == MCP:
+        text = json.dumps(initialize(capabilities={"experimental": {"x": 0}}))
+        return text.replace('{"x": 0}', '{"x": ' + nested + "}").encode()
+    return ('{"session_id": "fault-matrix", "prompt": "p", "trajectory": ' + nested + "}").encode()
+
+
+@pytest.mark.parametrize("path", TARGETS)
+def test_deeply_nested_json_is_a_400_not_a_500(server: RunningServer, path: str) -> None:
+    port = port_of(server)
+    answer = exchange(port, path, deep_body(path))
+    assert answer.status == 400, answer.text[:300]
+    assert_still_serves(port, path)
+
+
+def origin_lookalikes(port: int) -> list[str]:
+    other = port + 1 if port < 65535 else port - 1
+    return [
+        f"http://localhost:{port}.evil.com",
+        f"http://localhost:{port}@evil.com",
+        f"http://localhost.evil.com:{port}",
+        f"http://127.0.0.1.evil.com:{port}",
+        f"http://127.0.0.1:{other}",  # loopback, but not this server
+        f"http://localhost:{other}",
+        "http://localhost",  # port 80, not this server's
+        f"https://localhost:{port}",  # another scheme is another origin
+        f"http://[::1]:{port}/",  # an Origin carries no path
+        "null",
+    ]
+
+
+@pytest.mark.parametrize("path", TARGETS)
+def test_origin_lookalikes_are_refused(server: RunningServer, path: str) -> None:
+    port = port_of(server)
+    for origin in origin_lookalikes(port):
+        answer = exchange(port, path, valid_body(path), {"Origin": origin})
+        assert answer.status == 403, (origin, answer.text)
+
+
+@pytest.mark.parametrize("path", TARGETS)
+def test_this_servers_own_loopback_origins_are_served(server: RunningServer, path: str) -> None:
+    port = port_of(server)
+    for origin in (f"http://localhost:{port}", f"http://127.0.0.1:{port}", f"http://[::1]:{port}"):
+        answer = exchange(port, path, valid_body(path), {"Origin": origin})
+        assert answer.status == 200, (origin, answer.text)
+
+
+@pytest.mark.parametrize("path", TARGETS)
+def test_host_names_compare_case_insensitively(server: RunningServer, path: str) -> None:
+    port = port_of(server)
+    for host in (f"LOCALHOST:{port}", f"LocalHost:{port}", "localhost", f"[::1]:{port}"):
+        answer = exchange(port, path, valid_body(path), {"Host": host})
+        assert answer.status == 200, (host, answer.text)
+    for host in (f"localhost:{port}.evil.com", f"localhost.evil.com:{port}", "evil.com"):
+        answer = exchange(port, path, valid_body(path), {"Host": host})
+        assert answer.status == 421, (host, answer.text)
+
+
+WRONG_ACCEPT = {
+    "/infuse": ["text/html", "application/json;q=0", "text/event-stream"],
+    "/session-start": ["text/html"],
+    "/session-end": ["image/png, text/*"],
+    MCP: [
+        None,  # MCP requires the header
+        "text/html",
+        "application/json",
+        "text/event-stream",
+        "application/json, text/event-stream;q=0",
+    ],
+}
+
+
+@pytest.mark.parametrize("path", TARGETS)
+def test_an_accept_header_refusing_the_answer_is_a_406(server: RunningServer, path: str) -> None:
+    port = port_of(server)
+    for accept in WRONG_ACCEPT[path]:
+        answer = exchange(port, path, valid_body(path), {"Accept": accept})
+        assert answer.status == 406, (accept, answer.text)
+    for accept in ("*/*", "application/*, text/*", BOTH):
+        answer = exchange(port, path, valid_body(path), {"Accept": accept})
+        assert answer.status == 200, (accept, answer.text)
