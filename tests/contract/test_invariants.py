@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from kenning_encounter.errors import (
     KenningError,
     NameTaken,
     NoOpenEncounter,
+    NotFound,
     NotYourEncounter,
     ProcessTypeForbidden,
     ReadOnlyViolation,
@@ -95,7 +97,21 @@ def test_1_encounters_cannot_be_deleted(memory: Memory, store: GraphStore) -> No
     _seed(memory)
     encounter = memory.find_by_name("idea").node.encounter
     assert encounter is not None
-    _refused(store, lambda: memory.delete_entities(A, [encounter]), KenningError)
+    # The spine is out of a write tool's reach: no encounter or locus name, and no id of
+    # their shape, resolves to a node a tool could delete.
+    for ref in (encounter, "enc_0123456789ab", A, "loc_0123456789ab"):
+        err = _refused(store, partial(memory.delete_entities, A, [ref]), NotFound)
+        assert str(err) == f"no node {ref!r}; refs[0] must name or id an existing node; try search"
+    # A node carrying an encounter's name is what that name reaches; the governance of
+    # deletion then refuses it to a session that did not record it, and the spine stays.
+    memory.advance_encounter(B, "names a note after an encounter")
+    memory.create_entities(B, [{"type": "Note", "name": encounter}])
+    theirs = memory.find_by_name(encounter).node.encounter
+    err = _refused(store, partial(memory.delete_entities, A, [encounter]), NotYourEncounter)
+    assert str(err).startswith(
+        f"refs[0]: {encounter!r} was recorded in {theirs!r}, not in your open encounter "
+        f"{encounter!r}; older knowledge is revised"
+    )
 
 
 # 2. Nothing is created outside an open encounter of the caller's locus.
