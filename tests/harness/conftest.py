@@ -1,7 +1,7 @@
 """Fixtures for the real-harness scenarios: the pinned Claude Code CLI and a wired workspace.
 
 When the CLI is not installed (npm missing or unreachable) the scenarios skip
-with the reason; under CI=true that skip is a failure, so CI can never pass
+with the reason (KENNING_CLAUDE_CODE_DIR names another install folder); under CI=true that skip is a failure, so CI can never pass
 with the harness silently left out.
 """
 
@@ -33,10 +33,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def require_cli() -> Path:
-    binary = find_binary(DEFAULT_DIR)
+    folder = Path(os.environ.get("KENNING_CLAUDE_CODE_DIR") or DEFAULT_DIR)
+    binary = find_binary(folder)
     if binary is not None:
         return binary
-    reason = unavailable_reason(DEFAULT_DIR) or "the Claude Code CLI could not be found"
+    reason = unavailable_reason(folder) or "the Claude Code CLI could not be found"
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"CI=true: the Claude Code harness must run here, but {reason}")
     pytest.skip(reason)
@@ -59,3 +60,15 @@ def dead_space(tmp_path: Path, claude_binary: Path) -> Iterator[Workspace]:
     """A project wired to a server that is not running."""
     with workspace(tmp_path, claude_binary, serve=False) as ws:
         yield ws
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    from tests.harness.test_tool_chars import summary
+
+    lines = summary(config)
+    if lines:
+        terminalreporter.section("characters per tool result under Claude Code")
+        for line in lines:
+            terminalreporter.write_line(line)
