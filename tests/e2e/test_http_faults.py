@@ -19,13 +19,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from kenning_encounter.server.routes import MAX_BODY as HOOK_LIMIT
 from kenning_encounter.server.transports import MCP_MAX_BODY
 from tests.e2e.conftest import RunningServer, run_server
 
 HOOKS = ("/infuse", "/session-start", "/session-end")
 MCP = "/mcp/"
 TARGETS = (*HOOKS, MCP)
-HOOK_LIMIT = 1_000_000  # routes.MAX_BODY
 BOTH = "application/json, text/event-stream"
 SENT = 128 * 1024 * 1024  # what a chunked attacker sends: far past any bound below
 PIECE = 64 * 1024
