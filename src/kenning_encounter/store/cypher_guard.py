@@ -140,12 +140,12 @@ def _check_keywords(tokens: Sequence[Token]) -> None:
     for i, tok in enumerate(tokens):
         if tok.kind != "word" or tok.text not in FORBIDDEN_KEYWORDS:
             continue
-        if _is_punct(tokens, i - 1, "."):
-            continue  # a property or namespace part: n.set, db.create...
-        if _is_punct(tokens, i + 1, ":") and (
-            _is_punct(tokens, i - 1, "{") or _is_punct(tokens, i - 1, ",")
+        if _is_punct(tokens, i - 1, ".") or _is_punct(tokens, i + 1, "."):
+            continue  # a property, or what owns one: n.set, show.name, db.create...
+        if _is_punct(tokens, i + 1, ":") and any(
+            _is_punct(tokens, i - 1, p) for p in ("{", ",", "(", "[")
         ):
-            continue  # a map key: {set: 1}
+            continue  # a map key or a pattern variable: {set: 1}, (show:Concept)
         raise _gate(f"{tok.text} is not allowed (at character {tok.pos})")
 
 

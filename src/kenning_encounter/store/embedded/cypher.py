@@ -79,7 +79,9 @@ def _engine_error(exc: Exception, timeout_s: float, fired: bool) -> ReadOnlyViol
             "and was stopped; narrow it with LIMIT or a WHERE",
             layer="timeout",
         )
-    if "read-only transaction" in text or "multiple statements" in text:
+    if any(
+        m in text for m in ("read-only transaction", "multiple statements", "active transaction")
+    ):
         return ReadOnlyViolation(
             f"the engine's read-only transaction refused it ({text})", layer="engine-readonly"
         )
