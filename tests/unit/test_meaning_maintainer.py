@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import time
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from kenning_encounter.meaning.rebuild import run_sidecar_rebuild
 from kenning_encounter.meaning.sidecar import LOG_NAME, SidecarStore
 from kenning_encounter.meaning.source import source_hash
 from kenning_encounter.store.records import NodeRecord
-from tests.support.fake_llm import FakeGemini, FakeOpenAI, Reply
+from tests.support.fake_llm import FakeGemini, FakeOpenAI, Reply, Seen, echo_meaning
 
 
 def node(n: int, description: str = "") -> NodeRecord:
@@ -163,17 +163,29 @@ def test_reconcile_fills_stale_and_drops_orphans(
 def test_enqueue_never_waits_for_the_model(
     sidecar: SidecarStore, provider: OpenAICompatProvider, fake: FakeOpenAI
 ) -> None:
-    fake.script(*[Reply(text="slow meaning", delay_s=0.2)] * 3)
+    # The model holds its first answer until every enqueue has returned (or gives up after
+    # a while and answers anyway): an enqueue that waited for the model puts an answer first.
+    events: list[str] = []
+    released = threading.Event()
+
+    def held(seen: Seen) -> str:
+        released.wait(10)
+        events.append("answered")
+        return echo_meaning(seen)
+
+    fake.responder = held
     m = MeaningMaintainer(sidecar, provider)
     m.start()
     try:
-        started = time.monotonic()
         for i in range(3):
             assert m.enqueue(node(i))
-        assert time.monotonic() - started < 0.05
+            events.append(f"enqueued {i}")
+        released.set()
         assert m.wait_idle(5)
+        assert events == ["enqueued 0", "enqueued 1", "enqueued 2", *["answered"] * 3]
         assert len(sidecar) == 3
     finally:
+        released.set()
         m.close()
 
 
