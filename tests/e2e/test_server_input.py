@@ -124,7 +124,7 @@ async def test_relation_refusals_name_the_rule_and_write_nothing(tmp_path: Path)
         )
         assert "relations[1]" in refusal and "SUPPORTS" in refusal and "Question" in refusal
         trace = await call_ok(client, "trace_provenance", {"ref": "c"})
-        assert trace["edges"] == []  # the good GROUNDS was not written either
+        assert trace.get("edges", []) == []  # the good GROUNDS was not written either
 
         unknown = await call_refused(
             client,

@@ -4,10 +4,14 @@ Each list says "k of N" so the reader knows what was left out. To fit the
 budget the builder lowers the number of items per section; if one item per
 section is still too much, whole sections go (the frontier last), and as a
 last resort the text is cut.
+
+The budget bounds both views: the text, and the structured panel as JSON,
+which is what Claude Code hands the model (``sent_chars``).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -229,13 +233,24 @@ def render(panel: Panel) -> str:
     return "\n".join(lines)
 
 
+def sent_chars(panel: Panel) -> int:
+    """Characters of the panel as a tool sends it: compact JSON without its text view
+    (the same dump as ``server.outputs.wire``)."""
+    data = panel.model_dump(mode="json", exclude_defaults=True, exclude={"text"})
+    return len(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
+
+
+def _fits(panel: Panel, text: str, budget: int) -> bool:
+    return len(text) <= budget and sent_chars(panel) <= budget
+
+
 def fit(panel: Panel, budget: int, ks: Iterable[int]) -> Panel:
-    """The fullest version of ``panel`` whose rendering fits ``budget`` characters."""
+    """The fullest version of ``panel`` whose rendering and JSON fit ``budget`` characters."""
     attempt = panel
     for k in ks:
         attempt = panel.trim(k)
         text = render(attempt)
-        if len(text) <= budget:
+        if _fits(attempt, text, budget):
             return attempt.model_copy(update={"text": text})
     omitted: list[str] = []
     for name in DROP_ORDER:
@@ -244,7 +259,7 @@ def fit(panel: Panel, budget: int, ks: Iterable[int]) -> Panel:
         omitted.append(name)
         attempt = attempt.model_copy(update={name: None, "omitted": tuple(omitted)})
         text = render(attempt)
-        if len(text) <= budget:
+        if _fits(attempt, text, budget):
             return attempt.model_copy(update={"text": text})
     text = render(attempt)
     return attempt.model_copy(update={"text": text[: budget - 1] + ELLIPSIS})

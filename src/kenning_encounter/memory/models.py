@@ -6,9 +6,18 @@ written for a model reader: what the field means, what is allowed, an example.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    WithJsonSchema,
+    model_serializer,
+)
+from pydantic.json_schema import SkipJsonSchema
 
 from kenning_encounter.store.records import EncounterRecord, NodeRecord
 
@@ -94,6 +103,13 @@ class RelationIn(BaseModel):
     )
 
 
+# What a tool sends is read by a model, token by token, so results are dumped with
+# exclude_defaults (server/calls.py): a null, an empty list or an empty map is left
+# out, since its absence says the same. Fields only the services use (ticks, the
+# recording session) are kept on the object but never sent.
+Internal = Field(default=0, exclude=True)
+
+
 class NodeOut(BaseModel):
     id: str
     type: str
@@ -102,9 +118,9 @@ class NodeOut(BaseModel):
     status: str | None = None
     properties: dict[str, Any] = Field(default_factory=dict)
     created_at: str
-    tick: int
+    tick: SkipJsonSchema[int] = Internal
     encounter: str | None = None
-    locus: str | None = None
+    locus: SkipJsonSchema[str | None] = Field(default=None, exclude=True)
     superseded_by: str | None = None
 
     @classmethod
@@ -131,7 +147,7 @@ class EdgeOut(BaseModel):
     source: str
     type: str
     target: str
-    tick: int
+    tick: SkipJsonSchema[int] = Internal
     encounter: str | None = None
     revision_why: str | None = None
 
@@ -141,12 +157,24 @@ class EncounterOut(BaseModel):
     session_id: str
     purpose: str
     opened_at: str
-    opened_tick: int
+    opened_tick: SkipJsonSchema[int] = Internal
     sealed_at: str | None = None
     summary: str | None = None
     dissolved_at: str | None = None
-    last_activity_at: str | None = None
+    last_activity_at: str | None = Field(
+        default=None, description="Sent only when later than opened_at and sealed_at"
+    )
     state: str = Field(description="open, sealed or dissolved")
+
+    @model_serializer(mode="wrap")
+    def _once(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("last_activity_at") in (
+            self.opened_at,
+            self.sealed_at,
+        ):
+            cast(dict[str, Any], data).pop("last_activity_at", None)
+        return data
 
     @classmethod
     def of(cls, e: EncounterRecord) -> EncounterOut:
@@ -169,19 +197,23 @@ class ReEntry(BaseModel):
     """What advance_encounter returns: where you are and what is still open."""
 
     encounter: EncounterOut
-    previous: str | None = Field(description="Your session's previous encounter, if any.")
+    previous: str | None = Field(
+        default=None, description="Your session's previous encounter, if any."
+    )
     anchored_after: str | None = Field(
-        description="For a session's first encounter: the latest encounter when it began."
+        default=None,
+        description="For a session's first encounter: the latest encounter when it began.",
     )
     closed_previous: str | None = Field(
         default=None, description="The encounter this call sealed with close_summary."
     )
-    recent_sessions: list[EncounterOut]
-    open_questions: list[NodeOut]
-    live_hypotheses: list[NodeOut]
-    recent_concepts: list[NodeOut]
+    recent_sessions: list[EncounterOut] = Field(default_factory=list[EncounterOut])
+    open_questions: list[NodeOut] = Field(default_factory=list[NodeOut])
+    live_hypotheses: list[NodeOut] = Field(default_factory=list[NodeOut])
+    recent_concepts: list[NodeOut] = Field(default_factory=list[NodeOut])
     unsealed: list[EncounterOut] = Field(
-        description="Encounters of other sessions never sealed, with last-activity times."
+        default_factory=list[EncounterOut],
+        description="Encounters of other sessions never sealed, with last-activity times.",
     )
 
 
@@ -212,10 +244,18 @@ class Created(BaseModel):
 class Related(BaseModel):
     encounter: str
     tick: int
-    created: list[EdgeOut]
+    created: list[EdgeOut] = Field(description="Each made in this call's encounter")
     status_changes: list[dict[str, str]] = Field(
         default_factory=list, description="Fact-state changes the relations made."
     )
+
+    @model_serializer(mode="wrap")
+    def _once(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        data = handler(self)
+        for edge in cast(dict[str, Any], data).get("created", []):
+            if cast(dict[str, Any], edge).get("encounter") == self.encounter:
+                del edge["encounter"]
+        return data
 
 
 class Deleted(BaseModel):
@@ -267,9 +307,10 @@ InlineHit = Annotated[Hit, WithJsonSchema(Hit.model_json_schema())]
 
 
 class SearchResult(BaseModel):
-    query: str
+    # The caller's own query and the length of hits are not sent back.
+    query: SkipJsonSchema[str] = Field(default="", exclude=True)
     hits: list[InlineHit]
-    total_shown: int
+    total_shown: SkipJsonSchema[int] = Internal
     note: str = ""
 
 
@@ -278,7 +319,9 @@ class NameLookup(BaseModel):
     resolved_from: str | None = Field(
         default=None, description="When the name belonged to an older revision: its id."
     )
-    history: list[NodeOut] = Field(description="Older revisions, newest first.")
+    history: list[NodeOut] = Field(
+        default_factory=list[NodeOut], description="Older revisions, newest first."
+    )
 
 
 class Revision(BaseModel):
@@ -289,8 +332,20 @@ class Revision(BaseModel):
 
 class Provenance(BaseModel):
     node: NodeOut
-    grounding: list[NodeOut]
-    edges: list[EdgeOut]
-    revisions: list[Revision] = Field(description="The supersession history, newest first.")
-    recorded_in: EncounterOut | None
-    depth: int
+    grounding: list[NodeOut] = Field(
+        default_factory=list[NodeOut], description="What the node rests on, oldest first"
+    )
+    edges: list[EdgeOut] = Field(default_factory=list[EdgeOut])
+    revisions: list[Revision] = Field(
+        default_factory=list[Revision], description="The supersession history, newest first."
+    )
+    recorded_in: EncounterOut | None = None
+    depth: SkipJsonSchema[int] = Internal
+    grounding_total: int | None = Field(
+        default=None,
+        description="Sent when the answer was cut to fit its size limit: how many grounding "
+        "nodes there were in all (ask again with a smaller depth, or trace one of them)",
+    )
+    edges_total: int | None = Field(
+        default=None, description="Sent with grounding_total: how many edges there were in all"
+    )

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from kenning_encounter.errors import KenningError, UnknownType
 from kenning_encounter.server.context import AppContext
+from kenning_encounter.server.outputs import wire
 from kenning_encounter.server.refusals import close_match, refusal_text
 
 log = logging.getLogger(__name__)
@@ -58,8 +59,13 @@ async def run_tool(
     *,
     deadline: float | None = None,
     quick: bool = False,
+    exclude: frozenset[str] = frozenset(),
 ) -> CallToolResult:
     """Run ``work`` off the event loop; structured result plus a short text rendering.
+
+    The structured result is what a model reads (Claude Code hands it the JSON, not
+    the text), so it is sent compact; ``exclude`` names fields that only repeat
+    the rest, such as a text rendering kept on the result.
 
     ``deadline`` (seconds) bounds read tools only: a write that outlives a
     deadline may still commit, and answering "failed" then would be a lie.
@@ -86,5 +92,5 @@ async def run_tool(
         ) from exc
     return CallToolResult(
         content=[TextContent(type="text", text=render(result))],
-        structured_content=result.model_dump(mode="json", by_alias=True),
+        structured_content=wire(result, exclude=exclude),
     )

@@ -152,6 +152,11 @@ def provenance(p: Provenance) -> str:
     lines += _section(
         "Revisions", (f"- {r.id} {r.name!r}: {clip(r.revision_why, 120)}" for r in p.revisions)
     )
+    if p.grounding_total is not None:
+        lines.append(
+            f"(cut to fit: {len(p.grounding)} of {p.grounding_total} grounding nodes, "
+            f"{len(p.edges)} of {p.edges_total} edges; trace a smaller depth or one of these)"
+        )
     return "\n".join(lines)
 
 

@@ -24,6 +24,9 @@ ProjectionName = Annotated[
         description="A name for the projection, letters, digits, '-' and '_'. Example: 'auth-work'.",
     ),
 ]
+# The panel and the reports carry their text view; sending it in the JSON too would
+# say everything twice.
+TEXT_VIEW = frozenset({"text"})
 TopK = Annotated[int, Field(ge=1, le=100, description="How many nodes to list. Example: 10.")]
 
 
@@ -58,6 +61,17 @@ def _orient(app: AppContext, session_id: str | None, budget: int, top_k: int) ->
     )
 
 
+class AlgorithmSent(AlgorithmReport):
+    """A report as sent: Leiden's detail is said once, by its communities section."""
+
+    detail: str = ""
+
+    @classmethod
+    def of(cls, report: AlgorithmReport) -> AlgorithmSent:
+        said = report.communities is not None and report.communities.detail == report.detail
+        return cls.model_validate({**dict(report), "detail": "" if said else report.detail})
+
+
 def _report_text(report: AlgorithmReport) -> str:
     return report.text
 
@@ -81,7 +95,12 @@ def register(tools: ToolRegistrar) -> None:
         ] = None,
         budget_chars: Annotated[
             int,
-            Field(ge=1_000, le=30_000, description="Size limit of the text panel. Default 8000."),
+            Field(
+                ge=1_000,
+                le=30_000,
+                description="Size limit of the answer in characters, for the structured panel "
+                "as JSON and for the text view alike. Default 8000.",
+            ),
         ] = 8_000,
         top_k: TopK = 10,
     ) -> Annotated[CallToolResult, Panel]:
@@ -94,6 +113,7 @@ def register(tools: ToolRegistrar) -> None:
             lambda app: _orient(app, session_id, budget_chars, top_k),
             lambda p: p.text,
             deadline=deadline,
+            exclude=TEXT_VIEW,
         )
 
     @tools.tool(ToolKind.READ, title="Create a named projection for focused algorithms")
@@ -136,12 +156,15 @@ def register(tools: ToolRegistrar) -> None:
     def _algorithm(algorithm: str, title: str, doc: str) -> None:
         async def run(
             ctx: ToolContext, name: ProjectionName, top_k: TopK = 10
-        ) -> Annotated[CallToolResult, AlgorithmReport]:
+        ) -> Annotated[CallToolResult, AlgorithmSent]:
             return await run_tool(
                 ctx,
-                lambda app: app.require_services().catalog.run(name, algorithm, top_k=top_k),
+                lambda app: AlgorithmSent.of(
+                    app.require_services().catalog.run(name, algorithm, top_k=top_k)
+                ),
                 _report_text,
                 deadline=deadline,
+                exclude=TEXT_VIEW,
             )
 
         run.__name__ = f"gds_{algorithm}"

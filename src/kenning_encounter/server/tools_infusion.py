@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Mapping
+from typing import Annotated, Any, cast
 
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
@@ -32,14 +33,37 @@ Trajectory = Annotated[
 ]
 
 
+class InfusionMeta(BaseModel):
+    channel: str = Field(description="meaning, lexical, or none")
+    degraded_reason: str | None = Field(
+        default=None, description="Sent when the channel fell back: why"
+    )
+
+
 class Infusion(BaseModel):
+    """What a model reads from infuse: the payload and how it was chosen. The counts,
+    ids and timings the pipeline also reports are diagnostics (the HTTP /infuse
+    answer carries them); the payload already says what it delivered."""
+
     payload: str = Field(
         description="The signed, budgeted text to place in context; empty = silence"
     )
-    meta: dict[str, Any] = Field(
-        description="channel, seed mode, degraded reason, counts, delivered, standing, "
-        "suppressed, renewal and per-stage timings"
-    )
+    status: str = Field(description="infused, or silent when nothing held bears on the prompt")
+    meta: InfusionMeta
+
+    @classmethod
+    def of(cls, result: Mapping[str, Any]) -> Infusion:
+        payload = str(result.get("payload", ""))
+        meta = cast(Mapping[str, Any], result.get("meta") or {})
+        degraded = bool(meta.get("degraded"))
+        return cls(
+            payload=payload,
+            status=str(result.get("status") or ("infused" if payload else "silent")),
+            meta=InfusionMeta(
+                channel=str(meta.get("channel", "none")),
+                degraded_reason=str(meta.get("degraded_reason")) if degraded else None,
+            ),
+        )
 
 
 class MeaningDiagnosis(BaseModel):
@@ -52,16 +76,16 @@ def _render_infusion(result: Infusion) -> str:
     if result.payload:
         return result.payload
     meta = result.meta
-    why = f" ({meta.get('degraded_reason')})" if meta.get("degraded") else ""
-    return f"(silence: nothing held bears on this prompt; channel {meta.get('channel')}{why})"
+    why = f" ({meta.degraded_reason})" if meta.degraded_reason else ""
+    return f"(silence: nothing held bears on this prompt; channel {meta.channel}{why})"
 
 
 def _diagnose(app: AppContext, prompt: str, trajectory: list[str]) -> MeaningDiagnosis:
     services = app.require_services()
     if services.meaning is None:
         reason = (
-            "the matcher is off (KENNING_ENCOUNTER_MATCHER=off)"
-            if app.settings.matcher == "off"
+            "the matcher is off (KENNING_ENCOUNTER_MATCHER=off, or auto without GEMINI_API_KEY)"
+            if app.settings.matcher_provider == "off"
             else "the matcher has no API key (GEMINI_API_KEY) or provider"
         )
         return MeaningDiagnosis(available=False, reason=reason)
@@ -89,7 +113,7 @@ def register(tools: ToolRegistrar) -> None:
         def work(app: AppContext) -> Infusion:
             if app.infuse is None:
                 raise InvalidInput("prompt", "infusion is not configured on this server")
-            return Infusion.model_validate(app.infuse(session_id, prompt, trajectory or []))
+            return Infusion.of(app.infuse(session_id, prompt, trajectory or []))
 
         return await run_tool(ctx, work, _render_infusion, deadline=deadline)
 

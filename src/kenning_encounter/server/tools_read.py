@@ -11,11 +11,13 @@ from kenning_encounter.memory.models import NameLookup, Provenance, SearchResult
 from kenning_encounter.server import render
 from kenning_encounter.server.calls import ToolContext, run_tool
 from kenning_encounter.server.outputs import (
+    PROVENANCE_CHARS,
     CypherRows,
     NodeTypes,
     RelationTypes,
     Schema,
     Vocabulary,
+    fit_provenance,
 )
 from kenning_encounter.server.params import NodeRef
 from kenning_encounter.server.registry import ToolKind, ToolRegistrar
@@ -89,10 +91,13 @@ def register(tools: ToolRegistrar) -> None:
         ] = 5,
     ) -> Annotated[CallToolResult, Provenance]:
         """Walk back from a node along its evidence (GROUNDS, SUPPORTS, OBSERVED_AT, ...): what
-        it rests on, its revisions and the encounter that recorded it."""
+        it rests on, its revisions and the encounter that recorded it. A long trace is cut
+        to 8000 characters, oldest grounding first, and then says how much there was."""
         return await run_tool(
             ctx,
-            lambda app: app.memory.trace_provenance(ref, depth=depth),
+            lambda app: fit_provenance(
+                app.memory.trace_provenance(ref, depth=depth), PROVENANCE_CHARS
+            ),
             render.provenance,
             deadline=deadline,
         )
@@ -116,8 +121,8 @@ def register(tools: ToolRegistrar) -> None:
             Field(description='Values for $parameters in the query. Example: {"s": "open"}.'),
         ] = None,
     ) -> Annotated[CallToolResult, CypherRows]:
-        """Run one read-only Cypher query; rows are capped in number and size, and the answer
-        says when a cap cut it."""
+        """Run one read-only Cypher query; rows are capped in number and in the size of the
+        answer's JSON, and the answer says when a cap cut it."""
         return await run_tool(
             ctx,
             lambda app: CypherRows.of(app.memory.read_cypher(query, params)),
