@@ -189,6 +189,7 @@ class Workspace:
     def print_run(self, prompt: str, *args: str, **env: str) -> Run:
         """``claude -p PROMPT`` with our tools allowed; it must exit 0."""
         run = self.run(*print_args(*args), prompt=prompt, **env)
+        assert not self.fake.errors, f"the scripted model failed: {self.fake.errors}"
         assert run.returncode == 0, run.explain()
         return run
 
