@@ -71,6 +71,13 @@ class Ledger:
                 return Verdict.BODY_STALE
             return Verdict.HANDLE
 
+    def forget_deliveries(self, session: str) -> None:
+        """Nothing delivered to the session is in its context any more (compaction, clear)."""
+        with self._lock:
+            ledger = self._sessions.get(session)
+            if ledger is not None:
+                ledger.delivered.clear()
+
     def last_turn(self, session: str, node_id: str) -> int | None:
         with self._lock:
             ledger = self._sessions.get(session)

@@ -106,8 +106,17 @@ class MeaningRuntime:
 
         return self._store.read(work)
 
-    def select_seeds(self, prompt: str, trajectory: Sequence[str], limit: int) -> Selection:
-        result = self.matcher.select(prompt, trajectory, candidates=self._candidates)
+    def select_seeds(
+        self,
+        prompt: str,
+        trajectory: Sequence[str],
+        limit: int,
+        *,
+        timeout_s: float | None = None,
+    ) -> Selection:
+        result = self.matcher.select(
+            prompt, trajectory, candidates=self._candidates, timeout_s=timeout_s
+        )
         window = {
             "used": result.window.used,
             "size": result.window.size,

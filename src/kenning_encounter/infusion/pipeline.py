@@ -24,14 +24,35 @@ from kenning_encounter.store.port import GraphStore
 
 log = logging.getLogger(__name__)
 MAX_PROMPT = 32_000
+# What the lexical path, ranking and formatting need once a late matcher is
+# given up, so an answer still reaches the caller within its deadline.
+LEXICAL_RESERVE_S = 0.35
+# Below this the matcher is not asked at all: it could not answer in time.
+MIN_MATCHER_S = 0.15
+# SessionStart sources after which nothing delivered earlier is in the context.
+FRESH_CONTEXT_SOURCES = frozenset({"startup", "clear", "compact"})
 
 
 class MatcherLike(Protocol):
     """What the pipeline needs of the meaning matcher (kenning_encounter.meaning)."""
 
     def select_seeds(
-        self, prompt: str, trajectory: Sequence[str], limit: int
+        self,
+        prompt: str,
+        trajectory: Sequence[str],
+        limit: int,
+        *,
+        timeout_s: float | None = None,
     ) -> select.Selection: ...
+
+
+def answer_failed(reason: str) -> dict[str, Any]:
+    """The wire answer when the memory could not infuse: never mistaken for silence."""
+    return {
+        "payload": "",
+        "status": "failed",
+        "meta": {"channel": "none", "degraded": True, "degraded_reason": reason},
+    }
 
 
 def _ms(start: float) -> float:
@@ -61,13 +82,43 @@ class Infuser:
     def config(self) -> InfusionConfig:
         return self._config
 
+    def session_started(self, session_id: str, source: str | None) -> None:
+        """A harness (re)started the session's context.
+
+        After a compaction or a clear, and in a new context, nothing delivered
+        before is in the model's context any more, so every body is due again;
+        a resumed conversation still holds what was delivered, so the ledger stays.
+        """
+        if source is None or source in FRESH_CONTEXT_SOURCES:
+            self._ledger.forget_deliveries(validate.session_id(session_id))
+
     def select(
-        self, prompt: str, trajectory: Sequence[str], *, now: datetime | None = None
+        self,
+        prompt: str,
+        trajectory: Sequence[str],
+        *,
+        now: datetime | None = None,
+        deadline: float | None = None,
     ) -> select.Selection:
-        """The selection stage alone (the matcher, or the lexical path on its failure)."""
+        """The selection stage alone (the matcher, or the lexical path on its failure).
+
+        ``deadline`` (a ``time.monotonic()`` instant) bounds the matcher so the
+        lexical path still answers in time when it is late.
+        """
         fallback: select.Selection | None = None
         if self._matcher is not None:
-            chosen = self._matcher.select_seeds(prompt, trajectory, self._config.seeds)
+            budget = None if deadline is None else deadline - time.monotonic() - LEXICAL_RESERVE_S
+            if budget is not None and budget < MIN_MATCHER_S:
+                chosen = select.Selection(
+                    "fallback",
+                    (),
+                    fallback_reason="timeout",
+                    fallback_detail="no time left for the matcher within the caller's deadline",
+                )
+            else:
+                chosen = self._matcher.select_seeds(
+                    prompt, trajectory, self._config.seeds, timeout_s=budget
+                )
             if chosen.channel == "meaning":
                 return chosen
             fallback = chosen
@@ -107,21 +158,49 @@ class Infuser:
         trajectory: Sequence[str] = (),
         *,
         now: datetime | None = None,
+        deadline_s: float | None = None,
     ) -> dict[str, Any]:
         """One infusion. ``now`` is the moment the prompt is put (default: the clock);
-        relative times in the prompt ("last week") are read against it."""
+        relative times in the prompt ("last week") are read against it.
+        ``deadline_s`` is how long the caller waits; the answer comes within it.
+
+        The answer's ``status`` is ``infused`` (a payload), ``silent`` (nothing
+        held bears on the prompt) or ``failed`` (the memory could not answer;
+        ``meta.degraded_reason`` says why). Bad input raises ``InvalidInput``;
+        nothing else escapes.
+        """
         session = validate.session_id(session_id)
         text = validate.text(prompt, "prompt", required=True, limit=MAX_PROMPT)
         turns: list[object] = list(trajectory) if isinstance(trajectory, list | tuple) else [None]
         if not all(isinstance(t, str) for t in turns):
             raise InvalidInput("trajectory", "must be a list of the previous user turns (strings)")
+        if deadline_s is not None and not 0 < deadline_s <= 600:
+            raise InvalidInput("deadline_ms", "must be between 1 and 600000 milliseconds")
+        deadline = None if deadline_s is None else time.monotonic() + deadline_s
+        try:
+            return self._infuse(session, text, [str(t) for t in turns], now, deadline)
+        except Exception as exc:  # a broken memory is stated, never raised into a turn
+            log.exception("infusion failed")
+            return answer_failed(f"infusion failed on the server ({type(exc).__name__})")
+
+    def _infuse(
+        self,
+        session: str,
+        text: str,
+        trajectory: list[str],
+        now: datetime | None,
+        deadline: float | None,
+    ) -> dict[str, Any]:
         cfg = self._config
         started = time.perf_counter()
         turn = self._ledger.next_turn(session)
 
         t0 = time.perf_counter()
         selection = self.select(
-            text, list(trajectory)[-cfg.trajectory_turns :] if cfg.trajectory_turns else [], now=now
+            text,
+            trajectory[-cfg.trajectory_turns :] if cfg.trajectory_turns else [],
+            now=now,
+            deadline=deadline,
         )
         seeds = tuple(s for s in selection.seeds if s.node.locus not in self._hidden)
         t_select = _ms(t0)
@@ -187,6 +266,7 @@ class Infuser:
         )
         return {
             "payload": payload,
+            "status": "infused" if payload else "silent",
             "meta": {
                 "channel": selection.channel,
                 "seed_mode": "meaning-matched" if selection.channel == "meaning" else "lexical",

@@ -143,17 +143,22 @@ class Matcher:
         *,
         candidates: CandidateSource | None = None,
         exclude: Collection[str] = (),
+        timeout_s: float | None = None,
     ) -> MatchResult:
         """Pick the nodes that bear on ``prompt``.
 
         ``trajectory`` is the session's previous user turns, oldest first.
         ``candidates`` supplies the window when the meanings exceed the budget
         (without it the window is the newest meanings). ``exclude`` keeps ids
-        out of the pool (e.g. superseded nodes).
+        out of the pool (e.g. superseded nodes). ``timeout_s`` shortens the
+        provider's timeout for this call, for a caller with a deadline of its own.
         """
         started = time.monotonic()
         match_id = uuid.uuid4().hex
         opts = self._options
+        if timeout_s is not None:
+            # A caller's deadline may shorten the configured timeout, never lengthen it.
+            timeout_s = min(timeout_s, self._provider.timeout_s)
         turns = self._trim_turns(prompt, trajectory)
         window = WindowInfo(False, 0, 0)
         try:
@@ -172,7 +177,8 @@ class Matcher:
                     purpose="select",
                     json_output=True,
                     max_output_tokens=64 + opts.max_picks * (48 if opts.reasons else 12),
-                )
+                ),
+                timeout_s=timeout_s,
             )
             answered = time.monotonic()
             parsed = parse_selection(

@@ -6,7 +6,6 @@ as /mcp/ and validate their bodies: a bad body gets 400 naming the field.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any, TypeVar
 
@@ -17,6 +16,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from kenning_encounter.errors import KenningError
+from kenning_encounter.infusion.pipeline import answer_failed
+from kenning_encounter.server.bodies import BodyRefused, read_json_body
 from kenning_encounter.server.context import Runtime
 from kenning_encounter.server.info import package_version
 from kenning_encounter.server.session_note import session_start_context
@@ -25,6 +26,8 @@ log = logging.getLogger(__name__)
 
 B = TypeVar("B", bound=BaseModel)
 MAX_BODY = 1_000_000
+# The hook bodies are two levels deep; anything far deeper is not a hook body.
+MAX_DEPTH = 32
 
 
 class _Body(BaseModel):
@@ -46,10 +49,16 @@ class InfuseIn(_Body):
     prompt: str = Field(max_length=100_000)
     trajectory: list[str] = Field(default_factory=list, max_length=200)
     cwd: str | None = None
+    # How long the caller waits; the answer comes within it (the matcher gives way).
+    deadline_ms: int | None = Field(default=None, ge=1, le=600_000)
 
 
 def infusion_off(reason: str) -> dict[str, Any]:
-    return {"payload": "", "meta": {"channel": "off", "degraded": True, "degraded_reason": reason}}
+    return {
+        "payload": "",
+        "status": "off",
+        "meta": {"channel": "off", "degraded": True, "degraded_reason": reason},
+    }
 
 
 def _bad(message: str) -> JSONResponse:
@@ -57,13 +66,11 @@ def _bad(message: str) -> JSONResponse:
 
 
 async def _parse(request: Request, model: type[B]) -> B | JSONResponse:
-    raw = await request.body()
-    if len(raw) > MAX_BODY:
-        return JSONResponse({"error": "body: too large"}, status_code=413)
     try:
-        data = json.loads(raw or b"null")
-    except ValueError:
-        return _bad("body: not valid JSON; send a JSON object")
+        # Refused by size as it streams and by depth before parsing.
+        data = await read_json_body(request, limit=MAX_BODY, max_depth=MAX_DEPTH)
+    except BodyRefused as refusal:
+        return refusal.response()
     if not isinstance(data, dict):
         return _bad("body: must be a JSON object")
     try:
@@ -86,6 +93,8 @@ def build_routes(runtime: Runtime) -> list[Route]:
             return body
         app = runtime.context
         try:
+            if app.services is not None:
+                app.services.infuser.session_started(body.session_id, body.source)
             text = await anyio.to_thread.run_sync(
                 session_start_context, app.memory, app.settings, body.session_id
             )
@@ -114,13 +123,20 @@ def build_routes(runtime: Runtime) -> list[Route]:
         fn = runtime.context.infuse
         if fn is None:
             return JSONResponse(infusion_off("infusion not configured"))
+        deadline = None if body.deadline_ms is None else body.deadline_ms / 1000
+
+        def run() -> dict[str, Any]:
+            return fn(body.session_id, body.prompt, body.trajectory, deadline_s=deadline)
+
         try:
-            answer = await anyio.to_thread.run_sync(
-                fn, body.session_id, body.prompt, body.trajectory
-            )
-        except Exception:  # the hook must get an answer whatever the pipeline does
+            answer = await anyio.to_thread.run_sync(run)
+        except KenningError as exc:
+            return _bad(str(exc))
+        except Exception as exc:  # the hook must get an answer whatever the pipeline does
             log.exception("the infusion pipeline failed")
-            return JSONResponse(infusion_off("infusion failed on the server; see its log"))
+            return JSONResponse(
+                answer_failed(f"infusion failed on the server ({type(exc).__name__}); see its log")
+            )
         return JSONResponse(answer)
 
     return [
