@@ -108,7 +108,6 @@ def run_size(uri: str, nodes: int, searches: int) -> dict[str, Any]:
     store = Neo4jStore.open_for_tests(uri)
     try:
         memory = Memory(store)
-        memory.start()
         create_s, created = creation_time(memory, synth)
         ours_search: list[float] = []
         for query in queries:

@@ -77,7 +77,6 @@ def _direct(data_dir: Path, queries: list[str], calls: int) -> tuple[list[float]
     store = EmbeddedStore.open(data_dir)
     try:
         memory = Memory(store)
-        memory.start()
         memory.advance_encounter("bench-direct", "measure the direct service calls")
         search = _loop(calls, lambda i: memory.search(queries[i % len(queries)], limit=10))
         create = _loop(
@@ -271,7 +270,6 @@ def run(quick: bool = False) -> dict[str, Any]:
     try:
         store = EmbeddedStore.open(data_dir)
         memory = Memory(store)
-        memory.start()
         started = time.perf_counter()
         for _ in replay(memory, synth):
             pass

@@ -86,7 +86,6 @@ def run_size(nodes: int, searches: int) -> dict[str, Any]:
     try:
         store = EmbeddedStore.open(work / "memory")
         memory = Memory(store)
-        memory.start()
         create_s, created = creation_time(memory, synth)
         ours_search: list[float] = []
         for query in (synth.queries * (searches // len(synth.queries) + 1))[:searches]:

@@ -195,7 +195,6 @@ def record(store: EmbeddedStore, synth: SynthMemory) -> Memory:
     from kenning_encounter.memory.service import Memory
 
     memory = Memory(store)
-    memory.start()
     for _ in replay(memory, synth):
         pass
     store.flush_index()

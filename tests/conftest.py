@@ -45,7 +45,6 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore
 @pytest.fixture
 def memory(store: GraphStore) -> Memory:
     m = Memory(store)
-    m.start()
     return m
 
 

@@ -78,7 +78,6 @@ class PipelineRetriever:
         clock = _Clock()
         store = EmbeddedStore.open(folder / "memory", clock=clock)
         memory = Memory(store)
-        memory.start()
         locus = conversation.sample_id
         previous: str | None = None
         for encounter in conversation.encounters:

@@ -87,10 +87,16 @@ SETTING_FLAGS: Final[tuple[Flag, ...]] = (
         metavar="LIST",
     ),
     Flag("log_level", "log level (logs go to stderr)", metavar="LEVEL"),
+    Flag(
+        "idle_horizon",
+        "seconds without activity after which an open encounter is dissolved",
+        type=float,
+        metavar="SECONDS",
+    ),
     Flag("cypher_row_cap", "most rows read_cypher returns", type=int, metavar="N"),
     Flag("cypher_char_cap", "most characters read_cypher returns", type=int, metavar="N"),
     Flag("cypher_timeout", "seconds a read_cypher query may run", type=float, metavar="SECONDS"),
-    Flag("matcher", "meaning matcher provider"),
+    Flag("matcher", "meaning matcher: auto (Gemini when GEMINI_API_KEY is set), gemini, openai, off"),
     Flag("matcher_model", "matcher model name", metavar="MODEL"),
     Flag("matcher_timeout", "seconds the matcher may take", type=float, metavar="SECONDS"),
     Flag("matcher_reasons", "ask the matcher for its reasons", switch=True),
@@ -300,8 +306,11 @@ def run_sidecar(ns: argparse.Namespace) -> int:
         _error(str(exc))
         return EXIT_CONFIG
     configure_logging(settings.log_level)
-    if settings.matcher == "off":
-        _error("the matcher is off (KENNING_ENCOUNTER_MATCHER=off): there is no sidecar to build")
+    if settings.matcher_provider == "off":
+        _error(
+            "the matcher is off (KENNING_ENCOUNTER_MATCHER=off, or auto without GEMINI_API_KEY): "
+            "there is no sidecar to build; set GEMINI_API_KEY or choose --matcher openai"
+        )
         return EXIT_CONFIG
     from kenning_encounter.meaning import SidecarStore, make_provider, run_sidecar_rebuild
     from kenning_encounter.server.context import open_store
@@ -309,7 +318,7 @@ def run_sidecar(ns: argparse.Namespace) -> int:
 
     try:
         provider = make_provider(
-            settings.matcher,
+            settings.matcher_provider,
             model=settings.matcher_model,
             api_key=api_key(settings),
             base_url=settings.matcher_base_url,

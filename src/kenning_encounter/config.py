@@ -72,6 +72,8 @@ class Settings(BaseSettings):
     face: Literal["full", "reader"] = "full"
     hide_loci: CsvList = Field(default_factory=list)
     log_level: str = "INFO"
+    # An open encounter whose session shows no activity for this long is dissolved.
+    idle_horizon: float = Field(86_400.0, gt=0)
 
     # --- read_cypher ------------------------------------------------------------
     cypher_row_cap: int = Field(500, ge=1)
@@ -79,7 +81,7 @@ class Settings(BaseSettings):
     cypher_timeout: float = Field(10.0, gt=0)
 
     # --- the meaning matcher ------------------------------------------------------
-    matcher: Literal["gemini", "openai", "off"] = "gemini"
+    matcher: Literal["auto", "gemini", "openai", "off"] = "auto"
     matcher_model: str | None = None
     matcher_timeout: float = Field(5.0, gt=0)
     matcher_reasons: bool = False
@@ -120,6 +122,14 @@ class Settings(BaseSettings):
         return self
 
     # --- derived ------------------------------------------------------------------
+    @property
+    def matcher_provider(self) -> Literal["gemini", "openai", "off"]:
+        """The matcher that runs: ``auto`` is Gemini when its key is set, otherwise off,
+        which makes the lexical path the deliberate channel (not a degraded one)."""
+        if self.matcher == "auto":
+            return "gemini" if self.gemini_api_key is not None else "off"
+        return self.matcher
+
     @property
     def resolved_data_dir(self) -> Path:
         if self.data_dir is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from functools import partial
 from typing import Any
 
@@ -27,7 +28,7 @@ from kenning_encounter.store.port import GraphStore
 from kenning_encounter.vocabulary import PROCESS_NODE_TYPES, PROCESS_RELATION_TYPES
 from tests.support.snapshot import snapshot
 
-A, B = "locus-a", "locus-b"
+A, B, C = "locus-a", "locus-b", "locus-c"
 
 
 def _seed(memory: Memory) -> None:
@@ -421,20 +422,39 @@ def test_5_a_sealed_encounter_cannot_be_sealed_again(memory: Memory, store: Grap
     )
 
 
-# 6. Encounters left open when session state is lost get a mechanical dissolved_at.
-def test_6_restart_dissolves_without_inventing_a_summary(store: GraphStore) -> None:
+# 6. Session state is durable: a restart ends no encounter; an idle one is dissolved mechanically.
+def test_6_a_restart_ends_no_encounter(store: GraphStore) -> None:
     first = Memory(store)
-    first.start()
     opened = first.advance_encounter(A, "work in progress")
+    first.create_entities(A, [{"type": "Note", "name": "before the restart"}])
     restarted = Memory(store)
-    assert restarted.start() == [opened.encounter.name]
+    # A new process sweeps at start; the encounter was active just now, so it stays open.
+    assert restarted.sweep_idle(86_400) == []
+    created = restarted.create_entities(A, [{"type": "Note", "name": "after the restart"}])
+    assert created.encounter == opened.encounter.name
     reentry = restarted.advance_encounter(B, "look around")
+    [left] = [u for u in reentry.unsealed if u.name == opened.encounter.name]
+    assert left.state == "open"
+
+
+def test_6_an_idle_encounter_is_dissolved_without_inventing_a_summary(store: GraphStore) -> None:
+    memory = Memory(store)
+    opened = memory.advance_encounter(A, "work in progress")
+    time.sleep(1.2)
+    busy = memory.advance_encounter(C, "busy elsewhere")
+    # Only the encounter whose session fell quiet for the horizon goes.
+    assert memory.sweep_idle(1.0) == [opened.encounter.name]
+    # Twice is the same as once: a second sweeper finds nothing left to do.
+    assert memory.sweep_idle(1.0) == []
+    memory.create_entities(C, [{"type": "Note", "name": "still busy"}])
+    reentry = memory.advance_encounter(B, "look around")
     left = next(u for u in reentry.unsealed if u.name == opened.encounter.name)
     assert left.state == "dissolved" and left.dissolved_at is not None and left.summary is None
+    assert any(u.name == busy.encounter.name and u.state == "open" for u in reentry.unsealed)
     with pytest.raises(NoOpenEncounter, match="dissolved"):
-        restarted.create_entities(A, [{"type": "Note", "name": "late"}])
-    sealed = restarted.close_encounter(A, "wrapped after restart", encounter=opened.encounter.name)
-    assert sealed.encounter.summary == "wrapped after restart"
+        memory.create_entities(A, [{"type": "Note", "name": "late"}])
+    sealed = memory.close_encounter(A, "wrapped after the sweep", encounter=opened.encounter.name)
+    assert sealed.encounter.summary == "wrapped after the sweep"
 
 
 # 7. Deletion is governed: only what the open encounter recorded.

@@ -15,7 +15,6 @@ def main() -> None:
     data_dir, round_no = Path(sys.argv[1]), int(sys.argv[2])
     store = EmbeddedStore.open(data_dir)
     memory = Memory(store)
-    memory.start()
     session = f"crash-{round_no}"
     memory.advance_encounter(session, "record until killed")
     n = 0

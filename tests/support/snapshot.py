@@ -15,7 +15,13 @@ def snapshot(store: GraphStore) -> dict[str, Any]:
             "nodes": sorted((n.id, n.name, n.description, n.status or "") for n in graph.nodes),
             "edges": sorted((e.source, e.type, e.target) for e in graph.edges),
             "encounters": sorted(
-                (e.name, e.sealed_at or "", e.dissolved_at or "", e.summary or "")
+                (
+                    e.name,
+                    e.sealed_at or "",
+                    e.dissolved_at or "",
+                    e.summary or "",
+                    e.last_activity_at or "",
+                )
                 for e in tx.encounters(limit=1_000_000)
             ),
             "loci": sorted(tx.loci()),

@@ -181,12 +181,16 @@ def test_doctor_fails_a_chosen_matcher_without_its_key(
     assert "GEMINI_API_KEY" in out and "fix:" in out
 
 
-def test_doctor_only_warns_about_the_default_matcher(
+def test_doctor_says_how_to_turn_the_default_matcher_on(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
+    """The default (auto, no key) is a chosen lexical channel: no warning, and the way on."""
     code, out, _ = run(capsys, "doctor", "--data-dir", str(tmp_path / "m"))
     assert code == 0, out
-    assert "WARN" in out and "lexical" in out
+    assert "WARN" not in out
+    [line] = [ln for ln in out.splitlines() if "matcher" in ln]
+    assert line.lstrip().startswith("OK") and "lexically by choice" in line
+    assert "GEMINI_API_KEY" in line and "--matcher openai" in line
 
 
 def test_doctor_flags_a_public_bind_without_a_token(

@@ -23,7 +23,6 @@ S = "cache-locus"
 
 def _memory(store: EmbeddedStore) -> Memory:
     memory = Memory(store)
-    memory.start()
     memory.advance_encounter(S, "watch the cache")
     return memory
 

@@ -50,7 +50,9 @@ def test_a_v1_store_is_migrated_in_place(tmp_path: Path) -> None:
     try:
         assert store.schema_version() == SCHEMA_VERSION
         memory = Memory(store)
-        assert memory.start() == ["E1"]  # left open by the old process
+        # Left open by the old process, and still open: a restart ends no encounter.
+        opened = store.read(lambda tx: tx.get_encounter("E1"))
+        assert opened is not None and opened.is_open
         assert memory.find_by_name("old idea").node.description == "from v1"
         assert [h.name for h in memory.search("idea").hits] == ["old idea"]
         encounter = store.read(lambda tx: tx.get_encounter("E1"))

@@ -64,11 +64,15 @@ class Memory:
                 log.exception("a node listener failed")
 
     # --- session ------------------------------------------------------------
-    def start(self) -> list[str]:
-        """Start-up duty: encounters left open by a previous process are dissolved."""
-        dissolved = spine.dissolve_orphans(self.store)
+    def sweep_idle(self, horizon_s: float) -> list[str]:
+        """Dissolve the open encounters whose sessions showed no activity for ``horizon_s``.
+
+        A restart ends no encounter: session state is in the store, and an agent
+        that reconnects with its session_id keeps writing into its open encounter.
+        """
+        dissolved = spine.dissolve_idle(self.store, horizon_s)
         if dissolved:
-            log.info("dissolved %d encounters left open by an earlier process", len(dissolved))
+            log.info("dissolved %d idle encounters", len(dissolved))
         return dissolved
 
     def advance_encounter(

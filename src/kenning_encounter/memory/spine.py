@@ -5,6 +5,8 @@ Only these functions write process nodes and edges (invariant 1).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from kenning_encounter.errors import (
     EncounterSealed,
     InvalidInput,
@@ -134,8 +136,8 @@ def close(store: GraphStore, session_id: str, summary: str, encounter: str | Non
             if target is None:
                 last = tx.last_encounter_of(session)
                 detail = (
-                    f"its last encounter {last.name!r} was dissolved when the server lost "
-                    f"session state; pass encounter={last.name!r} to seal it"
+                    f"its last encounter {last.name!r} was {DISSOLVED}; "
+                    f"pass encounter={last.name!r} to seal it"
                     if last is not None and last.sealed_at is None
                     else ""
                 )
@@ -152,18 +154,43 @@ def close(store: GraphStore, session_id: str, summary: str, encounter: str | Non
     return store.write(work)
 
 
-def dissolve_orphans(store: GraphStore) -> list[str]:
-    """Mark every encounter still open as dissolved: the server lost its session state."""
+DISSOLVED = "dissolved: its session ended or showed no activity for the idle horizon"
+
+
+def _idle(e: EncounterRecord, cutoff: datetime) -> bool:
+    when = e.last_activity_at or e.opened_at
+    try:
+        moment = datetime.fromisoformat(when)
+    except ValueError:  # an unreadable stamp is not evidence of idleness
+        return False
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment < cutoff
+
+
+def dissolve_idle(store: GraphStore, horizon_s: float, *, now: datetime | None = None) -> list[str]:
+    """Dissolve every open encounter idle for longer than ``horizon_s``.
+
+    Session state is durable in the store, so a server start dissolves nothing
+    by itself; an encounter goes only when its session is gone. Idempotent and
+    decided again inside the write, so any number of processes may sweep at once.
+    """
+    cutoff = (now or datetime.now(UTC)) - timedelta(seconds=horizon_s)
+
+    def idle(tx: ReadTx) -> list[str]:
+        return [
+            e.name
+            for e in tx.encounters(unsealed_only=True, limit=1_000_000)
+            if e.is_open and _idle(e, cutoff)
+        ]
 
     def work(tx: WriteTx) -> list[str]:
-        names = [e.name for e in tx.encounters(unsealed_only=True, limit=1_000_000) if e.is_open]
+        names = idle(tx)
         for name in names:
             tx.dissolve_encounter(name)
         return names
 
-    if not store.read(
-        lambda tx: any(e.is_open for e in tx.encounters(unsealed_only=True, limit=1_000_000))
-    ):
+    if not store.read(idle):
         return []
     return store.write(work)
 
@@ -191,7 +218,7 @@ def require_open(tx: ReadTx, session: str) -> EncounterRecord:
     if last is not None and last.sealed_at is not None:
         raise EncounterSealed(last.name)
     detail = (
-        f"{last.name!r} was dissolved when the server lost session state"
+        f"{last.name!r} was {DISSOLVED}; advance_encounter opens the next one"
         if last is not None
         else "this session has never advanced"
     )

@@ -101,6 +101,8 @@ def create_entities(
 
     def work(tx: WriteTx) -> tuple[Created, list[NodeRecord]]:
         encounter = require_open(tx, session)
+        # Activity keeps the encounter from the idle sweep (spine.dissolve_idle).
+        tx.touch_encounter(encounter.name)
         holders = tx.head_ids_by_names([d.name for d in drafts])
         records: list[NodeRecord] = []
         links: list[tuple[NodeRecord, NodeRecord, str]] = []
@@ -175,6 +177,8 @@ def create_relations(
 
     def work(tx: WriteTx) -> Related:
         encounter = require_open(tx, session)
+        # Activity keeps the encounter from the idle sweep (spine.dissolve_idle).
+        tx.touch_encounter(encounter.name)
         made: list[EdgeOut] = []
         changes: list[dict[str, str]] = []
         planned: set[tuple[str, str, str]] = set()
@@ -245,6 +249,8 @@ def delete_entities(store: GraphStore, session_id: str, refs: Sequence[str]) -> 
 
     def work(tx: WriteTx) -> Deleted:
         encounter = require_open(tx, session)
+        # Activity keeps the encounter from the idle sweep (spine.dissolve_idle).
+        tx.touch_encounter(encounter.name)
         mine = set(tx.recorded_ids(encounter.name))
         targets: list[NodeRecord] = []
         for i, ref in enumerate(items):
@@ -297,6 +303,8 @@ def delete_relations(
 
     def work(tx: WriteTx) -> Deleted:
         encounter = require_open(tx, session)
+        # Activity keeps the encounter from the idle sweep (spine.dissolve_idle).
+        tx.touch_encounter(encounter.name)
         removed: list[str] = []
         for i, rel in enumerate(rels):
             field = f"relations[{i}]"

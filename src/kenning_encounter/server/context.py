@@ -12,10 +12,11 @@ once instead of surfacing inside the web server's start-up.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
@@ -28,8 +29,18 @@ from kenning_encounter.store.port import GraphStore
 
 log = logging.getLogger(__name__)
 
-InfuseFn = Callable[[str, str, list[str]], dict[str, Any]]
-"""(session_id, prompt, trajectory) -> {"payload": str, "meta": {...}}."""
+
+class InfuseFn(Protocol):
+    """(session_id, prompt, trajectory) -> {"payload": str, "status": str, "meta": {...}}."""
+
+    def __call__(
+        self,
+        session_id: str,
+        prompt: str,
+        trajectory: list[str],
+        *,
+        deadline_s: float | None = None,
+    ) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -41,6 +52,7 @@ class AppContext:
     infuse: InfuseFn | None = None
     url: str | None = None  # where the server listens, once it does
     services: Services | None = None  # infusion, meaning, analytics
+    sweeper: IdleSweeper | None = None
 
     def require_services(self) -> Services:
         if self.services is None:
@@ -50,6 +62,34 @@ class AppContext:
     @property
     def store(self) -> GraphStore:
         return self.memory.store
+
+
+class IdleSweeper:
+    """Dissolves idle encounters now and then, off the request path.
+
+    A sweep is idempotent and transactional, so it is safe while other
+    processes serving the same memory sweep too.
+    """
+
+    def __init__(self, memory: Memory, horizon_s: float) -> None:
+        self._memory = memory
+        self._horizon_s = horizon_s
+        self._stopped = threading.Event()
+        # Often enough that an encounter outlives its horizon by at most a tenth of it.
+        self._every_s = min(max(horizon_s / 10, 1.0), 3_600.0)
+        self._thread = threading.Thread(target=self._run, name="idle-sweeper", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self._every_s):
+            try:
+                self._memory.sweep_idle(self._horizon_s)
+            except Exception:  # a failed sweep is retried at the next round
+                log.exception("the idle sweep failed")
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join(timeout=5)
 
 
 StoreFactory = Callable[[Settings], GraphStore]
@@ -108,6 +148,8 @@ class Runtime:
                     self._users -= 1
                     if self._users == 0:
                         self._context = None
+                        if context.sweeper is not None:
+                            context.sweeper.stop()
                         if context.services is not None:
                             await anyio.to_thread.run_sync(context.services.close)
                         await anyio.to_thread.run_sync(context.store.close)
@@ -125,10 +167,14 @@ class Runtime:
                 cypher_char_cap=settings.cypher_char_cap,
                 cypher_timeout_s=settings.cypher_timeout,
             )
-            memory.start()
+            if settings.face == "full":
+                # A reader face never writes, not even this mechanical sweep.
+                memory.sweep_idle(settings.idle_horizon)
             context = AppContext(settings=settings, memory=memory)
             context.services = build_services(settings, memory)
             context.infuse = context.services.infuser.infuse
+            if settings.face == "full":
+                context.sweeper = IdleSweeper(memory, settings.idle_horizon)
             if self._infusion_factory is not None:
                 context.infuse = self._infusion_factory(context)
         except BaseException:

@@ -165,10 +165,20 @@ def _matcher(settings: Settings) -> Iterator[Finding]:
     # A matcher someone asked for and cannot run is a failure; the default one is a warning,
     # because infusion then falls back to the lexical path, which is a working state.
     missing: Status = "fail" if chosen else "warn"
-    if settings.matcher == "off":
+    if settings.matcher == "auto" and settings.matcher_provider == "off":
+        yield Finding(
+            "ok",
+            "matcher",
+            "auto, no GEMINI_API_KEY: infusion selects lexically by choice. To turn the "
+            "meaning matcher on, export GEMINI_API_KEY=... (pip install "
+            "'kenning-encounter[gemini]'), or pass --matcher openai with "
+            f"{ENV_PREFIX}MATCHER_BASE_URL for a local OpenAI-compatible model",
+        )
+        return
+    if settings.matcher_provider == "off":
         yield Finding("ok", "matcher", "off: infusion selects lexically")
         return
-    if settings.matcher == "gemini":
+    if settings.matcher_provider == "gemini":
         if importlib.util.find_spec("google.genai") is None:
             yield Finding(
                 missing,

@@ -33,7 +33,9 @@ class _Unavailable:
         self.reason = reason
         self.detail = detail
 
-    def select_seeds(self, prompt: str, trajectory: Any, limit: int) -> Selection:
+    def select_seeds(
+        self, prompt: str, trajectory: Any, limit: int, *, timeout_s: float | None = None
+    ) -> Selection:
         return Selection("fallback", (), fallback_reason=self.reason, fallback_detail=self.detail)
 
 
@@ -53,7 +55,7 @@ class Services:
 
 
 def api_key(settings: Settings) -> str | None:
-    if settings.matcher == "gemini":
+    if settings.matcher_provider == "gemini":
         return settings.gemini_api_key.get_secret_value() if settings.gemini_api_key else None
     return os.environ.get(settings.matcher_api_key_env) or None
 
@@ -61,18 +63,18 @@ def api_key(settings: Settings) -> str | None:
 def _meaning(
     settings: Settings, memory: Memory
 ) -> tuple[MeaningRuntime | None, _Unavailable | None]:
-    if settings.matcher == "off":
+    if settings.matcher_provider == "off":
         return None, None
     from kenning_encounter.meaning import MatcherOptions, make_provider
 
     key = api_key(settings)
-    if settings.matcher == "gemini" and key is None:
+    if settings.matcher_provider == "gemini" and key is None:
         return None, _Unavailable(
             "no_key", "set GEMINI_API_KEY (env or .env) to enable the matcher"
         )
     try:
         provider = make_provider(
-            settings.matcher,
+            settings.matcher_provider,
             model=settings.matcher_model,
             api_key=key,
             base_url=settings.matcher_base_url,

@@ -64,8 +64,8 @@ def session_start_context(memory: Memory, settings: Settings, session_id: str) -
         if last is not None and last.sealed_at is None:
             if last.dissolved_at:
                 lines.append(
-                    f"Your last encounter {last.name} was dissolved when the server lost session "
-                    f"state; seal it with {n('close_encounter')}(session_id, summary, "
+                    f"Your last encounter {last.name} was dissolved (no activity for the idle "
+                    f"horizon); seal it with {n('close_encounter')}(session_id, summary, "
                     f"encounter='{last.name}') if you know what it did."
                 )
             else:
