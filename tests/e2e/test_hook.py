@@ -253,9 +253,8 @@ def test_huge_transcript_is_read_from_its_tail_only(
     run = run_hook(["--turns", "3"], prompt_event("now", huge_transcript), cli_env(server))
 
     assert run.returncode == 0
-    # Speed is measured in bench/hook_bench.py; this bound only catches a
-    # reader that walks the whole file.
-    assert run.seconds < 2.0
+    # Speed is measured in bench/hook_bench.py; that the reader stays in the tail is
+    # shown by test_huge_transcript_never_reaches_its_head.
     [body] = infuse_bodies(server)
     assert body["trajectory"] == ["recent one", "recent two", "recent three"]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -90,24 +89,23 @@ def test_client_error_is_not_retried(served: tuple[Provider, FakeGemini | FakeOp
 def test_slow_server_times_out_on_time(served: tuple[Provider, FakeGemini | FakeOpenAI]) -> None:
     provider, fake = served
     fake.script(Reply(text="too late", delay_s=5))
-    started = time.monotonic()
+    # The answer exists only after 5 s; a timeout is the deadline's effect (wall time is bench's).
     with pytest.raises(MatcherError) as caught:
         provider.complete(REQUEST)
-    elapsed = time.monotonic() - started
     assert caught.value.reason == "timeout"
-    assert elapsed <= provider.timeout_s + 0.2
 
 
 def test_retries_never_outlast_the_timeout(
     served: tuple[Provider, FakeGemini | FakeOpenAI],
 ) -> None:
     provider, fake = served
-    fake.script(Reply(status=503), Reply(text="too late", delay_s=5))
-    started = time.monotonic()
+    # The retry's answer comes 0.6 s after it is asked: past the call's 0.4 s budget but
+    # within the provider's own 0.8 s, so a retry given a fresh full timeout would get it.
+    fake.script(Reply(status=503), Reply(text="too late", delay_s=0.6))
     with pytest.raises(MatcherError) as caught:
         provider.complete(REQUEST, timeout_s=0.4)
     assert caught.value.reason == "timeout"
-    assert time.monotonic() - started <= 0.4 + 0.2
+    assert fake.hits == 2
 
 
 def test_unreadable_wire_response_is_malformed_output(
