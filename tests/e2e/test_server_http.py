@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import httpx2
 import pytest
@@ -69,10 +70,17 @@ async def test_session_start_tells_the_session_id_and_opens_nothing(tmp_path: Pa
         assert open_encounter(runtime, SESSION) is None
 
 
-async def test_session_start_names_a_dissolved_encounter_after_a_restart(tmp_path: Path) -> None:
+async def test_session_start_after_a_restart_finds_the_encounter_open(tmp_path: Path) -> None:
     async with http_app(tmp_path / "m") as (_, runtime):
         left = runtime.context.memory.advance_encounter(SESSION, "interrupted work").encounter.name
-    async with http_app(tmp_path / "m") as (http, _):
+    async with http_app(tmp_path / "m") as (http, runtime):
+        context = (await http.post("/session-start", json={"session_id": SESSION})).json()[
+            "context"
+        ]
+        assert f"Your encounter {left} is still open" in context
+        # Once the session has been idle past the horizon, the sweep dissolves it, and says so.
+        await anyio.sleep(0.05)
+        assert runtime.context.memory.sweep_idle(0.01) == [left]
         context = (await http.post("/session-start", json={"session_id": SESSION})).json()[
             "context"
         ]

@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -196,21 +197,32 @@ async def test_a_read_past_the_read_timeout_is_an_error_and_writes_are_not_cut(
         assert created["created"][0]["name"] == "still written"
 
 
-async def test_a_dissolved_encounter_is_sealed_by_name_after_a_restart(tmp_path: Path) -> None:
+async def test_a_restart_keeps_the_encounter_and_a_dissolved_one_is_sealed_by_name(
+    tmp_path: Path,
+) -> None:
     async with opened(tmp_path) as client:
         first = await call_ok(client, "search", {"query": "nothing here yet"})
         assert first["hits"] == []
     config = make_settings(tmp_path / "memory")
-    async with Client(build_server(config, Runtime(config))) as client:
+    runtime = Runtime(config)
+    async with Client(build_server(config, runtime)) as client:
+        # The restart ended nothing: the session still writes into its encounter.
+        created = await call_ok(
+            client,
+            "create_entities",
+            {"session_id": SESSION, "entities": [{"type": "Note", "name": "after the restart"}]},
+        )
+        name = created["encounter"]
+        await anyio.sleep(0.05)
+        assert runtime.context.memory.sweep_idle(0.01) == [name]
         refusal = await call_refused(
             client, "close_encounter", {"session_id": SESSION, "summary": "s"}
         )
-        assert "dissolved" in refusal and "encounter=" in refusal
-        name = refusal.split("encounter=")[1].split("'")[1]
+        assert "dissolved" in refusal and f"encounter={name!r}" in refusal
         sealed = await call_ok(
             client,
             "close_encounter",
-            {"session_id": SESSION, "summary": "finished before the restart", "encounter": name},
+            {"session_id": SESSION, "summary": "finished before the sweep", "encounter": name},
         )
         assert sealed["encounter"]["name"] == name and sealed["encounter"]["state"] == "sealed"
         other = await call_refused(

@@ -21,7 +21,7 @@ from kenning_encounter.store.records import EncounterRecord
 from kenning_encounter.vocabulary import FRONTIER_STATUSES
 
 REENTRY_LIMIT = 10
-_DESCRIPTION_PREVIEW = 280
+_DESCRIPTION_PREVIEW = 160
 
 
 def _preview(nodes: list[NodeOut]) -> list[NodeOut]:
