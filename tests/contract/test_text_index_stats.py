@@ -17,6 +17,7 @@ import contextlib
 import math
 import os
 import tempfile
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -286,7 +287,7 @@ def run(driver: Driver, step: tuple[Any, ...]) -> None:
 
 
 @settings(
-    max_examples=12,
+    max_examples=8,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -371,3 +372,46 @@ def test_a_supersession_among_nodes_sharing_a_word_still_infuses(backend: Backen
             driver.reopen()
     finally:
         driver.close()
+
+
+def test_statistics_read_during_writes_never_count_a_word_in_more_documents_than_exist(
+    backend: Backend,
+) -> None:
+    """On Neo4j the document count (a counter) and the frequencies (the fulltext index)
+    are two sources, and a read sees them a commit apart while writes land; a frequency
+    above the count made the IDF negative. Every snapshot must hold df <= documents."""
+    store, _ = backend.fresh()
+    memory = Memory(store)
+    memory.advance_encounter(WRITER, "writes while statistics are read")
+    failures: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            for k in range(80):
+                memory.create_entities(
+                    WRITER,
+                    [
+                        {
+                            "type": "Observation",
+                            "name": f"w{k}",
+                            "description": "deploy cache record",
+                        }
+                    ],
+                )
+        except BaseException as exc:  # surfaced below, in the test's thread
+            failures.append(exc)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    read = 0
+    try:
+        while writer.is_alive() or read == 0:
+            stats = store.fulltext_stats(["deploy", "cach"])
+            read += 1
+            for term in ("deploy", "cach"):
+                assert 0 <= stats.doc_freq(term) <= stats.n_docs, (read, stats)
+                assert idf(stats, term) > 0.0
+    finally:
+        writer.join()
+        store.close()
+    assert not failures, failures

@@ -69,15 +69,21 @@ def search(
 
 
 def stats(tx: Neo4jTx, terms: Iterable[str]) -> TermStatsSnapshot:
-    """Documents, mean length and document frequencies; superseded nodes count too."""
+    """Documents, mean length and document frequencies; superseded nodes count too.
+
+    The count (a counter) and the frequencies (the fulltext index) are two sources,
+    and a read-committed read sees them a commit apart while writes land, in either
+    order, even inside one statement. A frequency is therefore held to the count:
+    above it, the snapshot would claim a word in more documents than exist."""
     counters = tx.run(q.TEXT_COUNTERS)
     docs, tokens = (int(counters[0][0] or 0), int(counters[0][1] or 0)) if counters else (0, 0)
+    docs = max(0, docs)
     wanted = [t for t in dict.fromkeys(terms) if t]
     freqs = {t: 0 for t in wanted}
     if wanted:
         rows = [{"term": t, "query": lucene_term(t)} for t in wanted]
         for r in tx.run(q.TEXT_DOC_FREQS, {"index": q.FULLTEXT_INDEX, "terms": rows}):
-            freqs[str(r[0])] = int(r[1])
+            freqs[str(r[0])] = min(int(r[1]), docs)
     return TermStatsSnapshot(docs, tokens / docs if docs else 0.0, freqs)
 
 
