@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 NEO4J := scripts/neo4j-test-server
 
-.PHONY: run test test-only lint bench bench-quick peers claude-code neo4j-start neo4j-stop clean
+.PHONY: run test test-only lint bench bench-quick peers claude-code mutation neo4j-start neo4j-stop clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,10 @@ neo4j-start:
 
 neo4j-stop:
 	bash $(NEO4J) stop
+
+## mutation: mutmut over the load-bearing modules, each with its own tests (MODULES=memory/validate.py for one)
+mutation: $(STAMP)
+	$(PY) scripts/mutation.py $(MODULES)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build dist src/*.egg-info
