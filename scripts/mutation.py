@@ -126,7 +126,7 @@ def run(module: str, children: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Mutation testing of the load-bearing modules.")
     parser.add_argument("modules", nargs="*", help=f"any of: {', '.join(MODULES)}")
     parser.add_argument("--children", type=int, default=2, help="parallel test processes")
     args = parser.parse_args()
