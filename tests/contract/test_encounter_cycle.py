@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kenning_encounter.errors import InvalidInput, NotFound
+from kenning_encounter.memory.models import shown_session
 from kenning_encounter.memory.service import Memory
 
 S1 = "session-one"
@@ -141,7 +142,9 @@ def test_supersession_keeps_history_and_reuses_the_name(memory: Memory) -> None:
     trace = memory.trace_provenance("backoff")
     assert [r.revision_why for r in trace.revisions] == ["jitter alone was not enough"]
     assert "retry storm" in [g.name for g in trace.grounding]
-    assert trace.recorded_in is not None and trace.recorded_in.session_id == S1
+    # A read names the session that recorded a node without handing out its id whole.
+    assert trace.recorded_in is not None and trace.recorded_in.session_id == shown_session(S1, None)
+    assert trace.recorded_in.session_id != S1
 
 
 def test_supersedes_relation_between_existing_nodes(memory: Memory) -> None:

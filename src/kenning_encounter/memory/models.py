@@ -152,6 +152,18 @@ class EdgeOut(BaseModel):
     revision_why: str | None = None
 
 
+def shown_session(locus: str, viewer: str | None) -> str:
+    """A session id as a reader may see it: whole to its own session, cut short to any other.
+
+    A session id is what a client names to write into a session, so no session
+    is ever shown another's in full: enough to tell sessions apart, never enough
+    to act as one.
+    """
+    if locus == viewer:
+        return locus
+    return locus[: min(8, len(locus) // 3)] + "…"
+
+
 class EncounterOut(BaseModel):
     name: str
     session_id: str
@@ -177,11 +189,12 @@ class EncounterOut(BaseModel):
         return data
 
     @classmethod
-    def of(cls, e: EncounterRecord) -> EncounterOut:
+    def of(cls, e: EncounterRecord, viewer: str | None = None) -> EncounterOut:
+        """``viewer`` is the session reading it: only its own id is shown whole."""
         state = "sealed" if e.sealed_at else "dissolved" if e.dissolved_at else "open"
         return cls(
             name=e.name,
-            session_id=e.locus,
+            session_id=shown_session(e.locus, viewer),
             purpose=e.purpose,
             opened_at=e.opened_at,
             opened_tick=e.opened_tick,

@@ -15,7 +15,13 @@ from kenning_encounter.errors import (
     NotYourEncounter,
 )
 from kenning_encounter.memory import validate
-from kenning_encounter.memory.models import Closed, EncounterOut, NodeOut, ReEntry
+from kenning_encounter.memory.models import (
+    Closed,
+    EncounterOut,
+    NodeOut,
+    ReEntry,
+    shown_session,
+)
 from kenning_encounter.store.port import GraphStore, ReadTx, WriteTx
 from kenning_encounter.store.records import EncounterRecord
 from kenning_encounter.vocabulary import FRONTIER_STATUSES
@@ -34,8 +40,8 @@ def _preview(nodes: list[NodeOut]) -> list[NodeOut]:
 def _seal(tx: WriteTx, session: str, encounter: EncounterRecord, summary: str) -> None:
     if encounter.locus != session:
         raise NotYourEncounter(
-            f"encounter {encounter.name!r} belongs to session {encounter.locus!r}; "
-            "only its own session can seal it"
+            f"encounter {encounter.name!r} belongs to session "
+            f"{shown_session(encounter.locus, session)!r}; only its own session can seal it"
         )
     if encounter.sealed_at is not None:
         raise EncounterSealed(encounter.name)
@@ -98,12 +104,14 @@ def advance(
             return _preview([n for n in nodes if n.locus not in hidden_loci])
 
         return ReEntry(
-            encounter=EncounterOut.of(opened),
+            encounter=EncounterOut.of(opened, session),
             previous=previous.name if previous else None,
             anchored_after=anchor.name if anchor else None,
             closed_previous=closed,
             recent_sessions=[
-                EncounterOut.of(e) for e in recent[:REENTRY_LIMIT] if e.locus not in hidden_loci
+                EncounterOut.of(e, session)
+                for e in recent[:REENTRY_LIMIT]
+                if e.locus not in hidden_loci
             ],
             open_questions=visible(
                 [
@@ -119,7 +127,7 @@ def advance(
             recent_concepts=visible(
                 [NodeOut.of(n) for n in tx.recent_heads("Concept", REENTRY_LIMIT)]
             ),
-            unsealed=[EncounterOut.of(e) for e in unsealed],
+            unsealed=[EncounterOut.of(e, session) for e in unsealed],
         )
 
     return store.write(work)
@@ -149,7 +157,7 @@ def close(store: GraphStore, session_id: str, summary: str, encounter: str | Non
         _seal(tx, session, target, text)
         sealed = tx.get_encounter(target.name)
         assert sealed is not None
-        return Closed(encounter=EncounterOut.of(sealed))
+        return Closed(encounter=EncounterOut.of(sealed, session))
 
     return store.write(work)
 
