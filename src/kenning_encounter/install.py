@@ -461,4 +461,20 @@ def run_install(argv: list[str]) -> int:
         print(f"kenning-encounter ({target.scope} scope): {state}")
     if not args.uninstall and target.scope == "project" and mcp_change.changed:
         print("Claude Code asks once to approve project MCP servers from .mcp.json.")
+    if not args.uninstall:
+        print(gate_summary(os.environ.get("KENNING_ENCOUNTER_INFUSE", "auto")))
     return 0
+
+
+def gate_summary(setting: str) -> str:
+    """What the prompt hook will do, as the installer says it (the hook decides per prompt)."""
+    setting = setting.strip().lower()
+    if setting == "on":
+        return "Prompt infusion: on (KENNING_ENCOUNTER_INFUSE=on): every prompt is infused."
+    if setting == "off":
+        return "Prompt infusion: off (KENNING_ENCOUNTER_INFUSE=off): no prompt is infused."
+    return (
+        "Prompt infusion: auto: prompts a person types in the terminal, the IDE extensions, "
+        "the desktop app and remote sessions are infused; claude -p, the SDKs and CI are not "
+        "(KENNING_ENCOUNTER_INFUSE=on infuses every prompt, off none)."
+    )

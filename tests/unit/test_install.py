@@ -491,3 +491,23 @@ def test_the_guard_still_runs_a_present_script(tmp_path: Path) -> None:
     )
     assert done.returncode == 0
     assert b"unreachable" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("setting", "says"),
+    [(None, "Prompt infusion: auto"), ("on", "every prompt is infused"), ("off", "no prompt")],
+)
+def test_the_installer_says_what_the_gate_will_do(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    setting: str | None,
+    says: str,
+) -> None:
+    if setting is None:
+        monkeypatch.delenv("KENNING_ENCOUNTER_INFUSE", raising=False)
+    else:
+        monkeypatch.setenv("KENNING_ENCOUNTER_INFUSE", setting)
+    assert run_install(["claude-code", "--project", str(tmp_path)]) == 0
+    [line] = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("Prompt infusion")]
+    assert says in line
