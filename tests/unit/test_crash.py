@@ -91,7 +91,7 @@ def test_a_torn_log_tail_is_cut_back(tmp_path: Path) -> None:
         "from kenning_encounter.store.embedded.backend import EmbeddedStore\n"
         "store = EmbeddedStore.open(Path(sys.argv[1]))\n"
         "wal = Path(sys.argv[1]) / 'graph.lbdb.wal'\n"
-        "m = Memory(store); m.start(); m.advance_encounter('s', 'p')\n"
+        "m = Memory(store); m.advance_encounter('s', 'p')\n"
         "m.create_entities('s', [{'type': 'Note', 'name': f'kept {i}'} for i in range(10)])\n"
         "print(wal.stat().st_size, flush=True)\n"
         "m.create_entities('s', [{'type': 'Note', 'name': f'torn {i}'} for i in range(10)])\n"
