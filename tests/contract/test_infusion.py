@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +12,7 @@ from kenning_encounter.errors import InvalidInput
 from kenning_encounter.infusion.config import HARD_CAP_CHARS, InfusionConfig
 from kenning_encounter.infusion.pipeline import Infuser
 from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
 
 S = "agent-session"
@@ -183,14 +186,15 @@ def test_budget_never_cuts_an_item_and_the_cap_holds(memory: Memory, store: Grap
             f"s{budget}", PROMPT
         )
         payload = result["payload"]
-        assert 0 < len(payload) <= budget
+        # The budget bounds what the model reads: the payload as a JSON string.
+        assert 0 < len(json.dumps(payload, ensure_ascii=False)) - 2 <= budget
         for block in payload.split("◆ ")[1:]:
             assert "why:" in block, "an item was cut mid-way"
         assert result["meta"]["suppressed"]["budget"], "the budget should have left items out"
     big = Infuser(store, InfusionConfig(budget_chars=HARD_CAP_CHARS, items=50, seeds=50)).infuse(
         "cap", PROMPT
     )
-    assert len(big["payload"]) <= HARD_CAP_CHARS
+    assert len(json.dumps(big["payload"], ensure_ascii=False)) - 2 <= HARD_CAP_CHARS
 
 
 def test_only_delivered_items_are_stamped(memory: Memory, store: GraphStore) -> None:
@@ -226,3 +230,20 @@ def test_bad_input_is_refused(memory: Memory, store: GraphStore) -> None:
         infuser.infuse("", PROMPT)
     with pytest.raises(InvalidInput, match="trajectory"):
         infuser.infuse(S, PROMPT, "not a list")  # type: ignore[arg-type]
+
+
+def test_a_failing_store_is_a_stated_failure_never_a_raise(tmp_path: Path) -> None:
+    """Inside the pipeline any failure becomes status 'failed' with the reason; silence stays
+    reserved for 'nothing bears'."""
+    store = EmbeddedStore.open(tmp_path / "m")
+    memory = Memory(store)
+    memory.advance_encounter(S, "seed")
+    memory.create_entities(S, [{"type": "Note", "name": "retry storm", "description": "deploys"}])
+    infuser = Infuser(store, InfusionConfig())
+    assert infuser.infuse(S, "retry storm")["status"] == "infused"
+    assert infuser.infuse(S, "the lunch menu")["status"] == "silent"
+    store.close()
+    answer = infuser.infuse(S, "retry storm")
+    assert answer["status"] == "failed" and answer["payload"] == ""
+    assert answer["meta"]["degraded"] is True
+    assert "infusion failed on the server" in answer["meta"]["degraded_reason"]

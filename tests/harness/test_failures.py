@@ -6,8 +6,10 @@ pass for "nothing relevant": each reaches the model as one ``[kenning-encounter:
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from tests.e2e.conftest import SRC
 from tests.harness.claude import (
     Agent,
     Workspace,
@@ -16,8 +18,13 @@ from tests.harness.claude import (
     workspace,
 )
 
-# The server's test-only fault switch (asked of the lead): /infuse's pipeline raises inside.
-INFUSE_FAULT = {"KENNING_ENCOUNTER_TEST_FAULT": "infuse"}
+# The index fails under the pipeline (tests/support/faults/sitecustomize.py), so /infuse
+# answers "failed" for real; the source tree stays importable behind it.
+FAULTS = Path(__file__).resolve().parents[1] / "support" / "faults"
+INFUSE_FAULT = {
+    "KENNING_ENCOUNTER_TEST_FAULT": "infuse",
+    "PYTHONPATH": os.pathsep.join([str(FAULTS), str(SRC)]),
+}
 
 
 def only_request(space: Workspace, before: int = 0) -> str:

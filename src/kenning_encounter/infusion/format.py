@@ -42,6 +42,16 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+# What the model reads is the payload as a JSON string (Claude Code hands it the
+# structured result), where a newline, a quote and a backslash take two characters.
+_SEP = 2
+
+
+def _sent(text: str) -> int:
+    """Characters ``text`` takes inside a JSON string."""
+    return len(text) + sum(text.count(c) for c in '\n"\\\t\r')
+
+
 def _as_of(node: NodeRecord) -> str:
     when = str(node.props.get("t_observed") or node.created_at)[:10]
     where = f" · {node.encounter}" if node.encounter else ""
@@ -92,10 +102,10 @@ def render(
     cap = min(max(budget, 0), HARD_CAP_CHARS)
     out = Rendered("")
     parts: list[str] = [header]
-    used = len(header)
+    used = _sent(header)
 
     def fits(block: str) -> bool:
-        return used + 1 + len(block) <= cap
+        return used + _SEP + _sent(block) <= cap
 
     # Load-bearing conflicts: they do not yield to the budget, only to the hard cap.
     bearing = [c for c in conflicts if c.load_bearing]
@@ -103,10 +113,10 @@ def render(
         block = "LOAD-BEARING CONFLICTS"
         for c in bearing:
             block += "\n" + conflict_text(c, description_chars, brief=False)
-        if used + 1 + len(block) > HARD_CAP_CHARS:
+        if used + _SEP + _sent(block) > HARD_CAP_CHARS:
             block = _clip(block, HARD_CAP_CHARS - used - 2)
         parts.append(block)
-        used += 1 + len(block)
+        used += _SEP + _sent(block)
 
     section_open = False
     for b in bodies:
@@ -114,7 +124,7 @@ def render(
         block = text if section_open else f"NEIGHBOURHOOD\n{text}"
         if fits(block):
             parts.append(block)
-            used += 1 + len(block)
+            used += _SEP + _sent(block)
             section_open = True
             out.bodies.append(b.item.node.id)
         else:
@@ -131,7 +141,7 @@ def render(
                 kept.append(n.id)
         if kept:
             parts.append(block)
-            used += 1 + len(block)
+            used += _SEP + _sent(block)
             out.handles = kept
 
     open_threads = [t for t in threads if t.node.id not in out.bodies]
@@ -143,7 +153,7 @@ def render(
                 block += "\n" + line
         if block != "OPEN THREADS":
             parts.append(block)
-            used += 1 + len(block)
+            used += _SEP + _sent(block)
 
     peripheral = [c for c in conflicts if not c.load_bearing]
     if peripheral:
