@@ -96,7 +96,9 @@ SETTING_FLAGS: Final[tuple[Flag, ...]] = (
     Flag("cypher_row_cap", "most rows read_cypher returns", type=int, metavar="N"),
     Flag("cypher_char_cap", "most characters read_cypher returns", type=int, metavar="N"),
     Flag("cypher_timeout", "seconds a read_cypher query may run", type=float, metavar="SECONDS"),
-    Flag("matcher", "meaning matcher: auto (Gemini when GEMINI_API_KEY is set), gemini, openai, off"),
+    Flag(
+        "matcher", "meaning matcher: auto (Gemini when GEMINI_API_KEY is set), gemini, openai, off"
+    ),
     Flag("matcher_model", "matcher model name", metavar="MODEL"),
     Flag("matcher_timeout", "seconds the matcher may take", type=float, metavar="SECONDS"),
     Flag("matcher_reasons", "ask the matcher for its reasons", switch=True),
