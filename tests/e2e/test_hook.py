@@ -11,6 +11,7 @@ import json
 import socket
 import sys
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -369,8 +370,8 @@ def test_slow_server_is_abandoned_within_the_timeout(tmp_path: Path) -> None:
         )
         assert len(server.received) == 1
 
+    # The server holds the request for 10 s: a hook that ignored its timeout would print the payload.
     assert run.returncode == 0
-    assert run.seconds < 0.8 + 1.5
     assert "did not answer within 0.8 s" in run.context()
 
 
@@ -379,7 +380,6 @@ def test_timeout_from_the_environment(tmp_path: Path) -> None:
         env = cli_env(server, KENNING_ENCOUNTER_HOOK_TIMEOUT="0.5")
         run = run_hook([], prompt_event("now", tmp_path / "none"), env)
 
-    assert run.seconds < 0.5 + 1.5
     assert "did not answer within 0.5 s" in run.context()
 
 
@@ -509,10 +509,27 @@ def test_session_end_posts_and_prints_nothing(server: FakeHookServer) -> None:
 
 
 def test_session_end_does_not_wait_on_a_slow_server() -> None:
-    with fake_server(behaviour="slow") as server:
-        run = run_hook(["--mode", "session-end"], {"session_id": SESSION}, cli_env(server))
+    events: list[str] = []
+
+    class Holding(FakeHookServer):
+        def answer(self, handler: BaseHTTPRequestHandler) -> None:
+            super().answer(handler)
+            events.append("server answered")
+
+    # The server holds the request longer than the run's wall guard and the hook's own
+    # --timeout: only session-end's short cap of its wait can let the hook exit first.
+    server = Holding(behaviour="slow", slow_seconds=120.0)
+    server.start()
+    try:
+        env = cli_env(server, KENNING_ENCOUNTER_HOOK_DEBUG="1")
+        run = run_hook(["--mode", "session-end", "--timeout", "120"], {"session_id": SESSION}, env)
+        events.append("hook exited")
+        assert len(server.received) == 1
+        assert events == ["hook exited"]  # the server still held the request
+    finally:
+        server.stop()
     assert (run.returncode, run.stdout) == (0, "")
-    assert run.seconds < 1.0 + 1.5
+    assert "session-end failed: timeout" in run.stderr
 
 
 # ------------------------------------------------------------ the file itself
