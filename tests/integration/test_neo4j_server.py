@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -86,10 +85,11 @@ def test_open_for_tests_empties_the_database_but_keeps_the_clock(
 
 
 def test_an_unreachable_server_is_a_clear_store_unavailable() -> None:
-    started = time.monotonic()
-    with pytest.raises(StoreUnavailable, match=r"no Neo4j answered at bolt://127\.0\.0\.1:1"):
+    # "while connecting": the first check answers, not the retried schema work behind it.
+    with pytest.raises(
+        StoreUnavailable, match=r"no Neo4j answered at bolt://127\.0\.0\.1:1 while connecting"
+    ):
         Neo4jStore.open("bolt://127.0.0.1:1", "neo4j", "x", connection_timeout_s=2.0)
-    assert time.monotonic() - started < 15
 
 
 def test_wrong_credentials_name_the_settings_to_fix(neo4j_store: Neo4jStore) -> None:
