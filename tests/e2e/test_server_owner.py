@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,6 @@ pytestmark = pytest.mark.usefixtures("clean_env")
 def test_a_second_server_fails_fast_naming_the_owner(tmp_path: Path) -> None:
     data_dir = tmp_path / "memory"
     with run_server(data_dir) as first:
-        started = time.monotonic()
         second = subprocess.run(
             server_command("serve", "--data-dir", str(data_dir), "--port", "0", "--matcher", "off"),
             capture_output=True,
@@ -25,12 +23,12 @@ def test_a_second_server_fails_fast_naming_the_owner(tmp_path: Path) -> None:
             env=clean_environ(),
             timeout=60,
         )
-        elapsed = time.monotonic() - started
         assert second.returncode == 1
         assert f"process {first.proc.pid}" in second.stderr
         assert first.url in second.stderr
         assert "listening" not in second.stderr
-        assert elapsed < 30
+        # It stopped on its own while the owner still held the store: it did not wait its turn.
+        assert first.proc.poll() is None
 
         doctor = subprocess.run(
             server_command("doctor", "--data-dir", str(data_dir), "--matcher", "off"),
