@@ -18,6 +18,8 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR
 
 from kenning_encounter.errors import ConfigError
 from kenning_encounter.server.app import build_server
@@ -273,7 +275,14 @@ async def test_a_real_server_refuses_without_the_token_and_serves_with_it(tmp_pa
                 json={},
             )
             assert wrong_host.status_code == 421
-        with pytest.raises(Exception):  # noqa: B017 - the SDK's error type for a 401 is not ours to pin
+        # The SDK turns any refusal but a 404 into this one error; the 401 itself is above.
+        refused = pytest.RaisesExc(
+            MCPError,
+            check=lambda e: (
+                (e.code, e.message) == (INTERNAL_ERROR, "Server returned an error response")
+            ),
+        )
+        with pytest.RaisesGroup(refused, flatten_subgroups=True):
             async with Client(running.url) as client:
                 await client.list_tools()
         authed = httpx2.AsyncClient(headers={"authorization": f"Bearer {TOKEN}"})
