@@ -147,6 +147,7 @@ def test_big_malformed_and_lagging_transcripts(tmp_path: Path) -> None:
         }
         result = run_hook(["--mode", "prompt"], event, env)
         assert result.returncode == 0, result.stderr
-        assert result.seconds < 10
+        # The run's one deadline bounds the read: a hook that parsed the whole file would
+        # print its "did not answer within" line here instead of the payload.
         context = result.context()
         assert "lockstep retries" in context and "retry storm" in context
