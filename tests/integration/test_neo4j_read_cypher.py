@@ -14,11 +14,20 @@ from tests.contract.test_read_cypher_attacks import ALL_REFUSALS, FILES, PROCEDU
 pytestmark = pytest.mark.neo4j
 
 CAPS: dict[str, Any] = {"row_cap": 100, "char_cap": 100_000, "timeout_s": 5.0}
-# Attempts only the text checks can judge: the function form of a GDS projection
-# plans as a plain read, and an oversized but harmless read is refused for its size.
-TEXT_ONLY = {"gds project function", "oversized"}
+# Attempts only the text checks can judge: an oversized but harmless read is
+# refused for its size.
+TEXT_ONLY = {"oversized"}
 # Refused by size before sending: deep nesting overflows the server's parser stack.
 TEXT_ONLY |= {"nested lists", "nested maps", "nested case"}
+# Reads whose only harm is their work: the planner has no opinion on a range's
+# length, so the gate's bound on range() is the layer that refuses them.
+TEXT_ONLY |= {
+    "huge range",
+    "huge range returned",
+    "huge range by parameter",
+    "computed range bound",
+    "nested ranges",
+}
 
 
 @pytest.fixture
@@ -47,9 +56,14 @@ def test_the_gds_projection_function_is_refused_by_name(
 ) -> None:
     query = "MATCH (s)-->(t) RETURN gds.graph.project('leak', s, t)"
     before = _server_state(raw_driver)["graphs"]
-    seeded.check_read_only_plan(query)  # the planner alone would let it through...
-    with pytest.raises(ReadOnlyViolation, match=r"gds\.graph\.project"):
-        seeded.read_cypher(query, **CAPS)  # ...the function allow-list does not
+    # The planner calls it a plain read; the plan's function scan refuses it alone...
+    with pytest.raises(ReadOnlyViolation, match=r"gds\.graph\.project") as by_plan:
+        seeded.check_read_only_plan(query)
+    assert by_plan.value.layer == "plan"
+    # ...and the whole path refuses it, hidden behind a comment that ends at a lone CR.
+    for text in (query, "// note\r" + query):
+        with pytest.raises(ReadOnlyViolation, match=r"gds\.graph\.project|comment"):
+            seeded.read_cypher(text, **CAPS)
     assert _server_state(raw_driver)["graphs"] == before
     assert "leak" not in before
 
