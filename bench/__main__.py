@@ -30,6 +30,7 @@ BENCHES: dict[str, str] = {
     "neo4j": "bench.neo4j_bench",
     "gds": "bench.gds_bench",
     "peers": "bench.peers_bench",
+    "fuzz": "bench.fuzz_bench",
 }
 
 

@@ -146,6 +146,36 @@ def open_objects(schema: Mapping[str, Any], path: str = "") -> list[str]:
     return found
 
 
+def unencodable_text(value: Any, path: str = "") -> str | None:
+    """The path of the first string (key or value) that cannot be encoded as UTF-8.
+
+    JSON lets a client escape a lone surrogate, which Python decodes into a str that
+    no store can take: the engines fail on it with an error of their own, so it is
+    refused here, before any tool sees it. Nested fields (a list's items, a model's
+    fields) are not checked by the models' own string validation.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path or "arguments"
+        return None
+    if isinstance(value, Mapping):
+        for key, item in cast(Mapping[Any, Any], value).items():
+            name = str(key)
+            found = unencodable_text(name, path or "arguments") or unencodable_text(
+                item, f"{path}.{name}" if path else name
+            )
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(cast(list[Any], value)):
+            found = unencodable_text(item, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
 def close_arguments(tool: Tool) -> None:
     """Make ``tool`` refuse unknown arguments, and say every refusal in the house style."""
     meta = tool.fn_metadata
@@ -161,6 +191,12 @@ def close_arguments(tool: Tool) -> None:
     context_kwarg = tool.context_kwarg
 
     async def checked(arguments: dict[str, Any], **context: Any) -> Any:
+        where = unencodable_text(arguments)
+        if where is not None:
+            raise ToolError(
+                f"{where}: holds a lone surrogate (an unpaired \\ud800-\\udfff escape), which "
+                "is not Unicode text; send the text as valid UTF-8"
+            )
         try:
             kwargs = strict.validate_arguments(arguments)
         except ValidationError as exc:
