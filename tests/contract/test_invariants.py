@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -23,6 +24,7 @@ from kenning_encounter.errors import (
     UnknownField,
     UnknownType,
 )
+from kenning_encounter.memory import spine
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.port import GraphStore
 from kenning_encounter.vocabulary import PROCESS_NODE_TYPES, PROCESS_RELATION_TYPES
@@ -440,12 +442,16 @@ def test_6_a_restart_ends_no_encounter(store: GraphStore) -> None:
 def test_6_an_idle_encounter_is_dissolved_without_inventing_a_summary(store: GraphStore) -> None:
     memory = Memory(store)
     opened = memory.advance_encounter(A, "work in progress")
-    time.sleep(1.2)
+    time.sleep(1.2)  # stamps may be whole seconds: the two openings must differ
     busy = memory.advance_encounter(C, "busy elsewhere")
-    # Only the encounter whose session fell quiet for the horizon goes.
-    assert memory.sweep_idle(1.0) == [opened.encounter.name]
+    quiet_since = datetime.fromisoformat(opened.encounter.opened_at)
+    active_since = datetime.fromisoformat(busy.encounter.opened_at)
+    assert quiet_since < active_since
+    # Sweep as of C's last activity with a horizon of half the gap: only A fell quiet.
+    horizon = (active_since - quiet_since).total_seconds() / 2
+    assert spine.dissolve_idle(store, horizon, now=active_since) == [opened.encounter.name]
     # Twice is the same as once: a second sweeper finds nothing left to do.
-    assert memory.sweep_idle(1.0) == []
+    assert spine.dissolve_idle(store, horizon, now=active_since) == []
     memory.create_entities(C, [{"type": "Note", "name": "still busy"}])
     reentry = memory.advance_encounter(B, "look around")
     left = next(u for u in reentry.unsealed if u.name == opened.encounter.name)
