@@ -38,6 +38,7 @@ from kenning_encounter.vocabulary import (
     PROCESS_NODE_TYPES,
     PROCESS_RELATION_TYPES,
     QUESTION_STATUSES,
+    RELATION_TYPES,
 )
 from tests.support.invariants import StoreView, assert_store_invariants
 from tests.support.snapshot import snapshot
@@ -46,7 +47,8 @@ T = TypeVar("T")
 Draw = Callable[[st.SearchStrategy[T]], T]
 
 SESSIONS = ("fz-alpha", "fz-beta", "fz-gamma")
-NAMES = ("storm", "spike", "idea", "guess", "ask", "note", "client.py", "paper")
+# The first eight are seeded at the start of every run; the rest are free until drawn.
+NAMES = ("storm", "spike", "idea", "guess", "ask", "note", "client.py", "paper", "later", "aside")
 PROJECTIONS = ("p1", "p2")
 NODE_TYPE_NAMES = (*AUTHORED_NODE_TYPES, *PROCESS_NODE_TYPES, "Idea")
 RELATION_NAMES = (*AUTHORED_RELATION_TYPES, "SUPERSEDES", *PROCESS_RELATION_TYPES, "LIKES")
@@ -149,6 +151,28 @@ BARE = re.compile(r"^(?:\s*Error executing tool \S+?:?)+\s*$")
 PYDANTIC_TEXT = ("validation error", "errors.pydantic.dev", "Extra inputs", "Input should be")
 
 
+SEED_REFERENCES = (
+    {
+        "type": "Component",
+        "name": "client.py",
+        "source_kind": "file",
+        "source_label": "repo",
+        "source_key": "client.py",
+    },
+    {"type": "Citation", "name": "paper", "kind": "paper", "uri": "https://example.org/paper"},
+)
+SEED_TYPES = {
+    "storm": "Observation",
+    "spike": "Observation",
+    "idea": "Concept",
+    "guess": "Hypothesis",
+    "ask": "Question",
+    "note": "Note",
+}
+# What each pooled name is once seeded, so relations can be drawn that the endpoint rules allow.
+NAME_TYPES = {**SEED_TYPES, "client.py": "Component", "paper": "Citation"}
+
+
 # --- valid shapes from the schema ------------------------------------------------------
 def _text(draw: Draw[Any], words: tuple[str, ...] = NAMES) -> str:
     picked = draw(st.lists(st.sampled_from(words), min_size=1, max_size=4))
@@ -156,8 +180,11 @@ def _text(draw: Draw[Any], words: tuple[str, ...] = NAMES) -> str:
 
 
 def _entity(draw: Draw[Any]) -> dict[str, Any]:
-    kind = draw(st.sampled_from(AUTHORED_NODE_TYPES))
-    out: dict[str, Any] = {"type": kind, "name": draw(st.sampled_from(NAMES))}
+    name = draw(st.sampled_from(NAMES))
+    revising = name in NAME_TYPES and not _rarely(draw)
+    # A seeded name is taken, so mostly a revision of it (same type, same name); others free.
+    kind = NAME_TYPES[name] if revising else draw(st.sampled_from(AUTHORED_NODE_TYPES))
+    out: dict[str, Any] = {"type": kind, "name": name}
     if draw(st.booleans()):
         out["description"] = _text(draw)
     statuses = NODE_TYPES[kind].statuses
@@ -170,23 +197,32 @@ def _entity(draw: Draw[Any]) -> dict[str, Any]:
         out["source_key"] = draw(st.sampled_from(("a.py", "b.py", "c.py")))
     if kind == "Citation":
         out |= {"kind": "web", "uri": "https://example.org/" + draw(st.sampled_from("abc"))}
-    if draw(st.integers(0, 3)) == 3:
-        out["supersedes"] = draw(st.sampled_from(NAMES))
-        if draw(st.integers(0, 4)) < 4:
+    if revising or draw(st.integers(0, 19)) in range(5, 10):
+        out["supersedes"] = name if revising else draw(st.sampled_from(NAMES))
+        if not _rarely(draw):
             out["revision_why"] = _text(draw)
     return out
 
 
+def _rarely(draw: Draw[Any]) -> bool:
+    # Hypothesis favours the bounds of a range (0 and 19), so the rare case is one inside it.
+    return draw(st.integers(0, 19)) == 7
+
+
 def _relation(draw: Draw[Any]) -> dict[str, Any]:
-    pool = AUTHORED_RELATION_TYPES if draw(st.integers(0, 4)) else RELATION_NAMES
-    kind = draw(st.sampled_from(pool))
-    out: dict[str, Any] = {
-        "source": draw(st.sampled_from(NAMES)),
-        "type": kind,
-        "target": draw(st.sampled_from(NAMES)),
-    }
-    # Hypothesis favours the smallest choice, so 0 is the usual case and 9 the odd one out.
-    if (kind == "SUPERSEDES") != (draw(st.integers(0, 9)) == 9):
+    kind = draw(st.sampled_from(RELATION_NAMES if _rarely(draw) else AUTHORED_RELATION_TYPES))
+    pairs = [
+        (a, b)
+        for a, ta in NAME_TYPES.items()
+        for b, tb in NAME_TYPES.items()
+        if a != b and kind in RELATION_TYPES and (ta, tb) in RELATION_TYPES[kind].pairs()
+    ]
+    if pairs and not _rarely(draw):  # mostly endpoints the rules allow, so links land
+        source, target = draw(st.sampled_from(pairs))
+    else:
+        source, target = draw(st.sampled_from(NAMES)), draw(st.sampled_from(NAMES))
+    out: dict[str, Any] = {"source": source, "type": kind, "target": target}
+    if (kind == "SUPERSEDES") != _rarely(draw):
         out["revision_why"] = _text(draw)
     return out
 
@@ -447,15 +483,15 @@ def draw_call(
     defs = cast(Mapping[str, Any], schema.get("$defs", {}))
     arguments = cast(dict[str, Any], from_schema(draw, schema, defs, tool, ""))
     writes = tool in WEIGHTS and tool != "advance_encounter" and "session_id" in arguments
-    if writes and open_sessions and draw(st.integers(0, 4)) < 4:
+    if writes and open_sessions and not _rarely(draw):
         # Mostly a session that can write, so writes land and meet each other.
         arguments["session_id"] = draw(st.sampled_from(sorted(open_sessions)))
-    if tool == "advance_encounter" and draw(st.integers(0, 9)) < 9:
+    if tool == "advance_encounter" and not _rarely(draw):
         # Mostly what the session's state asks for: a summary exactly when one is open.
         arguments.pop("close_summary", None)
         if arguments["session_id"] in open_sessions:
             arguments["close_summary"] = _text(draw)
-    if tool == "create_entities" and draw(st.integers(0, 9)) < 9:
+    if tool == "create_entities" and not _rarely(draw):
         unique = {e["name"]: e for e in arguments["entities"]}  # a batch names each node once
         arguments["entities"] = list(unique.values())
     if draw(st.integers(0, 2)) < 2:
@@ -464,28 +500,9 @@ def draw_call(
     return tool, mutated, kind
 
 
-SEED_REFERENCES = (
-    {
-        "type": "Component",
-        "name": "client.py",
-        "source_kind": "file",
-        "source_label": "repo",
-        "source_key": "client.py",
-    },
-    {"type": "Citation", "name": "paper", "kind": "paper", "uri": "https://example.org/paper"},
-)
-SEED_TYPES = {
-    "storm": "Observation",
-    "spike": "Observation",
-    "idea": "Concept",
-    "guess": "Hypothesis",
-    "ask": "Question",
-    "note": "Note",
-}
-
-
 async def _seed(client: Client, store: GraphStore, t: Tally) -> None:
     """Two sessions open and half the name pool recorded, so drawn names resolve at once."""
+    landed = sum(t.ok.values())
     for i, session in enumerate(SESSIONS[:2]):
         await one_call(
             client,
@@ -508,6 +525,11 @@ async def _seed(client: Client, store: GraphStore, t: Tally) -> None:
             "seed",
             t,
         )
+    # One link, so projections have an edge to rank from the start.
+    link = {"source": "storm", "type": "GROUNDS", "target": "idea"}
+    arguments = {"session_id": SESSIONS[0], "relations": [link]}
+    await one_call(client, store, "create_relations", arguments, "seed", t)
+    assert sum(t.ok.values()) == landed + 5, f"a seeding call was refused: {t.reasons}"
 
 
 async def fuzz_session(draw: Draw[Any], calls: int, tally: Tally) -> StoreView:
