@@ -45,12 +45,14 @@ MODULES: dict[str, list[str]] = {
     "server/security.py": [
         "tests/e2e/test_server_http.py",
         "tests/e2e/test_bearer_token.py",
+        "tests/e2e/test_http_faults.py",
     ],
     "store/cypher_guard.py": [
         "tests/contract/test_read_cypher_attacks.py",
+        "tests/contract/test_cypher_layers.py",
         "tests/contract/test_invariants.py",
     ],
-    "hooks/infuse_hook.py": ["tests/e2e/test_hook.py"],
+    "hooks/infuse_hook.py": ["tests/e2e/test_hook.py", "tests/e2e/test_hook_faults.py"],
 }
 
 
