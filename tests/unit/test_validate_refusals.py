@@ -109,3 +109,78 @@ def test_a_bad_time_is_refused_naming_the_field(value: str) -> None:
     with pytest.raises(InvalidInput) as refused:
         validate.iso_time(value, "entities[0].t_observed")
     assert refused.value.field == "entities[0].t_observed"
+
+
+# --- session ids, free text and times: the limits at their edges, and every message whole
+
+
+@pytest.mark.parametrize("value", [None, "", "   ", 42, ["s"]])
+def test_a_missing_session_id_says_what_to_pass(value: object) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        validate.session_id(value, field="args.session_id")
+    assert refused.value.field == "args.session_id"
+    assert str(refused.value) == (
+        "args.session_id: is required: pass your harness session id (Claude Code's "
+        "session_id) so your encounters chain together"
+    )
+
+
+def test_a_session_id_at_its_limit_is_taken_and_one_past_it_is_refused() -> None:
+    at_limit = "s" * validate.MAX_SESSION_ID
+    assert validate.session_id(at_limit) == at_limit
+    assert validate.session_id("  padded  ") == "padded"
+    with pytest.raises(InvalidInput) as refused:
+        validate.session_id(at_limit + "s")
+    assert refused.value.field == "session_id"
+    assert str(refused.value) == (
+        f"session_id: is longer than {validate.MAX_SESSION_ID} characters"
+    )
+
+
+def test_text_refusals_name_the_field_and_the_limit() -> None:
+    assert validate.text(None, "note", required=False) == ""
+    assert validate.text("  kept  ", "note", required=False) == "kept"
+    assert validate.text("", "note", required=False) == ""
+    assert validate.text("x" * 10, "note", required=True, limit=10) == "x" * 10
+    cases: list[tuple[object, bool, int, str]] = [
+        (None, True, 10, "note: is required"),
+        (7, False, 10, "note: must be a string, got int"),
+        ("   ", True, 10, "note: must not be empty"),
+        ("x" * 11, True, 10, "note: is 11 characters; the limit is 10"),
+    ]
+    for value, required, limit, message in cases:
+        with pytest.raises(InvalidInput) as refused:
+            validate.text(value, "note", required=required, limit=limit)
+        assert (refused.value.field, str(refused.value)) == ("note", message)
+    with pytest.raises(InvalidInput) as refused:
+        validate.text(7, "note", required=False)
+    assert refused.value.value == 7
+    # The default limit is the module's.
+    assert validate.text("x" * validate.MAX_TEXT, "note", required=True)
+    with pytest.raises(InvalidInput, match="the limit is"):
+        validate.text("x" * (validate.MAX_TEXT + 1), "note", required=True)
+
+
+@pytest.mark.parametrize(
+    "value", ["2026-03-01", "2026-03-01T14:30:00", "2026-03-01T14:30:00Z", "2026-03-01T14:30+02:00"]
+)
+def test_iso_times_are_kept_as_written(value: str) -> None:
+    assert validate.iso_time(f" {value} ", "t_observed") == value
+
+
+@pytest.mark.parametrize("value", ["yesterday", "2026-13-01", "01/03/2026", "2026-03-01T25:00"])
+def test_a_time_that_is_not_iso_is_refused_with_an_example(value: str) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        validate.iso_time(value, "t_observed")
+    assert refused.value.field == "t_observed"
+    assert refused.value.value == value
+    assert str(refused.value) == (
+        f"t_observed: {value!r} is not an ISO-8601 time; example: 2026-03-01T14:30:00Z"
+    )
+
+
+def test_a_time_longer_than_any_iso_time_is_refused_by_length() -> None:
+    with pytest.raises(InvalidInput, match=r"t_observed: is 65 characters; the limit is 64"):
+        validate.iso_time("2" * 65, "t_observed")
+    with pytest.raises(InvalidInput, match=r"t_observed: is required"):
+        validate.iso_time(None, "t_observed")
