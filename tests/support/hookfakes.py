@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -216,7 +215,6 @@ class HookRun:
     returncode: int
     stdout: str
     stderr: str
-    seconds: float
 
     def context(self) -> str:
         """The additionalContext of the one JSON object printed."""
@@ -245,7 +243,6 @@ def run_hook(
 ) -> HookRun:
     """Run the hook as Claude Code does: a fresh ``python -S`` process."""
     data = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode()
-    started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-S", str(script), *args],
         input=data,
@@ -254,5 +251,4 @@ def run_hook(
         timeout=wall,
         check=False,
     )
-    seconds = time.perf_counter() - started
-    return HookRun(done.returncode, done.stdout.decode(), done.stderr.decode(), seconds)
+    return HookRun(done.returncode, done.stdout.decode(), done.stderr.decode())

@@ -263,10 +263,6 @@ def gate(env: Mapping[str, str]) -> str | None:
     return f"{where} is not a surface where a person types prompts"
 
 
-def gate_open(env: Mapping[str, str]) -> bool:
-    return gate(env) is None
-
-
 def gate_notice(env: Mapping[str, str]) -> str | None:
     """The one line SessionStart adds when prompts will not be infused."""
     why = gate(env)
@@ -560,8 +556,9 @@ def emit(event: str, context: str) -> None:
 
 
 def run_prompt(options: Options, event: dict[str, object], env: Mapping[str, str]) -> None:
-    if not gate_open(env):
-        debug(env, "gate closed")
+    closed = gate(env)
+    if closed is not None:
+        debug(env, f"gate closed: {closed}")
         return
     prompt = event.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
