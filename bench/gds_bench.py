@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 from bench.orient_bench import synthetic_memory
 from kenning_encounter.analytics import InProcessEngine, SectionTimer, build_panel
 from kenning_encounter.analytics.engine import Engine
+from kenning_encounter.analytics.gds import GdsEngine
 from kenning_encounter.analytics.panel import Panel
-from kenning_encounter.store.neo4j.gds import GdsEngine
+from kenning_encounter.store.neo4j.gds import open_gds
 
 if TYPE_CHECKING:
     from neo4j import Driver
@@ -103,11 +104,12 @@ def run(quick: bool = False, uri: str | None = None) -> dict[str, Any]:
     try:
         try:
             driver.verify_connectivity()
-            engine = GdsEngine.detect(driver)
+            executor = open_gds(driver, uri=target)
         except Exception as exc:  # any failure to reach the server is the skip reason
             return {"skipped": f"no Neo4j answered at {target}: {exc}"}
-        if engine is None:
+        if executor is None:
             return {"skipped": f"the Neo4j at {target} has no Graph Data Science plugin"}
+        engine = GdsEngine(executor)
         sizes = SIZES[:1] if quick else SIZES
         return {
             "benchmark": "orient build_panel: GDS engine vs in-process engine, same run",

@@ -23,7 +23,8 @@ with this message.
     ├── StoreError                   the backend failed
     │   ├── StoreLocked              another process owns the embedded store
     │   ├── SchemaVersionError       the store was written by a newer version
-    │   └── StoreUnavailable         a server backend cannot be reached
+    │   ├── StoreUnavailable         a server backend cannot be reached
+    │   └── EngineError              the database engine refused a statement; ``code`` says how
     └── MatcherError                 the meaning matcher failed (always recovered)
 """
 
@@ -189,6 +190,22 @@ class SchemaVersionError(StoreError):
 
 class StoreUnavailable(StoreError):
     pass
+
+
+class EngineError(StoreError):
+    """The database engine refused or failed one of our statements.
+
+    ``code`` is the engine's own classification (a Neo4j status code such as
+    ``Neo.ClientError.Schema.ConstraintValidationFailed``, or the embedded engine's
+    exception kind such as ``Binder``); ``detail`` is the engine's message. Validation
+    stops bad requests before they reach the engine, so one of these means the store
+    and the server disagree: nothing of the failed unit of work was written.
+    """
+
+    def __init__(self, message: str, *, code: str = "", detail: str = "") -> None:
+        self.code = code
+        self.detail = detail
+        super().__init__(message)
 
 
 class MatcherError(KenningError):

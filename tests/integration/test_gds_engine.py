@@ -43,11 +43,12 @@ from kenning_encounter.analytics import (
     build_panel,
     build_projection,
 )
+from kenning_encounter.analytics import gds_queries as q
 from kenning_encounter.analytics.engine import EngineGraph
+from kenning_encounter.analytics.gds import GdsEngine, GdsGraph
 from kenning_encounter.analytics.sections import frontier_seeds
 from kenning_encounter.errors import StoreError
-from kenning_encounter.store.neo4j import gds_queries as q
-from kenning_encounter.store.neo4j.gds import GdsEngine, GdsGraph, gds_available
+from kenning_encounter.store.neo4j.gds import GdsExecutor, open_gds
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from tests.support.backends import neo4j_uri
 
@@ -93,18 +94,22 @@ def driver() -> Iterator[Driver]:
 
 @pytest.fixture(scope="module")
 def engine(driver: Driver) -> GdsEngine:
-    found = GdsEngine.detect(driver)
+    found = open_gds(driver, uri=neo4j_uri())
     if found is None:
         _unavailable(f"the Neo4j at {neo4j_uri()} has no Graph Data Science plugin")
         raise AssertionError("unreachable")
-    return found
+    return GdsEngine(found)
+
+
+def _executor(driver: Driver, version: str) -> GdsExecutor:
+    return GdsExecutor(driver, version, database="neo4j", uri=neo4j_uri())
 
 
 class RecordingEngine(GdsEngine):
     """The GDS engine, remembering the name of every graph it made."""
 
     def __init__(self, driver: Driver, version: str) -> None:
-        super().__init__(driver, version)
+        super().__init__(_executor(driver, version))
         self.made: list[str] = []
 
     def load(self, projection: Projection) -> EngineGraph:
@@ -181,7 +186,8 @@ def _top(values: np.ndarray[Any, np.dtype[np.float64]]) -> list[int]:
 
 # --- (1) smoke -------------------------------------------------------------------------
 def test_gds_version_is_read_from_the_server(driver: Driver, engine: GdsEngine) -> None:
-    version = gds_available(driver)
+    found = open_gds(driver)
+    version = found.version if found is not None else None
     assert version is not None and re.fullmatch(r"\d+\.\d+\.\d+", version), version
     records, _, _ = driver.execute_query(
         "CALL gds.debug.sysInfo() YIELD key, value WHERE key = 'gdsVersion' RETURN value"
@@ -190,7 +196,7 @@ def test_gds_version_is_read_from_the_server(driver: Driver, engine: GdsEngine) 
     assert engine.name == f"gds {version}"
     # A refusal that is not about GDS is not read as "no GDS".
     with pytest.raises(StoreError, match="reading the GDS version"):
-        gds_available(driver, "no-such-database")
+        open_gds(driver, database="no-such-database")
 
 
 def test_no_query_we_send_is_deprecated(driver: Driver) -> None:
@@ -445,8 +451,8 @@ def _project_tiny(driver: Driver, name: str) -> None:
 def test_graphs_left_by_stopped_servers_on_this_host_are_dropped(
     driver: Driver, engine: GdsEngine
 ) -> None:
-    """A server killed mid-orient cannot drop its graph; the next store to open does."""
-    from kenning_encounter.store.neo4j.gds import graph_owner_prefix, sweep_orphans
+    """A server killed mid-orient cannot drop its graph; the next server to start does."""
+    from kenning_encounter.analytics.gds import graph_owner_prefix, sweep_orphans
     from tests.support.backends import open_neo4j_store
 
     stopped = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -463,16 +469,21 @@ def test_graphs_left_by_stopped_servers_on_this_host_are_dropped(
     for name in names.values():
         _project_tiny(driver, name)
     try:
-        assert sorted(sweep_orphans(driver)) == [names["stopped"], names["stopped again"]]
+        swept = sweep_orphans(_executor(driver, engine.name.removeprefix("gds ")))
+        assert sorted(swept) == [names["stopped"], names["stopped again"]]
         kept = set(names.values()) - {names["stopped"], names["stopped again"]}
         assert kept <= _graphs(driver)
         assert not {names["stopped"], names["stopped again"]} & _graphs(driver)
 
-        _project_tiny(driver, names["stopped"])  # died again: opening a store sweeps
+        _project_tiny(driver, names["stopped"])  # died again: the engine a server starts sweeps
         store = open_neo4j_store()
         if isinstance(store, str):
             _unavailable(store)
-        store.close()
+            raise AssertionError("unreachable")
+        try:
+            GdsEngine.start(store.analytics_executor())
+        finally:
+            store.close()
         assert names["stopped"] not in _graphs(driver)
     finally:
         for name in names.values():
@@ -480,7 +491,7 @@ def test_graphs_left_by_stopped_servers_on_this_host_are_dropped(
 
 
 def test_graph_names_carry_their_maker(engine: GdsEngine) -> None:
-    from kenning_encounter.store.neo4j.gds import graph_owner_prefix
+    from kenning_encounter.analytics.gds import graph_owner_prefix
 
     nodes, edges = synthetic(120)
     with engine.load(build_projection(nodes, edges)) as graph:

@@ -35,10 +35,37 @@ def test_gds_is_loaded_and_its_version_read_from_the_server(neo4j_store: Neo4jSt
     assert neo4j_store.info()["engine"].startswith("Neo4j Kernel 5.26")
 
 
-def test_the_store_hands_analytics_a_gds_engine(neo4j_store: Neo4jStore) -> None:
-    from kenning_encounter.store.neo4j.gds import GdsEngine
+def test_the_store_offers_gds_and_the_services_build_the_engine_on_it(
+    neo4j_store: Neo4jStore, tmp_path: Any
+) -> None:
+    """One detection: the store finds GDS when it opens and offers its executor through
+    the port; the services build the GDS engine from that alone."""
+    from kenning_encounter.analytics.gds import GdsEngine
+    from kenning_encounter.config import load_settings
+    from kenning_encounter.server.services import build_services
 
-    assert isinstance(neo4j_store.gds_engine(), GdsEngine)
+    executor = neo4j_store.analytics_executor()
+    assert executor is not None
+    assert executor.name == f"gds {neo4j_store.info()['gds']}"
+    rows = executor.run("RETURN gds.version() AS version", doing="reading the version")
+    assert rows == [{"version": neo4j_store.info()["gds"]}]
+    settings = load_settings(data_dir=tmp_path, matcher="off")
+    services = build_services(settings, Memory(neo4j_store))
+    try:
+        assert isinstance(services.engine, GdsEngine)
+        assert services.engine.name == executor.name
+    finally:
+        services.close()
+
+
+def test_the_gds_executor_translates_refusals_into_our_errors(neo4j_store: Neo4jStore) -> None:
+    from kenning_encounter.errors import EngineError
+
+    executor = neo4j_store.analytics_executor()
+    assert executor is not None
+    with pytest.raises(EngineError, match="while listing nothing") as info:
+        executor.run("CALL gds.no.such.procedure()", doing="listing nothing")
+    assert info.value.code.startswith("Neo.ClientError.")
 
 
 def test_schema_is_created_once_and_opening_again_changes_nothing(

@@ -15,6 +15,7 @@ from typing import Any
 from kenning_encounter.analytics.baseline import BaselineStore
 from kenning_encounter.analytics.catalog import ProjectionCatalog
 from kenning_encounter.analytics.engine import Engine
+from kenning_encounter.analytics.gds import GdsEngine
 from kenning_encounter.config import Settings
 from kenning_encounter.errors import ConfigError
 from kenning_encounter.infusion.config import preset
@@ -96,16 +97,12 @@ def _meaning(
 
 
 def _engine(memory: Memory) -> Engine | None:
-    """GDS when the store is Neo4j with the plugin; otherwise the in-process engine."""
-    make = getattr(memory.store, "gds_engine", None)
-    if make is None:
+    """GDS when the store's server runs it; otherwise None, and the in-process engine serves."""
+    executor = memory.store.analytics_executor()
+    if executor is None:
+        log.debug("the store offers no analytics engine; analytics run in process")
         return None
-    try:
-        engine: Engine | None = make()
-    except Exception:  # no GDS: the in-process engine serves, and results say so
-        log.info("GDS is not available on this Neo4j; analytics run in process")
-        return None
-    return engine
+    return GdsEngine.start(executor)
 
 
 def build_services(settings: Settings, memory: Memory) -> Services:

@@ -6,13 +6,17 @@ operations below. A write unit is atomic, serialized with every other write,
 and takes exactly one value of the global tick (``tx.tick``). A unit may be run
 more than once by a backend that retries transient failures, so it must have
 no side effects outside the transaction.
+
+A store whose server runs a graph-analytics engine of its own (Neo4j with Graph
+Data Science) offers it through ``analytics_executor``: the analytics layer
+builds its engine on that executor, and the store never imports analytics.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, LiteralString, Protocol, TypeVar
 
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 
@@ -169,8 +173,34 @@ class WriteTx(ReadTx, Protocol):
     def delete_edge(self, source: str, target: str, rel_type: str) -> None: ...
 
 
+class AnalyticsExecutor(Protocol):
+    """The door to an analytics engine inside the store's server: statements in, rows out.
+
+    Each ``run`` is one statement in a session of its own on the server's writer (an
+    engine's in-memory graphs live on the server that made them), retried by the
+    backend when the failure is transient. Failures arrive in our tree:
+    ``StoreUnavailable`` when the server cannot be reached, ``EngineError`` (with the
+    engine's ``code``) when it refuses the statement; ``doing`` names the step in
+    either message.
+    """
+
+    @property
+    def name(self) -> str:
+        """The engine and its version, as analytics results name it (``gds 2.13.2``)."""
+        ...
+
+    def run(
+        self, statement: LiteralString, params: Mapping[str, Any] | None = None, *, doing: str
+    ) -> list[dict[str, Any]]: ...
+
+
 class GraphStore(Protocol):
     backend: str
+
+    def analytics_executor(self) -> AnalyticsExecutor | None:
+        """The analytics engine the store's server runs, or None (analytics then runs
+        in process). Decided once, when the store opens."""
+        ...
 
     def write(self, work: Callable[[WriteTx], T]) -> T: ...
 

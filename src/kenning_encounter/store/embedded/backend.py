@@ -36,7 +36,14 @@ from kenning_encounter.store.embedded.nodecache import LazySnapshot, NodeCache, 
 from kenning_encounter.store.embedded.schema import MIGRATIONS, SCHEMA_VERSION
 from kenning_encounter.store.embedded.textindex import IndexDoc, TextIndex
 from kenning_encounter.store.embedded.tx import EmbeddedTx, Tracer, node_to_index_doc
-from kenning_encounter.store.port import CypherResult, ReadTx, SearchHit, TermStatsSnapshot, WriteTx
+from kenning_encounter.store.port import (
+    AnalyticsExecutor,
+    CypherResult,
+    ReadTx,
+    SearchHit,
+    TermStatsSnapshot,
+    WriteTx,
+)
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
 log = logging.getLogger(__name__)
@@ -276,6 +283,10 @@ class EmbeddedStore:
                 )
         finally:
             self._cypher_slots.release()
+
+    def analytics_executor(self) -> AnalyticsExecutor | None:
+        """None: the engine has no analytics of its own; igraph reads the projection."""
+        return None
 
     def info(self) -> dict[str, Any]:
         return {

@@ -18,25 +18,26 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, LiteralString, TypeVar, cast
 from urllib.parse import urlsplit, urlunsplit
 
 from kenning_encounter.errors import (
     ConfigError,
-    KenningError,
     ReadOnlyViolation,
     SchemaVersionError,
     StoreError,
-    StoreUnavailable,
 )
 from kenning_encounter.store.cypher_guard import check_params
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j import text as lexical
 from kenning_encounter.store.neo4j.cypher import check_neo4j_text, check_plan, to_json
+from kenning_encounter.store.neo4j.gds import GdsExecutor, open_gds
+from kenning_encounter.store.neo4j.translate import translated
 from kenning_encounter.store.neo4j.tx import Neo4jTx, Tracer
 from kenning_encounter.store.port import (
+    AnalyticsExecutor,
     CypherResult,
     GraphStore,
     ReadTx,
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
     from neo4j import Driver, ManagedTransaction, Session, Transaction
 
     from kenning_encounter.config import Settings
-    from kenning_encounter.store.neo4j.gds import GdsEngine
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -102,7 +102,7 @@ class Neo4jStore:
         self._cypher_slots = threading.BoundedSemaphore(CYPHER_CONCURRENCY)
         self._closed = False
         self.server_version = ""
-        self.gds_version: str | None = None
+        self._gds: GdsExecutor | None = None
 
     # --- lifecycle ------------------------------------------------------------
     @classmethod
@@ -239,27 +239,12 @@ class Neo4jStore:
             row = s.run(q.SERVER_VERSION).single()
             if row is not None:
                 self.server_version = f"{row['name']} {row['version']} ({row['edition']})"
-            self.gds_version = self._read_gds_version(s)
-        if self.gds_version is not None:
-            self._sweep_gds()
-
-    def _sweep_gds(self) -> None:
-        from kenning_encounter.store.neo4j.gds import sweep_orphans
-
         try:
-            sweep_orphans(self._driver, self.database)
-        except StoreError as exc:  # housekeeping: never a reason not to start
-            log.warning("could not look for GDS graphs left by stopped servers: %s", exc)
-
-    @staticmethod
-    def _read_gds_version(session: Session) -> str | None:
-        from neo4j.exceptions import ClientError
-
-        try:
-            row = session.run(q.GDS_VERSION).single()
-        except ClientError:  # the plugin is absent: Unknown function 'gds.version'
-            return None
-        return str(row["version"]) if row is not None else None
+            self._gds = open_gds(self._driver, database=self.database, uri=self.uri)
+        except StoreError as exc:  # analytics then runs in process: never a reason not to start
+            log.warning(
+                "could not tell whether this Neo4j runs GDS (%s); analytics runs in process", exc
+            )
 
     def schema_version(self) -> int:
         return self.read(lambda tx: cast(Neo4jTx, tx).meta("schema_version"))
@@ -276,29 +261,8 @@ class Neo4jStore:
             default_access_mode=neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS,
         )
 
-    @contextlib.contextmanager
-    def _translate_errors(self, doing: str) -> Generator[None]:
-        """Driver failures as our errors; our own errors pass through untouched."""
-        from neo4j.exceptions import AuthError, DriverError, Neo4jError, ServiceUnavailable
-
-        try:
-            yield
-        except KenningError:
-            raise
-        except AuthError as exc:
-            raise StoreUnavailable(
-                f"Neo4j at {self.uri} refused the credentials while {doing}: {exc.message}; "
-                "check NEO4J_USERNAME and NEO4J_PASSWORD"
-            ) from exc
-        except ServiceUnavailable as exc:
-            raise StoreUnavailable(
-                f"no Neo4j answered at {self.uri} while {doing} ({exc}); start the server "
-                "or point NEO4J_URI at a running one"
-            ) from exc
-        except Neo4jError as exc:
-            raise StoreError(f"Neo4j failed while {doing}: {exc.code}: {exc.message}") from exc
-        except DriverError as exc:
-            raise StoreUnavailable(f"the Neo4j driver failed while {doing}: {exc}") from exc
+    def _translate_errors(self, doing: str) -> contextlib.AbstractContextManager[None]:
+        return translated(self.uri, doing)
 
     # --- units of work ---------------------------------------------------------------
     def _tx(self, tx: ManagedTransaction, *, write: bool) -> Neo4jTx:
@@ -444,13 +408,9 @@ class Neo4jStore:
         )
         return CypherResult(columns, rows, truncated, row_cap, char_cap, note)
 
-    def gds_engine(self) -> GdsEngine | None:
-        """The analytics engine on this server's GDS, or None when the plugin is absent."""
-        if self.gds_version is None:
-            return None
-        from kenning_encounter.store.neo4j.gds import GdsEngine
-
-        return GdsEngine(self._driver, self.gds_version, database=self.database)
+    def analytics_executor(self) -> AnalyticsExecutor | None:
+        """GDS on this server, as found when the store opened; None without the plugin."""
+        return self._gds
 
     def info(self) -> dict[str, Any]:
         return {
@@ -458,7 +418,7 @@ class Neo4jStore:
             "uri": self.uri,
             "database": self.database,
             "engine": self.server_version,
-            "gds": self.gds_version,
+            "gds": self._gds.version if self._gds is not None else None,
             "schema_version": q.SCHEMA_VERSION,
             "authored_types": list(AUTHORED_NODE_TYPES),
         }

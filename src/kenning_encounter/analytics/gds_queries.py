@@ -1,5 +1,8 @@
 """Every Cypher statement the GDS engine runs, in one place.
 
+They reach the server only through the store's analytics executor; whether the
+server has GDS at all is the store's question (``store.neo4j.gds``).
+
 Procedure names and relationship-type names are fixed text; graph names,
 node ids and algorithm settings are always parameters (``$graph``,
 ``$config``, the id lists).
@@ -27,8 +30,6 @@ from typing import Final
 DIRECTED: Final = "AUTHORED"
 BOTH_WAYS: Final = "AUTHORED_BOTH_WAYS"
 SIMPLE: Final = "AUTHORED_SIMPLE"
-
-GDS_VERSION: Final = "RETURN gds.version() AS version"
 
 # Cypher aggregation: one row per relation, and one per isolated node (every
 # other node arrives with its relations). ``range`` over indexes keeps the two
