@@ -437,6 +437,8 @@ def test_bm25_weight_reads_a_broken_mean_length_as_average() -> None:
         assert bm25_weight(2, 7, broken, 1.2, 0.75) == average
     assert bm25_weight(0, 7, 7.0, 1.2, 0.75) == 0.0
     assert bm25_weight(1, -4, 7.0, 1.2, 1.0) > 0.0
+    # A subnormal mean (found by hypothesis) overflowed the ratio and zeroed every weight.
+    assert bm25_weight(2, 7, 5e-324, 1.2, 0.75) > 0.0
 
 
 _ANY_COUNT = st.integers(min_value=-10, max_value=40)

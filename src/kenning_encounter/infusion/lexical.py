@@ -58,10 +58,11 @@ def bm25_weight(tf: int, length: int, avg_len: float, k1: float, b: float) -> fl
     """BM25's saturated term-frequency factor; finite and non-negative for any input.
 
     A mean length that is not a positive finite number (an empty or damaged
-    index) reads every document as of average length."""
+    index) reads every document as of average length; one below a token (which
+    would turn every length into an overflowing ratio) reads as one token."""
     if tf <= 0:
         return 0.0
-    ratio = max(0, length) / avg_len if math.isfinite(avg_len) and avg_len > 0 else 1.0
+    ratio = max(0, length) / max(avg_len, 1.0) if math.isfinite(avg_len) and avg_len > 0 else 1.0
     norm = max(0.0, 1.0 - b + b * ratio)
     denominator = tf + k1 * norm
     return _finite_or_zero(tf * (k1 + 1.0) / denominator) if denominator > 0 else 0.0
