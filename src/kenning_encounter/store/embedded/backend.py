@@ -35,7 +35,12 @@ from kenning_encounter.store.embedded.cypher import CYPHER_CONCURRENCY, run_read
 from kenning_encounter.store.embedded.nodecache import LazySnapshot, NodeCache, SnapshotMoved
 from kenning_encounter.store.embedded.schema import MIGRATIONS, SCHEMA_VERSION
 from kenning_encounter.store.embedded.textindex import IndexDoc, TextIndex
-from kenning_encounter.store.embedded.tx import EmbeddedTx, Tracer, node_to_index_doc
+from kenning_encounter.store.embedded.tx import (
+    EmbeddedTx,
+    Tracer,
+    engine_error,
+    node_to_index_doc,
+)
 from kenning_encounter.store.port import (
     AnalyticsExecutor,
     CypherResult,
@@ -161,13 +166,13 @@ class EmbeddedStore:
             if self._closed:
                 raise StoreError("the store is closed")
             conn = self._writer
-            conn.execute("BEGIN TRANSACTION")
+            _bracket(conn, "BEGIN TRANSACTION")
             try:
                 tx = EmbeddedTx(conn, clock=self._clock, writable=True, tracer=self._tracer)
                 result = work(tx)
                 self._nodes.begin_commit()
                 try:
-                    conn.execute("COMMIT")
+                    _bracket(conn, "COMMIT")
                 except BaseException:
                     self._nodes.end_commit(None)
                     raise
@@ -327,6 +332,15 @@ def _open_database(path: Path) -> ladybug.Database:
         return ladybug.Database(
             str(path), buffer_pool_size=BUFFER_POOL_BYTES, throw_on_wal_replay_failure=False
         )
+
+
+def _bracket(conn: ladybug.Connection, statement: str) -> None:
+    """Open or commit the write transaction, the engine's refusal in our tree."""
+    try:
+        conn.execute(statement)
+    except RuntimeError as exc:
+        doing = "committing a write" if statement == "COMMIT" else "starting a write"
+        raise engine_error(exc, doing) from exc
 
 
 def _rows(

@@ -13,10 +13,11 @@ from typing import Any, Protocol
 
 import ladybug
 
-from kenning_encounter.errors import StoreError
+from kenning_encounter.errors import EngineError, StoreError
 from kenning_encounter.store.embedded import queries as q
 from kenning_encounter.store.embedded.nodecache import LazySnapshot
 from kenning_encounter.store.embedded.textindex import IndexDoc
+from kenning_encounter.store.endpoints import check_relation
 from kenning_encounter.store.port import Subgraph
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.vocabulary import (
@@ -45,6 +46,25 @@ _BASE_COLUMNS = (
 
 class Tracer(Protocol):
     def __call__(self, query: str, params: dict[str, Any], seconds: float) -> None: ...
+
+
+def engine_error(exc: RuntimeError, doing: str) -> EngineError:
+    """The engine's refusal (``Binder exception: ...``) in our tree, naming what was done.
+
+    The engine raises a bare RuntimeError whose text opens with its kind; the kind
+    becomes ``code`` and the rest ``detail``, so callers can tell a schema refusal
+    from a uniqueness one without parsing the message again.
+    """
+    text = str(exc).strip()
+    kind, sep, rest = text.partition(" exception: ")
+    code, detail = (kind, rest) if sep and " " not in kind else ("", text)
+    return EngineError(
+        f"the embedded store refused a statement while {doing}: {detail.rstrip('. ')}; "
+        "nothing of this call was written. The request passed validation, so this is a "
+        "fault of the store: try once more, and report it if it repeats",
+        code=code,
+        detail=detail,
+    )
 
 
 def type_of_id(node_id: str) -> str | None:
@@ -140,11 +160,14 @@ class EmbeddedTx:
             self._snapshot.ensure_open()
         started = time.perf_counter()
         args = params or {}
-        result = self._conn.execute(query, args)
-        if isinstance(result, list):
-            raise StoreError("internal: one statement expected")
-        rows = [list(r) for r in result.get_all()]
-        result.close()
+        try:
+            result = self._conn.execute(query, args)
+            if isinstance(result, list):
+                raise StoreError("internal: one statement expected")
+            rows = [list(r) for r in result.get_all()]
+            result.close()
+        except RuntimeError as exc:
+            raise engine_error(exc, "writing" if self._writable else "reading") from exc
         if self._tracer is not None:
             self._tracer(query, args, time.perf_counter() - started)
         return rows
@@ -431,6 +454,7 @@ class EmbeddedTx:
         s_label, t_label = type_of_id(edge.source), type_of_id(edge.target)
         if s_label is None or t_label is None:
             raise StoreError("internal: edge endpoint ids must carry a type prefix")
+        check_relation(edge.type, s_label, t_label)
         params: dict[str, Any] = {
             "s": edge.source,
             "t": edge.target,

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, LiteralString, Protocol
 
 from kenning_encounter.errors import StoreError
+from kenning_encounter.store.endpoints import check_relation
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j.text import text_props
 from kenning_encounter.store.port import Subgraph
@@ -408,6 +409,7 @@ class Neo4jTx:
         s_label, t_label = type_of_id(edge.source), type_of_id(edge.target)
         if s_label is None or t_label is None:
             raise StoreError("internal: edge endpoint ids must carry a type prefix")
+        check_relation(edge.type, s_label, t_label)  # Neo4j's schema would store anything
         params: dict[str, Any] = {
             "s": edge.source,
             "t": edge.target,
