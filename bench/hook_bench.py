@@ -177,7 +177,14 @@ def hook_once(server: InstantServer, transcript: Path) -> Callable[[], object]:
             "prompt": "why does the test fail?",
         }
     ).encode()
-    env = dict(os.environ, KENNING_ENCOUNTER_URL=server.url, KENNING_ENCOUNTER_INFUSE="on")
+    # Handles the hook keeps go to a folder of the bench's own, never the user's state.
+    state = tempfile.mkdtemp(prefix="kenning-encounter-bench-state-")
+    env = dict(
+        os.environ,
+        KENNING_ENCOUNTER_URL=server.url,
+        KENNING_ENCOUNTER_INFUSE="on",
+        XDG_STATE_HOME=state,
+    )
 
     def once() -> object:
         done = subprocess.run(

@@ -43,6 +43,7 @@ import httpx
 from mcp import Client
 
 import kenning_encounter
+from bench.keyring import Keyring
 from bench.stats import pct
 from bench.synth import generate, replay
 from kenning_encounter.memory.service import Memory
@@ -227,9 +228,12 @@ async def _through_client(
     url: str, queries: list[str], calls: int
 ) -> tuple[list[float], list[float]]:
     session = "bench-client"
+    keyring = Keyring()
     async with Client(url) as client:
-        await client.call_tool(
-            "advance_encounter", {"session_id": session, "purpose": "measure the mcp client"}
+        await keyring.call(
+            client,
+            "advance_encounter",
+            {"session_id": session, "purpose": "measure the mcp client"},
         )
         search = await _aloop(
             calls,
@@ -238,10 +242,11 @@ async def _through_client(
         create = await _aloop(
             calls,
             lambda i: client.call_tool(
-                "create_entities", {"session_id": session, "entities": [_note(i, "client")]}
+                "create_entities",
+                keyring.signed({"session_id": session, "entities": [_note(i, "client")]}),
             ),
         )
-        await client.call_tool("close_encounter", {"session_id": session, "summary": "done"})
+        await keyring.call(client, "close_encounter", {"session_id": session, "summary": "done"})
     return search, create
 
 

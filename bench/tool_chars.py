@@ -22,6 +22,7 @@ from typing import Any
 
 import anyio
 
+from bench.keyring import Keyring
 from bench.synth import generate
 
 SESSION = "bench-tool-chars"
@@ -41,8 +42,11 @@ class Measured:
     error: str = ""
 
 
-async def seed(client: Any, nodes: int, *, seed_no: int = 7) -> list[str]:
+async def seed(
+    client: Any, nodes: int, *, seed_no: int = 7, keyring: Keyring | None = None
+) -> list[str]:
     """Record a synthetic history through the tools; the names it created."""
+    keyring = keyring or Keyring()
     synth = generate(nodes, seed=seed_no, loci=4, batch=40)
     for step in synth.steps:
         if step.kind == "advance":
@@ -57,7 +61,7 @@ async def seed(client: Any, nodes: int, *, seed_no: int = 7) -> list[str]:
         else:
             args = {"session_id": step.session, "summary": str(step.payload)}
             name = "close_encounter"
-        result = await client.call_tool(name, args)
+        result = await keyring.call(client, name, args)
         if result.is_error:
             raise RuntimeError(f"seeding failed at {name}: {result.content}")
     return synth.names
@@ -135,8 +139,9 @@ def calls(names: list[str]) -> list[Call]:
 
 async def measure(client: Any, names: list[str]) -> list[Measured]:
     rows: list[Measured] = []
+    keyring = Keyring()
     for tool, args in calls(names):
-        result = await client.call_tool(tool, args)
+        result = await keyring.call(client, tool, args)
         text = _text_of(result)
         sent = result.structured_content
         rows.append(

@@ -20,6 +20,18 @@ from kenning_encounter.store.port import GraphStore
 from tests.support.backends import BACKENDS, open_neo4j_store
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _state_home_of_our_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every hook a test runs keeps its session handles in a test folder, never the user's."""
+    before = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("xdg-state"))
+    yield
+    if before is None:
+        os.environ.pop("XDG_STATE_HOME", None)
+    else:
+        os.environ["XDG_STATE_HOME"] = before
+
+
 def _neo4j_unavailable(reason: str) -> None:
     if os.environ.get("KENNING_ENCOUNTER_REQUIRE_NEO4J") == "1":
         pytest.fail(f"Neo4j is required here (KENNING_ENCOUNTER_REQUIRE_NEO4J=1): {reason}")

@@ -23,6 +23,7 @@ from typing import Any
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from bench.keyring import Keyring
 from bench.peers.servers import Recipe
 from bench.peers.workload import Workload
 from bench.stats import pct
@@ -53,6 +54,7 @@ class _Run:
         self.log_path = log_path
         self.ours = ours
         self.client: Client | None = None
+        self.keyring = Keyring()
         self.failure: str | None = None
         self.start_ms = 0.0
         self.write_ms: list[float] = []
@@ -94,7 +96,7 @@ class _Run:
             return None
         began = time.perf_counter()
         try:
-            result = await self.client.call_tool(tool, arguments)
+            result = await self.keyring.call(self.client, tool, arguments)
             if result.is_error:
                 text = " ".join(getattr(b, "text", "") for b in result.content)[:500]
                 raise RuntimeError(f"{tool} answered with an error: {text}")

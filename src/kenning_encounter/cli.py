@@ -113,7 +113,7 @@ SETTING_FLAGS: Final[tuple[Flag, ...]] = (
     Flag("infusion_budget", "characters an infusion payload may take", type=int, metavar="N"),
     Flag("infusion_preset", "infusion pipeline preset", metavar="NAME"),
 )
-NOT_FLAGS: Final = frozenset({"gemini_api_key"})
+NOT_FLAGS: Final = frozenset({"gemini_api_key", "session_key"})
 
 
 def env_name(setting: str) -> str:

@@ -69,6 +69,9 @@ class Settings(BaseSettings):
     allowed_hosts: CsvList = Field(default_factory=list)
     read_timeout: float = Field(30.0, gt=0)
     token: SecretStr | None = None
+    # Signs session handles. Unset: a session.key file beside the memory, minted once.
+    # Every server sharing one database must be given the same key.
+    session_key: SecretStr | None = Field(None, min_length=16)
     face: Literal["full", "reader"] = "full"
     hide_loci: CsvList = Field(default_factory=list)
     log_level: str = "INFO"

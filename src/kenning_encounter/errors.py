@@ -19,6 +19,7 @@ with this message.
     │   ├── NoOpenEncounter          a write with no open encounter for the locus
     │   ├── EncounterSealed          a write or seal aimed at a sealed encounter
     │   ├── NotYourEncounter         a seal or deletion across loci
+│   ├── SessionNotHeld           a session acted for without its handle
     │   └── SupersessionRule         a second successor, a cycle, or a type change
     ├── StoreError                   the backend failed
     │   ├── StoreLocked              another process owns the embedded store
@@ -140,6 +141,27 @@ class EncounterSealed(Conflict):
 
 class NotYourEncounter(Conflict):
     def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+
+class SessionNotHeld(Conflict):
+    """A write, seal or infusion for a session the caller neither opened nor holds the
+    handle of (DESIGN §3, invariant 9)."""
+
+    def __init__(self, field: str, session_id: str, *, forged: bool = False) -> None:
+        self.field = field
+        self.session_id = session_id
+        if forged:
+            message = (
+                f"{field}: this is not the handle of session {session_id!r}; pass the handle "
+                "exactly as it was given (the session id, '~', and 26 letters and digits)"
+            )
+        else:
+            message = (
+                f"{field}: session {session_id!r} is held by the client that opened it; pass "
+                f"its handle (session_id='{session_id}~...', given at session start and by "
+                "advance_encounter), or start a new session with a new session id"
+            )
         super().__init__(message)
 
 

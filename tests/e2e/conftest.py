@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from kenning_encounter.config import Settings, load_settings
+from tests.support.handles import SESSION_KEY_ENV, TEST_SESSION_KEY, signed
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
@@ -29,10 +30,16 @@ LISTENING = re.compile(r"listening on (http://\S+)")
 _OUR_ENV = ("KENNING_ENCOUNTER_", "NEO4J_", "GEMINI_", "OPENAI_")
 
 
-def clean_environ(**extra: str) -> dict[str, str]:
-    """This process's environment without our settings, with the source tree importable."""
+def clean_environ(*, test_key: bool = True, **extra: str) -> dict[str, str]:
+    """This process's environment without our settings, with the source tree importable.
+
+    ``test_key`` gives a server started with it the tests' session key (see
+    tests/support/handles.py); without it the server mints its own.
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith(_OUR_ENV)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH", "")]))
+    if test_key:
+        env.update(SESSION_KEY_ENV)
     env.update(extra)
     return env
 
@@ -52,7 +59,9 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def make_settings(data_dir: Path, **values: Any) -> Settings:
+    """Test settings; the session key is the tests' own unless ``session_key=None`` is asked."""
     values.setdefault("matcher", "off")
+    values.setdefault("session_key", TEST_SESSION_KEY)
     return load_settings(data_dir=data_dir, **values)
 
 
@@ -86,9 +95,16 @@ def _pump(stream: Any, lines: list[str], found: threading.Event) -> None:
 
 @contextmanager
 def run_server(
-    data_dir: Path, *args: str, startup: float = 30.0, env: dict[str, str] | None = None
+    data_dir: Path,
+    *args: str,
+    startup: float = 30.0,
+    env: dict[str, str] | None = None,
+    test_key: bool = True,
 ) -> Generator[RunningServer]:
-    """A real ``kenning-encounter serve`` subprocess on a free loopback port."""
+    """A real ``kenning-encounter serve`` subprocess on a free loopback port.
+
+    ``test_key`` gives it the tests' session key; without it the server mints its own.
+    """
     cmd = server_command(
         "serve", "--data-dir", str(data_dir), "--port", "0", "--matcher", "off", *args
     )
@@ -98,7 +114,7 @@ def run_server(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env=clean_environ(**(env or {})),
+        env=clean_environ(test_key=test_key, **(env or {})),
     )
     lines: list[str] = []
     found = threading.Event()
@@ -160,9 +176,15 @@ ALL_TOOLS = READ_TOOLS | {
 }
 
 
-async def call_ok(client: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Call a tool that must succeed; its structured content."""
-    result = await client.call_tool(name, arguments)
+async def call_ok(
+    client: Any, name: str, arguments: dict[str, Any], *, sign: bool = True
+) -> dict[str, Any]:
+    """Call a tool that must succeed; its structured content.
+
+    ``sign`` passes the session's handle for a plain session_id, as a client that
+    holds its session does (the test servers use the tests' session key).
+    """
+    result = await client.call_tool(name, signed(arguments) if sign else arguments)
     text = " ".join(getattr(c, "text", "") for c in result.content)
     assert not result.is_error, f"{name} failed: {text}"
     assert text.strip(), f"{name} returned no text rendering"
@@ -170,9 +192,15 @@ async def call_ok(client: Any, name: str, arguments: dict[str, Any]) -> dict[str
     return result.structured_content
 
 
-async def call_refused(client: Any, name: str, arguments: dict[str, Any]) -> str:
-    """Call a tool that must be refused; the message the client sees."""
-    result = await client.call_tool(name, arguments)
+async def call_refused(
+    client: Any, name: str, arguments: dict[str, Any], *, sign: bool = True
+) -> str:
+    """Call a tool that must be refused; the message the client sees.
+
+    Signed like ``call_ok``, so a refusal is for the reason the test means, not the
+    missing handle; ``sign=False`` tests the handle itself.
+    """
+    result = await client.call_tool(name, signed(arguments) if sign else arguments)
     text = " ".join(getattr(c, "text", "") for c in result.content)
     assert result.is_error, f"{name} should have been refused, got: {text}"
     return text

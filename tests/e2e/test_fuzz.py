@@ -20,10 +20,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from kenning_encounter.config import load_settings
 from kenning_encounter.server.app import build_server
 from kenning_encounter.server.context import Runtime
-from tests.e2e.conftest import call_ok, call_refused
+from tests.e2e.conftest import call_ok, call_refused, make_settings
 from tests.support.fuzz import Tally, fuzz_session, refusal_problem
 from tests.support.snapshot import snapshot
 
@@ -89,7 +88,7 @@ def test_a_lone_surrogate_is_refused_by_name_and_writes_nothing(
 ) -> None:
     async def scenario() -> None:
         with tempfile.TemporaryDirectory() as tmp:
-            config = load_settings(data_dir=Path(tmp) / "memory", matcher="off")
+            config = make_settings(Path(tmp) / "memory")
             runtime = Runtime(config)
             async with Client(build_server(config, runtime)) as client:
                 await call_ok(client, "advance_encounter", {"session_id": "s", "purpose": "p"})

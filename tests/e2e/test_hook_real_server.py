@@ -10,7 +10,7 @@ import httpx
 import pytest
 from mcp import Client
 
-from tests.e2e.conftest import SESSION, run_server
+from tests.e2e.conftest import SESSION, call_ok, run_server
 from tests.support.hookfakes import (
     assistant,
     hook_env,
@@ -28,10 +28,11 @@ def _seed(base: str) -> None:
 
     async def go() -> None:
         async with Client(f"{base}/mcp/") as client:
-            await client.call_tool(
-                "advance_encounter", {"session_id": "writer", "purpose": "deploys"}
+            await call_ok(
+                client, "advance_encounter", {"session_id": "writer", "purpose": "deploys"}
             )
-            await client.call_tool(
+            await call_ok(
+                client,
                 "create_entities",
                 {
                     "session_id": "writer",
@@ -49,7 +50,8 @@ def _seed(base: str) -> None:
                     ],
                 },
             )
-            await client.call_tool(
+            await call_ok(
+                client,
                 "create_relations",
                 {
                     "session_id": "writer",

@@ -26,6 +26,7 @@ from kenning_encounter.server.app import build_server
 from kenning_encounter.server.context import InfuseFn, Runtime
 from kenning_encounter.server.transports import build_http_app
 from tests.e2e.conftest import ALL_TOOLS, SESSION, make_settings, run_server
+from tests.support.handles import handle
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_env")]
 
@@ -76,16 +77,13 @@ async def test_session_start_after_a_restart_finds_the_encounter_open(tmp_path: 
     async with http_app(tmp_path / "m") as (_, runtime):
         left = runtime.context.memory.advance_encounter(SESSION, "interrupted work").encounter.name
     async with http_app(tmp_path / "m") as (http, runtime):
-        context = (await http.post("/session-start", json={"session_id": SESSION})).json()[
-            "context"
-        ]
+        held = {"session_id": handle(SESSION)}
+        context = (await http.post("/session-start", json=held)).json()["context"]
         assert f"Your encounter {left} is still open" in context
         # Once the session has been idle past the horizon, the sweep dissolves it, and says so.
         await anyio.sleep(0.05)
         assert runtime.context.memory.sweep_idle(0.01) == [left]
-        context = (await http.post("/session-start", json={"session_id": SESSION})).json()[
-            "context"
-        ]
+        context = (await http.post("/session-start", json=held)).json()["context"]
         assert f"{left} was dissolved" in context
         assert f"encounter='{left}'" in context
 
@@ -93,10 +91,11 @@ async def test_session_start_after_a_restart_finds_the_encounter_open(tmp_path: 
 async def test_session_end_seals_the_open_encounter(tmp_path: Path) -> None:
     async with http_app(tmp_path / "m") as (http, runtime):
         name = runtime.context.memory.advance_encounter(SESSION, "work").encounter.name
-        answer = await http.post("/session-end", json={"session_id": SESSION, "reason": "logout"})
+        held = handle(SESSION)
+        answer = await http.post("/session-end", json={"session_id": held, "reason": "logout"})
         assert answer.json() == {"sealed": name}
         assert open_encounter(runtime, SESSION) is None
-        again = await http.post("/session-end", json={"session_id": SESSION})
+        again = await http.post("/session-end", json={"session_id": held})
         assert again.json() == {"sealed": None}
 
 

@@ -15,6 +15,7 @@ from mcp import Client
 from kenning_encounter.server.app import build_server
 from kenning_encounter.server.context import Runtime
 from tests.e2e.conftest import call_ok, call_refused, make_settings
+from tests.support.handles import handle
 
 pytestmark = pytest.mark.anyio
 
@@ -49,12 +50,14 @@ async def test_other_sessions_ids_are_never_shown_whole(tmp_path: Path) -> None:
                 {"session_id": PRYING, "summary": "s", "encounter": own["encounter"]["name"]},
             ),
         ]
-        result = await client.call_tool("advance_encounter", {"session_id": PRYING, "purpose": "x"})
+        result = await client.call_tool(
+            "advance_encounter", {"session_id": handle(PRYING), "purpose": "x"}
+        )
         seen.append([getattr(c, "text", "") for c in result.content])
         from kenning_encounter.server.session_note import session_start_context
 
         app = runtime.context
-        seen.append(session_start_context(app.memory, app.settings, PRYING))
+        seen.append(session_start_context(app.memory, app.settings, PRYING, handle(PRYING)))
     for answer in seen:
         text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
         assert VICTIM not in text

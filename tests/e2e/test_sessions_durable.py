@@ -27,6 +27,10 @@ PROMPT = "why do deploys set off a retry storm against auth?"
 
 
 def _record(mcp_url: str, session: str = SESSION) -> None:
+    """As Claude Code does it: SessionStart first (the hook keeps the handle), then writes."""
+    if session == SESSION:
+        _session_start(mcp_url.removesuffix("/mcp/"), "startup")
+
     async def go() -> None:
         async with Client(mcp_url) as client:
             await call_ok(

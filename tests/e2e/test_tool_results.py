@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from bench.keyring import Keyring
 from bench.tool_chars import calls, seed, wire_json
 from mcp import Client
 
@@ -69,8 +70,9 @@ def nulls(value: Any, path: str = "") -> list[str]:
 
 async def every_result(client: Client, names: list[str]) -> dict[str, tuple[str, Any]]:
     results: dict[str, tuple[str, Any]] = {}
+    keyring = Keyring()
     for tool, arguments in calls(names):
-        result = await client.call_tool(tool, arguments)
+        result = await keyring.call(client, tool, arguments)
         text = "".join(getattr(c, "text", "") for c in result.content)
         assert not result.is_error, f"{tool} failed: {text}"
         assert text.strip(), f"{tool} lost its text view"

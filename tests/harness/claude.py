@@ -29,7 +29,8 @@ TOOL_PREFIX = f"mcp__{SERVER}__"
 PLUGIN_TOOL_PREFIX = f"mcp__plugin_{SERVER}_{SERVER}__"
 INSTALL = (sys.executable, "-m", "kenning_encounter", "install", "claude-code")
 HOOK_COPY = Path(".claude") / "hooks" / "kenning_encounter_infuse_hook.py"
-SESSION_LINE = re.compile(r"kenning-encounter session_id is ([0-9A-Za-z-]+)")
+# The session's handle (id, "~", proof) as the SessionStart hook tells it to the model.
+SESSION_LINE = re.compile(r"kenning-encounter session_id is ([0-9A-Za-z-]+(?:~[a-z2-7]{26})?)")
 NOTICE = re.compile(r"\[kenning-encounter:[^\]\n]*\]")
 # How Claude Code 2.1.332 labels hook output in the request it sends the model.
 PROMPT_CONTEXT = "UserPromptSubmit hook additional context:"
@@ -242,9 +243,10 @@ Step = Callable[[str], Turn]  # the model's answer, given the session_id it was 
 class Agent:
     """A scripted model: each agent request gets the next step, given the session_id it saw.
 
-    The session_id is read from the request itself (the SessionStart context),
-    so a step only runs when that context reached the model. Steps run out into
-    the fake's idle text. ``seen`` keeps the session_id each request carried.
+    The session_id (the session's handle) is read from the request itself (the
+    SessionStart context), so a step only runs when that context reached the
+    model, and is what each step passes. Steps run out into the fake's idle
+    text. ``seen`` keeps the plain session id each request carried.
     """
 
     def __init__(self, *steps: Step) -> None:
@@ -253,13 +255,13 @@ class Agent:
 
     def __call__(self, exchange: Exchange) -> Turn | None:
         match = SESSION_LINE.search(exchange.text())
-        session = match.group(1) if match else None
-        self.seen.append(session)
+        held = match.group(1) if match else None
+        self.seen.append(held.partition("~")[0] if held else None)
         if not self._steps:
             return None
-        if session is None:
+        if held is None:
             raise AssertionError("a scripted step is due but no session_id reached the model")
-        return self._steps.pop(0)(session)
+        return self._steps.pop(0)(held)
 
     @property
     def pending(self) -> int:

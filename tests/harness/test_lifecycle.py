@@ -18,6 +18,7 @@ from tests.harness.claude import (
 )
 from tests.harness.test_sessions import FALCON, advance, observation, record, seed_falcon
 from tests.support.fake_anthropic import Exchange, Turn
+from tests.support.handles import handle
 
 BODY = "390 km/h"
 
@@ -69,7 +70,8 @@ class PerSession:
     def __call__(self, exchange: Exchange) -> Turn | None:
         found = set(SESSION_LINE.findall(exchange.text()))
         assert len(found) == 1, f"one conversation's request carried sessions {found}"
-        session = found.pop()
+        held = found.pop()  # the handle the model was told; its id part names the session
+        session = held.partition("~")[0]
         steps = self.steps.setdefault(
             session,
             [
@@ -77,7 +79,7 @@ class PerSession:
                 record(observation(f"from {session}", f"Written by session {session} alone.")),
             ],
         )
-        return steps.pop(0)(session) if steps else None
+        return steps.pop(0)(held) if steps else None
 
 
 def test_two_sessions_at_once(space: Workspace) -> None:
@@ -97,6 +99,6 @@ def test_two_sessions_at_once(space: Workspace) -> None:
         late = call_memory(
             space.server.url,
             tool("create_entities").removeprefix("mcp__kenning-encounter__"),
-            {"session_id": session, "entities": [observation("late", FALCON)]},
+            {"session_id": handle(session), "entities": [observation("late", FALCON)]},
         )
         assert late.is_error and "sealed" in late.text, late.text

@@ -26,6 +26,7 @@ from tests.harness.claude import (
     workspace,
 )
 from tests.harness.test_sessions import FALCON, advance, observation, record
+from tests.support.handles import handle
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "plugin" / "kenning-encounter"
@@ -96,7 +97,7 @@ def test_the_plugin_wires_claude_code(bare: Workspace) -> None:
     sealed = call_memory(
         bare.server.url,
         "create_entities",
-        {"session_id": session, "entities": [observation("late", "after the end")]},
+        {"session_id": handle(session), "entities": [observation("late", "after the end")]},
     )
     assert sealed.is_error and "sealed" in sealed.text, sealed.text
 

@@ -24,6 +24,7 @@ from tests.harness.claude import (
     tool,
 )
 from tests.support.fake_anthropic import ToolUse, Turn
+from tests.support.handles import handle
 
 FALCON = "The peregrine falcon dives at 390 km/h when hunting pigeons over the estuary."
 
@@ -127,7 +128,7 @@ def test_session_end_seals_the_encounter(space: Workspace) -> None:
     after = call_memory(
         space.server.url,
         "create_entities",
-        {"session_id": session, "entities": [observation("late", "written after the end")]},
+        {"session_id": handle(session), "entities": [observation("late", "written after the end")]},
     )
     assert after.is_error, f"the session's encounter took a write after SessionEnd: {after.text}"
     assert "sealed" in after.text, after.text

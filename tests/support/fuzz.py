@@ -29,6 +29,7 @@ from mcp import Client
 from kenning_encounter.config import load_settings
 from kenning_encounter.server.app import build_server
 from kenning_encounter.server.context import Runtime
+from kenning_encounter.server.holds import split_handle
 from kenning_encounter.store.port import GraphStore
 from kenning_encounter.vocabulary import (
     AUTHORED_NODE_TYPES,
@@ -40,6 +41,7 @@ from kenning_encounter.vocabulary import (
     QUESTION_STATUSES,
     RELATION_TYPES,
 )
+from tests.support.handles import TEST_SESSION_KEY, handle
 from tests.support.invariants import StoreView, assert_store_invariants
 from tests.support.snapshot import snapshot
 
@@ -455,12 +457,13 @@ async def one_call(
         t.ok[tool] += 1
         if kind in ("missing_required", "unknown_key"):
             t.accepted_malformed.append(f"{where}: accepted")
+        locus = split_handle(str(arguments.get("session_id", "")).strip())[0]
         if tool == "advance_encounter":
             t.opened += 1
-            t.advanced.add(arguments["session_id"])
-            t.open_sessions.add(arguments["session_id"])
+            t.advanced.add(locus)
+            t.open_sessions.add(locus)
         elif tool == "close_encounter" and not arguments.get("encounter"):
-            t.open_sessions.discard(arguments["session_id"])
+            t.open_sessions.discard(locus)
         return
     t.refused[tool] += 1
     t.reasons[f"{tool}[{kind}]: {_gist(text)}"] += 1
@@ -494,10 +497,20 @@ def draw_call(
     if tool == "create_entities" and not _rarely(draw):
         unique = {e["name"]: e for e in arguments["entities"]}  # a batch names each node once
         arguments["entities"] = list(unique.values())
+    if arguments.get("session_id") in SESSIONS:
+        arguments["session_id"] = _held(draw, arguments["session_id"])
     if draw(st.integers(0, 2)) < 2:
         return tool, arguments, "valid"
     mutated, kind = mutate(draw, arguments, schema)
     return tool, mutated, kind
+
+
+def _held(draw: Draw[Any], session: str) -> str:
+    """Mostly the session's handle, as a client that holds it sends; rarely the plain id or
+    a forged proof, which must be refused with nothing written once the session exists."""
+    if not _rarely(draw):
+        return handle(session)
+    return draw(st.sampled_from((session, f"{session}~{'a' * 26}")))
 
 
 async def _seed(client: Client, store: GraphStore, t: Tally) -> None:
@@ -508,7 +521,7 @@ async def _seed(client: Client, store: GraphStore, t: Tally) -> None:
             client,
             store,
             "advance_encounter",
-            {"session_id": session, "purpose": "seed"},
+            {"session_id": handle(session), "purpose": "seed"},
             "seed",
             t,
         )
@@ -521,13 +534,13 @@ async def _seed(client: Client, store: GraphStore, t: Tally) -> None:
             client,
             store,
             "create_entities",
-            {"session_id": session, "entities": entities},
+            {"session_id": handle(session), "entities": entities},
             "seed",
             t,
         )
     # One link, so projections have an edge to rank from the start.
     link = {"source": "storm", "type": "GROUNDS", "target": "idea"}
-    arguments = {"session_id": SESSIONS[0], "relations": [link]}
+    arguments = {"session_id": handle(SESSIONS[0]), "relations": [link]}
     await one_call(client, store, "create_relations", arguments, "seed", t)
     assert sum(t.ok.values()) == landed + 5, f"a seeding call was refused: {t.reasons}"
 
@@ -535,7 +548,9 @@ async def _seed(client: Client, store: GraphStore, t: Tally) -> None:
 async def fuzz_session(draw: Draw[Any], calls: int, tally: Tally) -> StoreView:
     """``calls`` drawn calls against a fresh in-process server; the store's final view."""
     with tempfile.TemporaryDirectory(prefix="kenning-fuzz-") as tmp:
-        config = load_settings(data_dir=Path(tmp) / "memory", matcher="off")
+        config = load_settings(
+            data_dir=Path(tmp) / "memory", matcher="off", session_key=TEST_SESSION_KEY
+        )
         runtime = Runtime(config)
         async with Client(build_server(config, runtime)) as client:
             listed = (await client.list_tools()).tools

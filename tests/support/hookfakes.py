@@ -13,6 +13,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Generator
 from contextlib import contextmanager
@@ -222,13 +223,28 @@ class HookRun:
         return output["hookSpecificOutput"]["additionalContext"]
 
 
+_STATE_HOME: list[str] = []
+
+
+def state_home_for_tests() -> str:
+    """One marked folder per test process for the handles hooks keep, never the user's."""
+    if not _STATE_HOME:
+        _STATE_HOME.append(tempfile.mkdtemp(prefix="kenning-encounter-test-state-"))
+    return _STATE_HOME[0]
+
+
 def hook_env(**values: str) -> dict[str, str]:
-    """The caller's environment without any hook setting, plus ``values``."""
+    """The caller's environment without any hook setting, plus ``values``.
+
+    The hook keeps session handles under XDG_STATE_HOME: a test folder, so no
+    test ever writes the user's ~/.local/state.
+    """
     env = {
         key: value
         for key, value in os.environ.items()
         if not key.startswith("KENNING_ENCOUNTER_") and key != "CLAUDE_CODE_ENTRYPOINT"
     }
+    env["XDG_STATE_HOME"] = state_home_for_tests()
     env.update(values)
     return env
 

@@ -38,6 +38,16 @@ Environment
                                   connect and answer (default 2.5); the server is
                                   told how long it has, and answers within it
   KENNING_ENCOUNTER_HOOK_DEBUG    1 to write diagnostics to stderr
+  XDG_STATE_HOME                  where session handles are kept (default
+                                  ~/.local/state): kenning-encounter/handles/,
+                                  one 0600 file per session
+
+Session handles
+  A session is held, not named: writing as it, sealing it and taking its
+  infusions need its handle, which the server hands out at SessionStart while
+  the session is unused. The hook keeps it in a file only its user can read,
+  sends it on every later event of the session (a --resume included), and
+  gives it to the agent in the SessionStart context.
 
 What the prompt hook prints (the decision on degraded channels)
   - non-empty payload: the payload as additionalContext; when the server says
@@ -540,6 +550,89 @@ def one_line(text: object) -> str:
     return flat[:REASON_CHARS]
 
 
+# ------------------------------------------------------------------ handles
+
+# Handle files untouched this long belong to sessions nobody will resume.
+HANDLE_KEEP_S = 90 * 86400
+SAFE_NAME = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+
+
+def handle_dir(env: Mapping[str, str]) -> str | None:
+    base = env.get("XDG_STATE_HOME") or ""
+    if not os.path.isabs(base):
+        home = env.get("HOME") or ""
+        if not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".local", "state")
+    return os.path.join(base, "kenning-encounter", "handles")
+
+
+def handle_path(env: Mapping[str, str], session_id: str) -> str | None:
+    folder = handle_dir(env)
+    if folder is None:
+        return None
+    if 0 < len(session_id) <= 120 and set(session_id) <= SAFE_NAME and session_id[0] != ".":
+        name = session_id
+    else:  # Loaded only for an unusual id: hashlib costs startup time.
+        import hashlib
+
+        name = hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()
+    return os.path.join(folder, name)
+
+
+def load_handle(env: Mapping[str, str], session_id: str) -> str | None:
+    path = handle_path(env, session_id)
+    if path is None:
+        return None
+    try:
+        fd = open_regular(path)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle_file:
+        text = handle_file.read(1024).decode("utf-8", "replace").strip()
+    # A handle is the session id, "~" and its proof; anything else is not ours.
+    return text if text.startswith(session_id + "~") else None
+
+
+def save_handle(env: Mapping[str, str], session_id: str, handle: str) -> None:
+    path = handle_path(env, session_id)
+    if path is None or not handle.startswith(session_id + "~"):
+        return
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    temp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        os.write(fd, handle.encode())
+    finally:
+        os.close(fd)
+    os.replace(temp, path)
+
+
+def prune_handles(env: Mapping[str, str], now: float) -> None:
+    folder = handle_dir(env)
+    if folder is None:
+        return
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        with contextlib.suppress(OSError):
+            if now - os.lstat(path).st_mtime > HANDLE_KEEP_S:
+                os.unlink(path)
+
+
+def remember(env: Mapping[str, str], session_id: str, answer: dict[str, object]) -> None:
+    handle = answer.get("handle")
+    if isinstance(handle, str) and handle != load_handle(env, session_id):
+        try:
+            save_handle(env, session_id, handle)
+        except OSError as exc:
+            debug(env, f"handle not kept: {exc}")
+
+
 # -------------------------------------------------------------------- modes
 
 
@@ -571,8 +664,11 @@ def run_prompt(options: Options, event: dict[str, object], env: Mapping[str, str
         except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
             debug(env, f"transcript unreadable: {exc}")
     debug(env, f"{len(turns)} previous turns")
+    session_id = event.get("session_id")
+    if not isinstance(session_id, str) or not session_id:
+        return
     body = {
-        "session_id": event.get("session_id"),
+        "session_id": load_handle(env, session_id) or session_id,
         "prompt": clip(prompt, PROMPT_CHARS),
         "trajectory": turns,
         "cwd": event.get("cwd"),
@@ -591,6 +687,7 @@ def run_prompt(options: Options, event: dict[str, object], env: Mapping[str, str
         debug(env, f"infuse failed: {failure}")
         emit("UserPromptSubmit", failure_line(options, failure))
         return
+    remember(env, session_id, answer)
     payload: str = cap(answer["payload"])
     if not payload.strip():
         return
@@ -608,7 +705,8 @@ def run_session_start(options: Options, event: dict[str, object], env: Mapping[s
     if not isinstance(session_id, str) or not session_id:
         return
     source = event.get("source")
-    body = {"session_id": session_id, "source": source if isinstance(source, str) else None}
+    held = load_handle(env, session_id)
+    body = {"session_id": held or session_id, "source": source if isinstance(source, str) else None}
     notice = gate_notice(env)
     try:
         answer = post_json(options, "/session-start", body, env, options.timeout)
@@ -621,11 +719,14 @@ def run_session_start(options: Options, event: dict[str, object], env: Mapping[s
             "timeout": "memory server did not answer in time",
         }.get(failure.kind, f"memory server answered badly: {failure.detail}")
         lines = [
-            f"Your kenning-encounter session_id is {session_id}; pass it as session_id "
-            f"to the memory tools. ({problem} at {options.url}; no re-entry note.)"
+            f"Your kenning-encounter session_id is {held or session_id}; pass it as "
+            f"session_id to the memory tools. ({problem} at {options.url}; no re-entry note.)"
         ]
         emit("SessionStart", "\n".join([*lines, notice] if notice else lines))
         return
+    remember(env, session_id, answer)
+    with contextlib.suppress(OSError):
+        prune_handles(env, time.time())
     context: str = cap(answer["context"])
     if notice:
         context = f"{context}\n{notice}" if context.strip() else notice
@@ -637,7 +738,8 @@ def run_session_end(options: Options, event: dict[str, object], env: Mapping[str
     session_id = event.get("session_id")
     if not isinstance(session_id, str) or not session_id:
         return
-    body = {"session_id": session_id, "reason": event.get("reason")}
+    # The handle stays: a --resume of this session needs it again.
+    body = {"session_id": load_handle(env, session_id) or session_id, "reason": event.get("reason")}
     try:
         post_json(options, "/session-end", body, env, min(options.timeout, SESSION_END_TIMEOUT))
     except HookFailure as failure:

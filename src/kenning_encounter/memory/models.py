@@ -228,6 +228,11 @@ class ReEntry(BaseModel):
         default_factory=list[EncounterOut],
         description="Encounters of other sessions never sealed, with last-activity times.",
     )
+    handle: str | None = Field(
+        default=None,
+        description="Your session's handle: pass it as session_id from another client or "
+        "after a reconnect; whoever has it may write into and seal this session.",
+    )
 
 
 class RecordedNode(BaseModel):

@@ -15,7 +15,7 @@ import logging
 import threading
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
@@ -23,6 +23,7 @@ import anyio
 from kenning_encounter.config import Settings
 from kenning_encounter.errors import ConfigError
 from kenning_encounter.memory.service import Memory
+from kenning_encounter.server.holds import Holds, load_session_key
 from kenning_encounter.server.services import Services, build_services
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
@@ -49,10 +50,23 @@ class AppContext:
 
     settings: Settings
     memory: Memory
+    holds: Holds = field(init=False)
     infuse: InfuseFn | None = None
     url: str | None = None  # where the server listens, once it does
     services: Services | None = None  # infusion, meaning, analytics
     sweeper: IdleSweeper | None = None
+
+    def __post_init__(self) -> None:
+        settings, store = self.settings, self.memory.store
+
+        def exists(locus: str) -> bool:
+            return store.read(lambda tx: tx.last_encounter_of(locus)) is not None
+
+        self.holds = Holds(lambda: load_session_key(settings), exists)
+
+    def hold(self, session_id: str) -> str:
+        """The plain id of a session the caller may act for; ``SessionNotHeld`` otherwise."""
+        return self.holds.claim(session_id)
 
     def require_services(self) -> Services:
         if self.services is None:

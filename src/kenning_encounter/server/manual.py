@@ -34,7 +34,9 @@ def instructions(settings: Settings) -> str:
     else:
         body = (
             "kenning-encounter: your persistent memory across work sessions, kept as a graph of "
-            "encounters. Pass your harness session_id to every session and write tool. Cycle: "
+            "encounters. Pass your session's handle (the session_id the start-up hook gives you, or "
+            "the handle advance_encounter returns for a new id) to every session and write tool. "
+            "Cycle: "
             f"{n('advance_encounter')} (returns what is still open) -> orient -> examine "
             f"({n('search')}, {n('find_by_name')}, {n('trace_provenance')}) -> record "
             f"({n('create_entities')}, {n('create_relations')}) -> {n('close_encounter')}. "

@@ -6,14 +6,17 @@ from typing import Annotated
 
 from pydantic import Field
 
+from kenning_encounter.server.holds import MAX_HANDLE
+
 SessionId = Annotated[
     str,
     Field(
         min_length=1,
-        max_length=200,
-        description="Your harness session id (Claude Code's session_id, given to you at session "
-        "start). The same id on every call chains your encounters together. "
-        "Example: '5d1e7c0a-3f7b-4c8e-9a51-0c2f6b1d9e44'.",
+        max_length=MAX_HANDLE,
+        description="Your session's handle as given at session start (or a new harness "
+        "session id, to open a new session). The same session on every call chains your "
+        "encounters together. Example: '5d1e7c0a-3f7b-4c8e-9a51-0c2f6b1d9e44~"
+        "k3v7q2mxw5rj4nb6tyc2ha7dpe'.",
     ),
 ]
 

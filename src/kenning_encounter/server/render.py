@@ -70,6 +70,11 @@ def reentry(r: ReEntry) -> str:
     head = [f"Opened encounter {e.name} for session {e.session_id!r}: {clip(e.purpose, 200)}"]
     if r.closed_previous:
         head.append(f"Sealed {r.closed_previous} first.")
+    if r.handle:
+        head.append(
+            f"Session handle: {r.handle} (pass it as session_id after a reconnect or from "
+            "another client; keep it to yourself: it lets its holder write as this session)."
+        )
     if r.previous:
         head.append(f"Previous encounter of this session: {r.previous}.")
     elif r.anchored_after:

@@ -15,10 +15,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from kenning_encounter.errors import KenningError
+from kenning_encounter.errors import KenningError, SessionNotHeld
 from kenning_encounter.infusion.pipeline import answer_failed
 from kenning_encounter.server.bodies import BodyRefused, read_json_body
-from kenning_encounter.server.context import Runtime
+from kenning_encounter.server.context import AppContext, Runtime
+from kenning_encounter.server.holds import MAX_HANDLE, split_handle
 from kenning_encounter.server.info import package_version
 from kenning_encounter.server.session_note import session_start_context
 
@@ -33,7 +34,8 @@ MAX_DEPTH = 32
 class _Body(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    session_id: str = Field(min_length=1, max_length=200)
+    # The session's handle (or, for a session not used yet, its plain id).
+    session_id: str = Field(min_length=1, max_length=MAX_HANDLE)
 
 
 class SessionStartIn(_Body):
@@ -83,6 +85,11 @@ async def _parse(request: Request, model: type[B]) -> B | JSONResponse:
         return _bad("; ".join(problems))
 
 
+async def _claim(app: AppContext, session_id: str) -> str:
+    """The plain id, once the body proves it may act for the session (``SessionNotHeld``)."""
+    return await anyio.to_thread.run_sync(app.hold, session_id)
+
+
 def build_routes(runtime: Runtime) -> list[Route]:
     async def healthz(_: Request) -> Response:
         return JSONResponse({"status": "ok", "version": package_version()})
@@ -93,14 +100,21 @@ def build_routes(runtime: Runtime) -> list[Route]:
             return body
         app = runtime.context
         try:
-            if app.services is not None:
-                app.services.infuser.session_started(body.session_id, body.source)
+            try:
+                locus = await _claim(app, body.session_id)
+            except SessionNotHeld:
+                # Held by a handle this caller lacks: a note that says so, and nothing reset.
+                locus, handle = split_handle(body.session_id.strip())[0], None
+            else:
+                handle = app.holds.handle(locus)
+                if app.services is not None:
+                    app.services.infuser.session_started(locus, body.source)
             text = await anyio.to_thread.run_sync(
-                session_start_context, app.memory, app.settings, body.session_id
+                session_start_context, app.memory, app.settings, locus, handle
             )
         except KenningError as exc:
             return _bad(str(exc))
-        return JSONResponse({"context": text})
+        return JSONResponse({"context": text, "handle": handle})
 
     async def session_end(request: Request) -> Response:
         body = await _parse(request, SessionEndIn)
@@ -111,7 +125,10 @@ def build_routes(runtime: Runtime) -> list[Route]:
             # The reader face opens no encounters, so there is nothing of this session to seal.
             return JSONResponse({"sealed": None})
         try:
-            sealed = await anyio.to_thread.run_sync(app.memory.session_end, body.session_id)
+            locus = await _claim(app, body.session_id)
+            sealed = await anyio.to_thread.run_sync(app.memory.session_end, locus)
+        except SessionNotHeld as exc:
+            return JSONResponse({"error": str(exc)}, status_code=409)
         except KenningError as exc:
             return _bad(str(exc))
         return JSONResponse({"sealed": sealed})
@@ -120,16 +137,22 @@ def build_routes(runtime: Runtime) -> list[Route]:
         body = await _parse(request, InfuseIn)
         if isinstance(body, JSONResponse):
             return body
-        fn = runtime.context.infuse
+        app = runtime.context
+        fn = app.infuse
         if fn is None:
             return JSONResponse(infusion_off("infusion not configured"))
         deadline = None if body.deadline_ms is None else body.deadline_ms / 1000
 
         def run() -> dict[str, Any]:
-            return fn(body.session_id, body.prompt, body.trajectory, deadline_s=deadline)
+            locus = app.hold(body.session_id)
+            answer = fn(locus, body.prompt, body.trajectory, deadline_s=deadline)
+            # A hook that missed SessionStart learns the handle while the session is unused.
+            return {**answer, "handle": app.holds.handle(locus)}
 
         try:
             answer = await anyio.to_thread.run_sync(run)
+        except SessionNotHeld as exc:
+            return JSONResponse(answer_failed(str(exc)))
         except KenningError as exc:
             return _bad(str(exc))
         except Exception as exc:  # the hook must get an answer whatever the pipeline does

@@ -38,7 +38,10 @@ def _line(e: EncounterRecord) -> str:
     return f"  - {e.name} (session {who}, {_state(e)}, last activity {when}): {purpose}"
 
 
-def session_start_context(memory: Memory, settings: Settings, session_id: str) -> str:
+def session_start_context(
+    memory: Memory, settings: Settings, session_id: str, handle: str | None
+) -> str:
+    """``handle`` is None when the session is held by a handle its caller lacks."""
     n = settings.tool_name
     hidden = memory.hidden_loci
 
@@ -56,10 +59,19 @@ def session_start_context(memory: Memory, settings: Settings, session_id: str) -
             "kenning-encounter memory is connected read-only (reader face): "
             f"use {n('search')}, {n('find_by_name')} and {n('trace_provenance')} to consult it."
         ]
+    elif handle is None:
+        lines = [
+            f"kenning-encounter session {session_id!r} is held by another client: this "
+            "machine lacks its handle, so the memory tools can read the memory but not write "
+            "as this session. Start a new session to record, or pass the session's handle "
+            "as session_id if you have it."
+        ]
     else:
         lines = [
-            f"Your kenning-encounter session_id is {session_id}: pass it as session_id to "
-            f"{n('advance_encounter')}, {n('close_encounter')} and every write tool.",
+            f"Your kenning-encounter session_id is {handle}: pass it as session_id to "
+            f"{n('advance_encounter')}, {n('close_encounter')} and every write tool. It is "
+            "this session's handle: whoever has it may write as this session, so do not "
+            "copy it into the memory or share it.",
             f"Before recording, call {n('advance_encounter')} with this session_id and a purpose; "
             f"read the manual at {HOWTO_URI} once.",
         ]

@@ -12,6 +12,7 @@ from kenning_encounter.analytics.orient import orient_panel
 from kenning_encounter.analytics.panel import Panel
 from kenning_encounter.server.calls import ToolContext, run_tool
 from kenning_encounter.server.context import AppContext
+from kenning_encounter.server.holds import split_handle
 from kenning_encounter.server.registry import ToolKind, ToolRegistrar
 from kenning_encounter.store.port import Subgraph
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
@@ -43,7 +44,9 @@ def _graph(app: AppContext) -> tuple[list[NodeRecord], list[EdgeRecord]]:
 def _current_encounter(app: AppContext, session_id: str | None) -> str | None:
     if not session_id:
         return None
-    found = app.store.read(lambda tx: tx.open_encounter_of(session_id))
+    # A read needs no proof: the handle's id part names the session.
+    locus = split_handle(session_id)[0]
+    found = app.store.read(lambda tx: tx.open_encounter_of(locus))
     return found.name if found else None
 
 

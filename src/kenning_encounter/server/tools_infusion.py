@@ -113,7 +113,8 @@ def register(tools: ToolRegistrar) -> None:
         def work(app: AppContext) -> Infusion:
             if app.infuse is None:
                 raise InvalidInput("prompt", "infusion is not configured on this server")
-            return Infusion.of(app.infuse(session_id, prompt, trajectory or []))
+            locus = app.hold(session_id)
+            return Infusion.of(app.infuse(locus, prompt, trajectory or []))
 
         return await run_tool(ctx, work, _render_infusion, deadline=deadline)
 

@@ -10,6 +10,7 @@ from pydantic import Field
 from kenning_encounter.memory.models import Closed, ReEntry
 from kenning_encounter.server import render
 from kenning_encounter.server.calls import ToolContext, run_tool
+from kenning_encounter.server.context import AppContext
 from kenning_encounter.server.params import SessionId
 from kenning_encounter.server.registry import ToolKind, ToolRegistrar
 
@@ -42,13 +43,13 @@ def register(tools: ToolRegistrar) -> None:
         Returns the re-entry payload: recent encounters, open questions, live
         hypotheses, recent concepts, and encounters other sessions left unsealed.
         """
-        return await run_tool(
-            ctx,
-            lambda app: app.memory.advance_encounter(
-                session_id, purpose, close_summary=close_summary
-            ),
-            render.reentry,
-        )
+
+        def work(app: AppContext) -> ReEntry:
+            locus = app.hold(session_id)
+            opened = app.memory.advance_encounter(locus, purpose, close_summary=close_summary)
+            return opened.model_copy(update={"handle": app.holds.handle(locus)})
+
+        return await run_tool(ctx, work, render.reentry)
 
     @tools.tool(ToolKind.SESSION, title="Seal the encounter")
     async def close_encounter(
@@ -75,6 +76,6 @@ def register(tools: ToolRegistrar) -> None:
         """Seal your encounter with a summary. A sealed encounter takes no more writes."""
         return await run_tool(
             ctx,
-            lambda app: app.memory.close_encounter(session_id, summary, encounter),
+            lambda app: app.memory.close_encounter(app.hold(session_id), summary, encounter),
             render.closed,
         )

@@ -48,7 +48,9 @@ def register(tools: ToolRegistrar) -> None:
         """Record observations, questions, hypotheses, concepts, notes, components or citations
         in your open encounter. Refused, with nothing written, when any item is malformed."""
         return await run_tool(
-            ctx, lambda app: app.memory.create_entities(session_id, entities), render.created
+            ctx,
+            lambda app: app.memory.create_entities(app.hold(session_id), entities),
+            render.created,
         )
 
     @tools.tool(ToolKind.WRITE, title="Link nodes")
@@ -58,7 +60,9 @@ def register(tools: ToolRegistrar) -> None:
         """Link existing nodes with authored relations. RESOLVES, SUPPORTS and CHALLENGES move the
         target's status (a question becomes resolved, a hypothesis supported or challenged)."""
         return await run_tool(
-            ctx, lambda app: app.memory.create_relations(session_id, relations), render.related
+            ctx,
+            lambda app: app.memory.create_relations(app.hold(session_id), relations),
+            render.related,
         )
 
     @tools.tool(ToolKind.WRITE, title="Undo nodes of this encounter", destructive=True)
@@ -78,7 +82,9 @@ def register(tools: ToolRegistrar) -> None:
         """Delete nodes your open encounter recorded (undoing a mistake). Older knowledge is
         never deleted: supersede it, or retire a question or hypothesis, instead."""
         return await run_tool(
-            ctx, lambda app: app.memory.delete_entities(session_id, refs), render.deleted
+            ctx,
+            lambda app: app.memory.delete_entities(app.hold(session_id), refs),
+            render.deleted,
         )
 
     @tools.tool(ToolKind.WRITE, title="Undo relations of this encounter", destructive=True)
@@ -88,5 +94,7 @@ def register(tools: ToolRegistrar) -> None:
         """Delete relations your open encounter created (undoing a mistake); a status the
         relation changed goes back to what it was."""
         return await run_tool(
-            ctx, lambda app: app.memory.delete_relations(session_id, relations), render.deleted
+            ctx,
+            lambda app: app.memory.delete_relations(app.hold(session_id), relations),
+            render.deleted,
         )
