@@ -90,10 +90,22 @@ def test_without_the_read_only_transaction_the_gate_still_refuses(embedded: Any)
     assert _names(embedded) == before
 
 
-def test_the_timeout_alone_stops_a_runaway_query(embedded: Any) -> None:
-    query = "UNWIND range(1, 2000) AS a UNWIND range(1, 2000) AS b UNWIND range(1, 2000) AS c RETURN sum(a * b + c)"
+RUNAWAY = (
+    "UNWIND range(1, 2000) AS a UNWIND range(1, 2000) AS b UNWIND range(1, 2000) AS c "
+    "RETURN sum(a * b + c)"
+)
+
+
+@pytest.mark.parametrize(
+    "switches",
+    [{}, {"engine_timeout": False}, {"interrupter": False}],
+    ids=["both", "the interrupt timer alone", "the engine's timeout alone"],
+)
+def test_the_timeout_alone_stops_a_runaway_query(embedded: Any, switches: dict[str, bool]) -> None:
     with pytest.raises(ReadOnlyViolation) as info, embedded._reader() as conn:
-        run_read_cypher(conn, query, None, row_cap=5, char_cap=5_000, timeout_s=0.5, gate=False)
+        run_read_cypher(
+            conn, RUNAWAY, None, row_cap=5, char_cap=5_000, timeout_s=0.5, gate=False, **switches
+        )
     assert info.value.layer == "timeout"
 
 

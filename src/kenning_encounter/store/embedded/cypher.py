@@ -47,13 +47,15 @@ def _jsonable(value: Any) -> Any:
 class _Interrupter:
     """Interrupts one connection after a deadline, and never once the query is done."""
 
-    def __init__(self, conn: ladybug.Connection, timeout_s: float) -> None:
+    def __init__(self, conn: ladybug.Connection, timeout_s: float | None) -> None:
         self._conn = conn
         self._lock = threading.Lock()
         self._done = False
         self.fired = False
-        self._timer = threading.Timer(timeout_s, self._fire)
-        self._timer.daemon = True
+        # None: no timer (a test proving the engine's own timeout holds alone).
+        self._timer = None if timeout_s is None else threading.Timer(timeout_s, self._fire)
+        if self._timer is not None:
+            self._timer.daemon = True
 
     def _fire(self) -> None:
         with self._lock:
@@ -62,13 +64,15 @@ class _Interrupter:
                 self._conn.interrupt()
 
     def __enter__(self) -> _Interrupter:
-        self._timer.start()
+        if self._timer is not None:
+            self._timer.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         with self._lock:
             self._done = True
-        self._timer.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
 
 
 def _engine_error(exc: Exception, timeout_s: float, fired: bool) -> ReadOnlyViolation:
@@ -104,22 +108,25 @@ def run_read_cypher(
     timeout_s: float,
     gate: bool = True,
     read_only: bool = True,
+    engine_timeout: bool = True,
+    interrupter: bool = True,
 ) -> CypherResult:
-    """One read_cypher call on ``conn``. ``gate`` and ``read_only`` switch a layer off,
-    for tests that prove each remaining layer holds on its own."""
+    """One read_cypher call on ``conn``. ``gate``, ``read_only``, ``engine_timeout`` and
+    ``interrupter`` switch a layer off, for tests that prove each remaining layer holds
+    on its own."""
     if gate:
         check_params(params, homogeneous_lists=True)
         check_read_only(query, LADYBUG_RULES, params)
     args = {**(params or {}), ONE_STATEMENT_PARAM: True}
     rows: list[list[Any]] = []
     truncated = False
-    conn.set_query_timeout(max(1, int(timeout_s * 1000)))
+    conn.set_query_timeout(max(1, int(timeout_s * 1000)) if engine_timeout else 0)
     if read_only:
         conn.execute("BEGIN TRANSACTION READ ONLY")
     else:
         conn.execute("BEGIN TRANSACTION")
     try:
-        with _Interrupter(conn, timeout_s) as timer:
+        with _Interrupter(conn, timeout_s if interrupter else None) as timer:
             try:
                 result = conn.execute(query, args)
             except Exception as exc:
