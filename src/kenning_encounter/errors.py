@@ -173,7 +173,7 @@ class SupersessionRule(Conflict):
 
 class ReadOnlyViolation(InvalidInput):
     """read_cypher input refused. ``layer`` names the defence that refused it: "size",
-    "gate", "params", "plan", "engine-readonly", "engine" or "timeout"."""
+    "gate", "params", "plan", "engine-readonly", "engine", "memory", "busy" or "timeout"."""
 
     def __init__(self, reason: str, *, layer: str = "gate", field: str = "query") -> None:
         self.reason = reason

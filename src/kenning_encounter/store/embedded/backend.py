@@ -30,7 +30,9 @@ from kenning_encounter.errors import (
     StoreError,
     StoreLocked,
 )
+from kenning_encounter.store.cypher_guard import LADYBUG_RULES, check_params, check_read_only
 from kenning_encounter.store.embedded import queries as q
+from kenning_encounter.store.embedded import sandbox
 from kenning_encounter.store.embedded.cypher import CYPHER_CONCURRENCY, run_read_cypher
 from kenning_encounter.store.embedded.nodecache import LazySnapshot, NodeCache, SnapshotMoved
 from kenning_encounter.store.embedded.schema import MIGRATIONS, SCHEMA_VERSION
@@ -90,6 +92,11 @@ class EmbeddedStore:
         self._migrate()
         self._index = TextIndex(data_dir / "textindex")
         self._sync_index()
+        self._sandbox = (
+            sandbox.CypherSandbox(data_dir, self._snapshot_to, self._clock_value)
+            if sandbox.supported()
+            else None
+        )
 
     # --- lifecycle ----------------------------------------------------------
     @classmethod
@@ -122,6 +129,8 @@ class EmbeddedStore:
         if self._closed:
             return
         self._closed = True
+        if self._sandbox is not None:
+            self._sandbox.close()
         with self._write_lock:
             self._index.close()
             self._writer.close()
@@ -282,12 +291,36 @@ class EmbeddedStore:
                 layer="busy",
             )
         try:
-            with self._reader() as conn:
-                return run_read_cypher(
-                    conn, query, params, row_cap=row_cap, char_cap=char_cap, timeout_s=timeout_s
-                )
+            if self._sandbox is None:
+                with self._reader() as conn:
+                    return run_read_cypher(
+                        conn, query, params, row_cap=row_cap, char_cap=char_cap, timeout_s=timeout_s
+                    )
+            # The gate first, here: a refused text costs no snapshot and no process.
+            check_params(params, homogeneous_lists=True)
+            check_read_only(query, LADYBUG_RULES, params)
+            return self._sandbox.run(
+                query, params, row_cap=row_cap, char_cap=char_cap, timeout_s=timeout_s
+            )
         finally:
             self._cypher_slots.release()
+
+    def _clock_value(self) -> int:
+        return self._read(lambda tx: tx.clock())
+
+    def _snapshot_to(self, dest: Path) -> int:
+        """Copy the store's file to ``dest`` as of now; the clock of the copy."""
+        with self._write_lock:
+            if self._closed:
+                raise StoreError("the store is closed")
+            conn = self._writer
+            # Everything committed goes into the main file, so the copy alone is whole.
+            _bracket(conn, "CHECKPOINT")
+            rows = _rows(conn, q.META_GET, {"key": "clock"})
+            partial = dest.with_name(dest.name + ".partial")
+            shutil.copyfile(self.data_dir / "graph.lbdb", partial)
+            partial.replace(dest)
+            return int(rows[0][0]) if rows else 0
 
     def analytics_executor(self) -> AnalyticsExecutor | None:
         """None: the engine has no analytics of its own; igraph reads the projection."""

@@ -12,7 +12,10 @@ Layers, each named on the refusal it raises (``ReadOnlyViolation.layer``):
 
 The engine has no switch for file access and no per-query memory limit, so
 COPY, LOAD, EXPORT and friends are refused by the gate alone (they write files
-even inside a read-only transaction), and range() is bounded there too.
+even inside a read-only transaction), and range() is bounded there too. What
+the gate lets through runs in a sandbox process over a snapshot (``sandbox``),
+whose memory is capped and which is killed at the deadline: layers "memory"
+and, once more, "timeout".
 """
 
 from __future__ import annotations

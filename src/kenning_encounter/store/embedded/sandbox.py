@@ -1,0 +1,238 @@
+"""read_cypher on the embedded store runs in a separate process, over a snapshot.
+
+The engine offers no per-query memory limit, and some expressions (a list
+doubled by ``WITH a + a AS a`` a few dozen times) neither check its query
+timeout nor answer an interrupt: in the server's own process such a query takes
+memory until the machine runs out, and a reader thread forever. So the text
+the gate let through runs in a sandbox process:
+
+- over a *snapshot*: a copy of the store's file taken after a checkpoint,
+  opened read-only. The live store is never open in the sandbox, so nothing run
+  there can change it; a new snapshot is taken when the clock has moved since
+  the last one, so a query sees every write acknowledged before it began;
+- with its memory capped (``MEMORY_BYTES`` above what opening the engine
+  takes): a query that needs more fails there, as layer "memory";
+- killed at the deadline when its own timeout and interrupt did not end it
+  (layer "timeout"); a crash ends only the sandbox (layer "engine").
+
+A killed or crashed sandbox is replaced at the next call. Where processes
+cannot be limited this way (not Linux), the query runs in process as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+import kenning_encounter
+from kenning_encounter.errors import ReadOnlyViolation, StoreError
+from kenning_encounter.store.port import CypherResult
+
+log = logging.getLogger(__name__)
+
+MEMORY_BYTES: Final = 512 << 20
+# Past the query's own timeout: what the sandbox may take to open a new snapshot and answer.
+GRACE_S: Final = 3.0
+SNAPSHOT_DIR: Final = "cypher-snapshot"
+MAX_ANSWER_BYTES: Final = 64 << 20
+
+# (destination) -> the clock of the copy written there, taken under the store's write lock.
+TakeSnapshot = Callable[[Path], int]
+ReadClock = Callable[[], int]
+
+
+def supported() -> bool:
+    return sys.platform.startswith("linux")
+
+
+class _Process:
+    def __init__(self, memory_bytes: int) -> None:
+        root = str(Path(kenning_encounter.__file__).resolve().parents[1])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH", "")]))
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kenning_encounter.store.embedded.sandbox_worker",
+                str(memory_bytes),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,  # a Ctrl-C to the server's group is the server's to handle
+        )
+        self._buffer = b""
+
+    def ask(self, request: dict[str, Any], deadline: float) -> dict[str, Any] | None:
+        """The answer, or None when the process did not answer by ``deadline``."""
+        stdin, stdout = self.proc.stdin, self.proc.stdout
+        assert stdin is not None and stdout is not None
+        try:
+            stdin.write(json.dumps(request).encode() + b"\n")
+            stdin.flush()
+        except OSError as exc:
+            raise _Died(f"the sandbox process would not take the query ({exc})") from exc
+        fd = stdout.fileno()
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                code = self.proc.wait(timeout=5)
+                raise _Died(f"the sandbox process ended (exit {code})")
+            self._buffer += chunk
+            if len(self._buffer) > MAX_ANSWER_BYTES:
+                raise _Died("the sandbox process sent an answer past every cap")
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return json.loads(line)
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+
+class _Died(Exception):
+    pass
+
+
+class CypherSandbox:
+    """Sandbox processes (at most one per concurrent query) and the snapshot they read."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        take_snapshot: TakeSnapshot,
+        read_clock: ReadClock,
+        *,
+        memory_bytes: int = MEMORY_BYTES,
+    ) -> None:
+        self._dir = data_dir / SNAPSHOT_DIR
+        shutil.rmtree(self._dir, ignore_errors=True)  # a crashed server's leftovers
+        self._take = take_snapshot
+        self._clock = read_clock
+        self._memory = memory_bytes
+        self._grace_s = GRACE_S
+        self._lock = threading.Lock()
+        self._snapshot: tuple[int, Path] | None = None
+        self._taken = 0
+        self._idle: list[_Process] = []
+        self._closed = False
+
+    def _current_snapshot(self) -> Path:
+        clock = self._clock()
+        with self._lock:
+            if self._snapshot is not None and self._snapshot[0] == clock:
+                return self._snapshot[1]
+            self._dir.mkdir(parents=True, exist_ok=True)
+            self._taken += 1
+            path = self._dir / f"snapshot-{self._taken}.lbdb"
+            taken_at = self._take(path)
+            old, self._snapshot = self._snapshot, (taken_at, path)
+        if old is not None:
+            # A sandbox still reading it keeps its open file; the next query reopens.
+            with contextlib.suppress(OSError):
+                old[1].unlink()
+        return path
+
+    def run(
+        self,
+        query: str,
+        params: dict[str, Any] | None,
+        *,
+        row_cap: int,
+        char_cap: int,
+        timeout_s: float,
+    ) -> CypherResult:
+        if self._closed:
+            raise StoreError("the store is closed")
+        snapshot = self._current_snapshot()
+        request = {
+            "snapshot": str(snapshot),
+            "query": query,
+            "params": params,
+            "row_cap": row_cap,
+            "char_cap": char_cap,
+            "timeout_s": timeout_s,
+        }
+        with self._lock:
+            process = self._idle.pop() if self._idle else None
+        process = process or _Process(self._memory)
+        keep = False
+        try:
+            try:
+                answer = process.ask(request, time.monotonic() + timeout_s + self._grace_s)
+            except _Died as died:
+                raise ReadOnlyViolation(
+                    f"the query ended the process it ran in ({died}); nothing was changed",
+                    layer="engine",
+                ) from None
+            if answer is None:
+                raise ReadOnlyViolation(
+                    f"the query ran past the {timeout_s:g}s limit "
+                    "(KENNING_ENCOUNTER_CYPHER_TIMEOUT) and its process was stopped; "
+                    "narrow it with LIMIT or a WHERE",
+                    layer="timeout",
+                )
+            result = _decode(answer, self._memory)
+            keep = True
+            return result
+        except ReadOnlyViolation as refusal:
+            keep = refusal.layer not in ("memory", "timeout", "engine")
+            raise
+        finally:
+            if keep and not self._closed:
+                with self._lock:
+                    self._idle.append(process)
+            else:
+                process.kill()
+
+    def close(self) -> None:
+        self._closed = True
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for process in idle:
+            process.kill()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def _decode(answer: dict[str, Any], memory_bytes: int) -> CypherResult:
+    if "ok" in answer:
+        return CypherResult(**answer["ok"])
+    refused = answer.get("refused")
+    if isinstance(refused, dict):
+        if refused.get("layer") == "memory":
+            raise ReadOnlyViolation(
+                f"the query needed more than the {memory_bytes >> 20} MB a read_cypher query "
+                "may use; narrow it (smaller lists, LIMIT, fewer rows)",
+                layer="memory",
+            )
+        raise ReadOnlyViolation(
+            str(refused.get("reason")),
+            layer=str(refused.get("layer")),
+            field=str(refused.get("field") or "query"),
+        )
+    raise ReadOnlyViolation(f"the sandbox failed: {answer.get('error')}", layer="engine")
