@@ -32,6 +32,7 @@ SKIPPED = shutil.ignore_patterns("__pycache__", "harness", "node_modules", "*.py
 MODULES: dict[str, list[str]] = {
     "memory/validate.py": [
         "tests/unit/test_validate_refusals.py",
+        "tests/unit/test_validate_entity.py",
         "tests/contract/test_invariants.py",
         "tests/contract/test_mutants.py",
         "tests/contract/test_encounter_cycle.py",
