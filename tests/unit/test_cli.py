@@ -207,3 +207,17 @@ def test_doctor_reports_bad_configuration(capsys: pytest.CaptureFixture[str]) ->
     code, out, _ = run(capsys, "doctor", "--store", "neo4j")
     assert code == 1
     assert "FAIL  config" in out and "NEO4J_URI" in out
+
+
+@pytest.mark.parametrize(
+    ("limit", "status"), [("0B", "warn"), ("0", "warn"), (None, "warn"), ("512.00MiB", "ok")]
+)
+def test_doctor_judges_neo4j_s_transaction_memory_cap(limit: str | None, status: str) -> None:
+    from kenning_encounter.server.doctor import transaction_memory_finding
+
+    finding = transaction_memory_finding(limit)
+    assert finding.status == status
+    if status == "warn":
+        assert "db.memory.transaction.max" in finding.fix and "neo4j.conf" in finding.fix
+    else:
+        assert "512.00MiB" in finding.detail

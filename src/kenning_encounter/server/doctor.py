@@ -147,6 +147,7 @@ def _neo4j(settings: Settings) -> Iterator[Finding]:
         )
         try:
             driver.verify_connectivity()
+            limit = _transaction_memory_limit(driver, settings.neo4j_database)
         finally:
             driver.close()
     except Exception as exc:  # every driver failure is a finding, not a crash
@@ -158,6 +159,38 @@ def _neo4j(settings: Settings) -> Iterator[Finding]:
         )
         return
     yield Finding("ok", "neo4j", f"Neo4j answers at {uri} as {settings.neo4j_username}")
+    yield transaction_memory_finding(limit)
+
+
+def _transaction_memory_limit(driver: Any, database: str) -> str | None:
+    try:
+        with driver.session(database=database) as session:
+            record = session.run(
+                "SHOW SETTINGS YIELD name, value WHERE name = 'db.memory.transaction.max' "
+                "RETURN value"
+            ).single()
+    except Exception:  # a user without SHOW SETTINGS: said as unknown, not as a failure
+        return None
+    return None if record is None else str(record[0])
+
+
+def transaction_memory_finding(limit: str | None) -> Finding:
+    """A single read_cypher query can take a Neo4j server's heap unless one transaction's
+    memory is capped; past the heap the JVM exits, taking every client with it."""
+    fix = (
+        "set db.memory.transaction.max (e.g. 512m) in neo4j.conf, so one query fails "
+        "instead of the server"
+    )
+    if limit is None:
+        return Finding("warn", "neo4j memory", "could not read db.memory.transaction.max", fix)
+    if limit.strip().upper() in ("0", "0B"):
+        return Finding(
+            "warn",
+            "neo4j memory",
+            "db.memory.transaction.max is unlimited: one read_cypher query can exhaust the heap",
+            fix,
+        )
+    return Finding("ok", "neo4j memory", f"one transaction may use at most {limit}")
 
 
 def _matcher(settings: Settings) -> Iterator[Finding]:

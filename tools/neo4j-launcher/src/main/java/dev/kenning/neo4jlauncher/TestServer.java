@@ -119,6 +119,9 @@ public final class TestServer {
                 "dbms.security.procedures.unrestricted=gds.*",
                 // small footprint: CI machines have 2 cores; the heap is set by the script
                 "server.memory.pagecache.size=256m",
+                // One transaction may not take the whole heap: without this, a read query
+                // that builds a large list exhausts it and the JVM exits (seen in a test).
+                "db.memory.transaction.max=512m",
                 "db.tx_log.rotation.retention_policy=2 files",
                 "server.logs.gc.enabled=false",
                 // stop in about a second instead of netty's default 2 x 5 s quiet period
