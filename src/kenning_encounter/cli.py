@@ -93,6 +93,12 @@ SETTING_FLAGS: Final[tuple[Flag, ...]] = (
         type=float,
         metavar="SECONDS",
     ),
+    Flag(
+        "slow_query_ms",
+        "a store statement slower than this many ms is logged as slow (0: off)",
+        type=float,
+        metavar="MS",
+    ),
     Flag("cypher_row_cap", "most rows read_cypher returns", type=int, metavar="N"),
     Flag("cypher_char_cap", "most characters read_cypher returns", type=int, metavar="N"),
     Flag("cypher_timeout", "seconds a read_cypher query may run", type=float, metavar="SECONDS"),

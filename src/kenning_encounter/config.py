@@ -77,6 +77,8 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     # An open encounter whose session shows no activity for this long is dissolved.
     idle_horizon: float = Field(86_400.0, gt=0)
+    # A store statement slower than this many ms is logged at WARNING (0: never).
+    slow_query_ms: float = Field(500.0, ge=0)
 
     # --- read_cypher ------------------------------------------------------------
     cypher_row_cap: int = Field(500, ge=1)

@@ -113,7 +113,7 @@ InfusionFactory = Callable[[AppContext], InfuseFn | None]
 def open_store(settings: Settings) -> GraphStore:
     """The backend the settings name. Neo4j is imported only when asked for."""
     if settings.store == "embedded":
-        return EmbeddedStore.open(settings.resolved_data_dir)
+        return EmbeddedStore.open(settings.resolved_data_dir, slow_query_ms=settings.slow_query_ms)
     try:
         from kenning_encounter.store.neo4j import open_from_settings
     except ImportError as exc:

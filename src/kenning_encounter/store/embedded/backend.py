@@ -31,18 +31,13 @@ from kenning_encounter.errors import (
     StoreLocked,
 )
 from kenning_encounter.store.cypher_guard import LADYBUG_RULES, check_params, check_read_only
+from kenning_encounter.store.embedded import engine, sandbox
 from kenning_encounter.store.embedded import queries as q
-from kenning_encounter.store.embedded import sandbox
 from kenning_encounter.store.embedded.cypher import CYPHER_CONCURRENCY, run_read_cypher
 from kenning_encounter.store.embedded.nodecache import LazySnapshot, NodeCache, SnapshotMoved
 from kenning_encounter.store.embedded.schema import MIGRATIONS, SCHEMA_VERSION
 from kenning_encounter.store.embedded.textindex import IndexDoc, TextIndex
-from kenning_encounter.store.embedded.tx import (
-    EmbeddedTx,
-    Tracer,
-    engine_error,
-    node_to_index_doc,
-)
+from kenning_encounter.store.embedded.tx import EmbeddedTx, engine_error, node_to_index_doc
 from kenning_encounter.store.port import (
     AnalyticsExecutor,
     CypherResult,
@@ -51,6 +46,7 @@ from kenning_encounter.store.port import (
     TermStatsSnapshot,
     WriteTx,
 )
+from kenning_encounter.store.tracing import DEFAULT_SLOW_QUERY_MS, QueryLog, Tracer
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
 log = logging.getLogger(__name__)
@@ -80,7 +76,7 @@ class EmbeddedStore:
         self.data_dir = data_dir
         self._db = db
         self._clock = clock
-        self._tracer = tracer
+        self._tracer: Tracer = tracer or QueryLog(backend=self.backend)
         self._write_lock = threading.Lock()
         self._writer = ladybug.Connection(db)
         self._readers: queue.SimpleQueue[ladybug.Connection] = queue.SimpleQueue()
@@ -106,7 +102,11 @@ class EmbeddedStore:
         *,
         clock: Callable[[], str] = _utc_now,
         tracer: Tracer | None = None,
+        slow_query_ms: float = DEFAULT_SLOW_QUERY_MS,
     ) -> EmbeddedStore:
+        """Open (or create) the store in ``data_dir``. Statements go to ``tracer``;
+        without one, to the query log, which calls one slower than ``slow_query_ms``
+        slow (0: never)."""
         data_dir.mkdir(parents=True, exist_ok=True)
         path = data_dir / "graph.lbdb"
         try:
@@ -118,6 +118,7 @@ class EmbeddedStore:
                 pid = int(match.group(1)) if match else owner.get("pid")
                 raise StoreLocked(str(data_dir), pid, owner.get("url")) from exc
             raise StoreError(f"cannot open the store at {path}: {exc}") from exc
+        tracer = tracer or QueryLog(slow_query_ms, backend=cls.backend)
         store = cls(data_dir, db, clock=clock, tracer=tracer)
         write_owner(data_dir, os.getpid(), None)
         return store
@@ -143,31 +144,45 @@ class EmbeddedStore:
     # --- schema -------------------------------------------------------------
     def _migrate(self) -> None:
         conn = self._writer
-        tables = {str(row[0]) for row in _rows(conn, q.SHOW_TABLES)}
+        tables = {str(row[0]) for row in self._rows(conn, q.SHOW_TABLES)}
         found = 0
         if "Meta" in tables:
-            rows = _rows(conn, q.META_GET, {"key": "schema_version"})
+            rows = self._rows(conn, q.META_GET, {"key": "schema_version"})
             found = int(rows[0][0]) if rows else 0
         if found > SCHEMA_VERSION:
             raise SchemaVersionError(found, SCHEMA_VERSION)
         for version in range(found + 1, SCHEMA_VERSION + 1):
-            conn.execute("BEGIN TRANSACTION")
+            self._rows(conn, "BEGIN TRANSACTION")
             try:
                 for stmt in MIGRATIONS[version]():
-                    conn.execute(stmt)
-                conn.execute(q.META_SET, {"key": "schema_version", "value": version})
-                conn.execute("COMMIT")
+                    self._rows(conn, stmt)
+                self._rows(conn, q.META_SET, {"key": "schema_version", "value": version})
+                self._rows(conn, "COMMIT")
             except Exception:
-                conn.execute("ROLLBACK")
+                self._rows(conn, "ROLLBACK")
                 raise
         if found < SCHEMA_VERSION:
             # Schema changes go to the main file now, not only to the write-ahead log.
-            conn.execute("CHECKPOINT")
+            self._rows(conn, "CHECKPOINT")
             if found:
                 log.info("migrated the store from schema version %d to %d", found, SCHEMA_VERSION)
 
     def schema_version(self) -> int:
         return self._read(lambda tx: tx.meta("schema_version"))
+
+    # --- statements outside a transaction object --------------------------------
+    def _rows(
+        self, conn: ladybug.Connection, statement: str, params: dict[str, Any] | None = None
+    ) -> list[list[Any]]:
+        return engine.rows(conn, statement, params, tracer=self._tracer)
+
+    def _bracket(self, conn: ladybug.Connection, statement: str) -> None:
+        """Open or commit the write transaction, the engine's refusal in our tree."""
+        try:
+            self._rows(conn, statement)
+        except RuntimeError as exc:
+            doing = "committing a write" if statement == "COMMIT" else "starting a write"
+            raise engine_error(exc, doing) from exc
 
     # --- units of work --------------------------------------------------------
     def write(self, work: Callable[[WriteTx], T]) -> T:
@@ -175,13 +190,13 @@ class EmbeddedStore:
             if self._closed:
                 raise StoreError("the store is closed")
             conn = self._writer
-            _bracket(conn, "BEGIN TRANSACTION")
+            self._bracket(conn, "BEGIN TRANSACTION")
             try:
                 tx = EmbeddedTx(conn, clock=self._clock, writable=True, tracer=self._tracer)
                 result = work(tx)
                 self._nodes.begin_commit()
                 try:
-                    _bracket(conn, "COMMIT")
+                    self._bracket(conn, "COMMIT")
                 except BaseException:
                     self._nodes.end_commit(None)
                     raise
@@ -191,7 +206,7 @@ class EmbeddedStore:
                 self._nodes.end_commit(tx.changed_nodes, created)
             except BaseException:
                 with contextlib.suppress(RuntimeError):
-                    conn.execute("ROLLBACK")
+                    self._rows(conn, "ROLLBACK")
                 raise
             if tx.index_upserts or tx.index_deletes:
                 self._index.apply(tx.index_upserts, tx.index_deletes, tx.tick)
@@ -228,7 +243,7 @@ class EmbeddedStore:
     def _read_on(
         self, conn: ladybug.Connection, work: Callable[[EmbeddedTx], T], cache: NodeCache | None
     ) -> T:
-        snapshot = LazySnapshot(conn, cache)
+        snapshot = LazySnapshot(conn, cache, self._tracer)
         try:
             return work(
                 EmbeddedTx(
@@ -294,14 +309,26 @@ class EmbeddedStore:
             if self._sandbox is None:
                 with self._reader() as conn:
                     return run_read_cypher(
-                        conn, query, params, row_cap=row_cap, char_cap=char_cap, timeout_s=timeout_s
+                        conn,
+                        query,
+                        params,
+                        row_cap=row_cap,
+                        char_cap=char_cap,
+                        timeout_s=timeout_s,
+                        tracer=self._tracer,
                     )
             # The gate first, here: a refused text costs no snapshot and no process.
             check_params(params, homogeneous_lists=True)
             check_read_only(query, LADYBUG_RULES, params)
-            return self._sandbox.run(
-                query, params, row_cap=row_cap, char_cap=char_cap, timeout_s=timeout_s
-            )
+            started = time.perf_counter()
+            try:
+                return self._sandbox.run(
+                    query, params, row_cap=row_cap, char_cap=char_cap, timeout_s=timeout_s
+                )
+            finally:
+                # The worker's own log goes nowhere: the statement is traced here, whole
+                # round trip included, like any other.
+                self._tracer(query, params, time.perf_counter() - started)
         finally:
             self._cypher_slots.release()
 
@@ -315,8 +342,8 @@ class EmbeddedStore:
                 raise StoreError("the store is closed")
             conn = self._writer
             # Everything committed goes into the main file, so the copy alone is whole.
-            _bracket(conn, "CHECKPOINT")
-            rows = _rows(conn, q.META_GET, {"key": "clock"})
+            self._bracket(conn, "CHECKPOINT")
+            rows = self._rows(conn, q.META_GET, {"key": "clock"})
             partial = dest.with_name(dest.name + ".partial")
             shutil.copyfile(self.data_dir / "graph.lbdb", partial)
             partial.replace(dest)
@@ -365,26 +392,6 @@ def _open_database(path: Path) -> ladybug.Database:
         return ladybug.Database(
             str(path), buffer_pool_size=BUFFER_POOL_BYTES, throw_on_wal_replay_failure=False
         )
-
-
-def _bracket(conn: ladybug.Connection, statement: str) -> None:
-    """Open or commit the write transaction, the engine's refusal in our tree."""
-    try:
-        conn.execute(statement)
-    except RuntimeError as exc:
-        doing = "committing a write" if statement == "COMMIT" else "starting a write"
-        raise engine_error(exc, doing) from exc
-
-
-def _rows(
-    conn: ladybug.Connection, query: str, params: dict[str, Any] | None = None
-) -> list[list[Any]]:
-    result = conn.execute(query, params or {})
-    if isinstance(result, list):
-        raise StoreError("internal: one statement expected")
-    rows = [list(r) for r in result.get_all()]
-    result.close()
-    return rows
 
 
 def read_owner(data_dir: Path) -> dict[str, Any]:

@@ -28,9 +28,11 @@ from typing import Any, Final
 
 import ladybug
 
-from kenning_encounter.errors import ReadOnlyViolation
+from kenning_encounter.errors import ReadOnlyViolation, StoreError
 from kenning_encounter.store.cypher_guard import LADYBUG_RULES, check_params, check_read_only
+from kenning_encounter.store.embedded.engine import DEFAULT_TRACER, execute
 from kenning_encounter.store.port import CypherResult
+from kenning_encounter.store.tracing import Tracer
 
 CYPHER_CONCURRENCY: Final = 2
 # Always passed, so the driver prepares the text (one statement) instead of running a script.
@@ -113,6 +115,7 @@ def run_read_cypher(
     read_only: bool = True,
     engine_timeout: bool = True,
     interrupter: bool = True,
+    tracer: Tracer = DEFAULT_TRACER,
 ) -> CypherResult:
     """One read_cypher call on ``conn``. ``gate``, ``read_only``, ``engine_timeout`` and
     ``interrupter`` switch a layer off, for tests that prove each remaining layer holds
@@ -124,20 +127,18 @@ def run_read_cypher(
     rows: list[list[Any]] = []
     truncated = False
     conn.set_query_timeout(max(1, int(timeout_s * 1000)) if engine_timeout else 0)
-    if read_only:
-        conn.execute("BEGIN TRANSACTION READ ONLY")
-    else:
-        conn.execute("BEGIN TRANSACTION")
+    begin = "BEGIN TRANSACTION READ ONLY" if read_only else "BEGIN TRANSACTION"
+    execute(conn, begin, tracer=tracer).close()
     try:
         with _Interrupter(conn, timeout_s if interrupter else None) as timer:
             try:
-                result = conn.execute(query, args)
+                result = execute(conn, query, args, tracer=tracer)
+            except StoreError as exc:  # unreachable while the text is prepared
+                raise ReadOnlyViolation(
+                    "only one statement is allowed", layer="engine-readonly"
+                ) from exc
             except Exception as exc:
                 raise _engine_error(exc, timeout_s, timer.fired) from exc
-            if isinstance(result, list):  # unreachable while the text is prepared
-                for r in result:
-                    r.close()
-                raise ReadOnlyViolation("only one statement is allowed", layer="engine-readonly")
             try:
                 columns = list(result.get_column_names())
                 size = 0
@@ -153,7 +154,7 @@ def run_read_cypher(
             finally:
                 result.close()
         try:
-            conn.execute("ROLLBACK")
+            execute(conn, "ROLLBACK", tracer=tracer).close()
         except RuntimeError as exc:
             # The statement itself ended the transaction (a lone COMMIT): it was the
             # only statement, so nothing ran outside it, but it is no read.
@@ -164,7 +165,7 @@ def run_read_cypher(
     except BaseException:
         # A failed or interrupted query has already ended its transaction.
         with contextlib.suppress(RuntimeError):
-            conn.execute("ROLLBACK")
+            execute(conn, "ROLLBACK", tracer=tracer).close()
         raise
     finally:
         conn.set_query_timeout(0)

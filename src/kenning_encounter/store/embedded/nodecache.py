@@ -30,7 +30,9 @@ from collections.abc import Iterable
 
 import ladybug
 
+from kenning_encounter.store.embedded.engine import DEFAULT_TRACER, execute
 from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.store.tracing import Tracer
 
 DEFAULT_CAPACITY = 50_000
 # Roughly what the cached nodes may hold in memory; the oldest go first past it.
@@ -122,8 +124,11 @@ class NodeCache:
 class LazySnapshot:
     """A read transaction's engine snapshot, opened at its first statement."""
 
-    def __init__(self, conn: ladybug.Connection, cache: NodeCache | None) -> None:
+    def __init__(
+        self, conn: ladybug.Connection, cache: NodeCache | None, tracer: Tracer = DEFAULT_TRACER
+    ) -> None:
         self._conn = conn
+        self._tracer = tracer
         self._cache = cache
         # None: this transaction does not use the cache (none given, or a commit in flight).
         self.generation: int | None = None
@@ -146,7 +151,7 @@ class LazySnapshot:
     def ensure_open(self) -> None:
         if self._open:
             return
-        self._conn.execute("BEGIN TRANSACTION READ ONLY")
+        execute(self._conn, "BEGIN TRANSACTION READ ONLY", tracer=self._tracer).close()
         self._open = True
         if self._cache is None or self.generation == self._cache.generation:
             return
@@ -157,4 +162,4 @@ class LazySnapshot:
     def close(self) -> None:
         if self._open:
             self._open = False
-            self._conn.execute("ROLLBACK")
+            execute(self._conn, "ROLLBACK", tracer=self._tracer).close()

@@ -7,19 +7,20 @@ lookup never scans every table.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import ladybug
 
 from kenning_encounter.errors import EngineError, StoreError
+from kenning_encounter.store.embedded import engine
 from kenning_encounter.store.embedded import queries as q
 from kenning_encounter.store.embedded.nodecache import LazySnapshot
 from kenning_encounter.store.embedded.textindex import IndexDoc
 from kenning_encounter.store.endpoints import check_relation
 from kenning_encounter.store.port import Subgraph
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
+from kenning_encounter.store.tracing import Tracer
 from kenning_encounter.vocabulary import (
     AUTHORED_NODE_TYPES,
     AUTHORED_RELATION_TYPES,
@@ -42,10 +43,6 @@ _BASE_COLUMNS = (
     "locus",
     "superseded_by",
 )
-
-
-class Tracer(Protocol):
-    def __call__(self, query: str, params: dict[str, Any], seconds: float) -> None: ...
 
 
 def engine_error(exc: RuntimeError, doing: str) -> EngineError:
@@ -137,7 +134,7 @@ class EmbeddedTx:
         *,
         clock: Callable[[], str],
         writable: bool,
-        tracer: Tracer | None,
+        tracer: Tracer,
         snapshot: LazySnapshot | None = None,
     ) -> None:
         self._conn = conn
@@ -154,23 +151,14 @@ class EmbeddedTx:
         self.created_nodes: list[NodeRecord] = []
         self.changed_nodes: set[str] = set()
 
-    # --- the one execute path ---------------------------------------------------
+    # --- statements, through the backend's one execute path (engine.py) ---------
     def _run(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         if self._snapshot is not None:
             self._snapshot.ensure_open()
-        started = time.perf_counter()
-        args = params or {}
         try:
-            result = self._conn.execute(query, args)
-            if isinstance(result, list):
-                raise StoreError("internal: one statement expected")
-            rows = [list(r) for r in result.get_all()]
-            result.close()
+            return engine.rows(self._conn, query, params, tracer=self._tracer)
         except RuntimeError as exc:
             raise engine_error(exc, "writing" if self._writable else "reading") from exc
-        if self._tracer is not None:
-            self._tracer(query, args, time.perf_counter() - started)
-        return rows
 
     # --- write context ------------------------------------------------------------
     @property

@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, LiteralString, TypeVar, cast
@@ -30,12 +29,13 @@ from kenning_encounter.errors import (
     StoreError,
 )
 from kenning_encounter.store.cypher_guard import check_params
+from kenning_encounter.store.neo4j import engine
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j import text as lexical
 from kenning_encounter.store.neo4j.cypher import check_neo4j_text, check_plan, to_json
 from kenning_encounter.store.neo4j.gds import GdsExecutor, open_gds
 from kenning_encounter.store.neo4j.translate import translated
-from kenning_encounter.store.neo4j.tx import Neo4jTx, Tracer
+from kenning_encounter.store.neo4j.tx import Neo4jTx
 from kenning_encounter.store.port import (
     AnalyticsExecutor,
     CypherResult,
@@ -45,10 +45,11 @@ from kenning_encounter.store.port import (
     TermStatsSnapshot,
     WriteTx,
 )
+from kenning_encounter.store.tracing import DEFAULT_SLOW_QUERY_MS, QueryLog, Tracer
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
 if TYPE_CHECKING:
-    from neo4j import Driver, ManagedTransaction, Session, Transaction
+    from neo4j import Driver, ManagedTransaction, Result, Session, Transaction
 
     from kenning_encounter.config import Settings
 
@@ -96,7 +97,7 @@ class Neo4jStore:
         self.uri = _redacted(uri)
         self.database = database
         self._clock = clock
-        self._tracer = tracer
+        self._tracer: Tracer = tracer or QueryLog(backend=self.backend)
         self._bookmarks = neo4j.GraphDatabase.bookmark_manager()
         self._write_lock = threading.Lock()
         self._cypher_slots = threading.BoundedSemaphore(CYPHER_CONCURRENCY)
@@ -115,9 +116,14 @@ class Neo4jStore:
         *,
         clock: Callable[[], str] = _utc_now,
         tracer: Tracer | None = None,
+        slow_query_ms: float = DEFAULT_SLOW_QUERY_MS,
         connection_timeout_s: float = 10.0,
     ) -> Neo4jStore:
-        """Connect, check the server answers, and create the schema if it is missing."""
+        """Connect, check the server answers, and create the schema if it is missing.
+
+        Statements go to ``tracer``; without one, to the query log, which calls one
+        slower than ``slow_query_ms`` slow (0: never)."""
+        tracer = tracer or QueryLog(slow_query_ms, backend=cls.backend)
         store = cls._connect(uri, username, password, database, clock, tracer, connection_timeout_s)
         return store._prepared(empty_first=False)
 
@@ -129,7 +135,11 @@ class Neo4jStore:
             )
         password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else None
         return cls.open(
-            settings.neo4j_uri, settings.neo4j_username, password, settings.neo4j_database
+            settings.neo4j_uri,
+            settings.neo4j_username,
+            password,
+            settings.neo4j_database,
+            slow_query_ms=settings.slow_query_ms,
         )
 
     @classmethod
@@ -208,39 +218,45 @@ class Neo4jStore:
 
     # --- schema -----------------------------------------------------------------
     def _prepare(self, *, empty_first: bool) -> None:
+        tracer = self._tracer
         with self._translate_errors("preparing the schema"), self._session(write=True) as s:
             existing = {
-                str(r["name"])
+                str(r[0])
                 for show in (q.SHOW_CONSTRAINT_NAMES, q.SHOW_INDEX_NAMES)
-                for r in s.run(show)
+                for r in engine.rows(s, show, tracer=tracer)
             }
-            if q.FULLTEXT_INDEX in existing and not lexical.index_matches(s):
+            if q.FULLTEXT_INDEX in existing and not lexical.index_matches(s, tracer):
                 # made by an older version (other labels, property or analyzer): make it anew
-                s.run(q.FULLTEXT_DROP).consume()
+                engine.execute(s, q.FULLTEXT_DROP, None, read=_consume, tracer=tracer)
                 existing.discard(q.FULLTEXT_INDEX)
             created = 0
             for name, statement in q.schema_statements():
                 if name not in existing:
-                    s.run(statement).consume()
+                    engine.execute(s, statement, None, read=_consume, tracer=tracer)
                     created += 1
             if created:
-                s.run(q.AWAIT_INDEXES).consume()
+                engine.execute(s, q.AWAIT_INDEXES, None, read=_consume, tracer=tracer)
                 log.info("created %d Neo4j constraints and indexes", created)
             if empty_first:
-                s.run(q.EMPTY_DATABASE).consume()
+                engine.execute(s, q.EMPTY_DATABASE, None, read=_consume, tracer=tracer)
+            meta = {"version": q.SCHEMA_VERSION}
             version, text_format = s.execute_write(
-                lambda tx: tx.run(q.META_INIT, {"version": q.SCHEMA_VERSION}).single(strict=True)
+                lambda tx: engine.execute(
+                    tx, q.META_INIT, meta, read=lambda r: r.single(strict=True), tracer=tracer
+                )
             )
             if int(version) > q.SCHEMA_VERSION:
                 raise SchemaVersionError(int(version), q.SCHEMA_VERSION)
             if int(text_format) != q.TEXT_FORMAT:
                 docs, _ = s.execute_write(lambda tx: lexical.rederive(self._tx(tx, write=True)))
                 log.info("derived lexical tokens for %d nodes", docs)
-            row = s.run(q.SERVER_VERSION).single()
+            row = engine.execute(s, q.SERVER_VERSION, None, read=_single, tracer=tracer)
             if row is not None:
                 self.server_version = f"{row['name']} {row['version']} ({row['edition']})"
         try:
-            self._gds = open_gds(self._driver, database=self.database, uri=self.uri)
+            self._gds = open_gds(
+                self._driver, database=self.database, uri=self.uri, tracer=self._tracer
+            )
         except StoreError as exc:  # analytics then runs in process: never a reason not to start
             log.warning(
                 "could not tell whether this Neo4j runs GDS (%s); analytics runs in process", exc
@@ -325,16 +341,12 @@ class Neo4jStore:
         from neo4j.exceptions import Neo4jError
 
         text = cast(LiteralString, q.EXPLAIN_PREFIX + query)
-        started = time.perf_counter()
         try:
-            summary = tx.run(text, params).consume()
+            summary = engine.execute(tx, text, params, read=_consume, tracer=self._tracer)
         except Neo4jError as exc:
             raise ReadOnlyViolation(
                 f"the engine refused the query: {exc.message}", layer="engine"
             ) from exc
-        finally:
-            if self._tracer is not None:
-                self._tracer(text, params, time.perf_counter() - started)
         check_plan(summary.query_type, summary.plan)
 
     def read_cypher(
@@ -366,26 +378,29 @@ class Neo4jStore:
         from neo4j.exceptions import DriverError, Neo4jError
 
         rows: list[list[Any]] = []
+        columns: list[str] = []
         truncated = False
+
+        def read_capped(result: Result) -> bool:
+            """Rows into ``rows`` up to the caps; True when the caps cut the result."""
+            columns.extend(result.keys())
+            size = 0
+            for record in result:
+                row = [to_json(v) for v in record.values()]
+                size += len(json.dumps(row, default=str))
+                if len(rows) >= row_cap or size > char_cap:
+                    return True
+                rows.append(row)
+            return False
+
         with self._translate_errors("running read_cypher"), self._session(write=False) as s:
             # The server reads a timeout of 0 as "none": never let one through.
             tx = s.begin_transaction(timeout=max(timeout_s, 0.001))
             try:
                 self._explain(tx, query, args)
                 # The text is the caller's, admitted by the three checks above.
-                started = time.perf_counter()
-                result = tx.run(cast(LiteralString, query), args)
-                columns = list(result.keys())
-                size = 0
-                for record in result:
-                    row = [to_json(v) for v in record.values()]
-                    size += len(json.dumps(row, default=str))
-                    if len(rows) >= row_cap or size > char_cap:
-                        truncated = True
-                        break
-                    rows.append(row)
-                if self._tracer is not None:
-                    self._tracer(query, args, time.perf_counter() - started)
+                text = cast(LiteralString, query)
+                truncated = engine.execute(tx, text, args, read=read_capped, tracer=self._tracer)
             except Neo4jError as exc:
                 code = exc.code or ""
                 if any(c in code for c in _TIMEOUT_CODES):
@@ -422,6 +437,14 @@ class Neo4jStore:
             "schema_version": q.SCHEMA_VERSION,
             "authored_types": list(AUTHORED_NODE_TYPES),
         }
+
+
+def _consume(result: Result) -> Any:
+    return result.consume()
+
+
+def _single(result: Result) -> Any:
+    return result.single()
 
 
 if TYPE_CHECKING:

@@ -5,10 +5,11 @@ once when the store opens). The engine that runs the algorithms lives in
 ``analytics.gds`` and reaches the server only through ``GdsExecutor.run``, so
 the store knows nothing of projections or algorithms.
 
-Every call goes through the driver's ``execute_query``: a session of its own,
-closed when the rows are read, transient failures retried, and routed to the
-database's writer, so on a cluster all calls on one graph reach the server that
-holds it.
+Every call is a managed write transaction in a session of its own, as the
+driver's ``execute_query`` would run it (transient failures retried, its
+bookmarks kept, routed to the database's writer, so on a cluster all calls on
+one graph reach the server that holds it), sent through the store's one
+execute path.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, LiteralString
 
+from kenning_encounter.store.neo4j import engine
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j.translate import translated
+from kenning_encounter.store.tracing import Tracer
 
 if TYPE_CHECKING:
-    from neo4j import Driver
+    from neo4j import Driver, ManagedTransaction, Result
 
     from kenning_encounter.store.port import AnalyticsExecutor
 
@@ -31,10 +34,19 @@ UNKNOWN_FUNCTION = "Neo.ClientError.Statement.SyntaxError"
 class GdsExecutor:
     """Runs analytics statements on one database of a server that has GDS."""
 
-    def __init__(self, driver: Driver, version: str, *, database: str, uri: str) -> None:
+    def __init__(
+        self,
+        driver: Driver,
+        version: str,
+        *,
+        database: str,
+        uri: str,
+        tracer: Tracer = engine.DEFAULT_TRACER,
+    ) -> None:
         self._driver = driver
         self._database = database
         self._uri = uri
+        self._tracer = tracer
         self.version = version
 
     @property
@@ -45,13 +57,36 @@ class GdsExecutor:
         self, statement: LiteralString, params: Mapping[str, Any] | None = None, *, doing: str
     ) -> list[dict[str, Any]]:
         with translated(self._uri, doing):
-            records, _, _ = self._driver.execute_query(
-                statement, dict(params or {}), database_=self._database
-            )
-        return [dict(record.items()) for record in records]
+            return _write(self._driver, self._database, statement, dict(params or {}), self._tracer)
 
 
-def open_gds(driver: Driver, *, database: str = "neo4j", uri: str = "") -> GdsExecutor | None:
+def _dicts(result: Result) -> list[dict[str, Any]]:
+    return [dict(record.items()) for record in result]
+
+
+def _write(
+    driver: Driver,
+    database: str,
+    statement: LiteralString,
+    params: dict[str, Any],
+    tracer: Tracer,
+) -> list[dict[str, Any]]:
+    def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
+        return engine.execute(tx, statement, params, read=_dicts, tracer=tracer)
+
+    with driver.session(
+        database=database, bookmark_manager=driver.execute_query_bookmark_manager
+    ) as session:
+        return session.execute_write(work)
+
+
+def open_gds(
+    driver: Driver,
+    *,
+    database: str = "neo4j",
+    uri: str = "",
+    tracer: Tracer = engine.DEFAULT_TRACER,
+) -> GdsExecutor | None:
     """An executor on the server's GDS, or None when the plugin is absent.
 
     Any refusal other than "unknown function" (wrong credentials, no such database)
@@ -62,14 +97,15 @@ def open_gds(driver: Driver, *, database: str = "neo4j", uri: str = "") -> GdsEx
 
     with translated(uri or "the server", "reading the GDS version"):
         try:
-            records, _, _ = driver.execute_query(q.GDS_VERSION, database_=database)
+            records = _write(driver, database, q.GDS_VERSION, {}, tracer)
         except ClientError as exc:
             if exc.code == UNKNOWN_FUNCTION:
                 return None
             raise
     if not records:
         return None
-    return GdsExecutor(driver, str(records[0]["version"]), database=database, uri=uri)
+    version = str(records[0]["version"])
+    return GdsExecutor(driver, version, database=database, uri=uri, tracer=tracer)
 
 
 if TYPE_CHECKING:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kenning_encounter.store.neo4j import engine
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.port import SearchHit, TermStatsSnapshot
 from kenning_encounter.textproc import tokenize
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from neo4j import Session
 
     from kenning_encounter.store.neo4j.tx import Neo4jTx
+    from kenning_encounter.store.tracing import Tracer
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +67,7 @@ def search(
         "heads_only": heads_only,
         "limit": limit,
     }
-    return [SearchHit(id=str(r[0]), score=float(r[1])) for r in tx.run(q.FULLTEXT_QUERY, params)]
+    return [SearchHit(id=str(r[0]), score=float(r[1])) for r in tx.rows(q.FULLTEXT_QUERY, params)]
 
 
 def stats(tx: Neo4jTx, terms: Iterable[str]) -> TermStatsSnapshot:
@@ -75,21 +77,22 @@ def stats(tx: Neo4jTx, terms: Iterable[str]) -> TermStatsSnapshot:
     and a read-committed read sees them a commit apart while writes land, in either
     order, even inside one statement. A frequency is therefore held to the count:
     above it, the snapshot would claim a word in more documents than exist."""
-    counters = tx.run(q.TEXT_COUNTERS)
+    counters = tx.rows(q.TEXT_COUNTERS)
     docs, tokens = (int(counters[0][0] or 0), int(counters[0][1] or 0)) if counters else (0, 0)
     docs = max(0, docs)
     wanted = [t for t in dict.fromkeys(terms) if t]
     freqs = {t: 0 for t in wanted}
     if wanted:
         rows = [{"term": t, "query": lucene_term(t)} for t in wanted]
-        for r in tx.run(q.TEXT_DOC_FREQS, {"index": q.FULLTEXT_INDEX, "terms": rows}):
+        for r in tx.rows(q.TEXT_DOC_FREQS, {"index": q.FULLTEXT_INDEX, "terms": rows}):
             freqs[str(r[0])] = min(int(r[1]), docs)
     return TermStatsSnapshot(docs, tokens / docs if docs else 0.0, freqs)
 
 
-def index_matches(session: Session) -> bool:
+def index_matches(session: Session, tracer: Tracer) -> bool:
     """True when the fulltext index exists with the labels, property and analyzer we use."""
-    row = session.run(q.FULLTEXT_SHOW, {"name": q.FULLTEXT_INDEX}).single()
+    params = {"name": q.FULLTEXT_INDEX}
+    row = engine.execute(session, q.FULLTEXT_SHOW, params, read=lambda r: r.single(), tracer=tracer)
     if row is None:
         return False
     config: dict[str, Any] = (row["options"] or {}).get("indexConfig") or {}
@@ -102,17 +105,17 @@ def index_matches(session: Session) -> bool:
 
 def rederive(tx: Neo4jTx) -> tuple[int, int]:
     """Derive every node's tokens again and reset the counters; (documents, tokens)."""
-    tx.run(q.CLOCK_LOCK)  # no writer may slip in between the reads and the sets
+    tx.rows(q.CLOCK_LOCK)  # no writer may slip in between the reads and the sets
     docs = tokens = 0
     for label in AUTHORED_NODE_TYPES:
         rows: list[dict[str, Any]] = []
-        for node_id, name, description in tx.run(q.render(q.TEXT_SOURCES, label=label)):
+        for node_id, name, description in tx.rows(q.render(q.TEXT_SOURCES, label=label)):
             rows.append({"id": node_id, **text_props(str(name or ""), str(description or ""))})
         for start in range(0, len(rows), _REINDEX_CHUNK):
             chunk: Sequence[dict[str, Any]] = rows[start : start + _REINDEX_CHUNK]
-            tx.run(q.render(q.TEXT_SET, label=label), {"rows": list(chunk)})
+            tx.rows(q.render(q.TEXT_SET, label=label), {"rows": list(chunk)})
         docs += len(rows)
         tokens += sum(int(r[q.TEXT_LENGTH]) for r in rows)
     params = {"docs": docs, "tokens": tokens, "format": q.TEXT_FORMAT}
-    tx.run(q.TEXT_RESET, params)
+    tx.rows(q.TEXT_RESET, params)
     return docs, tokens

@@ -10,16 +10,17 @@ this object lives for one attempt only and keeps nothing beyond it.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, LiteralString, Protocol
+from typing import TYPE_CHECKING, Any, LiteralString
 
 from kenning_encounter.errors import StoreError
 from kenning_encounter.store.endpoints import check_relation
+from kenning_encounter.store.neo4j import engine
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j.text import text_props
 from kenning_encounter.store.port import Subgraph
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
+from kenning_encounter.store.tracing import Tracer
 from kenning_encounter.vocabulary import (
     AUTHORED_NODE_TYPES,
     AUTHORED_RELATION_TYPES,
@@ -34,10 +35,6 @@ log = logging.getLogger(__name__)
 
 PREFIX_TO_TYPE = {t.id_prefix: name for name, t in NODE_TYPES.items() if t.authored}
 _BASE_PROPS = frozenset({"id", "tick", "ord", "created_at", "name", "description", "status"})
-
-
-class Tracer(Protocol):
-    def __call__(self, query: str, params: dict[str, Any], seconds: float) -> None: ...
 
 
 def type_of_id(node_id: str) -> str | None:
@@ -138,7 +135,7 @@ class Neo4jTx:
         *,
         clock: Callable[[], str],
         writable: bool,
-        tracer: Tracer | None,
+        tracer: Tracer,
     ) -> None:
         self._tx = tx
         self._clock = clock
@@ -148,15 +145,9 @@ class Neo4jTx:
         self._tick_used = False
         self._now: str | None = None
 
-    # --- the one execute path -------------------------------------------------
-    def run(self, query: LiteralString, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        started = time.perf_counter()
-        args = params or {}
-        result = self._tx.run(query, args)
-        rows = [list(record.values()) for record in result]
-        if self._tracer is not None:
-            self._tracer(query, args, time.perf_counter() - started)
-        return rows
+    # --- statements, through the backend's one execute path (engine.py) ---------
+    def rows(self, query: LiteralString, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        return engine.rows(self._tx, query, params, tracer=self._tracer)
 
     # --- write context ----------------------------------------------------------
     def begin_write(self) -> None:
@@ -166,11 +157,11 @@ class Neo4jTx:
         transaction ends, so ticks follow commit order. Reserving eagerly saves a
         round trip on every write; ``end_write`` hands back a tick left unused.
         """
-        self._tick = int(self.run(q.CLOCK_NEXT)[0][0])
+        self._tick = int(self.rows(q.CLOCK_NEXT)[0][0])
 
     def end_write(self) -> None:
         if self._tick is not None and not self._tick_used:
-            self.run(q.CLOCK_UNDO)
+            self.rows(q.CLOCK_UNDO)
 
     @property
     def ticked(self) -> bool:
@@ -191,7 +182,7 @@ class Neo4jTx:
 
     # --- reads --------------------------------------------------------------------
     def meta(self, key: str) -> int:
-        rows = self.run(q.META_GET, {"key": key})
+        rows = self.rows(q.META_GET, {"key": key})
         return int(rows[0][0]) if rows and rows[0][0] is not None else 0
 
     def clock(self) -> int:
@@ -202,7 +193,7 @@ class Neo4jTx:
     def get_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
         found: dict[str, NodeRecord] = {}
         for label, ids in _group_by_label(node_ids).items():
-            for row in self.run(q.render(q.NODES_GET, label=label), {"ids": ids}):
+            for row in self.rows(q.render(q.NODES_GET, label=label), {"ids": ids}):
                 node = _node_from_row(label, row)
                 found[node.id] = node
         return found
@@ -214,26 +205,26 @@ class Neo4jTx:
         return [
             _node_from_row(label, row)
             for label in AUTHORED_NODE_TYPES
-            for row in self.run(q.render(q.NODES_ALL, label=label))
+            for row in self.rows(q.render(q.NODES_ALL, label=label))
         ]
 
     def head_id_by_name(self, name: str) -> str | None:
-        rows = self.run(q.NAME_GET, {"name": name})
+        rows = self.rows(q.NAME_GET, {"name": name})
         return str(rows[0][0]) if rows else None
 
     def head_ids_by_names(self, names: Sequence[str]) -> dict[str, str]:
-        rows = self.run(q.NAMES_GET, {"names": list(names)})
+        rows = self.rows(q.NAMES_GET, {"names": list(names)})
         return {str(r[0]): str(r[1]) for r in rows}
 
     def component_id_by_source(self, kind: str, label: str, key: str) -> str | None:
-        rows = self.run(q.SOURCE_GET, {"key": source_key(kind, label, key)})
+        rows = self.rows(q.SOURCE_GET, {"key": source_key(kind, label, key)})
         return str(rows[0][0]) if rows else None
 
     def predecessors(self, node_id: str) -> list[tuple[str, str]]:
         label = type_of_id(node_id)
         if label is None:
             return []
-        rows = self.run(q.render(q.PREDECESSORS, label=label), {"id": node_id})
+        rows = self.rows(q.render(q.PREDECESSORS, label=label), {"id": node_id})
         return [(str(r[0]), str(r[1] or "")) for r in rows]
 
     def edges_of(self, node_id: str) -> list[EdgeRecord]:
@@ -249,17 +240,17 @@ class Neo4jTx:
         if not RELATION_TYPES[rel_type].allows(s_label, t_label):
             return False
         query = q.render(q.EDGE_COUNT, source=s_label, target=t_label, rel=rel_type)
-        return int(self.run(query, {"s": source, "t": target})[0][0]) > 0
+        return int(self.rows(query, {"s": source, "t": target})[0][0]) > 0
 
     def _encounter(self, query: LiteralString, params: dict[str, Any]) -> EncounterRecord | None:
-        rows = self.run(query, params)
+        rows = self.rows(query, params)
         return _encounter_from(rows[0][0]) if rows else None
 
     def get_encounter(self, name: str) -> EncounterRecord | None:
         return self._encounter(q.ENC_GET, {"name": name})
 
     def get_encounters(self, names: Sequence[str]) -> dict[str, EncounterRecord]:
-        found = [_encounter_from(r[0]) for r in self.run(q.ENC_GET_MANY, {"names": list(names)})]
+        found = [_encounter_from(r[0]) for r in self.rows(q.ENC_GET_MANY, {"names": list(names)})]
         return {e.name: e for e in found}
 
     def open_encounter_of(self, locus: str) -> EncounterRecord | None:
@@ -275,36 +266,36 @@ class Neo4jTx:
         self, *, unsealed_only: bool = False, limit: int = 20, exclude_locus: str | None = None
     ) -> list[EncounterRecord]:
         params = {"unsealed": unsealed_only, "exclude": exclude_locus or "", "limit": limit}
-        return [_encounter_from(r[0]) for r in self.run(q.ENC_LIST, params)]
+        return [_encounter_from(r[0]) for r in self.rows(q.ENC_LIST, params)]
 
     def loci(self) -> list[str]:
-        return [str(r[0]) for r in self.run(q.LOCI)]
+        return [str(r[0]) for r in self.rows(q.LOCI)]
 
     def spine(self) -> list[tuple[str, str, str]]:
-        return [(str(a), str(r), str(b)) for a, r, b in self.run(q.SPINE)]
+        return [(str(a), str(r), str(b)) for a, r, b in self.rows(q.SPINE)]
 
     def heads_by_status(
         self, node_type: str, statuses: Sequence[str], limit: int
     ) -> list[NodeRecord]:
         query = q.render(q.HEADS_BY_STATUS, label=node_type)
-        rows = self.run(query, {"statuses": list(statuses), "limit": limit})
+        rows = self.rows(query, {"statuses": list(statuses), "limit": limit})
         return [_node_from_row(node_type, r) for r in rows]
 
     def recent_heads(self, node_type: str, limit: int) -> list[NodeRecord]:
-        rows = self.run(q.render(q.RECENT_HEADS, label=node_type), {"limit": limit})
+        rows = self.rows(q.render(q.RECENT_HEADS, label=node_type), {"limit": limit})
         return [_node_from_row(node_type, r) for r in rows]
 
     def recorded_ids(self, encounter: str) -> list[str]:
-        return [str(r[0]) for r in self.run(q.ENC_RECORDED, {"name": encounter})]
+        return [str(r[0]) for r in self.rows(q.ENC_RECORDED, {"name": encounter})]
 
     def encounter_members(self, encounters: Sequence[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
-        for enc, node_id in self.run(q.ENC_MEMBERS, {"names": list(encounters)}):
+        for enc, node_id in self.rows(q.ENC_MEMBERS, {"names": list(encounters)}):
             out.setdefault(str(enc), []).append(str(node_id))
         return out
 
     def encounter_nodes(self, encounters: Sequence[str], limit: int) -> list[str]:
-        rows = self.run(q.ENC_NODES, {"names": list(encounters), "limit": limit})
+        rows = self.rows(q.ENC_NODES, {"names": list(encounters), "limit": limit})
         return [str(r[0]) for r in rows]
 
     def _edges_many(
@@ -312,7 +303,7 @@ class Neo4jTx:
     ) -> list[EdgeRecord]:
         edges: list[EdgeRecord] = []
         for label, group in _group_by_label(ids).items():
-            rows = self.run(q.render(template, label=label), {"ids": group, "rels": list(rels)})
+            rows = self.rows(q.render(template, label=label), {"ids": group, "rels": list(rels)})
             edges += [_edge_from_row(r) for r in rows]
         return edges
 
@@ -337,7 +328,7 @@ class Neo4jTx:
         return Subgraph(list(self.get_nodes(sorted(ids)).values()), edges)
 
     def authored_graph(self) -> Subgraph:
-        edges = [_edge_from_row(r) for r in self.run(q.edges_all())]
+        edges = [_edge_from_row(r) for r in self.rows(q.edges_all())]
         return Subgraph(self.all_nodes(), edges)
 
     # --- writes -----------------------------------------------------------------------
@@ -347,9 +338,9 @@ class Neo4jTx:
 
     def ensure_locus(self, locus: str) -> bool:
         self._require_writable()
-        if self.run(q.LOCUS_GET, {"id": locus}):
+        if self.rows(q.LOCUS_GET, {"id": locus}):
             return False
-        self.run(q.LOCUS_CREATE, {"id": locus, "at": self.now, "tick": self.tick})
+        self.rows(q.LOCUS_CREATE, {"id": locus, "at": self.now, "tick": self.tick})
         return True
 
     def create_encounter(
@@ -363,28 +354,28 @@ class Neo4jTx:
             "tick": self.tick,
             "at": self.now,
         }
-        self.run(q.ENC_CREATE, params)
+        self.rows(q.ENC_CREATE, params)
         if previous is not None:
-            self.run(q.ENC_NEXT, {"previous": previous, "name": record.name, "tick": self.tick})
+            self.rows(q.ENC_NEXT, {"previous": previous, "name": record.name, "tick": self.tick})
         elif anchor is not None:
-            self.run(q.ENC_ANCHOR, {"anchor": anchor, "name": record.name, "tick": self.tick})
+            self.rows(q.ENC_ANCHOR, {"anchor": anchor, "name": record.name, "tick": self.tick})
 
     def seal_encounter(self, name: str, summary: str) -> None:
         self._require_writable()
-        self.run(q.ENC_SEAL, {"name": name, "tick": self.tick, "at": self.now, "summary": summary})
+        self.rows(q.ENC_SEAL, {"name": name, "tick": self.tick, "at": self.now, "summary": summary})
 
     def dissolve_encounter(self, name: str) -> None:
         self._require_writable()
         _ = self.tick
-        self.run(q.ENC_DISSOLVE, {"name": name, "at": self.now})
+        self.rows(q.ENC_DISSOLVE, {"name": name, "at": self.now})
 
     def touch_encounter(self, name: str) -> None:
         self._require_writable()
-        self.run(q.ENC_TOUCH, {"name": name, "at": self.now})
+        self.rows(q.ENC_TOUCH, {"name": name, "at": self.now})
 
     def add_tombstones(self, encounter: str, count: int) -> None:
         self._require_writable()
-        self.run(q.ENC_TOMBSTONES, {"name": encounter, "count": count})
+        self.rows(q.ENC_TOMBSTONES, {"name": encounter, "count": count})
 
     def create_nodes(self, records: Sequence[NodeRecord], encounter: str) -> None:
         """Batch creation: a few statements per type, never one per node."""
@@ -399,10 +390,10 @@ class Neo4jTx:
                 "encounter": encounter,
                 "tick": self.tick,
             }
-            self.run(create, params)
+            self.rows(create, params)
             if label == "Component":
                 rows = [{"key": _component_key(r), "id": r.id} for r in group]
-                self.run(q.SOURCE_PUT, {"rows": rows})
+                self.rows(q.SOURCE_PUT, {"rows": rows})
 
     def create_edge(self, edge: EdgeRecord) -> None:
         self._require_writable()
@@ -422,18 +413,18 @@ class Neo4jTx:
             query = q.render(q.EDGE_CREATE_SUPERSEDES, source=s_label, target=t_label)
         else:
             query = q.render(q.EDGE_CREATE, source=s_label, target=t_label, rel=edge.type)
-        self.run(query, params)
+        self.rows(query, params)
 
     def set_status(self, node_id: str, status: str) -> None:
         self._require_writable()
         label = type_of_id(node_id)
         if label is None:
             raise StoreError(f"internal: bad node id {node_id!r}")
-        self.run(q.render(q.NODE_SET_STATUS, label=label), {"id": node_id, "status": status})
+        self.rows(q.render(q.NODE_SET_STATUS, label=label), {"id": node_id, "status": status})
 
     def retarget_name(self, name: str, node_id: str) -> None:
         self._require_writable()
-        self.run(q.NAME_PUT, {"rows": [{"name": name, "id": node_id}]})
+        self.rows(q.NAME_PUT, {"rows": [{"name": name, "id": node_id}]})
 
     def delete_node(self, node_id: str) -> None:
         self._require_writable()
@@ -441,19 +432,19 @@ class Neo4jTx:
         if node is None:
             return
         _ = self.tick
-        self.run(q.NAME_DROP, {"name": node.name, "id": node_id})
+        self.rows(q.NAME_DROP, {"name": node.name, "id": node_id})
         if node.type == "Component":
-            self.run(q.SOURCE_DROP, {"key": _component_key(node), "id": node_id})
+            self.rows(q.SOURCE_DROP, {"key": _component_key(node), "id": node_id})
         predecessors = [pid for pid, _ in self.predecessors(node_id)]
-        self.run(q.render(q.NODE_DELETE, label=node.type), {"id": node_id})
+        self.rows(q.render(q.NODE_DELETE, label=node.type), {"id": node_id})
         # Undoing a revision makes the revised node a head again, under its own name.
         for restored in self.get_nodes(predecessors).values():
             if self.head_id_by_name(restored.name) is None:
-                self.run(q.NAME_PUT, {"rows": [{"name": restored.name, "id": restored.id}]})
+                self.rows(q.NAME_PUT, {"rows": [{"name": restored.name, "id": restored.id}]})
             if restored.type == "Component":
                 key = _component_key(restored)
-                if self.run(q.SOURCE_GET, {"key": key}) == []:
-                    self.run(q.SOURCE_PUT, {"rows": [{"key": key, "id": restored.id}]})
+                if self.rows(q.SOURCE_GET, {"key": key}) == []:
+                    self.rows(q.SOURCE_PUT, {"rows": [{"key": key, "id": restored.id}]})
 
     def delete_edge(self, source: str, target: str, rel_type: str) -> None:
         self._require_writable()
@@ -462,4 +453,4 @@ class Neo4jTx:
             return
         _ = self.tick
         query = q.render(q.EDGE_DELETE, source=s_label, target=t_label, rel=rel_type)
-        self.run(query, {"s": source, "t": target})
+        self.rows(query, {"s": source, "t": target})
