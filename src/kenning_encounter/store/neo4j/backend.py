@@ -59,6 +59,7 @@ T = TypeVar("T")
 _SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 _TIMEOUT_CODES = ("TransactionTimedOut", "Terminated")
 _READ_ONLY_CODES = ("AccessMode", "WriteOnReadOnlyAccessDbException", "Forbidden")
+_MEMORY_CODES = ("MemoryPoolOutOfMemoryError", "MemoryLimitExceeded")
 # Fewer than the driver's pool: slow read_cypher queries never take every connection.
 CYPHER_CONCURRENCY = 3
 INSTALL_HINT = (
@@ -408,6 +409,13 @@ class Neo4jStore:
                         f"the query ran past its {timeout_s:g} s timeout and was stopped; "
                         "narrow it (a tighter MATCH, a LIMIT)",
                         layer="timeout",
+                    ) from exc
+                if any(c in code for c in _MEMORY_CODES):
+                    raise ReadOnlyViolation(
+                        "the query needed more memory than the server lets one transaction "
+                        f"use ({exc.message}); narrow it (smaller lists, LIMIT, fewer rows). "
+                        "Server operators cap it with db.memory.transaction.max",
+                        layer="memory",
                     ) from exc
                 layer = "engine-readonly" if any(c in code for c in _READ_ONLY_CODES) else "engine"
                 raise ReadOnlyViolation(
