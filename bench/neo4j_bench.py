@@ -21,6 +21,8 @@ import os
 import time
 from typing import Any
 
+from tests.support.neo4j_store import open_emptied
+
 from bench.stats import search_versus_raw
 from bench.synth import creation_time, generate
 from kenning_encounter.memory.service import Memory
@@ -105,7 +107,7 @@ def _raw_run(
 def run_size(uri: str, nodes: int, searches: int) -> dict[str, Any]:
     synth = generate(nodes, seed=nodes)
     queries = (synth.queries * (searches // len(synth.queries) + 1))[:searches]
-    store = Neo4jStore.open_for_tests(uri)
+    store = open_emptied(uri)
     try:
         memory = Memory(store)
         create_s, created = creation_time(memory, synth)
@@ -116,7 +118,7 @@ def run_size(uri: str, nodes: int, searches: int) -> dict[str, Any]:
             ours_search.append((time.perf_counter() - started) * 1000)
     finally:
         store.close()
-    Neo4jStore.open_for_tests(uri).close()  # empty again: the raw run starts from nothing too
+    open_emptied(uri).close()  # empty again: the raw run starts from nothing too
     batches = [s.payload for s in synth.steps if s.kind == "entities"]
     raw_create_s, raw_search = _raw_run(uri, batches, queries)
     ours_rate = created / create_s

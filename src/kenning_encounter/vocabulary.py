@@ -181,7 +181,6 @@ NODE_TYPES: Final[dict[str, NodeType]] = {
 }
 AUTHORED_NODE_TYPES: Final = tuple(n for n, t in NODE_TYPES.items() if t.authored)
 PROCESS_NODE_TYPES: Final = tuple(n for n, t in NODE_TYPES.items() if not t.authored)
-SEMANTIC_NODE_TYPES: Final = tuple(n for n, t in NODE_TYPES.items() if t.layer is Layer.SEMANTIC)
 
 
 @dataclass(frozen=True)
@@ -375,10 +374,6 @@ FRONTIER_STATUSES: Final[dict[str, tuple[str, ...]]] = {
 
 def node_type(name: str) -> NodeType | None:
     return NODE_TYPES.get(name)
-
-
-def relation_type(name: str) -> RelationType | None:
-    return RELATION_TYPES.get(name)
 
 
 def describe() -> dict[str, object]:

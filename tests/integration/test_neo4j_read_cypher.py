@@ -10,6 +10,7 @@ from kenning_encounter.errors import ReadOnlyViolation
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.neo4j import Neo4jStore
 from tests.contract.test_read_cypher_attacks import ALL_REFUSALS, FILES, PROCEDURES, _seed
+from tests.support.neo4j_store import check_read_only_plan
 
 pytestmark = pytest.mark.neo4j
 
@@ -44,7 +45,7 @@ def test_explain_alone_refuses_every_attempt_it_can_judge(seeded: Neo4jStore) ->
         if attempt.name in TEXT_ONLY:
             continue
         try:
-            seeded.check_read_only_plan(attempt.query, attempt.params)
+            check_read_only_plan(seeded, attempt.query, attempt.params)
         except ReadOnlyViolation:
             continue
         let_through.append(attempt.name)
@@ -58,7 +59,7 @@ def test_the_gds_projection_function_is_refused_by_name(
     before = _server_state(raw_driver)["graphs"]
     # The planner calls it a plain read; the plan's function scan refuses it alone...
     with pytest.raises(ReadOnlyViolation, match=r"gds\.graph\.project") as by_plan:
-        seeded.check_read_only_plan(query)
+        check_read_only_plan(seeded, query)
     assert by_plan.value.layer == "plan"
     # ...and the whole path refuses it, hidden behind a comment that ends at a lone CR.
     for text in (query, "// note\r" + query):

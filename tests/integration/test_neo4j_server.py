@@ -14,6 +14,7 @@ from kenning_encounter.store.neo4j.queries import FULLTEXT_INDEX
 from kenning_encounter.vocabulary import NODE_TYPES
 from tests.integration.conftest import credentials
 from tests.support.backends import neo4j_uri
+from tests.support.neo4j_store import open_emptied
 
 pytestmark = pytest.mark.neo4j
 
@@ -91,13 +92,13 @@ def test_the_engine_itself_refuses_a_second_live_name(
         raw_driver.execute_query("CREATE (:NameKey {name: 'twin', id: 'not_000000000002'})")
 
 
-def test_open_for_tests_empties_the_database_but_keeps_the_clock(
+def test_open_emptied_empties_the_database_and_restarts_the_clock(
     neo4j_store: Neo4jStore,
 ) -> None:
     memory = Memory(neo4j_store)
     memory.advance_encounter("s", "work")
     memory.create_entities("s", [{"type": "Note", "name": "left behind"}])
-    fresh = Neo4jStore.open_for_tests(neo4j_uri())
+    fresh = open_emptied(neo4j_uri())
     try:
         assert fresh.read(
             lambda tx: (tx.clock(), tx.loci(), tx.head_id_by_name("left behind"))

@@ -18,10 +18,10 @@ def open_neo4j_store() -> Any:
     """A fresh, emptied Neo4j store, or a string saying why none could be had."""
     uri = neo4j_uri()
     try:
-        from kenning_encounter.store.neo4j import Neo4jStore  # type: ignore[import-not-found]
+        from tests.support.neo4j_store import open_emptied
     except ImportError as exc:
         return f"the neo4j extra is not installed ({exc}); tried {uri}"
     try:
-        return Neo4jStore.open_for_tests(uri)
+        return open_emptied(uri)
     except Exception as exc:  # any failure to reach the server is a skip reason
         return f"no Neo4j answered at {uri}: {exc}"

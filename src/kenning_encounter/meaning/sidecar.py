@@ -239,11 +239,6 @@ class SidecarStore:
             self._changed()
             return True
 
-    def compact(self) -> None:
-        """Rewrite the log as a snapshot of the live entries (atomic rename)."""
-        with self._lock:
-            self._compact_locked()
-
     def close(self) -> None:
         with self._lock:
             if self._fh is not None:

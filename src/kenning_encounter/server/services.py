@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kenning_encounter.analytics.baseline import BaselineStore
@@ -47,7 +47,6 @@ class Services:
     catalog: ProjectionCatalog
     engine: Engine | None = None
     meaning: MeaningRuntime | None = None
-    notes: list[str] = field(default_factory=list[str])
 
     def close(self) -> None:
         self.catalog.close()

@@ -235,11 +235,6 @@ class EmbeddedStore:
                 # A commit landed between the cached nodes and the snapshot: again, uncached.
                 return self._read_on(conn, work, None)
 
-    def read_uncached(self, work: Callable[[ReadTx], T]) -> T:
-        """A read that bypasses the node cache: for checking the cache itself."""
-        with self._reader() as conn:
-            return self._read_on(conn, work, None)
-
     def _read_on(
         self, conn: ladybug.Connection, work: Callable[[EmbeddedTx], T], cache: NodeCache | None
     ) -> T:

@@ -477,10 +477,6 @@ class EmbeddedTx:
         self.changed_nodes.add(node_id)
         self._run(q.render(q.NODE_SET_STATUS, label=label), {"id": node_id, "status": status})
 
-    def retarget_name(self, name: str, node_id: str) -> None:
-        self._require_writable()
-        self._run(q.NAME_PUT, {"name": name, "id": node_id})
-
     def delete_node(self, node_id: str) -> None:
         self._require_writable()
         node = self.get_node(node_id)

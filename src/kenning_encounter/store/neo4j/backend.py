@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -126,7 +125,7 @@ class Neo4jStore:
         slower than ``slow_query_ms`` slow (0: never)."""
         tracer = tracer or QueryLog(slow_query_ms, backend=cls.backend)
         store = cls._connect(uri, username, password, database, clock, tracer, connection_timeout_s)
-        return store._prepared(empty_first=False)
+        return store._prepared()
 
     @classmethod
     def open_from_settings(cls, settings: Settings) -> Neo4jStore:
@@ -142,24 +141,6 @@ class Neo4jStore:
             settings.neo4j_database,
             slow_query_ms=settings.slow_query_ms,
         )
-
-    @classmethod
-    def open_for_tests(cls, uri: str) -> Neo4jStore:
-        """A store on an emptied database (every node deleted; constraints and indexes kept).
-
-        Credentials come from NEO4J_USERNAME / NEO4J_PASSWORD (defaults neo4j /
-        kenning-test-pw, the test launcher's), the database from NEO4J_DATABASE.
-        """
-        store = cls._connect(
-            uri,
-            os.environ.get("NEO4J_USERNAME", "neo4j"),
-            os.environ.get("NEO4J_PASSWORD", "kenning-test-pw"),
-            os.environ.get("NEO4J_DATABASE", "neo4j"),
-            _utc_now,
-            None,
-            5.0,
-        )
-        return store._prepared(empty_first=True)
 
     @classmethod
     def _connect(
@@ -200,11 +181,11 @@ class Neo4jStore:
             ) from None
         return cls(driver, uri=uri, database=database, clock=clock, tracer=tracer)
 
-    def _prepared(self, *, empty_first: bool) -> Neo4jStore:
+    def _prepared(self) -> Neo4jStore:
         try:
             with self._translate_errors("connecting"):
                 self._driver.verify_connectivity()
-            self._prepare(empty_first=empty_first)
+            self._prepare()
         except BaseException:
             self.close()
             raise
@@ -218,7 +199,7 @@ class Neo4jStore:
             self._driver.close()
 
     # --- schema -----------------------------------------------------------------
-    def _prepare(self, *, empty_first: bool) -> None:
+    def _prepare(self) -> None:
         tracer = self._tracer
         with self._translate_errors("preparing the schema"), self._session(write=True) as s:
             existing = {
@@ -238,8 +219,6 @@ class Neo4jStore:
             if created:
                 engine.execute(s, q.AWAIT_INDEXES, None, read=_consume, tracer=tracer)
                 log.info("created %d Neo4j constraints and indexes", created)
-            if empty_first:
-                engine.execute(s, q.EMPTY_DATABASE, None, read=_consume, tracer=tracer)
             meta = {"version": q.SCHEMA_VERSION}
             version, text_format = s.execute_write(
                 lambda tx: engine.execute(
@@ -329,15 +308,6 @@ class Neo4jStore:
             return s.execute_read(work)
 
     # --- read_cypher ------------------------------------------------------------------------
-    def check_read_only_plan(self, query: str, params: dict[str, Any] | None = None) -> None:
-        """The EXPLAIN layer alone: refuse unless the planner proves ``query`` a read."""
-        with self._translate_errors("checking a plan"), self._session(write=False) as s:
-            tx = s.begin_transaction()
-            try:
-                self._explain(tx, query, params or {})
-            finally:
-                tx.close()
-
     def _explain(self, tx: Transaction, query: str, params: dict[str, Any]) -> None:
         from neo4j.exceptions import Neo4jError
 

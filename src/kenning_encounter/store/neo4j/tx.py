@@ -422,10 +422,6 @@ class Neo4jTx:
             raise StoreError(f"internal: bad node id {node_id!r}")
         self.rows(q.render(q.NODE_SET_STATUS, label=label), {"id": node_id, "status": status})
 
-    def retarget_name(self, name: str, node_id: str) -> None:
-        self._require_writable()
-        self.rows(q.NAME_PUT, {"rows": [{"name": name, "id": node_id}]})
-
     def delete_node(self, node_id: str) -> None:
         self._require_writable()
         node = self.get_node(node_id)
