@@ -545,13 +545,23 @@ async def _seed(client: Client, store: GraphStore, t: Tally) -> None:
     assert sum(t.ok.values()) == landed + 5, f"a seeding call was refused: {t.reasons}"
 
 
-async def fuzz_session(draw: Draw[Any], calls: int, tally: Tally) -> StoreView:
-    """``calls`` drawn calls against a fresh in-process server; the store's final view."""
+async def fuzz_session(
+    draw: Draw[Any], calls: int, tally: Tally, neo4j: GraphStore | None = None
+) -> StoreView:
+    """``calls`` drawn calls against a fresh in-process server; the store's final view.
+
+    ``neo4j``, an emptied Neo4j store the caller opened, serves instead of a new
+    embedded one (the server closes it at the end).
+    """
     with tempfile.TemporaryDirectory(prefix="kenning-fuzz-") as tmp:
         config = load_settings(
             data_dir=Path(tmp) / "memory", matcher="off", session_key=TEST_SESSION_KEY
         )
-        runtime = Runtime(config)
+        if neo4j is None:
+            runtime = Runtime(config)
+        else:
+            served = neo4j
+            runtime = Runtime(config, store_factory=lambda _settings: served)
         async with Client(build_server(config, runtime)) as client:
             listed = (await client.list_tools()).tools
             schemas = {t.name: t.input_schema for t in listed}

@@ -178,7 +178,8 @@ def transaction_memory_finding(limit: str | None) -> Finding:
     """A single read_cypher query can take a Neo4j server's heap unless one transaction's
     memory is capped; past the heap the JVM exits, taking every client with it."""
     fix = (
-        "set db.memory.transaction.max (e.g. 512m) in neo4j.conf, so one query fails "
+        "set db.memory.transaction.max (a quarter of the heap, e.g. 256m for 1g) in neo4j.conf, "
+        "so one query fails "
         "instead of the server"
     )
     if limit is None:

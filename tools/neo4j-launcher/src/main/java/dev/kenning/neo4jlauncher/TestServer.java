@@ -121,7 +121,8 @@ public final class TestServer {
                 "server.memory.pagecache.size=256m",
                 // One transaction may not take the whole heap: without this, a read query
                 // that builds a large list exhausts it and the JVM exits (seen in a test).
-                "db.memory.transaction.max=512m",
+                // A quarter of the 1g heap: at half, the untracked share still exhausted it.
+                "db.memory.transaction.max=256m",
                 "db.tx_log.rotation.retention_policy=2 files",
                 "server.logs.gc.enabled=false",
                 // stop in about a second instead of netty's default 2 x 5 s quiet period
