@@ -151,6 +151,7 @@ class CypherSandbox:
             self._taken += 1
             path = self._dir / f"snapshot-{self._taken}.lbdb"
             taken_at = self._take(path)
+            _project(path)
             old, self._snapshot = self._snapshot, (taken_at, path)
         if old is not None:
             # A sandbox still reading it keeps its open file; the next query reopens.
@@ -217,6 +218,41 @@ class CypherSandbox:
         for process in idle:
             process.kill()
         shutil.rmtree(self._dir, ignore_errors=True)
+
+
+# The store's own bookkeeping: tables no query should see (DESIGN §4: read_cypher reads the
+# graph), and columns that mirror edges (RECORDED, SUPERSEDES) for the store's lookups.
+INTERNAL_TABLES: Final = ("Meta", "NameKey", "SourceKey")
+MIRROR_COLUMNS: Final = ("encounter", "locus", "superseded_by")
+PROJECT_POOL_BYTES: Final = 64 << 20
+
+
+def _project(path: Path) -> None:
+    """Make the snapshot the graph read_cypher shows: the same shape on both backends.
+
+    Done to the private copy only, before any sandbox opens it; the live store
+    keeps its tables. ``NameKey`` carried every live name a second time, so a
+    query on ``n.name`` across all tables found each node twice.
+    """
+    import ladybug
+
+    from kenning_encounter.vocabulary import NODE_TYPES
+
+    db = ladybug.Database(str(path), buffer_pool_size=PROJECT_POOL_BYTES)
+    try:
+        conn = ladybug.Connection(db)
+        try:
+            for table in INTERNAL_TABLES:
+                conn.execute(f"DROP TABLE {table}")
+            for name, spec in NODE_TYPES.items():
+                if spec.authored:
+                    for column in MIRROR_COLUMNS:
+                        conn.execute(f"ALTER TABLE {name} DROP {column}")
+            conn.execute("CHECKPOINT")
+        finally:
+            conn.close()
+    finally:
+        db.close()
 
 
 def _decode(answer: dict[str, Any], memory_bytes: int) -> CypherResult:

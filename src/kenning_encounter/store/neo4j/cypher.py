@@ -23,6 +23,7 @@ from typing import Any, Final
 from kenning_encounter.errors import ReadOnlyViolation
 from kenning_encounter.store.cypher_guard import Rules, check_read_only
 from kenning_encounter.store.cypher_lexer import NEO4J
+from kenning_encounter.store.neo4j import queries as q
 
 # Procedures that only describe the schema or read the fulltext index (lowercase).
 READ_PROCEDURES: Final = frozenset(
@@ -137,6 +138,9 @@ def check_plan(query_type: str | None, plan: Mapping[str, Any] | None) -> None:
                 raise _plan(f"the plan evaluates function {function!r}, which is not read-only")
 
 
+INDEX_FIELDS: Final = frozenset({q.TEXT_PROPERTY, q.TEXT_LENGTH})
+
+
 def to_json(value: Any) -> Any:
     """A driver value as plain JSON-safe data (nodes and relations as property maps)."""
     from neo4j.graph import Node, Path, Relationship
@@ -148,7 +152,9 @@ def to_json(value: Any) -> Any:
         return value if math.isfinite(value) else str(value)
     if isinstance(value, Node):
         labels = sorted(value.labels)
-        return {"_LABEL": labels[0] if labels else None, **to_json(dict(value.items()))}
+        # The text index's fields are bookkeeping: a node reads as on the embedded store.
+        shown = {k: v for k, v in value.items() if k not in INDEX_FIELDS}
+        return {"_LABEL": labels[0] if labels else None, **to_json(shown)}
     if isinstance(value, Relationship):
         return {"_LABEL": value.type, **to_json(dict(value.items()))}
     if isinstance(value, Path):
