@@ -69,11 +69,7 @@ def test_the_size_limit_holds_at_its_edge() -> None:
     head = "RETURN 1 AS x "
     g.check_size(head + " " * (g.MAX_QUERY_CHARS - len(head)))
     refused = _refusal(head + " " * (g.MAX_QUERY_CHARS - len(head) + 1))
-    assert (
-        (refused.layer == "size"
-        and f"{g.MAX_QUERY_CHARS:,}" in str(refused))
-        or (str(g.MAX_QUERY_CHARS) in str(refused))
-    )
+    assert refused.layer == "size"
 
 
 def test_nesting_holds_at_its_edge() -> None:
