@@ -136,3 +136,149 @@ def test_params_are_checked_as_values() -> None:
     with pytest.raises(ReadOnlyViolation):
         check_params({"s": "x" * (g.MAX_PARAM_CHARS + 1)}, homogeneous_lists=True)
     check_params(None, homogeneous_lists=True)
+
+
+def _refused_in(rules: Any, query: str) -> str:
+    with pytest.raises(ReadOnlyViolation) as info:
+        check_read_only(query, rules)
+    assert info.value.layer == "gate"
+    return info.value.reason
+
+
+CALL_SHAPE = (
+    "CALL must name an allowed procedure and call it with (...); "
+    "subqueries and settings are not allowed"
+)
+
+
+def test_a_procedure_is_named_and_called_or_refused() -> None:
+    check_read_only("CALL show_tables() RETURN *", LADYBUG_RULES)
+    check_read_only("CALL db.labels() YIELD label RETURN label", NEO4J_RULES)
+    check_read_only(
+        "CALL db.index.fulltext.queryNodes('kenning_text', 'storm') YIELD node RETURN node",
+        NEO4J_RULES,
+    )
+    assert _refused_in(NEO4J_RULES, "CALL { MATCH (n) RETURN n } RETURN 1") == CALL_SHAPE
+    assert _refused_in(LADYBUG_RULES, "CALL threads=1") == CALL_SHAPE
+    assert _refused_in(LADYBUG_RULES, "CALL show_tables RETURN *") == CALL_SHAPE
+    assert _refused_in(LADYBUG_RULES, "CALL show_functions() RETURN *") == (
+        "procedure 'show_functions' is not on the read-only allow-list "
+        "(db_version, show_connection, show_tables, table_info)"
+    )
+    # A second, forbidden call after an allowed one is still found.
+    reason = _refused_in(NEO4J_RULES, "CALL db.labels() YIELD label CALL db.createLabel('x')")
+    assert reason.startswith("procedure 'db.createlabel' is not on the read-only allow-list")
+
+
+def test_functions_are_held_to_each_dialect_s_list() -> None:
+    check_read_only("RETURN lower('A'), size([1, 2]), coalesce(null, 1)", LADYBUG_RULES)
+    # On Neo4j any plain (built-in) function passes the gate; namespaced ones must be listed.
+    check_read_only("RETURN toUpper('a'), reverse('ab')", NEO4J_RULES)
+    assert _refused_in(NEO4J_RULES, "RETURN apoc.text.join(['a'], ',')") == (
+        "function 'apoc.text.join' is not on this store's read-only allow-list "
+        "(functions that read files, change settings or sequences, or build unbounded values "
+        "are refused)"
+    )
+    assert _refused_in(LADYBUG_RULES, "RETURN lower('a'), repeat('a', 3)").startswith(
+        "function 'repeat' is not"
+    )
+    # Words followed by "(" that are not calls: a pattern, a list predicate.
+    check_read_only("MATCH (n) WHERE any(x IN [1] WHERE x = 1) RETURN n", LADYBUG_RULES)
+
+
+@pytest.mark.parametrize(
+    ("params", "reason"),
+    [
+        ({"x": float("nan")}, "x is nan; give a finite number"),
+        ({"x": 2**63}, "x does not fit in a 64-bit integer"),
+        ({"x": {1: "a"}}, "x has a key that is not a string"),
+        ({"x": []}, "x is an empty list, which this store cannot type; leave it out"),
+        (
+            {"x": ["a", 1]},
+            "x mixes number, string; this store needs every item of a list to be of one type "
+            "(split it into one list per type)",
+        ),
+        ({"x": [{"a": 1}, {"b": 1}]}, "x holds maps with different keys; give each the same keys"),
+        ({"": 1}, "'' is not a usable parameter name; use a plain word"),
+        (
+            {"_kenning_one_statement": 1},
+            "'_kenning_one_statement' is not a usable parameter name; use a plain word",
+        ),
+    ],
+)
+def test_each_param_refusal_says_what_to_do(params: dict[Any, Any], reason: str) -> None:
+    with pytest.raises(ReadOnlyViolation) as info:
+        check_params(params, homogeneous_lists=True)
+    assert info.value.layer == "params" and info.value.reason == reason
+
+
+def test_what_neo4j_can_type_is_let_through() -> None:
+    check_params({"x": [], "y": ["a", 1, None], "z": [{"a": 1}, {"b": 2}]}, homogeneous_lists=False)
+    check_params({"x": [None, "a"], "b": True, "i": -(2**63)}, homogeneous_lists=True)
+    with pytest.raises(ReadOnlyViolation, match="not plain JSON"):
+        check_params({"x": {1, 2}}, homogeneous_lists=True)
+
+
+def test_a_value_json_cannot_carry_is_named_by_its_path() -> None:
+    # check_params refuses it as not plain JSON first; the walk names it when called alone.
+    with pytest.raises(ReadOnlyViolation) as info:
+        g._check_value("x.y[0]", b"raw", 1, True)  # pyright: ignore[reportPrivateUsage]
+    assert info.value.reason == "x.y[0] is a bytes; use strings, numbers, booleans, lists and maps"
+
+
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [
+        ("   ", "the query is empty"),
+        ("/* nothing */ // at all", "the query holds only comments"),
+        ("RETURN (1))", "an unbalanced ')' (at character 10)"),
+        ("RETURN [1", "an unclosed bracket or CASE (expected ']')"),
+        ("RETURN CASE WHEN true THEN (1", "an unclosed bracket or CASE (expected ')')"),
+        ("RETURN 1; RETURN 2", "only one statement is allowed (a ';' at character 8)"),
+        ("UNWIND range(1, 5, 0) AS x RETURN x", "range() with a step of 0"),
+    ],
+)
+def test_each_shape_refusal_says_where(query: str, reason: str) -> None:
+    with pytest.raises(ReadOnlyViolation) as info:
+        check_read_only(query, LADYBUG_RULES)
+    assert info.value.reason == reason
+
+
+def test_limits_count_nesting_not_length() -> None:
+    # Side by side, brackets and CASEs never add up: only what is open at once counts.
+    many_cases = " + ".join(["CASE WHEN true THEN 1 ELSE 0 END"] * (g.MAX_CASE_DEPTH + 4))
+    check_read_only(f"RETURN {many_cases}", LADYBUG_RULES)
+    many_lists = ", ".join(["[[1]]"] * (g.MAX_DEPTH + 4))
+    check_read_only(f"RETURN [{many_lists}]", LADYBUG_RULES)
+    check_read_only("RETURN 1;", LADYBUG_RULES)  # one statement may end with its ';'
+
+
+def test_range_bounds_are_read_with_their_sign_and_step() -> None:
+    check_read_only("UNWIND range(-5, 5) AS x RETURN x", LADYBUG_RULES)
+    check_read_only("UNWIND range(-3, -1) AS x RETURN x", LADYBUG_RULES)
+    _refusal(f"UNWIND range(-{g.MAX_RANGE_VALUES}, 1) AS x RETURN x")
+    check_read_only("UNWIND range(1, 2000000, 2) AS x RETURN x", LADYBUG_RULES)
+    _refusal("UNWIND range(1, 2000001, 2) AS x RETURN x")
+    # An empty range makes the product empty.
+    check_read_only(
+        "UNWIND range(10, 1) AS a UNWIND range(1, 1000000) AS b UNWIND range(1, 2) AS c RETURN 1",
+        LADYBUG_RULES,
+    )
+    assert "integer literals or $parameters" in str(_refusal("RETURN range(1, $b)", {"b": True}))
+    assert "integer literals or $parameters" in str(_refusal("RETURN range(1, 2.5)"))
+
+
+def test_keywords_as_names_are_names_and_a_write_after_them_is_still_found() -> None:
+    check_read_only(
+        "MATCH (show:Concept) WHERE show.set = 1 RETURN {delete: 1, merge: show.create}",
+        LADYBUG_RULES,
+    )
+    assert "SET" in _refused_in(LADYBUG_RULES, "MATCH (n) WHERE n.set = 1 SET n.x = 2")
+    assert "DELETE" in _refused_in(LADYBUG_RULES, "MATCH (n) RETURN {set: 1} AS m DELETE n")
+    assert "CREATE" in _refused_in(LADYBUG_RULES, "MATCH (show:Concept) CREATE (:Note)")
+
+
+def test_a_mix_names_every_kind_it_found() -> None:
+    with pytest.raises(ReadOnlyViolation) as info:
+        check_params({"x": [[1], {"a": 1}, None, True, 1.5]}, homogeneous_lists=True)
+    assert info.value.reason.startswith("x mixes boolean, list, map, number;")
