@@ -236,6 +236,7 @@ def _project(path: Path) -> None:
     """
     import ladybug
 
+    from kenning_encounter.store.embedded.engine import rows
     from kenning_encounter.vocabulary import NODE_TYPES
 
     db = ladybug.Database(str(path), buffer_pool_size=PROJECT_POOL_BYTES)
@@ -243,12 +244,12 @@ def _project(path: Path) -> None:
         conn = ladybug.Connection(db)
         try:
             for table in INTERNAL_TABLES:
-                conn.execute(f"DROP TABLE {table}")
+                rows(conn, f"DROP TABLE {table}")
             for name, spec in NODE_TYPES.items():
                 if spec.authored:
                     for column in MIRROR_COLUMNS:
-                        conn.execute(f"ALTER TABLE {name} DROP {column}")
-            conn.execute("CHECKPOINT")
+                        rows(conn, f"ALTER TABLE {name} DROP {column}")
+            rows(conn, "CHECKPOINT")
         finally:
             conn.close()
     finally:
