@@ -282,3 +282,100 @@ def test_a_mix_names_every_kind_it_found() -> None:
     with pytest.raises(ReadOnlyViolation) as info:
         check_params({"x": [[1], {"a": 1}, None, True, 1.5]}, homogeneous_lists=True)
     assert info.value.reason.startswith("x mixes boolean, list, map, number;")
+
+
+def test_the_messages_of_the_limits() -> None:
+    from kenning_encounter.store.cypher_lexer import tokenize
+
+    assert _refusal(f"UNWIND range(1, {g.MAX_RANGE_VALUES + 1}) AS x RETURN x").reason == (
+        f"range() would build more than {g.MAX_RANGE_VALUES:,} values (the product of every "
+        "range in the query); narrow the bounds"
+    )
+    assert _refusal("RETURN range(1, 2 * 3)").reason.startswith(
+        "range() takes two or three integer literals or $parameters here (at character 7)"
+    )
+    deep = g.MAX_DEPTH + 1
+    assert _refusal("RETURN " + "[" * deep + "1" + "]" * deep).reason == (
+        f"brackets and CASE nested deeper than {g.MAX_DEPTH} levels (at character "
+        f"{7 + g.MAX_DEPTH}); flatten the expression"
+    )
+    nested = "1"
+    for _ in range(g.MAX_CASE_DEPTH + 1):
+        nested = f"CASE WHEN true THEN {nested} ELSE 0 END"
+    assert _refusal(f"RETURN {nested}").reason == (
+        f"CASE nested deeper than {g.MAX_CASE_DEPTH} levels; flatten it"
+    )
+    long = "RETURN 1 " + " " * g.MAX_QUERY_CHARS
+    assert _refusal(long).reason == (
+        f"the query is longer than {g.MAX_QUERY_CHARS} characters; narrow it"
+    )
+    # Exactly the token limit passes; one more is refused.
+    query = "RETURN 1" + " + 1" * ((g.MAX_TOKENS - 2) // 2)
+    assert len(tokenize(query, LADYBUG_RULES.dialect)) == g.MAX_TOKENS
+    check_read_only(query, LADYBUG_RULES)
+    assert _refusal(query + " + 1").reason == (
+        f"the query has more than {g.MAX_TOKENS} tokens; split it into smaller reads"
+    )
+    assert _refusal("RETURN 1;;").reason.startswith("only one statement is allowed")
+
+
+def test_deep_cases_side_by_side_pass() -> None:
+    nested = "1"
+    for _ in range(g.MAX_CASE_DEPTH):
+        nested = f"CASE WHEN true THEN {nested} ELSE 0 END"
+    check_read_only(f"RETURN {nested} + {nested} + {nested}", LADYBUG_RULES)
+
+
+def test_an_empty_allow_list_says_none() -> None:
+    bare = g.Rules(dialect=LADYBUG_RULES.dialect, procedures=frozenset(), functions=frozenset())
+    assert _refused_in(bare, "CALL show_tables() RETURN *") == (
+        "procedure 'show_tables' is not on the read-only allow-list (none)"
+    )
+
+
+def test_names_in_every_position_are_names() -> None:
+    check_read_only("MATCH (a)-[set:GROUNDS]->(b) RETURN a", LADYBUG_RULES)
+    check_read_only("RETURN {a: 1, set: 2, delete: 3} AS m", LADYBUG_RULES)
+    check_read_only("MATCH (delete:Note) RETURN delete.name", LADYBUG_RULES)
+    check_read_only("CALL `show_tables`() RETURN *", LADYBUG_RULES)
+    check_read_only("UNWIND range(-999999, 0) AS x RETURN x", LADYBUG_RULES)
+    _refusal("UNWIND range(-1000000, 0) AS x RETURN x")
+
+
+def test_param_limits_at_their_edges_and_paths() -> None:
+    check_params({"i": -(2**63)}, homogeneous_lists=True)
+    check_params({"i": 2**63 - 1}, homogeneous_lists=True)
+    with pytest.raises(ReadOnlyViolation, match="64-bit"):
+        check_params({"i": -(2**63) - 1}, homogeneous_lists=True)
+    with pytest.raises(ReadOnlyViolation) as nan:
+        check_params({"x": {"y": {"z": float("nan")}}}, homogeneous_lists=True)
+    assert nan.value.reason == "x.y.z is nan; give a finite number"
+    with pytest.raises(ReadOnlyViolation) as inf:
+        check_params({"x": [1.0, float("inf")]}, homogeneous_lists=True)
+    assert inf.value.reason == "x[1] is inf; give a finite number"
+    with pytest.raises(ReadOnlyViolation) as mixed:
+        check_params({"x": {"y": ["a", 1]}}, homogeneous_lists=True)
+    assert mixed.value.reason.startswith("x.y mixes")
+    with pytest.raises(ReadOnlyViolation) as listed:
+        check_params({"x": [["a", 1]]}, homogeneous_lists=True)
+    assert listed.value.reason.startswith("x[0] mixes")
+    check_params({"x": [{"a": 1}]}, homogeneous_lists=True)
+    deep: Any = 1
+    for _ in range(g.MAX_PARAM_DEPTH - 1):
+        deep = {"k": deep}
+    check_params({"d": deep}, homogeneous_lists=True)
+    with pytest.raises(ReadOnlyViolation) as nested:
+        check_params({"d": {"k": deep}}, homogeneous_lists=True)
+    assert nested.value.reason.endswith(
+        f"is nested deeper than {g.MAX_PARAM_DEPTH} levels; flatten it"
+    )
+    limit = g.MAX_PARAM_CHARS - len('{"s": ""}')
+    check_params({"s": "x" * limit}, homogeneous_lists=True)
+    with pytest.raises(ReadOnlyViolation) as long:
+        check_params({"s": "x" * (limit + 1)}, homogeneous_lists=True)
+    assert long.value.reason == (
+        f"the values are longer than {g.MAX_PARAM_CHARS} characters as JSON"
+    )
+    with pytest.raises(ReadOnlyViolation) as odd:
+        check_params({"x": {1, 2}}, homogeneous_lists=True)
+    assert odd.value.reason.startswith("the values are not plain JSON (")
