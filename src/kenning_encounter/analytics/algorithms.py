@@ -36,6 +36,7 @@ from kenning_encounter.analytics.engine import (
     Fragility,
     IntArray,
     Scores,
+    check_rank_arguments,
 )
 from kenning_encounter.analytics.projection import Projection
 
@@ -118,8 +119,7 @@ class InProcessGraph:
         max_iterations: int = 200,
     ) -> Scores:
         """PageRank by power iteration (see ``power``); restarts at ``seeds`` if given."""
-        if seeds is not None and len(seeds) == 0:
-            raise ValueError("seeds is empty; pass None for unpersonalized PageRank")
+        check_rank_arguments(damping, seeds)
         p = self._projection
         values, steps, converged = power.pagerank(
             p.node_count,

@@ -65,6 +65,14 @@ def betweenness_sources(nodes: int, edges: int) -> int | None:
     return max(MIN_BETWEENNESS_SOURCES, min(MAX_BETWEENNESS_SOURCES, by_work, nodes))
 
 
+def check_rank_arguments(damping: float, seeds: Sequence[int] | None = None) -> None:
+    """What every engine's ranks refuse alike, before any work."""
+    if seeds is not None and len(seeds) == 0:
+        raise ValueError("seeds is empty; pass None for unpersonalized PageRank")
+    if not 0.0 < damping < 1.0:
+        raise ValueError(f"damping must lie strictly between 0 and 1, got {damping}")
+
+
 def leiden_iterations(nodes: int) -> int:
     """Iterations for Leiden: -1 means until the partition stops changing."""
     return -1 if nodes <= LEIDEN_CONVERGE_LIMIT else LEIDEN_ITERATIONS_LARGE

@@ -91,6 +91,7 @@ from kenning_encounter.analytics.engine import (
     Fragility,
     IntArray,
     Scores,
+    check_rank_arguments,
 )
 from kenning_encounter.analytics.gds_results import by_size, cut_sizes, modularity
 from kenning_encounter.analytics.projection import Projection
@@ -321,8 +322,7 @@ class GdsGraph:
         tolerance: float = 1e-7,
         max_iterations: int = 100,
     ) -> Scores:
-        if not 0.0 < damping < 1.0:
-            raise ValueError(f"damping must lie strictly between 0 and 1, got {damping}")
+        check_rank_arguments(damping)
         config = self._config(
             q.DIRECTED,
             dampingFactor=damping,
@@ -346,10 +346,7 @@ class GdsGraph:
         tolerance: float = 1e-9,
         max_iterations: int = 200,
     ) -> Scores:
-        if seeds is not None and len(seeds) == 0:
-            raise ValueError("seeds is empty; pass None for unpersonalized PageRank")
-        if not 0.0 < damping < 1.0:
-            raise ValueError(f"damping must lie strictly between 0 and 1, got {damping}")
+        check_rank_arguments(damping, seeds)
         settings: dict[str, Any] = {
             "dampingFactor": damping,
             "tolerance": tolerance,
