@@ -42,6 +42,7 @@ MODULES: dict[str, list[str]] = {
         "tests/contract/test_mutants.py",
         "tests/contract/test_encounter_cycle.py",
         "tests/unit/test_forget.py",
+        "tests/contract/test_deletions.py",
     ],
     "server/security.py": [
         "tests/e2e/test_server_http.py",
