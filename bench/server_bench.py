@@ -147,9 +147,10 @@ class _RawMcp:
 
 def _over_http(url: str, queries: list[str], calls: int) -> tuple[list[float], list[float]]:
     raw = _RawMcp(url)
-    session = "bench-http"
     try:
-        raw.call("advance_encounter", {"session_id": session, "purpose": "measure raw http"})
+        opened = raw.call("advance_encounter", {"session_id": "bench-http", "purpose": "raw http"})
+        # A client keeps the handle the opening call hands out and passes it from then on.
+        session = str(opened["structuredContent"]["handle"])
         search = _loop(
             calls, lambda i: raw.call("search", {"query": queries[i % len(queries)], "limit": 10})
         )
