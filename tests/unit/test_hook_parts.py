@@ -8,11 +8,13 @@ import json
 import os
 import stat
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from kenning_encounter.hooks import infuse_hook as h
+from tests.support.hookfakes import FakeHookServer, fake_server
 
 ENV: dict[str, str] = {}
 
@@ -282,3 +284,201 @@ def test_handles_are_kept_privately_per_session(tmp_path: Path) -> None:
     os.utime(folder / "s1", (old, old))
     h.prune_handles(env, time.time())
     assert not (folder / "s1").exists() and (folder / "s3").exists()
+
+
+# --------------------------------------------------------------- the modes, in process
+
+SESSION = "5d1e7c0a-parts"
+
+
+@pytest.fixture
+def server() -> Iterator[FakeHookServer]:
+    with fake_server() as running:
+        yield running
+
+
+def _printed(capsys: pytest.CaptureFixture[str]) -> str | None:
+    out = capsys.readouterr().out
+    if not out:
+        return None
+    [line] = out.splitlines()
+    return json.loads(line)["hookSpecificOutput"]["additionalContext"]
+
+
+def _env(server: FakeHookServer, tmp_path: Path, **values: str) -> dict[str, str]:
+    return {
+        "KENNING_ENCOUNTER_URL": server.url,
+        "CLAUDE_CODE_ENTRYPOINT": "cli",
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        **values,
+    }
+
+
+def _options(server: FakeHookServer, mode: str = "prompt", timeout: float = 5.0) -> h.Options:
+    return h.Options(mode, server.url, timeout, 6)
+
+
+def test_a_prompt_is_sent_with_its_trajectory_and_the_payload_printed(
+    server: FakeHookServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _transcript(tmp_path / "t.jsonl", [_user("before"), _user("the prompt")])
+    event = {"session_id": SESSION, "prompt": "the prompt", "transcript_path": path, "cwd": "/w"}
+    h.run_prompt(_options(server), event, _env(server, tmp_path))
+    assert _printed(capsys) == server.payload
+    [sent] = server.received
+    assert sent.path == "/infuse" and isinstance(sent.body, dict)
+    assert sent.body["session_id"] == SESSION and sent.body["prompt"] == "the prompt"
+    assert sent.body["trajectory"] == ["before"] and sent.body["cwd"] == "/w"
+    assert 0 < int(sent.body["deadline_ms"]) <= 5000
+    assert sent.headers.get("Content-Type") == "application/json"
+
+
+def test_a_prompt_carries_the_kept_handle_and_keeps_a_new_one(
+    server: FakeHookServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = _env(server, tmp_path, KENNING_ENCOUNTER_TOKEN="tok")
+    server.token = "tok"
+    h.save_handle(env, SESSION, f"{SESSION}~" + "a" * 26)
+    h.run_prompt(_options(server), {"session_id": SESSION, "prompt": "p"}, env)
+    [sent] = server.received
+    assert isinstance(sent.body, dict) and sent.body["session_id"] == f"{SESSION}~" + "a" * 26
+    assert sent.headers.get("Authorization") == "Bearer tok"
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("event", "why"),
+    [
+        ({"session_id": SESSION, "prompt": "  "}, "a blank prompt"),
+        ({"session_id": SESSION}, "no prompt"),
+        ({"prompt": "p"}, "no session"),
+    ],
+)
+def test_nothing_is_sent_for_an_empty_event(
+    server: FakeHookServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    event: dict[str, object],
+    why: str,
+) -> None:
+    h.run_prompt(_options(server), event, _env(server, tmp_path))
+    assert server.received == [] and _printed(capsys) is None, why
+
+
+def test_a_closed_gate_sends_nothing(
+    server: FakeHookServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = _env(server, tmp_path, CLAUDE_CODE_ENTRYPOINT="sdk-cli")
+    h.run_prompt(_options(server), {"session_id": SESSION, "prompt": "p"}, env)
+    assert server.received == [] and _printed(capsys) is None
+
+
+def test_how_each_answer_is_printed(
+    server: FakeHookServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = _env(server, tmp_path)
+    event = {"session_id": SESSION, "prompt": "p"}
+    server.meta = {"channel": "lexical", "degraded": True, "degraded_reason": "no key\nat all"}
+    h.run_prompt(_options(server), event, env)
+    assert (
+        _printed(capsys)
+        == f"[kenning-encounter: lexical fallback — no key at all]\n{server.payload}"
+    )
+    server.meta = {"channel": "cache", "degraded": True}
+    h.run_prompt(_options(server), event, env)
+    assert _printed(capsys) == (
+        f"[kenning-encounter: degraded channel cache — no reason given]\n{server.payload}"
+    )
+    server.meta, server.payload, server.status = {}, "   ", "silent"
+    h.run_prompt(_options(server), event, env)
+    assert _printed(capsys) is None
+    server.status, server.meta = "failed", {"degraded_reason": "the index\nbroke"}
+    h.run_prompt(_options(server), event, env)
+    assert _printed(capsys) == (
+        f"[kenning-encounter: memory at {server.url} failed to infuse (the index broke) — "
+        "running without infusion]"
+    )
+    server.meta = {}
+    h.run_prompt(_options(server), event, env)
+    assert "failed to infuse (no reason given)" in (_printed(capsys) or "")
+    server.status, server.raw_answer = None, b'{"no": "payload"}'
+    h.run_prompt(_options(server), event, env)
+    assert "answered badly (no payload)" in (_printed(capsys) or "")
+
+
+def test_session_start_prints_the_context_and_keeps_the_handle(
+    server: FakeHookServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = _env(server, tmp_path)
+    server.context = "the re-entry note"
+    server.raw_answer = json.dumps(
+        {"context": "the re-entry note", "handle": f"{SESSION}~" + "b" * 26}
+    ).encode()
+    h.run_session_start(
+        _options(server, "session-start"), {"session_id": SESSION, "source": "resume"}, env
+    )
+    assert _printed(capsys) == "the re-entry note"
+    assert h.load_handle(env, SESSION) == f"{SESSION}~" + "b" * 26
+    [sent] = server.received
+    assert sent.path == "/session-start" and sent.body == {
+        "session_id": SESSION,
+        "source": "resume",
+    }
+    gated = _env(server, tmp_path, CLAUDE_CODE_ENTRYPOINT="sdk-cli")
+    h.run_session_start(_options(server, "session-start"), {"session_id": SESSION}, gated)
+    assert _printed(capsys) == "the re-entry note\n" + (h.gate_notice(gated) or "")
+    sent = server.received[-1]
+    assert sent.body == {"session_id": f"{SESSION}~" + "b" * 26, "source": None}
+    h.run_session_start(_options(server, "session-start"), {"source": "startup"}, env)
+    assert _printed(capsys) is None and len(server.received) == 2
+
+
+def test_session_start_without_a_server_still_names_the_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with fake_server() as gone:
+        url = gone.url
+    options = h.Options("session-start", url, 1.0, 6)
+    env = {"XDG_STATE_HOME": str(tmp_path / "state"), "CLAUDE_CODE_ENTRYPOINT": "cli"}
+    h.run_session_start(options, {"session_id": SESSION}, env)
+    assert _printed(capsys) == (
+        f"Your kenning-encounter session_id is {SESSION}; pass it as session_id to the memory "
+        f"tools. (memory server unreachable at {url}; no re-entry note.)"
+    )
+
+
+def test_session_end_sends_the_handle_and_prints_nothing(
+    server: FakeHookServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = _env(server, tmp_path)
+    h.save_handle(env, SESSION, f"{SESSION}~" + "c" * 26)
+    h.run_session_end(
+        _options(server, "session-end"), {"session_id": SESSION, "reason": "exit"}, env
+    )
+    [sent] = server.received
+    assert sent.path == "/session-end"
+    assert sent.body == {"session_id": f"{SESSION}~" + "c" * 26, "reason": "exit"}
+    assert _printed(capsys) is None
+    assert h.load_handle(env, SESSION) is not None  # kept for a --resume
+    h.run_session_end(_options(server, "session-end"), {"reason": "exit"}, env)
+    assert len(server.received) == 1
+
+
+def test_post_json_reports_each_failure_kind(tmp_path: Path) -> None:
+    with fake_server() as gone:
+        url = gone.url
+    with pytest.raises(h.HookFailure) as down:
+        h.post_json(h.Options("prompt", url, 1.0, 6), "/infuse", {}, {}, 1.0)
+    assert down.value.kind == "unreachable"
+    with fake_server() as slow:
+        slow.behaviour = "slow"
+        with pytest.raises(h.HookFailure) as late:
+            h.post_json(h.Options("prompt", slow.url, 0.3, 6), "/infuse", {}, {}, 5.0)
+        assert late.value.kind == "timeout"
+    with fake_server() as chunked:
+        chunked.behaviour = "chunked"
+        answer = h.post_json(h.Options("prompt", chunked.url, 5.0, 6), "/session-end", {}, {}, 5.0)
+        assert answer == {"sealed": True}
+    with pytest.raises(h.HookFailure) as bad:
+        h.post_json(h.Options("prompt", "ftp://x", 1.0, 6), "/infuse", {}, {}, 1.0)
+    assert (bad.value.kind, bad.value.detail) == ("bad", "invalid URL")
