@@ -43,11 +43,11 @@ from kenning_encounter.analytics import (
     build_panel,
     build_projection,
 )
-from kenning_encounter.analytics import gds_queries as q
 from kenning_encounter.analytics.engine import EngineGraph
 from kenning_encounter.analytics.gds import GdsEngine, GdsGraph
 from kenning_encounter.analytics.sections import frontier_seeds
 from kenning_encounter.errors import StoreError
+from kenning_encounter.store.neo4j import gds_queries as q
 from kenning_encounter.store.neo4j.gds import GdsExecutor, open_gds
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from tests.support.backends import neo4j_uri

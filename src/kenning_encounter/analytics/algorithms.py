@@ -36,6 +36,7 @@ from kenning_encounter.analytics.engine import (
     Fragility,
     IntArray,
     Scores,
+    by_size,
     check_rank_arguments,
 )
 from kenning_encounter.analytics.projection import Projection
@@ -55,19 +56,6 @@ class InProcessEngine:
 
     def load(self, projection: Projection) -> InProcessGraph:
         return InProcessGraph(projection)
-
-
-def _by_size(membership: IntArray) -> tuple[IntArray, IntArray]:
-    """Renumber groups largest first (ties: earliest member first)."""
-    if membership.shape[0] == 0:
-        return membership, np.zeros(0, dtype=np.int64)
-    sizes = np.bincount(membership)
-    first = np.full(sizes.shape[0], membership.shape[0], dtype=np.int64)
-    np.minimum.at(first, membership, np.arange(membership.shape[0], dtype=np.int64))
-    order = np.lexsort((first, -sizes))
-    rename = np.empty_like(order)
-    rename[order] = np.arange(order.shape[0], dtype=np.int64)
-    return rename[membership], sizes[order]
 
 
 class InProcessGraph:
@@ -174,7 +162,7 @@ class InProcessGraph:
                 )
             finally:
                 ig.set_random_number_generator(random)
-        membership, sizes = _by_size(np.asarray(found.membership, dtype=np.int64))
+        membership, sizes = by_size(np.asarray(found.membership, dtype=np.int64))
         modularity = 0.0
         if self._simple.ecount():
             modularity = float(self._simple.modularity(membership.tolist()))
@@ -182,7 +170,7 @@ class InProcessGraph:
 
     def wcc(self) -> Components:
         found = self._directed.connected_components(mode="weak")
-        membership, sizes = _by_size(np.asarray(found.membership, dtype=np.int64))
+        membership, sizes = by_size(np.asarray(found.membership, dtype=np.int64))
         degree = np.asarray(self._simple.degree(), dtype=np.int64)
         isolated = np.flatnonzero(degree == 0).astype(np.int64)
         return Components(ENGINE_IGRAPH, membership, sizes, isolated)

@@ -65,6 +65,20 @@ def betweenness_sources(nodes: int, edges: int) -> int | None:
     return max(MIN_BETWEENNESS_SOURCES, min(MAX_BETWEENNESS_SOURCES, by_work, nodes))
 
 
+def by_size(membership: IntArray) -> tuple[IntArray, IntArray]:
+    """Renumber dense groups largest first (ties: earliest member first): every
+    engine numbers its communities and components this way."""
+    if membership.shape[0] == 0:
+        return membership, np.zeros(0, dtype=np.int64)
+    sizes = np.bincount(membership)
+    first = np.full(sizes.shape[0], membership.shape[0], dtype=np.int64)
+    np.minimum.at(first, membership, np.arange(membership.shape[0], dtype=np.int64))
+    order = np.lexsort((first, -sizes))
+    rename = np.empty_like(order)
+    rename[order] = np.arange(order.shape[0], dtype=np.int64)
+    return rename[membership], sizes[order]
+
+
 def check_rank_arguments(damping: float, seeds: Sequence[int] | None = None) -> None:
     """What every engine's ranks refuse alike, before any work."""
     if seeds is not None and len(seeds) == 0:

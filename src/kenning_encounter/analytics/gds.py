@@ -13,7 +13,7 @@ share a graph. The graph is dropped by ``close`` (and by ``__exit__``), and by
 its graphs, so each name carries the host and PID of its maker, and an engine
 started for a server (``GdsEngine.start``) first drops the graphs of this host's
 processes that are gone (``sweep_orphans``). The relationship types a graph
-holds are described in ``gds_queries``.
+holds are described in ``store/neo4j/gds_queries``.
 
 How each algorithm keeps the conventions of ``analytics.engine``, so the two
 engines agree on the same projection:
@@ -78,7 +78,6 @@ from typing import Any, LiteralString, Self, cast
 
 import numpy as np
 
-from kenning_encounter.analytics import gds_queries as q
 from kenning_encounter.analytics.algorithms import InProcessEngine
 from kenning_encounter.analytics.engine import (
     DAMPING,
@@ -91,11 +90,13 @@ from kenning_encounter.analytics.engine import (
     Fragility,
     IntArray,
     Scores,
+    by_size,
     check_rank_arguments,
 )
-from kenning_encounter.analytics.gds_results import by_size, cut_sizes, modularity
+from kenning_encounter.analytics.gds_results import cut_sizes, modularity
 from kenning_encounter.analytics.projection import Projection
 from kenning_encounter.errors import EngineError, StoreError
+from kenning_encounter.store.neo4j import gds_queries as q
 from kenning_encounter.store.port import AnalyticsExecutor
 
 logger = logging.getLogger(__name__)

@@ -13,20 +13,6 @@ from scipy.sparse import csgraph
 from kenning_encounter.analytics.engine import IntArray
 
 
-def by_size(membership: IntArray) -> tuple[IntArray, IntArray]:
-    """Renumber dense groups largest first (ties: earliest member first), as the
-    in-process engine numbers them."""
-    if membership.shape[0] == 0:
-        return membership, np.zeros(0, dtype=np.int64)
-    sizes = np.bincount(membership)
-    first = np.full(sizes.shape[0], membership.shape[0], dtype=np.int64)
-    np.minimum.at(first, membership, np.arange(membership.shape[0], dtype=np.int64))
-    order = np.lexsort((first, -sizes))
-    rename = np.empty_like(order)
-    rename[order] = np.arange(order.shape[0], dtype=np.int64)
-    return rename[membership], sizes[order]
-
-
 def modularity(membership: IntArray, sources: IntArray, targets: IntArray) -> float:
     """Newman's modularity (resolution 1) of a partition of a simple undirected graph."""
     m = sources.shape[0]
