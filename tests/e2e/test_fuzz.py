@@ -23,7 +23,6 @@ from mcp import Client
 from kenning_encounter.server.app import build_server
 from kenning_encounter.server.context import Runtime
 from tests.e2e.conftest import call_ok, call_refused, make_settings
-from tests.support.backends import open_neo4j_store
 from tests.support.fuzz import Tally, fuzz_session, refusal_problem
 from tests.support.snapshot import snapshot
 
@@ -50,22 +49,6 @@ def _runs(examples: int) -> settings:
 def test_tool_calls_fuzzed_keep_the_memory_whole(data: st.DataObject) -> None:
     tally = Tally()
     anyio.run(fuzz_session, data.draw, CALLS, tally)
-    assert tally.calls - tally.kinds["seed"] == CALLS
-    assert not tally.findings, "\n".join(tally.findings)
-
-
-@pytest.mark.neo4j
-@_runs(max(1, EXAMPLES // 2))
-@given(st.data())
-def test_tool_calls_fuzzed_keep_a_neo4j_memory_whole(data: st.DataObject) -> None:
-    """The same run on Neo4j, where the server, not the engine's schema, holds the rules."""
-    opened = open_neo4j_store()
-    if isinstance(opened, str):
-        if os.environ.get("KENNING_ENCOUNTER_REQUIRE_NEO4J") == "1":
-            pytest.fail(f"Neo4j is required here: {opened}")
-        pytest.skip(opened)
-    tally = Tally()
-    anyio.run(fuzz_session, data.draw, CALLS, tally, opened)
     assert tally.calls - tally.kinds["seed"] == CALLS
     assert not tally.findings, "\n".join(tally.findings)
 
