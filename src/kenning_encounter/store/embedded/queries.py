@@ -7,18 +7,21 @@ with names from the closed vocabulary.
 
 from __future__ import annotations
 
-from typing import Final
+import sys
+from typing import Final, LiteralString, cast
 
+from kenning_encounter.store.ops.text import NodeText, RelationText, SpineText, text_of
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES
 
 _ALLOWED_NAMES: Final = frozenset(NODE_TYPES) | frozenset(RELATION_TYPES)
 
 
-def render(template: str, **names: str) -> str:
+def render(template: str, **names: str) -> LiteralString:
     for value in names.values():
         if value not in _ALLOWED_NAMES:
             raise ValueError(f"not a vocabulary name: {value!r}")
-    return template.format(**names)
+    # Safe to treat as a literal: every slot came from the closed vocabulary.
+    return cast(LiteralString, template.format(**names))
 
 
 # --- meta -------------------------------------------------------------------
@@ -29,14 +32,13 @@ CLOCK_NEXT: Final = "MATCH (m:Meta {key: 'clock'}) SET m.ival = m.ival + 1 RETUR
 
 # --- registries (uniqueness by primary key) ---------------------------------
 NAME_GET: Final = "MATCH (k:NameKey {name: $name}) RETURN k.id"
-NAME_PUT: Final = "MERGE (k:NameKey {name: $name}) SET k.id = $id"
+NAME_PUT: Final = "UNWIND $rows AS r MERGE (k:NameKey {name: r.name}) SET k.id = r.id"
 NAMES_GET: Final = "UNWIND $names AS nm MATCH (k:NameKey {name: nm}) RETURN k.name, k.id"
 NAMES_CREATE: Final = "UNWIND $rows AS r CREATE (:NameKey {name: r.name, id: r.id})"
 NAMES_MOVE: Final = "UNWIND $rows AS r MATCH (k:NameKey {name: r.name}) SET k.id = r.id"
 NAME_DROP: Final = "MATCH (k:NameKey {name: $name}) WHERE k.id = $id DELETE k"
 SOURCE_GET: Final = "MATCH (k:SourceKey {key: $key}) RETURN k.id"
-SOURCE_PUT: Final = "CREATE (:SourceKey {key: $key, id: $id})"
-SOURCE_MOVE: Final = "MATCH (k:SourceKey {key: $key}) SET k.id = $id"
+SOURCE_PUT: Final = "UNWIND $rows AS r MERGE (k:SourceKey {key: r.key}) SET k.id = r.id"
 SOURCE_DROP: Final = "MATCH (k:SourceKey {key: $key}) WHERE k.id = $id DELETE k"
 
 # --- authored nodes ---------------------------------------------------------
@@ -50,8 +52,22 @@ RECENT_HEADS: Final = (
     "MATCH (n:{label}) WHERE n.superseded_by IS NULL RETURN n ORDER BY n.tick DESC LIMIT $limit"
 )
 NODE_SET_SUCCESSOR: Final = "MATCH (n:{label} {{id: $id}}) SET n.superseded_by = $successor"
-# CREATE lists its columns explicitly; the column list comes from the vocabulary.
-NODES_CREATE: Final = "UNWIND $rows AS r CREATE (n:{label} {{{assignments}}})"
+
+
+def node_columns(label: str) -> list[str]:
+    """A type's stored columns, in the order its table declares them."""
+    t = NODE_TYPES[label]
+    return ["id", "tick", "ord", "created_at", "encounter", "locus", *(p.name for p in t.props)]
+
+
+def nodes_create(label: str) -> LiteralString:
+    """CREATE lists its columns explicitly; label and columns come from the vocabulary."""
+    if label not in NODE_TYPES:
+        raise ValueError(f"not a vocabulary name: {label!r}")
+    assignments = ", ".join(f"{c}: r.{c}" for c in node_columns(label))
+    return cast(LiteralString, f"UNWIND $rows AS r CREATE (n:{label} {{{assignments}}})")
+
+
 # The encounter is matched once, before the UNWIND: matched inside it, the anchoring
 # cost several times the creation and grew with the table. (Creating node and edge in
 # one statement is faster still, but its log records failed to replay after a kill.)
@@ -76,14 +92,6 @@ EDGE_COUNT: Final = (
     "MATCH (a:{source} {{id: $s}})-[r:{rel}]->(b:{target} {{id: $t}}) RETURN count(r)"
 )
 EDGE_DELETE: Final = "MATCH (a:{source} {{id: $s}})-[r:{rel}]->(b:{target} {{id: $t}}) DELETE r"
-EDGES_OUT: Final = (
-    "MATCH (n:{label} {{id: $id}})-[r]->(m) WHERE label(r) IN $rels "
-    "RETURN n.id, m.id, label(r), r.tick, r.encounter, r.revision_why"
-)
-EDGES_IN: Final = (
-    "MATCH (n:{label} {{id: $id}})<-[r]-(m) WHERE label(r) IN $rels "
-    "RETURN m.id, n.id, label(r), r.tick, r.encounter, r.revision_why"
-)
 EDGES_OUT_MANY: Final = (
     "MATCH (n:{label})-[r]->(m) WHERE n.id IN $ids AND label(r) IN $rels "
     "RETURN n.id, m.id, label(r), r.tick, r.encounter, r.revision_why"
@@ -155,3 +163,8 @@ ENC_NODES: Final = (
     "MATCH (e:Encounter)-[:RECORDED]->(n) WHERE e.id IN $names "
     "RETURN n.id ORDER BY n.tick DESC LIMIT $limit"
 )
+
+ENC_CREATE_STEPS: Final = (ENC_CREATE, ENC_OPENED)
+SPINE_TEXT: Final = text_of(SpineText, sys.modules[__name__])
+NODE_TEXT: Final = text_of(NodeText, sys.modules[__name__])
+RELATION_TEXT: Final = text_of(RelationText, sys.modules[__name__])

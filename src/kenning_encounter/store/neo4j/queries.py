@@ -12,8 +12,10 @@ Component's source triple -> id), each unique by a constraint.
 
 from __future__ import annotations
 
+import sys
 from typing import Final, LiteralString, cast
 
+from kenning_encounter.store.ops.text import NodeText, RelationText, SpineText, text_of
 from kenning_encounter.textproc import TOKENIZER_VERSION
 from kenning_encounter.vocabulary import (
     AUTHORED_NODE_TYPES,
@@ -197,17 +199,15 @@ EDGES_IN_MANY: Final = (
     "MATCH (n:{label})<-[r]-(m) WHERE n.id IN $ids AND type(r) IN $rels "
     "RETURN m.id, n.id, type(r), r.tick, r.encounter, r.revision_why"
 )
-# ``{rels}`` is an alternatives() expression of authored relation types.
-EDGES_ALL: Final = (
-    "MATCH (a)-[r:{rels}]->(b) RETURN a.id, b.id, type(r), r.tick, r.encounter, r.revision_why"
+# Typed by pattern, not filtered by $rels: the planner then reads only those types.
+EDGES_ALL: Final = cast(
+    LiteralString,
+    f"MATCH (a)-[r:{alternatives(AUTHORED_RELATION_TYPES)}]->(b) "
+    "RETURN a.id, b.id, type(r), r.tick, r.encounter, r.revision_why",
 )
 PREDECESSORS: Final = (
     "MATCH (n:{label} {{id: $id}})-[r:SUPERSEDES]->(p:{label}) RETURN p.id, r.revision_why"
 )
-
-
-def edges_all() -> LiteralString:
-    return cast(LiteralString, EDGES_ALL.format(rels=alternatives(AUTHORED_RELATION_TYPES)))
 
 
 # --- spine ----------------------------------------------------------------------
@@ -300,3 +300,8 @@ TEXT_RESET: Final = (
 
 # --- read_cypher -----------------------------------------------------------------------
 EXPLAIN_PREFIX: Final = "EXPLAIN "
+
+ENC_CREATE_STEPS: Final = (ENC_CREATE,)
+SPINE_TEXT: Final = text_of(SpineText, sys.modules[__name__])
+NODE_TEXT: Final = text_of(NodeText, sys.modules[__name__])
+RELATION_TEXT: Final = text_of(RelationText, sys.modules[__name__])

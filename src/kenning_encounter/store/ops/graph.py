@@ -1,0 +1,229 @@
+"""Authored nodes and their relations: lookups, walks, and the writes that keep a
+chain's names, source keys and heads true."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from kenning_encounter.errors import StoreError
+from kenning_encounter.store.endpoints import check_relation
+from kenning_encounter.store.ids import component_key, group_by_type, source_key, type_of_id
+from kenning_encounter.store.ops.base import Statements, edge_from_row
+from kenning_encounter.store.ops.text import NodeText, RelationText
+from kenning_encounter.store.port import Subgraph
+from kenning_encounter.store.records import EdgeRecord, NodeRecord
+from kenning_encounter.vocabulary import (
+    AUTHORED_NODE_TYPES,
+    AUTHORED_RELATION_TYPES,
+    RELATION_TYPES,
+)
+
+
+class NodeOps(Statements):
+    _nodes: NodeText
+
+    @abstractmethod
+    def node(self, label: str, row: list[Any]) -> NodeRecord:
+        """One node row of the backend's node queries, as a record."""
+
+    # --- bookkeeping a backend may keep beside the graph (no-ops by default) ----------
+    def _on_changed(self, node_id: str) -> None:
+        """A stored node's status or successor is about to change."""
+
+    def _on_successor(self, node_id: str, successor: str | None) -> None:
+        """A node's successor was set or cleared (a stored mirror of it may follow)."""
+
+    def _on_deleted(self, node_id: str) -> None:
+        """A node was deleted."""
+
+    def _on_reindex(self, node: NodeRecord) -> None:
+        """A node's head-ness changed: its entry in a text index may follow."""
+
+    # --- reads ---------------------------------------------------------------------
+    def get_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
+        return self._fetch_nodes(node_ids)
+
+    def _fetch_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
+        found: dict[str, NodeRecord] = {}
+        for label, ids in group_by_type(node_ids).items():
+            for row in self.rows(self.render(self._nodes.nodes_get, label=label), {"ids": ids}):
+                node = self.node(label, row)
+                found[node.id] = node
+        return found
+
+    def get_node(self, node_id: str) -> NodeRecord | None:
+        return self.get_nodes([node_id]).get(node_id)
+
+    def all_nodes(self) -> Iterable[NodeRecord]:
+        for label in AUTHORED_NODE_TYPES:
+            for row in self.rows(self.render(self._nodes.nodes_all, label=label)):
+                yield self.node(label, row)
+
+    def head_id_by_name(self, name: str) -> str | None:
+        rows = self.rows(self._nodes.name_get, {"name": name})
+        return str(rows[0][0]) if rows else None
+
+    def head_ids_by_names(self, names: Sequence[str]) -> dict[str, str]:
+        rows = self.rows(self._nodes.names_get, {"names": list(names)})
+        return {str(r[0]): str(r[1]) for r in rows}
+
+    def component_id_by_source(self, kind: str, label: str, key: str) -> str | None:
+        rows = self.rows(self._nodes.source_get, {"key": source_key(kind, label, key)})
+        return str(rows[0][0]) if rows else None
+
+    def predecessors(self, node_id: str) -> list[tuple[str, str]]:
+        label = type_of_id(node_id)
+        if label is None:
+            return []
+        rows = self.rows(self.render(self._nodes.predecessors, label=label), {"id": node_id})
+        return [(str(r[0]), str(r[1] or "")) for r in rows]
+
+    def heads_by_status(
+        self, node_type: str, statuses: Sequence[str], limit: int
+    ) -> list[NodeRecord]:
+        query = self.render(self._nodes.heads_by_status, label=node_type)
+        rows = self.rows(query, {"statuses": list(statuses), "limit": limit})
+        return [self.node(node_type, r) for r in rows]
+
+    def recent_heads(self, node_type: str, limit: int) -> list[NodeRecord]:
+        query = self.render(self._nodes.recent_heads, label=node_type)
+        return [self.node(node_type, r) for r in self.rows(query, {"limit": limit})]
+
+    # --- writes --------------------------------------------------------------------
+    def set_status(self, node_id: str, status: str) -> None:
+        self._require_writable()
+        label = type_of_id(node_id)
+        if label is None:
+            raise StoreError(f"internal: bad node id {node_id!r}")
+        self._on_changed(node_id)
+        query = self.render(self._nodes.node_set_status, label=label)
+        self.rows(query, {"id": node_id, "status": status})
+
+    def delete_node(self, node_id: str) -> None:
+        self._require_writable()
+        node = self.get_node(node_id)
+        if node is None:
+            return
+        _ = self.tick
+        self.rows(self._nodes.name_drop, {"name": node.name, "id": node_id})
+        if node.type == "Component":
+            self.rows(self._nodes.source_drop, {"key": component_key(node), "id": node_id})
+        predecessors = [pid for pid, _ in self.predecessors(node_id)]
+        self._on_changed(node_id)
+        self.rows(self.render(self._nodes.node_delete, label=node.type), {"id": node_id})
+        self._on_deleted(node_id)
+        for pid in predecessors:
+            self._on_successor(pid, None)
+        # Undoing a revision makes the revised node a head again, under its own name.
+        for restored in self.get_nodes(predecessors).values():
+            if self.head_id_by_name(restored.name) is None:
+                self.rows(
+                    self._nodes.name_put, {"rows": [{"name": restored.name, "id": restored.id}]}
+                )
+            if restored.type == "Component":
+                key = component_key(restored)
+                if not self.rows(self._nodes.source_get, {"key": key}):
+                    self.rows(self._nodes.source_put, {"rows": [{"key": key, "id": restored.id}]})
+            self._on_reindex(restored)
+
+
+class RelationOps(NodeOps):
+    _relations: RelationText
+
+    # --- reads ---------------------------------------------------------------------
+    def _edges_many(
+        self, template: str, ids: Sequence[str], rels: Sequence[str]
+    ) -> list[EdgeRecord]:
+        edges: list[EdgeRecord] = []
+        for label, group in group_by_type(ids).items():
+            query = self.render(template, label=label)
+            edges += [
+                edge_from_row(r) for r in self.rows(query, {"ids": group, "rels": list(rels)})
+            ]
+        return edges
+
+    def edges_of(self, node_id: str) -> list[EdgeRecord]:
+        rels = AUTHORED_RELATION_TYPES
+        text = self._relations
+        out = self._edges_many(text.edges_out_many, [node_id], rels)
+        return out + self._edges_many(text.edges_in_many, [node_id], rels)
+
+    def edge_exists(self, source: str, target: str, rel_type: str) -> bool:
+        s_label, t_label = type_of_id(source), type_of_id(target)
+        if s_label is None or t_label is None:
+            return False
+        if not RELATION_TYPES[rel_type].allows(s_label, t_label):
+            return False
+        query = self.render(
+            self._relations.edge_count, source=s_label, target=t_label, rel=rel_type
+        )
+        return int(self.rows(query, {"s": source, "t": target})[0][0]) > 0
+
+    def provenance(self, node_id: str, rel_types: Sequence[str], depth: int) -> Subgraph:
+        """What a node rests on: incoming edges of ``rel_types``, ``depth`` hops back."""
+        seen = {node_id}
+        frontier = [node_id]
+        edges: list[EdgeRecord] = []
+        for _ in range(depth):
+            if not frontier:
+                break
+            incoming = self._edges_many(self._relations.edges_in_many, frontier, rel_types)
+            edges += incoming
+            frontier = [e.source for e in incoming if e.source not in seen]
+            seen.update(frontier)
+        return Subgraph(list(self.get_nodes(sorted(seen)).values()), edges)
+
+    def neighbourhood(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> Subgraph:
+        edges = self._edges_many(self._relations.edges_out_many, node_ids, rel_types)
+        edges += self._edges_many(self._relations.edges_in_many, node_ids, rel_types)
+        ids = {e.source for e in edges} | {e.target for e in edges}
+        return Subgraph(list(self.get_nodes(sorted(ids)).values()), edges)
+
+    def authored_graph(self) -> Subgraph:
+        rows = self.rows(self._relations.edges_all, {"rels": list(AUTHORED_RELATION_TYPES)})
+        return Subgraph(list(self.all_nodes()), [edge_from_row(r) for r in rows])
+
+    # --- writes --------------------------------------------------------------------
+    def create_edge(self, edge: EdgeRecord) -> None:
+        self._require_writable()
+        s_label, t_label = type_of_id(edge.source), type_of_id(edge.target)
+        if s_label is None or t_label is None:
+            raise StoreError("internal: edge endpoint ids must carry a type prefix")
+        check_relation(edge.type, s_label, t_label)  # Neo4j's schema would store anything
+        params: dict[str, Any] = {
+            "s": edge.source,
+            "t": edge.target,
+            "tick": self.tick,
+            "encounter": edge.encounter,
+            "at": self.now,
+        }
+        text = self._relations
+        if edge.type == "SUPERSEDES":
+            params["why"] = edge.revision_why
+            query = self.render(text.edge_create_supersedes, source=s_label, target=t_label)
+        else:
+            query = self.render(text.edge_create, source=s_label, target=t_label, rel=edge.type)
+        self.rows(query, params)
+        if edge.type == "SUPERSEDES":
+            self._revised(edge.target, edge.source)
+
+    def delete_edge(self, source: str, target: str, rel_type: str) -> None:
+        self._require_writable()
+        s_label, t_label = type_of_id(source), type_of_id(target)
+        if s_label is None or t_label is None:
+            return
+        _ = self.tick
+        text = self._relations
+        query = self.render(text.edge_delete, source=s_label, target=t_label, rel=rel_type)
+        self.rows(query, {"s": source, "t": target})
+        if rel_type == "SUPERSEDES":
+            self._revised(target, None)
+
+    def _revised(self, node_id: str, successor: str | None) -> None:
+        """A SUPERSEDES edge into ``node_id`` came or went: it stops or starts being a head."""
+        self._on_successor(node_id, successor)
+        old = self.get_node(node_id)
+        if old is not None:
+            self._on_reindex(old)

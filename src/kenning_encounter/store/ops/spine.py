@@ -1,0 +1,113 @@
+"""The spine: loci, their encounters, what each encounter recorded, the clock."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, LiteralString
+
+from kenning_encounter.store.ops.base import Statements, encounter_from
+from kenning_encounter.store.ops.text import SpineText
+from kenning_encounter.store.records import EncounterRecord
+
+
+class SpineOps(Statements):
+    _spine: SpineText
+
+    # --- reads ---------------------------------------------------------------------
+    def meta(self, key: str) -> int:
+        rows = self.rows(self._spine.meta_get, {"key": key})
+        return int(rows[0][0]) if rows and rows[0][0] is not None else 0
+
+    def clock(self) -> int:
+        return self.meta("clock")
+
+    def _encounter(self, query: LiteralString, params: dict[str, Any]) -> EncounterRecord | None:
+        rows = self.rows(query, params)
+        return encounter_from(rows[0][0]) if rows else None
+
+    def get_encounter(self, name: str) -> EncounterRecord | None:
+        return self._encounter(self._spine.enc_get, {"name": name})
+
+    def get_encounters(self, names: Sequence[str]) -> dict[str, EncounterRecord]:
+        rows = self.rows(self._spine.enc_get_many, {"names": list(names)})
+        found = [encounter_from(r[0]) for r in rows]
+        return {e.name: e for e in found}
+
+    def open_encounter_of(self, locus: str) -> EncounterRecord | None:
+        return self._encounter(self._spine.enc_open_of, {"locus": locus})
+
+    def last_encounter_of(self, locus: str) -> EncounterRecord | None:
+        return self._encounter(self._spine.enc_last_of, {"locus": locus})
+
+    def latest_encounter(self) -> EncounterRecord | None:
+        return self._encounter(self._spine.enc_latest, {})
+
+    def encounters(
+        self, *, unsealed_only: bool = False, limit: int = 20, exclude_locus: str | None = None
+    ) -> list[EncounterRecord]:
+        params = {"unsealed": unsealed_only, "exclude": exclude_locus or "", "limit": limit}
+        return [encounter_from(r[0]) for r in self.rows(self._spine.enc_list, params)]
+
+    def loci(self) -> list[str]:
+        return [str(r[0]) for r in self.rows(self._spine.loci)]
+
+    def spine(self) -> list[tuple[str, str, str]]:
+        return [(str(a), str(r), str(b)) for a, r, b in self.rows(self._spine.spine)]
+
+    def recorded_ids(self, encounter: str) -> list[str]:
+        return [str(r[0]) for r in self.rows(self._spine.enc_recorded, {"name": encounter})]
+
+    def encounter_members(self, encounters: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for row in self.rows(self._spine.enc_members, {"names": list(encounters)}):
+            out.setdefault(str(row[0]), []).append(str(row[1]))
+        return out
+
+    def encounter_nodes(self, encounters: Sequence[str], limit: int) -> list[str]:
+        rows = self.rows(self._spine.enc_nodes, {"names": list(encounters), "limit": limit})
+        return [str(r[0]) for r in rows]
+
+    # --- writes --------------------------------------------------------------------
+    def ensure_locus(self, locus: str) -> bool:
+        self._require_writable()
+        if self.rows(self._spine.locus_get, {"id": locus}):
+            return False
+        self.rows(self._spine.locus_create, {"id": locus, "at": self.now, "tick": self.tick})
+        return True
+
+    def create_encounter(
+        self, record: EncounterRecord, *, previous: str | None, anchor: str | None
+    ) -> None:
+        self._require_writable()
+        params = {
+            "name": record.name,
+            "locus": record.locus,
+            "purpose": record.purpose,
+            "tick": self.tick,
+            "at": self.now,
+        }
+        for statement in self._spine.enc_create_steps:
+            self.rows(statement, params)
+        link = {"name": record.name, "tick": self.tick}
+        if previous is not None:
+            self.rows(self._spine.enc_next, {**link, "previous": previous})
+        elif anchor is not None:
+            self.rows(self._spine.enc_anchor, {**link, "anchor": anchor})
+
+    def seal_encounter(self, name: str, summary: str) -> None:
+        self._require_writable()
+        params = {"name": name, "tick": self.tick, "at": self.now, "summary": summary}
+        self.rows(self._spine.enc_seal, params)
+
+    def dissolve_encounter(self, name: str) -> None:
+        self._require_writable()
+        _ = self.tick  # a dissolution is a write of its own: it takes a tick
+        self.rows(self._spine.enc_dissolve, {"name": name, "at": self.now})
+
+    def touch_encounter(self, name: str) -> None:
+        self._require_writable()
+        self.rows(self._spine.enc_touch, {"name": name, "at": self.now})
+
+    def add_tombstones(self, encounter: str, count: int) -> None:
+        self._require_writable()
+        self.rows(self._spine.enc_tombstones, {"name": encounter, "count": count})
