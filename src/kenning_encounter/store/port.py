@@ -7,6 +7,10 @@ and takes exactly one value of the global tick (``tx.tick``). A unit may be run
 more than once by a backend that retries transient failures, so it must have
 no side effects outside the transaction.
 
+The operations are grouped by aggregate (the spine, nodes, relations; their reads
+and their writes), and both backends implement them once, in store/ops, over their
+own query text and executor.
+
 A store whose server runs a graph-analytics engine of its own (Neo4j with Graph
 Data Science) offers it through ``analytics_executor``: the analytics layer
 builds its engine on that executor, and the store never imports analytics.
@@ -57,30 +61,11 @@ class Subgraph:
     edges: list[EdgeRecord] = field(default_factory=list)
 
 
-class ReadTx(Protocol):
+# --- a unit of work's operations, by aggregate ------------------------------------
+class SpineReads(Protocol):
+    """The clock, loci and encounters, and what each encounter recorded."""
+
     def clock(self) -> int: ...
-
-    def get_node(self, node_id: str) -> NodeRecord | None: ...
-
-    def get_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]: ...
-
-    def head_id_by_name(self, name: str) -> str | None: ...
-
-    def head_ids_by_names(self, names: Sequence[str]) -> dict[str, str]:
-        """name -> id of the node holding each live name (absent names left out)."""
-        ...
-
-    def component_id_by_source(self, kind: str, label: str, key: str) -> str | None: ...
-
-    def predecessors(self, node_id: str) -> list[tuple[str, str]]:
-        """(id, revision_why) of nodes this one supersedes."""
-        ...
-
-    def edges_of(self, node_id: str) -> list[EdgeRecord]:
-        """Authored edges touching the node, both directions."""
-        ...
-
-    def edge_exists(self, source: str, target: str, rel_type: str) -> bool: ...
 
     def get_encounter(self, name: str) -> EncounterRecord | None: ...
 
@@ -104,25 +89,7 @@ class ReadTx(Protocol):
         """Every (encounter, NEXT_ENCOUNTER | INSTANTIATED_AFTER, encounter) edge."""
         ...
 
-    def heads_by_status(
-        self, node_type: str, statuses: Sequence[str], limit: int
-    ) -> list[NodeRecord]: ...
-
-    def recent_heads(self, node_type: str, limit: int) -> list[NodeRecord]: ...
-
     def recorded_ids(self, encounter: str) -> list[str]: ...
-
-    def provenance(self, node_id: str, rel_types: Sequence[str], depth: int) -> Subgraph:
-        """Nodes and edges reached walking *into* the node along ``rel_types``."""
-        ...
-
-    def authored_graph(self) -> Subgraph:
-        """Every authored node and authored edge (the analytics projection's input)."""
-        ...
-
-    def neighbourhood(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> Subgraph:
-        """The nodes one hop from ``node_ids`` along ``rel_types``, with those edges."""
-        ...
 
     def encounter_members(self, encounters: Sequence[str]) -> dict[str, list[str]]:
         """encounter -> ids it recorded, in creation order (tick, then place in the write)."""
@@ -133,13 +100,65 @@ class ReadTx(Protocol):
         ...
 
 
-class WriteTx(ReadTx, Protocol):
+class NodeReads(Protocol):
+    """Authored nodes: by id, by live name, by source, by status; a chain's links."""
+
+    def get_node(self, node_id: str) -> NodeRecord | None: ...
+
+    def get_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]: ...
+
+    def head_id_by_name(self, name: str) -> str | None: ...
+
+    def head_ids_by_names(self, names: Sequence[str]) -> dict[str, str]:
+        """name -> id of the node holding each live name (absent names left out)."""
+        ...
+
+    def component_id_by_source(self, kind: str, label: str, key: str) -> str | None: ...
+
+    def predecessors(self, node_id: str) -> list[tuple[str, str]]:
+        """(id, revision_why) of nodes this one supersedes."""
+        ...
+
+    def heads_by_status(
+        self, node_type: str, statuses: Sequence[str], limit: int
+    ) -> list[NodeRecord]: ...
+
+    def recent_heads(self, node_type: str, limit: int) -> list[NodeRecord]: ...
+
+
+class RelationReads(Protocol):
+    """Authored relations and the walks over them."""
+
+    def edges_of(self, node_id: str) -> list[EdgeRecord]:
+        """Authored edges touching the node, both directions."""
+        ...
+
+    def edge_exists(self, source: str, target: str, rel_type: str) -> bool: ...
+
+    def provenance(self, node_id: str, rel_types: Sequence[str], depth: int) -> Subgraph:
+        """Nodes and edges reached walking *into* the node along ``rel_types``."""
+        ...
+
+    def neighbourhood(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> Subgraph:
+        """The nodes one hop from ``node_ids`` along ``rel_types``, with those edges."""
+        ...
+
+    def authored_graph(self) -> Subgraph:
+        """Every authored node and authored edge (the analytics projection's input)."""
+        ...
+
+
+class WriteContext(Protocol):
+    """The one tick and the one timestamp of a write."""
+
     @property
     def tick(self) -> int: ...
 
     @property
     def now(self) -> str: ...
 
+
+class SpineWrites(Protocol):
     def ensure_locus(self, locus: str) -> bool:
         """Create the locus if absent; True when it was created."""
         ...
@@ -156,17 +175,31 @@ class WriteTx(ReadTx, Protocol):
 
     def add_tombstones(self, encounter: str, count: int) -> None: ...
 
+
+class NodeWrites(Protocol):
     def create_nodes(self, records: Sequence[NodeRecord], encounter: str) -> None:
         """Create nodes recorded by ``encounter`` and register their names."""
         ...
 
-    def create_edge(self, edge: EdgeRecord) -> None: ...
-
     def set_status(self, node_id: str, status: str) -> None: ...
 
-    def delete_node(self, node_id: str) -> None: ...
+    def delete_node(self, node_id: str) -> None:
+        """Delete a node; a node it revised becomes a head again under its own name."""
+        ...
+
+
+class RelationWrites(Protocol):
+    def create_edge(self, edge: EdgeRecord) -> None: ...
 
     def delete_edge(self, source: str, target: str, rel_type: str) -> None: ...
+
+
+class ReadTx(SpineReads, NodeReads, RelationReads, Protocol):
+    """What a read unit of work is handed."""
+
+
+class WriteTx(ReadTx, WriteContext, SpineWrites, NodeWrites, RelationWrites, Protocol):
+    """What a write unit of work is handed: every read, and the writes, under one tick."""
 
 
 class AnalyticsExecutor(Protocol):
@@ -190,18 +223,14 @@ class AnalyticsExecutor(Protocol):
     ) -> list[dict[str, Any]]: ...
 
 
-class GraphStore(Protocol):
-    backend: str
-
-    def analytics_executor(self) -> AnalyticsExecutor | None:
-        """The analytics engine the store's server runs, or None (analytics then runs
-        in process). Decided once, when the store opens."""
-        ...
-
+# --- the store's own operations, by concern -------------------------------------
+class UnitsOfWork(Protocol):
     def write(self, work: Callable[[WriteTx], T]) -> T: ...
 
     def read(self, work: Callable[[ReadTx], T]) -> T: ...
 
+
+class TextSearch(Protocol):
     def fulltext(
         self,
         text: str,
@@ -215,6 +244,8 @@ class GraphStore(Protocol):
         """Document count, mean length and per-term document frequencies."""
         ...
 
+
+class CypherReads(Protocol):
     def read_cypher(
         self,
         query: str,
@@ -223,7 +254,20 @@ class GraphStore(Protocol):
         row_cap: int,
         char_cap: int,
         timeout_s: float,
-    ) -> CypherResult: ...
+    ) -> CypherResult:
+        """One caller-written query, read-only, bounded in time, memory, rows and text."""
+        ...
+
+
+class AnalyticsSource(Protocol):
+    def analytics_executor(self) -> AnalyticsExecutor | None:
+        """The analytics engine the store's server runs, or None (analytics then runs
+        in process). Decided once, when the store opens."""
+        ...
+
+
+class GraphStore(UnitsOfWork, TextSearch, CypherReads, AnalyticsSource, Protocol):
+    backend: str
 
     def info(self) -> dict[str, Any]: ...
 
