@@ -56,7 +56,12 @@ MODULES: dict[str, list[str]] = {
     # store and would take over an hour here; it runs in the suite.
     "store/cypher_guard.py": ["tests/unit/test_cypher_gate.py"],
     # The hook in process, main() included: its subprocess tests run outside mutmut's reach.
-    "hooks/infuse_hook.py": ["tests/unit/test_hook_parts.py", "tests/unit/test_hook_main.py"],
+    "hooks/infuse_hook.py": [
+        "tests/unit/test_hook_parts.py",
+        "tests/unit/test_hook_edges.py",
+        "tests/unit/test_hook_wire.py",
+        "tests/unit/test_hook_main.py",
+    ],
 }
 
 
