@@ -118,6 +118,17 @@ def test_what_a_batch_stores_and_answers(memory: Memory, store: GraphStore) -> N
     memory.create_relations(S, [_link(created.created[0].id, "RAISES", created.created[1].id)])
 
 
+@pytest.mark.parametrize(
+    ("call", "field"), [("create_entities", "entities"), ("create_relations", "relations")]
+)
+def test_an_empty_batch_names_its_field(
+    memory: Memory, store: GraphStore, call: str, field: str
+) -> None:
+    memory.advance_encounter(S, "record")
+    err = _refused(store, partial(getattr(memory, call), S, []), InvalidInput)
+    assert isinstance(err, InvalidInput) and err.field == field
+
+
 def test_a_name_twice_in_one_batch_names_both_places(memory: Memory, store: GraphStore) -> None:
     memory.advance_encounter(S, "record")
     err = _refused(
@@ -434,6 +445,18 @@ def test_a_source_type_the_rules_forbid_names_the_source(
         store, partial(evidence.create_relations, S, [_link("a.py", "ABOUT", "b.py")]), EndpointRule
     )
     assert isinstance(err, EndpointRule) and err.field == "relations[0].source"
+
+
+def test_a_target_type_the_rules_forbid_names_the_relation(
+    evidence: Memory, store: GraphStore
+) -> None:
+    err = _refused(
+        store, partial(evidence.create_relations, S, [_link("o1", "RAISES", "c")]), EndpointRule
+    )
+    assert isinstance(err, EndpointRule) and err.relation == "RAISES"
+    assert str(err) == (
+        "relations[0].target: RAISES cannot have a Concept at its target end; allowed: Question"
+    )
 
 
 def test_a_bookmark_may_supersede_a_bookmark(evidence: Memory, store: GraphStore) -> None:
