@@ -8,6 +8,7 @@ across the same OS boundaries: stdin is a real pipe or file, the server a real s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -22,6 +23,9 @@ import pytest
 from kenning_encounter.hooks import infuse_hook as h
 from tests.support.hookfakes import FakeHookServer, fake_server
 
+# Far more than any healthy read needs; a slip that makes the hook wait fails here,
+# at the deadline, sooner than at the mutation run's own timeout.
+AMPLE = 5.0
 SESSION = "5d1e7c0a-main"
 DEBUG = {"KENNING_ENCOUNTER_HOOK_DEBUG": "1"}
 
@@ -96,7 +100,7 @@ def test_stdin_is_read_to_its_end_across_many_reads() -> None:
     with open(read_end, encoding="latin-1") as reader:
         saved, sys.stdin = sys.stdin, reader
         try:
-            got = h.read_stdin(time.monotonic() + 30)
+            got = h.read_stdin(time.monotonic() + AMPLE)
         finally:
             sys.stdin = saved
     writer.join()
@@ -118,7 +122,7 @@ def test_stdin_is_read_no_further_than_its_bound(
     big.write_bytes(b"a" * h.MAX_STDIN_BYTES + b"b" * 70_000)
     with big.open(encoding="latin-1") as reader:
         monkeypatch.setattr(sys, "stdin", reader)
-        got = h.read_stdin(time.monotonic() + 30)
+        got = h.read_stdin(time.monotonic() + AMPLE)
     assert got == b"a" * h.MAX_STDIN_BYTES
 
 
@@ -147,7 +151,7 @@ def test_stdin_select_cannot_watch_is_read_plainly_and_bounded(
     os.close(fd)
     with open(high, encoding="latin-1") as reader:
         monkeypatch.setattr(sys, "stdin", reader)
-        got = h.read_stdin(time.monotonic() + 30)
+        got = h.read_stdin(time.monotonic() + AMPLE)
     assert got == b"c" * h.MAX_STDIN_BYTES
 
 
@@ -249,6 +253,21 @@ def test_main_gives_up_on_stdin_held_open(
         "kenning-encounter hook: unexpected TimeoutError: stdin still open at the deadline\n",
     )
     assert server.received == []
+
+
+def test_main_survives_a_stderr_nobody_reads(
+    server: FakeHookServer, tmp_path: Path, stdin: Feed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Debug output to a pipe whose reader has gone fails; the hook's contract still holds.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    with open(write_end, "w", buffering=1, encoding="utf-8") as gone:
+        monkeypatch.setattr(sys, "stderr", gone)
+        stdin(b"not json")
+        assert h.main([], _env(server, tmp_path, **DEBUG)) == 0
+        monkeypatch.undo()
+        with contextlib.suppress(BrokenPipeError):
+            gone.close()
 
 
 def test_main_debug_narrates_a_prompt_on_stderr_only(

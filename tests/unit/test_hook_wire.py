@@ -20,6 +20,9 @@ import pytest
 
 from kenning_encounter.hooks import infuse_hook as h
 
+# Far more than any healthy read needs; a slip that makes the hook wait fails here,
+# at the deadline, sooner than at the mutation run's own timeout.
+AMPLE = 5.0
 OK = b'HTTP/1.1 200 OK\r\nContent-Length: 12\r\nConnection: close\r\n\r\n{"ok": true}'
 
 
@@ -118,7 +121,7 @@ def test_receive_stops_at_content_length_while_the_server_holds_on(
     hook_side, server_side = pair
     answer = HEAD + b"Content-Length: 8\r\n\r\n" + b'{"a": 1}'
     server_side.sendall(answer + b"trailing bytes")
-    assert h.receive(hook_side, time.monotonic() + 30) == answer
+    assert h.receive(hook_side, time.monotonic() + AMPLE) == answer
 
 
 def test_receive_stops_at_exactly_the_length_sent(
@@ -127,7 +130,34 @@ def test_receive_stops_at_exactly_the_length_sent(
     hook_side, server_side = pair
     answer = HEAD + b"Content-Length: 0\r\n\r\n"
     server_side.sendall(answer)
-    assert h.receive(hook_side, time.monotonic() + 30) == answer
+    assert h.receive(hook_side, time.monotonic() + AMPLE) == answer
+
+
+def test_receive_finds_the_head_when_it_arrives_in_pieces(
+    pair: tuple[socket.socket, socket.socket],
+) -> None:
+    hook_side, server_side = pair
+    first = HEAD + b"Content-Length: 5\r\n"
+    server_side.sendall(first)
+
+    def rest() -> None:
+        # After the hook has read the first piece; the order matters, not the time.
+        time.sleep(0.2)
+        server_side.sendall(b"\r\nhello")
+
+    writer = threading.Thread(target=rest)
+    writer.start()
+    assert h.receive(hook_side, time.monotonic() + AMPLE) == first + b"\r\nhello"
+    writer.join()
+
+
+def test_receive_measures_the_body_from_the_first_blank_line(
+    pair: tuple[socket.socket, socket.socket],
+) -> None:
+    hook_side, server_side = pair
+    answer = HEAD + b"Content-Length: 10\r\n\r\n" + b"ab\r\n\r\ncdef"
+    server_side.sendall(answer)
+    assert h.receive(hook_side, time.monotonic() + AMPLE) == answer
 
 
 def test_receive_joins_a_long_body_over_many_reads(
@@ -137,7 +167,7 @@ def test_receive_joins_a_long_body_over_many_reads(
     body = b"x" * 300_000
     answer = HEAD + b"Content-Length: 300000\r\n\r\n" + body
     writer = _send_in_thread(server_side, answer, close=False)
-    assert h.receive(hook_side, time.monotonic() + 30) == answer
+    assert h.receive(hook_side, time.monotonic() + AMPLE) == answer
     writer.join()
 
 
@@ -148,7 +178,7 @@ def test_receive_without_a_length_reads_until_the_server_closes(
     hook_side, server_side = pair
     answer = HEAD + length_line + b"\r\n" + b"y" * 200_000
     writer = _send_in_thread(server_side, answer, close=True)
-    assert h.receive(hook_side, time.monotonic() + 30) == answer
+    assert h.receive(hook_side, time.monotonic() + AMPLE) == answer
     writer.join()
 
 
@@ -159,7 +189,7 @@ def test_receive_takes_an_answer_of_exactly_the_bound(
     answer = HEAD + b"\r\n"
     answer += b"z" * (h.MAX_ANSWER_BYTES - len(answer))
     writer = _send_in_thread(server_side, answer, close=True)
-    assert h.receive(hook_side, time.monotonic() + 30) == answer
+    assert h.receive(hook_side, time.monotonic() + AMPLE) == answer
     writer.join()
 
 
@@ -171,7 +201,7 @@ def test_receive_refuses_an_answer_past_the_bound(
     answer += b"z" * (h.MAX_ANSWER_BYTES - len(answer) + 1)
     writer = _send_in_thread(server_side, answer, close=False)
     with pytest.raises(h.HookFailure) as big:
-        h.receive(hook_side, time.monotonic() + 30)
+        h.receive(hook_side, time.monotonic() + AMPLE)
     assert (big.value.kind, big.value.detail) == ("bad", "answer too large")
     hook_side.close()
     writer.join()
