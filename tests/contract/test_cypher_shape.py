@@ -46,17 +46,6 @@ def seeded(store: GraphStore) -> GraphStore:
     return store
 
 
-def _neo4j_bookkeeping_still_shows(store: GraphStore, request: pytest.FixtureRequest) -> None:
-    if store.backend == "neo4j":
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="Neo4j's Meta and NameKey nodes are still visible to read_cypher "
-                "(#14 item 3): a node is found twice by name there",
-            )
-        )
-
-
 def _rows(store: GraphStore, query: str) -> list[list[Any]]:
     return store.read_cypher(query, None, **CAPS).rows
 
@@ -72,16 +61,12 @@ def test_a_node_shows_the_same_properties_on_either_store(seeded: GraphStore) ->
     assert _rows(seeded, "MATCH (s)-[:SUPERSEDES]->(o) RETURN s.name, o.name") == [["q2", "q1"]]
 
 
-def test_a_node_is_returned_once(seeded: GraphStore, request: pytest.FixtureRequest) -> None:
-    _neo4j_bookkeeping_still_shows(seeded, request)
+def test_a_node_is_returned_once(seeded: GraphStore) -> None:
     assert _rows(seeded, "MATCH (n) WHERE n.name = 'q2' RETURN n.name") == [["q2"]]
     assert _rows(seeded, "MATCH (n) WHERE n.name = 'client.py' RETURN count(n)") == [[1]]
 
 
-def test_bookkeeping_is_not_in_the_graph_a_query_sees(
-    seeded: GraphStore, request: pytest.FixtureRequest
-) -> None:
-    _neo4j_bookkeeping_still_shows(seeded, request)
+def test_bookkeeping_is_not_in_the_graph_a_query_sees(seeded: GraphStore) -> None:
     # Four authored nodes, the session's Locus and its encounter: nothing else.
     assert _rows(seeded, "MATCH (n) RETURN count(n)") == [[6]]
     with pytest.raises(ReadOnlyViolation):

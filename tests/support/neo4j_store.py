@@ -45,6 +45,6 @@ def check_read_only_plan(
     ):
         tx = session.begin_transaction()
         try:
-            store._explain(tx, query, params or {})  # pyright: ignore[reportPrivateUsage]
+            store._explain(tx, query, params or {}, scope=False)  # pyright: ignore[reportPrivateUsage]
         finally:
             tx.close()

@@ -33,6 +33,7 @@ from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j import text as lexical
 from kenning_encounter.store.neo4j.cypher import check_neo4j_text, check_plan, to_json
 from kenning_encounter.store.neo4j.gds import GdsExecutor, open_gds
+from kenning_encounter.store.neo4j.scope import check_scope, scope_nodes
 from kenning_encounter.store.neo4j.translate import translated
 from kenning_encounter.store.neo4j.tx import Neo4jTx
 from kenning_encounter.store.port import (
@@ -227,6 +228,14 @@ class Neo4jStore:
             )
             if int(version) > q.SCHEMA_VERSION:
                 raise SchemaVersionError(int(version), q.SCHEMA_VERSION)
+            if int(version) < 2:  # idempotent: a second server opening at once finds it done
+                engine.execute(s, q.MIGRATE_MEMORY_LABEL, None, read=_consume, tracer=tracer)
+                s.execute_write(
+                    lambda tx: engine.execute(
+                        tx, q.SCHEMA_VERSION_SET, meta, read=_consume, tracer=tracer
+                    )
+                )
+                log.info("schema 2: the memory label set on the nodes made before it")
             if int(text_format) != q.TEXT_FORMAT:
                 docs, _ = s.execute_write(lambda tx: lexical.rederive(self._tx(tx, write=True)))
                 log.info("derived lexical tokens for %d nodes", docs)
@@ -308,7 +317,7 @@ class Neo4jStore:
             return s.execute_read(work)
 
     # --- read_cypher ------------------------------------------------------------------------
-    def _explain(self, tx: Transaction, query: str, params: dict[str, Any]) -> None:
+    def _explain(self, tx: Transaction, query: str, params: dict[str, Any], *, scope: bool) -> None:
         from neo4j.exceptions import Neo4jError
 
         text = cast(LiteralString, q.EXPLAIN_PREFIX + query)
@@ -319,6 +328,8 @@ class Neo4jStore:
                 f"the engine refused the query: {exc.message}", layer="engine"
             ) from exc
         check_plan(summary.query_type, summary.plan)
+        if scope and summary.plan is not None:
+            check_scope(summary.plan)
 
     def read_cypher(
         self,
@@ -338,14 +349,24 @@ class Neo4jStore:
                 layer="busy",
             )
         try:
-            return self._run_cypher(query, dict(params or {}), row_cap, char_cap, timeout_s)
+            scoped = scope_nodes(query)
+            return self._run_cypher(scoped, dict(params or {}), row_cap, char_cap, timeout_s)
         finally:
             self._cypher_slots.release()
 
     def _run_cypher(
-        self, query: str, args: dict[str, Any], row_cap: int, char_cap: int, timeout_s: float
+        self,
+        query: str,
+        args: dict[str, Any],
+        row_cap: int,
+        char_cap: int,
+        timeout_s: float,
+        *,
+        scope: bool = True,
     ) -> CypherResult:
-        """The plan and engine layers alone (the token gate is the caller's)."""
+        """The plan, scope and engine layers alone (the token gate and the scoping
+        rewrite are the caller's); ``scope=False`` leaves the plan's scope unchecked,
+        for the test that proves each layer alone."""
         from neo4j.exceptions import DriverError, Neo4jError
 
         rows: list[list[Any]] = []
@@ -368,7 +389,7 @@ class Neo4jStore:
             # The server reads a timeout of 0 as "none": never let one through.
             tx = s.begin_transaction(timeout=max(timeout_s, 0.001))
             try:
-                self._explain(tx, query, args)
+                self._explain(tx, query, args, scope=scope)
                 # The text is the caller's, admitted by the three checks above.
                 text = cast(LiteralString, query)
                 truncated = engine.execute(tx, text, args, read=read_capped, tracer=self._tracer)

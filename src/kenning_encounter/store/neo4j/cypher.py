@@ -151,7 +151,7 @@ def to_json(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, Node):
-        labels = sorted(value.labels)
+        labels = sorted(value.labels - {q.MEMORY_LABEL})  # the scope label is not a type
         # The text index's fields are bookkeeping: a node reads as on the embedded store.
         shown = {k: v for k, v in value.items() if k not in INDEX_FIELDS}
         return {"_LABEL": labels[0] if labels else None, **to_json(shown)}

@@ -31,7 +31,11 @@ TEXT_PROPERTY: Final = "_terms"  # derived: the tokenizer's output for name + de
 TEXT_LENGTH: Final = "_len"  # derived: how many tokens that is
 # Follows the tokenizer's version: when its output changes, every node's tokens are derived again.
 TEXT_FORMAT: Final = TOKENIZER_VERSION
-SCHEMA_VERSION: Final = 1
+# 2: every node of the memory also carries MEMORY_LABEL (read_cypher is scoped by it).
+SCHEMA_VERSION: Final = 2
+# The one label every node of the memory carries beside its type: what read_cypher's
+# scope adds to a node pattern that names no label (neo4j/scope.py).
+MEMORY_LABEL: Final = "KenningMemory"
 
 
 def _checked(name: str) -> str:
@@ -120,6 +124,13 @@ META_INIT: Final = (
     "RETURN v.ival, f.ival"
 )
 META_GET: Final = "MATCH (m:Meta {key: $key}) RETURN m.ival"
+# Schema 1 -> 2: the memory label on the nodes made before it (in batches, autocommit).
+MIGRATE_MEMORY_LABEL: Final = cast(
+    LiteralString,
+    f"MATCH (n:{alternatives(tuple(NODE_TYPES))}) WHERE NOT n:KenningMemory "
+    "CALL (n) { SET n:KenningMemory } IN TRANSACTIONS OF 10000 ROWS",
+)
+SCHEMA_VERSION_SET: Final = "MATCH (v:Meta {key: 'schema_version'}) SET v.ival = $version"
 # Writing the clock node takes its exclusive lock, held to commit: every write
 # transaction starts here, so writers from any process queue in tick order.
 CLOCK_NEXT: Final = "MATCH (c:Meta {key: 'clock'}) SET c.ival = c.ival + 1 RETURN c.ival"
@@ -164,7 +175,7 @@ RECENT_HEADS: Final = (
 # live names, and the lexical corpus counters.
 NODES_CREATE: Final = (
     "MATCH (e:Encounter {{id: $encounter}}) UNWIND $rows AS r "
-    "CREATE (e)-[:RECORDED {{tick: $tick}}]->(n:{label}) SET n = r "
+    "CREATE (e)-[:RECORDED {{tick: $tick}}]->(n:{label}:KenningMemory) SET n = r "
     "MERGE (k:NameKey {{name: r.name}}) SET k.id = r.id "
     "WITH count(n) AS made, sum(r._len) AS tokens "
     "MATCH (d:Meta {{key: 'text_docs'}}) MATCH (l:Meta {{key: 'text_len'}}) "
@@ -212,11 +223,11 @@ PREDECESSORS: Final = (
 
 # --- spine ----------------------------------------------------------------------
 LOCUS_GET: Final = "MATCH (l:Locus {id: $id}) RETURN l.id"
-LOCUS_CREATE: Final = "CREATE (:Locus {id: $id, created_at: $at, tick: $tick})"
+LOCUS_CREATE: Final = "CREATE (:Locus:KenningMemory {id: $id, created_at: $at, tick: $tick})"
 LOCI: Final = "MATCH (l:Locus) RETURN l.id ORDER BY l.tick"
 ENC_CREATE: Final = (
     "MATCH (l:Locus {id: $locus}) "
-    "CREATE (l)-[:OPENED {tick: $tick}]->(:Encounter {id: $name, locus: $locus, "
+    "CREATE (l)-[:OPENED {tick: $tick}]->(:Encounter:KenningMemory {id: $name, locus: $locus, "
     "purpose: $purpose, opened_tick: $tick, opened_at: $at, last_activity_at: $at, "
     "tombstones: 0})"
 )

@@ -1,0 +1,177 @@
+"""read_cypher on Neo4j sees the memory's graph and nothing else in the database.
+
+On the embedded store a query runs over a snapshot that holds the graph alone. A
+Neo4j database also holds our bookkeeping nodes (``Meta``, ``NameKey``,
+``SourceKey``) and may hold other applications' data, and a query cannot be given a
+smaller database. So the query is scoped in two layers, each enough on its own:
+
+1. "scope" (rewrite): every node pattern in a MATCH that names no label is given the
+   label every node of the memory carries (``(n)`` reads as ``(n:KenningMemory)``),
+   so ``MATCH (n)`` means the same on both stores;
+2. "scope" (plan): in the EXPLAIN plan no operator may start from nodes outside those
+   labels: no scan of every node, no lookup by internal id, no label scan, index seek
+   or count of another label.
+
+A node pattern the rewrite does not recognise (the first node of a pattern
+predicate, say) is not widened by it: the plan check then refuses the query unless
+that node was already bound, naming the fix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from kenning_encounter.errors import ReadOnlyViolation
+from kenning_encounter.store.cypher_lexer import NEO4J, Token, tokenize
+from kenning_encounter.store.neo4j.queries import MEMORY_LABEL
+from kenning_encounter.vocabulary import NODE_TYPES
+
+# The memory's node labels: every authored type, the spine's (Locus, Encounter), and
+# the label all of them carry. One label (not a disjunction of nine) keeps planning
+# cheap: the planner's search over a cross product of unions does not end in time.
+MEMORY_LABELS: Final = frozenset(NODE_TYPES) | {MEMORY_LABEL}
+# Colon syntax mixes with old and new label expressions alike.
+_LABEL_EXPRESSION: Final = f":{MEMORY_LABEL} "
+
+# Words that end a MATCH's pattern list when they stand at its bracket depth.
+_CLAUSE_WORDS: Final = frozenset(
+    {
+        "WHERE",
+        "RETURN",
+        "WITH",
+        "MATCH",
+        "OPTIONAL",
+        "UNWIND",
+        "CALL",
+        "ORDER",
+        "SKIP",
+        "OFFSET",
+        "LIMIT",
+        "UNION",
+        "USING",
+        "YIELD",
+        "FINISH",
+        "FILTER",
+        "LET",
+    }
+)
+_PATH_FUNCTIONS: Final = frozenset({"SHORTESTPATH", "ALLSHORTESTPATHS"})
+_OPEN: Final = frozenset({"(", "[", "{"})
+_CLOSE: Final = frozenset({")", "]", "}"})
+
+
+def _is(token: Token | None, *texts: str) -> bool:
+    return token is not None and token.kind in ("punct", "word") and token.text in texts
+
+
+def _pattern_starts(tokens: list[Token]) -> set[int]:
+    """Indexes of the ``(`` tokens that open a pattern element of a MATCH."""
+    starts: set[int] = set()
+    depth = 0
+    match_depth: int | None = None  # bracket depth of the MATCH whose patterns we are in
+    for i, tok in enumerate(tokens):
+        prev = tokens[i - 1] if i > 0 else None
+        before = tokens[i - 2] if i > 1 else None
+        at_list_depth = match_depth is not None and depth == match_depth
+        if tok.kind == "word" and at_list_depth and tok.text in _CLAUSE_WORDS:
+            match_depth = None
+        if tok.kind == "word" and tok.text == "MATCH":
+            match_depth = depth
+        if _is(tok, "("):
+            in_list = match_depth is not None and depth == match_depth
+            if (
+                _is(prev, "MATCH")
+                or (in_list and _is(prev, ",", "="))
+                or _is(prev, "->")
+                or (_is(prev, "-") and _is(before, "]", "-", "<-"))
+                or (_is(prev, "(") and (i - 1 in starts or _is(before, *_PATH_FUNCTIONS)))
+            ):
+                starts.add(i)
+        if tok.kind == "punct" and tok.text in _OPEN:
+            depth += 1
+        elif tok.kind == "punct" and tok.text in _CLOSE:
+            depth -= 1
+            if match_depth is not None and depth < match_depth:
+                match_depth = None
+    return starts
+
+
+def _unlabelled_insert_at(tokens: list[Token], start: int) -> int | None:
+    """Where a node pattern opened at ``start`` takes its labels, or None when the
+    ``(`` opens no node pattern (a group) or the node already names its labels."""
+    i = start + 1
+    if i < len(tokens) and tokens[i].kind in ("word", "name") and not _is(tokens[i], "WHERE"):
+        i += 1  # the variable
+    if i >= len(tokens):
+        return None
+    nxt = tokens[i]
+    if _is(nxt, ")", "{", "WHERE"):
+        return nxt.pos
+    return None  # ':' or IS (labels named), or not a node pattern
+
+
+def scope_nodes(query: str) -> str:
+    """The query with the memory's labels on every unlabelled MATCH node pattern."""
+    tokens = tokenize(query, NEO4J)
+    inserts = sorted(
+        pos
+        for start in _pattern_starts(tokens)
+        if (pos := _unlabelled_insert_at(tokens, start)) is not None
+    )
+    out: list[str] = []
+    last = 0
+    for pos in inserts:
+        out += [query[last:pos], _LABEL_EXPRESSION]
+        last = pos
+    out.append(query[last:])
+    return "".join(out)
+
+
+def _scope(reason: str) -> ReadOnlyViolation:
+    return ReadOnlyViolation(
+        f"{reason}; read_cypher reads the memory's nodes only: start each pattern at a "
+        "node of the memory (a label such as :Concept, or none at all in a MATCH)",
+        layer="scope",
+    )
+
+
+_LABELS_IN_DETAIL: Final = re.compile(r":\s*([A-Za-z_`][\w`|&!%()]*)")
+_NAME: Final = re.compile(r"[A-Za-z_]\w*")
+_EVERY_NODE: Final = ("AllNodesScan", "PartitionedAllNodesScan")
+_BY_INTERNAL_ID: Final = ("NodeByIdSeek", "NodeByElementIdSeek")
+
+
+def _labels_named(detail: str) -> set[str] | None:
+    """The labels a leaf operator's detail names (``n:Concept|Note(id) WHERE …``)."""
+    found = _LABELS_IN_DETAIL.search(detail)
+    if found is None:
+        return None
+    expression = found.group(1).split("(", 1)[0]
+    return set(_NAME.findall(expression.replace("`", ""))) or None
+
+
+def check_scope(plan: Mapping[str, Any]) -> None:
+    """Refuse a plan that could start from a node outside the memory's labels."""
+    stack: list[Mapping[str, Any]] = [plan]
+    while stack:
+        op = stack.pop()
+        stack += list(op.get("children") or [])
+        name = str(op.get("operatorType", "")).split("@", 1)[0]
+        detail = str((op.get("args") or {}).get("Details", ""))
+        if name in _EVERY_NODE:
+            raise _scope("the plan reads every node in the database")
+        if name in _BY_INTERNAL_ID:
+            raise _scope(
+                "the plan looks a node up by its internal id; look nodes up by their "
+                "id property instead ({id: 'c_…'})"
+            )
+        leaf = name.startswith(("Node", "PartitionedNode")) or "NodeByLabels" in name
+        if leaf and ("Label" in name or "Index" in name or "CountStore" in name):
+            labels = _labels_named(detail)
+            if labels is None:
+                raise _scope(f"the plan's {name} names no label of the memory")
+            foreign = sorted(labels - MEMORY_LABELS)
+            if foreign:
+                raise _scope(f"{', '.join(foreign)} is not a label of the memory")

@@ -1,0 +1,104 @@
+"""read_cypher on Neo4j reads the memory's nodes and nothing else in the database:
+each scoping layer alone, the schema migration that makes it possible, and what it
+does to other data beside ours (neo4j/scope.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kenning_encounter.errors import ReadOnlyViolation
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.neo4j import Neo4jStore
+from kenning_encounter.store.neo4j.scope import scope_nodes
+from tests.contract.test_read_cypher_attacks import _seed
+
+pytestmark = pytest.mark.neo4j
+
+CAPS: dict[str, Any] = {"row_cap": 100, "char_cap": 100_000, "timeout_s": 5.0}
+# Five authored nodes, the seed session's Locus and its encounter.
+MEMORY_NODES = 7
+
+
+@pytest.fixture
+def seeded(neo4j_store: Neo4jStore, raw_driver: Any) -> Neo4jStore:
+    _seed(Memory(neo4j_store))
+    with raw_driver.session() as s:  # another application's data, one name like ours
+        s.run("CREATE (:Thing {name: 'backoff', id: 'c_foreign'})").consume()
+    return neo4j_store
+
+
+def _run(store: Neo4jStore, query: str, *, scope: bool) -> list[list[Any]]:
+    """The plan, scope and engine layers, without the token gate or the rewrite."""
+    run = store._run_cypher  # pyright: ignore[reportPrivateUsage]
+    return run(query, {}, CAPS["row_cap"], CAPS["char_cap"], CAPS["timeout_s"], scope=scope).rows
+
+
+def test_through_the_tool_a_query_sees_the_memory_alone(seeded: Neo4jStore) -> None:
+    def rows(query: str) -> list[list[Any]]:
+        return seeded.read_cypher(query, None, **CAPS).rows
+
+    assert rows("MATCH (n) RETURN count(n)") == [[MEMORY_NODES]]
+    assert rows("MATCH (n) WHERE n.name = 'backoff' RETURN n.id <> 'c_foreign'") == [[True]]
+    assert rows("MATCH (n {name: 'backoff'}) RETURN count(*)") == [[1]]
+    labels = rows("MATCH (n) UNWIND labels(n) AS l RETURN DISTINCT l ORDER BY l")
+    assert ["Meta"] not in labels and ["NameKey"] not in labels and ["Thing"] not in labels
+    [[node]] = rows("MATCH (n:Concept) RETURN n")
+    assert node["_LABEL"] == "Concept"  # the scope label is not the node's type
+
+
+def test_the_rewrite_alone_keeps_a_query_to_the_memory(seeded: Neo4jStore) -> None:
+    query = "MATCH (n) WHERE n.name = 'backoff' OR n.key IS NOT NULL RETURN count(n)"
+    assert _run(seeded, scope_nodes(query), scope=False) == [[1]]
+    assert _run(seeded, scope_nodes("MATCH (n) RETURN count(n)"), scope=False) == [[MEMORY_NODES]]
+
+
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [
+        ("MATCH (n) RETURN n.name", "every node"),
+        ("MATCH (n) RETURN count(n)", "names no label"),
+        ("MATCH (m:Meta) RETURN m.key", "Meta is not a label"),
+        ("MATCH (k:NameKey|Concept) RETURN k.name", "NameKey is not a label"),
+        ("MATCH (k:SourceKey {key: 'x'}) RETURN k.id", "SourceKey is not a label"),
+        ("MATCH (t:Thing) RETURN t.name", "Thing is not a label"),
+        ("MATCH (n) WHERE elementId(n) = 'x' RETURN n", "internal id"),
+    ],
+)
+def test_the_plan_check_alone_refuses_what_the_rewrite_would_have_scoped(
+    seeded: Neo4jStore, query: str, said: str
+) -> None:
+    with pytest.raises(ReadOnlyViolation, match=said) as info:
+        _run(seeded, query, scope=True)
+    assert info.value.layer == "scope"
+    # Without the check the same query reaches beyond the memory.
+    if "Meta" in query or "Thing" in query:
+        assert _run(seeded, query, scope=False) != []
+
+
+def test_a_store_of_schema_1_gains_the_memory_label_when_opened(
+    seeded: Neo4jStore, raw_driver: Any
+) -> None:
+    with raw_driver.session() as s:
+        s.run("MATCH (n:KenningMemory) REMOVE n:KenningMemory").consume()
+        s.run("MATCH (v:Meta {key: 'schema_version'}) SET v.ival = 1").consume()
+    # Before: nothing of the memory is in scope.
+    assert seeded.read_cypher("MATCH (n) RETURN count(n)", None, **CAPS).rows == [[0]]
+    reopened = Neo4jStore.open(seeded.uri, *_credentials(), seeded.database)
+    try:
+        assert reopened.schema_version() == 2
+        assert reopened.read_cypher("MATCH (n) RETURN count(n)", None, **CAPS).rows == [
+            [MEMORY_NODES]
+        ]
+    finally:
+        reopened.close()
+    with raw_driver.session() as s:
+        [foreign] = s.run("MATCH (t:Thing) RETURN labels(t) AS l").values()
+    assert foreign == [["Thing"]]  # other data is left as it was
+
+
+def _credentials() -> tuple[str, str]:
+    from tests.integration.conftest import credentials
+
+    return credentials()

@@ -1,0 +1,102 @@
+"""read_cypher's scoping rewrite on Neo4j, as text: which node patterns take the
+memory's label and which are left as written (neo4j/scope.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning_encounter.store.neo4j.scope import check_scope, scope_nodes
+
+M = ":KenningMemory "
+
+
+@pytest.mark.parametrize(
+    ("query", "scoped"),
+    [
+        ("MATCH (n) RETURN n", f"MATCH (n{M}) RETURN n"),
+        ("MATCH () RETURN 1", f"MATCH ({M}) RETURN 1"),
+        ("MATCH (n {id: $x}) RETURN n", f"MATCH (n {M}{{id: $x}}) RETURN n"),
+        ("MATCH (n WHERE n.x = 1) RETURN n", f"MATCH (n {M}WHERE n.x = 1) RETURN n"),
+        ("MATCH (a), (b) RETURN a", f"MATCH (a{M}), (b{M}) RETURN a"),
+        ("MATCH p = (a)--(b) RETURN p", f"MATCH p = (a{M})--(b{M}) RETURN p"),
+        ("MATCH (a)-->(b)<--(c) RETURN a", f"MATCH (a{M})-->(b{M})<--(c{M}) RETURN a"),
+        ("MATCH (a)-[r]-(b)<-[s]-(c) RETURN a", f"MATCH (a{M})-[r]-(b{M})<-[s]-(c{M}) RETURN a"),
+        ("OPTIONAL MATCH (a) RETURN a", f"OPTIONAL MATCH (a{M}) RETURN a"),
+        ("MATCH ((a)-->(b)){1,3} RETURN a", f"MATCH ((a{M})-->(b{M})){{1,3}} RETURN a"),
+        (
+            "MATCH p = shortestPath((a)-[*]-(b)) RETURN p",
+            f"MATCH p = shortestPath((a{M})-[*]-(b{M})) RETURN p",
+        ),
+        (
+            "MATCH (n:Concept) WHERE EXISTS { MATCH (n)<--(m) } RETURN n",
+            f"MATCH (n:Concept) WHERE EXISTS {{ MATCH (n{M})<--(m{M}) }} RETURN n",
+        ),
+        ("match (`odd name`) return 1", f"match (`odd name`{M}) return 1"),
+    ],
+)
+def test_unlabelled_node_patterns_take_the_memory_label(query: str, scoped: str) -> None:
+    assert scope_nodes(query) == scoped
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "MATCH (n:Concept) RETURN n",
+        "MATCH (n:Concept|Note) RETURN n",
+        "MATCH (n IS Concept) RETURN n",
+        "RETURN 1 - (2)",
+        "RETURN (1 + 2) * 3",
+        "MATCH (n:Concept) WHERE n.x = (1) RETURN (n)",
+        "MATCH (n:Concept) WITH n, (n.a) AS a RETURN a",
+        "RETURN '(n)' AS text, 'MATCH (n)' AS more",
+        "UNWIND [1, 2] AS x RETURN x",
+    ],
+)
+def test_named_labels_expressions_and_strings_are_left_as_written(query: str) -> None:
+    assert scope_nodes(query) == query
+
+
+def _leaf(operator: str, details: str) -> dict[str, object]:
+    return {
+        "operatorType": "ProduceResults@neo4j",
+        "args": {"Details": "n"},
+        "children": [{"operatorType": f"{operator}@neo4j", "args": {"Details": details}}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("operator", "details"),
+    [
+        ("NodeByLabelScan", "n:KenningMemory"),
+        ("NodeByLabelScan", "n:Concept"),
+        ("UnionNodeByLabelsScan", "n:Concept|Observation"),
+        ("NodeUniqueIndexSeek", "UNIQUE n:Concept(id) WHERE id = $autostring_0, cache[n.id]"),
+        ("NodeIndexSeek", "RANGE INDEX `anon_0`:Encounter(locus) WHERE locus = $x"),
+        ("NodeCountFromCountStore", "count( (:KenningMemory) ) AS `count(n)`"),
+        ("DirectedRelationshipTypeScan", "(a)-[r:ABOUT]->(b)"),
+    ],
+)
+def test_the_plan_may_start_from_the_memory_nodes(operator: str, details: str) -> None:
+    check_scope(_leaf(operator, details))
+
+
+@pytest.mark.parametrize(
+    ("operator", "details", "said"),
+    [
+        ("AllNodesScan", "n", "every node"),
+        ("PartitionedAllNodesScan", "n", "every node"),
+        ("NodeByIdSeek", "n WHERE id(n) = $autoint_0", "internal id"),
+        ("NodeByElementIdSeek", "n WHERE elementId(n) = $x", "internal id"),
+        ("NodeByLabelScan", "m:Meta", "Meta is not a label"),
+        ("UnionNodeByLabelsScan", "n:Concept|NameKey", "NameKey is not a label"),
+        ("NodeUniqueIndexSeek", "UNIQUE k:SourceKey(key) WHERE key = $x", "SourceKey"),
+        ("NodeCountFromCountStore", "count( (:) ) AS `count(n)`", "names no label"),
+        ("NodeCountFromCountStore", "count( (:Thing) ) AS c", "Thing is not a label"),
+    ],
+)
+def test_the_plan_may_not_start_anywhere_else(operator: str, details: str, said: str) -> None:
+    from kenning_encounter.errors import ReadOnlyViolation
+
+    with pytest.raises(ReadOnlyViolation, match=said) as info:
+        check_scope(_leaf(operator, details))
+    assert info.value.layer == "scope"
