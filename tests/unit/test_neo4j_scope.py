@@ -100,3 +100,28 @@ def test_the_plan_may_not_start_anywhere_else(operator: str, details: str, said:
     with pytest.raises(ReadOnlyViolation, match=said) as info:
         check_scope(_leaf(operator, details))
     assert info.value.layer == "scope"
+
+
+NINE = "Citation|Component|Concept|Encounter|Hypothesis|Locus|Note|Observation|Question"
+
+
+def test_label_alternatives_that_would_stall_the_planner_are_refused_before_it() -> None:
+    from kenning_encounter.errors import ReadOnlyViolation
+
+    three = "MATCH " + ", ".join(f"(x{i}:{NINE})" for i in range(3)) + " RETURN 1"
+    assert scope_nodes(three) == three  # 729 ways: planned in a moment
+    four = "MATCH " + ", ".join(f"(x{i}:{NINE})" for i in range(4)) + " RETURN 1"
+    with pytest.raises(ReadOnlyViolation, match="multiply past 4,096") as info:
+        scope_nodes(four)
+    assert info.value.layer == "size"
+    # Relationship types count too, and so do patterns inside a subquery.
+    chain = "MATCH (a:A|B)-[:P|Q|R|S]->(b:C|D|E|F)-[:T|U|V|W]->(c:G|H|I|J)-[:X|Y]-(d) RETURN 1"
+    with pytest.raises(ReadOnlyViolation, match="multiply past"):
+        scope_nodes(chain.replace("(d)", "(d:K|L|M|N|O)"))  # 1,024 x 5
+    assert scope_nodes(chain).endswith("(d:KenningMemory ) RETURN 1")
+    inner = f"MATCH (n:Concept) WHERE EXISTS {{ (n)-->(a:{NINE})-->(b:{NINE})-->(c:{NINE}) }}"
+    with pytest.raises(ReadOnlyViolation, match="multiply past"):
+        scope_nodes(inner + f"-->(d:{NINE}) RETURN n")
+    # A list comprehension's bar is not an alternative.
+    listed = "MATCH (n:Concept) RETURN " + ", ".join("[x IN [1] | x]" for _ in range(20))
+    assert scope_nodes(listed) == listed
