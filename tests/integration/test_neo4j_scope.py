@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kenning_encounter.errors import ReadOnlyViolation
+from kenning_encounter.errors import NotFound, ReadOnlyViolation
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.neo4j import Neo4jStore
 from kenning_encounter.store.neo4j.scope import scope_nodes
@@ -102,3 +102,31 @@ def _credentials() -> tuple[str, str]:
     from tests.integration.conftest import credentials
 
     return credentials()
+
+
+def test_other_applications_nodes_with_our_type_names_are_never_read(
+    neo4j_store: Neo4jStore, raw_driver: Any
+) -> None:
+    """mcp-neo4j-memory writes :Memory:Observation and :Memory:Concept nodes without our
+    ids; on one database with us they once crashed advance_encounter (KeyError 'id')."""
+    with raw_driver.session() as s:
+        s.run(
+            "CREATE (:Memory:Observation {content: 'retries at nine'}), "
+            "(:Memory:Concept {name: 'backoff', type: 'concept', _terms: 'backoff'}), "
+            "(:Question {name: 'why nine', status: 'open'})"
+        ).consume()
+    memory = Memory(neo4j_store)
+    _seed(memory)  # opens the "attacker" session's first encounter
+    again = memory.advance_encounter("attacker", "second look", close_summary="seeded")
+    assert [q.name for q in again.open_questions] == ["why"]  # theirs is not listed
+    assert [c.name for c in again.recent_concepts] == ["backoff"]
+    hits = memory.search("backoff")
+    assert [h.name for h in hits.hits] == ["backoff"]
+    assert memory.find_by_name("backoff").node.id.startswith("c")
+    with pytest.raises(NotFound):  # the foreign Question is not ours
+        memory.find_by_name("why nine")
+    rows = memory.read_cypher("MATCH (n:Question) RETURN n.name").rows
+    assert rows == [["why"]]
+    with raw_driver.session() as s:
+        [[left]] = s.run("MATCH (n:Memory) RETURN count(n)").values()
+    assert left == 2  # and theirs is left alone

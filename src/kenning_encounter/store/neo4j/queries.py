@@ -149,130 +149,124 @@ SOURCE_DROP: Final = "MATCH (k:SourceKey {key: $key}) WHERE k.id = $id DELETE k"
 
 # --- authored nodes -----------------------------------------------------------
 NODES_GET: Final = (
-    "MATCH (n:{label}) WHERE n.id IN $ids "
-    "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
-    "OPTIONAL MATCH (s:{label})-[:SUPERSEDES]->(n) "
+    "MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids "
+    "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) "
+    "OPTIONAL MATCH (s:{label}:KenningMemory)-[:SUPERSEDES]->(n) "
     "RETURN properties(n), e.id, e.locus, s.id"
 )
 NODES_ALL: Final = (
-    "MATCH (n:{label}) "
-    "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
-    "OPTIONAL MATCH (s:{label})-[:SUPERSEDES]->(n) "
+    "MATCH (n:{label}:KenningMemory) "
+    "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) "
+    "OPTIONAL MATCH (s:{label}:KenningMemory)-[:SUPERSEDES]->(n) "
     "RETURN properties(n), e.id, e.locus, s.id"
 )
 HEADS_BY_STATUS: Final = (
-    "MATCH (n:{label}) WHERE n.status IN $statuses "
+    "MATCH (n:{label}:KenningMemory) WHERE n.status IN $statuses "
     "AND NOT EXISTS {{ MATCH (n)<-[:SUPERSEDES]-() }} "
-    "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
+    "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) "
     "RETURN properties(n), e.id, e.locus, null ORDER BY n.tick DESC LIMIT $limit"
 )
 RECENT_HEADS: Final = (
-    "MATCH (n:{label}) WHERE NOT EXISTS {{ MATCH (n)<-[:SUPERSEDES]-() }} "
-    "OPTIONAL MATCH (e:Encounter)-[:RECORDED]->(n) "
+    "MATCH (n:{label}:KenningMemory) WHERE NOT EXISTS {{ MATCH (n)<-[:SUPERSEDES]-() }} "
+    "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) "
     "RETURN properties(n), e.id, e.locus, null ORDER BY n.tick DESC LIMIT $limit"
 )
 # One statement per type for a whole batch: the nodes, their RECORDED edges, their
 # live names, and the lexical corpus counters.
 NODES_CREATE: Final = (
-    "MATCH (e:Encounter {{id: $encounter}}) UNWIND $rows AS r "
+    "MATCH (e:Encounter:KenningMemory {{id: $encounter}}) UNWIND $rows AS r "
     "CREATE (e)-[:RECORDED {{tick: $tick}}]->(n:{label}:KenningMemory) SET n = r "
     "MERGE (k:NameKey {{name: r.name}}) SET k.id = r.id "
     "WITH count(n) AS made, sum(r._len) AS tokens "
     "MATCH (d:Meta {{key: 'text_docs'}}) MATCH (l:Meta {{key: 'text_len'}}) "
     "SET d.ival = d.ival + made, l.ival = l.ival + tokens"
 )
-NODE_SET_STATUS: Final = "MATCH (n:{label} {{id: $id}}) SET n.status = $status"
+NODE_SET_STATUS: Final = "MATCH (n:{label}:KenningMemory {{id: $id}}) SET n.status = $status"
 NODE_DELETE: Final = (
-    "MATCH (n:{label} {{id: $id}}) WITH n, coalesce(n._len, 0) AS tokens DETACH DELETE n "
+    "MATCH (n:{label}:KenningMemory {{id: $id}}) WITH n, coalesce(n._len, 0) AS tokens DETACH DELETE n "
     "WITH tokens MATCH (d:Meta {{key: 'text_docs'}}) MATCH (l:Meta {{key: 'text_len'}}) "
     "SET d.ival = d.ival - 1, l.ival = l.ival - tokens"
 )
 
 # --- authored edges -----------------------------------------------------------
 EDGE_CREATE: Final = (
-    "MATCH (a:{source} {{id: $s}}) MATCH (b:{target} {{id: $t}}) "
+    "MATCH (a:{source}:KenningMemory {{id: $s}}) MATCH (b:{target}:KenningMemory {{id: $t}}) "
     "CREATE (a)-[:{rel} {{tick: $tick, encounter: $encounter, created_at: $at}}]->(b)"
 )
 EDGE_CREATE_SUPERSEDES: Final = (
-    "MATCH (a:{source} {{id: $s}}) MATCH (b:{target} {{id: $t}}) "
+    "MATCH (a:{source}:KenningMemory {{id: $s}}) MATCH (b:{target}:KenningMemory {{id: $t}}) "
     "CREATE (a)-[:SUPERSEDES {{tick: $tick, encounter: $encounter, created_at: $at, "
     "revision_why: $why}}]->(b)"
 )
-EDGE_COUNT: Final = (
-    "MATCH (a:{source} {{id: $s}})-[r:{rel}]->(b:{target} {{id: $t}}) RETURN count(r)"
-)
-EDGE_DELETE: Final = "MATCH (a:{source} {{id: $s}})-[r:{rel}]->(b:{target} {{id: $t}}) DELETE r"
+EDGE_COUNT: Final = "MATCH (a:{source}:KenningMemory {{id: $s}})-[r:{rel}]->(b:{target}:KenningMemory {{id: $t}}) RETURN count(r)"
+EDGE_DELETE: Final = "MATCH (a:{source}:KenningMemory {{id: $s}})-[r:{rel}]->(b:{target}:KenningMemory {{id: $t}}) DELETE r"
 EDGES_OUT_MANY: Final = (
-    "MATCH (n:{label})-[r]->(m) WHERE n.id IN $ids AND type(r) IN $rels "
+    "MATCH (n:{label}:KenningMemory)-[r]->(m) WHERE n.id IN $ids AND type(r) IN $rels "
     "RETURN n.id, m.id, type(r), r.tick, r.encounter, r.revision_why"
 )
 EDGES_IN_MANY: Final = (
-    "MATCH (n:{label})<-[r]-(m) WHERE n.id IN $ids AND type(r) IN $rels "
+    "MATCH (n:{label}:KenningMemory)<-[r]-(m) WHERE n.id IN $ids AND type(r) IN $rels "
     "RETURN m.id, n.id, type(r), r.tick, r.encounter, r.revision_why"
 )
 # Typed by pattern, not filtered by $rels: the planner then reads only those types.
 EDGES_ALL: Final = cast(
     LiteralString,
-    f"MATCH (a)-[r:{alternatives(AUTHORED_RELATION_TYPES)}]->(b) "
+    f"MATCH (a:KenningMemory)-[r:{alternatives(AUTHORED_RELATION_TYPES)}]->(b:KenningMemory) "
     "RETURN a.id, b.id, type(r), r.tick, r.encounter, r.revision_why",
 )
-PREDECESSORS: Final = (
-    "MATCH (n:{label} {{id: $id}})-[r:SUPERSEDES]->(p:{label}) RETURN p.id, r.revision_why"
-)
+PREDECESSORS: Final = "MATCH (n:{label}:KenningMemory {{id: $id}})-[r:SUPERSEDES]->(p:{label}:KenningMemory) RETURN p.id, r.revision_why"
 
 
 # --- spine ----------------------------------------------------------------------
-LOCUS_GET: Final = "MATCH (l:Locus {id: $id}) RETURN l.id"
+LOCUS_GET: Final = "MATCH (l:Locus:KenningMemory {id: $id}) RETURN l.id"
 LOCUS_CREATE: Final = "CREATE (:Locus:KenningMemory {id: $id, created_at: $at, tick: $tick})"
-LOCI: Final = "MATCH (l:Locus) RETURN l.id ORDER BY l.tick"
+LOCI: Final = "MATCH (l:Locus:KenningMemory) RETURN l.id ORDER BY l.tick"
 ENC_CREATE: Final = (
-    "MATCH (l:Locus {id: $locus}) "
+    "MATCH (l:Locus:KenningMemory {id: $locus}) "
     "CREATE (l)-[:OPENED {tick: $tick}]->(:Encounter:KenningMemory {id: $name, locus: $locus, "
     "purpose: $purpose, opened_tick: $tick, opened_at: $at, last_activity_at: $at, "
     "tombstones: 0})"
 )
 ENC_NEXT: Final = (
-    "MATCH (p:Encounter {id: $previous}) MATCH (e:Encounter {id: $name}) "
+    "MATCH (p:Encounter:KenningMemory {id: $previous}) MATCH (e:Encounter:KenningMemory {id: $name}) "
     "CREATE (p)-[:NEXT_ENCOUNTER {tick: $tick}]->(e)"
 )
 ENC_ANCHOR: Final = (
-    "MATCH (a:Encounter {id: $anchor}) MATCH (e:Encounter {id: $name}) "
+    "MATCH (a:Encounter:KenningMemory {id: $anchor}) MATCH (e:Encounter:KenningMemory {id: $name}) "
     "CREATE (e)-[:INSTANTIATED_AFTER {tick: $tick}]->(a)"
 )
-ENC_GET: Final = "MATCH (e:Encounter {id: $name}) RETURN properties(e)"
-ENC_GET_MANY: Final = "UNWIND $names AS n MATCH (e:Encounter {id: n}) RETURN properties(e)"
+ENC_GET: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) RETURN properties(e)"
+ENC_GET_MANY: Final = (
+    "UNWIND $names AS n MATCH (e:Encounter:KenningMemory {id: n}) RETURN properties(e)"
+)
 ENC_OPEN_OF: Final = (
-    "MATCH (e:Encounter {locus: $locus}) WHERE e.sealed_at IS NULL AND e.dissolved_at IS NULL "
+    "MATCH (e:Encounter:KenningMemory {locus: $locus}) WHERE e.sealed_at IS NULL AND e.dissolved_at IS NULL "
     "RETURN properties(e) ORDER BY e.opened_tick DESC LIMIT 1"
 )
-ENC_LAST_OF: Final = (
-    "MATCH (e:Encounter {locus: $locus}) RETURN properties(e) ORDER BY e.opened_tick DESC LIMIT 1"
+ENC_LAST_OF: Final = "MATCH (e:Encounter:KenningMemory {locus: $locus}) RETURN properties(e) ORDER BY e.opened_tick DESC LIMIT 1"
+ENC_LATEST: Final = (
+    "MATCH (e:Encounter:KenningMemory) RETURN properties(e) ORDER BY e.opened_tick DESC LIMIT 1"
 )
-ENC_LATEST: Final = "MATCH (e:Encounter) RETURN properties(e) ORDER BY e.opened_tick DESC LIMIT 1"
 ENC_LIST: Final = (
-    "MATCH (e:Encounter) WHERE ($unsealed = false OR e.sealed_at IS NULL) "
+    "MATCH (e:Encounter:KenningMemory) WHERE ($unsealed = false OR e.sealed_at IS NULL) "
     "AND ($exclude = '' OR e.locus <> $exclude) "
     "RETURN properties(e) ORDER BY e.opened_tick DESC LIMIT $limit"
 )
 ENC_SEAL: Final = (
-    "MATCH (e:Encounter {id: $name}) SET e.sealed_tick = $tick, e.sealed_at = $at, "
+    "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.sealed_tick = $tick, e.sealed_at = $at, "
     "e.summary = $summary, e.last_activity_at = $at"
 )
-ENC_DISSOLVE: Final = "MATCH (e:Encounter {id: $name}) SET e.dissolved_at = $at"
-ENC_TOUCH: Final = "MATCH (e:Encounter {id: $name}) SET e.last_activity_at = $at"
-ENC_TOMBSTONES: Final = (
-    "MATCH (e:Encounter {id: $name}) SET e.tombstones = coalesce(e.tombstones, 0) + $count"
-)
-SPINE: Final = (
-    "MATCH (a:Encounter)-[r]->(b:Encounter) RETURN a.id, type(r), b.id ORDER BY a.opened_tick"
-)
-ENC_RECORDED: Final = "MATCH (:Encounter {id: $name})-[:RECORDED]->(n) RETURN n.id"
+ENC_DISSOLVE: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.dissolved_at = $at"
+ENC_TOUCH: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.last_activity_at = $at"
+ENC_TOMBSTONES: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.tombstones = coalesce(e.tombstones, 0) + $count"
+SPINE: Final = "MATCH (a:Encounter:KenningMemory)-[r]->(b:Encounter:KenningMemory) RETURN a.id, type(r), b.id ORDER BY a.opened_tick"
+ENC_RECORDED: Final = "MATCH (:Encounter:KenningMemory {id: $name})-[:RECORDED]->(n) RETURN n.id"
 ENC_MEMBERS: Final = (
-    "MATCH (e:Encounter)-[:RECORDED]->(n) WHERE e.id IN $names "
+    "MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) WHERE e.id IN $names "
     "RETURN e.id, n.id ORDER BY n.tick, coalesce(n.ord, 0)"
 )
 ENC_NODES: Final = (
-    "MATCH (e:Encounter)-[:RECORDED]->(n) WHERE e.id IN $names "
+    "MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) WHERE e.id IN $names "
     "RETURN n.id ORDER BY n.tick DESC LIMIT $limit"
 )
 
@@ -281,7 +275,7 @@ ENC_NODES: Final = (
 # stop early; an ORDER BY here would score and sort every hit (5x slower at 10k nodes).
 FULLTEXT_QUERY: Final = (
     "CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score "
-    "WHERE ($types IS NULL OR any(l IN labels(node) WHERE l IN $types)) "
+    "WHERE node:KenningMemory AND ($types IS NULL OR any(l IN labels(node) WHERE l IN $types)) "
     "AND ($heads_only = false OR NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() }) "
     "RETURN node.id, score LIMIT $limit"
 )
@@ -300,10 +294,8 @@ FULLTEXT_SHOW: Final = (
 )
 FULLTEXT_DROP: Final = "DROP INDEX kenning_text IF EXISTS"
 # Deriving every node's tokens again (a new store, or a changed tokenizer).
-TEXT_SOURCES: Final = "MATCH (n:{label}) RETURN n.id, n.name, n.description"
-TEXT_SET: Final = (
-    "UNWIND $rows AS r MATCH (n:{label} {{id: r.id}}) SET n._terms = r._terms, n._len = r._len"
-)
+TEXT_SOURCES: Final = "MATCH (n:{label}:KenningMemory) RETURN n.id, n.name, n.description"
+TEXT_SET: Final = "UNWIND $rows AS r MATCH (n:{label}:KenningMemory {{id: r.id}}) SET n._terms = r._terms, n._len = r._len"
 TEXT_RESET: Final = (
     "MATCH (d:Meta {key: 'text_docs'}) MATCH (l:Meta {key: 'text_len'}) "
     "MATCH (f:Meta {key: 'text_format'}) SET d.ival = $docs, l.ival = $tokens, f.ival = $format"

@@ -100,18 +100,56 @@ def _pattern_starts(tokens: list[Token]) -> set[int]:
     return starts
 
 
-def _unlabelled_insert_at(tokens: list[Token], start: int) -> int | None:
-    """Where a node pattern opened at ``start`` takes its labels, or None when the
-    ``(`` opens no node pattern (a group) or the node already names its labels."""
+_WORD_AT: Final = re.compile(r"\w+")
+_EXPRESSION_SYMBOLS: Final = frozenset({"|", "&", "!", "%"})
+
+
+def _label_name(query: str, tok: Token) -> str:
+    """A label as written (a word token's text is upper-cased)."""
+    if tok.kind == "name":
+        return tok.text
+    found = _WORD_AT.match(query, tok.pos)
+    return found.group(0) if found else tok.text
+
+
+def _node_edits(query: str, tokens: list[Token], start: int) -> list[tuple[int, str]]:
+    """What the node pattern opened at ``start`` needs to read the memory alone: text to
+    insert, by position. None when the ``(`` opens no node pattern (a group)."""
     i = start + 1
-    if i < len(tokens) and tokens[i].kind in ("word", "name") and not _is(tokens[i], "WHERE"):
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    variable = i < len(tokens) and tokens[i].kind in ("word", "name")
+    # ``(n IS Concept)`` names labels with IS; ``(is)`` is a variable called is.
+    if variable and (not _is(tokens[i], "WHERE", "IS") or _is(after, ")", "{", "WHERE", ":")):
         i += 1  # the variable
     if i >= len(tokens):
-        return None
+        return []
     nxt = tokens[i]
     if _is(nxt, ")", "{", "WHERE"):
-        return nxt.pos
-    return None  # ':' or IS (labels named), or not a node pattern
+        return [(nxt.pos, _LABEL_EXPRESSION)]
+    if not _is(nxt, ":", "IS"):
+        return []  # not a node pattern
+    depth, end = 0, len(tokens)
+    for k in range(i + 1, len(tokens)):
+        tok = tokens[k]
+        if _is(tok, "("):
+            depth += 1
+        elif _is(tok, ")") and depth > 0:
+            depth -= 1
+        elif depth == 0 and (_is(tok, ")", "{", "WHERE") or tok.kind == "param"):
+            end = k
+            break
+    expression = tokens[i + 1 : end]
+    if end >= len(tokens) or not expression:
+        return []
+    for tok in expression:
+        if tok.kind in ("word", "name") and _label_name(query, tok) not in MEMORY_LABELS:
+            raise _scope(f"{_label_name(query, tok)} is not a label of the memory")
+    close = tokens[end].pos
+    if _is(nxt, "IS") or any(
+        t.kind == "punct" and t.text in _EXPRESSION_SYMBOLS for t in expression
+    ):
+        return [(expression[0].pos, "("), (close, f")&{MEMORY_LABEL} ")]
+    return [(close, _LABEL_EXPRESSION)]  # colon conjunction: one more colon label
 
 
 # The planner's work grows with the product of the label and type alternatives of a
@@ -160,20 +198,20 @@ def _check_alternatives(tokens: list[Token], starts: set[int]) -> None:
 
 
 def scope_nodes(query: str) -> str:
-    """The query with the memory's labels on every unlabelled MATCH node pattern.
+    """The query with every MATCH node pattern held to the memory's nodes: the memory's
+    label added to what the pattern names (or given to a pattern that names none), and
+    a label that is not the memory's refused.
 
     Refused (layer "size") when its patterns' alternatives would take the planner
     longer than any timeout can stop."""
     tokens = tokenize(query, NEO4J)
     starts = _pattern_starts(tokens)
     _check_alternatives(tokens, starts)
-    inserts = sorted(
-        pos for start in starts if (pos := _unlabelled_insert_at(tokens, start)) is not None
-    )
+    edits = sorted(edit for start in starts for edit in _node_edits(query, tokens, start))
     out: list[str] = []
     last = 0
-    for pos in inserts:
-        out += [query[last:pos], _LABEL_EXPRESSION]
+    for pos, text in edits:
+        out += [query[last:pos], text]
         last = pos
     out.append(query[last:])
     return "".join(out)
