@@ -80,6 +80,11 @@ SETTING_FLAGS: Final[tuple[Flag, ...]] = (
     Flag(
         "token", "bearer token every HTTP request must carry (prefer the variable)", metavar="TOKEN"
     ),
+    Flag(
+        "http_sessions",
+        "stateful keeps MCP sessions in this process; stateless lets any replica answer "
+        "any request (several servers behind one load balancer)",
+    ),
     Flag("face", "full serves every tool; reader serves only the read tools"),
     Flag(
         "hide_loci",

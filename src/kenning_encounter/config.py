@@ -65,6 +65,10 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=0, le=65535)
     path: str = "/mcp/"
+    # stateful: the MCP SDK keeps each client's session in this process (Mcp-Session-Id);
+    # stateless: every request stands alone, so any replica behind a load balancer can
+    # answer it. The tools keep no per-connection state either way (handles, the store).
+    http_sessions: Literal["stateful", "stateless"] = "stateful"
     allowed_origins: CsvList = Field(default_factory=list)
     allowed_hosts: CsvList = Field(default_factory=list)
     read_timeout: float = Field(30.0, gt=0)

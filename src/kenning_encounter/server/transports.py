@@ -101,6 +101,7 @@ def build_http_app(
     else:
         inner = server.streamable_http_app(
             streamable_http_path=settings.path,
+            stateless_http=settings.http_sessions == "stateless",
             max_request_body_size=MCP_MAX_BODY,
             transport_security=_SDK_CHECKS_OFF,
             host=settings.host,

@@ -1,0 +1,96 @@
+"""Three servers on one Neo4j database behind a load balancer: a session's calls land on
+any replica, a replica dies mid-session, and nothing is lost (issue #15).
+
+The load balancer is round-robin per request; with ``--http-sessions stateless`` no
+request depends on the replica that answered the one before it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import run_server
+from tests.integration.conftest import credentials
+from tests.support.backends import neo4j_uri
+from tests.support.handles import signed
+
+pytestmark = pytest.mark.neo4j
+
+SESSION = "7c1d-replicated-session"
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+def _result(answer: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC result of a response sent as JSON or as one server-sent event."""
+    assert answer.status_code == 200, answer.text
+    body = answer.text
+    if "text/event-stream" in answer.headers.get("content-type", ""):
+        body = next(line[5:] for line in body.splitlines() if line.startswith("data:"))
+    message = json.loads(body)
+    assert "error" not in message, message
+    return message["result"]
+
+
+def _call(url: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": signed(arguments)},
+    }
+    result = _result(httpx.post(url, json=request, headers=HEADERS, timeout=30))
+    text = " ".join(c.get("text", "") for c in result["content"])
+    assert not result.get("isError"), f"{name} on {url}: {text}"
+    return result["structuredContent"]
+
+
+def test_a_session_spread_over_three_replicas_loses_nothing(
+    neo4j_store: Any, tmp_path: Path
+) -> None:
+    user, password = credentials()
+    args = ["--store", "neo4j", "--neo4j-uri", neo4j_uri(), "--http-sessions", "stateless"]
+    env = {"NEO4J_USERNAME": user, "NEO4J_PASSWORD": password}
+    with contextlib.ExitStack() as stack:
+        replicas = [
+            stack.enter_context(run_server(tmp_path / f"r{i}", *args, env=env)) for i in range(3)
+        ]
+        balancer = itertools.cycle([r.url for r in replicas])
+        opened = _call(
+            next(balancer), "advance_encounter", {"session_id": SESSION, "purpose": "lb"}
+        )
+        assert opened["encounter"]["name"] == "E1"
+        names = [f"note {i}" for i in range(9)]
+        for name in names:  # each write lands on the next replica
+            entity = {"type": "Note", "name": name, "description": f"written as {name}"}
+            _call(next(balancer), "create_entities", {"session_id": SESSION, "entities": [entity]})
+        replicas[1].proc.kill()  # a replica dies between two calls of the session
+        replicas[1].proc.wait(timeout=10)
+        alive = itertools.cycle([replicas[0].url, replicas[2].url])
+        _call(
+            next(alive),
+            "create_relations",
+            {
+                "session_id": SESSION,
+                "relations": [{"source": "note 0", "type": "INFORMS", "target": "note 1"}],
+            },
+        )
+        found = _call(next(alive), "search", {"query": "written as note"})
+        assert len(found["hits"]) >= 5
+        sealed = _call(
+            next(alive), "close_encounter", {"session_id": SESSION, "summary": "spread out"}
+        )
+        assert sealed
+    held = neo4j_store.read(
+        lambda tx: (tx.head_ids_by_names(names), tx.get_encounter("E1"), tx.clock())
+    )
+    heads, encounter, clock = held
+    assert sorted(heads) == sorted(names)
+    assert encounter is not None and encounter.sealed_at is not None
+    assert clock == 1 + len(names) + 1 + 1  # open, nine writes, the relation, the seal
