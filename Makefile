@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 NEO4J := scripts/neo4j-test-server
 
-.PHONY: run test test-only lint bench bench-quick peers claude-code mutation neo4j-start neo4j-stop clean
+.PHONY: run test test-only lint bench bench-quick peers claude-code mutation neo4j-start neo4j-stop neo4j-mark clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,17 +19,20 @@ install: $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/kenning-encounter serve $(ARGS)
 
-## test: the whole suite; starts a real Neo4j with GDS for it when Java and Maven are here
+## test: the whole suite; starts (and marks) a real Neo4j with GDS for it when Java and Maven
+## are here, unless KENNING_ENCOUNTER_TEST_NEO4J_URI names one. NEO4J_URI is never used:
+## it names a real memory, and the suite empties the database it runs on.
 test: $(STAMP) peers claude-code
 	@set -e; \
-	if [ -z "$$NEO4J_URI" ] && command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
+	if [ -z "$$KENNING_ENCOUNTER_TEST_NEO4J_URI" ] && command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
 		uri=$$(bash $(NEO4J) start); \
 		trap 'bash $(NEO4J) stop >/dev/null 2>&1 || true' EXIT; \
-		export NEO4J_URI="$$uri" NEO4J_USERNAME=neo4j NEO4J_PASSWORD="$${NEO4J_TEST_PASSWORD:-kenning-test-pw}"; \
+		export KENNING_ENCOUNTER_TEST_NEO4J_URI="$$uri" KENNING_ENCOUNTER_TEST_NEO4J_USERNAME=neo4j \
+			KENNING_ENCOUNTER_TEST_NEO4J_PASSWORD="$${NEO4J_TEST_PASSWORD:-kenning-test-pw}"; \
 	fi; \
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-## test-only: the suite without starting anything (uses NEO4J_URI if set)
+## test-only: the suite without starting anything (Neo4j: KENNING_ENCOUNTER_TEST_NEO4J_URI if set)
 test-only: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
@@ -57,6 +60,10 @@ bench-quick: $(STAMP) peers
 
 neo4j-start:
 	bash $(NEO4J) start
+
+## neo4j-mark: let the tests use (and empty) the scratch Neo4j KENNING_ENCOUNTER_TEST_NEO4J_URI names; it must be empty
+neo4j-mark:
+	bash $(NEO4J) mark
 
 neo4j-stop:
 	bash $(NEO4J) stop

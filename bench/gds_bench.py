@@ -10,19 +10,21 @@ runs; the median is reported with the steps of the median run. The GDS figure
 includes sending the projection to the server, every algorithm call and the
 drop. The panels' mass and frontier lists are compared as a check.
 
-The server is NEO4J_URI (default bolt://127.0.0.1:7687, user NEO4J_USERNAME,
-password NEO4J_PASSWORD). Nothing is written to its database. Without a server
-or without GDS the result is ``{"skipped": reason}``.
+The server is the URI given, or KENNING_ENCOUNTER_TEST_NEO4J_URI, with the test
+credentials (never NEO4J_URI and its siblings, a real memory's settings). Nothing
+is written to its database. With none named, nothing answering there, or no GDS
+the result is ``{"skipped": reason}``; a refused login raises.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import sys
 import time
 from typing import TYPE_CHECKING, Any
+
+from tests.support.neo4j_target import URI_VAR, at, configured
 
 from bench.orient_bench import synthetic_memory
 from kenning_encounter.analytics import InProcessEngine, SectionTimer, build_panel
@@ -88,15 +90,16 @@ def measure(engine: GdsEngine, size: int, repeats: int = REPEATS) -> dict[str, A
 def _driver(uri: str) -> Driver:
     import neo4j
 
-    auth = (
-        os.environ.get("NEO4J_USERNAME", "neo4j"),
-        os.environ.get("NEO4J_PASSWORD", "kenning-test-pw"),
-    )
-    return neo4j.GraphDatabase.driver(uri, auth=auth, notifications_min_severity="OFF")
+    return neo4j.GraphDatabase.driver(uri, auth=at(uri).auth, notifications_min_severity="OFF")
 
 
 def run(quick: bool = False, uri: str | None = None) -> dict[str, Any]:
-    target = uri or os.environ.get("NEO4J_URI") or "bolt://127.0.0.1:7687"
+    from neo4j.exceptions import ServiceUnavailable
+
+    named = at(uri) if uri else configured()
+    if named is None:
+        return {"skipped": f"no Neo4j named: pass a bolt URI or set {URI_VAR}"}
+    target = named.uri
     try:
         driver = _driver(target)
     except Exception as exc:  # the neo4j package missing or a malformed URI
@@ -104,9 +107,9 @@ def run(quick: bool = False, uri: str | None = None) -> dict[str, Any]:
     try:
         try:
             driver.verify_connectivity()
-            executor = open_gds(driver, uri=target)
-        except Exception as exc:  # any failure to reach the server is the skip reason
+        except ServiceUnavailable as exc:  # only a silent server is a skip
             return {"skipped": f"no Neo4j answered at {target}: {exc}"}
+        executor = open_gds(driver, uri=target)
         if executor is None:
             return {"skipped": f"the Neo4j at {target} has no Graph Data Science plugin"}
         engine = GdsEngine(executor)

@@ -8,25 +8,27 @@
 - search: Memory.search (validation, fulltext, head filter, node hydration)
   against the bare fulltext query through the driver.
 
-It needs a throwaway server: it EMPTIES the database it is given (the test
-launcher's is meant: scripts/neo4j-test-server start). With no URI, or none
-answering, it returns {"skipped": reason}.
+It needs a throwaway server: it EMPTIES the database it is given, the URI on
+its command line or KENNING_ENCOUNTER_TEST_NEO4J_URI (never NEO4J_URI), with the
+test credentials, and refuses one that carries no test marker (the launcher's
+does: scripts/neo4j-test-server start; a scratch server: ... mark). With no URI,
+or nothing answering there, it returns {"skipped": reason}; any other failure
+raises.
 
     python -m bench.neo4j_bench [--quick] [bolt://127.0.0.1:7687]
 """
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
 from tests.support.neo4j_store import open_emptied
+from tests.support.neo4j_target import URI_VAR, at, configured
 
 from bench.stats import search_versus_raw
 from bench.synth import creation_time, generate
 from kenning_encounter.memory.service import Memory
-from kenning_encounter.store.neo4j import Neo4jStore
 from kenning_encounter.store.neo4j.text import lucene_term, query_terms, text_props
 
 _RAW_SETUP = (
@@ -39,7 +41,9 @@ _RAW_SETUP = (
 _RAW_TEARDOWN = (
     "DROP INDEX bench_text IF EXISTS",
     "DROP CONSTRAINT bench_node_id IF EXISTS",
-    "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS",
+    # its own nodes only: the test marker stays
+    "MATCH (n) WHERE n:BenchNode OR n:BenchEncounter "
+    "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS",
 )
 _RAW_CREATE = (
     "MERGE (e:BenchEncounter {id: 'E1'}) WITH e UNWIND $rows AS r "
@@ -52,19 +56,12 @@ _RAW_SEARCH = (
 )
 
 
-def _credentials() -> tuple[str, str]:
-    return (
-        os.environ.get("NEO4J_USERNAME", "neo4j"),
-        os.environ.get("NEO4J_PASSWORD", "kenning-test-pw"),
-    )
-
-
 def _raw_run(
     uri: str, batches: list[list[dict[str, Any]]], queries: list[str]
 ) -> tuple[float, list[float]]:
     import neo4j
 
-    driver = neo4j.GraphDatabase.driver(uri, auth=_credentials(), notifications_min_severity="OFF")
+    driver = neo4j.GraphDatabase.driver(uri, auth=at(uri).auth, notifications_min_severity="OFF")
     try:
         for statement in _RAW_SETUP:
             driver.execute_query(statement)
@@ -134,12 +131,17 @@ def run_size(uri: str, nodes: int, searches: int) -> dict[str, Any]:
 
 
 def run(quick: bool = False, uri: str | None = None) -> dict[str, Any]:
-    target = uri or os.environ.get("NEO4J_URI") or os.environ.get("NEO4J_URL")
-    if not target:
-        return {"skipped": "no Neo4j named: pass a bolt URI or set NEO4J_URI"}
+    import neo4j
+    from neo4j.exceptions import ServiceUnavailable
+
+    named = at(uri) if uri else configured()
+    if named is None:
+        return {"skipped": f"no Neo4j named: pass a bolt URI or set {URI_VAR}"}
+    target = named.uri
     try:
-        Neo4jStore.open(target, *_credentials()).close()
-    except Exception as exc:  # any failure to reach the server is the skip reason
+        with neo4j.GraphDatabase.driver(target, auth=named.auth, connection_timeout=5.0) as d:
+            d.verify_connectivity()
+    except ServiceUnavailable as exc:  # only a silent server is a skip; a bad login raises
         return {"skipped": f"no Neo4j answered at {target}: {exc}"}
     sizes = [1_000] if quick else [1_000, 10_000]
     searches = 100 if quick else 500

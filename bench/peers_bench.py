@@ -246,8 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--neo4j-uri",
         default=None,
-        help="a disposable Neo4j to use (it is EMPTIED; credentials from NEO4J_USERNAME and "
-        "NEO4J_PASSWORD); "
+        help="a disposable Neo4j to use (it is EMPTIED, so it must carry the test marker: "
+        "scripts/neo4j-test-server mark; credentials from KENNING_ENCOUNTER_TEST_NEO4J_USERNAME "
+        "and KENNING_ENCOUNTER_TEST_NEO4J_PASSWORD); "
         "default: start a private one with scripts/neo4j-test-server",
     )
     parser.add_argument("--no-neo4j", action="store_true", help="skip the Neo4j-backed servers")

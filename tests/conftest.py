@@ -1,9 +1,12 @@
 """Shared fixtures: one store per test, parametrized over every backend.
 
 The embedded backend always runs. The Neo4j backend runs against the server
-named by NEO4J_URI; when none answers its tests skip with a reason naming the
-URI tried, unless KENNING_ENCOUNTER_REQUIRE_NEO4J=1 (set by CI), which turns
-that skip into a failure so CI can never pass with the Neo4j suite skipped.
+named by KENNING_ENCOUNTER_TEST_NEO4J_URI (never NEO4J_URI: that names a user's
+memory, and these tests empty the database they use, only ever a marked one);
+when none is named or nothing answers there its tests skip with a reason naming
+the URI, unless KENNING_ENCOUNTER_REQUIRE_NEO4J=1 (set by CI), which turns that
+skip into a failure so CI can never pass with the Neo4j suite skipped. Any other
+failure to open it fails the test.
 """
 
 from __future__ import annotations
@@ -17,7 +20,18 @@ import pytest
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
-from tests.support.backends import BACKENDS, open_neo4j_store
+from tests.support.backends import BACKENDS, neo4j_unavailable, open_neo4j_store
+
+# A user's production settings: nothing in the suite, a child process included, may
+# read them (a server a test starts on Neo4j is handed the test settings explicitly).
+PRODUCTION_NEO4J = ("NEO4J_URI", "NEO4J_URL", "NEO4J_USERNAME", "NEO4J_PASSWORD", "NEO4J_DATABASE")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_production_neo4j() -> Iterator[None]:
+    saved = {k: os.environ.pop(k) for k in PRODUCTION_NEO4J if k in os.environ}
+    yield
+    os.environ.update(saved)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -32,12 +46,6 @@ def _state_home_of_our_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator
         os.environ["XDG_STATE_HOME"] = before
 
 
-def _neo4j_unavailable(reason: str) -> None:
-    if os.environ.get("KENNING_ENCOUNTER_REQUIRE_NEO4J") == "1":
-        pytest.fail(f"Neo4j is required here (KENNING_ENCOUNTER_REQUIRE_NEO4J=1): {reason}")
-    pytest.skip(reason)
-
-
 @pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
     if request.param == "embedded":
@@ -45,8 +53,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore
     else:
         opened = open_neo4j_store()
         if isinstance(opened, str):
-            _neo4j_unavailable(opened)
-            raise AssertionError("unreachable")
+            neo4j_unavailable(opened)
         s = opened
     try:
         yield s

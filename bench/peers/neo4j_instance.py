@@ -3,8 +3,9 @@
 Both servers expect a database of their own, and the benchmark empties it
 before each one, so by default it runs a private server (the project's own
 launcher, scripts/neo4j-test-server, in a run directory of its own on a free
-port) and stops it afterwards. It never empties a server it was not told it
-may: a URI passed in is taken to be disposable, and says so in the help.
+port) and stops it afterwards. A URI passed in is reached with the test
+settings (KENNING_ENCOUNTER_TEST_NEO4J_USERNAME / _PASSWORD, never NEO4J_*) and
+emptied only when it carries the test marker (tests/support/neo4j_target.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+
+from tests.support.neo4j_target import ScratchNeo4j, at, empty_marked
 
 from bench.peers.servers import REPO, Neo4jTarget
 
@@ -29,12 +32,8 @@ def _launcher_password() -> str:
 
 def given(uri: str) -> Neo4jTarget:
     """A server named by the caller, with the credentials the test suite uses for it."""
-    return Neo4jTarget(
-        uri,
-        os.environ.get("NEO4J_USERNAME", "neo4j"),
-        os.environ.get("NEO4J_PASSWORD") or _launcher_password(),
-        os.environ.get("NEO4J_DATABASE", "neo4j"),
-    )
+    target = at(uri)
+    return Neo4jTarget(uri, target.username, target.password, target.database)
 
 
 class PrivateNeo4j:
@@ -81,31 +80,34 @@ class PrivateNeo4j:
 
 
 def empty(target: Neo4jTarget) -> str:
-    """Delete every node and relationship; returns the server's name and version."""
+    """Delete every node but the test marker (refusing an unmarked database, which raises
+    UnmarkedDatabase); returns the server's name and version."""
     import neo4j
 
-    from kenning_encounter.store.neo4j.queries import EMPTY_DATABASE, SERVER_VERSION
+    from kenning_encounter.store.neo4j.queries import SERVER_VERSION
 
+    empty_marked(ScratchNeo4j(target.uri, target.username, target.password, target.database))
     with (
         neo4j.GraphDatabase.driver(
             target.uri, auth=(target.username, target.password), notifications_min_severity="OFF"
         ) as driver,
         driver.session(database=target.database) as session,
     ):
-        session.run(EMPTY_DATABASE).consume()
         row = session.run(SERVER_VERSION).single()
     return "unknown" if row is None else f"{row['name']} {row['version']} ({row['edition']})"
 
 
 def reachable(target: Neo4jTarget) -> str | None:
-    """None when the server answers with these credentials, else why not."""
+    """None when the server answers with these credentials, why not when nothing answers;
+    any other failure (a refused login, say) raises."""
     import neo4j
+    from neo4j.exceptions import ServiceUnavailable
 
     try:
         with neo4j.GraphDatabase.driver(
             target.uri, auth=(target.username, target.password)
         ) as driver:
             driver.verify_connectivity()
-    except Exception as exc:  # any failure to reach it is the reason to report
+    except ServiceUnavailable as exc:
         return f"no Neo4j answered at {target.uri}: {exc}"
     return None

@@ -10,7 +10,6 @@ at DEBUG or above, while the statements themselves do.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from kenning_encounter.server.context import open_store
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore, ReadTx, WriteTx
 from kenning_encounter.store.tracing import SLOW_TEXT_CHARS
-from tests.support.backends import BACKENDS, neo4j_uri
+from tests.support.backends import BACKENDS, require_answering
 
 SECRET = "parameter-value-q7xw-never-logged"
 QUERY_LOGGER = "kenning_encounter.store.queries"
@@ -34,19 +33,15 @@ def _open(backend: str, tmp_path: Path, slow_query_ms: float) -> GraphStore:
         return EmbeddedStore.open(tmp_path / "memory", slow_query_ms=slow_query_ms)
     from kenning_encounter.store.neo4j import Neo4jStore
 
-    try:
-        return Neo4jStore.open(
-            neo4j_uri(),
-            os.environ.get("NEO4J_USERNAME", "neo4j"),
-            os.environ.get("NEO4J_PASSWORD", "kenning-test-pw"),
-            os.environ.get("NEO4J_DATABASE", "neo4j"),
-            slow_query_ms=slow_query_ms,
-            connection_timeout_s=5.0,
-        )
-    except Exception as exc:  # no server: the same skip (or failure) as the contract suite
-        if os.environ.get("KENNING_ENCOUNTER_REQUIRE_NEO4J") == "1":
-            pytest.fail(f"Neo4j is required here (KENNING_ENCOUNTER_REQUIRE_NEO4J=1): {exc}")
-        pytest.skip(f"no Neo4j answered at {neo4j_uri()}: {exc}")
+    target = require_answering()  # skips (or fails in CI) only when nothing answers
+    return Neo4jStore.open(
+        target.uri,
+        target.username,
+        target.password,
+        target.database,
+        slow_query_ms=slow_query_ms,
+        connection_timeout_s=5.0,
+    )
 
 
 @pytest.fixture(params=BACKENDS)
@@ -167,9 +162,17 @@ def test_the_threshold_setting_reaches_the_store(
     backend: str, tmp_path: Path, caplog_debug: pytest.LogCaptureFixture
 ) -> None:
     """KENNING_ENCOUNTER_SLOW_QUERY_MS travels from Settings through open_store."""
+    server: dict[str, str] = {}
     if backend == "neo4j":
         _open(backend, tmp_path, slow_query_ms=0).close()  # skips (or fails) with no server
-    settings = Settings(store=backend, data_dir=tmp_path / "memory", slow_query_ms=0.001)
+        target = require_answering()
+        server = {
+            "neo4j_uri": target.uri,
+            "neo4j_username": target.username,
+            "neo4j_password": target.password,
+            "neo4j_database": target.database,
+        }
+    settings = Settings(store=backend, data_dir=tmp_path / "memory", slow_query_ms=0.001, **server)
     store = open_store(settings)
     try:
         caplog_debug.clear()

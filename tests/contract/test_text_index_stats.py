@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import tempfile
 import threading
 from collections import Counter
@@ -37,7 +36,7 @@ from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
 from kenning_encounter.textproc import tokenize
-from tests.support.backends import BACKENDS, neo4j_uri, open_neo4j_store
+from tests.support.backends import BACKENDS, neo4j_target, neo4j_unavailable, open_neo4j_store
 
 WRITER = "writer-session"
 # Few common words, so frequencies climb high and supersessions hit shared terms.
@@ -78,11 +77,9 @@ class Backend:
             return EmbeddedStore.open(where)
         from kenning_encounter.store.neo4j import Neo4jStore  # type: ignore[import-not-found]
 
+        target = neo4j_target()
         return Neo4jStore.open(  # type: ignore[no-any-return]
-            neo4j_uri(),
-            os.environ.get("NEO4J_USERNAME", "neo4j"),
-            os.environ.get("NEO4J_PASSWORD", "kenning-test-pw"),
-            os.environ.get("NEO4J_DATABASE", "neo4j"),
+            target.uri, target.username, target.password, target.database
         )
 
     def cleanup(self) -> None:
@@ -96,9 +93,7 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
         # As the shared ``store`` fixture decides: skip naming the target, fail in CI.
         probe = open_neo4j_store()
         if isinstance(probe, str):
-            if os.environ.get("KENNING_ENCOUNTER_REQUIRE_NEO4J") == "1":
-                pytest.fail(f"Neo4j is required here (KENNING_ENCOUNTER_REQUIRE_NEO4J=1): {probe}")
-            pytest.skip(probe)
+            neo4j_unavailable(probe)
         probe.close()
     chosen = Backend(request.param)
     try:

@@ -1,7 +1,7 @@
 """The GDS engine on a real Neo4j with Graph Data Science, against the in-process engine.
 
-The server is the one NEO4J_URI names (default bolt://127.0.0.1:7687; user and
-password from NEO4J_USERNAME / NEO4J_PASSWORD). When none answers, or it has no
+The server is the one KENNING_ENCOUNTER_TEST_NEO4J_URI names (user and password
+from its _USERNAME / _PASSWORD siblings; never NEO4J_*). When none answers, or it has no
 GDS, these tests skip naming the URI, or fail when
 KENNING_ENCOUNTER_REQUIRE_NEO4J=1. They write nothing to the database: every
 graph is built from parameters and lives in GDS's memory only, so they can run
@@ -30,7 +30,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, LiteralString, cast
+from typing import TYPE_CHECKING, Any, LiteralString, NoReturn, cast
 
 import igraph as ig
 import numpy as np
@@ -50,7 +50,7 @@ from kenning_encounter.errors import StoreError
 from kenning_encounter.store.neo4j import gds_queries as q
 from kenning_encounter.store.neo4j.gds import GdsExecutor, open_gds
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
-from tests.support.backends import neo4j_uri
+from tests.support.backends import neo4j_uri, require_answering
 
 if TYPE_CHECKING:
     from neo4j import Driver
@@ -64,7 +64,7 @@ MODULARITY_TOLERANCE = 0.05
 TOP = 10
 
 
-def _unavailable(reason: str) -> None:
+def _unavailable(reason: str) -> NoReturn:
     if os.environ.get("KENNING_ENCOUNTER_REQUIRE_NEO4J") == "1":
         pytest.fail(
             f"Neo4j with GDS is required here (KENNING_ENCOUNTER_REQUIRE_NEO4J=1): {reason}"
@@ -76,17 +76,11 @@ def _unavailable(reason: str) -> None:
 def driver() -> Iterator[Driver]:
     import neo4j
 
-    uri = neo4j_uri()
-    auth = (
-        os.environ.get("NEO4J_USERNAME", "neo4j"),
-        os.environ.get("NEO4J_PASSWORD", "kenning-test-pw"),
+    target = require_answering()  # skips only when nothing answers; a refused login fails
+    opened = neo4j.GraphDatabase.driver(
+        target.uri, auth=target.auth, notifications_min_severity="OFF"
     )
-    opened = neo4j.GraphDatabase.driver(uri, auth=auth, notifications_min_severity="OFF")
     try:
-        try:
-            opened.verify_connectivity()
-        except Exception as exc:  # any failure to reach the server is a skip reason
-            _unavailable(f"no Neo4j answered at {uri}: {exc}")
         yield opened
     finally:
         opened.close()
@@ -479,7 +473,6 @@ def test_graphs_left_by_stopped_servers_on_this_host_are_dropped(
         store = open_neo4j_store()
         if isinstance(store, str):
             _unavailable(store)
-            raise AssertionError("unreachable")
         try:
             GdsEngine.start(store.analytics_executor())
         finally:

@@ -18,7 +18,7 @@ from kenning_encounter.errors import ReadOnlyViolation
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.server.doctor import run_doctor
 from kenning_encounter.store.neo4j import Neo4jStore
-from tests.support.backends import neo4j_uri
+from tests.support.backends import neo4j_target
 
 pytestmark = pytest.mark.neo4j
 
@@ -46,8 +46,15 @@ def test_a_query_past_the_transaction_cap_fails_alone(neo4j_store: Neo4jStore) -
 
 
 def test_doctor_reads_the_server_s_transaction_cap(tmp_path: Any) -> None:
+    target = neo4j_target()
     settings = load_settings(
-        data_dir=tmp_path / "m", store="neo4j", neo4j_uri=neo4j_uri(), matcher="off"
+        data_dir=tmp_path / "m",
+        store="neo4j",
+        neo4j_uri=target.uri,
+        neo4j_username=target.username,
+        neo4j_password=target.password,
+        neo4j_database=target.database,
+        matcher="off",
     )
     [finding] = [f for f in run_doctor(settings) if f.topic == "neo4j memory"]
     assert finding.status == "ok" and "at most" in finding.detail, finding

@@ -1,27 +1,81 @@
-"""Which backends the contract suite runs on, and how to reach Neo4j."""
+"""Which backends the contract suite runs on, and how to reach the test Neo4j.
+
+Only KENNING_ENCOUNTER_TEST_NEO4J_URI names it (tests/support/neo4j_target.py).
+Neo4j tests skip, naming the URI, only when nothing answers there, or when none is
+named; with KENNING_ENCOUNTER_REQUIRE_NEO4J=1 (CI) those skips fail. Any other
+failure (a refused login, a broken schema statement, an unmarked database) is a
+failure, never a skip.
+"""
 
 from __future__ import annotations
 
 import importlib.util
 import os
-from typing import Any
+from typing import Any, NoReturn
+
+import pytest
+
+from tests.support.neo4j_target import REQUIRE_VAR, ScratchNeo4j, configured, unset_reason
 
 HAVE_NEO4J_BACKEND = importlib.util.find_spec("kenning_encounter.store.neo4j") is not None
 BACKENDS = ["embedded", "neo4j"] if HAVE_NEO4J_BACKEND else ["embedded"]
 
 
+def neo4j_unavailable(reason: str) -> NoReturn:
+    """Skip for want of a Neo4j, or fail when the run requires one."""
+    if os.environ.get(REQUIRE_VAR) == "1":
+        pytest.fail(f"Neo4j is required here ({REQUIRE_VAR}=1): {reason}")
+    pytest.skip(reason)
+
+
+def neo4j_target() -> ScratchNeo4j:
+    """The test Neo4j's settings; skips (or fails under REQUIRE) when none is named."""
+    target = configured()
+    if target is None:
+        neo4j_unavailable(unset_reason())
+    return target
+
+
 def neo4j_uri() -> str:
-    return os.environ.get("NEO4J_URI") or os.environ.get("NEO4J_URL") or "bolt://127.0.0.1:7687"
+    return neo4j_target().uri
+
+
+def nothing_answers(exc: BaseException) -> bool:
+    """True only for the driver's "no server there" (refused, unresolvable, timed out)."""
+    from neo4j.exceptions import ServiceUnavailable
+
+    return isinstance(exc, ServiceUnavailable)
+
+
+def require_answering() -> ScratchNeo4j:
+    """The test Neo4j, once it has answered a login; skips only when nothing answers."""
+    import neo4j
+
+    target = neo4j_target()
+    with neo4j.GraphDatabase.driver(target.uri, auth=target.auth, connection_timeout=5.0) as d:
+        try:
+            d.verify_connectivity()
+        except Exception as exc:
+            if not nothing_answers(exc):
+                raise
+            neo4j_unavailable(f"no Neo4j answered at {target.uri}: {exc}")
+    return target
 
 
 def open_neo4j_store() -> Any:
-    """A fresh, emptied Neo4j store, or a string saying why none could be had."""
-    uri = neo4j_uri()
+    """A fresh, emptied Neo4j store, or a string saying why there is no Neo4j to use.
+
+    Only "none named" and "nothing answers" come back as a reason; anything else raises."""
+    target = configured()
+    if target is None:
+        return unset_reason()
     try:
         from tests.support.neo4j_store import open_emptied
     except ImportError as exc:
-        return f"the neo4j extra is not installed ({exc}); tried {uri}"
+        return f"the neo4j extra is not installed ({exc}); tried {target.uri}"
     try:
-        return open_emptied(uri)
-    except Exception as exc:  # any failure to reach the server is a skip reason
-        return f"no Neo4j answered at {uri}: {exc}"
+        return open_emptied(target.uri)
+    except Exception as exc:
+        if not nothing_answers(exc):
+            raise
+        return f"no Neo4j answered at {target.uri}: {exc}"

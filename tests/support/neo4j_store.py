@@ -1,38 +1,28 @@
 """Test-only ways into a Neo4j store, kept out of the production class.
 
-Credentials come from NEO4J_USERNAME / NEO4J_PASSWORD (defaults neo4j /
-kenning-test-pw, the test launcher's), the database from NEO4J_DATABASE.
+Settings and the emptying guard are tests/support/neo4j_target.py's: the test
+credentials (never NEO4J_*), and a database emptied only when it carries the
+test marker.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from kenning_encounter.store.neo4j import Neo4jStore
-from kenning_encounter.store.neo4j.queries import EMPTY_DATABASE
-
-
-def _credentials() -> tuple[str, str, str]:
-    return (
-        os.environ.get("NEO4J_USERNAME", "neo4j"),
-        os.environ.get("NEO4J_PASSWORD", "kenning-test-pw"),
-        os.environ.get("NEO4J_DATABASE", "neo4j"),
-    )
+from tests.support.neo4j_target import at, empty_marked
 
 
 def open_emptied(uri: str) -> Neo4jStore:
-    """A store on an emptied database: every node deleted (the clock and meta too, so the
-    store starts at tick 0), constraints and indexes kept."""
-    import neo4j
+    """A store on an emptied database: every node but the test marker deleted (the clock
+    and meta too, so the store starts at tick 0), constraints and indexes kept.
 
-    username, password, database = _credentials()
-    with (
-        neo4j.GraphDatabase.driver(uri, auth=(username, password), connection_timeout=5.0) as d,
-        d.session(database=database) as session,
-    ):
-        session.run(EMPTY_DATABASE).consume()  # batched deletes need an auto-commit run
-    return Neo4jStore.open(uri, username, password, database, connection_timeout_s=5.0)
+    Raises UnmarkedDatabase, touching nothing, when the database carries no marker."""
+    target = at(uri)
+    empty_marked(target)
+    return Neo4jStore.open(
+        target.uri, target.username, target.password, target.database, connection_timeout_s=5.0
+    )
 
 
 def check_read_only_plan(

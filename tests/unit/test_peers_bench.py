@@ -2,14 +2,13 @@
 
 The servers are real subprocesses driven by the real MCP client. A peer that is
 not installed here skips its test with the command that installs it; the Neo4j
-run needs a reachable Neo4j (NEO4J_URI), whose database it empties as the
-integration fixtures do.
+run needs the test Neo4j (KENNING_ENCOUNTER_TEST_NEO4J_URI), whose database it
+empties as the integration fixtures do, only when it carries the test marker.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -18,7 +17,6 @@ from typing import Any
 import anyio
 import pytest
 from bench import peers_bench
-from bench.peers import neo4j_instance
 from bench.peers.measure import measure
 from bench.peers.servers import (
     DEFAULT_PEERS_DIR,
@@ -30,7 +28,7 @@ from bench.peers.servers import (
 )
 from bench.peers.workload import BATCH, build, subject
 
-from tests.support.backends import neo4j_uri
+from tests.support.backends import require_answering
 
 
 def _require_reference(tmp_path: Path) -> None:
@@ -119,14 +117,7 @@ def test_the_neo4j_peer_and_ours_share_one_emptied_neo4j(tmp_path: Path) -> None
     missing = neo4j_memory_missing(DEFAULT_PEERS_DIR)
     if missing is not None:
         pytest.skip(f"the Neo4j memory server is not available: {missing.reason}")
-    uri = neo4j_uri()
-    unreachable = neo4j_instance.reachable(neo4j_instance.given(uri))
-    if unreachable is not None:
-        if os.environ.get("KENNING_ENCOUNTER_REQUIRE_NEO4J") == "1":
-            pytest.fail(
-                f"Neo4j is required here (KENNING_ENCOUNTER_REQUIRE_NEO4J=1): {unreachable}"
-            )
-        pytest.skip(unreachable)
+    uri = require_answering().uri  # skips only when nothing answers there
     result = peers_bench.run(entities=150, searches=10, neo4j_uri=uri)
     servers = result["servers"]
     _ok(servers["ours_neo4j"], 150, 10)

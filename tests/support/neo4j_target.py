@@ -1,0 +1,200 @@
+"""The Neo4j the tests and benchmarks may use, and the marker that lets them empty it.
+
+The tests never read NEO4J_URI, NEO4J_USERNAME or NEO4J_PASSWORD: those are the
+settings the README gives users for their real memory, and the suite empties the
+database it runs on. Their own settings are KENNING_ENCOUNTER_TEST_NEO4J_URI
+(unset: no Neo4j for the tests, and no default), ..._USERNAME (neo4j),
+..._PASSWORD (kenning-test-pw, the launcher's) and ..._DATABASE (neo4j).
+
+A database is emptied only when it holds a :KenningEncounterTestMarker node, which
+scripts/neo4j-test-server writes into the server it starts, or into a scratch
+server a user names with its ``mark`` command (only while that holds nothing
+else). The marker survives the emptying, and read_cypher never sees it: it is not
+one of the memory's labels.
+
+Command line (what scripts/neo4j-test-server runs; the target is read from the
+KENNING_ENCOUNTER_TEST_NEO4J_* settings):
+
+    python -m tests.support.neo4j_target stamp   # the launcher's own server: mark it
+    python -m tests.support.neo4j_target mark    # a scratch server: mark it if it is empty
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from neo4j import Session
+
+URI_VAR: Final = "KENNING_ENCOUNTER_TEST_NEO4J_URI"
+USERNAME_VAR: Final = "KENNING_ENCOUNTER_TEST_NEO4J_USERNAME"
+PASSWORD_VAR: Final = "KENNING_ENCOUNTER_TEST_NEO4J_PASSWORD"
+DATABASE_VAR: Final = "KENNING_ENCOUNTER_TEST_NEO4J_DATABASE"
+REQUIRE_VAR: Final = "KENNING_ENCOUNTER_REQUIRE_NEO4J"
+DEFAULT_PASSWORD: Final = "kenning-test-pw"
+
+MARKER_LABEL: Final = "KenningEncounterTestMarker"
+MARKED: Final = f"MATCH (m:{MARKER_LABEL}) RETURN count(m) > 0 AS marked"
+# Every node but the marker; batched deletes need an auto-commit run.
+EMPTY_ALL_BUT_MARKER: Final = (
+    f"MATCH (n) WHERE NOT n:{MARKER_LABEL} "
+    "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
+)
+OTHER_NODES: Final = f"MATCH (n) WHERE NOT n:{MARKER_LABEL} RETURN count(n) AS others"
+WRITE_MARKER: Final = (
+    f"MERGE (m:{MARKER_LABEL}) ON CREATE SET m.by = $by, m.at = datetime() RETURN m.by AS by"
+)
+
+HOW_TO_GET_ONE: Final = (
+    "start the project's test server with `bash scripts/neo4j-test-server start` (it prints "
+    f"the {URI_VAR} line to export), or run `make test`, which does both"
+)
+
+
+@dataclass(frozen=True)
+class ScratchNeo4j:
+    """A Neo4j the tests may use, with the credentials to reach it."""
+
+    uri: str
+    username: str = "neo4j"
+    password: str = DEFAULT_PASSWORD
+    database: str = "neo4j"
+
+    @property
+    def auth(self) -> tuple[str, str]:
+        return (self.username, self.password)
+
+    def server_env(self) -> dict[str, str]:
+        """The production settings a server child reads, filled in from the test ones."""
+        return {
+            "NEO4J_URI": self.uri,
+            "NEO4J_USERNAME": self.username,
+            "NEO4J_PASSWORD": self.password,
+            "NEO4J_DATABASE": self.database,
+        }
+
+
+class UnmarkedDatabase(RuntimeError):
+    """The database carries no test marker, so nothing of ours may empty it."""
+
+
+def at(uri: str) -> ScratchNeo4j:
+    """``uri`` with the test credentials (a URI given on a command line, say)."""
+    return ScratchNeo4j(
+        uri,
+        os.environ.get(USERNAME_VAR) or "neo4j",
+        os.environ.get(PASSWORD_VAR) or DEFAULT_PASSWORD,
+        os.environ.get(DATABASE_VAR) or "neo4j",
+    )
+
+
+def configured() -> ScratchNeo4j | None:
+    """The test Neo4j the environment names, or None: unset means none, never a default."""
+    uri = os.environ.get(URI_VAR, "").strip()
+    return at(uri) if uri else None
+
+
+def unset_reason() -> str:
+    return (
+        f"no Neo4j for the tests: {URI_VAR} is unset (the tests never use NEO4J_URI, "
+        f"which names a real memory); {HOW_TO_GET_ONE}"
+    )
+
+
+def refusal(target: ScratchNeo4j) -> str:
+    return (
+        f"refusing to empty the Neo4j database {target.database!r} at {target.uri}: it has no "
+        f":{MARKER_LABEL} node, so it may be somebody's real data. If it is a scratch server "
+        f"for the tests, mark it while it is empty with `{URI_VAR}={target.uri} "
+        f"bash scripts/neo4j-test-server mark`; otherwise point {URI_VAR} at the "
+        f"project's own server ({HOW_TO_GET_ONE})"
+    )
+
+
+def is_marked(session: Session) -> bool:
+    row = session.run(MARKED).single()
+    return bool(row and row["marked"])
+
+
+def empty_marked(target: ScratchNeo4j) -> None:
+    """Delete every node but the marker, or raise UnmarkedDatabase having touched nothing.
+
+    A server that does not answer raises the driver's ServiceUnavailable, which callers
+    turn into a skip; every other failure is theirs to report as one."""
+    import neo4j
+
+    with (
+        neo4j.GraphDatabase.driver(
+            target.uri, auth=target.auth, connection_timeout=5.0, notifications_min_severity="OFF"
+        ) as driver,
+        driver.session(database=target.database) as session,
+    ):
+        if not is_marked(session):
+            raise UnmarkedDatabase(refusal(target))
+        session.run(EMPTY_ALL_BUT_MARKER).consume()
+
+
+def mark(target: ScratchNeo4j, by: str, only_if_empty: bool) -> str:
+    """Write the marker (once); with ``only_if_empty`` refuse a database holding anything else."""
+    import neo4j
+
+    with (
+        neo4j.GraphDatabase.driver(
+            target.uri, auth=target.auth, connection_timeout=5.0, notifications_min_severity="OFF"
+        ) as driver,
+        driver.session(database=target.database) as session,
+    ):
+        if is_marked(session):
+            return f"{target.uri} already carries the test marker; the tests may empty it"
+        if only_if_empty:
+            row = session.run(OTHER_NODES).single()
+            others = 0 if row is None else int(row["others"])
+            if others:
+                raise UnmarkedDatabase(
+                    f"refusing to mark {target.uri}: its database {target.database!r} holds "
+                    f"{others} node(s), and the tests empty every database they find marked. "
+                    "Mark only a scratch server that is empty; or use the project's own "
+                    "(`bash scripts/neo4j-test-server start`)"
+                )
+        session.run(WRITE_MARKER, by=by).consume()
+    return f"marked {target.uri}: the tests may now empty its database {target.database!r}"
+
+
+def main(argv: list[str]) -> int:
+    command = argv[0] if argv else ""
+    if command not in ("stamp", "mark"):
+        print("usage: python -m tests.support.neo4j_target stamp|mark", file=sys.stderr)
+        return 2
+    target = configured()
+    if target is None:
+        print(f"{command}: set {URI_VAR} to the server to mark", file=sys.stderr)
+        return 2
+    try:
+        import neo4j.exceptions
+    except ImportError:
+        print(
+            f"{command}: {sys.executable} has no neo4j driver; run `make install`, or set "
+            "NEO4J_TEST_PYTHON to a Python that has it",
+            file=sys.stderr,
+        )
+        return 1
+    by = f"scripts/neo4j-test-server {'start' if command == 'stamp' else 'mark'}"
+    try:
+        print(mark(target, by, only_if_empty=command == "mark"), file=sys.stderr)
+    except UnmarkedDatabase as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    except neo4j.exceptions.Neo4jError as exc:
+        print(f"could not mark {target.uri}: {exc}", file=sys.stderr)
+        return 1
+    except neo4j.exceptions.DriverError as exc:
+        print(f"could not reach {target.uri} to mark it: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
