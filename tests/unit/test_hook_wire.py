@@ -294,6 +294,20 @@ def test_a_connection_never_accepted_times_out() -> None:
     assert (late.value.kind, late.value.detail) == ("timeout", "")
 
 
+def test_a_server_that_stops_reading_cannot_hold_the_send() -> None:
+    # Connected by the kernel but never accepted, so never read: once its small receive
+    # buffer and the hook's send buffer are full, the hook's send itself must time out.
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        big = {"prompt": "y" * (16 * 1024 * 1024)}
+        with pytest.raises(h.HookFailure) as late:
+            h.post_json(_options(url, timeout=30.0), "/infuse", big, {}, 0.5)
+    assert (late.value.kind, late.value.detail) == ("timeout", "")
+
+
 def test_a_reset_connection_is_a_bad_answer() -> None:
     with raw_server(reply=None) as server, pytest.raises(h.HookFailure) as reset:
         h.post_json(_options(f"http://127.0.0.1:{server.port}"), "/infuse", {}, {}, 10.0)
