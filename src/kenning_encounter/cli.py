@@ -2,6 +2,8 @@
 
     kenning-encounter [serve] [flags]      serve the memory (the default command)
     kenning-encounter doctor [flags]       check the configuration; exit 0 when all is well
+    kenning-encounter export FILE|-        dump the whole memory (memory/dump.py)
+    kenning-encounter import FILE          load a dump into an empty memory (memory/load.py)
     kenning-encounter install ...          wire the server into Claude Code (install.py)
 
 Every setting is a flag here and an environment variable (config.py); a flag
@@ -24,6 +26,9 @@ from typing import Any, Final
 from kenning_encounter.config import ENV_PREFIX, Settings, load_settings
 from kenning_encounter.errors import ConfigError, KenningError
 from kenning_encounter.server.info import package_version
+
+if typing.TYPE_CHECKING:
+    from kenning_encounter.store.port import GraphStore
 
 PROG: Final = "kenning-encounter"
 LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -353,6 +358,130 @@ def run_sidecar(ns: argparse.Namespace) -> int:
         store.close()
 
 
+# --- export / import (moving a whole memory) ---------------------------------------------
+class _Counter:
+    """Progress on stderr: one line rewritten on a terminal, a line per step otherwise."""
+
+    def __init__(self, verb: str) -> None:
+        self._verb = verb
+        self._tty = sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        share = f" ({100 * done // total}%)" if total else ""
+        end = "\r" if self._tty and done < total else "\n"
+        sys.stderr.write(f"{self._verb}: {done:,} of {total:,} records{share}{end}")
+        sys.stderr.flush()
+
+
+def _configure_export(parser: argparse.ArgumentParser) -> None:
+    add_setting_flags(parser)
+    parser.add_argument("file", metavar="FILE", help="where the dump goes ('-': standard output)")
+
+
+def _configure_import(parser: argparse.ArgumentParser) -> None:
+    add_setting_flags(parser)
+    parser.add_argument("file", metavar="FILE", help="a dump written by export")
+    parser.add_argument(
+        "--restart",
+        action="store_true",
+        help="remove what an interrupted import wrote into this memory, then import FILE",
+    )
+
+
+def _open_alone(ns: argparse.Namespace, doing: str) -> tuple[Settings, GraphStore] | int:
+    try:
+        settings = settings_from(ns)
+    except ConfigError as exc:
+        _error(str(exc))
+        return EXIT_CONFIG
+    from kenning_encounter.server.context import open_store
+
+    try:
+        return settings, open_store(settings)
+    except KenningError as exc:
+        _error(f"{exc} (stop the server first: {doing} needs the store to itself)")
+        return EXIT_FAILED
+
+
+def run_export(ns: argparse.Namespace) -> int:
+    """Dump the whole memory as JSON Lines; the file appears only once it is whole."""
+    from pathlib import Path
+
+    from kenning_encounter.memory.dump import Exported, export
+
+    opened = _open_alone(ns, "an export")
+    if isinstance(opened, int):
+        return opened
+    _, store = opened
+    target = None if ns.file == "-" else Path(ns.file)
+    partial = None if target is None else target.with_name(target.name + ".partial")
+
+    def write() -> Exported:
+        progress = _Counter("export")
+        if target is None or partial is None:
+            return export(
+                store, sys.stdout.buffer, app_version=package_version(), progress=progress
+            )
+        with partial.open("wb") as out:
+            done = export(store, out, app_version=package_version(), progress=progress)
+        partial.replace(target)
+        return done
+
+    try:
+        done = write()
+    except (KenningError, OSError) as exc:
+        if partial is not None:
+            partial.unlink(missing_ok=True)
+        _error(str(exc))
+        return EXIT_FAILED
+    finally:
+        store.close()
+    counts = ", ".join(f"{n} {kind}" for kind, n in done.counts.items())
+    sys.stderr.write(f"exported {counts} at clock {done.clock}; sha256 {done.digest}\n")
+    return EXIT_OK
+
+
+def run_import(ns: argparse.Namespace) -> int:
+    """Load a dump into an empty memory; an interrupted import resumes when run again."""
+    from pathlib import Path
+
+    from kenning_encounter.memory.load import load, verify
+
+    try:
+        dump = verify(Path(ns.file))
+    except KenningError as exc:
+        _error(f"{exc} (nothing was written)")
+        return EXIT_FAILED
+    except OSError as exc:
+        _error(f"cannot read the dump: {exc}")
+        return EXIT_FAILED
+    sys.stderr.write(f"{ns.file}: checked, {sum(dump.counts.values()):,} records\n")
+    opened = _open_alone(ns, "an import")
+    if isinstance(opened, int):
+        return opened
+    settings, store = opened
+    try:
+        done = load(store, dump, restart=ns.restart, progress=_Counter("import"))
+    except (KenningError, OSError) as exc:
+        _error(str(exc))
+        return EXIT_FAILED
+    finally:
+        store.close()
+    if done.cleared:
+        sys.stderr.write(f"removed {done.cleared} node(s) an interrupted import left\n")
+    if done.resumed_at:
+        sys.stderr.write(f"resumed an interrupted import after {done.resumed_at:,} records\n")
+    if settings.store == "embedded":
+        # Opening derives the text index again: its tick lags the clock just imported.
+        from kenning_encounter.server.context import open_store
+
+        open_store(settings).close()
+        sys.stderr.write("text index rebuilt\n")
+    counts = ", ".join(f"{n} {kind}" for kind, n in done.counts.items())
+    sys.stderr.write(f"imported {counts}; clock {done.clock}\n")
+    return EXIT_OK
+
+
 # --- the command table -------------------------------------------------------------
 @dataclass(frozen=True)
 class Command:
@@ -374,6 +503,18 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "rebuild the meaning sidecar (shows the number of model calls, then progress)",
         run_sidecar,
         _configure_sidecar,
+    ),
+    Command(
+        "export",
+        "write the whole memory to FILE as JSON Lines ('-': standard output), with a checksum",
+        run_export,
+        _configure_export,
+    ),
+    Command(
+        "import",
+        "load a dump written by export into an empty memory (resumes an interrupted import)",
+        run_import,
+        _configure_import,
     ),
     Command(
         "forget",

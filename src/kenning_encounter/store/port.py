@@ -194,12 +194,132 @@ class RelationWrites(Protocol):
     def delete_edge(self, source: str, target: str, rel_type: str) -> None: ...
 
 
+# --- a whole memory, moved in bulk (memory/dump.py) ----------------------------------
+@dataclass(frozen=True, slots=True)
+class LocusRecord:
+    id: str
+    tick: int
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class SpineEdge:
+    """OPENED (locus -> encounter), NEXT_ENCOUNTER or INSTANTIATED_AFTER (encounter ->
+    encounter), with the tick of the write that made it."""
+
+    source: str
+    type: str
+    target: str
+    tick: int
+
+
+@dataclass(frozen=True, slots=True)
+class DumpedNode:
+    """A node as a dump holds it: the record (its encounter and locus filled) and the
+    tick of the RECORDED edge that ties it to that encounter."""
+
+    node: NodeRecord
+    recorded_tick: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class DumpedEdge:
+    edge: EdgeRecord
+    created_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LoadMarker:
+    """Left by an import that has not finished: which dump, and how many of its records
+    are in."""
+
+    digest: str
+    done: int
+
+
+class DumpReads(Protocol):
+    """Every stored thing, in pages a dump can stream (each page its own read)."""
+
+    def dump_counts(self) -> dict[str, int]:
+        """How many loci, encounters, spine edges, nodes and relations are stored."""
+        ...
+
+    def dump_loci(self, after: str, limit: int) -> list[LocusRecord]:
+        """Loci by id, after ``after``."""
+        ...
+
+    def dump_encounters(self, after: str, limit: int) -> list[EncounterRecord]:
+        """Encounters by name, after ``after``."""
+        ...
+
+    def dump_spine(self, encounters: Sequence[str]) -> list[SpineEdge]:
+        """The spine edges each encounter was given when it opened: OPENED and
+        NEXT_ENCOUNTER into it, INSTANTIATED_AFTER out of it."""
+        ...
+
+    def dump_nodes(
+        self, label: str, after: tuple[int, int, str] | None, limit: int
+    ) -> list[DumpedNode]:
+        """One type's nodes in creation order (tick, ord, id), after ``after``."""
+        ...
+
+    def dump_node_ids(self, label: str, after: str, limit: int) -> list[str]: ...
+
+    def dump_relations(self, label: str, sources: Sequence[str]) -> list[DumpedEdge]:
+        """The authored relations out of the given nodes of one type."""
+        ...
+
+    def load_marker(self) -> LoadMarker | None: ...
+
+
+class LoadWrites(Protocol):
+    """An import's writes: records as they were, their ticks kept (none is taken).
+
+    Only the operator's import calls these; no tool reaches them."""
+
+    def begin_load(self, digest: str) -> None:
+        """Leave the marker of an import of the dump ``digest`` (nothing loaded yet)."""
+        ...
+
+    def load_loci(self, loci: Sequence[LocusRecord]) -> None: ...
+
+    def load_encounters(self, encounters: Sequence[EncounterRecord]) -> None: ...
+
+    def load_spine(self, edges: Sequence[SpineEdge]) -> None: ...
+
+    def load_nodes(self, nodes: Sequence[DumpedNode]) -> None:
+        """Nodes in creation order, with their RECORDED edges; a name (a Component's
+        source) goes to the newest node carrying it, as creation would have left it."""
+        ...
+
+    def load_relations(self, edges: Sequence[DumpedEdge]) -> None: ...
+
+    def mark_loaded(self, digest: str, done: int) -> None: ...
+
+    def finish_load(self, clock: int) -> None:
+        """Set the clock to the dump's and drop the marker."""
+        ...
+
+    def clear_some(self, limit: int) -> int:
+        """Delete up to ``limit`` of the memory's nodes (an interrupted import's); once
+        none is left, the registries, the marker and the clock too. How many went."""
+        ...
+
+
 class ReadTx(SpineReads, NodeReads, RelationReads, Protocol):
     """What a read unit of work is handed."""
 
 
 class WriteTx(ReadTx, WriteContext, SpineWrites, NodeWrites, RelationWrites, Protocol):
     """What a write unit of work is handed: every read, and the writes, under one tick."""
+
+
+class DumpTx(ReadTx, DumpReads, Protocol):
+    """A read unit of an export (every backend's read transaction is one)."""
+
+
+class LoadTx(WriteTx, DumpReads, LoadWrites, Protocol):
+    """A write unit of an import (every backend's write transaction is one)."""
 
 
 class AnalyticsExecutor(Protocol):

@@ -10,7 +10,13 @@ from __future__ import annotations
 import sys
 from typing import Final, LiteralString, cast
 
-from kenning_encounter.store.ops.text import NodeText, RelationText, SpineText, text_of
+from kenning_encounter.store.ops.text import (
+    LoadText,
+    NodeText,
+    RelationText,
+    SpineText,
+    text_of,
+)
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES
 
 _ALLOWED_NAMES: Final = frozenset(NODE_TYPES) | frozenset(RELATION_TYPES)
@@ -168,3 +174,81 @@ ENC_CREATE_STEPS: Final = (ENC_CREATE, ENC_OPENED)
 SPINE_TEXT: Final = text_of(SpineText, sys.modules[__name__])
 NODE_TEXT: Final = text_of(NodeText, sys.modules[__name__])
 RELATION_TEXT: Final = text_of(RelationText, sys.modules[__name__])
+
+# --- a whole memory in bulk: export pages, import writes (store/ops/load.py) ------------
+COUNT_LOCI: Final = "MATCH (l:Locus) RETURN count(l)"
+COUNT_ENCOUNTERS: Final = "MATCH (e:Encounter) RETURN count(e)"
+COUNT_SPINE: Final = (
+    "MATCH (a)-[r]->(b:Encounter) "
+    "WHERE label(r) IN ['OPENED', 'NEXT_ENCOUNTER', 'INSTANTIATED_AFTER'] RETURN count(r)"
+)
+COUNT_NODES: Final = "MATCH (n:{label}) RETURN count(n)"
+COUNT_RELATIONS: Final = "MATCH (n:{label})-[r]->() WHERE label(r) IN $rels RETURN count(r)"
+DUMP_LOCI: Final = (
+    "MATCH (l:Locus) WHERE l.id > $after RETURN l.id, l.tick, l.created_at "
+    "ORDER BY l.id LIMIT $limit"
+)
+DUMP_ENCOUNTERS: Final = (
+    "MATCH (e:Encounter) WHERE e.id > $after RETURN e ORDER BY e.id LIMIT $limit"
+)
+DUMP_SPINE_INTO: Final = (
+    "MATCH (a)-[r]->(e:Encounter) WHERE e.id IN $names "
+    "AND label(r) IN ['OPENED', 'NEXT_ENCOUNTER'] RETURN a.id, label(r), e.id, r.tick"
+)
+DUMP_SPINE_ANCHOR: Final = (
+    "MATCH (e:Encounter)-[r:INSTANTIATED_AFTER]->(a:Encounter) WHERE e.id IN $names "
+    "RETURN e.id, label(r), a.id, r.tick"
+)
+# Keyset paging in creation order: (tick, ord, id) after the last row of the page before.
+DUMP_NODES: Final = (
+    "MATCH (n:{label}) WHERE $first OR n.tick > $tick OR (n.tick = $tick AND "
+    "(n.ord > $ord OR (n.ord = $ord AND n.id > $id))) "
+    "WITH n ORDER BY n.tick, n.ord, n.id LIMIT $limit "
+    "OPTIONAL MATCH (:Encounter)-[r:RECORDED]->(n) "
+    "RETURN n, r.tick ORDER BY n.tick, n.ord, n.id"
+)
+DUMP_NODE_IDS: Final = (
+    "MATCH (n:{label}) WHERE n.id > $after RETURN n.id ORDER BY n.id LIMIT $limit"
+)
+DUMP_RELATIONS: Final = (
+    "MATCH (n:{label})-[r]->(m) WHERE n.id IN $ids AND label(r) IN $rels "
+    "RETURN n.id, m.id, label(r), r.tick, r.encounter, r.revision_why, r.created_at"
+)
+LOAD_LOCI: Final = (
+    "UNWIND $rows AS r CREATE (:Locus {id: r.id, created_at: r.created_at, tick: r.tick})"
+)
+LOAD_ENCOUNTERS: Final = (
+    "UNWIND $rows AS r CREATE (:Encounter {id: r.id, locus: r.locus, purpose: r.purpose, "
+    "opened_tick: r.opened_tick, opened_at: r.opened_at, sealed_tick: r.sealed_tick, "
+    "sealed_at: r.sealed_at, summary: r.summary, dissolved_at: r.dissolved_at, "
+    "last_activity_at: r.last_activity_at, tombstones: r.tombstones})"
+)
+LOAD_OPENED: Final = (
+    "UNWIND $rows AS r MATCH (l:Locus {id: r.source}), (e:Encounter {id: r.target}) "
+    "CREATE (l)-[:OPENED {tick: r.tick}]->(e)"
+)
+LOAD_NEXT: Final = (
+    "UNWIND $rows AS r MATCH (p:Encounter {id: r.source}), (e:Encounter {id: r.target}) "
+    "CREATE (p)-[:NEXT_ENCOUNTER {tick: r.tick}]->(e)"
+)
+LOAD_ANCHOR: Final = (
+    "UNWIND $rows AS r MATCH (e:Encounter {id: r.source}), (a:Encounter {id: r.target}) "
+    "CREATE (e)-[:INSTANTIATED_AFTER {tick: r.tick}]->(a)"
+)
+LOAD_EDGES: Final = (
+    "UNWIND $rows AS r MATCH (a:{source} {{id: r.s}}), (b:{target} {{id: r.t}}) "
+    "CREATE (a)-[:{rel} {{tick: r.tick, encounter: r.encounter, created_at: r.at}}]->(b)"
+)
+# The successor's id is mirrored on the revised node, as create_edge leaves it.
+LOAD_SUPERSEDES: Final = (
+    "UNWIND $rows AS r MATCH (a:{source} {{id: r.s}}), (b:{target} {{id: r.t}}) "
+    "CREATE (a)-[:SUPERSEDES {{tick: r.tick, encounter: r.encounter, created_at: r.at, "
+    "revision_why: r.why}}]->(b) SET b.superseded_by = a.id"
+)
+MARKER_GET: Final = "MATCH (m:Meta {key: $key}) RETURN m.sval, m.ival"
+MARKER_PUT: Final = "MERGE (m:Meta {key: $key}) SET m.sval = $digest, m.ival = $done"
+MARKER_DROP: Final = "MATCH (m:Meta {key: $key}) DELETE m"
+CLOCK_SET: Final = "MATCH (m:Meta {key: 'clock'}) SET m.ival = $value"
+CLEAR_NODES: Final = "MATCH (n:{label}) WITH n LIMIT $limit DETACH DELETE n RETURN count(*)"
+CLEAR_REGISTRIES: Final = ("MATCH (k:NameKey) DELETE k", "MATCH (k:SourceKey) DELETE k")
+LOAD_TEXT: Final = text_of(LoadText, sys.modules[__name__])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any, LiteralString
+from typing import TYPE_CHECKING, Any, LiteralString
 
 import ladybug
 
@@ -21,7 +21,9 @@ from kenning_encounter.store.embedded.textindex import IndexDoc
 from kenning_encounter.store.ids import component_key, type_of_id
 from kenning_encounter.store.ops.base import node_record
 from kenning_encounter.store.ops.graph import RelationOps
+from kenning_encounter.store.ops.load import LoadOps
 from kenning_encounter.store.ops.spine import SpineOps
+from kenning_encounter.store.port import DumpedNode
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.store.tracing import Tracer
 from kenning_encounter.vocabulary import NODE_TYPES
@@ -64,10 +66,11 @@ def node_from_row(row: list[Any]) -> NodeRecord:
     )
 
 
-class EmbeddedTx(SpineOps, RelationOps):
+class EmbeddedTx(SpineOps, RelationOps, LoadOps):
     _spine = q.SPINE_TEXT
     _nodes = q.NODE_TEXT
     _relations = q.RELATION_TEXT
+    _load = q.LOAD_TEXT
 
     def __init__(
         self,
@@ -186,6 +189,41 @@ class EmbeddedTx(SpineOps, RelationOps):
         if sources:
             self.rows(q.SOURCE_PUT, {"rows": sources})
         self.index_upserts += [node_to_index_doc(r) for r in records]
+
+    # --- an import's nodes: no tick taken, none cached, none indexed -------------------
+    # The text index is derived again when the store next opens: its recorded tick then
+    # lags the clock the import set (backend.py ``_sync_index``).
+    def load_nodes(self, nodes: Sequence[DumpedNode]) -> None:
+        self._require_writable()
+        by_label: dict[str, list[NodeRecord]] = {}
+        recorded: dict[tuple[str, str, int], list[str]] = {}
+        for dumped in nodes:
+            node = dumped.node
+            if node.type not in NODE_TYPES or node.encounter is None:
+                raise StoreError(f"internal: {node.id} has no type or no encounter")
+            by_label.setdefault(node.type, []).append(node)
+            tick = node.tick if dumped.recorded_tick is None else dumped.recorded_tick
+            recorded.setdefault((node.type, node.encounter, tick), []).append(node.id)
+        for label, group in by_label.items():
+            cols = q.node_columns(label)
+            self.rows(q.nodes_create(label), {"rows": [_row_for(r, cols) for r in group]})
+        # One statement per write the batch holds: the encounter matched once each time.
+        for (label, encounter, tick), ids in recorded.items():
+            params = {"ids": ids, "encounter": encounter, "tick": tick}
+            self.rows(q.render(q.NODES_RECORD, label=label), params)
+        # In creation order the newest holder of a name (or a source) comes last.
+        names = {d.node.name: d.node.id for d in nodes}
+        if names:
+            self.rows(q.NAME_PUT, {"rows": [{"name": k, "id": v} for k, v in names.items()]})
+        sources = {component_key(d.node): d.node.id for d in nodes if d.node.type == "Component"}
+        if sources:
+            self.rows(q.SOURCE_PUT, {"rows": [{"key": k, "id": v} for k, v in sources.items()]})
+
+
+if TYPE_CHECKING:
+    from kenning_encounter.store.port import LoadTx
+
+    _CARRIES_THE_BULK_OPERATIONS: type[LoadTx] = EmbeddedTx
 
 
 def _row_for(record: NodeRecord, cols: list[str]) -> dict[str, Any]:

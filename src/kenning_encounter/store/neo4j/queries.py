@@ -15,7 +15,13 @@ from __future__ import annotations
 import sys
 from typing import Final, LiteralString, cast
 
-from kenning_encounter.store.ops.text import NodeText, RelationText, SpineText, text_of
+from kenning_encounter.store.ops.text import (
+    LoadText,
+    NodeText,
+    RelationText,
+    SpineText,
+    text_of,
+)
 from kenning_encounter.textproc import TOKENIZER_VERSION
 from kenning_encounter.vocabulary import (
     AUTHORED_NODE_TYPES,
@@ -304,7 +310,93 @@ TEXT_RESET: Final = (
 # --- read_cypher -----------------------------------------------------------------------
 EXPLAIN_PREFIX: Final = "EXPLAIN "
 
+
+# --- a whole memory in bulk: export pages, import writes (store/ops/load.py) ------------
+# Every node it creates carries the memory's label, as the statements above do.
+COUNT_LOCI: Final = "MATCH (l:Locus:KenningMemory) RETURN count(l)"
+COUNT_ENCOUNTERS: Final = "MATCH (e:Encounter:KenningMemory) RETURN count(e)"
+COUNT_SPINE: Final = (
+    "MATCH (:KenningMemory)-[r:OPENED|NEXT_ENCOUNTER|INSTANTIATED_AFTER]->"
+    "(:Encounter:KenningMemory) RETURN count(r)"
+)
+COUNT_NODES: Final = "MATCH (n:{label}:KenningMemory) RETURN count(n)"
+COUNT_RELATIONS: Final = (
+    "MATCH (n:{label}:KenningMemory)-[r]->(:KenningMemory) WHERE type(r) IN $rels RETURN count(r)"
+)
+DUMP_LOCI: Final = (
+    "MATCH (l:Locus:KenningMemory) WHERE l.id > $after RETURN l.id, l.tick, l.created_at "
+    "ORDER BY l.id LIMIT $limit"
+)
+DUMP_ENCOUNTERS: Final = (
+    "MATCH (e:Encounter:KenningMemory) WHERE e.id > $after "
+    "RETURN properties(e) ORDER BY e.id LIMIT $limit"
+)
+DUMP_SPINE_INTO: Final = (
+    "MATCH (a:KenningMemory)-[r:OPENED|NEXT_ENCOUNTER]->(e:Encounter:KenningMemory) "
+    "WHERE e.id IN $names RETURN a.id, type(r), e.id, r.tick"
+)
+DUMP_SPINE_ANCHOR: Final = (
+    "MATCH (e:Encounter:KenningMemory)-[r:INSTANTIATED_AFTER]->(a:Encounter:KenningMemory) "
+    "WHERE e.id IN $names RETURN e.id, type(r), a.id, r.tick"
+)
+# Keyset paging in creation order; nodes older than the ord property read it as 0.
+DUMP_NODES: Final = (
+    "MATCH (n:{label}:KenningMemory) WITH n, coalesce(n.ord, 0) AS o "
+    "WHERE $first OR n.tick > $tick OR (n.tick = $tick AND (o > $ord OR (o = $ord AND n.id > $id))) "
+    "WITH n, o ORDER BY n.tick, o, n.id LIMIT $limit "
+    "OPTIONAL MATCH (e:Encounter:KenningMemory)-[r:RECORDED]->(n) "
+    "RETURN properties(n), e.id, e.locus, null, r.tick"
+)
+DUMP_NODE_IDS: Final = (
+    "MATCH (n:{label}:KenningMemory) WHERE n.id > $after RETURN n.id ORDER BY n.id LIMIT $limit"
+)
+DUMP_RELATIONS: Final = (
+    "MATCH (n:{label}:KenningMemory)-[r]->(m:KenningMemory) WHERE n.id IN $ids "
+    "AND type(r) IN $rels "
+    "RETURN n.id, m.id, type(r), r.tick, r.encounter, r.revision_why, r.created_at"
+)
+LOAD_LOCI: Final = (
+    "UNWIND $rows AS r "
+    "CREATE (:Locus:KenningMemory {id: r.id, created_at: r.created_at, tick: r.tick})"
+)
+# SET from the map: a property that is null is simply not stored, as on a live write.
+LOAD_ENCOUNTERS: Final = "UNWIND $rows AS r CREATE (e:Encounter:KenningMemory) SET e = r"
+LOAD_OPENED: Final = (
+    "UNWIND $rows AS r MATCH (l:Locus:KenningMemory {id: r.source}) "
+    "MATCH (e:Encounter:KenningMemory {id: r.target}) CREATE (l)-[:OPENED {tick: r.tick}]->(e)"
+)
+LOAD_NEXT: Final = (
+    "UNWIND $rows AS r MATCH (p:Encounter:KenningMemory {id: r.source}) "
+    "MATCH (e:Encounter:KenningMemory {id: r.target}) "
+    "CREATE (p)-[:NEXT_ENCOUNTER {tick: r.tick}]->(e)"
+)
+LOAD_ANCHOR: Final = (
+    "UNWIND $rows AS r MATCH (e:Encounter:KenningMemory {id: r.source}) "
+    "MATCH (a:Encounter:KenningMemory {id: r.target}) "
+    "CREATE (e)-[:INSTANTIATED_AFTER {tick: r.tick}]->(a)"
+)
+LOAD_EDGES: Final = (
+    "UNWIND $rows AS r MATCH (a:{source}:KenningMemory {{id: r.s}}) "
+    "MATCH (b:{target}:KenningMemory {{id: r.t}}) "
+    "CREATE (a)-[:{rel} {{tick: r.tick, encounter: r.encounter, created_at: r.at}}]->(b)"
+)
+LOAD_SUPERSEDES: Final = (
+    "UNWIND $rows AS r MATCH (a:{source}:KenningMemory {{id: r.s}}) "
+    "MATCH (b:{target}:KenningMemory {{id: r.t}}) "
+    "CREATE (a)-[:SUPERSEDES {{tick: r.tick, encounter: r.encounter, created_at: r.at, "
+    "revision_why: r.why}}]->(b)"
+)
+MARKER_GET: Final = "MATCH (m:Meta {key: $key}) RETURN m.sval, m.ival"
+MARKER_PUT: Final = "MERGE (m:Meta {key: $key}) SET m.sval = $digest, m.ival = $done"
+MARKER_DROP: Final = "MATCH (m:Meta {key: $key}) DELETE m"
+CLOCK_SET: Final = "MATCH (c:Meta {key: 'clock'}) SET c.ival = $value"
+CLEAR_NODES: Final = (
+    "MATCH (n:{label}:KenningMemory) WITH n LIMIT $limit DETACH DELETE n RETURN count(*)"
+)
+CLEAR_REGISTRIES: Final = ("MATCH (k:NameKey) DELETE k", "MATCH (k:SourceKey) DELETE k")
+
 ENC_CREATE_STEPS: Final = (ENC_CREATE,)
 SPINE_TEXT: Final = text_of(SpineText, sys.modules[__name__])
 NODE_TEXT: Final = text_of(NodeText, sys.modules[__name__])
 RELATION_TEXT: Final = text_of(RelationText, sys.modules[__name__])
+LOAD_TEXT: Final = text_of(LoadText, sys.modules[__name__])

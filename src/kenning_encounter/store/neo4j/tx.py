@@ -20,7 +20,9 @@ from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j.text import text_props
 from kenning_encounter.store.ops.base import node_record
 from kenning_encounter.store.ops.graph import RelationOps
+from kenning_encounter.store.ops.load import LoadOps
 from kenning_encounter.store.ops.spine import SpineOps
+from kenning_encounter.store.port import DumpedNode
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.store.tracing import Tracer
 from kenning_encounter.vocabulary import NODE_TYPES
@@ -52,10 +54,11 @@ def _node_row(record: NodeRecord) -> dict[str, Any]:
     return {**row, **text_props(record.name, record.description)}
 
 
-class Neo4jTx(SpineOps, RelationOps):
+class Neo4jTx(SpineOps, RelationOps, LoadOps):
     _spine = q.SPINE_TEXT
     _nodes = q.NODE_TEXT
     _relations = q.RELATION_TEXT
+    _load = q.LOAD_TEXT
 
     def __init__(
         self,
@@ -138,3 +141,35 @@ class Neo4jTx(SpineOps, RelationOps):
             if label == "Component":
                 rows = [{"key": component_key(r), "id": r.id} for r in group]
                 self.rows(q.SOURCE_PUT, {"rows": rows})
+
+    # --- an import's nodes: the creation statement, with the dump's encounter and tick ---
+    def load_nodes(self, nodes: Sequence[DumpedNode]) -> None:
+        """Grouped by (type, encounter, RECORDED tick): a group is one write of the past,
+        and in creation order the newest holder of a name takes it last."""
+        self._require_writable()
+        groups: dict[tuple[str, str, int], list[NodeRecord]] = {}
+        for dumped in nodes:
+            node = dumped.node
+            if node.type not in NODE_TYPES or node.encounter is None:
+                raise StoreError(f"internal: {node.id} has no type or no encounter")
+            tick = node.tick if dumped.recorded_tick is None else dumped.recorded_tick
+            groups.setdefault((node.type, node.encounter, tick), []).append(node)
+        for (label, encounter, tick), group in groups.items():
+            params = {"rows": [_node_row(r) for r in group], "encounter": encounter, "tick": tick}
+            self.rows(q.render(q.NODES_CREATE, label=label), params)
+            if label == "Component":
+                rows = [{"key": component_key(r), "id": r.id} for r in group]
+                self.rows(q.SOURCE_PUT, {"rows": rows})
+
+    def _on_clock_set(self) -> None:
+        # The tick reserved at the start is not handed back: the clock was set outright.
+        self._tick = None
+
+    def _on_cleared(self) -> None:
+        self.rows(q.TEXT_RESET, {"docs": 0, "tokens": 0, "format": q.TEXT_FORMAT})
+
+
+if TYPE_CHECKING:
+    from kenning_encounter.store.port import LoadTx
+
+    _CARRIES_THE_BULK_OPERATIONS: type[LoadTx] = Neo4jTx

@@ -83,3 +83,36 @@ class RelationText:
     edges_out_many: LiteralString  # {label}; $ids $rels
     edges_in_many: LiteralString  # {label}; $ids $rels
     edges_all: LiteralString  # $rels: the authored types (or typed by its pattern)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadText:
+    """A dump's pages and an import's writes (store/ops/load.py)."""
+
+    count_loci: LiteralString  # -> count
+    count_encounters: LiteralString  # -> count
+    count_spine: LiteralString  # -> count of OPENED, NEXT_ENCOUNTER, INSTANTIATED_AFTER
+    count_nodes: LiteralString  # {label} -> count
+    count_relations: LiteralString  # {label}; $rels -> count of those out of the type's nodes
+    dump_loci: LiteralString  # $after $limit -> id, tick, created_at (by id)
+    dump_encounters: LiteralString  # $after $limit -> properties (by name)
+    dump_spine_into: LiteralString  # $names -> source, type, target, tick (OPENED, NEXT in)
+    dump_spine_anchor: LiteralString  # $names -> source, type, target, tick (ANCHOR out)
+    # {label}; $tick $ord $id $first $limit -> a node row, then the RECORDED tick
+    dump_nodes: LiteralString
+    dump_node_ids: LiteralString  # {label}; $after $limit -> id (by id)
+    # {label}; $ids $rels -> source, target, type, tick, encounter, revision_why, created_at
+    dump_relations: LiteralString
+    load_loci: LiteralString  # $rows of {id, tick, created_at}
+    load_encounters: LiteralString  # $rows of an encounter's properties
+    load_opened: LiteralString  # $rows of {source, target, tick}
+    load_next: LiteralString  # $rows of {source, target, tick}
+    load_anchor: LiteralString  # $rows of {source, target, tick}
+    load_edges: LiteralString  # {source} {target} {rel}; $rows of {s, t, tick, encounter, at}
+    load_supersedes: LiteralString  # {source} {target}; $rows of ... and why
+    marker_get: LiteralString  # -> digest, done
+    marker_put: LiteralString  # $digest $done
+    marker_drop: LiteralString
+    clock_set: LiteralString  # $value
+    clear_nodes: LiteralString  # {label}; $limit -> how many deleted
+    clear_registries: tuple[LiteralString, ...]

@@ -1,0 +1,195 @@
+"""What the lines of a dump must agree on, checked in one pass before anything is written.
+
+Each record is checked against the records before it (a dump names only what came
+earlier: ``dump_format.KINDS``) and against DESIGN §3: types and relations from the
+vocabulary, endpoint rules, ids whose prefix names their type, each tick at most the
+dumped clock, encounters opened at distinct ticks, one OPENED per encounter and a
+fork-free spine, supersession chains that stay lines. What the pass keeps is small:
+the node ids, the encounters, the supersession links; never the records themselves.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final
+
+from kenning_encounter.errors import InvalidInput
+from kenning_encounter.memory.dump_format import FIX, Record
+from kenning_encounter.store.endpoints import check_relation
+from kenning_encounter.store.ids import type_of_id
+from kenning_encounter.store.port import DumpedEdge, DumpedNode, LocusRecord, SpineEdge
+from kenning_encounter.store.records import EncounterRecord
+from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES
+
+_ID: Final = re.compile(r"^[a-z]{3}_[0-9a-f]{12}$")
+_OWN_PROPS: Final = frozenset({"name", "description", "status"})
+
+
+def _refuse(where: str, message: str) -> InvalidInput:
+    return InvalidInput(where, f"{message}; {FIX}")
+
+
+@dataclass
+class Checks:
+    clock: int
+    loci: dict[str, int] = field(default_factory=dict[str, int])
+    encounters: dict[str, EncounterRecord] = field(default_factory=dict[str, EncounterRecord])
+    opened_ticks: set[int] = field(default_factory=set[int])
+    opened: set[str] = field(default_factory=set[str])
+    next_out: set[str] = field(default_factory=set[str])
+    next_in: set[str] = field(default_factory=set[str])
+    anchored: set[str] = field(default_factory=set[str])
+    nodes: set[str] = field(default_factory=set[str])
+    successor: dict[str, str] = field(default_factory=dict[str, str])  # revised -> reviser
+    revises: set[str] = field(default_factory=set[str])
+
+    def record(self, record: Record, where: str) -> None:
+        if isinstance(record, LocusRecord):
+            self._locus(record, where)
+        elif isinstance(record, EncounterRecord):
+            self._encounter(record, where)
+        elif isinstance(record, SpineEdge):
+            self._spine(record, where)
+        elif isinstance(record, DumpedNode):
+            self._node(record, where)
+        else:
+            self._relation(record, where)
+
+    def _tick(self, tick: int, where: str) -> None:
+        if tick > self.clock:
+            raise _refuse(where, f"tick {tick} is past the dumped clock {self.clock}")
+
+    def _within(self, encounter: str, tick: int, where: str) -> None:
+        """Written by a known encounter while it was open (invariants 2 and 5)."""
+        self._tick(tick, f"{where}.tick")
+        e = self.encounters.get(encounter)
+        if e is None:
+            raise _refuse(f"{where}.encounter", f"names no encounter of the dump: {encounter!r}")
+        if tick < e.opened_tick or (e.sealed_tick is not None and tick > e.sealed_tick):
+            raise _refuse(f"{where}.tick", f"tick {tick} is outside encounter {encounter!r}")
+
+    def _locus(self, r: LocusRecord, where: str) -> None:
+        self._tick(r.tick, f"{where}.tick")
+        if r.id in self.loci:
+            raise _refuse(f"{where}.id", f"locus {r.id!r} appears twice")
+        self.loci[r.id] = r.tick
+
+    def _encounter(self, r: EncounterRecord, where: str) -> None:
+        self._tick(r.opened_tick, f"{where}.opened_tick")
+        if r.name in self.encounters:
+            raise _refuse(f"{where}.name", f"encounter {r.name!r} appears twice")
+        if r.locus not in self.loci:
+            raise _refuse(f"{where}.locus", f"names no locus of the dump: {r.locus!r}")
+        if r.opened_tick in self.opened_ticks:
+            raise _refuse(f"{where}.opened_tick", f"another encounter opened at {r.opened_tick}")
+        if (r.sealed_tick is None) != (r.sealed_at is None):
+            raise _refuse(f"{where}.sealed_tick", "sealed_tick and sealed_at go together")
+        if r.sealed_tick is not None:
+            self._tick(r.sealed_tick, f"{where}.sealed_tick")
+            if r.sealed_tick < r.opened_tick:
+                raise _refuse(f"{where}.sealed_tick", "an encounter is sealed after it opens")
+        self.opened_ticks.add(r.opened_tick)
+        self.encounters[r.name] = r
+
+    def _spine(self, r: SpineEdge, where: str) -> None:
+        self._tick(r.tick, f"{where}.tick")
+        if r.type == "OPENED":
+            e = self.encounters.get(r.target)
+            if r.source not in self.loci or e is None or e.locus != r.source:
+                raise _refuse(where, "OPENED goes from an encounter's own locus to it")
+            if r.target in self.opened:
+                raise _refuse(f"{where}.target", f"{r.target!r} is opened twice")
+            self.opened.add(r.target)
+            return
+        a, b = self.encounters.get(r.source), self.encounters.get(r.target)
+        if a is None or b is None:
+            raise _refuse(where, f"{r.type} links two encounters of the dump")
+        if r.type == "NEXT_ENCOUNTER":
+            if a.locus != b.locus or a.opened_tick >= b.opened_tick:
+                raise _refuse(where, "NEXT_ENCOUNTER goes to a later encounter of one locus")
+            if r.source in self.next_out or r.target in self.next_in or r.target in self.anchored:
+                raise _refuse(where, "a locus's encounters form one path without forks")
+            self.next_out.add(r.source)
+            self.next_in.add(r.target)
+        elif r.type == "INSTANTIATED_AFTER":
+            if b.opened_tick >= a.opened_tick:
+                raise _refuse(where, "INSTANTIATED_AFTER anchors to an earlier encounter")
+            if r.source in self.anchored or r.source in self.next_in:
+                raise _refuse(where, "only a locus's first encounter is anchored, once")
+            self.anchored.add(r.source)
+        else:
+            raise _refuse(f"{where}.type", "use one of: INSTANTIATED_AFTER, NEXT_ENCOUNTER, OPENED")
+
+    def _node(self, r: DumpedNode, where: str) -> None:
+        n = r.node
+        spec = NODE_TYPES.get(n.type)
+        if spec is None or not spec.authored:
+            raise _refuse(f"{where}.type", f"{n.type!r} is not an authored node type")
+        if not _ID.match(n.id) or type_of_id(n.id) != n.type:
+            raise _refuse(f"{where}.id", f"{n.id!r} is not the id of a {n.type}")
+        if n.id in self.nodes:
+            raise _refuse(f"{where}.id", f"node {n.id!r} appears twice")
+        allowed = spec.prop_names() - _OWN_PROPS
+        unknown = sorted(set(n.props) - allowed)
+        if unknown:
+            raise _refuse(f"{where}.props", f"{n.type} has no property {', '.join(unknown)}")
+        missing = [p.name for p in spec.props if p.required and p.name in allowed]
+        if any(p not in n.props for p in missing):
+            raise _refuse(f"{where}.props", f"a {n.type} carries {', '.join(missing)}")
+        if (n.status is None) != (not spec.statuses) or (
+            n.status is not None and n.status not in spec.statuses
+        ):
+            allowed_statuses = ", ".join(spec.statuses) or "none (null)"
+            raise _refuse(f"{where}.status", f"a {n.type}'s status is one of: {allowed_statuses}")
+        assert n.encounter is not None
+        self._within(n.encounter, n.tick, where)
+        if r.recorded_tick is not None:
+            self._tick(r.recorded_tick, f"{where}.recorded_tick")
+        self.nodes.add(n.id)
+
+    def _relation(self, r: DumpedEdge, where: str) -> None:
+        e = r.edge
+        spec = RELATION_TYPES.get(e.type)
+        for end, node_id in (("source", e.source), ("target", e.target)):
+            if node_id not in self.nodes:
+                raise _refuse(f"{where}.{end}", f"names no node of the dump: {node_id!r}")
+        s_type, t_type = type_of_id(e.source), type_of_id(e.target)
+        assert s_type is not None and t_type is not None
+        check_relation(e.type, s_type, t_type, where)
+        assert spec is not None
+        if e.source == e.target:
+            raise _refuse(f"{where}.target", "a node is never linked to itself")
+        assert e.encounter is not None
+        self._within(e.encounter, e.tick, where)
+        if e.type != "SUPERSEDES":
+            if e.revision_why is not None:
+                raise _refuse(f"{where}.revision_why", "only SUPERSEDES carries a reason")
+            return
+        if not e.revision_why:
+            raise _refuse(f"{where}.revision_why", "a revision carries its reason")
+        if e.target in self.successor:
+            raise _refuse(f"{where}.target", f"{e.target!r} has a successor already")
+        if e.source in self.revises:
+            raise _refuse(f"{where}.source", f"{e.source!r} revises another node already")
+        self.successor[e.target] = e.source
+        self.revises.add(e.source)
+
+    def finish(self) -> None:
+        """What only the whole dump can show: every encounter opened, chains acyclic."""
+        unopened = sorted(set(self.encounters) - self.opened)
+        if unopened:
+            raise _refuse("spine", f"encounter {unopened[0]!r} has no OPENED edge")
+        # Each node has at most one reviser and revises at most one: walking back from
+        # each chain's newest node reaches every link of a line; a link never reached
+        # lies on a cycle.
+        older = {reviser: revised for revised, reviser in self.successor.items()}
+        reached: set[str] = set()
+        for head in set(older) - set(self.successor):
+            node = head
+            while node in older:
+                reached.add(node)
+                node = older[node]
+        looped = sorted(set(older) - reached)
+        if looped:
+            raise _refuse("relations", f"the revisions through {looped[0]!r} close a cycle")

@@ -1,0 +1,220 @@
+"""A whole memory in bulk: the pages an export reads and the writes an import makes.
+
+Written once over each backend's ``LoadText``; how a batch of nodes is created stays
+the backend's (``load_nodes``), as ``create_nodes`` does. Nothing here takes a tick:
+an import keeps every record's own, and ends by setting the clock to the dump's.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+from typing import Any, LiteralString
+
+from kenning_encounter.errors import StoreError
+from kenning_encounter.store.ids import type_of_id
+from kenning_encounter.store.ops.base import Statements, encounter_from
+from kenning_encounter.store.ops.text import LoadText
+from kenning_encounter.store.port import (
+    DumpedEdge,
+    DumpedNode,
+    LoadMarker,
+    LocusRecord,
+    SpineEdge,
+)
+from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, AUTHORED_RELATION_TYPES
+
+_MARKER_KEY = "import"
+
+
+class LoadOps(Statements):
+    _load: LoadText
+
+    @abstractmethod
+    def node(self, label: str, row: list[Any]) -> NodeRecord:
+        """One node row of the backend's node queries, as a record."""
+
+    @abstractmethod
+    def load_nodes(self, nodes: Sequence[DumpedNode]) -> None:
+        """The backend's own statement shape for a batch of nodes."""
+
+    def _on_clock_set(self) -> None:
+        """The clock was set outright (a backend that reserved a tick forgets it)."""
+
+    def _on_cleared(self) -> None:
+        """Every node is gone: counters kept beside them start again."""
+
+    def _count(self, query: LiteralString, params: dict[str, Any] | None = None) -> int:
+        rows = self.rows(query, params)
+        return int(rows[0][0]) if rows else 0
+
+    # --- an export's pages ------------------------------------------------------------
+    def dump_counts(self) -> dict[str, int]:
+        text = self._load
+        rels = {"rels": list(AUTHORED_RELATION_TYPES)}
+        return {
+            "locus": self._count(text.count_loci),
+            "encounter": self._count(text.count_encounters),
+            "spine": self._count(text.count_spine),
+            "node": sum(
+                self._count(self.render(text.count_nodes, label=label))
+                for label in AUTHORED_NODE_TYPES
+            ),
+            "relation": sum(
+                self._count(self.render(text.count_relations, label=label), rels)
+                for label in AUTHORED_NODE_TYPES
+            ),
+        }
+
+    def dump_loci(self, after: str, limit: int) -> list[LocusRecord]:
+        rows = self.rows(self._load.dump_loci, {"after": after, "limit": limit})
+        return [LocusRecord(str(r[0]), int(r[1]), str(r[2])) for r in rows]
+
+    def dump_encounters(self, after: str, limit: int) -> list[EncounterRecord]:
+        rows = self.rows(self._load.dump_encounters, {"after": after, "limit": limit})
+        return [encounter_from(r[0]) for r in rows]
+
+    def dump_spine(self, encounters: Sequence[str]) -> list[SpineEdge]:
+        params = {"names": list(encounters)}
+        rows = self.rows(self._load.dump_spine_into, params)
+        rows += self.rows(self._load.dump_spine_anchor, params)
+        return [SpineEdge(str(a), str(rel), str(b), int(t)) for a, rel, b, t in rows]
+
+    def dump_nodes(
+        self, label: str, after: tuple[int, int, str] | None, limit: int
+    ) -> list[DumpedNode]:
+        tick, ord_, node_id = after if after is not None else (0, 0, "")
+        params = {"tick": tick, "ord": ord_, "id": node_id, "first": after is None, "limit": limit}
+        rows = self.rows(self.render(self._load.dump_nodes, label=label), params)
+        out: list[DumpedNode] = []
+        for row in rows:
+            recorded = row[-1]
+            out.append(
+                DumpedNode(self.node(label, row[:-1]), None if recorded is None else int(recorded))
+            )
+        return out
+
+    def dump_node_ids(self, label: str, after: str, limit: int) -> list[str]:
+        query = self.render(self._load.dump_node_ids, label=label)
+        return [str(r[0]) for r in self.rows(query, {"after": after, "limit": limit})]
+
+    def dump_relations(self, label: str, sources: Sequence[str]) -> list[DumpedEdge]:
+        query = self.render(self._load.dump_relations, label=label)
+        params = {"ids": list(sources), "rels": list(AUTHORED_RELATION_TYPES)}
+        return [
+            DumpedEdge(
+                EdgeRecord(str(r[0]), str(r[1]), str(r[2]), int(r[3]), r[4], r[5]),
+                None if r[6] is None else str(r[6]),
+            )
+            for r in self.rows(query, params)
+        ]
+
+    def load_marker(self) -> LoadMarker | None:
+        rows = self.rows(self._load.marker_get, {"key": _MARKER_KEY})
+        if not rows or rows[0][0] is None:
+            return None
+        return LoadMarker(str(rows[0][0]), int(rows[0][1] or 0))
+
+    # --- an import's writes -----------------------------------------------------------
+    def begin_load(self, digest: str) -> None:
+        self.mark_loaded(digest, 0)
+
+    def mark_loaded(self, digest: str, done: int) -> None:
+        self._require_writable()
+        self.rows(self._load.marker_put, {"key": _MARKER_KEY, "digest": digest, "done": done})
+
+    def load_loci(self, loci: Sequence[LocusRecord]) -> None:
+        self._require_writable()
+        rows = [{"id": r.id, "tick": r.tick, "created_at": r.created_at} for r in loci]
+        if rows:
+            self.rows(self._load.load_loci, {"rows": rows})
+
+    def load_encounters(self, encounters: Sequence[EncounterRecord]) -> None:
+        self._require_writable()
+        rows = [
+            {
+                "id": e.name,
+                "locus": e.locus,
+                "purpose": e.purpose,
+                "opened_tick": e.opened_tick,
+                "opened_at": e.opened_at,
+                "sealed_tick": e.sealed_tick,
+                "sealed_at": e.sealed_at,
+                "summary": e.summary,
+                "dissolved_at": e.dissolved_at,
+                "last_activity_at": e.last_activity_at,
+                "tombstones": e.tombstones,
+            }
+            for e in encounters
+        ]
+        if rows:
+            self.rows(self._load.load_encounters, {"rows": rows})
+
+    def load_spine(self, edges: Sequence[SpineEdge]) -> None:
+        self._require_writable()
+        statements: dict[str, LiteralString] = {
+            "OPENED": self._load.load_opened,
+            "NEXT_ENCOUNTER": self._load.load_next,
+            "INSTANTIATED_AFTER": self._load.load_anchor,
+        }
+        for rel, statement in statements.items():
+            rows = [
+                {"source": e.source, "target": e.target, "tick": e.tick}
+                for e in edges
+                if e.type == rel
+            ]
+            if rows:
+                self.rows(statement, {"rows": rows})
+
+    def load_relations(self, edges: Sequence[DumpedEdge]) -> None:
+        """One statement per (source type, target type, relation) of the batch."""
+        self._require_writable()
+        groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        for dumped in edges:
+            e = dumped.edge
+            key = (_type(e.source), _type(e.target), e.type)
+            row: dict[str, Any] = {
+                "s": e.source,
+                "t": e.target,
+                "tick": e.tick,
+                "encounter": e.encounter,
+                "at": dumped.created_at,
+            }
+            if e.type == "SUPERSEDES":
+                row["why"] = e.revision_why
+            groups.setdefault(key, []).append(row)
+        for (source, target, rel), rows in groups.items():
+            if rel == "SUPERSEDES":
+                query = self.render(self._load.load_supersedes, source=source, target=target)
+            else:
+                query = self.render(self._load.load_edges, source=source, target=target, rel=rel)
+            self.rows(query, {"rows": rows})
+
+    def finish_load(self, clock: int) -> None:
+        self._require_writable()
+        self.rows(self._load.clock_set, {"value": clock})
+        self._on_clock_set()
+        self.rows(self._load.marker_drop, {"key": _MARKER_KEY})
+
+    def clear_some(self, limit: int) -> int:
+        self._require_writable()
+        for label in (*AUTHORED_NODE_TYPES, "Encounter", "Locus"):
+            query = self.render(self._load.clear_nodes, label=label)
+            gone = self._count(query, {"limit": limit})
+            if gone:
+                return gone
+        for statement in self._load.clear_registries:
+            self.rows(statement)
+        self.rows(self._load.clock_set, {"value": 0})
+        self._on_clock_set()
+        self._on_cleared()
+        self.rows(self._load.marker_drop, {"key": _MARKER_KEY})
+        return 0
+
+
+def _type(node_id: str) -> str:
+    label = type_of_id(node_id)
+    if label is None:
+        raise StoreError(f"internal: {node_id!r} carries no type prefix")
+    return label

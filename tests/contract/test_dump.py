@@ -1,0 +1,368 @@
+"""export / import: a dump round-trips on every backend and across them, and a damaged
+dump, a non-empty target or an interrupted import never leaves a memory half made."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kenning_encounter.errors import Conflict, InvalidInput
+from kenning_encounter.memory import dump, load
+from kenning_encounter.memory.dump import bulk_read
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.embedded.backend import EmbeddedStore
+from kenning_encounter.store.port import GraphStore
+from tests.support.backends import neo4j_unavailable, open_neo4j_store
+from tests.support.dumps import fingerprint, seed
+
+
+def _export(store: GraphStore, path: Path, **kw: Any) -> dump.Exported:
+    with path.open("wb") as out:
+        return dump.export(store, out, app_version="test", **kw)
+
+
+def _fresh(store: GraphStore, tmp_path: Path, name: str) -> GraphStore:
+    """An empty store of the same backend (on Neo4j: the test database emptied again)."""
+    if store.backend == "embedded":
+        return EmbeddedStore.open(tmp_path / name)
+    opened = open_neo4j_store()
+    if isinstance(opened, str):
+        neo4j_unavailable(opened)
+    return opened
+
+
+def _emptiness(store: GraphStore) -> tuple[int, dict[str, int], Any]:
+    return bulk_read(store, lambda tx: (tx.clock(), tx.dump_counts(), tx.load_marker()))
+
+
+EMPTY = (0, dict.fromkeys(("locus", "encounter", "spine", "node", "relation"), 0), None)
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """A dump of the seeded memory (embedded) and that memory's fingerprint."""
+    folder = tmp_path_factory.mktemp("dump-source")
+    store = EmbeddedStore.open(folder / "memory")
+    try:
+        seed(store)
+        _export(store, folder / "memory.jsonl")
+        yield folder / "memory.jsonl", fingerprint(store)
+    finally:
+        store.close()
+
+
+def test_a_dump_round_trips_on_each_backend(store: GraphStore, tmp_path: Path) -> None:
+    seed(store)
+    before = fingerprint(store)
+    hits = [h.id for h in Memory(store).search("cache").hits]
+    steps: list[tuple[int, int]] = []
+    exported = _export(
+        store, tmp_path / "d.jsonl", page=4, progress=lambda d, t: steps.append((d, t))
+    )
+    assert exported.clock == before["clock"] > 0
+    assert steps[-1] == (sum(exported.counts.values()),) * 2  # the last step says all
+    copy = _fresh(store, tmp_path, "copy")
+    try:
+        verified = load.verify(tmp_path / "d.jsonl")
+        done = load.load(copy, verified, batch_size=7)
+        assert (done.clock, done.counts, done.resumed_at) == (exported.clock, exported.counts, 0)
+        assert fingerprint(copy) == before
+        assert _emptiness(copy)[2] is None  # the marker went with the last batch
+    finally:
+        copy.close()
+    if store.backend == "embedded":  # the text index is derived again on opening
+        reopened = EmbeddedStore.open(tmp_path / "copy")
+        try:
+            assert [h.id for h in Memory(reopened).search("cache").hits] == hits
+        finally:
+            reopened.close()
+
+
+def test_embedded_to_neo4j_to_embedded_keeps_the_fingerprint(
+    source: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    path, before = source
+    neo = open_neo4j_store()
+    if isinstance(neo, str):
+        neo4j_unavailable(neo)
+    try:
+        load.load(neo, load.verify(path))
+        assert fingerprint(neo) == before
+        hits = sorted(h.id for h in Memory(neo).search("cache").hits)
+        _export(neo, tmp_path / "from-neo4j.jsonl")
+    finally:
+        neo.close()
+    assert (
+        json.loads((tmp_path / "from-neo4j.jsonl").read_bytes().splitlines()[0])["backend"]
+        == "neo4j"
+    )
+    back = EmbeddedStore.open(tmp_path / "back")
+    try:
+        load.load(back, load.verify(tmp_path / "from-neo4j.jsonl"))
+        assert fingerprint(back) == before
+    finally:
+        back.close()
+    reopened = EmbeddedStore.open(tmp_path / "back")
+    try:
+        assert sorted(h.id for h in Memory(reopened).search("cache").hits) == hits != []
+    finally:
+        reopened.close()
+
+
+# --- damaged dumps: refused whole, nothing written ---------------------------------------
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(raw) for raw in path.read_bytes().splitlines()]
+
+
+def _write(lines: list[dict[str, Any]], path: Path, *, reseal: bool) -> Path:
+    """The lines as a dump; ``reseal`` counts and checksums them again, so only the
+    check under test can refuse them."""
+    body = [lines[0], *(line for line in lines[1:] if line["kind"] != "end")]
+    raws = [
+        (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        for line in body
+    ]
+    end = next(line for line in lines if line["kind"] == "end")
+    if reseal:
+        counts = dict.fromkeys(end["counts"], 0)
+        for line in body[1:]:
+            counts[line["kind"]] = counts.get(line["kind"], 0) + 1
+        end = {
+            "kind": "end",
+            "counts": counts,
+            "sha256": hashlib.sha256(b"".join(raws)).hexdigest(),
+        }
+    path.write_bytes(b"".join(raws) + (json.dumps(end) + "\n").encode())
+    return path
+
+
+def _first(lines: list[dict[str, Any]], **match: Any) -> dict[str, Any]:
+    return next(line for line in lines if all(line.get(k) == v for k, v in match.items()))
+
+
+def _retype(lines: list[dict[str, Any]]) -> None:
+    _first(lines, kind="node", type="Note")["type"] = "Memo"
+
+
+def _misprefix(lines: list[dict[str, Any]]) -> None:
+    _first(lines, kind="node", type="Note")["type"] = "Concept"
+
+
+def _future_tick(lines: list[dict[str, Any]]) -> None:
+    _first(lines, kind="node", name="n1")["tick"] = lines[0]["clock"] + 1
+
+
+def _bad_status(lines: list[dict[str, Any]]) -> None:
+    _first(lines, kind="node", type="Question")["status"] = "maybe"
+
+
+def _forbidden_endpoint(lines: list[dict[str, Any]]) -> None:
+    note = _first(lines, kind="node", name="n1")["id"]
+    _first(lines, kind="relation", type="SUPPORTS")["target"] = note
+
+
+def _dangling(lines: list[dict[str, Any]]) -> None:
+    _first(lines, kind="relation", type="GROUNDS")["target"] = "con_000000000000"
+
+
+def _note_revision(lines: list[dict[str, Any]]) -> dict[str, Any]:
+    return next(
+        line
+        for line in lines
+        if line["kind"] == "relation"
+        and line["type"] == "SUPERSEDES"
+        and line["target"].startswith("not_")
+    )
+
+
+def _second_successor(lines: list[dict[str, Any]]) -> None:
+    """Another Note (n1, revising nothing) claims to revise n3 as well."""
+    revision = _note_revision(lines)
+    lines.insert(-1, {**revision, "source": _first(lines, kind="node", name="n1")["id"]})
+
+
+def _cycle(lines: list[dict[str, Any]]) -> None:
+    revision = _note_revision(lines)
+    back = {**revision, "source": revision["target"], "target": revision["source"]}
+    lines.insert(-1, back)
+
+
+def _no_reason(lines: list[dict[str, Any]]) -> None:
+    _first(lines, kind="relation", type="SUPERSEDES")["revision_why"] = ""
+
+
+def _out_of_order(lines: list[dict[str, Any]]) -> None:
+    """A node no relation names, moved after the relations."""
+    note = _first(lines, kind="node", name="n1")
+    lines.remove(note)
+    lines.insert(-1, note)
+
+
+def _two_openings(lines: list[dict[str, Any]]) -> None:
+    opened = _first(lines, kind="spine", type="OPENED")
+    lines.insert(lines.index(opened) + 1, dict(opened))
+
+
+def _unknown_field(lines: list[dict[str, Any]]) -> None:
+    _first(lines, kind="encounter")["colour"] = "blue"
+
+
+def _closed_encounter_write(lines: list[dict[str, Any]]) -> None:
+    sealed = _first(lines, kind="encounter", name="E1")
+    _first(lines, kind="node", name="n1")["tick"] = sealed["sealed_tick"] + 1
+
+
+RESEALED: dict[str, tuple[Callable[[list[dict[str, Any]]], None], str]] = {
+    "unknown type": (_retype, "not an authored node type"),
+    "id of another type": (_misprefix, "is not the id of a Concept"),
+    "tick past the clock": (_future_tick, "past the dumped clock"),
+    "status outside the type's": (_bad_status, "status is one of"),
+    "forbidden endpoint": (_forbidden_endpoint, "SUPPORTS"),
+    "dangling endpoint": (_dangling, "names no node of the dump"),
+    "second successor": (_second_successor, "has a successor already"),
+    "supersession cycle": (_cycle, "close a cycle"),
+    "revision without reason": (_no_reason, "carries its reason"),
+    "kinds out of order": (_out_of_order, "comes after"),
+    "encounter opened twice": (_two_openings, "opened twice"),
+    "unknown field": (_unknown_field, "unknown field(s) colour"),
+    "write in a sealed encounter": (_closed_encounter_write, "outside encounter 'E1'"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(RESEALED))
+def test_a_dump_that_breaks_a_rule_is_refused_with_nothing_written(
+    store: GraphStore, source: tuple[Path, dict[str, Any]], tmp_path: Path, damage: str
+) -> None:
+    edit, words = RESEALED[damage]
+    lines = _lines(source[0])
+    edit(lines)
+    path = _write(lines, tmp_path / "bad.jsonl", reseal=True)
+    with pytest.raises(InvalidInput, match=r"line|spine|relations") as refused:
+        load.load(store, load.verify(path))
+    assert words in str(refused.value)
+    assert _emptiness(store) == EMPTY
+
+
+def _truncate(path: Path, tmp: Path) -> Path:
+    raws = path.read_bytes().splitlines(keepends=True)
+    (tmp / "cut.jsonl").write_bytes(b"".join(raws[:-3]))
+    return tmp / "cut.jsonl"
+
+
+def _cut_mid_line(path: Path, tmp: Path) -> Path:
+    (tmp / "cut.jsonl").write_bytes(path.read_bytes()[:-10])
+    return tmp / "cut.jsonl"
+
+
+def _edit_in_place(path: Path, tmp: Path) -> Path:
+    lines = _lines(path)
+    _first(lines, kind="node", name="o1")["description"] = "the cache hits"
+    return _write(lines, tmp / "edited.jsonl", reseal=False)
+
+
+def _recount(path: Path, tmp: Path) -> Path:
+    lines = _lines(path)
+    lines[-1]["counts"]["node"] += 1
+    return _write(lines, tmp / "recounted.jsonl", reseal=False)
+
+
+UNSEALED: dict[str, tuple[Callable[[Path, Path], Path], str]] = {
+    "truncated": (_truncate, "ends before its trailer"),
+    "cut mid-line": (_cut_mid_line, "cut short"),
+    "edited": (_edit_in_place, "do not match its checksum"),
+    "miscounted": (_recount, "not what its trailer counts"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(UNSEALED))
+def test_a_truncated_or_edited_dump_is_refused_with_nothing_written(
+    store: GraphStore, source: tuple[Path, dict[str, Any]], tmp_path: Path, damage: str
+) -> None:
+    spoil, words = UNSEALED[damage]
+    with pytest.raises(InvalidInput, match=words):
+        load.load(store, load.verify(spoil(source[0], tmp_path)))
+    assert _emptiness(store) == EMPTY
+
+
+def test_a_dump_with_a_reseal_of_its_own_lines_passes(
+    store: GraphStore, source: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """The resealing the damage tests use is sound: unedited, it makes a valid dump."""
+    path = _write(_lines(source[0]), tmp_path / "same.jsonl", reseal=True)
+    load.load(store, load.verify(path))
+    assert fingerprint(store) == source[1]
+
+
+# --- the target ---------------------------------------------------------------------------
+def test_a_non_empty_target_is_refused_and_kept(
+    store: GraphStore, source: tuple[Path, dict[str, Any]]
+) -> None:
+    Memory(store).advance_encounter("someone", "already here")
+    before = fingerprint(store)
+    with pytest.raises(Conflict, match=r"not empty \(1 locus\(s\), 1 encounter\(s\)\)"):
+        load.load(store, load.verify(source[0]))
+    assert fingerprint(store) == before
+    with pytest.raises(Conflict, match="not empty"):  # --restart clears only an import's leftovers
+        load.load(store, load.verify(source[0]), restart=True)
+    assert fingerprint(store) == before
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _interrupt_after_first_batch(store: GraphStore, dumped: load.Verified) -> None:
+    def stop(done: int, total: int) -> None:
+        raise Interrupted(done)
+
+    with pytest.raises(Interrupted):
+        load.load(store, dumped, batch_size=5, progress=stop)
+
+
+def test_an_interrupted_import_resumes_with_its_dump(
+    store: GraphStore, source: tuple[Path, dict[str, Any]]
+) -> None:
+    dumped = load.verify(source[0])
+    _interrupt_after_first_batch(store, dumped)
+    clock, counts, marker = _emptiness(store)
+    assert marker is not None and marker.done == 5 and counts["locus"] == 3 and clock == 0
+    done = load.load(store, dumped)
+    assert done.resumed_at == 5
+    assert fingerprint(store) == source[1]
+
+
+def test_an_interrupted_import_takes_another_dump_only_after_restart(
+    store: GraphStore, source: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    dumped = load.verify(source[0])
+    _interrupt_after_first_batch(store, dumped)
+    other = EmbeddedStore.open(tmp_path / "other")
+    try:
+        Memory(other).advance_encounter("elsewhere", "a different memory")
+        _export(other, tmp_path / "other.jsonl")
+        expected = fingerprint(other)
+    finally:
+        other.close()
+    second = load.verify(tmp_path / "other.jsonl")
+    with pytest.raises(Conflict, match=r"unfinished import of another dump.*--restart"):
+        load.load(store, second)
+    done = load.load(store, second, restart=True)
+    assert done.resumed_at == 0
+    assert fingerprint(store) == expected
+
+
+def test_an_export_refuses_when_the_memory_moves_under_it(store: GraphStore) -> None:
+    seed(store)
+    memory = Memory(store)
+
+    def write_meanwhile(done: int, total: int) -> None:
+        memory.create_entities("session-c", [{"type": "Note", "name": f"late {done}"}])
+
+    with pytest.raises(Conflict, match="written during the export"):
+        dump.export(store, io.BytesIO(), app_version="test", page=3, progress=write_meanwhile)
