@@ -1,0 +1,86 @@
+"""``kenning-encounter export`` and ``import`` as a user runs them: subprocesses, exit codes,
+progress on stderr, the dump on a file or on standard output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.embedded.backend import EmbeddedStore
+from tests.e2e.conftest import ROOT, clean_environ
+from tests.support.dumps import fingerprint, seed
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "kenning_encounter", *args],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        env=clean_environ(),
+        cwd=ROOT,
+        timeout=180,
+        check=False,
+    )
+
+
+def _seeded(data_dir: Path) -> tuple[dict[str, object], list[str]]:
+    store = EmbeddedStore.open(data_dir)
+    try:
+        seed(store)
+        return fingerprint(store), sorted(h.id for h in Memory(store).search("cache").hits)
+    finally:
+        store.close()
+
+
+def test_export_then_import_moves_the_whole_memory(tmp_path: Path) -> None:
+    before, hits = _seeded(tmp_path / "source")
+    dump = tmp_path / "memory.jsonl"
+    exported = _cli("export", str(dump), "--data-dir", str(tmp_path / "source"))
+    assert exported.returncode == 0, exported.stderr
+    err = exported.stderr.decode()
+    assert "export: " in err and "(100%)" in err and "sha256 " in err
+    assert not (tmp_path / "memory.jsonl.partial").exists()
+    imported = _cli("import", str(dump), "--data-dir", str(tmp_path / "copy"))
+    assert imported.returncode == 0, imported.stderr
+    err = imported.stderr.decode()
+    assert "checked, " in err and "import: " in err and "text index rebuilt" in err
+    store = EmbeddedStore.open(tmp_path / "copy")
+    try:
+        assert fingerprint(store) == before
+        assert sorted(h.id for h in Memory(store).search("cache").hits) == hits != []
+    finally:
+        store.close()
+    again = _cli("import", str(dump), "--data-dir", str(tmp_path / "copy"))
+    assert again.returncode == 1 and b"not empty" in again.stderr
+
+
+def test_export_to_standard_output(tmp_path: Path) -> None:
+    _seeded(tmp_path / "source")
+    result = _cli("export", "-", "--data-dir", str(tmp_path / "source"))
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(raw) for raw in result.stdout.splitlines()]
+    assert lines[0]["kind"] == "header" and lines[-1]["kind"] == "end"
+    assert b"export: " in result.stderr  # progress never mixes into the dump
+    (tmp_path / "piped.jsonl").write_bytes(result.stdout)
+    imported = _cli("import", str(tmp_path / "piped.jsonl"), "--data-dir", str(tmp_path / "copy"))
+    assert imported.returncode == 0, imported.stderr
+
+
+def test_a_damaged_dump_fails_the_import_and_writes_nothing(tmp_path: Path) -> None:
+    _seeded(tmp_path / "source")
+    dump = tmp_path / "memory.jsonl"
+    assert _cli("export", str(dump), "--data-dir", str(tmp_path / "source")).returncode == 0
+    dump.write_bytes(dump.read_bytes().replace(b"the cache misses", b"the cache hits!!"))
+    result = _cli("import", str(dump), "--data-dir", str(tmp_path / "copy"))
+    assert result.returncode == 1
+    assert b"checksum" in result.stderr and b"nothing was written" in result.stderr
+    assert not (tmp_path / "copy").exists()  # the store is opened only for a sound dump
+
+
+def test_export_and_import_explain_themselves_in_help() -> None:
+    for command, words in (("export", b"standard output"), ("import", b"--restart")):
+        result = _cli(command, "--help")
+        assert result.returncode == 0 and words in result.stdout
