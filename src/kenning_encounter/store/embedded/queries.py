@@ -241,14 +241,15 @@ LOAD_EDGES: Final = (
 )
 # The successor's id is mirrored on the revised node, as create_edge leaves it.
 LOAD_SUPERSEDES: Final = (
-    "UNWIND $rows AS r MATCH (a:{source} {{id: r.s}}), (b:{target} {{id: r.t}}) "
+    "UNWIND $rows AS r MATCH (a:{source} {{id: r.s}}), (n:{target} {{id: r.t}}) "
     "CREATE (a)-[:SUPERSEDES {{tick: r.tick, encounter: r.encounter, created_at: r.at, "
-    "revision_why: r.why}}]->(b) SET b.superseded_by = a.id"
+    "revision_why: r.why}}]->(n) SET n.superseded_by = a.id"
 )
 MARKER_GET: Final = "MATCH (m:Meta {key: $key}) RETURN m.sval, m.ival"
 MARKER_PUT: Final = "MERGE (m:Meta {key: $key}) SET m.sval = $digest, m.ival = $done"
 MARKER_DROP: Final = "MATCH (m:Meta {key: $key}) DELETE m"
 CLOCK_SET: Final = "MATCH (m:Meta {key: 'clock'}) SET m.ival = $value"
-CLEAR_NODES: Final = "MATCH (n:{label}) WITH n LIMIT $limit DETACH DELETE n RETURN count(*)"
+# The ids go back to the transaction: the node cache must drop them.
+CLEAR_NODES: Final = "MATCH (n:{label}) WITH n, n.id AS id LIMIT $limit DETACH DELETE n RETURN id"
 CLEAR_REGISTRIES: Final = ("MATCH (k:NameKey) DELETE k", "MATCH (k:SourceKey) DELETE k")
 LOAD_TEXT: Final = text_of(LoadText, sys.modules[__name__])

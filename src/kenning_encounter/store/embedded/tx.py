@@ -159,6 +159,9 @@ class EmbeddedTx(SpineOps, RelationOps, LoadOps):
     def _on_reindex(self, node: NodeRecord) -> None:
         self.index_upserts.append(node_to_index_doc(node))
 
+    def _on_load_changed(self, node_ids: Sequence[str]) -> None:
+        self.changed_nodes.update(node_ids)
+
     # --- node creation: the engine's own statement shape ---------------------------------
     def create_nodes(self, records: Sequence[NodeRecord], encounter: str) -> None:
         """Batch creation: two statements per type, two for the names, one for sources."""

@@ -391,7 +391,7 @@ MARKER_PUT: Final = "MERGE (m:Meta {key: $key}) SET m.sval = $digest, m.ival = $
 MARKER_DROP: Final = "MATCH (m:Meta {key: $key}) DELETE m"
 CLOCK_SET: Final = "MATCH (c:Meta {key: 'clock'}) SET c.ival = $value"
 CLEAR_NODES: Final = (
-    "MATCH (n:{label}:KenningMemory) WITH n LIMIT $limit DETACH DELETE n RETURN count(*)"
+    "MATCH (n:{label}:KenningMemory) WITH n, n.id AS id LIMIT $limit DETACH DELETE n RETURN id"
 )
 CLEAR_REGISTRIES: Final = ("MATCH (k:NameKey) DELETE k", "MATCH (k:SourceKey) DELETE k")
 

@@ -45,6 +45,9 @@ class LoadOps(Statements):
     def _on_cleared(self) -> None:
         """Every node is gone: counters kept beside them start again."""
 
+    def _on_load_changed(self, node_ids: Sequence[str]) -> None:
+        """Stored nodes were deleted or given a successor (a node cache drops them)."""
+
     def _count(self, query: LiteralString, params: dict[str, Any] | None = None) -> int:
         rows = self.rows(query, params)
         return int(rows[0][0]) if rows else 0
@@ -186,6 +189,7 @@ class LoadOps(Statements):
             groups.setdefault(key, []).append(row)
         for (source, target, rel), rows in groups.items():
             if rel == "SUPERSEDES":
+                self._on_load_changed([r["t"] for r in rows])
                 query = self.render(self._load.load_supersedes, source=source, target=target)
             else:
                 query = self.render(self._load.load_edges, source=source, target=target, rel=rel)
@@ -201,9 +205,10 @@ class LoadOps(Statements):
         self._require_writable()
         for label in (*AUTHORED_NODE_TYPES, "Encounter", "Locus"):
             query = self.render(self._load.clear_nodes, label=label)
-            gone = self._count(query, {"limit": limit})
+            gone = [str(r[0]) for r in self.rows(query, {"limit": limit})]
             if gone:
-                return gone
+                self._on_load_changed(gone)
+                return len(gone)
         for statement in self._load.clear_registries:
             self.rows(statement)
         self.rows(self._load.clock_set, {"value": 0})

@@ -114,5 +114,5 @@ class LoadText:
     marker_put: LiteralString  # $digest $done
     marker_drop: LiteralString
     clock_set: LiteralString  # $value
-    clear_nodes: LiteralString  # {label}; $limit -> how many deleted
+    clear_nodes: LiteralString  # {label}; $limit -> the ids deleted
     clear_registries: tuple[LiteralString, ...]
