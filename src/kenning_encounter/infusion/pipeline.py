@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -18,7 +18,14 @@ from kenning_encounter.infusion import rank as ranking
 from kenning_encounter.infusion import select
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.format import Body, Handle, render
-from kenning_encounter.infusion.ledger import Ledger, Verdict
+from kenning_encounter.infusion.ledger import (
+    Delivery,
+    LedgerStore,
+    ProcessLedger,
+    Renewal,
+    SessionLedger,
+    Verdict,
+)
 from kenning_encounter.memory import validate
 from kenning_encounter.store.port import GraphStore
 
@@ -67,16 +74,19 @@ class Infuser:
         *,
         matcher: MatcherLike | None = None,
         hidden_loci: frozenset[str] = frozenset(),
+        ledger: LedgerStore | None = None,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
+        """``ledger``: where sessions' ledgers live (default: this process only)."""
         self._store = store
         self._config = config
         self._matcher = matcher
         self._hidden = hidden_loci
         self._tokens = select.TokenCache()
         self._members = select.MemberCache()
-        self._ledger = Ledger(
-            horizon_turns=config.horizon_turns, horizon_seconds=config.horizon_seconds
-        )
+        self._ledger: LedgerStore = ledger if ledger is not None else ProcessLedger()
+        self._renewal = Renewal(config.horizon_turns, config.horizon_seconds)
+        self._wall_clock = wall_clock
 
     @property
     def config(self) -> InfusionConfig:
@@ -90,7 +100,11 @@ class Infuser:
         a resumed conversation still holds what was delivered, so the ledger stays.
         """
         if source is None or source in FRESH_CONTEXT_SOURCES:
-            self._ledger.forget_deliveries(validate.session_id(session_id))
+            session = validate.session_id(session_id)
+            try:
+                self._ledger.forget(session, at=self._wall_clock())
+            except Exception as exc:  # bodies then renew at the horizon instead
+                log.warning("could not reset a session's infusion ledger (%s)", type(exc).__name__)
 
     def select(
         self,
@@ -193,7 +207,12 @@ class Infuser:
     ) -> dict[str, Any]:
         cfg = self._config
         started = time.perf_counter()
-        turn = self._ledger.next_turn(session)
+        now_s = self._wall_clock()
+        t0 = time.perf_counter()
+        ledger = self._load_ledger(session)
+        t_ledger = time.perf_counter() - t0
+        turn = (ledger.turn if ledger is not None else 0) + 1
+        seen = ledger if ledger is not None else SessionLedger()
 
         t0 = time.perf_counter()
         selection = self.select(
@@ -217,10 +236,9 @@ class Infuser:
         for item in items:
             state = ranking.fact_state(item.node, ranked.challenged)
             states[item.node.id] = state
-            verdict = self._ledger.verdict(session, item.node.id, state)
+            verdict = self._renewal.verdict(seen, turn, item.node.id, state, now_s)
             if verdict == Verdict.HANDLE:
-                told = self._ledger.last_turn(session, item.node.id) or turn
-                handles.append(Handle(item, told))
+                handles.append(Handle(item, seen.delivered[item.node.id].turn))
             else:
                 bodies.append(Body(item, verdict))
         standing_ids = {h.item.node.id for h in handles}
@@ -230,6 +248,7 @@ class Infuser:
             for c in ranked.conflicts
             if c.source.locus not in self._hidden and c.target.locus not in self._hidden
         ]
+        delivered: dict[str, str] = {}
         if not bodies and not handles and not conflicts:
             payload = ""
             rendered_bodies: list[str] = []
@@ -257,8 +276,12 @@ class Infuser:
             for c in conflicts:
                 for n in (c.source, c.target):
                     delivered.setdefault(n.id, ranking.fact_state(n, ranked.challenged))
-            self._ledger.stamp(session, delivered)
         t_format = _ms(t0)
+        if ledger is not None:
+            t0 = time.perf_counter()
+            stamps = {i: Delivery(turn, now_s, state) for i, state in delivered.items()}
+            self._save_ledger(session, turn, stamps, now_s)
+            t_ledger += time.perf_counter() - t0
 
         degraded = selection.channel != "meaning" and selection.fallback_reason not in (
             None,
@@ -298,10 +321,30 @@ class Infuser:
                     "select": t_select,
                     "rank": t_rank,
                     "format": t_format,
+                    "ledger": round(t_ledger * 1000, 2),
                     "total": _ms(started),
                 },
             },
         }
+
+    def _load_ledger(self, session: str) -> SessionLedger | None:
+        """The session's ledger; None when it cannot be read (every body is then due,
+        and nothing is saved over a ledger this call never saw)."""
+        try:
+            return self._ledger.load(session)
+        except Exception as exc:
+            log.warning("could not read the infusion ledger (%s)", type(exc).__name__)
+            return None
+
+    def _save_ledger(
+        self, session: str, turn: int, stamps: dict[str, Delivery], now_s: float
+    ) -> None:
+        # The payload is already made: a ledger that cannot be written costs a renewal
+        # (these bodies may come again), never the answer.
+        try:
+            self._ledger.save(session, turn, stamps, at=now_s)
+        except Exception as exc:
+            log.warning("could not write the infusion ledger (%s)", type(exc).__name__)
 
     @staticmethod
     def _header(selection: select.Selection, bodies: int, handles: int, conflicts: int) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ import anyio
 
 from kenning_encounter.config import Settings
 from kenning_encounter.errors import ConfigError
+from kenning_encounter.infusion.ledger_store import StoreLedger
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.server.holds import Holds, load_session_key
 from kenning_encounter.server.services import Services, build_services
@@ -85,9 +87,10 @@ class IdleSweeper:
     processes serving the same memory sweep too.
     """
 
-    def __init__(self, memory: Memory, horizon_s: float) -> None:
+    def __init__(self, memory: Memory, horizon_s: float, ledger: StoreLedger | None = None) -> None:
         self._memory = memory
         self._horizon_s = horizon_s
+        self._ledger = ledger
         self._stopped = threading.Event()
         # Often enough that an encounter outlives its horizon by at most a tenth of it.
         self._every_s = min(max(horizon_s / 10, 1.0), 3_600.0)
@@ -100,10 +103,24 @@ class IdleSweeper:
                 self._memory.sweep_idle(self._horizon_s)
             except Exception:  # a failed sweep is retried at the next round
                 log.exception("the idle sweep failed")
+            prune_ledger(self._ledger)
 
     def stop(self) -> None:
         self._stopped.set()
         self._thread.join(timeout=5)
+
+
+def prune_ledger(ledger: StoreLedger | None) -> None:
+    """Drop the ledgers of sessions quiet past the retention; a failure waits for the next round."""
+    if ledger is None:
+        return
+    try:
+        gone = ledger.prune(time.time())
+    except Exception as exc:
+        log.warning("pruning the infusion ledger failed (%s)", type(exc).__name__)
+        return
+    if gone:
+        log.info("dropped the infusion ledgers of %d quiet sessions", gone)
 
 
 StoreFactory = Callable[[Settings], GraphStore]
@@ -188,7 +205,10 @@ class Runtime:
             context.services = build_services(settings, memory)
             context.infuse = context.services.infuser.infuse
             if settings.face == "full":
-                context.sweeper = IdleSweeper(memory, settings.idle_horizon)
+                prune_ledger(context.services.ledger)
+                context.sweeper = IdleSweeper(
+                    memory, settings.idle_horizon, context.services.ledger
+                )
             if self._infusion_factory is not None:
                 context.infuse = self._infusion_factory(context)
         except BaseException:

@@ -108,7 +108,10 @@ def build_routes(runtime: Runtime) -> list[Route]:
             else:
                 handle = app.holds.handle(locus)
                 if app.services is not None:
-                    app.services.infuser.session_started(locus, body.source)
+                    # The ledger may live in the store: off the event loop.
+                    await anyio.to_thread.run_sync(
+                        app.services.infuser.session_started, locus, body.source
+                    )
             text = await anyio.to_thread.run_sync(
                 session_start_context, app.memory, app.settings, locus, handle
             )

@@ -19,6 +19,7 @@ from kenning_encounter.analytics.gds import GdsEngine
 from kenning_encounter.config import Settings
 from kenning_encounter.errors import ConfigError
 from kenning_encounter.infusion.config import preset
+from kenning_encounter.infusion.ledger_store import StoreLedger
 from kenning_encounter.infusion.meaning_bridge import MeaningRuntime
 from kenning_encounter.infusion.pipeline import Infuser
 from kenning_encounter.infusion.select import Selection
@@ -47,6 +48,7 @@ class Services:
     catalog: ProjectionCatalog
     engine: Engine | None = None
     meaning: MeaningRuntime | None = None
+    ledger: StoreLedger | None = None  # the store's ledger; None on the reader face
 
     def close(self) -> None:
         self.catalog.close()
@@ -113,11 +115,15 @@ def build_services(settings: Settings, memory: Memory) -> Services:
             unavailable.reason,
             unavailable.detail,
         )
+    # The full face keeps the ledger in the store, shared by every server on it; a
+    # reader face never writes the store, so its ledger lives and dies with the process.
+    ledger = StoreLedger(memory.store.ledgers) if settings.face == "full" else None
     infuser = Infuser(
         memory.store,
         preset(settings.infusion_preset, budget_chars=settings.infusion_budget),
         matcher=meaning if meaning is not None else unavailable,
         hidden_loci=memory.hidden_loci,
+        ledger=ledger,
     )
     engine = _engine(memory)
     return Services(
@@ -126,4 +132,5 @@ def build_services(settings: Settings, memory: Memory) -> Services:
         catalog=ProjectionCatalog(engine),
         engine=engine,
         meaning=meaning,
+        ledger=ledger,
     )

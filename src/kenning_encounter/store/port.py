@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, LiteralString, Protocol, TypeVar
 
+from kenning_encounter.store.ledger import SessionLedgers
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 
 T = TypeVar("T")
@@ -386,7 +387,14 @@ class AnalyticsSource(Protocol):
         ...
 
 
-class GraphStore(UnitsOfWork, TextSearch, CypherReads, AnalyticsSource, Protocol):
+class LedgerKeeping(Protocol):
+    @property
+    def ledgers(self) -> SessionLedgers:
+        """The infusion ledger's tables (store/ledger.py): no tick, not the memory."""
+        ...
+
+
+class GraphStore(UnitsOfWork, TextSearch, CypherReads, AnalyticsSource, LedgerKeeping, Protocol):
     backend: str
 
     def info(self) -> dict[str, Any]: ...

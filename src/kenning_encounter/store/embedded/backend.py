@@ -34,6 +34,7 @@ from kenning_encounter.store.cypher_guard import LADYBUG_RULES, check_params, ch
 from kenning_encounter.store.embedded import engine, sandbox
 from kenning_encounter.store.embedded import queries as q
 from kenning_encounter.store.embedded.cypher import CYPHER_CONCURRENCY, run_read_cypher
+from kenning_encounter.store.embedded.ledger import EmbeddedLedgers, Rows
 from kenning_encounter.store.embedded.nodecache import LazySnapshot, NodeCache, SnapshotMoved
 from kenning_encounter.store.embedded.schema import MIGRATIONS, SCHEMA_VERSION
 from kenning_encounter.store.embedded.textindex import IndexDoc, TextIndex
@@ -85,6 +86,7 @@ class EmbeddedStore:
         self._cypher_slots = threading.BoundedSemaphore(CYPHER_CONCURRENCY)
         self._closed = False
         self._nodes = NodeCache()
+        self._ledgers = EmbeddedLedgers(self)
         self._migrate()
         self._index = TextIndex(data_dir / "textindex")
         self._sync_index()
@@ -247,6 +249,39 @@ class EmbeddedStore:
             )
         finally:
             snapshot.close()
+
+    # --- the infusion ledger (store/embedded/ledger.py): no tick, no cache, no index ---
+    @property
+    def ledgers(self) -> EmbeddedLedgers:
+        return self._ledgers
+
+    def _ledger_rows(self, conn: ladybug.Connection, doing: str) -> Rows:
+        def run(statement: str, params: dict[str, Any]) -> list[list[Any]]:
+            try:
+                return self._rows(conn, statement, params)
+            except RuntimeError as exc:
+                raise engine_error(exc, doing) from exc
+
+        return run
+
+    def ledger_read(self, work: Callable[[Rows], T]) -> T:
+        with self._reader() as conn:
+            return work(self._ledger_rows(conn, "reading the infusion ledger"))
+
+    def ledger_write(self, work: Callable[[Rows], T]) -> T:
+        with self._write_lock:
+            if self._closed:
+                raise StoreError("the store is closed")
+            conn = self._writer
+            self._bracket(conn, "BEGIN TRANSACTION")
+            try:
+                result = work(self._ledger_rows(conn, "writing the infusion ledger"))
+                self._bracket(conn, "COMMIT")
+            except BaseException:
+                with contextlib.suppress(RuntimeError):
+                    self._rows(conn, "ROLLBACK")
+                raise
+            return result
 
     # --- lexical search -------------------------------------------------------
     def fulltext(

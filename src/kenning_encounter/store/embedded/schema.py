@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
+from kenning_encounter.store.embedded.ledger import CREATE_TABLE as LEDGER_TABLE
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, NodeType, RelationType
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 
 
 def _node_columns(t: NodeType) -> list[str]:
@@ -104,4 +105,16 @@ def _v4() -> list[str]:
     return stmts
 
 
-MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
+def _v5() -> list[str]:
+    # v5: the infusion ledger, shared by every server on the store and kept across
+    # restarts (store/embedded/ledger.py). Bookkeeping beside the memory, like Meta.
+    return [LEDGER_TABLE]
+
+
+MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {
+    1: _v1,
+    2: _v2,
+    3: _v3,
+    4: _v4,
+    5: _v5,
+}

@@ -33,6 +33,7 @@ from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j import text as lexical
 from kenning_encounter.store.neo4j.cypher import check_neo4j_text, check_plan, to_json
 from kenning_encounter.store.neo4j.gds import GdsExecutor, open_gds
+from kenning_encounter.store.neo4j.ledger import Neo4jLedgers
 from kenning_encounter.store.neo4j.scope import check_scope, scope_nodes
 from kenning_encounter.store.neo4j.translate import translated
 from kenning_encounter.store.neo4j.tx import Neo4jTx
@@ -105,6 +106,7 @@ class Neo4jStore:
         self._closed = False
         self.server_version = ""
         self._gds: GdsExecutor | None = None
+        self._ledgers = Neo4jLedgers(self._ledger_unit, self._tracer)
 
     # --- lifecycle ------------------------------------------------------------
     @classmethod
@@ -290,6 +292,17 @@ class Neo4jStore:
 
         with self._translate_errors("reading"), self._session(write=False) as s:
             return s.execute_read(attempt)
+
+    # --- the infusion ledger (store/neo4j/ledger.py): never the clock, never a tick ------
+    @property
+    def ledgers(self) -> Neo4jLedgers:
+        return self._ledgers
+
+    def _ledger_unit(
+        self, work: Callable[[ManagedTransaction], Any], write: bool, doing: str
+    ) -> Any:
+        with self._translate_errors(doing), self._session(write=write) as s:
+            return s.execute_write(work) if write else s.execute_read(work)
 
     # --- lexical search -----------------------------------------------------------------
     def fulltext(

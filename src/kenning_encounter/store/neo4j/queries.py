@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from typing import Final, LiteralString, cast
 
+from kenning_encounter.store.neo4j.ledger import SCHEMA as LEDGER_SCHEMA
 from kenning_encounter.store.ops.text import (
     LoadText,
     NodeText,
@@ -92,6 +93,7 @@ def schema_statements() -> list[tuple[str, LiteralString]]:
     ]
     out += fixed
     out.append((FULLTEXT_INDEX, fulltext_index()))
+    out += LEDGER_SCHEMA  # the infusion ledger's own labels, beside the memory
     return out
 
 
