@@ -31,6 +31,7 @@ BENCHES: dict[str, str] = {
     "gds": "bench.gds_bench",
     "peers": "bench.peers_bench",
     "fuzz": "bench.fuzz_bench",
+    "dump": "bench.dump_bench",
 }
 
 

@@ -1,7 +1,7 @@
 """export / import rates: a synthetic memory dumped from the embedded store, loaded into a
 fresh embedded store and into Neo4j, and dumped again from Neo4j.
 
-    python -m bench.dump_bench [NODES]
+    python -m bench.dump_bench [NODES]     (or python -m bench [--quick] dump)
 
 Neo4j is the test server (KENNING_ENCOUNTER_TEST_NEO4J_URI); without it only the
 embedded figures are measured. Every round trip is checked by its record counts.
@@ -37,7 +37,7 @@ def _import(store: GraphStore, path: Path) -> tuple[float, float]:
     return checked, time.perf_counter() - started
 
 
-def run(nodes: int = 10_000) -> dict[str, Any]:
+def run_size(nodes: int) -> dict[str, Any]:
     out: dict[str, Any] = {"nodes": nodes}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -77,5 +77,10 @@ def run(nodes: int = 10_000) -> dict[str, Any]:
     return out
 
 
+def run(quick: bool = False) -> dict[str, Any]:
+    """``python -m bench dump``: 1k nodes quick, 10k otherwise."""
+    return run_size(1_000 if quick else 10_000)
+
+
 if __name__ == "__main__":
-    print(json.dumps(run(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000), indent=2))
+    print(json.dumps(run_size(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000), indent=2))
