@@ -1,0 +1,69 @@
+"""Two servers on one Neo4j share each session's infusion ledger (issue #15 item 2): a body
+one replica showed is a standing handle on the other, a fresh context on either brings it
+back, and a reader face on the same database writes none of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from kenning_encounter.memory.service import Memory
+from tests.e2e.conftest import run_server
+from tests.integration.conftest import credentials
+from tests.support.backends import neo4j_uri
+from tests.support.handles import handle
+from tests.support.snapshot import snapshot
+
+pytestmark = pytest.mark.neo4j
+
+SESSION = "9a41-ledger-replicas"
+PROMPT = "the retry storm is back"
+
+
+def _post(base: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    answer = httpx.post(f"{base}{path}", json={"session_id": handle(SESSION), **body}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def _infuse(base: str) -> dict[str, Any]:
+    return _post(base, "/infuse", {"prompt": PROMPT, "trajectory": []})
+
+
+def _args(*more: str) -> tuple[list[str], dict[str, str]]:
+    user, password = credentials()
+    args = ["--store", "neo4j", "--neo4j-uri", neo4j_uri(), "--http-sessions", "stateless"]
+    return [*args, *more], {"NEO4J_USERNAME": user, "NEO4J_PASSWORD": password}
+
+
+def test_two_replicas_share_a_sessions_ledger(neo4j_store: Any, tmp_path: Path) -> None:
+    memory = Memory(neo4j_store)
+    memory.advance_encounter("writer", "deploys")
+    memory.create_entities(
+        "writer",
+        [{"type": "Observation", "name": "retry storm", "description": "Deploys retry."}],
+    )
+    retry = memory.find_by_name("retry storm").node.id
+    args, env = _args()
+    with contextlib.ExitStack() as stack:
+        a, b = (stack.enter_context(run_server(tmp_path / n, *args, env=env)) for n in "ab")
+        assert retry in _infuse(a.base)["meta"]["delivered"]
+        on_b = _infuse(b.base)
+        assert retry in on_b["meta"]["standing"], "the other replica showed the body again"
+        assert on_b["meta"]["turn"] == 2
+        _post(a.base, "/session-start", {"source": "compact"})
+        assert _infuse(b.base)["meta"]["renewal"][retry] == "first sight"
+        stored = neo4j_store.ledgers.load(SESSION)
+        assert stored is not None and stored.turn == 3
+
+        before = (snapshot(neo4j_store), neo4j_store.ledgers.load(SESSION))
+        args_r, env_r = _args("--face", "reader")
+        reader = stack.enter_context(run_server(tmp_path / "r", *args_r, env=env_r))
+        assert retry in _infuse(reader.base)["meta"]["delivered"]
+        _post(reader.base, "/session-start", {"source": "clear"})
+        assert (snapshot(neo4j_store), neo4j_store.ledgers.load(SESSION)) == before
