@@ -197,6 +197,9 @@ def test_prune_drops_only_sessions_quiet_since_the_cutoff(store: GraphStore) -> 
     assert store.ledgers.prune(250.0, limit=1) == 1
     assert store.ledgers.prune(250.0, limit=10) == 1
     assert [store.ledgers.load(f"s{i}") is None for i in range(3)] == [True, True, False]
+    store.ledgers.save("s0", 1, [], at=400.0, keep=5)  # the same session id, come back
+    again = store.ledgers.load("s0")
+    assert again is not None and again.stamps == {}, "a pruned session's deliveries stayed"
     ledger = StoreLedger(store.ledgers, retention_s=50.0)
     assert ledger.prune(now=351.0) == 1
     assert store.ledgers.load("s2") is None

@@ -6,6 +6,7 @@ back, and a reader face on the same database writes none of it.
 from __future__ import annotations
 
 import contextlib
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -67,3 +68,40 @@ def test_two_replicas_share_a_sessions_ledger(neo4j_store: Any, tmp_path: Path) 
         assert retry in _infuse(reader.base)["meta"]["delivered"]
         _post(reader.base, "/session-start", {"source": "clear"})
         assert (snapshot(neo4j_store), neo4j_store.ledgers.load(SESSION)) == before
+
+
+def test_three_replicas_prune_at_once_without_a_failure(neo4j_store: Any) -> None:
+    from kenning_encounter.store.ledger import Stamp
+    from kenning_encounter.store.neo4j import Neo4jStore
+    from tests.support.backends import neo4j_target
+
+    t = neo4j_target()
+    for i in range(200):
+        neo4j_store.ledgers.save(f"quiet-{i}", 1, [Stamp("n", 1, 1.0, "s")], at=1.0, keep=5)
+    neo4j_store.ledgers.save("recent", 1, [Stamp("n", 1, 9.0, "s")], at=9.0, keep=5)
+    replicas = [Neo4jStore.open(t.uri, t.username, t.password, t.database) for _ in range(3)]
+    failures: list[BaseException] = []
+    start = threading.Barrier(len(replicas))
+
+    def prune(store: Any) -> None:
+        start.wait()
+        try:
+            store.ledgers.prune(5.0, limit=1_000)
+        except BaseException as exc:
+            failures.append(exc)
+
+    try:
+        threads = [threading.Thread(target=prune, args=(r,)) for r in replicas]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+    finally:
+        for r in replicas:
+            r.close()
+    assert failures == []
+    assert all(neo4j_store.ledgers.load(f"quiet-{i}") is None for i in range(200))
+    assert neo4j_store.ledgers.load("recent") is not None
+    neo4j_store.ledgers.save("quiet-7", 1, [], at=10.0, keep=5)
+    assert neo4j_store.ledgers.load("quiet-7").stamps == {}, "deliveries outlived their session"
+    assert neo4j_store.ledgers.prune(5.0, limit=1_000) == 0
