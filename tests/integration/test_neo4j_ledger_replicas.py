@@ -105,3 +105,27 @@ def test_three_replicas_prune_at_once_without_a_failure(neo4j_store: Any) -> Non
     neo4j_store.ledgers.save("quiet-7", 1, [], at=10.0, keep=5)
     assert neo4j_store.ledgers.load("quiet-7").stamps == {}, "deliveries outlived their session"
     assert neo4j_store.ledgers.prune(5.0, limit=1_000) == 0
+
+
+def test_a_neo4j_database_without_the_ledger_constraints_gets_them(neo4j_store: Any) -> None:
+    from kenning_encounter.store.ledger import Stamp
+    from kenning_encounter.store.neo4j import Neo4jStore
+    from kenning_encounter.store.neo4j.ledger import SCHEMA
+    from tests.support.backends import neo4j_target
+
+    t = neo4j_target()
+    names = [name for name, _ in SCHEMA]
+    kinds = {n: "CONSTRAINT" if " CONSTRAINT " in f" {st} " else "INDEX" for n, st in SCHEMA}
+    with neo4j_store._session(write=True) as s:  # pyright: ignore[reportPrivateUsage]
+        for name in names:
+            s.run(f"DROP {kinds[name]} {name} IF EXISTS").consume()
+    reopened = Neo4jStore.open(t.uri, t.username, t.password, t.database)
+    try:
+        with reopened._session(write=False) as s:  # pyright: ignore[reportPrivateUsage]
+            found = {r[0] for r in s.run("SHOW CONSTRAINTS YIELD name")}
+            found |= {r[0] for r in s.run("SHOW INDEXES YIELD name")}
+        assert set(names) <= found
+        reopened.ledgers.save("s", 1, [Stamp("n", 1, 1.0, "open")], at=1.0, keep=5)
+        assert reopened.ledgers.load("s") is not None
+    finally:
+        reopened.close()
