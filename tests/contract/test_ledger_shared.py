@@ -274,3 +274,16 @@ def test_read_cypher_sees_nothing_of_the_ledger(memory: Memory, store: GraphStor
     if store.backend == "embedded":
         tables = {row[0] for row in memory.read_cypher("CALL show_tables() RETURN name").rows}
         assert "Observation" in tables and "LedgerSession" not in tables
+
+
+def test_a_ledger_that_cannot_be_read_still_answers_and_writes_nothing_over_it(
+    embedded: EmbeddedStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    retry = _seed(Memory(embedded))
+    embedded.ledger_write(lambda rows: rows("DROP TABLE LedgerSession", {}))
+    with caplog.at_level(logging.WARNING, logger="kenning_encounter.infusion.pipeline"):
+        answer = _infuser(embedded).infuse(S, PROMPT)
+    assert answer["status"] == "infused" and retry in answer["meta"]["delivered"]
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("could not read the infusion ledger" in m for m in messages)
+    assert not any("could not write" in m for m in messages), "saved over an unread ledger"
