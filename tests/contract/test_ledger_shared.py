@@ -8,7 +8,7 @@ one opens a store (a driver, a pool) of its own, as another process would.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from typing import Any
 
@@ -50,7 +50,7 @@ def _seed(memory: Memory) -> str:
 
 
 @contextmanager
-def _raw_neo4j() -> Iterator[Any]:
+def _raw_neo4j() -> Generator[Any]:
     """The official driver's own session on the test database, for what no store offers."""
     import neo4j
 
@@ -63,7 +63,7 @@ def _raw_neo4j() -> Iterator[Any]:
 
 
 @contextmanager
-def _replica(store: GraphStore) -> Iterator[GraphStore]:
+def _replica(store: GraphStore) -> Generator[GraphStore]:
     """Another server's view of the same memory: its own connection on Neo4j; on the
     embedded store one process owns the file, so the replica is that same store."""
     if store.backend == "embedded":
