@@ -115,7 +115,6 @@ def fulltext_index() -> LiteralString:
 SHOW_CONSTRAINT_NAMES: Final = "SHOW CONSTRAINTS YIELD name"
 SHOW_INDEX_NAMES: Final = "SHOW INDEXES YIELD name"
 AWAIT_INDEXES: Final = "CALL db.awaitIndexes(60)"
-EMPTY_DATABASE: Final = "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
 SERVER_VERSION: Final = (
     "CALL dbms.components() YIELD name, versions, edition "
     "RETURN name, versions[0] AS version, edition"
