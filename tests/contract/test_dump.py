@@ -366,3 +366,34 @@ def test_an_export_refuses_when_the_memory_moves_under_it(store: GraphStore) -> 
 
     with pytest.raises(Conflict, match="written during the export"):
         dump.export(store, io.BytesIO(), app_version="test", page=3, progress=write_meanwhile)
+
+
+def test_a_memory_mid_import_is_not_served_until_the_import_ends(
+    source: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    import anyio
+
+    from kenning_encounter.errors import ConfigError
+    from kenning_encounter.server.context import Runtime
+    from tests.e2e.conftest import make_settings
+
+    settings = make_settings(tmp_path / "memory")
+    dumped = load.verify(source[0])
+    target = EmbeddedStore.open(settings.resolved_data_dir)
+    try:
+        _interrupt_after_first_batch(target, dumped)
+    finally:
+        target.close()
+
+    async def serve() -> str:
+        async with Runtime(settings).session() as context:
+            return context.store.backend
+
+    with pytest.raises(ConfigError, match=r"unfinished import \(5 records .*--restart"):
+        anyio.run(serve)
+    target = EmbeddedStore.open(settings.resolved_data_dir)
+    try:
+        load.load(target, dumped)
+    finally:
+        target.close()
+    assert anyio.run(serve) == "embedded"

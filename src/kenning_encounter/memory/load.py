@@ -179,6 +179,11 @@ def _write_batch(tx: LoadTx, batch: list[fmt.Record], digest: str, done: int) ->
     tx.mark_loaded(digest, done)
 
 
+def unfinished(store: GraphStore) -> LoadMarker | None:
+    """The marker of an import that has not finished on this memory, if one has not."""
+    return bulk_read(store, lambda tx: tx.load_marker())
+
+
 def _prepare(store: GraphStore, dump: Verified, restart: bool) -> tuple[int, int]:
     """(records already in, nodes cleared): the target is empty, or holds an
     interrupted import of this dump, or ``restart`` empties an interrupted one."""

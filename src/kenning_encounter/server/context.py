@@ -141,6 +141,21 @@ def open_store(settings: Settings) -> GraphStore:
     return open_from_settings(settings)
 
 
+def _refuse_unfinished_import(store: GraphStore) -> None:
+    """A memory an import is still writing holds part of a dump: serving it would show
+    (and let agents build on) a memory that is neither the old one nor the new one."""
+    from kenning_encounter.memory.load import unfinished
+
+    marker = unfinished(store)
+    if marker is not None:
+        raise ConfigError(
+            f"this memory holds an unfinished import ({marker.done} records of dump sha256 "
+            f"{marker.digest[:12]}… in): finish it with `kenning-encounter import FILE` "
+            "(the same dump resumes it), or remove it with `import FILE --restart`, "
+            "then serve"
+        )
+
+
 class Runtime:
     """Owns the process's one ``AppContext``; reference-counted across lifespans."""
 
@@ -191,6 +206,7 @@ class Runtime:
         store = self._store_factory(settings)
         context: AppContext | None = None
         try:
+            _refuse_unfinished_import(store)
             memory = Memory(
                 store,
                 hidden_loci=frozenset(settings.hide_loci),
