@@ -4,15 +4,13 @@ remaining evidence gives comes back. Every refusal names its field (both backend
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
 
 import pytest
 
-from kenning_encounter.errors import InvalidInput, KenningError, NotFound, NotYourEncounter
+from kenning_encounter.errors import InvalidInput, NotFound, NotYourEncounter
 from kenning_encounter.memory.service import Memory
-from kenning_encounter.store.port import GraphStore, ReadTx
-from kenning_encounter.store.records import EdgeRecord, NodeRecord
-from tests.support.snapshot import snapshot
+from kenning_encounter.store.port import GraphStore
+from tests.support.store_reads import clock_now, edges_touching, id_by_name, node_by_id, refused
 
 S = "undo-session"
 OTHER = "undo-other"
@@ -20,36 +18,6 @@ OTHER = "undo-other"
 
 def _link(source: str, type_: str, target: str) -> dict[str, str]:
     return {"source": source, "type": type_, "target": target}
-
-
-def _refused(store: GraphStore, call: Any, error: type[KenningError]) -> KenningError:
-    before = snapshot(store)
-    with pytest.raises(error) as info:
-        call()
-    assert type(info.value) is error, f"refused by {type(info.value).__name__}: {info.value}"
-    assert snapshot(store) == before, "a refused call changed the store"
-    return info.value
-
-
-def _node(store: GraphStore, node_id: str) -> NodeRecord:
-    node = store.read(lambda tx: tx.get_node(node_id))
-    assert node is not None, node_id
-    return node
-
-
-def _id(memory: Memory, name: str) -> str:
-    return memory.find_by_name(name).node.id
-
-
-def _edges(store: GraphStore, node_id: str) -> list[EdgeRecord]:
-    return store.read(lambda tx: tx.edges_of(node_id))
-
-
-def _clock(store: GraphStore) -> int:
-    def work(tx: ReadTx) -> int:
-        return tx.clock()
-
-    return store.read(work)
 
 
 @pytest.fixture
@@ -145,10 +113,10 @@ def test_a_status_set_by_hand_is_left_alone(held: Memory) -> None:
 
 
 def test_what_a_deletion_answers(held: Memory, store: GraphStore) -> None:
-    ids = [_id(held, n) for n in ("n", "c2")]
+    ids = [id_by_name(held, n) for n in ("n", "c2")]
     deleted = held.delete_entities(S, ["n", ids[1]])
     assert deleted.deleted == ids
-    assert deleted.tick == _clock(store)
+    assert deleted.tick == clock_now(store)
     assert deleted.encounter == held.find_by_name("o1").node.encounter
     assert all(store.read(lambda tx, i=i: tx.get_node(i)) is None for i in ids)
 
@@ -158,15 +126,15 @@ def test_a_deletion_batch_goes_whole_or_not_at_all(held: Memory, store: GraphSto
     held.create_entities(OTHER, [{"type": "Note", "name": "theirs"}])
     theirs = held.find_by_name("theirs").node
     mine = held.find_by_name("n").node
-    err = _refused(store, partial(held.delete_entities, S, ["n", "c2", "theirs"]), NotYourEncounter)
+    err = refused(store, partial(held.delete_entities, S, ["n", "c2", "theirs"]), NotYourEncounter)
     assert str(err) == (
         f"refs[2]: 'theirs' was recorded in {theirs.encounter!r}, not in your open encounter "
         f"{mine.encounter!r}; older knowledge is revised (supersedes) or retired, never "
         "deleted by an agent"
     )
-    err = _refused(store, partial(held.delete_entities, S, ["n", ""]), InvalidInput)
+    err = refused(store, partial(held.delete_entities, S, ["n", ""]), InvalidInput)
     assert isinstance(err, InvalidInput) and err.field == "refs[1]"
-    err = _refused(store, partial(held.delete_entities, S, ["n", "ghost"]), NotFound)
+    err = refused(store, partial(held.delete_entities, S, ["n", "ghost"]), NotFound)
     assert str(err) == "no node 'ghost'; refs[1] must name or id an existing node; try search"
 
 
@@ -177,12 +145,12 @@ def test_a_node_linked_from_other_work_stays(held: Memory, store: GraphStore) ->
     encounter = held.find_by_name("theirs").node.encounter
     # A link from the node's own encounter does not stop its deletion; one from another does.
     held.create_relations(S, [_link("o2", "GROUNDS", "c")])
-    err = _refused(store, partial(held.delete_entities, S, ["o2", "o1"]), NotYourEncounter)
+    err = refused(store, partial(held.delete_entities, S, ["o2", "o1"]), NotYourEncounter)
     assert str(err) == (
         f"refs[1]: 'o1' is linked by GROUNDS from encounter {encounter!r}; it is part of other "
         "work now and cannot be deleted"
     )
-    o2 = _id(held, "o2")
+    o2 = id_by_name(held, "o2")
     assert held.delete_entities(S, ["o2"]).deleted == [o2]
 
 
@@ -190,19 +158,17 @@ def test_a_node_linked_from_other_work_stays(held: Memory, store: GraphStore) ->
 
 
 def test_what_an_unlinking_answers(held: Memory, store: GraphStore) -> None:
-    o1, c, c2 = (_id(held, n) for n in ("o1", "c", "c2"))
+    o1, c, c2 = (id_by_name(held, n) for n in ("o1", "c", "c2"))
     held.create_relations(
         S, [_link("o1", "GROUNDS", "c"), _link("c", "INFORMS", "c2"), _link("c2", "INFORMS", "c")]
     )
     deleted = held.delete_relations(S, [_link("o1", "GROUNDS", "c"), _link("c", "INFORMS", "c2")])
     assert deleted.deleted == [f"{o1} -GROUNDS-> {c}", f"{c} -INFORMS-> {c2}"]
-    assert deleted.tick == _clock(store)
+    assert deleted.tick == clock_now(store)
     assert deleted.encounter == held.find_by_name("c").node.encounter
     # The reverse link, sharing both ends, stays.
-    assert {(e.source, e.type, e.target) for e in _edges(store, c)} == {(c2, "INFORMS", c)}
-    err = _refused(
-        store, partial(held.delete_relations, S, [_link("c", "INFORMS", "c2")]), NotFound
-    )
+    assert {(e.source, e.type, e.target) for e in edges_touching(store, c)} == {(c2, "INFORMS", c)}
+    err = refused(store, partial(held.delete_relations, S, [_link("c", "INFORMS", "c2")]), NotFound)
     assert str(err) == "no relation 'c -INFORMS-> c2'"
 
 
@@ -210,7 +176,7 @@ def test_another_encounters_relation_stays(held: Memory, store: GraphStore) -> N
     held.create_relations(S, [_link("o1", "GROUNDS", "c")])
     first = held.find_by_name("c").node.encounter
     later = held.advance_encounter(S, "later", close_summary="done")
-    err = _refused(
+    err = refused(
         store,
         partial(held.delete_relations, S, [_link("o1", "GROUNDS", "c")]),
         NotYourEncounter,
@@ -223,7 +189,7 @@ def test_another_encounters_relation_stays(held: Memory, store: GraphStore) -> N
 
 def test_an_unlinking_in_a_batch_is_whole(held: Memory, store: GraphStore) -> None:
     held.create_relations(S, [_link("o1", "SUPPORTS", "h")])
-    err = _refused(
+    err = refused(
         store,
         partial(
             held.delete_relations,
@@ -236,7 +202,7 @@ def test_an_unlinking_in_a_batch_is_whole(held: Memory, store: GraphStore) -> No
         InvalidInput,
     )
     assert isinstance(err, InvalidInput) and err.field == "relations[1].type"
-    assert _node(store, _id(held, "h")).status == "supported"
+    assert node_by_id(store, id_by_name(held, "h")).status == "supported"
 
 
 def test_the_latest_evidence_kind_sets_the_status(held: Memory, store: GraphStore) -> None:
@@ -249,14 +215,14 @@ def test_the_latest_evidence_kind_sets_the_status(held: Memory, store: GraphStor
         ],
     )
     held.delete_relations(S, [_link("o1", "GROUNDS", "h")])
-    assert _node(store, _id(held, "h")).status == "challenged"
+    assert node_by_id(store, id_by_name(held, "h")).status == "challenged"
 
 
 def test_only_incoming_evidence_counts(held: Memory, store: GraphStore) -> None:
     held.create_relations(S, [_link("o1", "SUPPORTS", "h2"), _link("h2", "CHALLENGES", "h")])
     held.delete_relations(S, [_link("o1", "SUPPORTS", "h2")])
-    assert _node(store, _id(held, "h2")).status == "untested"
-    assert _node(store, _id(held, "h")).status == "challenged"
+    assert node_by_id(store, id_by_name(held, "h2")).status == "untested"
+    assert node_by_id(store, id_by_name(held, "h")).status == "challenged"
 
 
 def test_an_unlinking_leaves_other_types_statuses_alone(held: Memory, store: GraphStore) -> None:
@@ -264,5 +230,5 @@ def test_an_unlinking_leaves_other_types_statuses_alone(held: Memory, store: Gra
     held.create_relations(S, [_link("c", "RESOLVES", "q"), _link("o1", "SUPPORTS", "c")])
     held.create_relations(S, [_link("o1", "INFORMS", "q")])
     held.delete_relations(S, [_link("o1", "INFORMS", "q"), _link("o1", "SUPPORTS", "c")])
-    assert _node(store, _id(held, "q")).status == "resolved"
-    assert _node(store, _id(held, "c")).status is None
+    assert node_by_id(store, id_by_name(held, "q")).status == "resolved"
+    assert node_by_id(store, id_by_name(held, "c")).status is None

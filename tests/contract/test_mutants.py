@@ -10,11 +10,10 @@ passes here.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
 
 import pytest
 
-from kenning_encounter.errors import EndpointRule, InvalidInput, KenningError, SupersessionRule
+from kenning_encounter.errors import EndpointRule, InvalidInput, SupersessionRule
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.port import GraphStore
 from kenning_encounter.vocabulary import (
@@ -22,7 +21,7 @@ from kenning_encounter.vocabulary import (
     AUTHORED_RELATION_TYPES,
     RELATION_TYPES,
 )
-from tests.support.snapshot import snapshot
+from tests.support.store_reads import refused
 
 A = "locus-mutants"
 
@@ -48,15 +47,6 @@ def _two_of_each(memory: Memory) -> None:
     )
 
 
-def _refused(store: GraphStore, call: Any, error: type[KenningError]) -> KenningError:
-    before = snapshot(store)
-    with pytest.raises(error) as info:
-        call()
-    assert type(info.value) is error, f"refused by {type(info.value).__name__}: {info.value}"
-    assert snapshot(store) == before, "a refused call changed the store"
-    return info.value
-
-
 def _wrong_targets() -> list[tuple[str, str, str]]:
     """(relation, an allowed source, a target type the rules forbid from that source)."""
     cases: list[tuple[str, str, str]] = []
@@ -77,7 +67,7 @@ def test_a_target_type_the_rules_forbid_is_refused_naming_the_target(
     assert len({c[0] for c in cases}) == len(AUTHORED_RELATION_TYPES) - 1
     for relation, source, target in cases:
         link = {"source": source.lower(), "type": relation, "target": f"{target.lower()} 2"}
-        err = _refused(store, partial(memory.create_relations, A, [link]), EndpointRule)
+        err = refused(store, partial(memory.create_relations, A, [link]), EndpointRule)
         assert isinstance(err, EndpointRule)
         allowed = sorted(
             t
@@ -101,7 +91,7 @@ def test_a_node_that_revises_one_cannot_revise_a_second(memory: Memory, store: G
         A,
         [{"type": "Concept", "name": "first v2", "supersedes": "first", "revision_why": "better"}],
     )
-    err = _refused(
+    err = refused(
         store,
         lambda: memory.create_relations(
             A,
@@ -133,7 +123,7 @@ def test_a_revised_node_takes_no_second_successor_by_relation(
         [{"type": "Concept", "name": "first v2", "supersedes": "first", "revision_why": "better"}],
     )
     old = memory.find_by_name("first v2").history[0]
-    err = _refused(
+    err = refused(
         store,
         lambda: memory.create_relations(
             A, [{"source": "rival", "type": "SUPERSEDES", "target": old.id, "revision_why": "fork"}]
@@ -149,7 +139,7 @@ def test_an_unknown_relation_field_is_refused_on_the_service_path(
 ) -> None:
     _two_of_each(memory)
     relation = {"source": "observation", "type": "GROUNDS", "target": "concept", "weight": "9"}
-    err = _refused(store, lambda: getattr(memory, call)(A, [relation]), InvalidInput)
+    err = refused(store, lambda: getattr(memory, call)(A, [relation]), InvalidInput)
     assert isinstance(err, InvalidInput)
     assert err.field == "relations[0].weight"
     assert "unknown field; a relation takes: source, type, target, revision_why" in str(err)

@@ -11,35 +11,24 @@ from __future__ import annotations
 import itertools
 import re
 from functools import partial
-from typing import Any
 
 import pytest
 
 from kenning_encounter.errors import (
     EndpointRule,
     InvalidInput,
-    KenningError,
     NameTaken,
     NotFound,
     SupersessionRule,
 )
 from kenning_encounter.memory import writes
 from kenning_encounter.memory.service import Memory
-from kenning_encounter.store.port import GraphStore, ReadTx
+from kenning_encounter.store.port import GraphStore
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
-from tests.support.snapshot import snapshot
+from tests.support.store_reads import clock_now, edges_touching, id_by_name, node_by_id, refused
 
 S = "edges-session"
 OTHER = "edges-other"
-
-
-def _refused(store: GraphStore, call: Any, error: type[KenningError]) -> KenningError:
-    before = snapshot(store)
-    with pytest.raises(error) as info:
-        call()
-    assert type(info.value) is error, f"refused by {type(info.value).__name__}: {info.value}"
-    assert snapshot(store) == before, "a refused call changed the store"
-    return info.value
 
 
 def _link(source: str, type_: str, target: str, why: str | None = None) -> dict[str, str]:
@@ -60,27 +49,6 @@ def _component(name: str, key: str, **extra: str) -> dict[str, str]:
     }
 
 
-def _node(store: GraphStore, node_id: str) -> NodeRecord:
-    node = store.read(lambda tx: tx.get_node(node_id))
-    assert node is not None, node_id
-    return node
-
-
-def _id(memory: Memory, name: str) -> str:
-    return memory.find_by_name(name).node.id
-
-
-def _edges(store: GraphStore, node_id: str) -> list[EdgeRecord]:
-    return store.read(lambda tx: tx.edges_of(node_id))
-
-
-def _clock(store: GraphStore) -> int:
-    def work(tx: ReadTx) -> int:
-        return tx.clock()
-
-    return store.read(work)
-
-
 # --- create_entities ---------------------------------------------------------------
 
 
@@ -96,7 +64,7 @@ def test_what_a_batch_stores_and_answers(memory: Memory, store: GraphStore) -> N
         ],
     )
     assert created.encounter == opened.encounter.name
-    assert created.tick == _clock(store)
+    assert created.tick == clock_now(store)
     answer = [(r.type, r.name, r.status, r.revises) for r in created.created]
     assert answer == [
         ("Note", "n", "", ""),
@@ -107,7 +75,7 @@ def test_what_a_batch_stores_and_answers(memory: Memory, store: GraphStore) -> N
     prefixes = [r.id.split("_")[0] for r in created.created]
     assert prefixes == ["not", "que", "hyp", "cmp"]
     assert all(re.fullmatch(r"[a-z]{3}_[0-9a-f]{12}", r.id) for r in created.created)
-    stored = [_node(store, r.id) for r in created.created]
+    stored = [node_by_id(store, r.id) for r in created.created]
     assert [n.ord for n in stored] == [0, 1, 2, 3]
     assert {(n.tick, n.created_at, n.encounter, n.locus) for n in stored} == {
         (created.tick, created.created_at, opened.encounter.name, S)
@@ -125,13 +93,13 @@ def test_an_empty_batch_names_its_field(
     memory: Memory, store: GraphStore, call: str, field: str
 ) -> None:
     memory.advance_encounter(S, "record")
-    err = _refused(store, partial(getattr(memory, call), S, []), InvalidInput)
+    err = refused(store, partial(getattr(memory, call), S, []), InvalidInput)
     assert isinstance(err, InvalidInput) and err.field == field
 
 
 def test_a_name_twice_in_one_batch_names_both_places(memory: Memory, store: GraphStore) -> None:
     memory.advance_encounter(S, "record")
-    err = _refused(
+    err = refused(
         store,
         partial(
             memory.create_entities,
@@ -151,8 +119,8 @@ def test_a_name_twice_in_one_batch_names_both_places(memory: Memory, store: Grap
 def test_a_taken_name_is_refused_with_its_holder(memory: Memory, store: GraphStore) -> None:
     memory.advance_encounter(S, "record")
     memory.create_entities(S, [{"type": "Note", "name": "held"}, {"type": "Note", "name": "x"}])
-    holder = _id(memory, "held")
-    err = _refused(
+    holder = id_by_name(memory, "held")
+    err = refused(
         store,
         partial(
             memory.create_entities,
@@ -164,7 +132,7 @@ def test_a_taken_name_is_refused_with_its_holder(memory: Memory, store: GraphSto
     assert isinstance(err, NameTaken)
     assert (err.field, err.name, err.existing_id) == ("entities[1].name", "held", holder)
     # Revising another node does not free a name its holder still has.
-    err = _refused(
+    err = refused(
         store,
         partial(
             memory.create_entities,
@@ -179,7 +147,7 @@ def test_a_taken_name_is_refused_with_its_holder(memory: Memory, store: GraphSto
 def test_a_revision_may_keep_the_name_it_revises(memory: Memory, store: GraphStore) -> None:
     memory.advance_encounter(S, "record")
     memory.create_entities(S, [{"type": "Concept", "name": "idea", "description": "v1"}])
-    old = _id(memory, "idea")
+    old = id_by_name(memory, "idea")
     created = memory.create_entities(
         S,
         [
@@ -195,18 +163,18 @@ def test_a_revision_may_keep_the_name_it_revises(memory: Memory, store: GraphSto
     )
     aside, revision = created.created
     assert (aside.revises, revision.revises) == ("", old)
-    assert _id(memory, "idea") == revision.id
-    [edge] = [e for e in _edges(store, revision.id) if e.type == "SUPERSEDES"]
+    assert id_by_name(memory, "idea") == revision.id
+    [edge] = [e for e in edges_touching(store, revision.id) if e.type == "SUPERSEDES"]
     assert edge == EdgeRecord(
         revision.id, old, "SUPERSEDES", created.tick, created.encounter, "sharper"
     )
-    assert _node(store, old).superseded_by == revision.id
+    assert node_by_id(store, old).superseded_by == revision.id
 
 
 def test_a_revision_keeps_its_type_in_words(memory: Memory, store: GraphStore) -> None:
     memory.advance_encounter(S, "record")
     memory.create_entities(S, [{"type": "Concept", "name": "idea"}])
-    err = _refused(
+    err = refused(
         store,
         partial(
             memory.create_entities,
@@ -223,12 +191,12 @@ def test_a_revision_keeps_its_type_in_words(memory: Memory, store: GraphStore) -
 def test_a_revised_node_takes_no_second_revision(memory: Memory, store: GraphStore) -> None:
     memory.advance_encounter(S, "record")
     memory.create_entities(S, [{"type": "Concept", "name": "idea"}])
-    old = _id(memory, "idea")
+    old = id_by_name(memory, "idea")
     memory.create_entities(
         S, [{"type": "Concept", "name": "idea 2", "supersedes": "idea", "revision_why": "v2"}]
     )
-    head = _id(memory, "idea 2")
-    err = _refused(
+    head = id_by_name(memory, "idea 2")
+    err = refused(
         store,
         partial(
             memory.create_entities,
@@ -248,7 +216,7 @@ def test_one_node_is_revised_once_per_batch(memory: Memory, store: GraphStore) -
     memory.create_entities(
         S, [{"type": "Concept", "name": "idea"}, {"type": "Concept", "name": "b"}]
     )
-    err = _refused(
+    err = refused(
         store,
         partial(
             memory.create_entities,
@@ -266,7 +234,7 @@ def test_one_node_is_revised_once_per_batch(memory: Memory, store: GraphStore) -
 
 def test_a_revision_of_nothing_names_its_field(memory: Memory, store: GraphStore) -> None:
     memory.advance_encounter(S, "record")
-    err = _refused(
+    err = refused(
         store,
         partial(
             memory.create_entities,
@@ -283,8 +251,8 @@ def test_a_revision_of_nothing_names_its_field(memory: Memory, store: GraphStore
 def test_a_source_is_bookmarked_once(memory: Memory, store: GraphStore) -> None:
     memory.advance_encounter(S, "record")
     memory.create_entities(S, [_component("a", "a.py"), _component("b", "b.py")])
-    first = _id(memory, "a")
-    err = _refused(
+    first = id_by_name(memory, "a")
+    err = refused(
         store, partial(memory.create_entities, S, [_component("again", "a.py")]), InvalidInput
     )
     assert isinstance(err, InvalidInput) and err.field == "entities[0].source_key"
@@ -292,7 +260,7 @@ def test_a_source_is_bookmarked_once(memory: Memory, store: GraphStore) -> None:
         f"entities[0].source_key: a Component for file/repo/a.py exists already ({first}); "
         "link to it instead of bookmarking the source twice"
     )
-    err = _refused(
+    err = refused(
         store,
         partial(memory.create_entities, S, [_component("c1", "c.py"), _component("c2", "c.py")]),
         InvalidInput,
@@ -314,13 +282,13 @@ def test_a_source_is_bookmarked_once(memory: Memory, store: GraphStore) -> None:
 def test_a_revised_bookmark_keeps_its_source(memory: Memory, store: GraphStore) -> None:
     memory.advance_encounter(S, "record")
     memory.create_entities(S, [_component("a", "a.py"), _component("b", "b.py")])
-    old = _id(memory, "a")
+    old = id_by_name(memory, "a")
     created = memory.create_entities(
         S, [_component("a v2", "a.py", supersedes="a", revision_why="renamed")]
     )
     assert created.created[0].revises == old
     # Revising b does not license taking a's source.
-    err = _refused(
+    err = refused(
         store,
         partial(
             memory.create_entities,
@@ -361,7 +329,7 @@ def evidence(memory: Memory) -> Memory:
 
 
 def test_what_a_relation_batch_stores_and_answers(evidence: Memory, store: GraphStore) -> None:
-    o1, h, q, c = (_id(evidence, n) for n in ("o1", "h", "q", "c"))
+    o1, h, q, c = (id_by_name(evidence, n) for n in ("o1", "h", "q", "c"))
     related = evidence.create_relations(
         S,
         [
@@ -373,10 +341,10 @@ def test_what_a_relation_batch_stores_and_answers(evidence: Memory, store: Graph
             _link("o1", "SUPPORTS", "c"),
         ],
     )
-    assert related.tick == _clock(store)
+    assert related.tick == clock_now(store)
     assert [(e.source, e.type, e.target) for e in related.created[:2]] == [
         (o1, "SUPPORTS", h),
-        (_id(evidence, "o2"), "CHALLENGES", h),
+        (id_by_name(evidence, "o2"), "CHALLENGES", h),
     ]
     assert {(e.tick, e.encounter, e.revision_why) for e in related.created} == {
         (related.tick, related.encounter, None)
@@ -387,12 +355,12 @@ def test_what_a_relation_batch_stores_and_answers(evidence: Memory, store: Graph
         {"node": h, "name": "h", "from": "supported", "to": "challenged"},
         {"node": q, "name": "q", "from": "open", "to": "resolved"},
     ]
-    assert [_node(store, i).status for i in (h, q, _id(evidence, "dead"))] == [
+    assert [node_by_id(store, i).status for i in (h, q, id_by_name(evidence, "dead"))] == [
         "challenged",
         "resolved",
         "falsified",
     ]
-    stored = {(e.source, e.type, e.target) for e in _edges(store, c)}
+    stored = {(e.source, e.type, e.target) for e in edges_touching(store, c)}
     assert stored == {(o1, "GROUNDS", c), (c, "RESOLVES", q), (o1, "SUPPORTS", c)}
 
 
@@ -400,21 +368,21 @@ def test_a_challenge_moves_a_supported_hypothesis(evidence: Memory, store: Graph
     evidence.create_relations(S, [_link("o1", "SUPPORTS", "h")])
     related = evidence.create_relations(S, [_link("o2", "CHALLENGES", "h")])
     assert related.status_changes == [
-        {"node": _id(evidence, "h"), "name": "h", "from": "supported", "to": "challenged"}
+        {"node": id_by_name(evidence, "h"), "name": "h", "from": "supported", "to": "challenged"}
     ]
     # Support after a challenge moves nothing: only an untested hypothesis becomes supported.
     assert evidence.create_relations(S, [_link("o2", "SUPPORTS", "h")]).status_changes == []
-    assert _node(store, _id(evidence, "h")).status == "challenged"
+    assert node_by_id(store, id_by_name(evidence, "h")).status == "challenged"
     assert evidence.create_relations(S, [_link("o1", "RESOLVES", "q done")]).status_changes == []
 
 
 def test_a_node_is_not_linked_to_itself(evidence: Memory, store: GraphStore) -> None:
-    err = _refused(
+    err = refused(
         store, partial(evidence.create_relations, S, [_link("c", "INFORMS", "c")]), InvalidInput
     )
     assert str(err) == "relations[0].target: a node cannot be linked to itself"
-    by_id = _id(evidence, "c")
-    err = _refused(
+    by_id = id_by_name(evidence, "c")
+    err = refused(
         store, partial(evidence.create_relations, S, [_link("c", "INFORMS", by_id)]), InvalidInput
     )
     assert isinstance(err, InvalidInput) and err.field == "relations[0].target"
@@ -423,7 +391,7 @@ def test_a_node_is_not_linked_to_itself(evidence: Memory, store: GraphStore) -> 
 def test_a_source_type_the_rules_forbid_names_the_source(
     evidence: Memory, store: GraphStore
 ) -> None:
-    err = _refused(
+    err = refused(
         store,
         partial(
             evidence.create_relations, S, [_link("o1", "GROUNDS", "c"), _link("q", "GROUNDS", "c")]
@@ -441,7 +409,7 @@ def test_a_source_type_the_rules_forbid_names_the_source(
         "relations[1].source: GROUNDS cannot have a Question at its source end; "
         "allowed: Citation, Observation"
     )
-    err = _refused(
+    err = refused(
         store, partial(evidence.create_relations, S, [_link("a.py", "ABOUT", "b.py")]), EndpointRule
     )
     assert isinstance(err, EndpointRule) and err.field == "relations[0].source"
@@ -450,7 +418,7 @@ def test_a_source_type_the_rules_forbid_names_the_source(
 def test_a_target_type_the_rules_forbid_names_the_relation(
     evidence: Memory, store: GraphStore
 ) -> None:
-    err = _refused(
+    err = refused(
         store, partial(evidence.create_relations, S, [_link("o1", "RAISES", "c")]), EndpointRule
     )
     assert isinstance(err, EndpointRule) and err.relation == "RAISES"
@@ -462,11 +430,11 @@ def test_a_target_type_the_rules_forbid_names_the_relation(
 def test_a_bookmark_may_supersede_a_bookmark(evidence: Memory, store: GraphStore) -> None:
     related = evidence.create_relations(S, [_link("b.py", "SUPERSEDES", "a.py", "merged")])
     assert [(e.type, e.revision_why) for e in related.created] == [("SUPERSEDES", "merged")]
-    assert _node(store, _id(evidence, "b.py")).superseded_by is None
+    assert node_by_id(store, id_by_name(evidence, "b.py")).superseded_by is None
 
 
 def test_a_relation_revision_keeps_its_type_in_words(evidence: Memory, store: GraphStore) -> None:
-    err = _refused(
+    err = refused(
         store,
         partial(evidence.create_relations, S, [_link("c", "SUPERSEDES", "n", "why")]),
         SupersessionRule,
@@ -478,7 +446,7 @@ def test_a_relation_revision_keeps_its_type_in_words(evidence: Memory, store: Gr
 
 def test_a_relation_is_made_once(evidence: Memory, store: GraphStore) -> None:
     evidence.create_relations(S, [_link("o1", "GROUNDS", "c")])
-    err = _refused(
+    err = refused(
         store,
         partial(
             evidence.create_relations, S, [_link("o2", "GROUNDS", "c"), _link("o1", "GROUNDS", "c")]
@@ -487,7 +455,7 @@ def test_a_relation_is_made_once(evidence: Memory, store: GraphStore) -> None:
     )
     assert isinstance(err, InvalidInput) and err.field == "relations[1]"
     assert str(err) == "relations[1]: 'o1' -GROUNDS-> 'c' exists already"
-    err = _refused(
+    err = refused(
         store,
         partial(
             evidence.create_relations,
@@ -515,14 +483,14 @@ def _chain(memory: Memory, names: list[str]) -> list[str]:
             S, [{"type": "Concept", "name": newer, "supersedes": older, "revision_why": "on"}]
         )
     ids = [h.id for h in reversed(memory.find_by_name(names[-1]).history)]
-    return [*ids, _id(memory, names[-1])]
+    return [*ids, id_by_name(memory, names[-1])]
 
 
 def test_a_cycle_is_found_however_far_back(memory: Memory, store: GraphStore) -> None:
     memory.advance_encounter(S, "chains")
     ids = _chain(memory, ["v1", "v2", "v3", "v4"])
     assert len(ids) == 4
-    err = _refused(
+    err = refused(
         store,
         partial(memory.create_relations, S, [_link(ids[0], "SUPERSEDES", ids[3], "loop")]),
         SupersessionRule,
@@ -531,8 +499,10 @@ def test_a_cycle_is_found_however_far_back(memory: Memory, store: GraphStore) ->
     # A root of another line may revise the head: that joins two lines into one.
     memory.create_entities(S, [{"type": "Concept", "name": "elsewhere"}])
     related = memory.create_relations(S, [_link("elsewhere", "SUPERSEDES", ids[3], "joined")])
-    assert [(e.source, e.target) for e in related.created] == [(_id(memory, "elsewhere"), ids[3])]
-    assert _node(store, ids[3]).superseded_by == _id(memory, "elsewhere")
+    assert [(e.source, e.target) for e in related.created] == [
+        (id_by_name(memory, "elsewhere"), ids[3])
+    ]
+    assert node_by_id(store, ids[3]).superseded_by == id_by_name(memory, "elsewhere")
 
 
 def test_a_relation_revision_of_a_revised_node_names_its_successor(
@@ -541,7 +511,7 @@ def test_a_relation_revision_of_a_revised_node_names_its_successor(
     memory.advance_encounter(S, "chains")
     ids = _chain(memory, ["v1", "v2"])
     memory.create_entities(S, [{"type": "Concept", "name": "rival"}])
-    err = _refused(
+    err = refused(
         store,
         partial(memory.create_relations, S, [_link("rival", "SUPERSEDES", ids[0], "fork")]),
         SupersessionRule,
@@ -553,7 +523,7 @@ def test_a_relation_revision_of_a_revised_node_names_its_successor(
 
 
 def test_a_relation_to_nothing_names_its_end(evidence: Memory, store: GraphStore) -> None:
-    err = _refused(
+    err = refused(
         store,
         partial(
             evidence.create_relations,
@@ -565,7 +535,7 @@ def test_a_relation_to_nothing_names_its_end(evidence: Memory, store: GraphStore
     assert str(err) == (
         "no node 'ghost'; relations[1].target must name or id an existing node; try search"
     )
-    err = _refused(
+    err = refused(
         store,
         partial(evidence.create_relations, S, [_link("con_0123456789ab", "GROUNDS", "c")]),
         NotFound,
@@ -584,7 +554,7 @@ def test_a_relation_to_nothing_names_its_end(evidence: Memory, store: GraphStore
 def test_the_chain_link_rule_holds_without_its_callers(memory: Memory, store: GraphStore) -> None:
     memory.advance_encounter(S, "chains")
     memory.create_entities(S, [{"type": "Concept", "name": "c"}, {"type": "Note", "name": "n"}])
-    concept, note = (_node(store, _id(memory, name)) for name in ("c", "n"))
+    concept, note = (node_by_id(store, id_by_name(memory, name)) for name in ("c", "n"))
 
     def rule(new: NodeRecord, old: NodeRecord) -> SupersessionRule:
         with pytest.raises(SupersessionRule) as info:
