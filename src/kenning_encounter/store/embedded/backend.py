@@ -187,29 +187,37 @@ class EmbeddedStore:
             raise engine_error(exc, doing) from exc
 
     # --- units of work --------------------------------------------------------
-    def write(self, work: Callable[[WriteTx], T]) -> T:
+    @contextlib.contextmanager
+    def _writing(self) -> Generator[ladybug.Connection]:
+        """The write lock and one engine transaction on the writer; the body commits,
+        and anything it raises rolls the transaction back."""
         with self._write_lock:
             if self._closed:
                 raise StoreError("the store is closed")
             conn = self._writer
             self._bracket(conn, "BEGIN TRANSACTION")
             try:
-                tx = EmbeddedTx(conn, clock=self._clock, writable=True, tracer=self._tracer)
-                result = work(tx)
-                self._nodes.begin_commit()
-                try:
-                    self._bracket(conn, "COMMIT")
-                except BaseException:
-                    self._nodes.end_commit(None)
-                    raise
-                # Created nodes go in as written: a node changed after its creation
-                # in the same write is dropped instead.
-                created = [n for n in tx.created_nodes if n.id not in tx.changed_nodes]
-                self._nodes.end_commit(tx.changed_nodes, created)
+                yield conn
             except BaseException:
                 with contextlib.suppress(RuntimeError):
                     self._rows(conn, "ROLLBACK")
                 raise
+
+    def write(self, work: Callable[[WriteTx], T]) -> T:
+        with self._writing() as conn:
+            tx = EmbeddedTx(conn, clock=self._clock, writable=True, tracer=self._tracer)
+            result = work(tx)
+            self._nodes.begin_commit()
+            try:
+                self._bracket(conn, "COMMIT")
+            except BaseException:
+                self._nodes.end_commit(None)
+                raise
+            # Created nodes go in as written: a node changed after its creation
+            # in the same write is dropped instead.
+            created = [n for n in tx.created_nodes if n.id not in tx.changed_nodes]
+            self._nodes.end_commit(tx.changed_nodes, created)
+            # Under the write lock, so the index takes ticks in commit order.
             if tx.index_upserts or tx.index_deletes:
                 self._index.apply(tx.index_upserts, tx.index_deletes, tx.tick)
             elif tx.ticked:
@@ -269,18 +277,9 @@ class EmbeddedStore:
             return work(self._ledger_rows(conn, "reading the infusion ledger"))
 
     def ledger_write(self, work: Callable[[Rows], T]) -> T:
-        with self._write_lock:
-            if self._closed:
-                raise StoreError("the store is closed")
-            conn = self._writer
-            self._bracket(conn, "BEGIN TRANSACTION")
-            try:
-                result = work(self._ledger_rows(conn, "writing the infusion ledger"))
-                self._bracket(conn, "COMMIT")
-            except BaseException:
-                with contextlib.suppress(RuntimeError):
-                    self._rows(conn, "ROLLBACK")
-                raise
+        with self._writing() as conn:
+            result = work(self._ledger_rows(conn, "writing the infusion ledger"))
+            self._bracket(conn, "COMMIT")
             return result
 
     # --- lexical search -------------------------------------------------------
