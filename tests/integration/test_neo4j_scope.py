@@ -12,6 +12,7 @@ from kenning_encounter.errors import NotFound, ReadOnlyViolation
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.neo4j import Neo4jStore
 from kenning_encounter.store.neo4j.scope import scope_nodes
+from kenning_encounter.vocabulary import NODE_TYPES
 from tests.contract.test_read_cypher_attacks import _seed
 
 pytestmark = pytest.mark.neo4j
@@ -130,3 +131,19 @@ def test_other_applications_nodes_with_our_type_names_are_never_read(
     with raw_driver.session() as s:
         [[left]] = s.run("MATCH (n:Memory) RETURN count(n)").values()
     assert left == 2  # and theirs is left alone
+
+
+def test_a_query_the_scope_refuses_never_waits_for_a_busy_slot(neo4j_store: Neo4jStore) -> None:
+    nine = "|".join(sorted(NODE_TYPES))  # nine labels a node: 9^4 ways to plan
+    query = "MATCH " + ", ".join(f"(x{i}:{nine})" for i in range(4)) + " RETURN 1"
+    slots = neo4j_store._cypher_slots  # pyright: ignore[reportPrivateUsage]
+    held = 0
+    while slots.acquire(blocking=False):  # every slot taken, as by slow queries
+        held += 1
+    try:
+        with pytest.raises(ReadOnlyViolation) as info:
+            neo4j_store.read_cypher(query, None, **{**CAPS, "timeout_s": 0.5})
+    finally:
+        for _ in range(held):
+            slots.release()
+    assert info.value.layer == "size"  # not "busy": the text was judged first

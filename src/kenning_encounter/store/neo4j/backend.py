@@ -355,6 +355,7 @@ class Neo4jStore:
     ) -> CypherResult:
         check_params(params, homogeneous_lists=False)
         check_neo4j_text(query)
+        scoped = scope_nodes(query)  # a text check too: refused before waiting for a slot
         if not self._cypher_slots.acquire(timeout=timeout_s):
             raise ReadOnlyViolation(
                 f"{CYPHER_CONCURRENCY} read_cypher queries are already running; try again "
@@ -362,7 +363,6 @@ class Neo4jStore:
                 layer="busy",
             )
         try:
-            scoped = scope_nodes(query)
             return self._run_cypher(scoped, dict(params or {}), row_cap, char_cap, timeout_s)
         finally:
             self._cypher_slots.release()
