@@ -25,8 +25,8 @@ import org.neo4j.server.NeoBootstrapper;
  * Runs a Neo4j Community server, with the Graph Data Science procedures loaded,
  * for the test suite. Started in the background by scripts/neo4j-test-server.
  *
- * <p>Arguments: {@code --home DIR --plugins DIR --password PW [--port N]}; port 0
- * picks a free port. Config, data and logs live under the home directory. Once a
+ * <p>Arguments: {@code --home DIR --plugins DIR --password PW [--port N] [--pagecache SIZE]};
+ * port 0 picks a free port; the page cache defaults to 256m. Config, data and logs live under the home directory. Once a
  * Bolt session with the password has run a small GDS projection and PageRank, the
  * Bolt URI is printed and written to {@code HOME/uri}. The JVM then serves until
  * SIGTERM, when Neo4j's own shutdown hook stops the server cleanly.
@@ -54,7 +54,9 @@ public final class TestServer {
         int port = Integer.parseInt(args.getOrDefault("port", "7687"));
         String password = args.get("password");
 
-        Path config = writeConfig(home, plugins, port);
+        String pagecache = args.getOrDefault("pagecache", "256m");
+
+        Path config = writeConfig(home, plugins, port, pagecache);
         Files.deleteIfExists(home.resolve("uri"));
 
         NeoBootstrapper server = new CommunityBootstrapper();
@@ -101,7 +103,8 @@ public final class TestServer {
                 .toString();
     }
 
-    private static Path writeConfig(Path home, Path plugins, int port) throws IOException {
+    private static Path writeConfig(Path home, Path plugins, int port, String pagecache)
+            throws IOException {
         List<String> lines = List.of(
                 "# Written by tools/neo4j-launcher at every start; edits are lost.",
                 "server.default_listen_address=127.0.0.1",
@@ -117,8 +120,9 @@ public final class TestServer {
                 // GDS reaches into kernel internals, so its procedures must be unrestricted;
                 // the allowlist keeps its default, which is every loaded procedure.
                 "dbms.security.procedures.unrestricted=gds.*",
-                // small footprint: CI machines have 2 cores; the heap is set by the script
-                "server.memory.pagecache.size=256m",
+                // small footprint by default (CI machines have 2 cores); the script sets
+                // the heap, and a larger page cache for a large benchmark memory
+                "server.memory.pagecache.size=" + pagecache,
                 // One transaction may not take the whole heap: without this, a read query
                 // that builds a large list exhausts it and the JVM exits (seen in a test).
                 // A quarter of the 1g heap: at half, the untracked share still exhausted it.
@@ -151,7 +155,7 @@ public final class TestServer {
 
     private static void usage(String problem) {
         System.err.println(problem);
-        System.err.println("usage: TestServer --home DIR --plugins DIR --password PW [--port N]");
+        System.err.println("usage: TestServer --home DIR --plugins DIR --password PW [--port N] [--pagecache SIZE]");
         System.exit(2);
     }
 
