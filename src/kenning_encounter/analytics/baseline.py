@@ -3,7 +3,10 @@
 A baseline keeps the top of the mass ranking (ids, names, ranks, scores) and the
 tick it was read at, so a later orient can say what rose, what fell and what is
 new since. The store keeps one baseline per encounter (the last orient in it)
-for the few most recent encounters, in one small JSON file replaced atomically.
+for the few most recent encounters: in one small JSON file replaced atomically
+beside an embedded memory (one process owns it), or in the store where several
+server processes serve one memory (``store/meanings.py``), so every replica's
+drift reads the same readings and two saving at once lose neither's.
 Drift always compares against the latest baseline from a *different* encounter:
 re-orienting within one encounter measures change since the previous session,
 not since a minute ago.
@@ -19,6 +22,8 @@ import threading
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+
+from kenning_encounter.store.meanings import BaselineTable, StoredBaseline
 
 logger = logging.getLogger(__name__)
 
@@ -58,14 +63,28 @@ class _File(BaseModel):
 
 
 class BaselineStore:
-    """Baselines of one memory, kept in ``directory`` (created on first save)."""
+    """Baselines of one memory, kept in ``directory`` (created on first save), or in
+    ``table`` when the store keeps them (the directory is then unused)."""
 
-    def __init__(self, directory: Path, *, keep: int = KEEP_ENCOUNTERS) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        keep: int = KEEP_ENCOUNTERS,
+        table: BaselineTable | None = None,
+        read_only: bool = False,
+    ) -> None:
         if keep < 2:
             raise ValueError("keep must be at least 2: the current encounter and one before it")
         self._path = Path(directory) / FILE_NAME
         self._keep = keep
+        self._table = table
+        self._read_only = read_only  # a reader face: reads the readings, saves none
         self._lock = threading.Lock()
+
+    @property
+    def in_store(self) -> bool:
+        return self._table is not None
 
     @property
     def path(self) -> Path:
@@ -81,6 +100,15 @@ class BaselineStore:
 
     def save(self, baseline: Baseline) -> None:
         """Record ``baseline`` as its encounter's reading, replacing an older one."""
+        if self._read_only:
+            logger.debug("a read-only baseline store saves no reading")
+            return
+        if self._table is not None:
+            stored = StoredBaseline(
+                baseline.encounter, baseline.tick, baseline.saved_at, baseline.model_dump_json()
+            )
+            self._table.save(stored, keep=self._keep)
+            return
         with self._lock:
             kept = [b for b in self._load() if b.encounter != baseline.encounter]
             kept.append(baseline)
@@ -92,6 +120,8 @@ class BaselineStore:
             return self._load()
 
     def _load(self) -> list[Baseline]:
+        if self._table is not None:
+            return self._load_stored(self._table)
         try:
             raw = self._path.read_bytes()
         except FileNotFoundError:
@@ -112,6 +142,17 @@ class BaselineStore:
             )
             return []
         return parsed.baselines
+
+    def _load_stored(self, table: BaselineTable) -> list[Baseline]:
+        found: list[Baseline] = []
+        for stored in table.load():
+            try:
+                found.append(Baseline.model_validate_json(stored.body))
+            except (ValidationError, ValueError):
+                # As with a damaged file: drift loses one reading; the next save replaces it.
+                logger.warning("ignoring an unreadable stored mass baseline")
+        found.sort(key=lambda b: (b.tick, b.saved_at))
+        return found
 
     def _write(self, content: _File) -> None:
         self._path.parent.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,7 @@ from kenning_encounter.meaning import (
     MatcherOptions,
     MeaningDiagnostic,
     MeaningMaintainer,
+    MeaningStore,
     Provider,
     SidecarStore,
     infuse_meaning,
@@ -56,12 +57,13 @@ class MeaningRuntime:
     def __init__(
         self,
         store: GraphStore,
-        sidecar_dir: Path,
+        sidecar: Path | MeaningStore,
         provider: Provider,
         options: MatcherOptions,
     ) -> None:
         self._store = store
-        self.sidecar = SidecarStore(sidecar_dir)
+        # A directory: the file beside a memory one process owns; else the store's meanings.
+        self.sidecar: MeaningStore = SidecarStore(sidecar) if isinstance(sidecar, Path) else sidecar
         self.provider = provider
         self.maintainer = MeaningMaintainer(self.sidecar, provider)
         self.matcher = Matcher(self.sidecar, provider, options)

@@ -1,7 +1,8 @@
 """Meaning sidecar and matcher (DESIGN §7).
 
 Offline, a model compresses each node into a one-sentence meaning kept in the
-sidecar (``SidecarStore``, kept current by ``MeaningMaintainer``). Per prompt,
+sidecar (``SidecarStore`` beside an embedded memory; ``StoredMeanings`` in a store
+several servers share), kept current by ``MeaningMaintainer``. Per prompt,
 ``Matcher.select`` has the model read the meanings and the session's recent
 turns and pick the nodes that bear on the moment; on any failure it returns a
 fallback result with the reason, and the caller takes the lexical path.
@@ -29,6 +30,7 @@ from kenning_encounter.meaning.providers import (
 from kenning_encounter.meaning.rebuild import RebuildReport, rebuild_meanings, run_sidecar_rebuild
 from kenning_encounter.meaning.sidecar import MeaningEntry, SidecarCorrupt, SidecarStore
 from kenning_encounter.meaning.source import source_hash, source_text
+from kenning_encounter.meaning.stored import MeaningStore, StoredMeanings
 from kenning_encounter.meaning.window import CandidateSource, WindowQuotas
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "MeaningDiagnostic",
     "MeaningEntry",
     "MeaningMaintainer",
+    "MeaningStore",
     "ModelReply",
     "ModelRequest",
     "Provider",
@@ -48,6 +51,7 @@ __all__ = [
     "ReconcileReport",
     "SidecarCorrupt",
     "SidecarStore",
+    "StoredMeanings",
     "WindowInfo",
     "WindowQuotas",
     "compress",

@@ -6,7 +6,7 @@ from collections.abc import Collection, Sequence
 from typing import TypedDict
 
 from kenning_encounter.meaning.matcher import Matcher, MatchResult
-from kenning_encounter.meaning.sidecar import SidecarStore
+from kenning_encounter.meaning.stored import MeaningStore
 from kenning_encounter.meaning.window import CandidateSource
 
 
@@ -46,7 +46,7 @@ class MeaningDiagnostic(TypedDict):
 
 
 def describe_match(
-    result: MatchResult, sidecar: SidecarStore, *, prompt_budget_chars: int
+    result: MatchResult, sidecar: MeaningStore, *, prompt_budget_chars: int
 ) -> MeaningDiagnostic:
     reasons = result.reasons or {}
     chose: list[MeaningPickView] = []

@@ -9,6 +9,11 @@ the node's) and the node is retried later; after ``max_attempts`` it waits for
 the next reconcile. ``reconcile`` (run at startup, first boot included) drops
 entries whose node is gone and schedules every node that has no meaning or one
 made from text it no longer carries.
+
+Where several server processes share the meanings (``meaning/stored.py``), each
+node is claimed before its model call: a node another process is making waits
+(rechecked every ``recheck_s``, at most until that claim expires) and is then
+found made, so a meaning is paid for once however many replicas wanted it.
 """
 
 from __future__ import annotations
@@ -22,12 +27,12 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from kenning_encounter.errors import MatcherError
+from kenning_encounter.errors import MatcherError, StoreError
 from kenning_encounter.meaning.compress import compress
 from kenning_encounter.meaning.providers.base import Provider
 from kenning_encounter.meaning.rebuild import RebuildReport, rebuild_meanings
-from kenning_encounter.meaning.sidecar import SidecarStore
 from kenning_encounter.meaning.source import source_hash
+from kenning_encounter.meaning.stored import MeaningStore
 from kenning_encounter.store.records import NodeRecord
 
 logger = logging.getLogger(__name__)
@@ -53,11 +58,11 @@ class _Drop:
 
 
 class MeaningMaintainer:
-    """Background meaning-maker for one sidecar. Call ``start`` once, ``close`` at shutdown."""
+    """Background meaning-maker for one meaning store. Call ``start`` once, ``close`` at shutdown."""
 
     def __init__(
         self,
-        sidecar: SidecarStore,
+        sidecar: MeaningStore,
         provider: Provider,
         *,
         queue_size: int = 1024,
@@ -65,8 +70,10 @@ class MeaningMaintainer:
         backoff_s: float = 2.0,
         max_backoff_s: float = 300.0,
         timeout_s: float | None = None,
+        recheck_s: float = 5.0,
     ) -> None:
         self._sidecar = sidecar
+        self._recheck_s = recheck_s
         self._provider = provider
         self._queue_size = queue_size
         self._max_attempts = max_attempts
@@ -84,7 +91,17 @@ class MeaningMaintainer:
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._counts = dict.fromkeys(
-            ("made", "failed", "unchanged", "queue_full_drops", "abandoned", "dropped"), 0
+            (
+                "made",
+                "failed",
+                "unchanged",
+                "queue_full_drops",
+                "abandoned",
+                "dropped",
+                "deferred",  # another process held the node's claim
+                "made_elsewhere",  # found made by another process once claimed
+            ),
+            0,
         )
 
     # -- the write path's side: never blocks on a model -------------------------
@@ -252,8 +269,8 @@ class MeaningMaintainer:
             if self._sidecar.drop(node_id):
                 with self._cv:
                     self._counts["dropped"] += 1
-        except OSError:
-            logger.exception("could not drop a meaning from the sidecar; reconcile will retry")
+        except (OSError, StoreError):
+            logger.exception("could not drop a meaning; reconcile will retry")
 
     def _do_make(self, job: _Make) -> None:
         node = job.node
@@ -264,15 +281,44 @@ class MeaningMaintainer:
                 self._counts["unchanged"] += 1
             return
         try:
-            meaning = compress(self._provider, node, timeout_s=self._timeout_s)
-            self._sidecar.put(node.id, meaning, digest, order=node.tick)
+            claim = self._sidecar.claim(node.id, digest)
         except Exception as exc:
             self._failed(job, exc)
             return
+        if claim.verdict == "done":
+            with self._cv:
+                self._counts["made_elsewhere"] += 1
+            return
+        if claim.verdict == "held":
+            self._defer(job, claim.until_s)
+            return
+        try:
+            meaning = compress(self._provider, node, timeout_s=self._timeout_s)
+            self._sidecar.put(node.id, meaning, digest, order=node.tick)
+        except Exception as exc:
+            self._release(node.id)
+            self._failed(job, exc)
+            return
+        self._release(node.id)
         with self._cv:
             self._counts["made"] += 1
             self._failures_in_row = 0
             self._pause_until = 0.0
+
+    def _release(self, node_id: str) -> None:
+        try:
+            self._sidecar.release(node_id)
+        except Exception as exc:
+            # The claim expires on its own; until then the others wait for it.
+            logger.info("could not release the claim on %s (%s)", node_id, exc)
+
+    def _defer(self, job: _Make, until_s: float) -> None:
+        """Look again when the holder has likely finished, or its claim has run out."""
+        wait = max(min(until_s, self._recheck_s), 0.0)
+        with self._cv:
+            self._counts["deferred"] += 1
+            heapq.heappush(self._retry, (time.monotonic() + wait, next(self._tie), job))
+            self._cv.notify_all()
 
     def _failed(self, job: _Make, exc: Exception) -> None:
         with self._cv:

@@ -36,7 +36,8 @@ from kenning_encounter.meaning.selection import (
     render_moment,
     select_system,
 )
-from kenning_encounter.meaning.sidecar import MeaningEntry, SidecarStore
+from kenning_encounter.meaning.sidecar import MeaningEntry
+from kenning_encounter.meaning.stored import MeaningStore
 from kenning_encounter.meaning.window import CandidateSource, WindowQuotas, fit_window
 
 logger = logging.getLogger(__name__)
@@ -117,7 +118,7 @@ class Matcher:
     """Thread-safe; one instance serves every session of the server."""
 
     def __init__(
-        self, sidecar: SidecarStore, provider: Provider, options: MatcherOptions | None = None
+        self, sidecar: MeaningStore, provider: Provider, options: MatcherOptions | None = None
     ) -> None:
         self._sidecar = sidecar
         self._provider = provider
@@ -129,7 +130,7 @@ class Matcher:
         return self._options
 
     @property
-    def sidecar(self) -> SidecarStore:
+    def sidecar(self) -> MeaningStore:
         return self._sidecar
 
     @property

@@ -13,8 +13,8 @@ from typing import TextIO
 from kenning_encounter.errors import MatcherError
 from kenning_encounter.meaning.compress import compress
 from kenning_encounter.meaning.providers.base import Provider
-from kenning_encounter.meaning.sidecar import SidecarStore
 from kenning_encounter.meaning.source import source_hash
+from kenning_encounter.meaning.stored import MeaningStore
 from kenning_encounter.store.records import NodeRecord
 
 Progress = Callable[[int, int], None]  # (done, total)
@@ -32,7 +32,7 @@ class RebuildReport:
 
 
 def rebuild_targets(
-    sidecar: SidecarStore, nodes: list[NodeRecord], *, only_gaps: bool
+    sidecar: MeaningStore, nodes: list[NodeRecord], *, only_gaps: bool
 ) -> list[NodeRecord]:
     """The nodes a rebuild calls the model for: all of them, or only missing and stale."""
     if not only_gaps:
@@ -41,7 +41,7 @@ def rebuild_targets(
 
 
 def rebuild_meanings(
-    sidecar: SidecarStore,
+    sidecar: MeaningStore,
     provider: Provider,
     nodes: Iterable[NodeRecord],
     *,
@@ -142,7 +142,7 @@ class _Bar:
 def run_sidecar_rebuild(
     nodes: Iterable[NodeRecord],
     provider: Provider,
-    sidecar: SidecarStore,
+    sidecar: MeaningStore,
     *,
     only_gaps: bool = False,
     workers: int = 4,

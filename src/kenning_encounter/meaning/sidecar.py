@@ -12,6 +12,9 @@ Entries keep their creation order: ``order`` is the node's tick (the memory's
 global order) and ``seq`` breaks ties and serves as the entry's short, stable
 handle in prompts. Listing meanings in this order keeps a prompt's prefix
 identical from call to call, which is what a provider's prefix cache needs.
+
+This is the home of meanings when one process owns the memory (the embedded
+store); where several share it, the store keeps them (``meaning/stored.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from kenning_encounter.meaning.source import source_hash
+from kenning_encounter.store.meanings import Claim, MeaningEntry
 from kenning_encounter.store.records import NodeRecord
 
 logger = logging.getLogger(__name__)
@@ -38,15 +42,6 @@ FORMAT_VERSION = 1
 # One decoder fed str decodes a line about 30% faster than json.loads(bytes),
 # which sniffs the encoding on every call; it adds up over a 100k-entry log.
 _DECODER = json.JSONDecoder()
-
-
-@dataclass(frozen=True, slots=True)
-class MeaningEntry:
-    id: str
-    meaning: str
-    source_hash: str
-    order: int  # the node's tick at creation
-    seq: int  # sidecar-assigned, never reused; the entry's handle in prompts
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +233,16 @@ class SidecarStore:
             self._apply_drop(node_id)
             self._changed()
             return True
+
+    def claim(self, node_id: str, source_hash: str) -> Claim:
+        """One process owns the sidecar, so no one else is making a meaning."""
+        entry = self._entries.get(node_id)
+        if entry is not None and entry.source_hash == source_hash:
+            return Claim("done")
+        return Claim("granted")
+
+    def release(self, node_id: str) -> None:
+        """Nothing to release: a sidecar's claims are never held."""
 
     def close(self) -> None:
         with self._lock:

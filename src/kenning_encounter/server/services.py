@@ -24,6 +24,7 @@ from kenning_encounter.infusion.meaning_bridge import MeaningRuntime
 from kenning_encounter.infusion.pipeline import Infuser
 from kenning_encounter.infusion.select import Selection
 from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.meanings import KeepsDerived
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ def _meaning(
 ) -> tuple[MeaningRuntime | None, _Unavailable | None]:
     if settings.matcher_provider == "off":
         return None, None
-    from kenning_encounter.meaning import MatcherOptions, make_provider
+    from kenning_encounter.meaning import MatcherOptions, StoredMeanings, make_provider
 
     key = api_key(settings)
     if settings.matcher_provider == "gemini" and key is None:
@@ -84,17 +85,30 @@ def _meaning(
         )
     except ConfigError as exc:
         return None, _Unavailable("provider_missing", str(exc))
+    store = memory.store
+    shared = isinstance(store, KeepsDerived)
     runtime = MeaningRuntime(
-        memory.store,
-        settings.resolved_data_dir / "sidecar",
+        store,
+        StoredMeanings(store.meanings) if shared else settings.resolved_data_dir / "sidecar",
         provider,
         MatcherOptions(
             prompt_budget_chars=settings.matcher_prompt_budget, reasons=settings.matcher_reasons
         ),
     )
-    runtime.start()
+    # Meanings a store keeps are made by the full faces serving it; a reader face only
+    # reads them, since it never writes the store.
+    if settings.face == "full" or not shared:
+        runtime.start()
     memory.add_listener(runtime)
     return runtime, None
+
+
+def _baselines(settings: Settings, memory: Memory) -> BaselineStore:
+    directory = settings.resolved_data_dir / "analytics"
+    store = memory.store
+    if not isinstance(store, KeepsDerived):
+        return BaselineStore(directory)
+    return BaselineStore(directory, table=store.baselines, read_only=settings.face != "full")
 
 
 def _engine(memory: Memory) -> Engine | None:
@@ -128,7 +142,7 @@ def build_services(settings: Settings, memory: Memory) -> Services:
     engine = _engine(memory)
     return Services(
         infuser=infuser,
-        baselines=BaselineStore(settings.resolved_data_dir / "analytics"),
+        baselines=_baselines(settings, memory),
         catalog=ProjectionCatalog(engine),
         engine=engine,
         meaning=meaning,
