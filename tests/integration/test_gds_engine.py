@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -442,20 +443,27 @@ def _project_tiny(driver: Driver, name: str) -> None:
     driver.execute_query(q.PROJECT, params)
 
 
+def _legacy_prefix(pid: int) -> str:
+    """How graphs were named before memories had names: host and PID of the maker."""
+    host = re.sub(r"[^A-Za-z0-9.]", "_", socket.gethostname()) or "host"
+    return f"kenning-{host}-{pid}-"
+
+
 def test_graphs_left_by_stopped_servers_on_this_host_are_dropped(
     driver: Driver, engine: GdsEngine
 ) -> None:
-    """A server killed mid-orient cannot drop its graph; the next server to start does."""
-    from kenning_encounter.analytics.gds import graph_owner_prefix, sweep_orphans
+    """Graphs named the old way (host and PID) go by the old rule: made on this host
+    by a process that is gone. (The new naming: test_gds_sweep_race.py.)"""
+    from kenning_encounter.analytics.gds_owners import sweep
     from tests.support.backends import open_neo4j_store
 
     stopped = subprocess.Popen([sys.executable, "-c", "pass"])
     stopped.wait()
     names = {
-        "stopped": graph_owner_prefix(stopped.pid) + "a",
-        "stopped again": graph_owner_prefix(stopped.pid) + "e",
-        "live": graph_owner_prefix(os.getppid()) + "b",
-        "this process": graph_owner_prefix() + "c",
+        "stopped": _legacy_prefix(stopped.pid) + "a",
+        "stopped again": _legacy_prefix(stopped.pid) + "e",
+        "live": _legacy_prefix(os.getppid()) + "b",
+        "this process": _legacy_prefix(os.getpid()) + "c",
         "another host": "kenning-some.other.host-1-d",
         "older naming": "kenning-" + "0" * 32,
         "not ours": "someone-elses-graph",
@@ -463,7 +471,7 @@ def test_graphs_left_by_stopped_servers_on_this_host_are_dropped(
     for name in names.values():
         _project_tiny(driver, name)
     try:
-        swept = sweep_orphans(_executor(driver, engine.name.removeprefix("gds ")))
+        swept = sweep(_executor(driver, engine.name.removeprefix("gds ")))
         assert sorted(swept) == [names["stopped"], names["stopped again"]]
         kept = set(names.values()) - {names["stopped"], names["stopped again"]}
         assert kept <= _graphs(driver)
@@ -474,7 +482,9 @@ def test_graphs_left_by_stopped_servers_on_this_host_are_dropped(
         if isinstance(store, str):
             _unavailable(store)
         try:
-            GdsEngine.start(store.analytics_executor())
+            executor = store.analytics_executor()
+            assert executor is not None
+            GdsEngine.start(executor).close()
         finally:
             store.close()
         assert names["stopped"] not in _graphs(driver)
@@ -483,10 +493,10 @@ def test_graphs_left_by_stopped_servers_on_this_host_are_dropped(
             driver.execute_query(q.DROP, {"graph": name})
 
 
-def test_graph_names_carry_their_maker(engine: GdsEngine) -> None:
-    from kenning_encounter.analytics.gds import graph_owner_prefix
+def test_graph_names_carry_their_memory_and_maker(engine: GdsEngine) -> None:
+    from kenning_encounter.analytics.gds_owners import graph_prefix
 
     nodes, edges = synthetic(120)
     with engine.load(build_projection(nodes, edges)) as graph:
         assert isinstance(graph, GdsGraph)
-        assert graph.graph_name.startswith(graph_owner_prefix())
+        assert graph.graph_name.startswith(graph_prefix("default", engine.owner))

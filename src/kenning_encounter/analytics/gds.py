@@ -10,9 +10,11 @@ fresh name, from the projection's own arrays passed as parameters (node ids are
 positions), so it reads nothing stored in the database and two loads never
 share a graph. The graph is dropped by ``close`` (and by ``__exit__``), and by
 ``load`` itself when projecting fails part-way. A server that dies cannot drop
-its graphs, so each name carries the host and PID of its maker, and an engine
-started for a server (``GdsEngine.start``) first drops the graphs of this host's
-processes that are gone (``sweep_orphans``). The relationship types a graph
+its graphs, so each name carries its memory and its maker, the maker keeps a
+lease in the database while it holds graphs, and an engine started for a server
+(``GdsEngine.start``) drops the memory's graphs whose makers hold no lease, when
+it starts and then periodically (``analytics.gds_owners``: why that is safe with
+any number of servers on any number of hosts). The relationship types a graph
 holds are described in ``store/neo4j/gds_queries``.
 
 How each algorithm keeps the conventions of ``analytics.engine``, so the two
@@ -65,14 +67,10 @@ cluster all calls on one graph reach the server that holds it.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
-import re
-import socket
 import threading
 import uuid
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, LiteralString, Self, cast
 
@@ -93,9 +91,11 @@ from kenning_encounter.analytics.engine import (
     by_size,
     check_rank_arguments,
 )
+from kenning_encounter.analytics.gds_owners import LeaseTimes, Owner, sweep
+from kenning_encounter.analytics.gds_owners import run_step as _run
 from kenning_encounter.analytics.gds_results import cut_sizes, modularity
 from kenning_encounter.analytics.projection import Projection
-from kenning_encounter.errors import EngineError, StoreError
+from kenning_encounter.errors import StoreError
 from kenning_encounter.store.neo4j import gds_queries as q
 from kenning_encounter.store.port import AnalyticsExecutor
 
@@ -106,63 +106,6 @@ logger = logging.getLogger(__name__)
 # and sampled betweenness picks different sources for the same seed. Open-source
 # GDS runs at most four.
 DEFAULT_CONCURRENCY = 1
-GRAPH_PREFIX = "kenning-"
-
-
-def _host_tag() -> str:
-    return re.sub(r"[^A-Za-z0-9.]", "_", socket.gethostname()) or "host"
-
-
-def graph_owner_prefix(pid: int | None = None) -> str:
-    """The name prefix of the graphs one process makes: host and PID, so a server
-    starting later can tell the graphs of a server that died from live ones."""
-    return f"{GRAPH_PREFIX}{_host_tag()}-{os.getpid() if pid is None else pid}-"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return True
-
-
-def sweep_orphans(executor: AnalyticsExecutor) -> list[str]:
-    """Drop the GDS graphs that servers on this host left when they died; their names.
-
-    Only graphs named by a process of this host that is gone are dropped; graphs of
-    live processes, of other hosts and of anything else are left alone.
-    """
-    mine = f"{GRAPH_PREFIX}{_host_tag()}-"
-    rows = _run(executor, q.LIST_GRAPHS, {}, "listing the GDS graphs")
-    dropped: list[str] = []
-    for name in rows[0]["graphs"] if rows else []:
-        owner = str(name)[len(mine) :].split("-", 1)[0] if str(name).startswith(mine) else ""
-        if not owner.isdigit() or int(owner) == os.getpid() or _alive(int(owner)):
-            continue
-        _run(executor, q.DROP, {"graph": name}, "dropping a GDS graph a stopped server left")
-        dropped.append(str(name))
-    if dropped:
-        logger.info("dropped %d GDS graph(s) left by stopped servers on this host", len(dropped))
-    return dropped
-
-
-@contextlib.contextmanager
-def _step(doing: str) -> Generator[None]:
-    """A refusal by GDS, named by the step that met it; unreachable servers pass as they are."""
-    try:
-        yield
-    except EngineError as exc:
-        raise StoreError(f"GDS failed while {doing}: {exc.detail or exc}") from exc
-
-
-def _run(
-    executor: AnalyticsExecutor, statement: LiteralString, params: Mapping[str, Any], doing: str
-) -> list[dict[str, Any]]:
-    with _step(doing):
-        return executor.run(statement, params, doing=doing)
 
 
 class GdsEngine:
@@ -170,35 +113,55 @@ class GdsEngine:
     callers, each load making a graph of its own."""
 
     def __init__(
-        self, executor: AnalyticsExecutor, *, concurrency: int = DEFAULT_CONCURRENCY
+        self,
+        executor: AnalyticsExecutor,
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        lease: LeaseTimes | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self._executor = executor
         self._concurrency = concurrency
         self._name = executor.name
+        self._owner = Owner(executor, lease or LeaseTimes())
 
     @classmethod
     def start(
-        cls, executor: AnalyticsExecutor, *, concurrency: int = DEFAULT_CONCURRENCY
+        cls,
+        executor: AnalyticsExecutor,
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        lease: LeaseTimes | None = None,
     ) -> GdsEngine:
-        """The engine a server process runs on: graphs that stopped servers on this
-        host left behind are dropped first."""
+        """The engine a server process runs on: the memory's graphs that stopped
+        servers left behind are dropped now and then periodically, until ``close``."""
+        engine = cls(executor, concurrency=concurrency, lease=lease)
         try:
-            sweep_orphans(executor)
+            sweep(executor, keep=engine.owner)
         except StoreError as exc:  # housekeeping: never a reason not to serve
             logger.warning("could not look for GDS graphs left by stopped servers: %s", exc)
-        return cls(executor, concurrency=concurrency)
+        engine._owner.start_keeping()
+        return engine
 
     @property
     def name(self) -> str:
         return self._name
 
+    @property
+    def owner(self) -> str:
+        """The token this engine's graph names and lease carry."""
+        return self._owner.token
+
     def load(self, projection: Projection) -> EngineGraph:
         if projection.edge_count == 0:
             logger.debug("projection without relations: read in process, not by GDS")
             return InProcessEngine().load(projection)
-        return GdsGraph(self._executor, self._name, projection, self._concurrency)
+        return GdsGraph(self._executor, self._name, projection, self._concurrency, self._owner)
+
+    def close(self) -> None:
+        """Stop sweeping and give up the lease (graphs still open may then be swept)."""
+        self._owner.close()
 
 
 class GdsGraph:
@@ -210,8 +173,10 @@ class GdsGraph:
         engine: str,
         projection: Projection,
         concurrency: int,
+        owner: Owner,
     ) -> None:
         self._executor = executor
+        self._owner = owner
         self._engine = engine
         self._projection = projection
         self._concurrency = concurrency
@@ -228,11 +193,12 @@ class GdsGraph:
         self._degree = np.bincount(
             np.concatenate((self._simple_sources, self._simple_targets)), minlength=n
         ).astype(np.int64)
-        self.graph_name = f"{graph_owner_prefix()}{uuid.uuid4().hex}"
+        owner.hold()  # the lease first: a sweep must never see the graph unleased
+        self.graph_name = f"{owner.prefix}{uuid.uuid4().hex}"
         try:
             self._project()
         except BaseException:
-            self._drop()  # a projection that failed part-way may still hold memory
+            self.close()  # a projection that failed part-way may still hold memory
             raise
 
     def _project(self) -> None:
@@ -435,17 +401,16 @@ class GdsGraph:
             if self._closed:
                 return
             self._closed = True
-        self._drop()
-
-    def _drop(self) -> None:
         try:
             _run(self._executor, q.DROP, {"graph": self.graph_name}, "dropping a GDS graph")
         except StoreError as exc:
             # Not raised: close runs in finally blocks, where it would hide the
-            # error that brought us there. The graph holds memory until restart.
+            # error that brought us there. Once the lease lapses, a sweep drops it.
             logger.warning("could not drop GDS graph %s: %s", self.graph_name, exc)
         else:
             logger.debug("GDS graph %s dropped", self.graph_name)
+        finally:
+            self._owner.release()  # after the drop: the lease outlives the graph
 
     def __enter__(self) -> Self:
         return self

@@ -53,6 +53,8 @@ class Services:
 
     def close(self) -> None:
         self.catalog.close()
+        if isinstance(self.engine, GdsEngine):  # after the catalog: its graphs are dropped
+            self.engine.close()
         if self.meaning is not None:
             self.meaning.close()
 

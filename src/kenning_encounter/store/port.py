@@ -339,6 +339,11 @@ class AnalyticsExecutor(Protocol):
         """The engine and its version, as analytics results name it (``gds 2.13.2``)."""
         ...
 
+    @property
+    def memory(self) -> str:
+        """The memory the executor serves: an engine's graphs and leases carry it."""
+        ...
+
     def run(
         self, statement: LiteralString, params: Mapping[str, Any] | None = None, *, doing: str
     ) -> list[dict[str, Any]]: ...

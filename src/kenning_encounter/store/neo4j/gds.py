@@ -10,6 +10,11 @@ driver's ``execute_query`` would run it (transient failures retried, its
 bookmarks kept, routed to the database's writer, so on a cluster all calls on
 one graph reach the server that holds it), sent through the store's one
 execute path.
+
+The executor belongs to one memory (``memory``, the store's): GDS statements are
+not the memory's own text and go out without the namespace rewrite, so the
+executor itself supplies ``$memory`` to those that ask for it (the engine's
+leases, store/neo4j/gds_queries).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ class GdsExecutor:
         *,
         database: str,
         uri: str,
+        memory: str = "default",
         tracer: Tracer = engine.DEFAULT_TRACER,
     ) -> None:
         self._driver = driver
@@ -48,16 +54,24 @@ class GdsExecutor:
         self._uri = uri
         self._tracer = tracer
         self.version = version
+        self._memory = memory
 
     @property
     def name(self) -> str:
         return f"gds {self.version}"
 
+    @property
+    def memory(self) -> str:
+        return self._memory
+
     def run(
         self, statement: LiteralString, params: Mapping[str, Any] | None = None, *, doing: str
     ) -> list[dict[str, Any]]:
+        sent = dict(params or {})
+        if "$memory" in statement:
+            sent["memory"] = self._memory
         with translated(self._uri, doing):
-            return _write(self._driver, self._database, statement, dict(params or {}), self._tracer)
+            return _write(self._driver, self._database, statement, sent, self._tracer)
 
 
 def _dicts(result: Result) -> list[dict[str, Any]]:
@@ -85,9 +99,10 @@ def open_gds(
     *,
     database: str = "neo4j",
     uri: str = "",
+    memory: str = "default",
     tracer: Tracer = engine.DEFAULT_TRACER,
 ) -> GdsExecutor | None:
-    """An executor on the server's GDS, or None when the plugin is absent.
+    """An executor on the server's GDS for ``memory``, or None when the plugin is absent.
 
     Any refusal other than "unknown function" (wrong credentials, no such database)
     is not an answer about GDS and is raised as our error. ``uri`` (redacted) names
@@ -105,7 +120,7 @@ def open_gds(
     if not records:
         return None
     version = str(records[0]["version"])
-    return GdsExecutor(driver, version, database=database, uri=uri, tracer=tracer)
+    return GdsExecutor(driver, version, database=database, uri=uri, memory=memory, tracer=tracer)
 
 
 if TYPE_CHECKING:

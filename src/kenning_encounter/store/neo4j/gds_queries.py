@@ -54,9 +54,27 @@ TO_UNDIRECTED: Final = (
     "YIELD relationshipsWritten RETURN relationshipsWritten"
 )
 
+# ``false``: a graph already gone (another server's sweep dropped it) is no error.
 DROP: Final = "CALL gds.graph.drop($graph, false) YIELD graphName RETURN graphName"
 
 LIST_GRAPHS: Final = "CALL gds.graph.list() YIELD graphName RETURN collect(graphName) AS graphs"
+
+# The leases by which an engine says its graphs are in use (analytics.gds_owners).
+# A bookkeeping node of the memory: ``_memory`` and no memory label, so read_cypher
+# never sees it. Expiry is read and written on the database's clock alone, so the
+# clocks of the servers' hosts never have to agree.
+LEASE_RENEW: Final = (
+    "MERGE (l:KenningGdsLease {_memory: $memory, owner: $owner}) "
+    "SET l.expires = timestamp() + $lease_ms, l.host = $host, l.pid = $pid"
+)
+LEASE_RELEASE: Final = "MATCH (l:KenningGdsLease {_memory: $memory, owner: $owner}) DELETE l"
+LIVE_OWNERS: Final = (
+    "OPTIONAL MATCH (l:KenningGdsLease {_memory: $memory}) WHERE l.expires > timestamp() "
+    "RETURN collect(l.owner) AS owners"
+)
+FORGET_EXPIRED: Final = (
+    "MATCH (l:KenningGdsLease {_memory: $memory}) WHERE l.expires <= timestamp() DELETE l"
+)
 
 # Each stream is collected into lists: one record with two lists decodes far
 # faster than one record per node.
