@@ -330,9 +330,16 @@ def run_sidecar(ns: argparse.Namespace) -> int:
             "there is no sidecar to build; set GEMINI_API_KEY or choose --matcher openai"
         )
         return EXIT_CONFIG
-    from kenning_encounter.meaning import SidecarStore, make_provider, run_sidecar_rebuild
+    from kenning_encounter.meaning import (
+        MeaningStore,
+        SidecarStore,
+        StoredMeanings,
+        make_provider,
+        run_sidecar_rebuild,
+    )
     from kenning_encounter.server.context import open_store
     from kenning_encounter.server.services import api_key
+    from kenning_encounter.store.meanings import KeepsDerived
 
     try:
         provider = make_provider(
@@ -348,7 +355,12 @@ def run_sidecar(ns: argparse.Namespace) -> int:
         return EXIT_FAILED
     try:
         nodes = store.read(lambda tx: tx.authored_graph().nodes)
-        sidecar = SidecarStore(settings.resolved_data_dir / "sidecar")
+        # Where the store keeps the meanings (Neo4j), the rebuild writes them there.
+        sidecar: MeaningStore = (
+            StoredMeanings(store.meanings)
+            if isinstance(store, KeepsDerived)
+            else SidecarStore(settings.resolved_data_dir / "sidecar")
+        )
         try:
             return run_sidecar_rebuild(nodes, provider, sidecar, only_gaps=ns.only_gaps)
         finally:
