@@ -28,6 +28,7 @@ Goal (issue 8): our search at least 5x faster than the reference server at 10k e
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -67,11 +68,20 @@ COMPARISONS = (("reference", "ours"), ("neo4j_memory", "ours"), ("neo4j_memory",
 
 
 def _measure(recipes: list[Recipe], workload: Workload, work: Path) -> dict[str, dict[str, Any]]:
-    for recipe in recipes:
-        if recipe.neo4j is not None:
-            recipe.versions["neo4j server"] = neo4j_instance.empty(recipe.neo4j)
-    log.info("measuring %s", ", ".join(r.label for r in recipes))
-    return anyio.run(measure, recipes, workload, work, OURS)
+    """Measure ``recipes`` together; a Neo4j they use is emptied first and held until the
+    end, so nothing else that empties it (a test, another run) can wipe it mid-run."""
+    with contextlib.ExitStack() as stack:
+        held: set[str] = set()
+        for recipe in recipes:
+            target = recipe.neo4j
+            if target is None:
+                continue
+            if target.uri not in held:  # held once: a second hold would wait on the first
+                stack.enter_context(neo4j_instance.holding(target))
+                held.add(target.uri)
+            recipe.versions["neo4j server"] = neo4j_instance.empty(target)
+        log.info("measuring %s", ", ".join(r.label for r in recipes))
+        return anyio.run(measure, recipes, workload, work, OURS)
 
 
 def _skipped(missing: Unavailable) -> dict[str, Any]:

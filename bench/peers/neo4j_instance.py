@@ -1,7 +1,7 @@
 """The Neo4j the two Neo4j-backed servers share, and emptying it between them.
 
 Both servers expect a database of their own, and the benchmark empties it
-before each one, so by default it runs a private server (the project's own
+before each one and holds it while each is measured (``holding``), so by default it runs a private server (the project's own
 launcher, scripts/neo4j-test-server, in a run directory of its own on a free
 port) and stops it afterwards. A URI passed in is reached with the test
 settings (KENNING_ENCOUNTER_TEST_NEO4J_USERNAME / _PASSWORD, never NEO4J_*) and
@@ -14,9 +14,11 @@ import logging
 import os
 import shutil
 import subprocess
+from collections.abc import Generator
+from contextlib import contextmanager
 from pathlib import Path
 
-from tests.support.neo4j_target import ScratchNeo4j, at, empty_marked
+from tests.support.neo4j_target import ScratchNeo4j, at, empty_marked, held
 
 from bench.peers.servers import REPO, Neo4jTarget
 
@@ -79,14 +81,27 @@ class PrivateNeo4j:
         self.target = None
 
 
+def _scratch(target: Neo4jTarget) -> ScratchNeo4j:
+    return ScratchNeo4j(target.uri, target.username, target.password, target.database)
+
+
+@contextmanager
+def holding(target: Neo4jTarget) -> Generator[None]:
+    """The database to this run alone while the block runs: a test or another benchmark
+    that empties it (tests/support/neo4j_target.py) waits until the block ends, rather than
+    wiping a server's memory between two of its calls."""
+    with held(_scratch(target), "bench.peers_bench"):
+        yield
+
+
 def empty(target: Neo4jTarget) -> str:
-    """Delete every node but the test marker (refusing an unmarked database, which raises
-    UnmarkedDatabase); returns the server's name and version."""
+    """Delete every node but the test marker, in a block ``holding`` the database (refusing
+    an unmarked one, which raises UnmarkedDatabase); returns the server's name and version."""
     import neo4j
 
     from kenning_encounter.store.neo4j.queries import SERVER_VERSION
 
-    empty_marked(ScratchNeo4j(target.uri, target.username, target.password, target.database))
+    empty_marked(_scratch(target), holding=True)
     with (
         neo4j.GraphDatabase.driver(
             target.uri, auth=(target.username, target.password), notifications_min_severity="OFF"

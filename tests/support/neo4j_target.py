@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Generator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -44,6 +46,9 @@ EMPTY_ALL_BUT_MARKER: Final = (
     "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
 )
 OTHER_NODES: Final = f"MATCH (n) WHERE NOT n:{MARKER_LABEL} RETURN count(n) AS others"
+# Writing the marker takes its lock until the transaction ends (it is rolled back, so
+# nothing is written): whoever empties waits while a run holds the database.
+HOLD_MARKER: Final = f"MATCH (m:{MARKER_LABEL}) SET m.held_by = $by RETURN count(m) > 0 AS marked"
 WRITE_MARKER: Final = (
     f"MERGE (m:{MARKER_LABEL}) ON CREATE SET m.by = $by, m.at = datetime() RETURN m.by AS by"
 )
@@ -119,11 +124,35 @@ def is_marked(session: Session) -> bool:
     return bool(row and row["marked"])
 
 
-def empty_marked(target: ScratchNeo4j) -> None:
+@contextmanager
+def held(target: ScratchNeo4j, by: str) -> Generator[None]:
+    """The marked database held for a run that needs it to itself (a benchmark's): until
+    the block ends, ``empty_marked`` anywhere waits. Raises UnmarkedDatabase when unmarked."""
+    import neo4j
+
+    with (
+        neo4j.GraphDatabase.driver(
+            target.uri, auth=target.auth, connection_timeout=5.0, notifications_min_severity="OFF"
+        ) as driver,
+        driver.session(database=target.database) as session,
+        session.begin_transaction() as tx,
+    ):
+        row = tx.run(HOLD_MARKER, by=by).single()
+        if not (row and row["marked"]):
+            raise UnmarkedDatabase(refusal(target))
+        try:
+            yield
+        finally:
+            tx.rollback()
+
+
+def empty_marked(target: ScratchNeo4j, *, holding: bool = False) -> None:
     """Delete every node but the marker, or raise UnmarkedDatabase having touched nothing.
 
-    A server that does not answer raises the driver's ServiceUnavailable, which callers
-    turn into a skip; every other failure is theirs to report as one."""
+    It first waits for any run that holds the database (``held``); ``holding`` says the
+    caller holds it already. A server that does not answer raises the driver's
+    ServiceUnavailable, which callers turn into a skip; every other failure is theirs to
+    report as one."""
     import neo4j
 
     with (
@@ -134,7 +163,11 @@ def empty_marked(target: ScratchNeo4j) -> None:
     ):
         if not is_marked(session):
             raise UnmarkedDatabase(refusal(target))
-        session.run(EMPTY_ALL_BUT_MARKER).consume()
+        if holding:
+            session.run(EMPTY_ALL_BUT_MARKER).consume()
+            return
+        with held(target, "emptying"):
+            session.run(EMPTY_ALL_BUT_MARKER).consume()
 
 
 def mark(target: ScratchNeo4j, by: str, only_if_empty: bool) -> str:
