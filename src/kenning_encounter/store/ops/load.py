@@ -96,6 +96,9 @@ class LoadOps(Statements):
             out.append(
                 DumpedNode(self.node(label, row[:-1]), None if recorded is None else int(recorded))
             )
+        # The statement pages in this order; the page is put in it again here so the next
+        # page's key never rests on the order a backend returns rows after its joins.
+        out.sort(key=lambda d: (d.node.tick, d.node.ord, d.node.id))
         return out
 
     def dump_node_ids(self, label: str, after: str, limit: int) -> list[str]:
