@@ -8,6 +8,7 @@ which pydantic-settings ranks above every other source.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -114,6 +115,27 @@ class Settings(BaseSettings):
     def _path_slashes(cls, value: str) -> str:
         value = "/" + value.strip("/") + "/"
         return value
+
+    @field_validator("memory")
+    @classmethod
+    def _memory_name(cls, value: str) -> str:
+        # It names a folder (embedded) and part of a label (Neo4j): no paths, no syntax.
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", value):
+            raise ValueError(
+                f"memory {value!r}: name a memory with letters, digits, '_', '-' and '.' "
+                "(up to 64, starting with a letter or digit), e.g. team_notes; on Neo4j "
+                "use letters, digits and '_' only"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _neo4j_memory_name(self) -> Settings:
+        if self.store == "neo4j" and not re.fullmatch(r"[A-Za-z0-9_]{1,64}", self.memory):
+            raise ValueError(
+                f"memory {self.memory!r}: on Neo4j a memory's name becomes part of a label, "
+                "so use letters, digits and '_' only, e.g. team_notes"
+            )
+        return self
 
     @field_validator("namespace")
     @classmethod

@@ -78,31 +78,7 @@ def test_the_plan_check_alone_refuses_what_the_rewrite_would_have_scoped(
         assert _run(seeded, query, scope=False) != []
 
 
-def test_a_store_of_schema_1_gains_the_memory_label_when_opened(
-    seeded: Neo4jStore, raw_driver: Any
-) -> None:
-    with raw_driver.session() as s:
-        s.run("MATCH (n:KenningMemory) REMOVE n:KenningMemory").consume()
-        s.run("MATCH (v:Meta {key: 'schema_version'}) SET v.ival = 1").consume()
-    # Before: nothing of the memory is in scope.
-    assert seeded.read_cypher("MATCH (n) RETURN count(n)", None, **CAPS).rows == [[0]]
-    reopened = Neo4jStore.open(seeded.uri, *_credentials(), seeded.database)
-    try:
-        assert reopened.schema_version() == 2
-        assert reopened.read_cypher("MATCH (n) RETURN count(n)", None, **CAPS).rows == [
-            [MEMORY_NODES]
-        ]
-    finally:
-        reopened.close()
-    with raw_driver.session() as s:
-        [foreign] = s.run("MATCH (t:Thing) RETURN labels(t) AS l").values()
-    assert foreign == [["Thing"]]  # other data is left as it was
-
-
-def _credentials() -> tuple[str, str]:
-    from tests.integration.conftest import credentials
-
-    return credentials()
+# A store of schema 1 (no memory label) gaining it when opened: test_neo4j_memories.py.
 
 
 def test_other_applications_nodes_with_our_type_names_are_never_read(

@@ -10,7 +10,7 @@ import pytest
 from kenning_encounter.errors import ConfigError, StoreUnavailable
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.neo4j import Neo4jStore
-from kenning_encounter.store.neo4j.queries import FULLTEXT_INDEX
+from kenning_encounter.store.neo4j.queries import FULLTEXT_INDEX, LEGACY_CONSTRAINTS
 from kenning_encounter.vocabulary import NODE_TYPES
 from tests.integration.conftest import credentials
 from tests.support.backends import neo4j_uri
@@ -73,9 +73,11 @@ def test_schema_is_created_once_and_opening_again_changes_nothing(
     neo4j_store: Neo4jStore, raw_driver: Any
 ) -> None:
     constraints, indexes = _schema_names(raw_driver)
-    expected = {f"kenning_{label.lower()}_id" for label in NODE_TYPES}
-    expected |= {"kenning_meta_key", "kenning_name_key", "kenning_source_key"}
+    expected = {f"kenning_{label.lower()}_memory_id" for label in NODE_TYPES}
+    expected |= {"kenning_meta_memory_key", "kenning_namekey_memory_name"}
+    expected |= {"kenning_sourcekey_memory_key", "kenning_ledger_memory_session"}
     assert expected <= constraints
+    assert not constraints & set(LEGACY_CONSTRAINTS)  # unique per memory, not per database
     assert indexes[FULLTEXT_INDEX] == "ONLINE"
     again = Neo4jStore.open(neo4j_uri(), *credentials())
     again.close()
@@ -87,9 +89,11 @@ def test_the_engine_itself_refuses_a_second_live_name(
 ) -> None:
     import neo4j.exceptions
 
-    raw_driver.execute_query("CREATE (:NameKey {name: 'twin', id: 'not_000000000001'})")
+    make = "CREATE (:NameKey {_memory: $m, name: 'twin', id: $id})"
+    raw_driver.execute_query(make, m="default", id="not_000000000001")
     with pytest.raises(neo4j.exceptions.ConstraintError):
-        raw_driver.execute_query("CREATE (:NameKey {name: 'twin', id: 'not_000000000002'})")
+        raw_driver.execute_query(make, m="default", id="not_000000000002")
+    raw_driver.execute_query(make, m="work", id="not_000000000003")  # a name per memory
 
 
 def test_open_emptied_empties_the_database_and_restarts_the_clock(

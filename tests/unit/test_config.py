@@ -77,3 +77,18 @@ def test_non_loopback_bind_needs_a_token() -> None:
 def test_bad_namespace_names_the_fix() -> None:
     with pytest.raises(ConfigError, match="namespace"):
         load_settings(namespace="my app!")
+
+
+@pytest.mark.parametrize("name", ["../elsewhere", "a/b", "", ".hidden", "x" * 65, "a b"])
+def test_a_memory_name_that_is_not_a_plain_name_is_refused(name: str) -> None:
+    with pytest.raises(ConfigError, match="memory") as info:
+        load_settings(memory=name)
+    assert "letters, digits" in str(info.value)
+
+
+def test_on_neo4j_a_memory_name_must_be_a_label_part() -> None:
+    assert load_settings(memory="team-notes.v2").memory == "team-notes.v2"  # a fine folder
+    uri = "bolt://127.0.0.1:7687"
+    assert load_settings(memory="team_notes", store="neo4j", neo4j_uri=uri).memory == "team_notes"
+    with pytest.raises(ConfigError, match="on Neo4j"):
+        load_settings(memory="team-notes", store="neo4j", neo4j_uri=uri)

@@ -33,7 +33,10 @@ from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j import text as lexical
 from kenning_encounter.store.neo4j.cypher import check_neo4j_text, check_plan, to_json
 from kenning_encounter.store.neo4j.gds import GdsExecutor, open_gds
+from kenning_encounter.store.neo4j.baselines import Neo4jBaselines
 from kenning_encounter.store.neo4j.ledger import Neo4jLedgers
+from kenning_encounter.store.neo4j.meanings import Neo4jMeanings
+from kenning_encounter.store.neo4j.namespace import DEFAULT_MEMORY, Namespace, name_problem
 from kenning_encounter.store.neo4j.scope import check_scope, scope_nodes
 from kenning_encounter.store.neo4j.translate import translated
 from kenning_encounter.store.neo4j.tx import Neo4jTx
@@ -90,6 +93,7 @@ class Neo4jStore:
         *,
         uri: str,
         database: str,
+        memory: str = DEFAULT_MEMORY,
         clock: Callable[[], str] = _utc_now,
         tracer: Tracer | None = None,
     ) -> None:
@@ -98,6 +102,8 @@ class Neo4jStore:
         self._driver = driver
         self.uri = _redacted(uri)
         self.database = database
+        self.ns = Namespace(memory)
+        self.memory = memory
         self._clock = clock
         self._tracer: Tracer = tracer or QueryLog(backend=self.backend)
         self._bookmarks = neo4j.GraphDatabase.bookmark_manager()
@@ -106,7 +112,9 @@ class Neo4jStore:
         self._closed = False
         self.server_version = ""
         self._gds: GdsExecutor | None = None
-        self._ledgers = Neo4jLedgers(self._ledger_unit, self._tracer)
+        self._ledgers = Neo4jLedgers(self._ledger_unit, self._tracer, self.ns)
+        self._meanings = Neo4jMeanings(self._ledger_unit, self._tracer, self.ns)
+        self._baselines = Neo4jBaselines(self._ledger_unit, self._tracer, self.ns)
 
     # --- lifecycle ------------------------------------------------------------
     @classmethod
@@ -117,6 +125,7 @@ class Neo4jStore:
         password: str | None = None,
         database: str = "neo4j",
         *,
+        memory: str = DEFAULT_MEMORY,
         clock: Callable[[], str] = _utc_now,
         tracer: Tracer | None = None,
         slow_query_ms: float = DEFAULT_SLOW_QUERY_MS,
@@ -124,10 +133,16 @@ class Neo4jStore:
     ) -> Neo4jStore:
         """Connect, check the server answers, and create the schema if it is missing.
 
-        Statements go to ``tracer``; without one, to the query log, which calls one
-        slower than ``slow_query_ms`` slow (0: never)."""
+        ``memory`` names the memory within the database: several may share one
+        (namespace.py). Statements go to ``tracer``; without one, to the query log,
+        which calls one slower than ``slow_query_ms`` slow (0: never)."""
+        problem = name_problem(memory)
+        if problem is not None:
+            raise ConfigError(problem + " (set KENNING_ENCOUNTER_MEMORY or --memory)")
         tracer = tracer or QueryLog(slow_query_ms, backend=cls.backend)
-        store = cls._connect(uri, username, password, database, clock, tracer, connection_timeout_s)
+        store = cls._connect(
+            uri, username, password, database, memory, clock, tracer, connection_timeout_s
+        )
         return store._prepared()
 
     @classmethod
@@ -142,6 +157,7 @@ class Neo4jStore:
             settings.neo4j_username,
             password,
             settings.neo4j_database,
+            memory=settings.memory,
             slow_query_ms=settings.slow_query_ms,
         )
 
@@ -152,6 +168,7 @@ class Neo4jStore:
         username: str,
         password: str | None,
         database: str,
+        memory: str,
         clock: Callable[[], str],
         tracer: Tracer | None,
         connection_timeout_s: float,
@@ -182,7 +199,7 @@ class Neo4jStore:
                 "host and port only (bolt://HOST:7687) and the credentials in "
                 "NEO4J_USERNAME / NEO4J_PASSWORD"
             ) from None
-        return cls(driver, uri=uri, database=database, clock=clock, tracer=tracer)
+        return cls(driver, uri=uri, database=database, memory=memory, clock=clock, tracer=tracer)
 
     def _prepared(self) -> Neo4jStore:
         try:
@@ -203,41 +220,51 @@ class Neo4jStore:
 
     # --- schema -----------------------------------------------------------------
     def _prepare(self) -> None:
-        tracer = self._tracer
+        tracer, ns = self._tracer, self.ns
         with self._translate_errors("preparing the schema"), self._session(write=True) as s:
+
+            def run(statement: LiteralString, *, mine: bool = False) -> None:
+                engine.execute(
+                    s, statement, None, read=_consume, tracer=tracer, ns=ns if mine else None
+                )
+
             existing = {
                 str(r[0])
                 for show in (q.SHOW_CONSTRAINT_NAMES, q.SHOW_INDEX_NAMES)
                 for r in engine.rows(s, show, tracer=tracer)
             }
+            self._migrate_unnamed(s, existing)
             if q.FULLTEXT_INDEX in existing and not lexical.index_matches(s, tracer):
                 # made by an older version (other labels, property or analyzer): make it anew
-                engine.execute(s, q.FULLTEXT_DROP, None, read=_consume, tracer=tracer)
+                run(q.FULLTEXT_DROP)
                 existing.discard(q.FULLTEXT_INDEX)
             created = 0
             for name, statement in q.schema_statements():
                 if name not in existing:
-                    engine.execute(s, statement, None, read=_consume, tracer=tracer)
+                    run(statement)
                     created += 1
             if created:
-                engine.execute(s, q.AWAIT_INDEXES, None, read=_consume, tracer=tracer)
+                run(q.AWAIT_INDEXES)
                 log.info("created %d Neo4j constraints and indexes", created)
             meta = {"version": q.SCHEMA_VERSION}
             version, text_format = s.execute_write(
                 lambda tx: engine.execute(
-                    tx, q.META_INIT, meta, read=lambda r: r.single(strict=True), tracer=tracer
+                    tx,
+                    q.META_INIT,
+                    meta,
+                    read=lambda r: r.single(strict=True),
+                    tracer=tracer,
+                    ns=ns,
                 )
             )
             if int(version) > q.SCHEMA_VERSION:
                 raise SchemaVersionError(int(version), q.SCHEMA_VERSION)
-            if int(version) < 2:  # idempotent: a second server opening at once finds it done
-                engine.execute(s, q.MIGRATE_MEMORY_LABEL, None, read=_consume, tracer=tracer)
+            if int(version) < q.SCHEMA_VERSION:
                 s.execute_write(
                     lambda tx: engine.execute(
-                        tx, q.SCHEMA_VERSION_SET, meta, read=_consume, tracer=tracer
+                        tx, q.SCHEMA_VERSION_SET, meta, read=_consume, tracer=tracer, ns=ns
                     )
                 )
-                log.info("schema 2: the memory label set on the nodes made before it")
             if int(text_format) != q.TEXT_FORMAT:
                 docs, _ = s.execute_write(lambda tx: lexical.rederive(self._tx(tx, write=True)))
                 log.info("derived lexical tokens for %d nodes", docs)
@@ -252,6 +279,24 @@ class Neo4jStore:
             log.warning(
                 "could not tell whether this Neo4j runs GDS (%s); analytics runs in process", exc
             )
+
+    def _migrate_unnamed(self, s: Session, existing: set[str]) -> None:
+        """A store made before memories had names (schema < 3) becomes the memory named
+        "default", whichever memory this server serves; then the keys that were unique
+        database-wide give way to the per-memory ones. Idempotent, so servers opening at
+        once may both run it."""
+        tracer = self._tracer
+        legacy = engine.execute(s, q.LEGACY_VERSION, None, read=_single, tracer=tracer)
+        if legacy is not None:
+            if int(legacy[0]) < 2:
+                engine.execute(s, q.MIGRATE_MEMORY_LABEL, None, read=_consume, tracer=tracer)
+            for statement in q.MIGRATE_MEMORY_NAME:
+                engine.execute(s, statement, None, read=_consume, tracer=tracer)
+            log.info("schema 3: the memory made before names is now the memory 'default'")
+        for name in (*q.LEGACY_CONSTRAINTS, *q.LEGACY_INDEXES):
+            if name in existing:
+                engine.execute(s, q.drop_legacy(name), None, read=_consume, tracer=tracer)
+                existing.discard(name)
 
     def schema_version(self) -> int:
         return self.read(lambda tx: cast(Neo4jTx, tx).meta("schema_version"))
@@ -273,7 +318,7 @@ class Neo4jStore:
 
     # --- units of work ---------------------------------------------------------------
     def _tx(self, tx: ManagedTransaction, *, write: bool) -> Neo4jTx:
-        return Neo4jTx(tx, clock=self._clock, writable=write, tracer=self._tracer)
+        return Neo4jTx(tx, clock=self._clock, writable=write, tracer=self._tracer, ns=self.ns)
 
     def write(self, work: Callable[[WriteTx], T]) -> T:
         def attempt(tx: ManagedTransaction) -> T:
@@ -297,6 +342,15 @@ class Neo4jStore:
     @property
     def ledgers(self) -> Neo4jLedgers:
         return self._ledgers
+
+    # Meanings and baselines (store/meanings.py) ride the ledger's units: no tick either.
+    @property
+    def meanings(self) -> Neo4jMeanings:
+        return self._meanings
+
+    @property
+    def baselines(self) -> Neo4jBaselines:
+        return self._baselines
 
     def _ledger_unit(
         self, work: Callable[[ManagedTransaction], Any], write: bool, doing: str
@@ -342,7 +396,7 @@ class Neo4jStore:
             ) from exc
         check_plan(summary.query_type, summary.plan)
         if scope and summary.plan is not None:
-            check_scope(summary.plan)
+            check_scope(summary.plan, self.ns.label)
 
     def read_cypher(
         self,
@@ -355,7 +409,9 @@ class Neo4jStore:
     ) -> CypherResult:
         check_params(params, homogeneous_lists=False)
         check_neo4j_text(query)
-        scoped = scope_nodes(query)  # a text check too: refused before waiting for a slot
+        scoped = scope_nodes(
+            query, self.ns.label
+        )  # a text check too: refused before waiting for a slot
         if not self._cypher_slots.acquire(timeout=timeout_s):
             raise ReadOnlyViolation(
                 f"{CYPHER_CONCURRENCY} read_cypher queries are already running; try again "
@@ -444,6 +500,7 @@ class Neo4jStore:
             "backend": self.backend,
             "uri": self.uri,
             "database": self.database,
+            "memory": self.memory,
             "engine": self.server_version,
             "gds": self._gds.version if self._gds is not None else None,
             "schema_version": q.SCHEMA_VERSION,

@@ -24,6 +24,7 @@ from kenning_encounter.errors import ReadOnlyViolation
 from kenning_encounter.store.cypher_guard import Rules, check_read_only
 from kenning_encounter.store.cypher_lexer import NEO4J
 from kenning_encounter.store.neo4j import queries as q
+from kenning_encounter.store.neo4j.namespace import MEMORY_PROPERTY, is_memory_label
 
 # Procedures that only describe the schema or read the fulltext index (lowercase).
 READ_PROCEDURES: Final = frozenset(
@@ -138,7 +139,7 @@ def check_plan(query_type: str | None, plan: Mapping[str, Any] | None) -> None:
                 raise _plan(f"the plan evaluates function {function!r}, which is not read-only")
 
 
-INDEX_FIELDS: Final = frozenset({q.TEXT_PROPERTY, q.TEXT_LENGTH})
+INDEX_FIELDS: Final = frozenset({q.TEXT_PROPERTY, q.TEXT_LENGTH, MEMORY_PROPERTY})
 
 
 def to_json(value: Any) -> Any:
@@ -151,7 +152,7 @@ def to_json(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, Node):
-        labels = sorted(value.labels - {q.MEMORY_LABEL})  # the scope label is not a type
+        labels = sorted(n for n in value.labels if not is_memory_label(n))  # scope, not type
         # The text index's fields are bookkeeping: a node reads as on the embedded store.
         shown = {k: v for k, v in value.items() if k not in INDEX_FIELDS}
         return {"_LABEL": labels[0] if labels else None, **to_json(shown)}

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, LiteralString, TypeVar
 
+from kenning_encounter.store.neo4j.namespace import Namespace
 from kenning_encounter.store.tracing import QueryLog, Tracer
 
 if TYPE_CHECKING:
@@ -39,12 +40,20 @@ def execute(
     *,
     read: Callable[[Result], T],
     tracer: Tracer = DEFAULT_TRACER,
+    ns: Namespace | None = None,
 ) -> T:
     """Send one statement on ``runner`` and read its result with ``read``.
+
+    With a namespace, the statement is one of ours, made that memory's (label,
+    ``_memory`` and ``$memory``: namespace.py); without one it is sent as given
+    (schema commands, GDS, read_cypher's own text).
 
     Driver errors pass through untouched: each caller translates them in the
     terms of what it was doing.
     """
+    if ns is not None:
+        statement = ns.statement(statement)
+        params = ns.params(statement, params)
     started = time.perf_counter()
     try:
         return read(runner.run(statement, params or {}))
@@ -58,6 +67,7 @@ def rows(
     params: dict[str, Any] | None = None,
     *,
     tracer: Tracer = DEFAULT_TRACER,
+    ns: Namespace | None = None,
 ) -> list[list[Any]]:
     """Send one statement and read all its rows, each a list of values."""
-    return execute(runner, statement, params, read=all_rows, tracer=tracer)
+    return execute(runner, statement, params, read=all_rows, tracer=tracer, ns=ns)

@@ -2,7 +2,8 @@
 ``:KenningDelivery`` node per delivered body, each unique by its key.
 
 Neither label is the memory's (``KenningMemory``), so read_cypher's scope never
-reads them, and no memory statement matches them. A write here is a managed
+reads them, and no memory statement matches them; like every node of ours they carry
+``_memory``, and their keys are unique per memory (namespace.py). A write here is a managed
 transaction of its own that never touches the clock node: it takes no tick and
 does not queue behind the memory's writers. Replicas saving one session at once
 each MERGE their own deliveries, so the last write wins per node; the turn is
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, LiteralString, TypeVar
 
 from kenning_encounter.store.ledger import Stamp, StoredLedger
 from kenning_encounter.store.neo4j import engine
+from kenning_encounter.store.neo4j.namespace import Namespace
 from kenning_encounter.store.tracing import Tracer
 
 if TYPE_CHECKING:
@@ -28,54 +30,58 @@ KEY_SEPARATOR: Final = "\x1f"
 
 SCHEMA: Final[list[tuple[str, LiteralString]]] = [
     (
-        "kenning_ledger_session",
-        "CREATE CONSTRAINT kenning_ledger_session IF NOT EXISTS "
-        "FOR (s:KenningLedger) REQUIRE s.session IS UNIQUE",
+        "kenning_ledger_memory_session",
+        "CREATE CONSTRAINT kenning_ledger_memory_session IF NOT EXISTS "
+        "FOR (s:KenningLedger) REQUIRE (s._memory, s.session) IS UNIQUE",
     ),
     (
-        "kenning_ledger_at",
-        "CREATE INDEX kenning_ledger_at IF NOT EXISTS FOR (s:KenningLedger) ON (s.at)",
+        "kenning_ledger_memory_at",
+        "CREATE INDEX kenning_ledger_memory_at IF NOT EXISTS FOR (s:KenningLedger) ON (s._memory, s.at)",
     ),
     (
-        "kenning_delivery_key",
-        "CREATE CONSTRAINT kenning_delivery_key IF NOT EXISTS "
-        "FOR (d:KenningDelivery) REQUIRE d.key IS UNIQUE",
+        "kenning_delivery_memory_key",
+        "CREATE CONSTRAINT kenning_delivery_memory_key IF NOT EXISTS "
+        "FOR (d:KenningDelivery) REQUIRE (d._memory, d.key) IS UNIQUE",
     ),
     (
-        "kenning_delivery_session",
-        "CREATE INDEX kenning_delivery_session IF NOT EXISTS "
-        "FOR (d:KenningDelivery) ON (d.session)",
+        "kenning_delivery_memory_session",
+        "CREATE INDEX kenning_delivery_memory_session IF NOT EXISTS "
+        "FOR (d:KenningDelivery) ON (d._memory, d.session)",
     ),
 ]
+# Before memories had names (schema < 3): replaced by the composite ones above.
+LEGACY_CONSTRAINTS: Final = ("kenning_ledger_session", "kenning_delivery_key")
+LEGACY_INDEXES: Final = ("kenning_ledger_at", "kenning_delivery_session")
+LABELS: Final = ("KenningLedger", "KenningDelivery")
 
 LEDGER_GET: Final = (
-    "OPTIONAL MATCH (s:KenningLedger {session: $session}) "
-    "OPTIONAL MATCH (d:KenningDelivery {session: $session}) "
+    "OPTIONAL MATCH (s:KenningLedger {_memory: $memory, session: $session}) "
+    "OPTIONAL MATCH (d:KenningDelivery {_memory: $memory, session: $session}) "
     "RETURN s.turn AS turn, s.at AS at, collect(d {.node, .turn, .at, .state}) AS stamps"
 )
 # One statement: the session raised to this turn, the stamps put, then only the
 # newest ``keep`` of the session's deliveries left.
 LEDGER_SAVE: Final = (
-    "MERGE (s:KenningLedger {session: $session}) "
+    "MERGE (s:KenningLedger {_memory: $memory, session: $session}) "
     "SET s.turn = CASE WHEN s.turn > $turn THEN s.turn ELSE $turn END, s.at = $at "
     "WITH s "
     "CALL (s) { UNWIND $stamps AS st "
-    "  MERGE (d:KenningDelivery {key: st.key}) "
+    "  MERGE (d:KenningDelivery {_memory: $memory, key: st.key}) "
     "  SET d.session = s.session, d.node = st.node, d.turn = st.turn, d.at = st.at, "
     "      d.state = st.state } "
     "WITH s WHERE size($stamps) > 0 "
-    "CALL (s) { MATCH (d:KenningDelivery {session: s.session}) "
+    "CALL (s) { MATCH (d:KenningDelivery {_memory: $memory, session: s.session}) "
     "  WITH d ORDER BY d.turn DESC, d.at DESC SKIP $keep DELETE d }"
 )
 LEDGER_FORGET: Final = (
-    "OPTIONAL MATCH (s:KenningLedger {session: $session}) SET s.at = $at "
+    "OPTIONAL MATCH (s:KenningLedger {_memory: $memory, session: $session}) SET s.at = $at "
     "WITH count(*) AS seen "
-    "MATCH (d:KenningDelivery {session: $session}) DELETE d"
+    "MATCH (d:KenningDelivery {_memory: $memory, session: $session}) DELETE d"
 )
 LEDGER_PRUNE: Final = (
-    "MATCH (s:KenningLedger) WHERE s.at < $before "
+    "MATCH (s:KenningLedger {_memory: $memory}) WHERE s.at < $before "
     "WITH s LIMIT $limit "
-    "CALL (s) { MATCH (d:KenningDelivery {session: s.session}) DELETE d } "
+    "CALL (s) { MATCH (d:KenningDelivery {_memory: $memory, session: s.session}) DELETE d } "
     "DELETE s RETURN count(*)"
 )
 
@@ -95,15 +101,16 @@ def _decode(row: list[Any]) -> StoredLedger | None:
 
 
 class Neo4jLedgers:
-    def __init__(self, unit: Unit, tracer: Tracer) -> None:
+    def __init__(self, unit: Unit, tracer: Tracer, ns: Namespace) -> None:
         self._unit = unit
         self._tracer = tracer
+        self._ns = ns
 
     def _rows(
         self, statement: LiteralString, params: dict[str, Any], *, write: bool, doing: str
     ) -> list[list[Any]]:
         def work(tx: ManagedTransaction) -> list[list[Any]]:
-            return engine.rows(tx, statement, params, tracer=self._tracer)
+            return engine.rows(tx, statement, params, tracer=self._tracer, ns=self._ns)
 
         rows: list[list[Any]] = self._unit(work, write, doing)
         return rows

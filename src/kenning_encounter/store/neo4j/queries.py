@@ -7,7 +7,11 @@ backend's columns, so a read_cypher query reads the same on either store.
 
 Bookkeeping nodes mirror the embedded tables: ``Meta`` (the global clock and
 the schema version), ``NameKey`` (live name -> head id) and ``SourceKey`` (a
-Component's source triple -> id), each unique by a constraint.
+Component's source triple -> id), each unique by a constraint within its memory.
+
+Several memories may share a database: statements name the label ``KenningMemory``
+and the engine makes each one the store's memory's (namespace.py). Bookkeeping
+patterns say ``_memory: $memory`` themselves.
 """
 
 from __future__ import annotations
@@ -15,7 +19,13 @@ from __future__ import annotations
 import sys
 from typing import Final, LiteralString, cast
 
+from kenning_encounter.store.neo4j.ledger import LABELS as LEDGER_LABELS
+from kenning_encounter.store.neo4j.ledger import LEGACY_CONSTRAINTS as LEDGER_LEGACY_CONSTRAINTS
+from kenning_encounter.store.neo4j.ledger import LEGACY_INDEXES as LEDGER_LEGACY_INDEXES
 from kenning_encounter.store.neo4j.ledger import SCHEMA as LEDGER_SCHEMA
+from kenning_encounter.store.neo4j.baselines import SCHEMA as BASELINE_SCHEMA
+from kenning_encounter.store.neo4j.meanings import SCHEMA as MEANING_SCHEMA
+from kenning_encounter.store.neo4j.namespace import BASE_LABEL
 from kenning_encounter.store.ops.text import (
     LoadText,
     NodeText,
@@ -39,10 +49,11 @@ TEXT_LENGTH: Final = "_len"  # derived: how many tokens that is
 # Follows the tokenizer's version: when its output changes, every node's tokens are derived again.
 TEXT_FORMAT: Final = TOKENIZER_VERSION
 # 2: every node of the memory also carries MEMORY_LABEL (read_cypher is scoped by it).
-SCHEMA_VERSION: Final = 2
+# 3: memories have names: every node of ours carries ``_memory``, keys are unique per memory.
+SCHEMA_VERSION: Final = 3
 # The one label every node of the memory carries beside its type: what read_cypher's
 # scope adds to a node pattern that names no label (neo4j/scope.py).
-MEMORY_LABEL: Final = "KenningMemory"
+MEMORY_LABEL: Final = BASE_LABEL
 
 
 def _checked(name: str) -> str:
@@ -64,37 +75,58 @@ def alternatives(names: tuple[str, ...]) -> str:
 
 
 # --- schema (one statement each; schema changes run outside data transactions) ---
+# Keys are unique per memory (namespace.py): a composite over ``_memory`` lets several
+# memories share a database, and never meets another application's nodes (no ``_memory``).
+_KEYED: Final = (("Meta", "key"), ("NameKey", "name"), ("SourceKey", "key"))
+
+
+def _unique(name: str, label: str, prop: str) -> tuple[str, LiteralString]:
+    statement = (
+        f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) "
+        f"REQUIRE (n._memory, n.{prop}) IS UNIQUE"
+    )
+    return name, cast(LiteralString, statement)
+
+
 def schema_statements() -> list[tuple[str, LiteralString]]:
     """(name, statement) pairs; every statement is idempotent (IF NOT EXISTS)."""
-    out: list[tuple[str, LiteralString]] = []
-    for label in NODE_TYPES:
-        name = f"kenning_{label.lower()}_id"
-        stmt = f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{_checked(label)}) REQUIRE n.id IS UNIQUE"
-        out.append((name, cast(LiteralString, stmt)))
-    fixed: list[tuple[str, LiteralString]] = [
-        (
-            "kenning_meta_key",
-            "CREATE CONSTRAINT kenning_meta_key IF NOT EXISTS FOR (m:Meta) REQUIRE m.key IS UNIQUE",
-        ),
-        (
-            "kenning_name_key",
-            "CREATE CONSTRAINT kenning_name_key IF NOT EXISTS "
-            "FOR (k:NameKey) REQUIRE k.name IS UNIQUE",
-        ),
-        (
-            "kenning_source_key",
-            "CREATE CONSTRAINT kenning_source_key IF NOT EXISTS "
-            "FOR (k:SourceKey) REQUIRE k.key IS UNIQUE",
-        ),
-        (
-            "kenning_encounter_locus",
-            "CREATE INDEX kenning_encounter_locus IF NOT EXISTS FOR (e:Encounter) ON (e.locus)",
-        ),
+    out = [
+        _unique(f"kenning_{label.lower()}_memory_id", _checked(label), "id") for label in NODE_TYPES
     ]
-    out += fixed
+    out += [_unique(f"kenning_{label.lower()}_memory_{p}", label, p) for label, p in _KEYED]
+    out.append(
+        (
+            "kenning_encounter_memory_locus",
+            "CREATE INDEX kenning_encounter_memory_locus IF NOT EXISTS "
+            "FOR (e:Encounter) ON (e._memory, e.locus)",
+        )
+    )
     out.append((FULLTEXT_INDEX, fulltext_index()))
+    out += dump_indexes()  # an export's paging order
     out += LEDGER_SCHEMA  # the infusion ledger's own labels, beside the memory
+    out += MEANING_SCHEMA + BASELINE_SCHEMA  # derived data every replica shares
     return out
+
+
+# Schema < 3 knew one memory per database: its keys were unique outright. These go once
+# the nodes they covered carry ``_memory`` (MIGRATE_MEMORY_NAME).
+LEGACY_CONSTRAINTS: Final = (
+    *(f"kenning_{label.lower()}_id" for label in NODE_TYPES),
+    "kenning_meta_key",
+    "kenning_name_key",
+    "kenning_source_key",
+    *LEDGER_LEGACY_CONSTRAINTS,
+)
+LEGACY_INDEXES: Final = ("kenning_encounter_locus", *LEDGER_LEGACY_INDEXES)
+
+
+def drop_legacy(name: str) -> LiteralString:
+    """Dropping a constraint or index of schema < 3, by its name (those names only)."""
+    if name in LEGACY_CONSTRAINTS:
+        return cast(LiteralString, f"DROP CONSTRAINT {name} IF EXISTS")
+    if name in LEGACY_INDEXES:
+        return f"DROP INDEX {name} IF EXISTS"  # narrowed to the literal names above
+    raise ValueError(f"not a legacy schema name: {name!r}")
 
 
 def fulltext_index() -> LiteralString:
@@ -123,36 +155,68 @@ GDS_VERSION: Final = "RETURN gds.version() AS version"
 
 # --- meta -------------------------------------------------------------------
 META_INIT: Final = (
-    "MERGE (c:Meta {key: 'clock'}) ON CREATE SET c.ival = 0 "
-    "MERGE (v:Meta {key: 'schema_version'}) ON CREATE SET v.ival = $version "
-    "MERGE (d:Meta {key: 'text_docs'}) ON CREATE SET d.ival = 0 "
-    "MERGE (l:Meta {key: 'text_len'}) ON CREATE SET l.ival = 0 "
-    "MERGE (f:Meta {key: 'text_format'}) ON CREATE SET f.ival = 0 "
+    "MERGE (c:Meta {_memory: $memory, key: 'clock'}) ON CREATE SET c.ival = 0 "
+    "MERGE (v:Meta {_memory: $memory, key: 'schema_version'}) ON CREATE SET v.ival = $version "
+    "MERGE (d:Meta {_memory: $memory, key: 'text_docs'}) ON CREATE SET d.ival = 0 "
+    "MERGE (l:Meta {_memory: $memory, key: 'text_len'}) ON CREATE SET l.ival = 0 "
+    "MERGE (f:Meta {_memory: $memory, key: 'text_format'}) ON CREATE SET f.ival = 0 "
     "RETURN v.ival, f.ival"
 )
-META_GET: Final = "MATCH (m:Meta {key: $key}) RETURN m.ival"
+META_GET: Final = "MATCH (m:Meta {_memory: $memory, key: $key}) RETURN m.ival"
 # Schema 1 -> 2: the memory label on the nodes made before it (in batches, autocommit).
 MIGRATE_MEMORY_LABEL: Final = cast(
     LiteralString,
     f"MATCH (n:{alternatives(tuple(NODE_TYPES))}) WHERE NOT n:KenningMemory "
     "CALL (n) { SET n:KenningMemory } IN TRANSACTIONS OF 10000 ROWS",
 )
-SCHEMA_VERSION_SET: Final = "MATCH (v:Meta {key: 'schema_version'}) SET v.ival = $version"
+# Schema < 3 -> 3: the one memory a database held before names is the one named
+# "default". Sent as written (never namespaced): these nodes have no ``_memory`` yet.
+# The version node without ``_memory`` is how such a store is recognised.
+LEGACY_VERSION: Final = (
+    "MATCH (v:Meta {key: 'schema_version'}) WHERE v._memory IS NULL RETURN v.ival"
+)
+MIGRATE_MEMORY_NAME: Final = cast(
+    tuple[LiteralString, ...],
+    (
+        "MATCH (n:KenningMemory) WHERE n._memory IS NULL "
+        "CALL (n) { SET n._memory = 'default' } IN TRANSACTIONS OF 10000 ROWS",
+        # Only the keys a store of ours wrote: a Meta node of anyone else stays theirs.
+        "MATCH (n:Meta) WHERE n._memory IS NULL AND n.key IN "
+        "['clock', 'schema_version', 'text_docs', 'text_len', 'text_format', 'import'] "
+        "SET n._memory = 'default'",
+        *(
+            f"MATCH (n:{label}) WHERE n._memory IS NULL "
+            "CALL (n) { SET n._memory = 'default' } IN TRANSACTIONS OF 10000 ROWS"
+            for label in ("NameKey", "SourceKey", *LEDGER_LABELS)
+        ),
+    ),
+)
+SCHEMA_VERSION_SET: Final = (
+    "MATCH (v:Meta {_memory: $memory, key: 'schema_version'}) SET v.ival = $version"
+)
 # Writing the clock node takes its exclusive lock, held to commit: every write
 # transaction starts here, so writers from any process queue in tick order.
-CLOCK_NEXT: Final = "MATCH (c:Meta {key: 'clock'}) SET c.ival = c.ival + 1 RETURN c.ival"
-CLOCK_UNDO: Final = "MATCH (c:Meta {key: 'clock'}) SET c.ival = c.ival - 1"
+CLOCK_NEXT: Final = (
+    "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival + 1 RETURN c.ival"
+)
+CLOCK_UNDO: Final = "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival - 1"
 
-CLOCK_LOCK: Final = "MATCH (c:Meta {key: 'clock'}) SET c.ival = c.ival"
+CLOCK_LOCK: Final = "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival"
 
 # --- registries ---------------------------------------------------------------
-NAME_GET: Final = "MATCH (k:NameKey {name: $name}) RETURN k.id"
-NAMES_GET: Final = "UNWIND $names AS nm MATCH (k:NameKey {name: nm}) RETURN k.name, k.id"
-NAME_PUT: Final = "UNWIND $rows AS r MERGE (k:NameKey {name: r.name}) SET k.id = r.id"
-NAME_DROP: Final = "MATCH (k:NameKey {name: $name}) WHERE k.id = $id DELETE k"
-SOURCE_GET: Final = "MATCH (k:SourceKey {key: $key}) RETURN k.id"
-SOURCE_PUT: Final = "UNWIND $rows AS r MERGE (k:SourceKey {key: r.key}) SET k.id = r.id"
-SOURCE_DROP: Final = "MATCH (k:SourceKey {key: $key}) WHERE k.id = $id DELETE k"
+NAME_GET: Final = "MATCH (k:NameKey {_memory: $memory, name: $name}) RETURN k.id"
+NAMES_GET: Final = (
+    "UNWIND $names AS nm MATCH (k:NameKey {_memory: $memory, name: nm}) RETURN k.name, k.id"
+)
+NAME_PUT: Final = (
+    "UNWIND $rows AS r MERGE (k:NameKey {_memory: $memory, name: r.name}) SET k.id = r.id"
+)
+NAME_DROP: Final = "MATCH (k:NameKey {_memory: $memory, name: $name}) WHERE k.id = $id DELETE k"
+SOURCE_GET: Final = "MATCH (k:SourceKey {_memory: $memory, key: $key}) RETURN k.id"
+SOURCE_PUT: Final = (
+    "UNWIND $rows AS r MERGE (k:SourceKey {_memory: $memory, key: r.key}) SET k.id = r.id"
+)
+SOURCE_DROP: Final = "MATCH (k:SourceKey {_memory: $memory, key: $key}) WHERE k.id = $id DELETE k"
 
 # --- authored nodes -----------------------------------------------------------
 NODES_GET: Final = (
@@ -182,16 +246,16 @@ RECENT_HEADS: Final = (
 # live names, and the lexical corpus counters.
 NODES_CREATE: Final = (
     "MATCH (e:Encounter:KenningMemory {{id: $encounter}}) UNWIND $rows AS r "
-    "CREATE (e)-[:RECORDED {{tick: $tick}}]->(n:{label}:KenningMemory) SET n = r "
-    "MERGE (k:NameKey {{name: r.name}}) SET k.id = r.id "
+    "CREATE (e)-[:RECORDED {{tick: $tick}}]->(n:{label}:KenningMemory) SET n += r "
+    "MERGE (k:NameKey {{_memory: $memory, name: r.name}}) SET k.id = r.id "
     "WITH count(n) AS made, sum(r._len) AS tokens "
-    "MATCH (d:Meta {{key: 'text_docs'}}) MATCH (l:Meta {{key: 'text_len'}}) "
+    "MATCH (d:Meta {{_memory: $memory, key: 'text_docs'}}) MATCH (l:Meta {{_memory: $memory, key: 'text_len'}}) "
     "SET d.ival = d.ival + made, l.ival = l.ival + tokens"
 )
 NODE_SET_STATUS: Final = "MATCH (n:{label}:KenningMemory {{id: $id}}) SET n.status = $status"
 NODE_DELETE: Final = (
     "MATCH (n:{label}:KenningMemory {{id: $id}}) WITH n, coalesce(n._len, 0) AS tokens DETACH DELETE n "
-    "WITH tokens MATCH (d:Meta {{key: 'text_docs'}}) MATCH (l:Meta {{key: 'text_len'}}) "
+    "WITH tokens MATCH (d:Meta {{_memory: $memory, key: 'text_docs'}}) MATCH (l:Meta {{_memory: $memory, key: 'text_len'}}) "
     "SET d.ival = d.ival - 1, l.ival = l.ival - tokens"
 )
 
@@ -286,13 +350,12 @@ FULLTEXT_QUERY: Final = (
     "AND ($heads_only = false OR NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() }) "
     "RETURN node.id, score LIMIT $limit"
 )
-TEXT_COUNTERS: Final = (
-    "MATCH (d:Meta {key: 'text_docs'}) MATCH (l:Meta {key: 'text_len'}) RETURN d.ival, l.ival"
-)
+TEXT_COUNTERS: Final = "MATCH (d:Meta {_memory: $memory, key: 'text_docs'}) MATCH (l:Meta {_memory: $memory, key: 'text_len'}) RETURN d.ival, l.ival"
 # Document frequency of each term: how many nodes the index finds for it alone.
 TEXT_DOC_FREQS: Final = (
     "UNWIND $terms AS t CALL (t) { "
-    "CALL db.index.fulltext.queryNodes($index, t.query) YIELD node RETURN count(node) AS df } "
+    "CALL db.index.fulltext.queryNodes($index, t.query) YIELD node WHERE node:KenningMemory "
+    "RETURN count(node) AS df } "
     "RETURN t.term, df"
 )
 FULLTEXT_SHOW: Final = (
@@ -304,8 +367,8 @@ FULLTEXT_DROP: Final = "DROP INDEX kenning_text IF EXISTS"
 TEXT_SOURCES: Final = "MATCH (n:{label}:KenningMemory) RETURN n.id, n.name, n.description"
 TEXT_SET: Final = "UNWIND $rows AS r MATCH (n:{label}:KenningMemory {{id: r.id}}) SET n._terms = r._terms, n._len = r._len"
 TEXT_RESET: Final = (
-    "MATCH (d:Meta {key: 'text_docs'}) MATCH (l:Meta {key: 'text_len'}) "
-    "MATCH (f:Meta {key: 'text_format'}) SET d.ival = $docs, l.ival = $tokens, f.ival = $format"
+    "MATCH (d:Meta {_memory: $memory, key: 'text_docs'}) MATCH (l:Meta {_memory: $memory, key: 'text_len'}) "
+    "MATCH (f:Meta {_memory: $memory, key: 'text_format'}) SET d.ival = $docs, l.ival = $tokens, f.ival = $format"
 )
 
 # --- read_cypher -----------------------------------------------------------------------
@@ -340,14 +403,33 @@ DUMP_SPINE_ANCHOR: Final = (
     "MATCH (e:Encounter:KenningMemory)-[r:INSTANTIATED_AFTER]->(a:Encounter:KenningMemory) "
     "WHERE e.id IN $names RETURN e.id, type(r), a.id, r.tick"
 )
-# Keyset paging in creation order; nodes older than the ord property read it as 0.
+# Keyset paging in creation order; nodes older than the ord property read it as 0. The
+# (_memory, tick) index (DUMP_INDEXES) hands the nodes over in tick order from the page's
+# first tick, so a page reads about its own rows and sorts only within a tick: an export
+# is linear, not a sort of the whole type per page. (Ticks start at 1: the first page
+# asks for tick 0 onwards.)
 DUMP_NODES: Final = (
-    "MATCH (n:{label}:KenningMemory) WITH n, coalesce(n.ord, 0) AS o "
-    "WHERE $first OR n.tick > $tick OR (n.tick = $tick AND (o > $ord OR (o = $ord AND n.id > $id))) "
-    "WITH n, o ORDER BY n.tick, o, n.id LIMIT $limit "
+    "MATCH (n:{label}:KenningMemory) WHERE n.tick >= $tick "
+    "WITH n, coalesce(n.ord, 0) AS o ORDER BY n._memory, n.tick, o, n.id "
+    "WHERE n.tick > $tick OR o > $ord OR (o = $ord AND n.id > $id) "
+    "WITH n, o LIMIT $limit "
     "OPTIONAL MATCH (e:Encounter:KenningMemory)-[r:RECORDED]->(n) "
     "RETURN properties(n), e.id, e.locus, null, r.tick"
 )
+
+
+def dump_indexes() -> list[tuple[str, LiteralString]]:
+    """A range index on (_memory, tick) per authored type: what DUMP_NODES pages by."""
+    out: list[tuple[str, LiteralString]] = []
+    for label in AUTHORED_NODE_TYPES:
+        name = f"kenning_{label.lower()}_memory_tick"
+        statement = (
+            f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{_checked(label)}) ON (n._memory, n.tick)"
+        )
+        out.append((name, cast(LiteralString, statement)))
+    return out
+
+
 DUMP_NODE_IDS: Final = (
     "MATCH (n:{label}:KenningMemory) WHERE n.id > $after RETURN n.id ORDER BY n.id LIMIT $limit"
 )
@@ -361,7 +443,7 @@ LOAD_LOCI: Final = (
     "CREATE (:Locus:KenningMemory {id: r.id, created_at: r.created_at, tick: r.tick})"
 )
 # SET from the map: a property that is null is simply not stored, as on a live write.
-LOAD_ENCOUNTERS: Final = "UNWIND $rows AS r CREATE (e:Encounter:KenningMemory) SET e = r"
+LOAD_ENCOUNTERS: Final = "UNWIND $rows AS r CREATE (e:Encounter:KenningMemory) SET e += r"
 LOAD_OPENED: Final = (
     "UNWIND $rows AS r MATCH (l:Locus:KenningMemory {id: r.source}) "
     "MATCH (e:Encounter:KenningMemory {id: r.target}) CREATE (l)-[:OPENED {tick: r.tick}]->(e)"
@@ -376,6 +458,19 @@ LOAD_ANCHOR: Final = (
     "MATCH (a:Encounter:KenningMemory {id: r.target}) "
     "CREATE (e)-[:INSTANTIATED_AFTER {tick: r.tick}]->(a)"
 )
+# An import's nodes, every type's of a batch at once: each row carries its encounter and
+# the tick of its RECORDED edge (tx.load_nodes). Names and the corpus counters are
+# written once per batch after it (NAME_PUT, LOAD_TEXT_COUNTERS): kept out of this
+# statement, they cost it no eager pass over its rows.
+LOAD_NODES: Final = (
+    "UNWIND $rows AS r MATCH (e:Encounter:KenningMemory {{id: r.encounter}}) "
+    "CREATE (e)-[:RECORDED {{tick: r.recorded}}]->(n:{label}:KenningMemory) SET n += r.props"
+)
+LOAD_TEXT_COUNTERS: Final = (
+    "MATCH (d:Meta {_memory: $memory, key: 'text_docs'}) "
+    "MATCH (l:Meta {_memory: $memory, key: 'text_len'}) "
+    "SET d.ival = d.ival + $docs, l.ival = l.ival + $tokens"
+)
 LOAD_EDGES: Final = (
     "UNWIND $rows AS r MATCH (a:{source}:KenningMemory {{id: r.s}}) "
     "MATCH (b:{target}:KenningMemory {{id: r.t}}) "
@@ -387,14 +482,19 @@ LOAD_SUPERSEDES: Final = (
     "CREATE (a)-[:SUPERSEDES {{tick: r.tick, encounter: r.encounter, created_at: r.at, "
     "revision_why: r.why}}]->(b)"
 )
-MARKER_GET: Final = "MATCH (m:Meta {key: $key}) RETURN m.sval, m.ival"
-MARKER_PUT: Final = "MERGE (m:Meta {key: $key}) SET m.sval = $digest, m.ival = $done"
-MARKER_DROP: Final = "MATCH (m:Meta {key: $key}) DELETE m"
-CLOCK_SET: Final = "MATCH (c:Meta {key: 'clock'}) SET c.ival = $value"
+MARKER_GET: Final = "MATCH (m:Meta {_memory: $memory, key: $key}) RETURN m.sval, m.ival"
+MARKER_PUT: Final = (
+    "MERGE (m:Meta {_memory: $memory, key: $key}) SET m.sval = $digest, m.ival = $done"
+)
+MARKER_DROP: Final = "MATCH (m:Meta {_memory: $memory, key: $key}) DELETE m"
+CLOCK_SET: Final = "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = $value"
 CLEAR_NODES: Final = (
     "MATCH (n:{label}:KenningMemory) WITH n, n.id AS id LIMIT $limit DETACH DELETE n RETURN id"
 )
-CLEAR_REGISTRIES: Final = ("MATCH (k:NameKey) DELETE k", "MATCH (k:SourceKey) DELETE k")
+CLEAR_REGISTRIES: Final = (
+    "MATCH (k:NameKey {_memory: $memory}) DELETE k",
+    "MATCH (k:SourceKey {_memory: $memory}) DELETE k",
+)
 
 ENC_CREATE_STEPS: Final = (ENC_CREATE,)
 SPINE_TEXT: Final = text_of(SpineText, sys.modules[__name__])

@@ -25,15 +25,17 @@ from typing import Any, Final
 
 from kenning_encounter.errors import ReadOnlyViolation
 from kenning_encounter.store.cypher_lexer import NEO4J, Token, tokenize
-from kenning_encounter.store.neo4j.queries import MEMORY_LABEL
+from kenning_encounter.store.neo4j.namespace import BASE_LABEL
 from kenning_encounter.vocabulary import NODE_TYPES
 
-# The memory's node labels: every authored type, the spine's (Locus, Encounter), and
-# the label all of them carry. One label (not a disjunction of nine) keeps planning
-# cheap: the planner's search over a cross product of unions does not end in time.
-MEMORY_LABELS: Final = frozenset(NODE_TYPES) | {MEMORY_LABEL}
-# Colon syntax mixes with old and new label expressions alike.
-_LABEL_EXPRESSION: Final = f":{MEMORY_LABEL} "
+
+def memory_labels(label: str) -> frozenset[str]:
+    """The memory's node labels: every authored type, the spine's (Locus, Encounter),
+    and the label all of them carry (``label``: this memory's, namespace.py). One label
+    (not a disjunction of nine) keeps planning cheap: the planner's search over a cross
+    product of unions does not end in time. Another memory's label is not among them."""
+    return frozenset(NODE_TYPES) | {label}
+
 
 # Words that end a MATCH's pattern list when they stand at its bracket depth.
 _CLAUSE_WORDS: Final = frozenset(
@@ -112,7 +114,7 @@ def _label_name(query: str, tok: Token) -> str:
     return found.group(0) if found else tok.text
 
 
-def _node_edits(query: str, tokens: list[Token], start: int) -> list[tuple[int, str]]:
+def _node_edits(query: str, tokens: list[Token], start: int, label: str) -> list[tuple[int, str]]:
     """What the node pattern opened at ``start`` needs to read the memory alone: text to
     insert, by position. None when the ``(`` opens no node pattern (a group)."""
     i = start + 1
@@ -125,7 +127,7 @@ def _node_edits(query: str, tokens: list[Token], start: int) -> list[tuple[int, 
         return []
     nxt = tokens[i]
     if _is(nxt, ")", "{", "WHERE"):
-        return [(nxt.pos, _LABEL_EXPRESSION)]
+        return [(nxt.pos, f":{label} ")]  # colon syntax mixes with either kind
     if not _is(nxt, ":", "IS"):
         return []  # not a node pattern
     depth, end = 0, len(tokens)
@@ -142,14 +144,14 @@ def _node_edits(query: str, tokens: list[Token], start: int) -> list[tuple[int, 
     if end >= len(tokens) or not expression:
         return []
     for tok in expression:
-        if tok.kind in ("word", "name") and _label_name(query, tok) not in MEMORY_LABELS:
+        if tok.kind in ("word", "name") and _label_name(query, tok) not in memory_labels(label):
             raise _scope(f"{_label_name(query, tok)} is not a label of the memory")
     close = tokens[end].pos
     if _is(nxt, "IS") or any(
         t.kind == "punct" and t.text in _EXPRESSION_SYMBOLS for t in expression
     ):
-        return [(expression[0].pos, "("), (close, f")&{MEMORY_LABEL} ")]
-    return [(close, _LABEL_EXPRESSION)]  # colon conjunction: one more colon label
+        return [(expression[0].pos, "("), (close, f")&{label} ")]
+    return [(close, f":{label} ")]  # colon conjunction: one more colon label
 
 
 # The planner's work grows with the product of the label and type alternatives of a
@@ -197,7 +199,7 @@ def _check_alternatives(tokens: list[Token], starts: set[int]) -> None:
             )
 
 
-def scope_nodes(query: str) -> str:
+def scope_nodes(query: str, label: str = BASE_LABEL) -> str:
     """The query with every MATCH node pattern held to the memory's nodes: the memory's
     label added to what the pattern names (or given to a pattern that names none), and
     a label that is not the memory's refused.
@@ -207,7 +209,7 @@ def scope_nodes(query: str) -> str:
     tokens = tokenize(query, NEO4J)
     starts = _pattern_starts(tokens)
     _check_alternatives(tokens, starts)
-    edits = sorted(edit for start in starts for edit in _node_edits(query, tokens, start))
+    edits = sorted(edit for start in starts for edit in _node_edits(query, tokens, start, label))
     out: list[str] = []
     last = 0
     for pos, text in edits:
@@ -240,8 +242,9 @@ def _labels_named(detail: str) -> set[str] | None:
     return set(_NAME.findall(expression.replace("`", ""))) or None
 
 
-def check_scope(plan: Mapping[str, Any]) -> None:
+def check_scope(plan: Mapping[str, Any], label: str = BASE_LABEL) -> None:
     """Refuse a plan that could start from a node outside the memory's labels."""
+    allowed = memory_labels(label)
     stack: list[Mapping[str, Any]] = [plan]
     while stack:
         op = stack.pop()
@@ -260,6 +263,6 @@ def check_scope(plan: Mapping[str, Any]) -> None:
             labels = _labels_named(detail)
             if labels is None:
                 raise _scope(f"the plan's {name} names no label of the memory")
-            foreign = sorted(labels - MEMORY_LABELS)
+            foreign = sorted(labels - allowed)
             if foreign:
                 raise _scope(f"{', '.join(foreign)} is not a label of the memory")

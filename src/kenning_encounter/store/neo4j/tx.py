@@ -17,6 +17,7 @@ from kenning_encounter.errors import StoreError
 from kenning_encounter.store.ids import component_key
 from kenning_encounter.store.neo4j import engine
 from kenning_encounter.store.neo4j import queries as q
+from kenning_encounter.store.neo4j.namespace import Namespace
 from kenning_encounter.store.neo4j.text import text_props
 from kenning_encounter.store.ops.base import node_record
 from kenning_encounter.store.ops.graph import RelationOps
@@ -67,8 +68,10 @@ class Neo4jTx(SpineOps, RelationOps, LoadOps):
         clock: Callable[[], str],
         writable: bool,
         tracer: Tracer,
+        ns: Namespace,
     ) -> None:
         self._tx = tx
+        self._ns = ns
         self._clock = clock
         self._writable = writable
         self._tracer = tracer
@@ -78,7 +81,7 @@ class Neo4jTx(SpineOps, RelationOps, LoadOps):
 
     # --- statements, through the backend's one execute path (engine.py) -------------
     def rows(self, query: LiteralString, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        return engine.rows(self._tx, query, params, tracer=self._tracer)
+        return engine.rows(self._tx, query, params, tracer=self._tracer, ns=self._ns)
 
     def render(self, template: str, **names: str) -> LiteralString:
         return q.render(template, **names)
@@ -142,24 +145,37 @@ class Neo4jTx(SpineOps, RelationOps, LoadOps):
                 rows = [{"key": component_key(r), "id": r.id} for r in group]
                 self.rows(q.SOURCE_PUT, {"rows": rows})
 
-    # --- an import's nodes: the creation statement, with the dump's encounter and tick ---
+    # --- an import's nodes: one statement per type for the whole batch ----------------
     def load_nodes(self, nodes: Sequence[DumpedNode]) -> None:
-        """Grouped by (type, encounter, RECORDED tick): a group is one write of the past,
-        and in creation order the newest holder of a name takes it last."""
+        """Each row names its encounter and RECORDED tick, so a batch is one statement per
+        type, not one per past write. Names and sources are written after, each to the
+        last node of the batch holding it: in creation order, the newest."""
         self._require_writable()
-        groups: dict[tuple[str, str, int], list[NodeRecord]] = {}
+        by_label: dict[str, list[dict[str, Any]]] = {}
+        names: dict[str, str] = {}
+        sources: dict[str, str] = {}
+        tokens = 0
         for dumped in nodes:
             node = dumped.node
             if node.type not in NODE_TYPES or node.encounter is None:
                 raise StoreError(f"internal: {node.id} has no type or no encounter")
             tick = node.tick if dumped.recorded_tick is None else dumped.recorded_tick
-            groups.setdefault((node.type, node.encounter, tick), []).append(node)
-        for (label, encounter, tick), group in groups.items():
-            params = {"rows": [_node_row(r) for r in group], "encounter": encounter, "tick": tick}
-            self.rows(q.render(q.NODES_CREATE, label=label), params)
-            if label == "Component":
-                rows = [{"key": component_key(r), "id": r.id} for r in group]
-                self.rows(q.SOURCE_PUT, {"rows": rows})
+            props = _node_row(node)
+            tokens += props["_len"]
+            by_label.setdefault(node.type, []).append(
+                {"encounter": node.encounter, "recorded": tick, "props": props}
+            )
+            names[node.name] = node.id
+            if node.type == "Component":
+                sources[component_key(node)] = node.id
+        for label, rows in by_label.items():
+            self.rows(q.render(q.LOAD_NODES, label=label), {"rows": rows})
+        if nodes:
+            self.rows(q.LOAD_TEXT_COUNTERS, {"docs": len(nodes), "tokens": tokens})
+        if names:
+            self.rows(q.NAME_PUT, {"rows": [{"name": k, "id": v} for k, v in names.items()]})
+        if sources:
+            self.rows(q.SOURCE_PUT, {"rows": [{"key": k, "id": v} for k, v in sources.items()]})
 
     def _on_clock_set(self) -> None:
         # The tick reserved at the start is not handed back: the clock was set outright.

@@ -1,0 +1,191 @@
+"""Several named memories in one Neo4j database, beside other applications' data that
+uses our very type and bookkeeping names, and the migration of a store made before
+memories had names (issue #15 item 1; store/neo4j/namespace.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kenning_encounter.errors import ConfigError, NotFound, ReadOnlyViolation
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.neo4j import Neo4jStore
+from kenning_encounter.store.neo4j import queries as q
+from kenning_encounter.vocabulary import NODE_TYPES
+from tests.contract.test_read_cypher_attacks import S, _seed
+from tests.integration.conftest import credentials
+from tests.support.snapshot import snapshot
+
+pytestmark = pytest.mark.neo4j
+
+CAPS: dict[str, Any] = {"row_cap": 100, "char_cap": 100_000, "timeout_s": 5.0}
+MEMORY_NODES = 7  # _seed: five authored nodes, the session's Locus and its encounter
+
+# Another application's nodes, named as ours are: types, ids, bookkeeping keys.
+FOREIGN = (
+    "CREATE (:Encounter {id: 'E1', locus: 'attacker'}), (:Locus {id: 'attacker'}), "
+    "(:Observation {id: 'obs_1', name: 'storm', _terms: 'storm'}), "
+    "(:Meta {key: 'clock', ival: 99}), (:Meta {key: 'theirs', ival: 1}), "
+    "(:NameKey {name: 'storm', id: 'obs_1'}), (:SourceKey {key: 'k', id: 'x'}), "
+    "(:KenningLedger {session: 'attacker', turn: 5, at: 0.0})"
+)
+FOREIGN_HASH = (
+    "MATCH (n) WHERE n._memory IS NULL AND NOT n:KenningEncounterTestMarker "
+    "RETURN labels(n) AS l, properties(n) AS p"
+)
+
+
+def _foreign(driver: Any) -> str:
+    with driver.session() as s:
+        rows = [json.dumps([sorted(r["l"]), r["p"]], sort_keys=True) for r in s.run(FOREIGN_HASH)]
+    return hashlib.sha256("\n".join(sorted(rows)).encode()).hexdigest() + f":{len(rows)}"
+
+
+def _open(store: Neo4jStore, memory: str) -> Neo4jStore:
+    user, password = credentials()
+    return Neo4jStore.open(store.uri, user, password, store.database, memory=memory)
+
+
+@pytest.fixture
+def work(neo4j_store: Neo4jStore) -> Iterator[Neo4jStore]:
+    """A second memory, "work", in the database of the default one."""
+    opened = _open(neo4j_store, "work")
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def _count(store: Neo4jStore, query: str = "MATCH (n) RETURN count(n)") -> Any:
+    return store.read_cypher(query, None, **CAPS).rows[0][0]
+
+
+def test_two_memories_hold_the_same_names_and_ids_and_never_see_each_other(
+    neo4j_store: Neo4jStore, work: Neo4jStore, raw_driver: Any
+) -> None:
+    home, other = Memory(neo4j_store), Memory(work)
+    _seed(home)
+    before = snapshot(neo4j_store)
+    _seed(other)  # the same session, encounter E1, the same names: all of them again
+    other.advance_encounter(S, "more work", close_summary="seeded")
+    other.create_entities(S, [{"type": "Concept", "name": "zephyrine", "description": "x"}])
+    assert snapshot(neo4j_store) == before  # nothing of the default memory moved
+    assert _count(neo4j_store) == MEMORY_NODES
+    assert _count(work) == MEMORY_NODES + 2  # the second encounter and the concept
+    with pytest.raises(NotFound):
+        home.find_by_name("zephyrine")
+    assert [h.name for h in other.search("zephyrine").hits] == ["zephyrine"]
+    assert [h.name for h in home.search("zephyrine").hits] == []
+    # Each memory keeps its own clock; both started at zero.
+    assert snapshot(work)["clock"] > before["clock"]
+    with raw_driver.session() as s:
+        [[memories]] = s.run("MATCH (e:Encounter {id: 'E1'}) RETURN collect(e._memory)").values()
+    assert sorted(memories) == ["default", "work"]
+
+
+def test_a_query_in_one_memory_cannot_name_another_memorys_label(
+    neo4j_store: Neo4jStore, work: Neo4jStore
+) -> None:
+    _seed(Memory(neo4j_store))
+    _seed(Memory(work))
+    for query in ("MATCH (n:KenningMemory) RETURN count(n)", "MATCH (n:Meta) RETURN count(n)"):
+        with pytest.raises(ReadOnlyViolation) as info:
+            work.read_cypher(query, None, **CAPS)
+        assert info.value.layer == "scope"
+    rows = work.read_cypher(
+        "MATCH (n:Concept) RETURN labels(n) AS l, properties(n) AS p", None, **CAPS
+    ).rows
+    assert [sorted(r[0]) for r in rows] == [["Concept", "KenningMemory_work"]]
+    [[node]] = work.read_cypher("MATCH (n:Concept) RETURN n", None, **CAPS).rows
+    assert node["_LABEL"] == "Concept" and "_memory" not in node
+
+
+def test_other_applications_nodes_with_our_names_collide_with_nothing(
+    neo4j_store: Neo4jStore, raw_driver: Any
+) -> None:
+    with raw_driver.session() as s:
+        s.run(FOREIGN).consume()
+    theirs = _foreign(raw_driver)
+    memory = Memory(neo4j_store)
+    _seed(memory)  # Encounter E1, Locus "attacker", name "storm": all taken by them too
+    assert memory.find_by_name("storm").node.id != "obs_1"
+    assert snapshot(neo4j_store)["clock"] < 99  # their clock is not ours
+    assert _count(neo4j_store) == MEMORY_NODES
+    memory.advance_encounter(S, "again", close_summary="sealed: ours, not theirs")
+    assert _foreign(raw_driver) == theirs  # their data, byte for byte
+
+
+def _make_legacy(driver: Any, version: int) -> None:
+    """What a store of schema ``version`` (< 3) looked like: no ``_memory`` anywhere,
+    keys unique database-wide; at schema 1, no memory label either."""
+    with driver.session() as s:
+        for name, statement in q.schema_statements():
+            if name == q.FULLTEXT_INDEX:
+                continue
+            kind = "CONSTRAINT" if statement.startswith("CREATE CONSTRAINT") else "INDEX"
+            s.run(f"DROP {kind} {name} IF EXISTS").consume()
+        s.run("MATCH (n) WHERE n._memory IS NOT NULL REMOVE n._memory").consume()
+        for label in NODE_TYPES:
+            s.run(
+                f"CREATE CONSTRAINT kenning_{label.lower()}_id FOR (n:{label}) REQUIRE n.id IS UNIQUE"
+            ).consume()
+        s.run("CREATE CONSTRAINT kenning_meta_key FOR (m:Meta) REQUIRE m.key IS UNIQUE").consume()
+        s.run(
+            "CREATE CONSTRAINT kenning_name_key FOR (k:NameKey) REQUIRE k.name IS UNIQUE"
+        ).consume()
+        s.run("CREATE INDEX kenning_encounter_locus FOR (e:Encounter) ON (e.locus)").consume()
+        s.run(
+            "CREATE CONSTRAINT kenning_ledger_session FOR (s:KenningLedger) REQUIRE s.session IS UNIQUE"
+        ).consume()
+        s.run("MATCH (v:Meta {key: 'schema_version'}) SET v.ival = $v", v=version).consume()
+        if version < 2:
+            s.run("MATCH (n:KenningMemory) REMOVE n:KenningMemory").consume()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_store_made_before_names_becomes_the_default_memory_when_opened(
+    neo4j_store: Neo4jStore, raw_driver: Any, version: int
+) -> None:
+    _seed(Memory(neo4j_store))
+    before = snapshot(neo4j_store)
+    with raw_driver.session() as s:  # someone else's, among the bookkeeping labels
+        s.run("CREATE (:Meta {key: 'theirs', ival: 1}), (:Thing {id: 'E1'})").consume()
+    theirs = _foreign(raw_driver)
+    _make_legacy(raw_driver, version)
+    reopened = _open(neo4j_store, "default")
+    try:
+        assert reopened.schema_version() == q.SCHEMA_VERSION
+        assert snapshot(reopened) == before
+        assert _count(reopened) == MEMORY_NODES
+        Memory(reopened).create_entities(S, [{"type": "Note", "name": "after", "description": "y"}])
+    finally:
+        reopened.close()
+    # The constraints that were database-wide are gone: another memory may hold E1 now.
+    work = _open(neo4j_store, "work")
+    try:
+        _seed(Memory(work))
+        assert _count(work) == MEMORY_NODES
+    finally:
+        work.close()
+    assert _foreign(raw_driver) == theirs  # the migration claimed none of it
+    with raw_driver.session() as s:
+        names = {r["name"] for r in s.run("SHOW CONSTRAINTS YIELD name")}
+    assert not names & set(q.LEGACY_CONSTRAINTS)
+
+
+def test_a_name_that_cannot_be_a_label_is_refused_before_anything_is_written(
+    neo4j_store: Neo4jStore, raw_driver: Any
+) -> None:
+    with raw_driver.session() as s:
+        [[nodes]] = s.run("MATCH (n) RETURN count(n)").values()
+    for name in ("my-notes", "", "a b", "x`) DETACH DELETE n //"):
+        with pytest.raises(ConfigError) as info:
+            _open(neo4j_store, name)
+        assert "memory" in str(info.value) and "letters, digits" in str(info.value)
+    with raw_driver.session() as s:
+        [[after]] = s.run("MATCH (n) RETURN count(n)").values()
+    assert after == nodes
