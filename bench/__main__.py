@@ -32,7 +32,10 @@ BENCHES: dict[str, str] = {
     "peers": "bench.peers_bench",
     "fuzz": "bench.fuzz_bench",
     "dump": "bench.dump_bench",
+    "scale": "bench.scale_bench",
 }
+# Only these take --nodes (their one size); the others measure their own sizes.
+SIZED = frozenset({"scale"})
 
 
 def machine() -> dict[str, Any]:
@@ -80,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--quick", action="store_true", help="smallest sizes only (CI smoke run)")
     parser.add_argument("--json", type=Path, help="where to write the results")
+    parser.add_argument("--nodes", type=int, help=f"the size to measure ({', '.join(SIZED)} only)")
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in BENCHES]
     if unknown:
@@ -93,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         try:
             module = importlib.import_module(BENCHES[name])
-            result = module.run(quick=args.quick)
+            sized = {"nodes": args.nodes} if args.nodes and name in SIZED else {}
+            result = module.run(quick=args.quick, **sized)
         except Exception as exc:
             traceback.print_exc()
             result = {"error": f"{type(exc).__name__}: {exc}"}

@@ -1,0 +1,222 @@
+"""A large memory on Neo4j: bulk-loaded through ``kenning-encounter import``, then served.
+
+    python -m bench scale --nodes N        (or python -m bench.scale_bench N [--quick])
+
+A synthetic dump of N nodes (bench.synth_dump) is written, the test Neo4j
+(KENNING_ENCOUNTER_TEST_NEO4J_URI, with the test credentials; it must carry the
+test marker, and it is EMPTIED) is emptied, and the dump is imported by the real
+command in a subprocess: the load time is the import's wall time, its check
+included. Then, in this process, on the loaded store:
+
+- search: Memory.search over the synthetic topics, p50/p95;
+- infuse: the lexical infusion pipeline, a fresh session per prompt with the ledger
+  in the store (as bench.infuse_bench measures it), p50/p95 of its own total;
+- orient: the authored graph read from the store, then the whole panel on GDS
+  (build_panel with the GDS engine), each timed, ``ORIENTS`` runs after one warm-up.
+
+Without a named Neo4j, nothing answering there, or no GDS (orient only), the
+result says so (``skipped``); any other failure raises.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.stats import pct
+from bench.synth import _PLACES, _TOPICS, _VERBS  # pyright: ignore[reportPrivateUsage]
+from bench.synth_dump import write_dump
+
+SEARCHES = 200
+PROMPTS = 200
+ORIENTS = 3
+INFUSE_GOAL_MS = 60.0  # issue #15 item 6, at 100k nodes
+
+
+def _queries(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [
+        f"{rng.choice(_TOPICS)} {rng.choice(_VERBS)} {rng.choice(_PLACES)}" for _ in range(count)
+    ]
+
+
+def _ms(seconds: list[float]) -> dict[str, float]:
+    return {
+        "p50_ms": round(statistics.median(seconds) * 1000, 2),
+        "p95_ms": round(pct(seconds, 0.95) * 1000, 2),
+    }
+
+
+def import_through_cli(path: Path, uri: str, username: str, password: str) -> float:
+    """Seconds the real ``import`` command took (its check, its writes, its exit)."""
+    env = {
+        **os.environ,
+        "KENNING_ENCOUNTER_STORE": "neo4j",
+        "NEO4J_URI": uri,
+        "NEO4J_USERNAME": username,
+        "NEO4J_PASSWORD": password,
+        "NEO4J_DATABASE": "neo4j",
+    }
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "kenning_encounter", "import", str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    took = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"import failed ({done.returncode}): {done.stderr[-2000:]}")
+    return took
+
+
+def measure_search(store: Any, queries: list[str]) -> dict[str, float]:
+    from kenning_encounter.memory.service import Memory
+
+    memory = Memory(store)
+    memory.search(queries[0], limit=10)
+    times: list[float] = []
+    for query in queries:
+        started = time.perf_counter()
+        memory.search(query, limit=10)
+        times.append(time.perf_counter() - started)
+    return {f"search_{k}": v for k, v in _ms(times).items()}
+
+
+def measure_infuse(store: Any, queries: list[str]) -> dict[str, Any]:
+    from kenning_encounter.infusion.config import InfusionConfig
+    from kenning_encounter.infusion.ledger_store import StoreLedger
+    from kenning_encounter.infusion.pipeline import Infuser
+
+    infuser = Infuser(store, InfusionConfig(), ledger=StoreLedger(store.ledgers))
+    infuser.infuse("scale-warm-up", queries[0])
+    totals: list[float] = []
+    stages: dict[str, list[float]] = {"select": [], "rank": [], "format": [], "ledger": []}
+    silent = 0
+    for i, prompt in enumerate(queries):
+        result = infuser.infuse(f"scale-{i}", f"what do we know about the {prompt}?")
+        timings = result["meta"]["timings_ms"]
+        totals.append(timings["total"] / 1000)
+        for stage, values in stages.items():
+            values.append(timings[stage])
+        silent += result["payload"] == ""
+    return {
+        **{f"infuse_{k}": v for k, v in _ms(totals).items()},
+        **{f"infuse_{s}_p95_ms": round(pct(v, 0.95), 2) for s, v in stages.items()},
+        "infuse_silent": silent,
+    }
+
+
+def measure_orient(store: Any, runs: int) -> dict[str, Any]:
+    from kenning_encounter.analytics.gds import GdsEngine
+    from kenning_encounter.analytics.orient import build_panel
+
+    executor = store.analytics_executor()
+    if executor is None:
+        return {"orient": "skipped: this Neo4j has no GDS"}
+    engine = GdsEngine(executor)
+    reads: list[float] = []
+    panels: list[float] = []
+    chars = 0
+    for attempt in range(runs + 1):  # the first warms GDS's code paths up
+        started = time.perf_counter()
+        graph = store.read(lambda tx: tx.authored_graph())
+        read = time.perf_counter() - started
+        started = time.perf_counter()
+        panel = build_panel(graph.nodes, graph.edges, engine=engine)
+        built = time.perf_counter() - started
+        chars = len(panel.text)
+        if attempt:
+            reads.append(read)
+            panels.append(built)
+    return {
+        "orient_read_graph_s": round(statistics.median(reads), 2),
+        "orient_panel_gds_s": round(statistics.median(panels), 2),
+        "orient_total_s": round(
+            statistics.median(r + p for r, p in zip(reads, panels, strict=True)), 2
+        ),
+        "orient_panel_chars": chars,
+    }
+
+
+def run_size(
+    nodes: int, *, searches: int = SEARCHES, prompts: int = PROMPTS, orients: int = ORIENTS
+) -> dict[str, Any]:
+    import neo4j
+    from neo4j.exceptions import ServiceUnavailable
+    from tests.support.neo4j_store import open_emptied
+    from tests.support.neo4j_target import URI_VAR, configured
+
+    target = configured()
+    if target is None:
+        return {"skipped": f"no Neo4j named: set {URI_VAR}"}
+    try:
+        with neo4j.GraphDatabase.driver(target.uri, auth=target.auth, connection_timeout=5.0) as d:
+            d.verify_connectivity()
+    except ServiceUnavailable as exc:
+        return {"skipped": f"no Neo4j answered at {target.uri}: {exc}"}
+    row: dict[str, Any] = {"nodes": nodes}
+    with tempfile.TemporaryDirectory(prefix="kenning-scale-") as tmp:
+        path = Path(tmp) / "memory.jsonl"
+        started = time.perf_counter()
+        counts = write_dump(path, nodes, seed=nodes)
+        row["dump_written_s"] = round(time.perf_counter() - started, 1)
+        records = sum(counts.values())
+        row |= {
+            "records": records,
+            "relations": counts["relation"],
+            "encounters": counts["encounter"],
+        }
+        open_emptied(target.uri).close()
+        took = import_through_cli(path, target.uri, target.username, target.password)
+    row["import_s"] = round(took, 1)
+    row["import_records_per_s"] = round(records / took)
+    store = open_emptied_not(target)
+    try:
+        queries = _queries(max(searches, prompts), seed=nodes)
+        row |= measure_search(store, queries[:searches])
+        row |= measure_infuse(store, queries[:prompts])
+        row["infuse_goal_p95_ms"] = INFUSE_GOAL_MS
+        row |= measure_orient(store, orients)
+    finally:
+        store.close()
+    return row
+
+
+def open_emptied_not(target: Any) -> Any:
+    """The loaded store, opened as a server would open it (nothing emptied)."""
+    from kenning_encounter.store.neo4j import Neo4jStore
+
+    return Neo4jStore.open(target.uri, target.username, target.password, target.database)
+
+
+def run(quick: bool = False, nodes: int | None = None) -> dict[str, Any]:
+    """``python -m bench scale [--nodes N]``: 100k nodes by default, 2k when quick."""
+    size = nodes or (2_000 if quick else 100_000)
+    small = quick or size <= 5_000
+    row = run_size(
+        size,
+        searches=50 if small else SEARCHES,
+        prompts=50 if small else PROMPTS,
+        orients=1 if small else ORIENTS,
+    )
+    if "skipped" in row:
+        return row
+    return {"goals": f"infuse p95 <= {INFUSE_GOAL_MS:g} ms at 100k nodes on Neo4j", "rows": [row]}
+
+
+if __name__ == "__main__":
+    import json
+
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    print(
+        json.dumps(run(quick="--quick" in sys.argv, nodes=int(args[0]) if args else None), indent=2)
+    )
