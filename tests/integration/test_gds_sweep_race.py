@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from kenning_encounter.analytics.gds import GdsEngine
+from kenning_encounter.analytics.gds import GdsEngine, GdsGraph
 from kenning_encounter.analytics.gds_owners import LeaseTimes, sweep
 from kenning_encounter.store.neo4j import gds_queries as q
 from kenning_encounter.store.neo4j.gds import GdsExecutor, open_gds
@@ -43,7 +43,7 @@ REPLICAS = 3
 CHILD = """
 import json, sys
 import neo4j
-from kenning_encounter.analytics.gds import GdsEngine
+from kenning_encounter.analytics.gds import GdsEngine, GdsGraph
 from kenning_encounter.analytics.gds_owners import LeaseTimes
 from kenning_encounter.analytics.projection import build_projection
 from kenning_encounter.store.neo4j.gds import open_gds
@@ -309,3 +309,39 @@ def test_a_graph_is_leased_before_it_exists_and_the_lease_goes_with_the_engine(
             time.sleep(0.1)
     engine.close()
     assert _leases(drivers[0], memory) == {}
+
+
+def test_a_named_memorys_store_hands_its_name_to_gds(target: ScratchNeo4j) -> None:
+    from kenning_encounter.analytics.gds_owners import graph_prefix
+    from kenning_encounter.analytics.projection import build_projection
+    from kenning_encounter.store.neo4j.backend import Neo4jStore
+    from kenning_encounter.store.records import EdgeRecord, NodeRecord
+
+    memory = _memory()
+    store = Neo4jStore.open(
+        target.uri, target.username, target.password, target.database, memory=memory
+    )
+    try:
+        executor = store.analytics_executor()
+        assert executor is not None and executor.memory == memory
+        engine = GdsEngine.start(executor)
+        try:
+            nodes = [
+                NodeRecord(
+                    id=f"n{i}",
+                    type="Concept",
+                    name=f"c{i}",
+                    description="",
+                    tick=i + 1,
+                    created_at="2025-01-01T00:00:00+00:00",
+                )
+                for i in range(2)
+            ]
+            projection = build_projection(nodes, [EdgeRecord("n0", "n1", "ABOUT", 3)])
+            with engine.load(projection) as graph:
+                assert isinstance(graph, GdsGraph)
+                assert graph.graph_name.startswith(graph_prefix(memory, engine.owner))
+        finally:
+            engine.close()
+    finally:
+        store.close()

@@ -31,9 +31,9 @@ from kenning_encounter.store.cypher_guard import check_params
 from kenning_encounter.store.neo4j import engine
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j import text as lexical
+from kenning_encounter.store.neo4j.baselines import Neo4jBaselines
 from kenning_encounter.store.neo4j.cypher import check_neo4j_text, check_plan, to_json
 from kenning_encounter.store.neo4j.gds import GdsExecutor, open_gds
-from kenning_encounter.store.neo4j.baselines import Neo4jBaselines
 from kenning_encounter.store.neo4j.ledger import Neo4jLedgers
 from kenning_encounter.store.neo4j.meanings import Neo4jMeanings
 from kenning_encounter.store.neo4j.namespace import DEFAULT_MEMORY, Namespace, name_problem
@@ -273,7 +273,11 @@ class Neo4jStore:
                 self.server_version = f"{row['name']} {row['version']} ({row['edition']})"
         try:
             self._gds = open_gds(
-                self._driver, database=self.database, uri=self.uri, tracer=self._tracer
+                self._driver,
+                database=self.database,
+                uri=self.uri,
+                memory=self.memory,
+                tracer=self._tracer,
             )
         except StoreError as exc:  # analytics then runs in process: never a reason not to start
             log.warning(
