@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -189,3 +190,30 @@ def test_a_name_that_cannot_be_a_label_is_refused_before_anything_is_written(
     with raw_driver.session() as s:
         [[after]] = s.run("MATCH (n) RETURN count(n)").values()
     assert after == nodes
+
+
+def test_a_memory_moves_into_another_of_the_same_database_and_the_first_is_untouched(
+    neo4j_store: Neo4jStore, work: Neo4jStore, tmp_path: Path
+) -> None:
+    from kenning_encounter.memory import dump, load
+    from tests.support import dumps
+
+    dumps.seed(neo4j_store)
+    source = dumps.fingerprint(neo4j_store)
+    path = tmp_path / "default.jsonl"
+    with path.open("wb") as out:
+        dump.export(neo4j_store, out, app_version="test")
+    dumped = load.verify(path)
+
+    class Interrupted(Exception):
+        pass
+
+    def stop(done: int, total: int) -> None:
+        raise Interrupted(done)
+
+    with pytest.raises(Interrupted):  # an import broken off after its first batch
+        load.load(work, dumped, batch_size=7, progress=stop)
+    # Clearing what an interrupted import wrote (--restart) clears that memory alone.
+    load.load(work, dumped, restart=True, batch_size=7)
+    assert dumps.fingerprint(work) == source
+    assert dumps.fingerprint(neo4j_store) == source
