@@ -50,6 +50,9 @@ PEER_RELATION: Final = (
 
 
 # Nodes named like ours for the session ``$session``, with the edges ours would draw.
+# Not among them: a node with a memory label (``KenningMemory``, ``KenningMemory_<name>``).
+# Those labels are reserved to us (README, "Several memories in one Neo4j database"): a
+# node carrying one is that memory's, and read_cypher shows it.
 LOOKALIKES: Final = (
     "CREATE (l:Locus {id: $session, created_at: 'zebulon'}) "
     "CREATE (e:Encounter {id: 'E1', name: 'E1', locus: $session, purpose: 'zebulon', "
@@ -63,8 +66,6 @@ LOOKALIKES: Final = (
     "CREATE (:KenningLedger {session: $session, turn: 40, at: 1.0}) "
     "CREATE (:KenningDelivery {key: $session + $sep + 'obs_x', session: $session, "
     "  node: 'obs_x', turn: 40, at: 1.0, state: 'zebulon'}) "
-    "CREATE (:KenningMemory:Note {id: 'note_x', name: 'zebulon note', "
-    "  description: 'zebulon', tick: 2, ord: 0}) "
     "CREATE (l)-[:OPENED {tick: 1}]->(e) "
     "CREATE (e)-[:RECORDED {tick: 1}]->(o)"
 )

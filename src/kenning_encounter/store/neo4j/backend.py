@@ -290,7 +290,12 @@ class Neo4jStore:
         database-wide give way to the per-memory ones. Idempotent, so servers opening at
         once may both run it."""
         tracer = self._tracer
-        legacy = engine.execute(s, q.LEGACY_VERSION, None, read=_single, tracer=tracer)
+        # Such a store is known by the constraint its clock had, which no other
+        # application makes; a version node without it may be anyone's.
+        if "kenning_meta_key" not in existing:
+            legacy = None
+        else:
+            legacy = engine.execute(s, q.LEGACY_VERSION, None, read=_single, tracer=tracer)
         if legacy is not None:
             if int(legacy[0]) < 2:
                 engine.execute(s, q.MIGRATE_MEMORY_LABEL, None, read=_consume, tracer=tracer)
