@@ -54,6 +54,17 @@ def resolve(tx: ReadTx, ref: str, field: str) -> NodeRecord:
     return node
 
 
+def _resolved(
+    ref: str, holders: Mapping[str, str], nodes: Mapping[str, NodeRecord], field: str
+) -> NodeRecord:
+    """``resolve`` over names and nodes looked up beforehand."""
+    node_id = ref if is_node_id(ref) else holders.get(ref)
+    node = nodes.get(node_id) if node_id else None
+    if node is None:
+        raise NotFound("node", ref, f"{field} must name or id an existing node; try search")
+    return node
+
+
 def _check_chain_link(tx: ReadTx, new: NodeRecord | None, old: NodeRecord, field: str) -> None:
     """A supersession keeps the chain a line: one successor, same type, no cycle."""
     if old.superseded_by is not None:
@@ -103,14 +114,25 @@ def create_entities(
         encounter = require_open(tx, session)
         # Activity keeps the encounter from the idle sweep (spine.dissolve_idle).
         tx.touch_encounter(encounter.name)
-        holders = tx.head_ids_by_names([d.name for d in drafts])
+        # The batch's names and the nodes it revises, looked up together: a few round
+        # trips for the whole batch, not two per revision.
+        revised_refs = [d.supersedes for d in drafts if d.supersedes is not None]
+        holders = tx.head_ids_by_names(
+            list(
+                dict.fromkeys(
+                    [d.name for d in drafts] + [r for r in revised_refs if not is_node_id(r)]
+                )
+            )
+        )
+        revised_ids = [r if is_node_id(r) else holders.get(r) for r in revised_refs]
+        revisable = tx.get_nodes([i for i in revised_ids if i]) if revised_refs else {}
         records: list[NodeRecord] = []
         links: list[tuple[NodeRecord, NodeRecord, str]] = []
         seen_sources: set[tuple[str, str, str]] = set()
         for d in drafts:
             old: NodeRecord | None = None
             if d.supersedes is not None:
-                old = resolve(tx, d.supersedes, f"{d.field}.supersedes")
+                old = _resolved(d.supersedes, holders, revisable, f"{d.field}.supersedes")
                 if old.type != d.type:
                     raise SupersessionRule(
                         f"{d.field}.supersedes",

@@ -501,3 +501,52 @@ SPINE_TEXT: Final = text_of(SpineText, sys.modules[__name__])
 NODE_TEXT: Final = text_of(NodeText, sys.modules[__name__])
 RELATION_TEXT: Final = text_of(RelationText, sys.modules[__name__])
 LOAD_TEXT: Final = text_of(LoadText, sys.modules[__name__])
+
+
+# --- one round trip where the shared text takes one per type (tx.py) ---------------------
+# Each takes one list, never empty, and the same text every time: the plan cache keys on
+# the text and the parameters' types (an empty list is a type of its own), so one plan
+# serves every batch, whatever types it holds.
+#
+# A batch's nodes ($rows of {label, props, source}: label an authored type, checked by
+# authored_label; source a Component's key, else null), their RECORDED edges, live names,
+# source keys, and the corpus counters ($made nodes, $tokens tokens). The type label is
+# set from the row (a dynamic label), so one short statement serves every type.
+NODES_CREATE_ALL: Final = (
+    "MATCH (e:Encounter:KenningMemory {id: $encounter}) "
+    "CALL (e) { UNWIND $rows AS r "
+    "CREATE (e)-[:RECORDED {tick: $tick}]->(n:KenningMemory) SET n:$(r.label), n += r.props "
+    "MERGE (k:NameKey {_memory: $memory, name: r.props.name}) SET k.id = r.props.id } "
+    "CALL () { UNWIND $rows AS r WITH r WHERE r.source IS NOT NULL "
+    "MERGE (k:SourceKey {_memory: $memory, key: r.source}) SET k.id = r.props.id } "
+    "MATCH (d:Meta {_memory: $memory, key: 'text_docs'}) "
+    "MATCH (l:Meta {_memory: $memory, key: 'text_len'}) "
+    "SET d.ival = d.ival + $made, l.ival = l.ival + $tokens"
+)
+
+
+def authored_label(name: str) -> str:
+    """A type name as NODES_CREATE_ALL's dynamic label: authored vocabulary types only."""
+    if name not in AUTHORED_NODE_TYPES:
+        raise ValueError(f"not an authored node type: {name!r}")
+    return name
+
+
+def _nodes_get_all() -> LiteralString:
+    # Only the seeks are per type (each its own index); what every node needs besides is
+    # matched once, after them, which keeps the plan small and quick to make again.
+    seeks = " UNION ALL ".join(
+        f"MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids RETURN n, '{label}' AS label"
+        for label in AUTHORED_NODE_TYPES
+    )
+    statement = (
+        f"CALL () {{ {seeks} }} "
+        "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) "
+        "OPTIONAL MATCH (s:KenningMemory)-[:SUPERSEDES]->(n) "
+        "RETURN label, properties(n), e.id, e.locus, s.id"
+    )
+    return cast(LiteralString, statement)
+
+
+# Node rows of every type by id ($ids, of any types), each led by its type.
+NODES_GET_ALL: Final = _nodes_get_all()

@@ -11,22 +11,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, LiteralString
+from typing import TYPE_CHECKING, Any, Final, LiteralString
 
 from kenning_encounter.errors import StoreError
-from kenning_encounter.store.ids import component_key
+from kenning_encounter.store.ids import component_key, group_by_type
 from kenning_encounter.store.neo4j import engine
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j.namespace import Namespace
 from kenning_encounter.store.neo4j.text import text_props
-from kenning_encounter.store.ops.base import node_record
+from kenning_encounter.store.ops.base import edge_from_row, node_record
 from kenning_encounter.store.ops.graph import RelationOps
 from kenning_encounter.store.ops.load import LoadOps
 from kenning_encounter.store.ops.spine import SpineOps
 from kenning_encounter.store.port import DumpedNode
-from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
-from kenning_encounter.vocabulary import NODE_TYPES
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, NODE_TYPES
 
 if TYPE_CHECKING:
     from neo4j import ManagedTransaction
@@ -55,6 +55,17 @@ def _node_row(record: NodeRecord) -> dict[str, Any]:
     return {**row, **text_props(record.name, record.description)}
 
 
+def _ids_by_type(groups: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The ``$ids_<type>`` parameters of the every-type statements (queries.py)."""
+    return {f"ids_{label}": groups.get(label, []) for label in AUTHORED_NODE_TYPES}
+
+
+_EDGES_EACH: Final[dict[str, LiteralString]] = {
+    q.RELATION_TEXT.edges_out_many: q.EDGES_OUT_EACH,
+    q.RELATION_TEXT.edges_in_many: q.EDGES_IN_EACH,
+}
+
+
 class Neo4jTx(SpineOps, RelationOps, LoadOps):
     _spine = q.SPINE_TEXT
     _nodes = q.NODE_TEXT
@@ -78,6 +89,7 @@ class Neo4jTx(SpineOps, RelationOps, LoadOps):
         self._tick: int | None = None
         self._tick_used = False
         self._now: str | None = None
+        self._touched: set[str] = set()
 
     # --- statements, through the backend's one execute path (engine.py) -------------
     def rows(self, query: LiteralString, params: dict[str, Any] | None = None) -> list[list[Any]]:
@@ -88,6 +100,17 @@ class Neo4jTx(SpineOps, RelationOps, LoadOps):
 
     def node(self, label: str, row: list[Any]) -> NodeRecord:
         return node_from_row(label, row)
+
+    # --- edges of ids of several types: one statement, not one per type ---------------
+    def _edges_many(
+        self, template: str, ids: Sequence[str], rels: Sequence[str]
+    ) -> list[EdgeRecord]:
+        each = _EDGES_EACH.get(template)
+        groups = group_by_type(ids)
+        if each is None or len(groups) < 2:
+            return super()._edges_many(template, ids, rels)
+        rows = self.rows(each, {**_ids_by_type(groups), "rels": list(rels)})
+        return [edge_from_row(r) for r in rows]
 
     # --- write context ----------------------------------------------------------------
     def begin_write(self) -> None:
@@ -126,24 +149,52 @@ class Neo4jTx(SpineOps, RelationOps, LoadOps):
         stored = self.meta("clock")
         return stored - 1 if self._tick is not None and not self._tick_used else stored
 
-    # --- node creation: one statement per type keeps nodes, names and counters ----------
+    # --- node creation: one statement for the whole batch ---------------------------------
     def create_nodes(self, records: Sequence[NodeRecord], encounter: str) -> None:
-        """Batch creation: a few statements per type, never one per node."""
+        """Batch creation: every type, name, source key and counter in one round trip."""
         self._require_writable()
-        by_label: dict[str, list[NodeRecord]] = {}
-        for record in records:
-            by_label.setdefault(record.type, []).append(record)
-        for label, group in by_label.items():
-            create = q.render(q.NODES_CREATE, label=label)
-            params = {
-                "rows": [_node_row(r) for r in group],
-                "encounter": encounter,
-                "tick": self.tick,
-            }
-            self.rows(create, params)
-            if label == "Component":
-                rows = [{"key": component_key(r), "id": r.id} for r in group]
-                self.rows(q.SOURCE_PUT, {"rows": rows})
+        if not records:
+            return
+        rows: list[dict[str, Any]] = []
+        tokens = 0
+        for r in records:
+            props = _node_row(r)
+            tokens += int(props[q.TEXT_LENGTH])
+            source = component_key(r) if r.type == "Component" else None
+            rows.append({"label": q.authored_label(r.type), "props": props, "source": source})
+        params = {
+            "rows": rows,
+            "encounter": encounter,
+            "tick": self.tick,
+            "made": len(rows),
+            "tokens": tokens,
+        }
+        self.rows(q.NODES_CREATE_ALL, params)
+
+    def _fetch_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
+        """Nodes of several types in one round trip (the shared form takes one per type).
+
+        Ids of one type take the shared form: its plan is smaller, and quicker to make
+        again when the planner finds the data grown."""
+        groups = group_by_type(node_ids)
+        if len(groups) < 2:
+            return super()._fetch_nodes(node_ids)
+        ids = [i for group in groups.values() for i in group]
+        found: dict[str, NodeRecord] = {}
+        for label, props, enc, locus, successor in self.rows(q.NODES_GET_ALL, {"ids": ids}):
+            node = node_from_row(str(label), [props, enc, locus, successor])
+            found[node.id] = node
+        return found
+
+    def touch_encounter(self, name: str) -> None:
+        # One timestamp per transaction: a second touch would write the same value again.
+        if name in self._touched:
+            return
+        super().touch_encounter(name)
+        self._touched.add(name)
+
+    def _revised(self, node_id: str, successor: str | None) -> None:
+        """Heads are read from the graph and the index needs no entry moved: nothing to do."""
 
     # --- an import's nodes: one statement per type for the whole batch ----------------
     def load_nodes(self, nodes: Sequence[DumpedNode]) -> None:
@@ -182,6 +233,7 @@ class Neo4jTx(SpineOps, RelationOps, LoadOps):
         self._tick = None
 
     def _on_cleared(self) -> None:
+        self._touched.clear()
         self.rows(q.TEXT_RESET, {"docs": 0, "tokens": 0, "format": q.TEXT_FORMAT})
 
 

@@ -1,0 +1,195 @@
+"""Round trips on Neo4j: a batch costs a fixed number of statements, whatever it holds.
+
+Each statement is a round trip to the server, and on a write each one is made while
+the clock lock is held, so every writer of every process waits for it. A batch's
+statements must therefore not grow with its size or with how many types it mixes,
+and a revision costs its edge, not lookups of its own. The statements' text must
+not change with the batch either: the server's plan cache keys on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+
+from kenning_encounter.memory.service import Memory
+from tests.support.backends import HAVE_NEO4J_BACKEND, neo4j_target, neo4j_unavailable
+from tests.support.neo4j_target import configured, empty_marked
+
+pytestmark = pytest.mark.neo4j
+
+
+class Recorder:
+    """A tracer keeping the text of every statement sent while ``on``."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.sent: list[str] = []
+
+    def __call__(self, statement: str, params: Mapping[str, Any] | None, seconds: float) -> None:
+        if self.on:
+            self.sent.append(statement)
+
+    def during(self, work: Any, *args: Any) -> list[str]:
+        self.sent, self.on = [], True
+        try:
+            work(*args)
+        finally:
+            self.on = False
+        return self.sent
+
+
+@pytest.fixture
+def traced() -> Iterator[tuple[Memory, Recorder]]:
+    if not HAVE_NEO4J_BACKEND:
+        neo4j_unavailable(f"the Neo4j backend is not importable; tried {neo4j_target().uri}")
+    target = configured()
+    if target is None:
+        neo4j_unavailable("no Neo4j named")
+    from neo4j.exceptions import ServiceUnavailable
+
+    from kenning_encounter.store.neo4j import Neo4jStore
+
+    recorder = Recorder()
+    try:
+        empty_marked(target)
+    except ServiceUnavailable as exc:
+        neo4j_unavailable(f"no Neo4j answered at {target.uri}: {exc}")
+    store = Neo4jStore.open(
+        target.uri, target.username, target.password, target.database, tracer=recorder
+    )
+    try:
+        yield Memory(store), recorder
+    finally:
+        store.close()
+
+
+def _mixed(prefix: str) -> list[dict[str, Any]]:
+    """Four of every authored type."""
+    out: list[dict[str, Any]] = []
+    for i in range(4):
+        out += [
+            {"type": "Observation", "name": f"{prefix} obs {i}", "description": "seen"},
+            {"type": "Concept", "name": f"{prefix} concept {i}", "description": "an idea"},
+            {"type": "Question", "name": f"{prefix} question {i}", "description": "why?"},
+            {"type": "Hypothesis", "name": f"{prefix} guess {i}", "description": "because"},
+            {"type": "Note", "name": f"{prefix} note {i}", "description": "aside"},
+            {
+                "type": "Component",
+                "name": f"{prefix} file {i}",
+                "description": "a file",
+                "source_kind": "file",
+                "source_label": "repo",
+                "source_key": f"{prefix}/{i}.py",
+            },
+            {
+                "type": "Citation",
+                "name": f"{prefix} cite {i}",
+                "description": "a paper",
+                "kind": "web",
+            },
+        ]
+    return out
+
+
+def test_a_batch_costs_the_same_statements_whatever_its_size_and_types(
+    traced: tuple[Memory, Recorder],
+) -> None:
+    memory, recorder = traced
+    memory.advance_encounter("s", "round trips")
+    one = recorder.during(memory.create_entities, "s", [{"type": "Note", "name": "lone"}])
+    mixed = _mixed("m")
+    many = recorder.during(memory.create_entities, "s", mixed)
+    # Each Component still looks its source key up alone (a lookup, before the writes).
+    lookups = [s for s in many if s.startswith("MATCH (k:SourceKey")]
+    assert len(lookups) == sum(1 for e in mixed if e["type"] == "Component")
+    # Else the same statements, text and number, for 1 node and for 28 of 7 types.
+    assert [s for s in many if s not in lookups] == one
+    assert len(one) <= 5
+    # and they did the whole work: every node, name and source key, searchable at once
+    assert memory.find_by_name("m cite 3").node.type == "Citation"
+    assert memory.find_by_name("lone").node.type == "Note"
+    hits = memory.search("paper", limit=10).hits
+    assert sorted(h.name for h in hits) == [f"m cite {i}" for i in range(4)]
+    with pytest.raises(Exception, match="exists already"):
+        memory.create_entities(
+            "s",
+            [
+                {
+                    "type": "Component",
+                    "name": "another",
+                    "source_kind": "file",
+                    "source_label": "repo",
+                    "source_key": "m/2.py",
+                }
+            ],
+        )
+
+
+def test_revisions_cost_their_edges_not_lookups_each(traced: tuple[Memory, Recorder]) -> None:
+    memory, recorder = traced
+    memory.advance_encounter("s", "revisions")
+    made = memory.create_entities("s", _mixed("r")).created
+    plain = recorder.during(memory.create_entities, "s", [{"type": "Note", "name": "plain"}])
+    by_id = {n.name: n.id for n in made}
+    revisions = [
+        {
+            "type": "Concept",
+            "name": f"r concept {i}",
+            "supersedes": f"r concept {i}",
+            "revision_why": "better",
+        }
+        for i in range(3)
+    ] + [
+        {
+            "type": "Note",
+            "name": "r note 0 v2",
+            "supersedes": by_id["r note 0"],
+            "revision_why": "better",
+        },
+        {"type": "Observation", "name": "fresh", "description": "new"},
+    ]
+    sent = recorder.during(memory.create_entities, "s", revisions)
+    edges = [s for s in sent if ":SUPERSEDES {" in s and "CREATE" in s]
+    assert len(edges) == 4  # one per revision
+    assert len(sent) == len(plain) + 1 + len(edges)  # one lookup for all the revised nodes
+    for i in range(3):
+        found = memory.find_by_name(f"r concept {i}")
+        assert found.resolved_from is None and [h.id for h in found.history] == [
+            by_id[f"r concept {i}"]
+        ]
+    assert memory.find_by_name("r note 0").resolved_from == by_id["r note 0"]
+
+
+def test_nodes_of_many_types_read_at_once_as_one_by_one(traced: tuple[Memory, Recorder]) -> None:
+    memory, recorder = traced
+    memory.advance_encounter("s", "reads")
+    batch = memory.create_entities("s", _mixed("g"))
+    made = batch.created
+    memory.create_entities(
+        "s",
+        [
+            {
+                "type": "Concept",
+                "name": "g concept 1",
+                "supersedes": "g concept 1",
+                "revision_why": "why",
+            }
+        ],
+    )
+    store = memory.store
+    ids = [n.id for n in made] + ["con_000000000000"]  # one that is not there
+    together = store.read(lambda tx: tx.get_nodes(ids))
+    alone = {i: store.read(lambda tx, i=i: tx.get_node(i)) for i in ids}
+    assert together == {i: n for i, n in alone.items() if n is not None}
+    assert len(together) == len(made)
+    revised = next(n for n in made if n.name == "g concept 1")
+    assert together[revised.id].superseded_by is not None
+    assert {n.type for n in together.values()} == {
+        "Observation", "Concept", "Question", "Hypothesis", "Note", "Component", "Citation",
+    }  # fmt: skip
+    assert all(n.encounter == batch.encounter and n.locus == "s" for n in together.values())
+    sent = recorder.during(store.read, lambda tx: tx.get_nodes(ids))
+    assert len(sent) == 1
