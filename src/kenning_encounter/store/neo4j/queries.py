@@ -19,11 +19,11 @@ from __future__ import annotations
 import sys
 from typing import Final, LiteralString, cast
 
+from kenning_encounter.store.neo4j.baselines import SCHEMA as BASELINE_SCHEMA
 from kenning_encounter.store.neo4j.ledger import LABELS as LEDGER_LABELS
 from kenning_encounter.store.neo4j.ledger import LEGACY_CONSTRAINTS as LEDGER_LEGACY_CONSTRAINTS
 from kenning_encounter.store.neo4j.ledger import LEGACY_INDEXES as LEDGER_LEGACY_INDEXES
 from kenning_encounter.store.neo4j.ledger import SCHEMA as LEDGER_SCHEMA
-from kenning_encounter.store.neo4j.baselines import SCHEMA as BASELINE_SCHEMA
 from kenning_encounter.store.neo4j.meanings import SCHEMA as MEANING_SCHEMA
 from kenning_encounter.store.neo4j.namespace import BASE_LABEL
 from kenning_encounter.store.ops.text import (
@@ -373,6 +373,30 @@ TEXT_RESET: Final = (
 
 # --- read_cypher -----------------------------------------------------------------------
 EXPLAIN_PREFIX: Final = "EXPLAIN "
+
+
+# --- reads of many ids across types, in one round trip (tx.py) --------------------------
+# One branch per authored type, each seeking its own index with its own ids ($ids_<type> for
+# each type; a type with none costs an empty seek): a statement per read
+# instead of one per type. Infusion reads the edges of ids of every type per prompt.
+def _each_type(branch: str, columns: str) -> LiteralString:
+    branches = [branch.format(label=_checked(label)) for label in AUTHORED_NODE_TYPES]
+    text = f"CALL () {{ {' UNION ALL '.join(branches)} }} RETURN {columns}"
+    return cast(LiteralString, text)
+
+
+EDGES_OUT_EACH: Final = _each_type(
+    "MATCH (n:{label}:KenningMemory)-[r]->(m) WHERE n.id IN $ids_{label} AND type(r) IN $rels "
+    "RETURN n.id AS s, m.id AS t, type(r) AS rel, r.tick AS tick, r.encounter AS enc, "
+    "r.revision_why AS why",
+    "s, t, rel, tick, enc, why",
+)
+EDGES_IN_EACH: Final = _each_type(
+    "MATCH (n:{label}:KenningMemory)<-[r]-(m) WHERE n.id IN $ids_{label} AND type(r) IN $rels "
+    "RETURN m.id AS s, n.id AS t, type(r) AS rel, r.tick AS tick, r.encounter AS enc, "
+    "r.revision_why AS why",
+    "s, t, rel, tick, enc, why",
+)
 
 
 # --- a whole memory in bulk: export pages, import writes (store/ops/load.py) ------------
