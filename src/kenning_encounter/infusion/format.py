@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kenning_encounter.infusion.config import HARD_CAP_CHARS
-from kenning_encounter.infusion.rank import Conflict, Ranked
+from kenning_encounter.infusion.rank import Ranked
+from kenning_encounter.memory.contested import CONTESTED_REVISION, Conflict
 from kenning_encounter.store.records import NodeRecord
 
 
@@ -76,7 +77,7 @@ def body_text(item: Ranked, renewal: str, description_chars: int) -> str:
 
 def conflict_text(c: Conflict, description_chars: int, *, brief: bool) -> str:
     head = f"⚡ «{c.source.name}» ({c.source.type}) CHALLENGES «{c.target.name}» ({c.target.type})"
-    if c.kind == "contested revision":
+    if c.kind == CONTESTED_REVISION:
         head += " — a revision under challenge"
     if brief:
         return f"- {head[2:]}"

@@ -10,8 +10,9 @@ reach at ``frontier_bias``, so unresolved work keeps a voice without taking
 over. The same graph is also ranked without bias (ArticleRank: accumulated
 mass). A node the focal rank lifts is what this moment leans on; a node only
 mass makes prominent is what the memory repeats, and is left out. Conflicts
-(CHALLENGES among what surfaced, challenged revisions) are load-bearing when
-they touch the focus, peripheral otherwise.
+(CHALLENGES among what surfaced, challenged revisions; memory/contested.py defines
+them for the conflicts tool too) are load-bearing when they touch the focus,
+peripheral otherwise.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ import numpy as np
 from kenning_encounter.analytics import power
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.select import Seed
+from kenning_encounter.memory.contested import Conflict, challenge_conflicts
 from kenning_encounter.store.port import GraphStore, ReadTx, Subgraph
-from kenning_encounter.store.records import EdgeRecord, NodeRecord
+from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.vocabulary import COHERENCE_RELATION_TYPES, FRONTIER_STATUSES
 
 
@@ -35,14 +37,6 @@ class Ranked:
     score: float
     role: str  # focal | expanded | frontier | context
     why: str
-
-
-@dataclass(frozen=True, slots=True)
-class Conflict:
-    source: NodeRecord
-    target: NodeRecord
-    kind: str  # "challenges" | "contested revision"
-    load_bearing: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +158,9 @@ def rank(
     tense = [e for e in tension.edges if e.source in nodes and e.target in nodes]
     challenged = frozenset(e.target for e in [*edges, *tense] if e.type == "CHALLENGES")
     unique = {(e.source, e.type, e.target): e for e in [*edges, *tense]}
-    conflicts = _conflicts(list(unique.values()), nodes, shown, set(focal), frozenset(revised))
+    conflicts = challenge_conflicts(
+        unique.values(), nodes, touching=shown, focus=set(focal), revised=frozenset(revised)
+    )
     return Ranking(
         tuple(items),
         conflicts,
@@ -173,21 +169,3 @@ def rank(
         frozenset(revised),
         (len(ids), len(edges)),
     )
-
-
-def _conflicts(
-    edges: list[EdgeRecord],
-    nodes: dict[str, NodeRecord],
-    shown: set[str],
-    focal: set[str],
-    revised: frozenset[str],
-) -> tuple[Conflict, ...]:
-    found: list[Conflict] = []
-    for e in edges:
-        if e.type != "CHALLENGES" or not ({e.source, e.target} & shown):
-            continue
-        kind = "contested revision" if e.target in revised else "challenges"
-        bearing = bool({e.source, e.target} & focal)
-        found.append(Conflict(nodes[e.source], nodes[e.target], kind, bearing))
-    found.sort(key=lambda c: (not c.load_bearing, c.target.name))
-    return tuple(found)

@@ -1,0 +1,241 @@
+"""What the memory contests, sharpest first (the ``conflicts`` tool).
+
+The kinds are memory/contested.py's, the ones an infusion's conflict sections use. Each
+contested live node is one entry, with every kind that applies to it and the nodes on each
+side. Ranking: load-bearing first (something leans on the contested node), then by how
+many nodes lean on it, then the newest evidence first. Standing comes from the edges and
+their ticks, never from a number an author typed.
+
+The whole authored graph is read once (as orient reads it): a conflict can sit anywhere,
+and what leans on it is counted over the same graph. A hidden locus's nodes are taken out
+before anything is counted, so they neither show nor lend weight.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Final
+
+from pydantic import BaseModel, Field
+
+from kenning_encounter.errors import InvalidInput, NotFound, UnknownType
+from kenning_encounter.memory import contested, validate
+from kenning_encounter.memory.writes import resolve
+from kenning_encounter.store.port import GraphStore, ReadTx, Subgraph
+from kenning_encounter.store.records import NodeRecord
+
+MAX_LIMIT: Final = 100
+# How far "leans on" is followed: far enough to see a concept built on a hypothesis built
+# on the contested one, near enough that a hub does not count the whole memory.
+LEAN_DEPTH: Final = 3
+_PREVIEW: Final = 300
+
+
+class Party(BaseModel):
+    id: str
+    type: str
+    name: str
+    status: str | None = None
+
+    @classmethod
+    def of(cls, node: NodeRecord) -> Party:
+        return cls(id=node.id, type=node.type, name=node.name, status=node.status)
+
+
+class Contested(BaseModel):
+    id: str
+    type: str
+    name: str
+    status: str | None = None
+    description: str = Field(default="", description="Cut at 300 characters")
+    encounter: str | None = None
+    kinds: list[str] = Field(description="Why it is contested (one or more conflict kinds)")
+    challengers: list[Party] = Field(default_factory=list[Party])
+    supporters: list[Party] = Field(
+        default_factory=list[Party], description="Sent with 'supported and challenged'"
+    )
+    answers: list[Party] = Field(
+        default_factory=list[Party], description="Sent with 'competing answers'"
+    )
+    revises: Party | None = Field(
+        default=None, description="The version this node replaced, when that matters here"
+    )
+    lost_support: list[Party] = Field(
+        default_factory=list[Party],
+        description="Supported or grounded the replaced version, not this one",
+    )
+    leaning: int = Field(default=0, description="Live nodes that rest on it, within 3 steps")
+    load_bearing: bool = Field(default=False, description="True when something leans on it")
+    latest_tick: int = Field(description="Tick of the newest edge in the conflict")
+
+
+class ConflictsResult(BaseModel):
+    conflicts: list[Contested]
+    total: int | None = Field(default=None, description="Sent when limit cut the list")
+    note: str = ""
+
+
+def _check(
+    kinds: Sequence[str] | None, types: Sequence[str] | None, limit: int
+) -> tuple[frozenset[str], frozenset[str]]:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput("limit", f"must be between 1 and {MAX_LIMIT}", value=limit)
+    for i, kind in enumerate(kinds or []):
+        if kind not in contested.KINDS:
+            raise UnknownType(f"kinds[{i}]", kind, contested.KINDS)
+    for i, t in enumerate(types or []):
+        validate.node_type(t, f"types[{i}]")
+    return frozenset(kinds or contested.KINDS), frozenset(types or [])
+
+
+def conflicts(
+    store: GraphStore,
+    *,
+    kinds: Sequence[str] | None = None,
+    types: Sequence[str] | None = None,
+    about: str | None = None,
+    limit: int = 20,
+    hidden_loci: frozenset[str] = frozenset(),
+) -> ConflictsResult:
+    wanted, typed = _check(kinds, types, limit)
+    ref = validate.text(about, "about", required=False, limit=validate.MAX_NAME) or None
+
+    def work(tx: ReadTx) -> tuple[NodeRecord | None, Subgraph]:
+        focus = resolve(tx, ref, "about") if ref else None
+        if focus is not None and focus.locus in hidden_loci:
+            raise NotFound("node", ref or "", "about must name or id an existing node")
+        return focus, tx.authored_graph()
+
+    focus, graph = store.read(work)
+    found = _contests(graph, hidden_loci)
+    found = [
+        c
+        for c in found
+        if wanted.intersection(c.kinds)
+        and (not typed or c.type in typed)
+        and (focus is None or focus.id in _ids(c))
+    ]
+    found.sort(key=lambda c: (not c.load_bearing, -c.leaning, -c.latest_tick, c.name))
+    shown = found[:limit]
+    if found:
+        note = ""
+    elif kinds or types or about:
+        note = "nothing contested matches these filters"
+    else:
+        note = "nothing is contested: no open challenge, rival answer or lost support"
+    return ConflictsResult(
+        conflicts=shown, total=len(found) if len(found) > limit else None, note=note
+    )
+
+
+def _ids(c: Contested) -> set[str]:
+    parties = [*c.challengers, *c.supporters, *c.answers, *c.lost_support]
+    return {c.id, *(p.id for p in parties), *([c.revises.id] if c.revises else [])}
+
+
+def _contests(graph: Subgraph, hidden: frozenset[str]) -> list[Contested]:
+    every = {n.id: n for n in graph.nodes if n.locus not in hidden}
+    live = {i: n for i, n in every.items() if n.is_head}
+    into: dict[str, dict[str, list[tuple[str, int]]]] = defaultdict(lambda: defaultdict(list))
+    out: dict[str, set[str]] = defaultdict(set)
+    revised: dict[str, tuple[str, int]] = {}  # revision -> (the version it replaced, tick)
+    for e in graph.edges:
+        if e.source not in every or e.target not in every:
+            continue
+        if e.type == "SUPERSEDES":
+            revised[e.source] = (e.target, e.tick)
+        elif e.source in live:
+            into[e.target][e.type].append((e.source, e.tick))
+            if e.type in contested.LEAN_RELATIONS and e.target in live:
+                out[e.source].add(e.target)
+    found: list[Contested] = []
+    for node in live.values():
+        if node.status in contested.SETTLED_STATUSES:
+            continue
+        entry = _contest(node, into, revised, every, live)
+        if entry is not None:
+            entry.leaning = _leaning(node.id, out)
+            entry.load_bearing = contested.load_bearing([node.id], _bearing(entry))
+            found.append(entry)
+    return found
+
+
+def _bearing(entry: Contested) -> set[str]:
+    """The contested node, when something leans on it: what the memory's load rests on."""
+    return {entry.id} if entry.leaning else set()
+
+
+def _supporters(into: dict[str, list[tuple[str, int]]]) -> list[str]:
+    return list(dict.fromkeys(s for r in contested.SUPPORT_RELATIONS for s, _ in into.get(r, [])))
+
+
+def _contest(
+    node: NodeRecord,
+    edges_into: dict[str, dict[str, list[tuple[str, int]]]],
+    revised: dict[str, tuple[str, int]],
+    every: dict[str, NodeRecord],
+    live: dict[str, NodeRecord],
+) -> Contested | None:
+    into = edges_into[node.id]
+    challengers = into.get("CHALLENGES", [])
+    supporters = into.get("SUPPORTS", [])
+    answers = into.get("RESOLVES", [])
+    kinds: list[str] = []
+    ticks: list[int] = []
+    if challengers:
+        kinds.append(contested.challenge_kind(node.id, revised))
+        ticks += [t for _, t in challengers]
+    if contested.supported_and_challenged(node, len(supporters), len(challengers)):
+        kinds.append(contested.SUPPORTED_AND_CHALLENGED)
+        ticks += [t for _, t in supporters]
+    if contested.competing_answers(node, len(answers)):
+        kinds.append(contested.COMPETING_ANSWERS)
+        ticks += [t for _, t in answers]
+    lost: list[str] = []
+    replaced = revised.get(node.id)
+    before = every.get(replaced[0]) if replaced else None
+    if replaced and before is not None:
+        # The replaced version is no head, but the live evidence into it still stands.
+        lost = contested.lost_support(set(_supporters(into)), _supporters(edges_into[before.id]))
+        if lost:
+            kinds.append(contested.LOST_SUPPORT)
+            ticks.append(replaced[1])
+    if not kinds:
+        return None
+    shows_revision = contested.CONTESTED_REVISION in kinds or bool(lost)
+    return Contested(
+        id=node.id,
+        type=node.type,
+        name=node.name,
+        status=node.status,
+        description=_clip(node.description),
+        encounter=node.encounter,
+        kinds=kinds,
+        challengers=[Party.of(live[s]) for s, _ in challengers],
+        supporters=[Party.of(live[s]) for s, _ in supporters]
+        if contested.SUPPORTED_AND_CHALLENGED in kinds
+        else [],
+        answers=[Party.of(live[s]) for s, _ in answers]
+        if contested.COMPETING_ANSWERS in kinds
+        else [],
+        revises=Party.of(before) if shows_revision and before is not None else None,
+        lost_support=[Party.of(live[s]) for s in lost],
+        latest_tick=max(ticks),
+    )
+
+
+def _leaning(start: str, out: dict[str, set[str]]) -> int:
+    seen = {start}
+    frontier = [start]
+    for _ in range(LEAN_DEPTH):
+        frontier = [m for n in frontier for m in out.get(n, ()) if m not in seen]
+        seen.update(frontier)
+        if not frontier:
+            break
+    return len(seen) - 1
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1].rstrip() + "…"
