@@ -104,6 +104,8 @@ def calls(names: list[str]) -> list[Call]:
         ("search", {"query": "retry storm deploy window", "limit": 10}),
         ("find_by_name", {"name": concept}),
         ("trace_provenance", {"ref": concept}),
+        ("chain_history", {"node": concept}),
+        ("conflicts", {"limit": 10}),
         (
             "read_cypher",
             {"query": "MATCH (n:Concept) RETURN n.name, n.description LIMIT 50"},

@@ -149,6 +149,8 @@ READ_TOOLS = frozenset(
         "search",
         "find_by_name",
         "trace_provenance",
+        "chain_history",
+        "conflicts",
         "read_cypher",
         "get_schema",
         "list_node_types",

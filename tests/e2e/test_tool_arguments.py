@@ -50,6 +50,8 @@ VALID: dict[str, dict[str, Any]] = {
     "search": {"query": "retry storm"},
     "find_by_name": {"name": "retry storm"},
     "trace_provenance": {"ref": "lockstep retries"},
+    "chain_history": {"node": "lockstep retries"},
+    "conflicts": {"kinds": ["challenges"], "about": "cache flush"},
     "read_cypher": {"query": "MATCH (n:Note) RETURN n.name LIMIT 5"},
     "get_schema": {},
     "list_node_types": {},

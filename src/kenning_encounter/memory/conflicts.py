@@ -33,14 +33,14 @@ _PREVIEW: Final = 300
 
 
 class Party(BaseModel):
+    """A node on one side of a conflict: its id (whose prefix says its type) and name."""
+
     id: str
-    type: str
     name: str
-    status: str | None = None
 
     @classmethod
     def of(cls, node: NodeRecord) -> Party:
-        return cls(id=node.id, type=node.type, name=node.name, status=node.status)
+        return cls(id=node.id, name=node.name)
 
 
 class Contested(BaseModel):
@@ -58,8 +58,10 @@ class Contested(BaseModel):
     answers: list[Party] = Field(
         default_factory=list[Party], description="Sent with 'competing answers'"
     )
-    revises: Party | None = Field(
-        default=None, description="The version this node replaced, when that matters here"
+    revises: str | None = Field(
+        default=None,
+        description="Id of the version this node replaced, when that matters here "
+        "(chain_history shows both)",
     )
     lost_support: list[Party] = Field(
         default_factory=list[Party],
@@ -131,7 +133,7 @@ def conflicts(
 
 def _ids(c: Contested) -> set[str]:
     parties = [*c.challengers, *c.supporters, *c.answers, *c.lost_support]
-    return {c.id, *(p.id for p in parties), *([c.revises.id] if c.revises else [])}
+    return {c.id, *(p.id for p in parties), *([c.revises] if c.revises else [])}
 
 
 def _contests(graph: Subgraph, hidden: frozenset[str]) -> list[Contested]:
@@ -219,7 +221,7 @@ def _contest(
         answers=[Party.of(live[s]) for s, _ in answers]
         if contested.COMPETING_ANSWERS in kinds
         else [],
-        revises=Party.of(before) if shows_revision and before is not None else None,
+        revises=before.id if shows_revision and before is not None else None,
         lost_support=[Party.of(live[s]) for s in lost],
         latest_tick=max(ticks),
     )

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from kenning_encounter.memory.conflicts import ConflictsResult, Contested, Party
+from kenning_encounter.memory.history import ChainHistory, Version
 from kenning_encounter.memory.models import (
     Closed,
     Created,
@@ -162,6 +164,62 @@ def provenance(p: Provenance) -> str:
             f"(cut to fit: {len(p.grounding)} of {p.grounding_total} grounding nodes, "
             f"{len(p.edges)} of {p.edges_total} edges; trace a smaller depth or one of these)"
         )
+    return "\n".join(lines)
+
+
+def _version_line(v: Version) -> str:
+    status = f" ({v.status})" if v.status else ""
+    head = " [head]" if v.head else ""
+    who = f" in {v.encounter}" if v.encounter else ""
+    who += f", session {v.session!r}" if v.session else ""
+    why = f"\n  why revised: {clip(v.revision_why, 200)}" if v.revision_why else ""
+    body = f" — {clip(v.description)}" if v.description else ""
+    return f"- {v.id} {v.name!r}{status}{head}, tick {v.tick}, {v.created_at}{who}{body}{why}"
+
+
+def chain_history(h: ChainHistory) -> str:
+    lines = [f"{h.type} chain of {len(h.versions)} version(s), oldest first:"]
+    lines += map(_version_line, h.versions)
+    if h.asked:
+        lines.append(f"(you named {h.asked}, an older version)")
+    if h.cut:
+        lines.append(h.cut)
+    lines += [
+        f"encounter {t.encounter} had {t.removed} node(s) deleted (a deleted version leaves no "
+        "other trace)"
+        for t in h.tombstones
+    ]
+    return "\n".join(lines)
+
+
+def _party(p: Party) -> str:
+    return f"{p.id} {p.name!r}"
+
+
+def _contest_lines(c: Contested) -> list[str]:
+    status = f" ({c.status})" if c.status else ""
+    weight = f"load-bearing, {c.leaning} lean on it" if c.load_bearing else "nothing leans on it"
+    lines = [f"- {c.type} {c.id} {c.name!r}{status}: {', '.join(c.kinds)}; {weight}"]
+    for label, parties in (
+        ("challenged by", c.challengers),
+        ("supported by", c.supporters),
+        ("answered by", c.answers),
+        ("lost support of", c.lost_support),
+    ):
+        if parties:
+            lines.append(f"  {label}: {'; '.join(map(_party, parties))}")
+    if c.revises is not None:
+        lines.append(f"  revises: {c.revises}")
+    return lines
+
+
+def conflicts(r: ConflictsResult) -> str:
+    total = f" of {r.total}" if r.total is not None else ""
+    lines = [f"{len(r.conflicts)}{total} contested node(s), sharpest first:"]
+    for c in r.conflicts:
+        lines += _contest_lines(c)
+    if r.note:
+        lines.append(r.note)
     return "\n".join(lines)
 
 

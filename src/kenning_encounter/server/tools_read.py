@@ -7,6 +7,11 @@ from typing import Annotated, Any
 from mcp_types import CallToolResult
 from pydantic import Field
 
+from kenning_encounter.memory import conflicts as contest
+from kenning_encounter.memory import history
+from kenning_encounter.memory.conflicts import ConflictsResult
+from kenning_encounter.memory.contested import KINDS
+from kenning_encounter.memory.history import ChainHistory
 from kenning_encounter.memory.models import NameLookup, Provenance, SearchResult
 from kenning_encounter.server import render
 from kenning_encounter.server.calls import ToolContext, run_tool
@@ -99,6 +104,77 @@ def register(tools: ToolRegistrar) -> None:
                 app.memory.trace_provenance(ref, depth=depth), PROVENANCE_CHARS
             ),
             render.provenance,
+            deadline=deadline,
+        )
+
+    @tools.tool(ToolKind.READ, title="A chain's whole history")
+    async def chain_history(
+        ctx: ToolContext, node: NodeRef
+    ) -> Annotated[CallToolResult, ChainHistory]:
+        """Every version of a node's revision chain, oldest first, whichever version you name:
+        each version's text and status, why it replaced the one before (revision_why), the
+        encounter and session that wrote it, its tick and time, and which version is the
+        live head. A node never revised is a one-version history. At most 100 versions per
+        answer (it says which end was cut and which id to ask from). A deleted version leaves
+        no trace in its chain; the answer lists the encounters of these versions that had
+        nodes deleted."""
+        return await run_tool(
+            ctx,
+            lambda app: history.chain_history(
+                app.memory.store, node, hidden_loci=app.memory.hidden_loci
+            ),
+            render.chain_history,
+            deadline=deadline,
+        )
+
+    @tools.tool(ToolKind.READ, title="What the memory contests")
+    async def conflicts(
+        ctx: ToolContext,
+        kinds: Annotated[
+            list[str] | None,
+            Field(
+                description="Only these conflict kinds: "
+                + "; ".join(f"'{k}' ({doc})" for k, doc in KINDS.items())
+                + ". Omit for all. Example: ['competing answers'].",
+            ),
+        ] = None,
+        types: Annotated[
+            list[str] | None,
+            Field(
+                description="Only conflicts over nodes of these types (Hypothesis, Concept, "
+                "Question, ...). Omit for all. Example: ['Hypothesis'].",
+            ),
+        ] = None,
+        about: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=200,
+                description="Only conflicts this node (name or id) takes part in, contested "
+                "or contesting. Example: 'cache flush'.",
+            ),
+        ] = None,
+        limit: Annotated[
+            int, Field(ge=1, le=100, description="Most conflicts to return, 1-100. Example: 20.")
+        ] = 20,
+    ) -> Annotated[CallToolResult, ConflictsResult]:
+        """What the memory contests, sharpest first: open challenges against live nodes,
+        challenged revisions, hypotheses both supported and challenged, questions with more
+        than one answer, and revisions that lost the support the replaced version had (the
+        kinds an infusion's conflict sections use). One entry per contested node, with the
+        nodes on each side. Load-bearing first (other live nodes rest on it), then by how
+        many lean on it, then the newest evidence."""
+        return await run_tool(
+            ctx,
+            lambda app: contest.conflicts(
+                app.memory.store,
+                kinds=kinds,
+                types=types,
+                about=about,
+                limit=limit,
+                hidden_loci=app.memory.hidden_loci,
+            ),
+            render.conflicts,
             deadline=deadline,
         )
 
