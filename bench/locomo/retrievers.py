@@ -27,6 +27,7 @@ from kenning_encounter.infusion.lexical import (
 )
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.textproc import tokenize
+from kenning_encounter.textproc_time import TimeWindow
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +96,11 @@ class RecencyRetriever:
         return _RecencySearcher(sorted(conversation.observations, key=lambda n: n.tick))
 
 
+def _opened_in(window: TimeWindow, node: NodeRecord, context: GraphContext) -> bool:
+    opened = context.encounter_opened.get(node.encounter) if node.encounter else None
+    return opened is not None and window.match(opened) > 0
+
+
 @dataclass(frozen=True, slots=True)
 class _LexicalSearcher:
     nodes: Sequence[NodeRecord]
@@ -117,6 +123,15 @@ class _LexicalSearcher:
                 if j not in seen:
                     seen.add(j)
                     positions.append(j)
+        if query.window is not None:
+            # What was recorded in the time the prompt names is a candidate by that alone,
+            # as the product's lexical path takes it from the encounters of that time.
+            timed = [
+                i
+                for i, node in enumerate(self.nodes)
+                if i not in seen and _opened_in(query.window, node, self.context)
+            ]
+            positions.extend(timed[-self.pool :])
         candidates = [
             Candidate(self.nodes[i], scores.get(i, 0.0), self.tokens[i]) for i in positions
         ]

@@ -15,8 +15,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Final
 
 # Bump whenever ``tokenize`` can give different tokens for the same text: every
@@ -121,35 +119,6 @@ def tokenize(text: str) -> list[str]:
     return [stem(w) for w in words(text) if w not in STOPWORDS]
 
 
-@dataclass(frozen=True, slots=True)
-class TimeWindow:
-    """A span of time a prompt points at: [start, end), or a month of any year.
-
-    ``slack`` reaches past the end because knowledge of an event is recorded
-    at or after it: a session on the 25th tells of what happened on the 21st.
-    """
-
-    start: datetime | None
-    end: datetime | None
-    slack: timedelta
-    month: int | None  # set alone when the prompt named a month without a year
-    label: str  # the time in short, for the payload's "why"
-    span: tuple[int, int]  # where the prompt names it
-
-    def match(self, when: datetime) -> float:
-        """1.0 inside the window, fading to 0.0 across the slack after it."""
-        if self.start is None or self.end is None:
-            return 1.0 if self.month is not None and when.month == self.month else 0.0
-        if when < self.start:
-            return 0.0
-        if when < self.end:
-            return 1.0
-        late = when - self.end
-        if late >= self.slack:
-            return 0.0
-        return 1.0 - late / self.slack
-
-
 MONTH_NAMES: Final = (
     "january",
     "february",
@@ -164,78 +133,3 @@ MONTH_NAMES: Final = (
     "november",
     "december",
 )
-_MONTH_RE: Final = r"(" + "|".join(m[:3] + r"(?:" + m[3:] + r")?" for m in MONTH_NAMES) + r")\.?"
-_DAY_RE: Final = r"(\d{1,2})(?:st|nd|rd|th)?"
-_DAY_MONTH_YEAR = re.compile(rf"\b{_DAY_RE}(?:\s+of)?\s+{_MONTH_RE},?\s*(\d{{4}})\b", re.I)
-_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH_RE}\s+{_DAY_RE},?\s*(\d{{4}})\b", re.I)
-_MONTH_YEAR = re.compile(rf"\b{_MONTH_RE},?\s+(\d{{4}})\b", re.I)
-_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_YEAR = re.compile(r"\b(?:in|of|during|since|by)\s+((?:19|20)\d{2})\b", re.I)
-# A bare month name only counts after a preposition: "may" is also a verb.
-_MONTH_ALONE = re.compile(rf"\b(?:in|during|of|since|early|late|mid)\s+{_MONTH_RE}\b", re.I)
-_RELATIVE: Final = {
-    "yesterday": (timedelta(days=2), timedelta(days=1)),
-    "last week": (timedelta(days=14), timedelta(days=3)),
-    "last month": (timedelta(days=62), timedelta(days=7)),
-    "last year": (timedelta(days=550), timedelta(days=30)),
-}
-
-
-def _month_number(name: str) -> int:
-    return next(i + 1 for i, m in enumerate(MONTH_NAMES) if m.startswith(name.lower()[:3]))
-
-
-def _day(year: int, month: int, day: int, span: tuple[int, int]) -> TimeWindow | None:
-    try:
-        start = datetime(year, month, day, tzinfo=UTC)
-    except ValueError:
-        return None
-    return TimeWindow(
-        start, start + timedelta(days=1), timedelta(days=7), None, start.date().isoformat(), span
-    )
-
-
-def _month(year: int, month: int, span: tuple[int, int]) -> TimeWindow:
-    start = datetime(year, month, 1, tzinfo=UTC)
-    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
-    return TimeWindow(start, end, timedelta(days=10), None, f"{year}-{month:02d}", span)
-
-
-def time_window(prompt: str, *, now: datetime | None = None) -> TimeWindow | None:
-    """The time a prompt names, most precise form first; None when it names none.
-
-    Absolute dates are read in the forms people write ("13 October, 2023",
-    "October 13, 2023", "8th December 2023", "2023-10-13"), then month and
-    year, a month alone (any year), a year; relative phrases ("yesterday",
-    "last week") only when ``now`` is known.
-    """
-    if (m := _ISO_DATE.search(prompt)) and (
-        window := _day(int(m.group(1)), int(m.group(2)), int(m.group(3)), m.span())
-    ):
-        return window
-    if (m := _DAY_MONTH_YEAR.search(prompt)) and (
-        window := _day(int(m.group(3)), _month_number(m.group(2)), int(m.group(1)), m.span())
-    ):
-        return window
-    if (m := _MONTH_DAY_YEAR.search(prompt)) and (
-        window := _day(int(m.group(3)), _month_number(m.group(1)), int(m.group(2)), m.span())
-    ):
-        return window
-    if m := _MONTH_YEAR.search(prompt):
-        return _month(int(m.group(2)), _month_number(m.group(1)), m.span())
-    if m := _MONTH_ALONE.search(prompt):
-        number = _month_number(m.group(1))
-        return TimeWindow(None, None, timedelta(0), number, MONTH_NAMES[number - 1], m.span())
-    if m := _YEAR.search(prompt):
-        year = int(m.group(1))
-        start = datetime(year, 1, 1, tzinfo=UTC)
-        end = datetime(year + 1, 1, 1, tzinfo=UTC)
-        return TimeWindow(start, end, timedelta(days=30), None, str(year), m.span())
-    if now is not None:
-        if now.tzinfo is None:
-            now = now.replace(tzinfo=UTC)
-        lowered = prompt.lower()
-        for phrase, (back, slack) in _RELATIVE.items():
-            if (pos := lowered.find(phrase)) >= 0:
-                return TimeWindow(now - back, now, slack, None, phrase, (pos, pos + len(phrase)))
-    return None

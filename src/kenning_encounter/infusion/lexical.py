@@ -18,7 +18,12 @@ fulltext index proposed, with what the graph tells cheaply about each:
   name the matter (a reply after the question that named it);
 - the encounter: knowledge about one matter is recorded together, so the best
   evidence of each encounter is pooled and members of strong encounters rise;
-- time: when the prompt names a time, nodes recorded then rise.
+- time: when the prompt names a time ("in May", "last week", "on 2023-05-07",
+  read against the prompt's moment by ``textproc_time``), nodes whose time falls
+  in it rise — a node's world time where it states one, else its record time,
+  or a time its own text states ("yesterday", read against when it was
+  recorded); and when the prompt asks for a time ("When did ...?"), nodes whose
+  text states one rise a little, since that is where an answer sits.
 
 The caller supplies the candidates (fulltext hits, plus the records next to
 them in their encounter with a zero retrieval score, so that propagation can
@@ -33,19 +38,27 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Protocol
 
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.textproc import (
     STOPWORDS,
-    TimeWindow,
     split_label,
     stem,
     surface_words,
-    time_window,
     tokenize,
     words,
+)
+from kenning_encounter.textproc_time import (
+    NodeTime,
+    TimeWindow,
+    asks_time,
+    find_times,
+    node_time,
+    read_time,
+    states_time,
+    utc,
 )
 
 
@@ -131,6 +144,7 @@ class Term:
 class Query:
     terms: tuple[Term, ...]
     window: TimeWindow | None = None  # the time the prompt names, if any
+    asks_time: bool = False  # the prompt asks for a time ("When did ...?")
 
     def weights(self) -> dict[str, float]:
         return {t.key: t.weight for t in self.terms}
@@ -157,7 +171,9 @@ class LexicalConfig:
     neighbour_decay: float = 0.5  # per place beyond the first
     encounter_weight: float = 0.3  # pull of the best-matching encounter
     encounter_top: int = 3  # an encounter's evidence: the mean of its best this-many
-    time_weight: float = 1.0  # a node recorded in the time the prompt names
+    time_weight: float = 1.0  # a node whose time falls in the time the prompt names
+    time_base: float = 0.25  # ... and its pull on its own, in shares of the best lexical score
+    stated_time_weight: float = 0.5  # a node stating a time, when the prompt asks for one
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +181,7 @@ class Candidate:
     node: NodeRecord
     retrieval_score: float = 0.0  # the generator's score; 0 for a context-only neighbour
     tokens: tuple[str, ...] | None = None  # ``tokenize(name + description)``, when known
+    stated: tuple[TimeWindow, ...] | None = None  # ``stated_times(node)``, when known
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,11 +196,21 @@ class Scored:
     score: float
     matched: tuple[str, ...]  # surfaces of the query terms found in the node
     why: tuple[str, ...]  # short reasons, for the signed payload
+    time_fit: float = 0.0  # how well its time fits the time the prompt names
+    attributed: bool = False  # about a subject the prompt names
 
 
 def node_tokens(node: NodeRecord) -> tuple[str, ...]:
     """The tokens the lexical path matches a node by: its name and description."""
     return tuple(tokenize(f"{node.name}\n{node.description}"))
+
+
+def stated_times(node: NodeRecord, fallback: datetime | None = None) -> tuple[TimeWindow, ...]:
+    """The times a node's description states, relative ones read against the node's own
+    time ("yesterday" in a record of 16 June is 15 June). Read when ranking, never
+    stored: the text is the source, and a better reader re-reads it."""
+    anchor = node_time(node, fallback)
+    return tuple(states_time(node.description, anchor.start)) if anchor is not None else ()
 
 
 def _is_proper(text: str, surface: str) -> bool:
@@ -212,10 +239,11 @@ def extract_terms(
     absolute ones are.
     """
     cfg = config or LexicalConfig()
-    window = time_window(prompt, now=now)
-    if window is not None:
-        # The time is matched against when nodes were recorded, not against their words.
-        start, end = window.span
+    window = read_time(prompt, now=now)
+    asked = asks_time(prompt)
+    # A time is matched against when nodes hold, not against their words.
+    for found in reversed(find_times(prompt, now=now)):
+        start, end = found.span
         prompt = f"{prompt[:start]} {prompt[end:]}"
     recent = list(trajectory[-cfg.trajectory_turns :]) if cfg.trajectory_turns > 0 else []
     weights: dict[str, float] = {}
@@ -237,7 +265,7 @@ def extract_terms(
         )
         for key, w in weights.items()
     )
-    return Query(terms, window)
+    return Query(terms, window, asked)
 
 
 def _label_keys(label: str | None, query: Query) -> set[str]:
@@ -331,22 +359,23 @@ def _encounter_pull(
     return {name: p / best for name, p in pooled.items()} if best > 0 else {}
 
 
-def _utc(when: datetime) -> datetime:
-    # Records keep UTC; a time without an offset is read as UTC, never as local.
-    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
-
-
-def _recorded_at(node: NodeRecord, context: GraphContext) -> datetime | None:
-    """When a node's content held: its observed time, else its creation, else its encounter's."""
-    observed = node.props.get("t_observed")
-    for raw in (observed if isinstance(observed, str) else None, node.created_at):
-        if raw:
-            try:
-                return _utc(datetime.fromisoformat(raw.replace("Z", "+00:00")))
-            except ValueError:
-                continue
+def _node_time(node: NodeRecord, context: GraphContext) -> NodeTime | None:
     opened = context.encounter_opened.get(node.encounter) if node.encounter else None
-    return _utc(opened) if opened is not None else None
+    return node_time(node, utc(opened) if opened is not None else None)
+
+
+def _time_fit(window: TimeWindow, cand: Candidate, context: GraphContext) -> float:
+    """How well a candidate's time falls in the window, by its own time or a time its
+    text states, scaled by how sure the prompt's reading was."""
+    held = _node_time(cand.node, context)
+    fit = window.fit(held) if held is not None else 0.0
+    stated = cand.stated
+    if stated is None:
+        stated = stated_times(cand.node, held.start if held is not None else None)
+    for told in stated:
+        if told.start is not None:
+            fit = max(fit, window.fit(NodeTime(told.start, told.end, "stated")))
+    return fit * window.certainty
 
 
 def rank_candidates(
@@ -379,10 +408,14 @@ def rank_candidates(
             continue
         enc = cand.node.encounter
         enc_pull = pull.get(enc, 0.0) if enc is not None else 0.0
+        fit = _time_fit(window, cand, context) if window is not None else 0.0
+        # A time the prompt names is evidence of its own: what was held then may share
+        # no word with the question ("What did Jo do in July 2022?").
         score = (
             ev.lexical
             + cfg.neighbour_weight * inherit
             + cfg.encounter_weight * enc_pull * top_lexical
+            + cfg.time_base * fit * top_lexical
         )
         why: list[str] = []
         if ev.matched:
@@ -393,13 +426,16 @@ def rank_candidates(
             score *= 1.0 + cfg.label_boost
             why.append("about the subject named")
         if window is not None:
-            when = _recorded_at(cand.node, context)
-            fit = window.match(when) if when is not None else 0.0
             if fit > 0:
                 score *= 1.0 + cfg.time_weight * fit
-                why.append(f"recorded in the time asked about ({window.label})")
+                why.append(f"in the time asked about ({window.label})")
+        elif query.asks_time and cfg.stated_time_weight > 0:
+            stated = cand.stated if cand.stated is not None else stated_times(cand.node)
+            if stated:
+                score *= 1.0 + cfg.stated_time_weight
+                why.append("states a time, and the prompt asks when")
         score = _finite_or_zero(score)
         if score > 0:
-            scored.append(Scored(cand.node, score, ev.matched, tuple(why)))
+            scored.append(Scored(cand.node, score, ev.matched, tuple(why), fit, ev.attributed))
     scored.sort(key=lambda s: (-s.score, s.node.tick, s.node.id))
     return scored[:limit]

@@ -27,9 +27,11 @@ from kenning_encounter.infusion.lexical import (
     idf,
     node_tokens,
     rank_candidates,
+    stated_times,
 )
 from kenning_encounter.store.port import GraphStore, ReadTx
 from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.textproc_time import TimeWindow
 
 log = logging.getLogger(__name__)
 
@@ -56,13 +58,27 @@ class Selection:
 
 
 class TokenCache:
-    """Tokens of node text by node id. A node's text never changes (a revision is a new
-    node), so an entry never goes stale; the oldest are dropped past ``size``."""
+    """Tokens of node text, and the times it states, by node id. A node's text and
+    time never change (a revision is a new node), so an entry never goes stale; the
+    oldest are dropped past ``size``."""
 
     def __init__(self, size: int = 200_000) -> None:
         self._size = size
         self._tokens: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+        self._stated: OrderedDict[str, tuple[TimeWindow, ...]] = OrderedDict()
         self._lock = threading.Lock()
+
+    def stated(self, node: NodeRecord) -> tuple[TimeWindow, ...]:
+        with self._lock:
+            found = self._stated.get(node.id)
+            if found is not None:
+                return found
+        times = stated_times(node)
+        with self._lock:
+            self._stated[node.id] = times
+            while len(self._stated) > self._size:
+                self._stated.popitem(last=False)
+        return times
 
     def get(self, node: NodeRecord) -> tuple[str, ...]:
         with self._lock:
@@ -106,6 +122,20 @@ class MemberCache:
                 self._held -= len(dropped)
 
 
+# Encounters looked at, newest first, for what was recorded in the time a prompt names:
+# enough for weeks of work; an older time still reaches what its words match.
+WINDOW_ENCOUNTERS = 400
+
+
+def _encounters_in(tx: ReadTx, window: TimeWindow) -> list[str]:
+    names: list[str] = []
+    for enc in tx.encounters(limit=WINDOW_ENCOUNTERS):
+        ends = [_parse_time(enc.opened_at), _parse_time(enc.sealed_at or enc.last_activity_at)]
+        if any(when is not None and window.match(when) > 0 for when in ends):
+            names.append(enc.name)
+    return names
+
+
 def _parse_time(value: str | None) -> datetime | None:
     if not value:
         return None
@@ -129,11 +159,19 @@ def _gather(
     around: int,
     tokens: TokenCache,
     cache: MemberCache,
+    query: Query,
+    limit: int,
 ) -> _Gathered:
     strongest = set(sorted(hits, key=lambda i: -hits[i])[:around])
+    window = query.window
+    times = window is not None or query.asks_time
 
     def work(tx: ReadTx) -> _Gathered:
         found = tx.get_nodes(list(hits))
+        if window is not None and (timed := _encounters_in(tx, window)):
+            # What was recorded then is a candidate by that alone, scored by its time.
+            ids = [i for i in tx.encounter_nodes(timed, limit) if i not in found]
+            found.update(tx.get_nodes(ids))
         encounters = sorted({n.encounter for n in found.values() if n.encounter})
         near = sorted({n.encounter for i in strongest if (n := found.get(i)) and n.encounter})
         records = tx.get_encounters(encounters)
@@ -173,6 +211,7 @@ def _gather(
                 replace(node, tick=position.get(node.id, node.tick)),
                 hits.get(node.id, 0.0),
                 tokens.get(node),
+                tokens.stated(node) if times else None,
             )
             for node in found.values()
         ]
@@ -210,6 +249,8 @@ def lexical(
         cfg.neighbour_hits,
         tokens or TokenCache(),
         members or MemberCache(),
+        query,
+        cfg.candidates,
     )
     stats = store.fulltext_stats(t.key for t in query.terms)
     ranked = rank_candidates(
@@ -219,11 +260,13 @@ def lexical(
 
     # Silence is decided for the prompt, not per node: something held bears on it when
     # one candidate shares a word rare in this memory, or two of the prompt's words
-    # together (rarely an accident). Then the ranking stands as it is, down to a floor
-    # that keeps stray single-word echoes of the top out.
+    # together (rarely an accident), or is about the subject the prompt names at the
+    # time it names. Then the ranking stands as it is, down to a floor that keeps stray
+    # single-word echoes of the top out.
     def distinctive(scored: Scored) -> bool:
         matched = sum(strength.get(s, 0.0) for s in scored.matched)
-        return matched >= cfg.min_match or len(scored.matched) >= 2
+        named_then = scored.attributed and scored.time_fit > 0
+        return matched >= cfg.min_match or len(scored.matched) >= 2 or named_then
 
     seeds: list[Seed] = []
     top = ranked[0].score if ranked else 0.0
@@ -233,6 +276,9 @@ def lexical(
                 break
             why = ", ".join(f"“{s}”" for s in scored.matched[:4])
             reason = f"matched {why}" if why else "recorded beside a match"
+            # Time is one declared signal among the others: the reason says when it counted.
+            timed = [w for w in scored.why if w.startswith(("in the time", "states a time"))]
+            reason = "; ".join([reason, *timed])
             node = gathered.originals.get(scored.node.id, scored.node)
             seeds.append(Seed(node, scored.score / top, reason))
             if len(seeds) == cfg.seeds:

@@ -1,0 +1,743 @@
+"""Time in text: the windows a prompt (or a record) points at, and the time a node holds.
+
+``find_times(text, now=...)`` reads English time expressions left to right and
+turns each into a ``TimeWindow``: a span [start, end) with how sure the reading
+is. Absolute forms ("2023-05-07", "7 May 2023", "May 2023", "in 2022", "Q3
+2023", "early June 2023") need no clock; relative ones ("yesterday", "last
+week", "two days ago", "last Friday", "in May", "recently") are read against
+``now``, the moment the text was written, and are skipped without it. Composite
+forms take one of those inside: "before 7 May 2023", "since last month", "the
+week before 16 November 2023", "between August 11 and August 15 2023".
+
+What is deliberately not a time: "May I ask" (a bare month needs a preposition
+and a capital when it is also a verb), "a week-long job" and "for two days"
+(durations point at no moment), numbers that are not years ("port 2022", "in
+2000 files": a year must stand where a year can end a phrase), and events
+("before the migration": the reader knows dates, not what happened when).
+
+``node_time(node)`` is the one place that says which time a node has: its world
+time where it states one (``valid_from``/``valid_until`` when nodes carry them,
+else an Observation's ``t_observed``), else its record time. Ranking and
+filtering ask only this, so a richer node model plugs in here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from typing import Final
+
+from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.textproc import MONTH_NAMES, STOPWORDS
+
+
+@dataclass(frozen=True, slots=True)
+class TimeWindow:
+    """A span of time a text points at: [start, end), either end open when None.
+
+    ``month`` alone (start and end None) is a month of any year: a prompt that
+    named a month with no year and no clock to place it. ``slack`` reaches past
+    the end because knowledge of an event is recorded at or after it.
+    """
+
+    start: datetime | None
+    end: datetime | None
+    slack: timedelta
+    certainty: float  # how sure the reading is, in (0, 1]
+    label: str  # the time in short, for a "why"
+    span: tuple[int, int]  # where the text names it
+    month: int | None = None
+
+    def contains(self, when: datetime) -> bool:
+        """Strictly inside (no slack): the ``when`` filter's test."""
+        when = utc(when)
+        if self.month is not None and self.start is None and self.end is None:
+            return when.month == self.month
+        return (self.start is None or when >= self.start) and (self.end is None or when < self.end)
+
+    def match(self, when: datetime) -> float:
+        """1.0 inside the window, fading to 0.0 across the slack after its end."""
+        when = utc(when)
+        if self.contains(when):
+            return 1.0
+        if self.end is None or when < self.end or self.slack <= timedelta(0):
+            return 0.0
+        late = when - self.end
+        return 0.0 if late >= self.slack else 1.0 - late / self.slack
+
+    def fit(self, span: NodeTime) -> float:
+        """How well a node's time falls in the window: a span counts where it overlaps."""
+        if span.end is None or self.month is not None:
+            return self.match(span.start)
+        overlaps = (self.end is None or span.start < self.end) and (
+            self.start is None or span.end > self.start
+        )
+        return 1.0 if overlaps else self.match(span.start)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeTime:
+    """The time a node holds: a moment (end None) or a span, and which kind it is."""
+
+    start: datetime
+    end: datetime | None
+    basis: str  # "valid" (stated span) | "observed" (t_observed) | "recorded"
+
+
+def utc(when: datetime) -> datetime:
+    # Records keep UTC; a time without an offset is read as UTC, never as local.
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def parse_instant(raw: object) -> datetime | None:
+    """An ISO-8601 string as an aware datetime; None for anything else."""
+    if not isinstance(raw, str) or not raw:
+        return None
+    try:
+        return utc(datetime.fromisoformat(raw.replace("Z", "+00:00")))
+    except ValueError:
+        return None
+
+
+def node_time(node: NodeRecord, fallback: datetime | None = None) -> NodeTime | None:
+    """World time where the node states it, else record time, else ``fallback``."""
+    start = parse_instant(node.props.get("valid_from"))
+    if start is not None:
+        return NodeTime(start, parse_instant(node.props.get("valid_until")), "valid")
+    observed = parse_instant(node.props.get("t_observed"))
+    if observed is not None:
+        return NodeTime(observed, None, "observed")
+    recorded = parse_instant(node.created_at)
+    if recorded is not None:
+        return NodeTime(recorded, None, "recorded")
+    return NodeTime(utc(fallback), None, "recorded") if fallback is not None else None
+
+
+# --- vocabulary --------------------------------------------------------------
+_MONTHS: Final = {m: i for i, m in enumerate(MONTH_NAMES, start=1)}
+_MONTH_ALT: Final = "|".join(
+    sorted({*MONTH_NAMES, *(m[:3] for m in MONTH_NAMES), "sept"}, key=len, reverse=True)
+)
+_M: Final = rf"(?P<mon>{_MONTH_ALT})\.?"
+_D: Final = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_Y: Final = r"(?P<year>(?:19|20)\d\d)"
+_NUMBERS: Final = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple of": 2,
+    "a few": 3,
+    "several": 4,
+}
+_VAGUE: Final = frozenset({"a couple of", "a few", "several"})
+_N: Final = r"(?P<n>\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
+_UNIT: Final = r"(?P<unit>day|week|weekend|month|year)s?"
+_UNIT_DAYS: Final = {"day": 1, "week": 7, "weekend": 7, "month": 30, "year": 365}
+_WEEKDAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_SEASONS: Final = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_ORDINALS: Final = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2}
+_ORDINALS.update({"fourth": 3, "4th": 3})
+# A bare "may" or "march" is a verb as often as a month: only the capitalized form counts.
+_VERB_MONTHS: Final = frozenset({"may", "march"})
+_YEAR_TAIL: Final = re.compile(r"\s*([A-Za-z]+)")
+
+
+def _month_of(name: str) -> int:
+    key = name.lower().rstrip(".")
+    return next(i for m, i in _MONTHS.items() if m.startswith(key[:3]))
+
+
+def _day_start(when: datetime) -> datetime:
+    return when.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _add_months(year: int, month: int, n: int) -> tuple[int, int]:
+    index = year * 12 + (month - 1) + n
+    return index // 12, index % 12 + 1
+
+
+def _months(year: int, month: int, count: int = 1) -> tuple[datetime, datetime]:
+    end_y, end_m = _add_months(year, month, count)
+    return datetime(year, month, 1, tzinfo=UTC), datetime(end_y, end_m, 1, tzinfo=UTC)
+
+
+def _years(year: int) -> tuple[datetime, datetime]:
+    return datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class _Ctx:
+    text: str
+    now: datetime | None
+    inner: bool  # read after "before", "since", ...: a bare year or month is a time there
+
+
+_Build = Callable[[re.Match[str], _Ctx], "TimeWindow | None"]
+# A rule runs only on text holding a word of each of its ``needs`` (DIGIT: a digit):
+# Python's regex engine is slow on long case-blind alternations, and most text
+# holds no time at all.
+DIGIT: Final = "0"
+_MONTH_WORDS: Final = frozenset(_MONTH_ALT.split("|"))
+_RULES: list[tuple[re.Pattern[str], _Build, tuple[frozenset[str], ...]]] = []
+
+
+def _rule(pattern: str, *needs: Iterable[str]) -> Callable[[_Build], _Build]:
+    compiled = re.compile(pattern, re.I)
+    required = tuple(frozenset(n) for n in needs)
+
+    def register(build: _Build) -> _Build:
+        _RULES.append((compiled, build, required))
+        return build
+
+    return register
+
+
+_WORD: Final = re.compile(r"[a-z]+|\d")
+
+
+def _words(text: str) -> frozenset[str]:
+    found = set(_WORD.findall(text.lower()))
+    found.update([w[:-1] for w in found if w.endswith("s")])
+    return frozenset(DIGIT if w.isdigit() else w for w in found)
+
+
+def _runs(needs: tuple[frozenset[str], ...], present: frozenset[str]) -> bool:
+    return all(not need.isdisjoint(present) for need in needs)
+
+
+def _window(
+    start: datetime | None,
+    end: datetime | None,
+    m: re.Match[str],
+    label: str,
+    certainty: float,
+    slack_days: float,
+) -> TimeWindow:
+    return TimeWindow(start, end, timedelta(days=slack_days), certainty, label, m.span())
+
+
+def _day_window(
+    year: int, month: int, day: int, m: re.Match[str], sure: float
+) -> TimeWindow | None:
+    try:
+        start = datetime(year, month, day, tzinfo=UTC)
+    except ValueError:
+        return None
+    return _window(start, start + timedelta(days=1), m, start.date().isoformat(), sure, 7)
+
+
+def _latest(now: datetime, month: int, day: int = 1) -> int | None:
+    """The year of the latest (month, day) not after ``now``."""
+    for year in (now.year, now.year - 1, now.year - 2, now.year - 3, now.year - 4):
+        try:
+            if datetime(year, month, day, tzinfo=UTC) <= now:
+                return year
+        except ValueError:
+            continue
+    return None
+
+
+# --- absolute forms ------------------------------------------------------------
+@_rule(
+    r"\b(?P<y>\d{4})-(?P<m>\d\d)-(?P<d>\d\d)(?:[T ](?P<t>\d\d:\d\d(?::\d\d(?:\.\d+)?)?)(?P<z>Z|[+-]\d\d:?\d\d)?)?\b",
+    {DIGIT},
+)
+def _iso(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    if m.group("t"):
+        instant = parse_instant(m.group(0))
+        if instant is None:
+            return None
+        return _window(instant, instant + timedelta(minutes=1), m, instant.isoformat(), 1.0, 7)
+    return _day_window(int(m["y"]), int(m["m"]), int(m["d"]), m, 1.0)
+
+
+@_rule(r"\b(?P<y>(?:19|20)\d\d)-(?P<m>0[1-9]|1[0-2])\b(?!-\d)", {DIGIT})
+def _iso_month(m: re.Match[str], ctx: _Ctx) -> TimeWindow:
+    start, end = _months(int(m["y"]), int(m["m"]))
+    return _window(start, end, m, f"{m['y']}-{m['m']}", 1.0, 10)
+
+
+def _dated(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    surface = m["mon"]
+    if not m.group("year") and surface.lower() in _VERB_MONTHS and not surface[0].isupper():
+        return None
+    month = _month_of(surface)
+    day = int(m["day"])
+    if m.group("year"):
+        return _day_window(int(m["year"]), month, day, m, 1.0)
+    if ctx.now is None:
+        return _month_any(month, m, 0.5)
+    year = _latest(ctx.now, month, day)
+    return _day_window(year, month, day, m, 0.8) if year is not None else None
+
+
+_rule(rf"\b{_D}(?:\s+of)?\s+{_M}(?:,?\s*{_Y})?\b", {DIGIT}, _MONTH_WORDS)(_dated)
+_rule(rf"\b{_M}\s+{_D}(?!\d)(?:,?\s*{_Y})?\b(?!:)", {DIGIT}, _MONTH_WORDS)(_dated)
+
+
+def _month_any(month: int, m: re.Match[str], sure: float) -> TimeWindow:
+    label = MONTH_NAMES[month - 1].capitalize()
+    return TimeWindow(None, None, timedelta(0), sure, label, m.span(), month)
+
+
+@_rule(rf"\b{_M},?\s+{_Y}\b", {DIGIT}, _MONTH_WORDS)
+def _month_year(m: re.Match[str], ctx: _Ctx) -> TimeWindow:
+    month = _month_of(m["mon"])
+    start, end = _months(int(m["year"]), month)
+    return _window(start, end, m, f"{m['year']}-{month:02d}", 1.0, 10)
+
+
+_PART = r"(?P<part>early|mid|late|the\s+(?:beginning|start|middle|end)\s+of|(?:beginning|start|middle|end)\s+of)"
+
+
+@_rule(
+    rf"\b{_PART}[\s-]+(?:{_M}(?:,?\s+{_Y})?|(?P<only>(?:19|20)\d\d))\b",
+    {"early", "mid", "late", "beginning", "start", "middle", "end"},
+)
+def _part_of(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    part = m["part"].lower().split()[-2 if m["part"].lower().endswith("of") else -1]
+    third = {"early": 0, "beginning": 0, "start": 0, "mid": 1, "middle": 1}.get(part, 2)
+    if m.group("mon"):
+        month = _month_of(m["mon"])
+        year = int(m["year"]) if m.group("year") else (_latest(ctx.now, month) if ctx.now else None)
+        if year is None:
+            return None
+        start, end = _months(year, month)
+    else:
+        year = int(m["only"])
+        start, end = _years(year)
+    length = (end - start) / 3
+    lo = start + length * third
+    label = f"{part} {m.group('mon') or ''} {year}".replace("  ", " ")
+    return _window(lo, lo + length, m, label.strip(), 0.8, 10)
+
+
+@_rule(
+    rf"\b(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th|last)\s+week\s+of\s+{_M}(?:,?\s+{_Y})?\b",
+    {"week"},
+    _MONTH_WORDS,
+)
+def _week_of(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    month = _month_of(m["mon"])
+    year = int(m["year"]) if m.group("year") else (_latest(ctx.now, month) if ctx.now else None)
+    if year is None:
+        return None
+    start, end = _months(year, month)
+    ordinal = m["ord"].lower()
+    lo = (
+        end - timedelta(days=7)
+        if ordinal == "last"
+        else start + timedelta(days=7 * _ORDINALS[ordinal])
+    )
+    return _window(lo, lo + timedelta(days=7), m, f"{ordinal} week of {year}-{month:02d}", 0.8, 7)
+
+
+def _quarter(m: re.Match[str], ctx: _Ctx) -> TimeWindow:
+    quarter = int(m["q"])
+    start, end = _months(int(m["year"]), 3 * quarter - 2, 3)
+    return _window(start, end, m, f"Q{quarter} {m['year']}", 1.0, 14)
+
+
+_rule(rf"\bQ(?P<q>[1-4])\s*{_Y}\b", {DIGIT}, {"q"})(_quarter)
+_rule(rf"\b{_Y}\s*Q(?P<q>[1-4])\b", {DIGIT}, {"q"})(_quarter)
+
+
+@_rule(
+    r"\b(?:(?P<rel>last|this|next)\s+)?(?P<season>spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d\d))?\b",
+    _SEASONS,
+)
+def _season(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    first = _SEASONS[m["season"].lower()]
+    if m.group("year"):
+        year = int(m["year"])
+    elif m.group("rel") and ctx.now is not None:
+        year = _latest(ctx.now, first) or ctx.now.year
+        if m["rel"].lower() == "last":
+            # "last summer" in the middle of summer is the one before this one.
+            start, end = _months(year, first, 3)
+            year -= 1 if start <= ctx.now < end else 0
+        elif m["rel"].lower() == "next":
+            year += 1
+    else:
+        return None  # "summer" alone is a word, not a date
+    start, end = _months(year, first, 3)
+    return _window(start, end, m, f"{m['season'].lower()} {year}", 0.7, 14)
+
+
+@_rule(r"\b(?P<prep>in|during|of|throughout|year)\s+" + _Y, {DIGIT})
+def _year(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    if not _ends_phrase(ctx.text, m.end()):
+        return None
+    start, end = _years(int(m["year"]))
+    return _window(start, end, m, m["year"], 1.0, 30)
+
+
+def _ends_phrase(text: str, at: int) -> bool:
+    # A year ends its phrase; "in 2000 files" is a count.
+    tail = _YEAR_TAIL.match(text, at)
+    return tail is None or tail.group(1).lower() in STOPWORDS or tail.start(1) > at + 1
+
+
+@_rule(rf"\b(?:in|during|throughout|of)\s+{_M}(?!\s*\d)", _MONTH_WORDS)
+def _month_alone(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    surface = m["mon"]
+    if surface.lower() in _VERB_MONTHS and not surface[0].isupper():
+        return None
+    month = _month_of(surface)
+    if ctx.now is None:
+        return _month_any(month, m, 0.5)
+    year = _latest(ctx.now, month)
+    if year is None:
+        return None
+    start, end = _months(year, month)
+    return _window(start, end, m, f"{year}-{month:02d}", 0.7, 10)
+
+
+@_rule(r"\b(?P<year>(?:19|20)\d\d)\b", {DIGIT})
+def _bare_year(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    # Only after "before", "since", ...: anywhere else a bare number is as likely a count.
+    if not ctx.inner or not _ends_phrase(ctx.text, m.end()):
+        return None
+    start, end = _years(int(m["year"]))
+    return _window(start, end, m, m["year"], 1.0, 30)
+
+
+@_rule(rf"\b{_M}(?!\s*\d)", _MONTH_WORDS)
+def _bare_month(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    if not ctx.inner:
+        return None
+    return _month_alone(m, ctx)
+
+
+# --- relative forms (read against ``now``) ----------------------------------------
+def _relative(build: Callable[[re.Match[str], datetime], TimeWindow | None]) -> _Build:
+    def wrapped(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+        return build(m, ctx.now) if ctx.now is not None else None
+
+    return wrapped
+
+
+_DAYS: Final = {
+    "today": (0, 0.9),
+    "tonight": (0, 0.9),
+    "this morning": (0, 0.9),
+    "this afternoon": (0, 0.9),
+    "this evening": (0, 0.9),
+    "yesterday": (-1, 0.9),
+    "last night": (-1, 0.9),
+    "the day before yesterday": (-2, 0.9),
+    "tomorrow": (1, 0.9),
+    "the day after tomorrow": (2, 0.9),
+}
+
+
+@_rule(
+    r"\b(?P<w>" + "|".join(sorted(_DAYS, key=len, reverse=True)) + r")\b",
+    {"today", "tonight", "morning", "afternoon", "evening", "yesterday", "night", "tomorrow"},
+)
+@_relative
+def _named_day(m: re.Match[str], now: datetime) -> TimeWindow:
+    offset, sure = _DAYS[" ".join(m["w"].lower().split())]
+    start = _day_start(now) + timedelta(days=offset)
+    return _window(start, start + timedelta(days=1), m, m["w"].lower(), sure, 2)
+
+
+def _calendar(unit: str, now: datetime, shift: int) -> tuple[datetime, datetime]:
+    day = _day_start(now)
+    if unit in ("week", "weekend"):
+        monday = day - timedelta(days=now.weekday()) + timedelta(days=7 * shift)
+        if unit == "weekend":
+            saturday = monday + timedelta(days=5)
+            return saturday, saturday + timedelta(days=2)
+        return monday, monday + timedelta(days=7)
+    if unit == "month":
+        year, month = _add_months(now.year, now.month, shift)
+        first = day.replace(year=year, month=month, day=1)
+        end_year, end_month = _add_months(year, month, 1)
+        return first, first.replace(year=end_year, month=end_month)
+    first = day.replace(year=now.year + shift, month=1, day=1)
+    return first, first.replace(year=first.year + 1)
+
+
+@_rule(
+    r"\b(?P<rel>last|this|next)\s+(?P<unit>week|weekend|month|year)\b(?!\s*-)",
+    {"last", "this", "next"},
+    _UNIT_DAYS,
+)
+@_relative
+def _this_unit(m: re.Match[str], now: datetime) -> TimeWindow:
+    rel, unit = m["rel"].lower(), m["unit"].lower()
+    # Calendar units: "last week" is the Monday-to-Sunday before this one, and on a
+    # Sunday "last weekend" is the one before the weekend under way.
+    start, end = _calendar(unit, now, {"last": -1, "this": 0, "next": 1}[rel])
+    slack = {"week": 3, "weekend": 3, "month": 7, "year": 30}[unit]
+    return _window(start, end, m, f"{rel} {unit}", 0.9, slack)
+
+
+def _count(raw: str) -> tuple[int, bool]:
+    key = " ".join(raw.lower().split())
+    return (int(key), False) if key.isdigit() else (_NUMBERS[key], key in _VAGUE)
+
+
+@_rule(rf"\b{_N}\s+{_UNIT}\s+(?:ago|back|earlier)\b", {"ago", "back", "earlier"})
+@_relative
+def _ago(m: re.Match[str], now: datetime) -> TimeWindow | None:
+    n, vague = _count(m["n"])
+    unit = m["unit"].lower()
+    if unit == "day":
+        start = _day_start(now) - timedelta(days=n)
+        length = timedelta(days=1)
+    else:
+        length = timedelta(days=_UNIT_DAYS[unit])
+        start = now - length * n - length / 2
+    sure = 0.5 if vague else 0.8
+    spread = length * (2 if vague else 0)  # "a few weeks ago" is a wide guess
+    label = f"{m['n'].lower()} {unit}s ago" if n != 1 or vague else f"{m['n'].lower()} {unit} ago"
+    return _window(start - spread, start + length + spread, m, label, sure, _UNIT_DAYS[unit] / 2)
+
+
+@_rule(
+    rf"\b(?:(?:in|over|within|during)\s+)?(?:the\s+(?:past|last)|past)\s+(?:{_N}\s+)?{_UNIT}\b",
+    {"past", "last"},
+)
+@_relative
+def _past(m: re.Match[str], now: datetime) -> TimeWindow:
+    n, vague = _count(m["n"]) if m.group("n") else (1, False)
+    unit = m["unit"].lower()
+    start = now - timedelta(days=_UNIT_DAYS[unit] * n)
+    return _window(start, now, m, f"the past {n} {unit}(s)", 0.6 if vague else 0.9, 1)
+
+
+@_rule(r"\b(?P<rel>last|this|next|on)\s+(?P<wd>" + "|".join(_WEEKDAYS) + r")s?\b", _WEEKDAYS)
+@_relative
+def _weekday(m: re.Match[str], now: datetime) -> TimeWindow:
+    rel, target = m["rel"].lower(), _WEEKDAYS.index(m["wd"].lower())
+    today = _day_start(now)
+    back = (now.weekday() - target) % 7
+    if rel == "last":
+        back = back or 7
+        day = today - timedelta(days=back)
+    elif rel == "on":
+        day = today - timedelta(days=back)
+    else:
+        day = today + timedelta(days=(target - now.weekday()) % 7 or (7 if rel == "next" else 0))
+    return _window(day, day + timedelta(days=1), m, f"{rel} {m['wd'].capitalize()}", 0.8, 3)
+
+
+@_rule(r"\bon\s+the\s+(?P<day>[0-3]?\d)(?:st|nd|rd|th)\b", {DIGIT})
+def _day_of_month(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    if ctx.now is None or not _ends_phrase(ctx.text, m.end()):
+        return None
+    now = ctx.now
+    for back in range(3):
+        year, month = _add_months(now.year, now.month, -back)
+        try:
+            day = _day_start(now).replace(year=year, month=month, day=int(m["day"]))
+        except ValueError:
+            continue
+        if day <= now:
+            return _window(day, day + timedelta(days=1), m, f"the {m['day']}th", 0.6, 3)
+    return None
+
+
+@_rule(
+    r"\b(?P<w>recently|lately|the\s+other\s+day|these\s+days)\b",
+    {"recently", "lately", "other", "these"},
+)
+@_relative
+def _recently(m: re.Match[str], now: datetime) -> TimeWindow:
+    days = 7 if "other" in m["w"].lower() else 30
+    return _window(now - timedelta(days=days), now, m, m["w"].lower(), 0.4, 1)
+
+
+# --- composite forms: an operator and a time after it ----------------------------
+_OPERATOR = re.compile(
+    r"\b(?:(?P<k>the\s+(?:day|week|month|weekend)\s+)?(?P<op>before|after)"
+    r"|(?P<op2>prior\s+to|until|till|up\s+to|since|from|between))\s+",
+    re.I,
+)
+_OPERATOR_WORDS: Final = frozenset(
+    {"before", "after", "prior", "until", "till", "up", "since", "from", "between"}
+)
+_JOIN = re.compile(r"\s*(?:and|to|until|till|through|-|–)\s*", re.I)
+
+
+def _at(text: str, pos: int, now: datetime | None) -> TimeWindow | None:
+    """The longest time expression starting exactly at ``pos``."""
+    ctx = _Ctx(text, now, inner=True)
+    present = _words(text[pos:])
+    best: TimeWindow | None = None
+    for pattern, build, needs in _RULES:
+        if not _runs(needs, present):
+            continue
+        m = pattern.match(text, pos)
+        if m is None:
+            continue
+        window = build(m, ctx)
+        if window is not None and (best is None or window.span[1] > best.span[1]):
+            best = window
+    return best
+
+
+def _composite(text: str, now: datetime | None) -> Iterator[TimeWindow]:
+    for m in _OPERATOR.finditer(text):
+        first = _at(text, m.end(), now)
+        if first is None:
+            continue
+        op = (m.group("op") or m.group("op2")).lower().split()[0]
+        if op in ("from", "between"):
+            join = _JOIN.match(text, first.span[1])
+            # The second end anchors the first: "August 11 and August 15 2023".
+            second = _at(text, join.end(), now) if join else None
+            if second is None or join is None:
+                continue
+            anchor = second.end or second.start
+            again = _at(text, m.end(), anchor) if anchor is not None else None
+            first = again if again is not None and again.start is not None else first
+            if first.start is None or second.end is None or first.start >= second.end:
+                continue
+            sure = min(first.certainty, second.certainty)
+            yield TimeWindow(
+                first.start,
+                second.end,
+                timedelta(days=3),
+                sure,
+                f"{first.label} to {second.label}",
+                (m.start(), second.span[1]),
+            )
+            continue
+        if first.start is None and first.end is None:
+            continue  # "before May" of no year: nothing to be before
+        k = (m.group("k") or "").split()
+        length = timedelta(days=_UNIT_DAYS[k[1].lower()]) if k else None
+        start, end, slack = None, None, timedelta(0)
+        if op in ("before", "prior"):
+            end = first.start
+            start = end - length if length and end else None
+        elif op == "after":
+            start = first.end
+            end = start + length if length and start else None
+            slack = first.slack if length else timedelta(0)
+        elif op == "since":
+            start, end = first.start, now
+        else:  # until, till, up to
+            end = first.end
+        label = f"{' '.join(k).lower() + ' ' if k else ''}{op} {first.label}"
+        yield TimeWindow(start, end, slack, first.certainty, label, (m.start(), first.span[1]))
+
+
+_ANY_NEED: Final = frozenset(w for _, _, needs in _RULES for need in needs for w in need)
+
+
+# --- public reading -------------------------------------------------------------
+def find_times(text: str, *, now: datetime | None = None) -> list[TimeWindow]:
+    """Every time expression in ``text``, left to right, none overlapping another.
+
+    Where two readings overlap, the longer one stands ("the week before 16
+    November 2023" over "16 November 2023"), then the surer one.
+    """
+    present = _words(text)
+    if present.isdisjoint(_ANY_NEED):
+        return []
+    if now is not None:
+        now = utc(now)
+    ctx = _Ctx(text, now, inner=False)
+    found: list[TimeWindow] = []
+    for pattern, build, needs in _RULES:
+        if not _runs(needs, present):
+            continue
+        for m in pattern.finditer(text):
+            window = build(m, ctx)
+            if window is not None:
+                found.append(window)
+    if not _OPERATOR_WORDS.isdisjoint(present):
+        found.extend(_composite(text, now))
+    found.sort(key=lambda w: (-(w.span[1] - w.span[0]), -w.certainty, w.span[0]))
+    kept: list[TimeWindow] = []
+    for window in found:
+        if all(window.span[1] <= k.span[0] or window.span[0] >= k.span[1] for k in kept):
+            kept.append(window)
+    return sorted(kept, key=lambda w: w.span)
+
+
+def _width(window: TimeWindow) -> float:
+    if window.start is None or window.end is None:
+        return float("inf") if window.month is None else 31 * 86_400.0
+    return (window.end - window.start).total_seconds()
+
+
+def read_time(text: str, *, now: datetime | None = None) -> TimeWindow | None:
+    """The time a prompt asks about: its surest reading, the narrowest of equals."""
+    found = find_times(text, now=now)
+    return max(found, key=lambda w: (w.certainty, -_width(w))) if found else None
+
+
+def read_range(value: str, *, now: datetime | None = None) -> TimeWindow | None:
+    """A ``when`` value: "START..END" (ISO dates or times, either end empty for open),
+    one ISO date or time, or a phrase that is nothing but a time ("last week")."""
+    text = value.strip()
+    if ".." in text:
+        lo_raw, _, hi_raw = text.partition("..")
+        try:
+            lo = _iso_end(lo_raw.strip(), first=True)
+            hi = _iso_end(hi_raw.strip(), first=False)
+        except ValueError:
+            return None
+        if (lo is None and hi is None) or (lo is not None and hi is not None and lo >= hi):
+            return None
+        return TimeWindow(lo, hi, timedelta(0), 1.0, text, (0, len(value)))
+    found = find_times(text, now=now)
+    if len(found) != 1:
+        return None
+    window = found[0]
+    start, end = window.span
+    rest = f"{text[:start]} {text[end:]}".strip(" ,.")
+    # A phrase may bring its preposition ("in May 2023"), nothing else.
+    if rest and rest.lower() not in ("in", "on", "during", "at", "of"):
+        return None
+    return replace(window, slack=timedelta(0))
+
+
+def _iso_end(raw: str, *, first: bool) -> datetime | None:
+    """One end of an ISO range, None when left empty. A bare date closing a range
+    includes that whole day."""
+    if not raw:
+        return None
+    instant = parse_instant(raw)
+    if instant is None:
+        raise ValueError(raw)
+    if not first and len(raw) == 10:
+        instant += timedelta(days=1)
+    return instant
+
+
+_ASKS_TIME = re.compile(
+    r"(?:^|[.!?;:,]\s*|\b(?:and|remember|know|tell\s+me|recall)\s+)"
+    r"(?:when\b|since\s+when\b|how\s+long\s+ago\b"
+    r"|(?:what|which)\s+(?:time|date|day|week|month|year|season)\b"
+    r"|(?:in|on)\s+(?:what|which)\s+(?:date|day|week|month|year)\b)",
+    re.I,
+)
+
+
+def asks_time(text: str) -> bool:
+    """Whether a question asks for a time ("When did ...", "What year ...")."""
+    return _ASKS_TIME.search(text.strip()) is not None
+
+
+def states_time(text: str, anchor: datetime) -> list[TimeWindow]:
+    """The times a record's text states, relative ones read against when it was recorded."""
+    return [w for w in find_times(text, now=anchor) if w.certainty >= 0.5]

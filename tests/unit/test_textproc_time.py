@@ -1,0 +1,275 @@
+"""The time reader: which phrasings are times, the window each names, and which time a node has.
+
+The clock is fixed (``NOW``, a Wednesday) so relative phrases have exact answers.
+"""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.textproc_time import (
+    NodeTime,
+    TimeWindow,
+    asks_time,
+    find_times,
+    node_time,
+    read_range,
+    read_time,
+    states_time,
+)
+
+NOW = datetime(2023, 11, 22, 15, 30, tzinfo=UTC)  # Wednesday
+
+
+def _day(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
+    def iso(when: datetime | None) -> str | None:
+        return when.date().isoformat() if when is not None else None
+
+    return iso(window.start), iso(window.end)
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        # absolute: no clock needed
+        ("What happened on 2023-05-07?", "2023-05-07", "2023-05-08"),
+        ("What did Gina find on 1 February, 2023?", "2023-02-01", "2023-02-02"),
+        ("Which book did Tim finish on 8th December, 2023?", "2023-12-08", "2023-12-09"),
+        ("What did she show on October 13, 2023?", "2023-10-13", "2023-10-14"),
+        ("the picture from December 1,2023", "2023-12-01", "2023-12-02"),
+        ("the 7th of May 2023 release", "2023-05-07", "2023-05-08"),
+        ("What happened to John's job in August 2023?", "2023-08-01", "2023-09-01"),
+        ("the Sept. 2022 outage", "2022-09-01", "2022-10-01"),
+        ("what changed in 2022", "2022-01-01", "2023-01-01"),
+        ("in 2022, we moved", "2022-01-01", "2023-01-01"),
+        ("the 2023-05 numbers", "2023-05-01", "2023-06-01"),
+        ("Q3 2023 targets", "2023-07-01", "2023-10-01"),
+        ("early June 2023", "2023-06-01", "2023-06-11"),
+        ("the end of 2022", "2022-09-01", "2023-01-01"),
+        ("in summer of 2021", "2021-06-01", "2021-09-01"),
+        ("the week before 16 November 2023", "2023-11-09", "2023-11-16"),
+        ("the day after 2023-05-07", "2023-05-08", "2023-05-09"),
+        ("before 2022", None, "2022-01-01"),
+        ("after 2023-05-07", "2023-05-08", None),
+        ("between August 11 and August 15 2023", "2023-08-11", "2023-08-16"),
+        ("from 2023-01-01 to 2023-02-01", "2023-01-01", "2023-02-02"),
+        # relative: read against NOW (Wednesday 22 November 2023)
+        ("what did we decide yesterday", "2023-11-21", "2023-11-22"),
+        ("anything from today?", "2023-11-22", "2023-11-23"),
+        ("the day before yesterday", "2023-11-20", "2023-11-21"),
+        ("what did we decide last week", "2023-11-13", "2023-11-20"),
+        ("plans for next week", "2023-11-27", "2023-12-04"),
+        ("last month's incidents", "2023-10-01", "2023-11-01"),
+        ("what changed this year", "2023-01-01", "2024-01-01"),
+        ("two days ago", "2023-11-20", "2023-11-21"),
+        ("3 days ago", "2023-11-19", "2023-11-20"),
+        ("last Friday", "2023-11-17", "2023-11-18"),
+        ("last Wednesday", "2023-11-15", "2023-11-16"),  # said on a Wednesday: a week back
+        ("on Monday", "2023-11-20", "2023-11-21"),
+        ("last weekend", "2023-11-18", "2023-11-20"),
+        ("in the past 3 days", "2023-11-19", "2023-11-22"),
+        ("since last month", "2023-10-01", "2023-11-22"),
+        ("What did Joanna do in May?", "2023-05-01", "2023-06-01"),
+        ("in the second week of November", "2023-11-08", "2023-11-15"),
+        ("on the 15th after my trip", "2023-11-15", "2023-11-16"),
+        ("last summer", "2023-06-01", "2023-09-01"),
+    ],
+)
+def test_reads_the_forms_people_write(text: str, start: str | None, end: str | None) -> None:
+    window = read_time(text, now=NOW)
+    assert window is not None, text
+    assert _bounds(window) == (start, end)
+    lo, hi = window.span
+    assert text[lo:hi].strip() and 0 < window.certainty <= 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "May I ask something?",
+        "may 7 people come along",
+        "we march on",
+        "troops in march order",
+        "a week-long job",
+        "it ran for two days",
+        "weeks of work",
+        "port 2022 is open",
+        "copied 2022 rows",
+        "in 2000 files",
+        "the 3rd time it failed",
+        "on the 2nd floor",
+        "before the migration",
+        "summer reading list",
+        "version 1.2023.4",
+        "the last word",
+        "",
+    ],
+)
+def test_what_is_not_a_time(text: str) -> None:
+    assert find_times(text, now=NOW) == []
+
+
+def test_relative_phrases_need_a_clock_and_a_month_without_one_is_any_years() -> None:
+    assert read_time("what did we decide last week?") is None
+    assert read_time("two days ago") is None
+    june = read_time("When did Melanie go camping in June?")
+    assert june is not None and june.month == 6 and june.start is None
+    assert june.contains(_day("2019-06-03")) and not june.contains(_day("2019-07-03"))
+    # With a clock the same month is placed: the latest June not after it.
+    placed = read_time("in June", now=NOW)
+    assert placed is not None and _bounds(placed) == ("2023-06-01", "2023-07-01")
+    assert placed.certainty < 1.0
+
+
+def test_a_composite_reading_wins_over_the_date_inside_it() -> None:
+    found = find_times("Where was Tim in the week before 16 November 2023?", now=NOW)
+    assert len(found) == 1 and found[0].label.startswith("the week before")
+
+
+def test_several_times_in_one_text_come_left_to_right_and_the_surest_is_read() -> None:
+    text = "recently, and also on 2023-05-07"
+    found = find_times(text, now=NOW)
+    assert [w.label for w in found] == ["recently", "2023-05-07"]
+    chosen = read_time(text, now=NOW)
+    assert chosen is not None and chosen.label == "2023-05-07"
+
+
+def test_days_are_the_prompts_own_days_in_its_offset() -> None:
+    tokyo = timezone(timedelta(hours=9))
+    late = datetime(2023, 11, 22, 23, 30, tzinfo=tokyo)  # 14:30 UTC the same day
+    window = read_time("yesterday", now=late)
+    assert window is not None and window.start == datetime(2023, 11, 21, tzinfo=tokyo)
+
+
+def test_match_fades_across_the_slack_after_the_end_and_never_before_the_start() -> None:
+    window = read_time("on 21 May, 2023")
+    assert window is not None
+    day = _day("2023-05-21T15:00:00")
+    assert window.match(day) == 1.0
+    assert window.match(day - timedelta(days=1)) == 0.0
+    assert 0.0 < window.match(day + timedelta(days=3)) < 1.0
+    assert window.match(day + timedelta(days=30)) == 0.0
+    assert not window.contains(day + timedelta(days=3))  # the filter has no slack
+
+
+def test_a_span_fits_where_it_overlaps() -> None:
+    window = read_time("in May 2023")
+    assert window is not None
+    across = NodeTime(_day("2023-04-20"), _day("2023-05-02"), "valid")
+    before = NodeTime(_day("2023-03-01"), _day("2023-04-01"), "valid")
+    assert window.fit(across) == 1.0
+    assert window.fit(before) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("When did Melanie go camping?", True),
+        ("What year did he move?", True),
+        ("Do you remember when we met?", True),
+        ("How long ago was her birthday?", True),
+        ("In which month did the outage start?", True),
+        ("What happens when the cache expires?", False),
+        ("Why did the build fail?", False),
+    ],
+)
+def test_asks_time(question: str, asks: bool) -> None:
+    assert asks_time(question) is asks
+
+
+def test_a_records_relative_time_is_read_against_when_it_was_recorded() -> None:
+    told = states_time(
+        "I got mentored by this amazing business dude yesterday!", _day("2023-06-16")
+    )
+    assert [_bounds(w) for w in told] == [("2023-06-15", "2023-06-16")]
+    assert states_time("It was really inspiring.", _day("2023-06-16")) == []
+
+
+def _node(**props: object) -> NodeRecord:
+    return NodeRecord("n1", "Observation", "n", "d", 3, "2024-03-01T10:00:00+00:00", props=props)
+
+
+def test_node_time_prefers_a_stated_span_then_observed_then_recorded() -> None:
+    spanned = node_time(_node(valid_from="2020-01-01", valid_until="2021-01-01", t_observed="2023"))
+    assert spanned == NodeTime(_day("2020-01-01"), _day("2021-01-01"), "valid")
+    observed = node_time(_node(t_observed="2023-05-07T09:00:00Z"))
+    assert observed == NodeTime(_day("2023-05-07T09:00:00"), None, "observed")
+    recorded = node_time(_node(t_observed="not a time"))
+    assert recorded == NodeTime(_day("2024-03-01T10:00:00"), None, "recorded")
+    bare = NodeRecord("n2", "Note", "n", "d", 1, "")
+    assert node_time(bare) is None
+    assert node_time(bare, _day("2022-02-02")) == NodeTime(_day("2022-02-02"), None, "recorded")
+
+
+@pytest.mark.parametrize(
+    ("value", "start", "end"),
+    [
+        ("2023-05-01..2023-05-31", "2023-05-01", "2023-06-01"),
+        ("2023-05-01..", "2023-05-01", None),
+        ("..2023-05-31", None, "2023-06-01"),
+        ("2023-05-07T10:00:00Z..2023-05-07T12:00:00Z", "2023-05-07", "2023-05-07"),
+        ("2023-05-07", "2023-05-07", "2023-05-08"),
+        ("last week", "2023-11-13", "2023-11-20"),
+        ("in May 2023", "2023-05-01", "2023-06-01"),
+    ],
+)
+def test_read_range_takes_iso_ranges_and_bare_time_phrases(
+    value: str, start: str | None, end: str | None
+) -> None:
+    window = read_range(value, now=NOW)
+    assert window is not None and _bounds(window) == (start, end)
+    assert window.slack == timedelta(0)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["", "..", "soon", "2023-05-31..2023-05-01", "2023-13-01..", "bugs from last week", "May I"],
+)
+def test_read_range_refuses_what_is_not_only_a_time(value: str) -> None:
+    assert read_range(value, now=NOW) is None
+
+
+_WORDS = st.sampled_from(
+    ["the", "deploy", "port", "rows", "May", "I", "week", "long", "for", "two", "days", "job"]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WORDS | st.integers(0, 3000).map(str), max_size=8))
+def test_every_reading_lies_inside_the_text_and_is_well_formed(parts: list[str]) -> None:
+    text = " ".join(parts)
+    found = find_times(text, now=NOW)
+    spans = [w.span for w in found]
+    assert spans == sorted(spans)
+    for (_, hi), (lo, _) in itertools.pairwise(spans):
+        assert hi <= lo  # no two readings overlap
+    for window in found:
+        assert 0 <= window.span[0] < window.span[1] <= len(text)
+        assert 0 < window.certainty <= 1
+        if window.start is not None and window.end is not None:
+            assert window.start < window.end
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dates(min_value=datetime(1990, 1, 1).date(), max_value=datetime(2099, 12, 31).date()))
+def test_any_written_date_reads_back_as_that_day(day: object) -> None:
+    assert hasattr(day, "isoformat")
+    when = datetime.fromisoformat(f"{day}").replace(tzinfo=UTC)
+    for text in (
+        f"on {when:%Y-%m-%d}",
+        f"on {when.day} {when:%B} {when.year}",
+        f"on {when:%B} {when.day}, {when.year}",
+    ):
+        window = read_time(text)
+        assert window is not None and window.start == when, text
+        assert window.end == when + timedelta(days=1)
