@@ -161,8 +161,9 @@ def test_bad_history_requests_name_their_field_and_write_nothing(memory: Memory)
 @pytest.fixture
 def contested(memory: Memory) -> Memory:
     """A load-bearing hypothesis (a concept and a question lean on it) supported and
-    challenged; a peripheral challenged concept; a question with two answers; a revision
-    that lost its predecessor's support; a falsified hypothesis (settled, not contested)."""
+    challenged; a peripheral challenged concept and a challenged, unsupported hypothesis; a
+    question with two answers and one with one; a revision that lost its predecessor's
+    support; a falsified hypothesis (settled, not contested)."""
     memory.advance_encounter(S, "contest")
     memory.create_entities(
         S,
@@ -179,6 +180,7 @@ def contested(memory: Memory) -> Memory:
             _entity("Concept", "region east"),
             _entity("Concept", "region west"),
             _entity("Concept", "retry budget", "v1"),
+            _entity("Hypothesis", "lone guess"),
         ],
     )
     memory.create_relations(
@@ -193,6 +195,10 @@ def contested(memory: Memory) -> Memory:
             _link("region east", "RESOLVES", "which region"),
             _link("region west", "RESOLVES", "which region"),
             _link("quiet night", "GROUNDS", "retry budget"),
+            _link("quiet night", "CHALLENGES", "lone guess"),
+            # One answer is no competition; a question raised is not leaning.
+            _link("cpu spike", "RESOLVES", "why storms"),
+            _link("side idea", "RAISES", "why storms"),
         ],
     )
     _revise(memory, S, "retry budget", "v2", "budget is per client")
@@ -205,7 +211,8 @@ def _by_name(result: contest.ConflictsResult) -> dict[str, contest.Contested]:
 
 def test_every_kind_of_conflict_is_found(contested: Memory) -> None:
     found = _by_name(contest.conflicts(contested.store))
-    assert set(found) == {"cache flush", "side idea", "which region", "retry budget"}
+    assert set(found) == {"cache flush", "side idea", "which region", "retry budget", "lone guess"}
+    assert found["lone guess"].kinds == ["challenges"]
     flush = found["cache flush"]
     assert flush.kinds == ["challenges", "supported and challenged"]
     assert [p.name for p in flush.challengers] == ["cache metrics"]
@@ -262,7 +269,7 @@ def test_filters_by_kind_type_and_node(contested: Memory) -> None:
         "which region"
     ]
     cut = contest.conflicts(contested.store, limit=1)
-    assert len(cut.conflicts) == 1 and cut.total == 4
+    assert len(cut.conflicts) == 1 and cut.total == 5
     none = contest.conflicts(contested.store, about="cpu spike", kinds=["competing answers"])
     assert none.conflicts == [] and none.note
 

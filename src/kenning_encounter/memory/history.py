@@ -165,7 +165,7 @@ def _history(
         if e.type == "SUPERSEDES" and e.source in by_id and e.target in by_id
     }
     last = chain[-1]
-    head = last if last.is_head and not cuts[1] else None
+    head = last if last.is_head else None  # a cut newer end leaves no head shown
     versions: list[Version] = []
     for n in chain:
         if not seen(n.locus):
@@ -184,7 +184,7 @@ def _history(
                 session=shown_session(n.locus, None) if n.locus else None,
                 revision_why=(edge.revision_why or None) if told and edge else None,
                 revised_at_tick=edge.tick if told and edge and edge.tick != n.tick else None,
-                head=n is head,
+                head=n.is_head,
             )
         )
     marks = sorted(
