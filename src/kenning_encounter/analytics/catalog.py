@@ -33,13 +33,13 @@ from kenning_encounter.analytics.engine import (
 from kenning_encounter.analytics.panel import (
     CommunitiesSection,
     ComponentsSection,
-    FrozenModel,
     Listing,
     NodeRef,
     Ranked,
 )
 from kenning_encounter.analytics.projection import Projection, build_projection
 from kenning_encounter.analytics.render import node
+from kenning_encounter.analytics.reports import AlgorithmReport, ProjectionInfo
 from kenning_encounter.analytics.sections import (
     communities_section,
     components_section,
@@ -59,28 +59,6 @@ DEFAULT_CAP = 8
 DEFAULT_IDLE_SECONDS = 15 * 60.0
 MAX_TOP_K = 100
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-
-
-class ProjectionInfo(FrozenModel):
-    name: str
-    nodes: int
-    edges: int
-    scope: str
-    engine: str
-    idle_seconds: float  # how long it has gone unused
-
-
-class AlgorithmReport(FrozenModel):
-    projection: str
-    algorithm: str
-    engine: str
-    detail: str
-    nodes: int
-    edges: int
-    top: Listing[Ranked] | None = None
-    communities: CommunitiesSection | None = None
-    components: ComponentsSection | None = None
-    text: str = ""
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 from kenning_encounter.errors import InvalidInput, NotFound
 from kenning_encounter.memory import validate
@@ -19,15 +20,45 @@ from kenning_encounter.memory.models import (
 from kenning_encounter.memory.writes import is_node_id, resolve
 from kenning_encounter.store.port import GraphStore, ReadTx
 from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.textproc_time import TimeWindow, find_times, node_time, read_range, read_time
 from kenning_encounter.vocabulary import PROVENANCE_RELATION_TYPES
 
 MAX_LIMIT = 100
 MAX_DEPTH = 10
 _SEARCH_PREVIEW = 400
+# Hits read before a ``when`` filter: the index ranks by words, not by time.
+_WHEN_FETCH = 1_000
+WHEN_HELP = (
+    "use an ISO date or range ('2023-05-07', '2023-05-01..2023-05-31', '2023-05-01..' "
+    "for open-ended) or a time phrase ('yesterday', 'last week', 'in May 2023', "
+    "'two days ago')"
+)
 
 
 def _visible(node: NodeRecord, hidden: frozenset[str]) -> bool:
     return node.locus not in hidden
+
+
+def when_window(when: str, now: datetime) -> TimeWindow:
+    """The ``when`` filter's window, or the error naming the field and the fix."""
+    raw = validate.text(when, "when", required=True, limit=200)
+    window = read_range(raw, now=now)
+    if window is None:
+        raise InvalidInput("when", f"could not read {raw!r} as a time; {WHEN_HELP}", value=raw)
+    return window
+
+
+def describe(window: TimeWindow) -> str:
+    """A window in words and bounds, for a result's note."""
+    lo = window.start.isoformat() if window.start is not None else ""
+    hi = window.end.isoformat() if window.end is not None else ""
+    bounds = f"month {window.month} of any year" if window.month else f"{lo}..{hi}"
+    return window.label if window.label == bounds else f"{window.label} [{bounds})"
+
+
+def _fit(node: NodeRecord, window: TimeWindow) -> float:
+    held = node_time(node)
+    return window.fit(held) if held is not None else 0.0
 
 
 def search(
@@ -37,26 +68,54 @@ def search(
     types: Sequence[str] | None = None,
     limit: int = 10,
     include_superseded: bool = False,
+    when: str | None = None,
+    now: datetime | None = None,
     hidden_loci: frozenset[str] = frozenset(),
 ) -> SearchResult:
+    """Nodes by their words, best first. ``when`` keeps only nodes whose time (world time
+    where the node states it, else record time) falls in it; without ``when``, a time the
+    query names ("last week", read against ``now``) ranks hits of that time first and
+    filters nothing."""
     text = validate.text(query, "query", required=True, limit=2_000)
     if not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput("limit", f"must be between 1 and {MAX_LIMIT}", value=limit)
     for i, t in enumerate(types or []):
         validate.node_type(t, f"types[{i}]")
-    # Over-fetch when loci are hidden, so hiding does not starve the result.
-    fetch = limit * 3 if hidden_loci else limit
-    hits = store.fulltext(text, types=types, heads_only=not include_superseded, limit=fetch)
+    moment = now or datetime.now(UTC)
+    window = when_window(when, moment) if when is not None else None
+    boost = read_time(text, now=moment) if window is None else None
+    words = text
+    if boost is not None:
+        # The time is matched against when nodes hold, not against their words.
+        for found in reversed(find_times(text, now=moment)):
+            words = f"{words[: found.span[0]]} {words[found.span[1] :]}"
+        words = words.strip() or text
+    # Over-fetch when loci are hidden or time filters, so neither starves the result.
+    fetch = _WHEN_FETCH if window is not None else limit * 3 if hidden_loci or boost else limit
+    hits = store.fulltext(words, types=types, heads_only=not include_superseded, limit=fetch)
     nodes = store.read(lambda tx: tx.get_nodes([h.id for h in hits]))
-    shown: list[Hit] = []
+    scored: list[tuple[NodeRecord, float]] = []
     for hit in hits:
         node = nodes.get(hit.id)
         if node is None or not _visible(node, hidden_loci):
             continue
-        shown.append(Hit.of(node, hit.score, max_description=_SEARCH_PREVIEW))
-        if len(shown) == limit:
-            break
-    note = "" if shown else "nothing matched; try other words or fewer type filters"
+        if window is not None and _fit(node, window) <= 0:
+            continue
+        score = hit.score
+        if boost is not None:
+            score *= 1.0 + boost.certainty * _fit(node, boost)
+        scored.append((node, score))
+    if boost is not None:
+        scored.sort(key=lambda pair: -pair[1])  # stable: equal scores keep the index's order
+    shown = [Hit.of(node, score, max_description=_SEARCH_PREVIEW) for node, score in scored[:limit]]
+    note = ""
+    if window is not None:
+        note = f"when: only what holds in {describe(window)}"
+    elif boost is not None:
+        note = f"time read from the query: hits of {describe(boost)} ranked higher, none left out"
+    if not shown:
+        hint = "try other words, fewer type filters or a wider when" if window else ""
+        note = f"nothing matched; {hint or 'try other words or fewer type filters'}"
     return SearchResult(query=text, hits=shown, total_shown=len(shown), note=note)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, Protocol
 
 from kenning_encounter import vocabulary
@@ -125,6 +126,8 @@ class Memory:
         types: Sequence[str] | None = None,
         limit: int = 10,
         include_superseded: bool = False,
+        when: str | None = None,
+        now: datetime | None = None,
     ) -> SearchResult:
         return reads.search(
             self.store,
@@ -132,6 +135,8 @@ class Memory:
             types=types,
             limit=limit,
             include_superseded=include_superseded,
+            when=when,
+            now=now,
             hidden_loci=self.hidden_loci,
         )
 

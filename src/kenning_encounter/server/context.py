@@ -219,7 +219,7 @@ class Runtime:
                 memory.sweep_idle(settings.idle_horizon)
             context = AppContext(settings=settings, memory=memory)
             context.services = build_services(settings, memory)
-            context.infuse = context.services.infuser.infuse
+            context.infuse = context.services.infuse
             if settings.face == "full":
                 prune_ledger(context.services.ledger)
                 context.sweeper = IdleSweeper(

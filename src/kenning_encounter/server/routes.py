@@ -16,7 +16,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from kenning_encounter.errors import KenningError, SessionNotHeld
-from kenning_encounter.infusion.pipeline import answer_failed
 from kenning_encounter.server.bodies import BodyRefused, read_json_body
 from kenning_encounter.server.context import AppContext, Runtime
 from kenning_encounter.server.holds import MAX_HANDLE, split_handle
@@ -151,6 +150,10 @@ def build_routes(runtime: Runtime) -> list[Route]:
             answer = fn(locus, body.prompt, body.trajectory, deadline_s=deadline)
             # A hook that missed SessionStart learns the handle while the session is unused.
             return {**answer, "handle": app.holds.handle(locus)}
+
+        # Here, not at the top: the pipeline brings numpy and scipy, which the server
+        # loads only when something infuses.
+        from kenning_encounter.infusion.pipeline import answer_failed
 
         try:
             answer = await anyio.to_thread.run_sync(run)

@@ -3,28 +3,36 @@
 Built once per process after the memory opens, closed before it closes. The
 matcher is optional: with no key, or ``matcher=off``, infusion runs on the
 lexical path and every payload says why.
+
+What needs the numeric stack (the infuser's ranking, the projection catalog)
+is made on first use: a client that starts the server to record or search
+never waits for numpy, scipy and igraph to load. The settings they read are
+checked here, at start, all the same.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
-from typing import Any
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from kenning_encounter.analytics.baseline import BaselineStore
-from kenning_encounter.analytics.catalog import ProjectionCatalog
-from kenning_encounter.analytics.engine import Engine
-from kenning_encounter.analytics.gds import GdsEngine
 from kenning_encounter.config import Settings
 from kenning_encounter.errors import ConfigError
-from kenning_encounter.infusion.config import preset
+from kenning_encounter.infusion.config import InfusionConfig, preset
 from kenning_encounter.infusion.ledger_store import StoreLedger
-from kenning_encounter.infusion.meaning_bridge import MeaningRuntime
-from kenning_encounter.infusion.pipeline import Infuser
-from kenning_encounter.infusion.select import Selection
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.meanings import KeepsDerived
+
+if TYPE_CHECKING:
+    from kenning_encounter.analytics.catalog import ProjectionCatalog
+    from kenning_encounter.analytics.engine import Engine
+    from kenning_encounter.infusion.meaning_bridge import MeaningRuntime
+    from kenning_encounter.infusion.pipeline import Infuser
+    from kenning_encounter.infusion.select import Selection
 
 log = logging.getLogger(__name__)
 
@@ -39,22 +47,69 @@ class _Unavailable:
     def select_seeds(
         self, prompt: str, trajectory: Any, limit: int, *, timeout_s: float | None = None
     ) -> Selection:
+        from kenning_encounter.infusion.select import Selection
+
         return Selection("fallback", (), fallback_reason=self.reason, fallback_detail=self.detail)
 
 
 @dataclass
 class Services:
-    infuser: Infuser
+    memory: Memory
+    infusion: InfusionConfig
     baselines: BaselineStore
-    catalog: ProjectionCatalog
     engine: Engine | None = None
     meaning: MeaningRuntime | None = None
     ledger: StoreLedger | None = None  # the store's ledger; None on the reader face
+    unavailable: _Unavailable | None = None  # why the matcher cannot run, when it cannot
+    _infuser: Infuser | None = field(default=None, init=False, repr=False)
+    _catalog: ProjectionCatalog | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    @property
+    def infuser(self) -> Infuser:
+        with self._lock:
+            if self._infuser is None:
+                from kenning_encounter.infusion.pipeline import Infuser
+
+                matcher = self.meaning if self.meaning is not None else self.unavailable
+                self._infuser = Infuser(
+                    self.memory.store,
+                    self.infusion,
+                    matcher=matcher,
+                    hidden_loci=self.memory.hidden_loci,
+                    ledger=self.ledger,
+                )
+            return self._infuser
+
+    def infuse(
+        self,
+        session_id: str,
+        prompt: str,
+        trajectory: Sequence[str] = (),
+        *,
+        deadline_s: float | None = None,
+    ) -> dict[str, Any]:
+        return self.infuser.infuse(session_id, prompt, trajectory, deadline_s=deadline_s)
+
+    @property
+    def catalog(self) -> ProjectionCatalog:
+        with self._lock:
+            if self._catalog is None:
+                from kenning_encounter.analytics.catalog import ProjectionCatalog
+
+                self._catalog = ProjectionCatalog(self.engine)
+            return self._catalog
 
     def close(self) -> None:
-        self.catalog.close()
-        if isinstance(self.engine, GdsEngine):  # after the catalog: its graphs are dropped
-            self.engine.close()
+        with self._lock:
+            catalog = self._catalog
+        if catalog is not None:
+            catalog.close()
+        if self.engine is not None:
+            from kenning_encounter.analytics.gds import GdsEngine  # loaded: it made the engine
+
+            if isinstance(self.engine, GdsEngine):  # after the catalog: its graphs are dropped
+                self.engine.close()
         if self.meaning is not None:
             self.meaning.close()
 
@@ -70,6 +125,7 @@ def _meaning(
 ) -> tuple[MeaningRuntime | None, _Unavailable | None]:
     if settings.matcher_provider == "off":
         return None, None
+    from kenning_encounter.infusion.meaning_bridge import MeaningRuntime
     from kenning_encounter.meaning import MatcherOptions, StoredMeanings, make_provider
 
     key = api_key(settings)
@@ -119,6 +175,8 @@ def _engine(memory: Memory) -> Engine | None:
     if executor is None:
         log.debug("the store offers no analytics engine; analytics run in process")
         return None
+    from kenning_encounter.analytics.gds import GdsEngine
+
     return GdsEngine.start(executor)
 
 
@@ -134,19 +192,12 @@ def build_services(settings: Settings, memory: Memory) -> Services:
     # The full face keeps the ledger in the store, shared by every server on it; a
     # reader face never writes the store, so its ledger lives and dies with the process.
     ledger = StoreLedger(memory.store.ledgers) if settings.face == "full" else None
-    infuser = Infuser(
-        memory.store,
-        preset(settings.infusion_preset, budget_chars=settings.infusion_budget),
-        matcher=meaning if meaning is not None else unavailable,
-        hidden_loci=memory.hidden_loci,
-        ledger=ledger,
-    )
-    engine = _engine(memory)
     return Services(
-        infuser=infuser,
+        memory=memory,
+        infusion=preset(settings.infusion_preset, budget_chars=settings.infusion_budget),
         baselines=_baselines(settings, memory),
-        catalog=ProjectionCatalog(engine),
-        engine=engine,
+        engine=_engine(memory),
         meaning=meaning,
         ledger=ledger,
+        unavailable=unavailable,
     )

@@ -7,9 +7,8 @@ from typing import Annotated
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from kenning_encounter.analytics.catalog import AlgorithmReport, ProjectionInfo
-from kenning_encounter.analytics.orient import orient_panel
 from kenning_encounter.analytics.panel import Panel
+from kenning_encounter.analytics.reports import AlgorithmReport, ProjectionInfo
 from kenning_encounter.server.calls import ToolContext, run_tool
 from kenning_encounter.server.context import AppContext
 from kenning_encounter.server.holds import split_handle
@@ -51,6 +50,9 @@ def _current_encounter(app: AppContext, session_id: str | None) -> str | None:
 
 
 def _orient(app: AppContext, session_id: str | None, budget: int, top_k: int) -> Panel:
+    # Imported on the first reading: it brings igraph, numpy and scipy.
+    from kenning_encounter.analytics.orient import orient_panel
+
     services = app.require_services()
     nodes, edges = _graph(app)
     return orient_panel(

@@ -59,12 +59,29 @@ def register(tools: ToolRegistrar) -> None:
                 description="Also return older revisions a newer node supersedes. Default false."
             ),
         ] = False,
+        when: Annotated[
+            str | None,
+            Field(
+                max_length=200,
+                description="Only nodes whose time falls here: world time where the node "
+                "states it (valid_from/valid_until, t_observed), else when it was recorded. "
+                "An ISO date or range ('2023-05-07', '2023-05-01..2023-05-31', "
+                "'2023-05-01..') or a phrase read against now ('yesterday', 'last week', "
+                "'in May 2023'). Omit for all times; a time named in the query ranks, "
+                "never filters.",
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
-        """Find nodes by the words in their names and descriptions, best match first."""
+        """Find nodes by the words in their names and descriptions, best match first;
+        `when` keeps only those of a time, and a time the query names ranks them first."""
         return await run_tool(
             ctx,
             lambda app: app.memory.search(
-                query, types=types, limit=limit, include_superseded=include_superseded
+                query,
+                types=types,
+                limit=limit,
+                include_superseded=include_superseded,
+                when=when,
             ),
             render.search,
             deadline=deadline,

@@ -1,0 +1,119 @@
+"""The server starts light: nothing heavy is imported before a tool needs it (issue 19).
+
+Every stdio client launches the server anew, and waits for every module it
+imports before its first answer. The numeric stack (numpy, scipy, igraph) is
+needed only by orient, the projection tools and infusion's ranking; the matcher
+SDKs only by a matcher that runs. These tests read what a real server process
+imported, from ``python -X importtime``: a structural check, not a timing one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import clean_environ, server_command
+
+pytestmark = [pytest.mark.usefixtures("clean_env")]
+
+# Third-party stacks, and our modules that bring them.
+HEAVY = (
+    "numpy",
+    "scipy",
+    "igraph",
+    "google.genai",
+    "openai",
+    "kenning_encounter.analytics.algorithms",
+    "kenning_encounter.analytics.catalog",
+    "kenning_encounter.analytics.orient",
+    "kenning_encounter.infusion.pipeline",
+    "kenning_encounter.infusion.rank",
+)
+# The modules a client's launch reaches before any tool runs: the command line, both
+# transports, the server with every tool group.
+ENTRY = (
+    "kenning_encounter.cli",
+    "kenning_encounter.server.app",
+    "kenning_encounter.server.transports",
+)
+IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)\s*$")
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+def _request(ident: int, method: str, params: dict[str, Any]) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": params}) + "\n"
+
+
+def _serve_importing(
+    data_dir: Path, *calls: tuple[str, dict[str, Any]]
+) -> tuple[set[str], dict[int, Any]]:
+    """A real stdio server answering initialize, tools/list and ``calls``: what it
+    imported, and its answers by request id."""
+    script = _request(
+        1,
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "import check", "version": "1"},
+        },
+    )
+    script += json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+    script += _request(2, "tools/list", {})
+    for ident, (name, arguments) in enumerate(calls, start=3):
+        script += _request(ident, "tools/call", {"name": name, "arguments": arguments})
+    command = server_command("serve", "--transport", "stdio", "--data-dir", str(data_dir))
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *command[1:]],
+        input=script,
+        capture_output=True,
+        text=True,
+        env=clean_environ(),
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-4_000:]
+    answers = {m["id"]: m for m in map(json.loads, done.stdout.splitlines()) if "id" in m}
+    modules = {m.group(1) for m in map(IMPORTED.match, done.stderr.splitlines()) if m}
+    return modules, answers
+
+
+def test_importing_the_entry_modules_loads_nothing_heavy() -> None:
+    probe = f"import sys, {', '.join(ENTRY)}; print('\\n'.join(sys.modules))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=clean_environ(),
+        timeout=120,
+        check=True,
+    )
+    modules = set(done.stdout.split())
+    assert set(ENTRY) <= modules
+    assert _heavy(modules) == []
+
+
+def test_a_server_answering_initialize_a_listing_and_a_search_loads_nothing_heavy(
+    tmp_path: Path,
+) -> None:
+    modules, answers = _serve_importing(tmp_path / "memory", ("search", {"query": "retry"}))
+    assert set(answers) == {1, 2, 3}
+    assert "orient" in {t["name"] for t in answers[2]["result"]["tools"]}
+    assert answers[3]["result"]["structuredContent"]["hits"] == []
+    assert "kenning_encounter.server.app" in modules  # the check reads this process's imports
+    assert _heavy(modules) == []
+
+
+def test_orient_loads_the_analytics_stack_when_it_runs(tmp_path: Path) -> None:
+    """The other side of the check: the stack is deferred, not gone, and the tool works."""
+    modules, answers = _serve_importing(tmp_path / "memory", ("orient", {}))
+    assert "error" not in answers[3] and not answers[3]["result"].get("isError"), answers[3]
+    assert {"numpy", "igraph", "kenning_encounter.analytics.orient"} <= set(_heavy(modules))
