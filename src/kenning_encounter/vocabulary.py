@@ -35,6 +35,7 @@ class Prop:
     kind: PropKind
     doc: str
     required: bool = False
+    since: int = 1  # the embedded schema version whose migration adds its column
 
 
 @dataclass(frozen=True)
@@ -56,10 +57,14 @@ class NodeType:
         return frozenset(p.name for p in self.props)
 
 
-# Properties every authored node carries; the agent sets name and description.
+# Properties every authored node carries; the agent sets name and description, and,
+# when the node states something true for a while, the world time it held: record
+# time (the tick and its timestamp) says when it was written, this says when it was so.
 COMMON_AUTHORED_PROPS: Final = (
     Prop("name", PropKind.TEXT, "short unique handle for the node", required=True),
     Prop("description", PropKind.TEXT, "what the node says, in full"),
+    Prop("valid_from", PropKind.TIME, "when it began to hold in the world (ISO-8601)", since=6),
+    Prop("valid_until", PropKind.TIME, "when it stopped holding (ISO-8601), if it did", since=6),
 )
 
 QUESTION_STATUSES: Final = ("open", "resolved", "retired")

@@ -79,6 +79,7 @@ def test_schema_is_created_once_and_opening_again_changes_nothing(
     assert expected <= constraints
     assert not constraints & set(LEGACY_CONSTRAINTS)  # unique per memory, not per database
     assert indexes[FULLTEXT_INDEX] == "ONLINE"
+    assert indexes["kenning_note_memory_valid_from"] == "ONLINE"  # world time, per type
     again = Neo4jStore.open(neo4j_uri(), *credentials())
     again.close()
     assert _schema_names(raw_driver) == (constraints, indexes)

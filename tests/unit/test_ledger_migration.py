@@ -25,7 +25,7 @@ def test_a_schema_4_store_gains_the_ledger_table_on_open(tmp_path: Path) -> None
     db.close()
     store = EmbeddedStore.open(path)
     try:
-        assert store.schema_version() == SCHEMA_VERSION == 5
+        assert store.schema_version() == SCHEMA_VERSION >= 5
         store.ledgers.save("s", 1, [Stamp("n", 1, 1.0, "open")], at=1.0, keep=5)
         loaded = store.ledgers.load("s")
         assert loaded is not None and set(loaded.stamps) == {"n"}

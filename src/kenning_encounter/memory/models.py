@@ -62,6 +62,16 @@ class EntityIn(BaseModel):
         description="Observation: when it held in the world (ISO-8601), if known. "
         "Example: '2026-03-02T09:00:00Z'.",
     )
+    valid_from: str | None = Field(
+        default=None,
+        description="Any type, when the node states something true for a while: when it "
+        "began to hold in the world (ISO-8601). Example: '2026-05-01'. Omit if unknown.",
+    )
+    valid_until: str | None = Field(
+        default=None,
+        description="With valid_from: when it stopped holding (ISO-8601); omit while it "
+        "still holds. Example: '2026-06-15T00:00:00Z'.",
+    )
     source_kind: str | None = Field(
         default=None,
         description="Component (required): kind of source. Example: 'file'.",

@@ -7,7 +7,7 @@ Each refusal names the field (a path into the request such as
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from kenning_encounter.errors import InvalidInput, ProcessTypeForbidden, UnknownField, UnknownType
@@ -66,6 +66,24 @@ def iso_time(value: object, field: str) -> str:
             field, f"{raw!r} is not an ISO-8601 time; example: 2026-03-01T14:30:00Z", value=raw
         ) from None
     return raw
+
+
+def instant(raw: str) -> datetime:
+    """An ISO-8601 time (checked by ``iso_time``) as an aware UTC instant; one with no
+    offset is UTC, as PropKind.TIME says."""
+    parsed = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def _span(props: Mapping[str, str], field: str) -> None:
+    start, end = props.get("valid_from"), props.get("valid_until")
+    if start is not None and end is not None and instant(end) < instant(start):
+        raise InvalidInput(
+            f"{field}.valid_until",
+            f"{end!r} is before valid_from {start!r}; a span ends after it starts: "
+            "swap the two, or leave valid_until out while it still holds",
+            value=end,
+        )
 
 
 def node_type(value: str, field: str) -> str:
@@ -165,6 +183,7 @@ def entity(raw: EntityIn | Mapping[str, Any], field: str) -> EntityDraft:
             if prop.kind is PropKind.TIME
             else text(value, path, required=True)
         )
+    _span(props, field)
     supersedes = data.get("supersedes")
     revision_why = data.get("revision_why")
     if supersedes is not None:

@@ -22,7 +22,8 @@ Entities = Annotated[
         "name, description, and the properties of its type (list_node_types shows them). "
         'Example: [{"type": "Observation", "name": "retry storm on deploy", '
         '"description": "Deploys at 09:00 set off a retry storm against auth.", '
-        '"t_observed": "2026-03-02T09:00:00Z"}]. To revise a node, record a new one with '
+        '"t_observed": "2026-03-02T09:00:00Z"}]. Any node may state when it held in the world: '
+        '"valid_from" and "valid_until" (ISO-8601). To revise a node, record a new one with '
         '"supersedes" (the old name or id) and "revision_why".',
     ),
 ]

@@ -41,7 +41,14 @@ ONE_STATEMENT_PARAM: Final = "_kenning_one_statement"
 
 def _jsonable(value: Any) -> Any:
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items() if k not in ("_ID", "_SRC", "_DST")}
+        # A node or relation (it has a _LABEL) shows the properties it holds, as on Neo4j,
+        # which stores no nulls: a column the node never set is not one of them.
+        entity = "_LABEL" in value and "_ID" in value
+        return {
+            str(k): _jsonable(v)
+            for k, v in value.items()
+            if k not in ("_ID", "_SRC", "_DST") and not (entity and v is None)
+        }
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
     if value is None or isinstance(value, str | int | float | bool):

@@ -18,7 +18,7 @@ from typing import Final
 from kenning_encounter.store.embedded.ledger import CREATE_TABLE as LEDGER_TABLE
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, NodeType, RelationType
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6
 
 
 def _node_columns(t: NodeType) -> list[str]:
@@ -38,7 +38,7 @@ def _node_columns(t: NodeType) -> list[str]:
             "last_activity_at STRING",
         ]
     cols = ["id STRING", "tick INT64", "created_at STRING"]
-    cols += [f"{p.name} STRING" for p in t.props]
+    cols += [f"{p.name} STRING" for p in t.props if p.since == 1]  # later ones: their migration
     return cols
 
 
@@ -111,10 +111,21 @@ def _v5() -> list[str]:
     return [LEDGER_TABLE]
 
 
+def _v6() -> list[str]:
+    # v6: world time, the span a node states it held (valid_from / valid_until).
+    return [
+        f"ALTER TABLE {name} ADD {p.name} STRING"
+        for name, t in NODE_TYPES.items()
+        for p in t.props
+        if p.since == 6
+    ]
+
+
 MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {
     1: _v1,
     2: _v2,
     3: _v3,
     4: _v4,
     5: _v5,
+    6: _v6,
 }

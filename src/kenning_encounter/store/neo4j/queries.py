@@ -88,9 +88,23 @@ def _unique(name: str, label: str, prop: str) -> tuple[str, LiteralString]:
     return name, cast(LiteralString, statement)
 
 
+def _world_time_indexes() -> list[tuple[str, LiteralString]]:
+    """A range index on (_memory, valid_from) per authored type: a window over when
+    things held in the world seeks it."""
+    out: list[tuple[str, LiteralString]] = []
+    for label in AUTHORED_NODE_TYPES:
+        name = f"kenning_{label.lower()}_memory_valid_from"
+        statement = (
+            f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{_checked(label)}) "
+            "ON (n._memory, n.valid_from)"
+        )
+        out.append((name, cast(LiteralString, statement)))
+    return out
+
+
 def schema_statements() -> list[tuple[str, LiteralString]]:
     """(name, statement) pairs; every statement is idempotent (IF NOT EXISTS)."""
-    out = [
+    out: list[tuple[str, LiteralString]] = [
         _unique(f"kenning_{label.lower()}_memory_id", _checked(label), "id") for label in NODE_TYPES
     ]
     out += [_unique(f"kenning_{label.lower()}_memory_{p}", label, p) for label, p in _KEYED]
@@ -101,6 +115,7 @@ def schema_statements() -> list[tuple[str, LiteralString]]:
             "FOR (e:Encounter) ON (e._memory, e.locus)",
         )
     )
+    out += _world_time_indexes()
     out.append((FULLTEXT_INDEX, fulltext_index()))
     out += dump_indexes()  # an export's paging order
     out += LEDGER_SCHEMA  # the infusion ledger's own labels, beside the memory
@@ -386,13 +401,13 @@ def _each_type(branch: str, columns: str) -> LiteralString:
 
 
 EDGES_OUT_EACH: Final = _each_type(
-    "MATCH (n:{label}:KenningMemory)-[r]->(m) WHERE n.id IN $ids_{label} AND type(r) IN $rels "
+    "MATCH (n:{label}:KenningMemory)-[r]->(m) WHERE n.id IN $ids AND type(r) IN $rels "
     "RETURN n.id AS s, m.id AS t, type(r) AS rel, r.tick AS tick, r.encounter AS enc, "
     "r.revision_why AS why",
     "s, t, rel, tick, enc, why",
 )
 EDGES_IN_EACH: Final = _each_type(
-    "MATCH (n:{label}:KenningMemory)<-[r]-(m) WHERE n.id IN $ids_{label} AND type(r) IN $rels "
+    "MATCH (n:{label}:KenningMemory)<-[r]-(m) WHERE n.id IN $ids AND type(r) IN $rels "
     "RETURN m.id AS s, n.id AS t, type(r) AS rel, r.tick AS tick, r.encounter AS enc, "
     "r.revision_why AS why",
     "s, t, rel, tick, enc, why",
