@@ -26,7 +26,7 @@ from kenning_encounter.store.ops.spine import SpineOps
 from kenning_encounter.store.port import DumpedNode
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
-from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, NODE_TYPES
+from kenning_encounter.vocabulary import NODE_TYPES
 
 if TYPE_CHECKING:
     from neo4j import ManagedTransaction
@@ -53,11 +53,6 @@ def _node_row(record: NodeRecord) -> dict[str, Any]:
     cols = ["id", "tick", "ord", "created_at", *(p.name for p in NODE_TYPES[record.type].props)]
     row = {c: base[c] if c in base else record.props.get(c) for c in cols}
     return {**row, **text_props(record.name, record.description)}
-
-
-def _ids_by_type(groups: dict[str, list[str]]) -> dict[str, list[str]]:
-    """The ``$ids_<type>`` parameters of the every-type statements (queries.py)."""
-    return {f"ids_{label}": groups.get(label, []) for label in AUTHORED_NODE_TYPES}
 
 
 _EDGES_EACH: Final[dict[str, LiteralString]] = {
@@ -109,7 +104,9 @@ class Neo4jTx(SpineOps, RelationOps, LoadOps):
         groups = group_by_type(ids)
         if each is None or len(groups) < 2:
             return super()._edges_many(template, ids, rels)
-        rows = self.rows(each, {**_ids_by_type(groups), "rels": list(rels)})
+        # One list for every branch: a branch seeks its own label's index with it, and a
+        # parameter that is sometimes empty would make the server plan the text anew.
+        rows = self.rows(each, {"ids": list(ids), "rels": list(rels)})
         return [edge_from_row(r) for r in rows]
 
     # --- write context ----------------------------------------------------------------
