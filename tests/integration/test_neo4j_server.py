@@ -200,3 +200,19 @@ def test_search_text_with_lucene_syntax_is_just_words(neo4j_store: Neo4jStore) -
     assert len(hits) == 1 and hits[0].score > 0
     assert neo4j_store.fulltext("the and of") == []  # only stop words: nothing to look for
     assert neo4j_store.fulltext("") == []
+
+
+def test_a_database_emptied_under_a_server_is_said_so_and_nothing_is_written(
+    neo4j_store: Neo4jStore, raw_driver: Any
+) -> None:
+    from kenning_encounter.errors import StoreError
+
+    memory = Memory(neo4j_store)
+    memory.advance_encounter("s", "work")
+    raw_driver.execute_query("MATCH (n) WHERE n._memory = 'default' DETACH DELETE n")
+    with pytest.raises(StoreError, match=r"clock is missing.*restart the server"):
+        memory.create_entities("s", [{"type": "Note", "name": "into nothing"}])
+    [[left]] = raw_driver.execute_query(
+        "MATCH (n) WHERE n._memory = 'default' RETURN count(n)"
+    ).records
+    assert left == 0

@@ -117,7 +117,16 @@ class Neo4jTx(SpineOps, RelationOps, LoadOps):
         transaction ends, so ticks follow commit order. Reserving eagerly saves a
         round trip on every write; ``end_write`` hands back a tick left unused.
         """
-        self._tick = int(self.rows(q.CLOCK_NEXT)[0][0])
+        reserved = self.rows(q.CLOCK_NEXT)
+        if not reserved:
+            # The memory's clock is made when a store opens: gone, the database was
+            # emptied (or the memory removed) under this server, and no write can be ordered.
+            raise StoreError(
+                "this memory's clock is missing from the Neo4j database: it was emptied or "
+                "the memory removed while this server ran; restart the server to make a new "
+                "memory there (an export taken before holds what was lost)"
+            )
+        self._tick = int(reserved[0][0])
 
     def end_write(self) -> None:
         if self._tick is not None and not self._tick_used:
