@@ -203,22 +203,27 @@ def configure_logging(level: str) -> None:
 
 # --- serve ---------------------------------------------------------------------
 def run_serve(ns: argparse.Namespace) -> int:
+    # Light: the memory and the store, no MCP SDK yet.
+    from kenning_encounter.server.context import Runtime, check_face
+
     try:
         settings = settings_from(ns)
         settings.require_safe_bind()
-        from kenning_encounter.server.app import check_face
-
         check_face(settings)
     except ConfigError as exc:
         _error(str(exc))
         return EXIT_CONFIG
     configure_logging(settings.log_level)
-    import anyio
-
-    from kenning_encounter.server.transports import serve
-
+    runtime = Runtime(settings)
+    # The store opens while the SDK is imported; serve still waits for it, and fails on
+    # its error, before it answers or binds anything.
+    runtime.begin_open()
     try:
-        anyio.run(serve, settings)
+        import anyio
+
+        from kenning_encounter.server.transports import serve
+
+        anyio.run(lambda: serve(settings, runtime=runtime))
     except KenningError as exc:
         _error(str(exc))
         return EXIT_FAILED
@@ -227,6 +232,8 @@ def run_serve(ns: argparse.Namespace) -> int:
         return EXIT_FAILED
     except KeyboardInterrupt:
         return EXIT_OK
+    finally:
+        runtime.close_unclaimed()
     return EXIT_OK
 
 

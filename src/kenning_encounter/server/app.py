@@ -9,7 +9,6 @@ from typing import Final
 from mcp.server.mcpserver import MCPServer
 
 from kenning_encounter.config import Settings
-from kenning_encounter.errors import ConfigError
 from kenning_encounter.server import (
     tools_analytics,
     tools_infusion,
@@ -17,11 +16,13 @@ from kenning_encounter.server import (
     tools_session,
     tools_write,
 )
-from kenning_encounter.server.context import AppContext, Runtime
+from kenning_encounter.server.context import AppContext, Runtime, check_face
 from kenning_encounter.server.info import package_version
 from kenning_encounter.server.manual import HOWTO_URI, howto_text, instructions
 from kenning_encounter.server.registry import ToolGroup, ToolRegistrar
 from kenning_encounter.server.stdio import KenningMCPServer
+
+__all__ = ["DEFAULT_TOOL_GROUPS", "SERVER_NAME", "build_server", "check_face"]
 
 SERVER_NAME: Final = "kenning-encounter"
 
@@ -33,14 +34,6 @@ DEFAULT_TOOL_GROUPS: Final[tuple[ToolGroup, ...]] = (
     tools_analytics.register,
     tools_infusion.register,
 )
-
-
-def check_face(settings: Settings) -> None:
-    if settings.hide_loci and settings.face != "reader":
-        raise ConfigError(
-            "hide_loci: hiding loci needs the reader face, where nothing can write around the "
-            "hidden nodes; add --face reader (KENNING_ENCOUNTER_FACE=reader)"
-        )
 
 
 def build_server(

@@ -7,6 +7,11 @@ manager once, SSE once per connection, the stdio loop once, an in-process test
 client once) while the store is opened exactly once. ``serve`` enters it before
 any socket is bound, so a store owned by another process fails the start at
 once instead of surfacing inside the web server's start-up.
+
+``Runtime.begin_open()`` starts that opening on a thread of its own, so the
+command line can open the store while it imports the MCP SDK; the first
+``session()`` then takes what that thread opened, or raises what it raised, at
+the same point of the start as before.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import AsyncGenerator, Callable
+from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -123,6 +129,14 @@ def prune_ledger(ledger: StoreLedger | None) -> None:
         log.info("dropped the infusion ledgers of %d quiet sessions", gone)
 
 
+def check_face(settings: Settings) -> None:
+    if settings.hide_loci and settings.face != "reader":
+        raise ConfigError(
+            "hide_loci: hiding loci needs the reader face, where nothing can write around the "
+            "hidden nodes; add --face reader (KENNING_ENCOUNTER_FACE=reader)"
+        )
+
+
 StoreFactory = Callable[[Settings], GraphStore]
 InfusionFactory = Callable[[AppContext], InfuseFn | None]
 
@@ -170,8 +184,39 @@ class Runtime:
         self._store_factory = store_factory
         self._infusion_factory = infusion_factory
         self._context: AppContext | None = None
+        self._opening: Future[AppContext] | None = None
         self._users = 0
         self._lock = anyio.Lock()
+
+    def begin_open(self) -> None:
+        """Open the memory on a thread now; the first ``session()`` waits for it."""
+        if self._opening is not None or self._context is not None:
+            return
+        opening: Future[AppContext] = Future()
+
+        def run() -> None:
+            try:
+                opening.set_result(self._open())
+            except BaseException as exc:  # handed to session(), which raises it
+                opening.set_exception(exc)
+
+        self._opening = opening
+        threading.Thread(target=run, name="open-memory", daemon=True).start()
+
+    def close_unclaimed(self) -> None:
+        """Close what ``begin_open`` opened when no session took it (the start failed first)."""
+        opening, self._opening = self._opening, None
+        if opening is None:
+            return
+        try:
+            context = opening.result()
+        except BaseException:  # nothing was left open; the start reports its own error
+            return
+        _close(context)
+
+    def _take_opened(self) -> AppContext:
+        opening, self._opening = self._opening, None
+        return opening.result() if opening is not None else self._open()
 
     @property
     def context(self) -> AppContext:
@@ -183,7 +228,7 @@ class Runtime:
     async def session(self) -> AsyncGenerator[AppContext]:
         async with self._lock:
             if self._context is None:
-                self._context = await anyio.to_thread.run_sync(self._open)
+                self._context = await anyio.to_thread.run_sync(self._take_opened)
             self._users += 1
             context = self._context
         try:
@@ -194,12 +239,7 @@ class Runtime:
                     self._users -= 1
                     if self._users == 0:
                         self._context = None
-                        if context.sweeper is not None:
-                            context.sweeper.stop()
-                        if context.services is not None:
-                            await anyio.to_thread.run_sync(context.services.close)
-                        await anyio.to_thread.run_sync(context.store.close)
-                        log.info("memory closed")
+                        await anyio.to_thread.run_sync(_close, context)
 
     def _open(self) -> AppContext:
         settings = self.settings
@@ -241,3 +281,12 @@ class Runtime:
         context.url = url
         if isinstance(context.store, EmbeddedStore):
             context.store.set_owner_url(url)
+
+
+def _close(context: AppContext) -> None:
+    if context.sweeper is not None:
+        context.sweeper.stop()
+    if context.services is not None:
+        context.services.close()
+    context.store.close()
+    log.info("memory closed")

@@ -261,11 +261,14 @@ async def serve(
     store_factory: StoreFactory = open_store,
     infusion_factory: InfusionFactory | None = None,
     announce: Announce = _to_stderr,
+    runtime: Runtime | None = None,
 ) -> None:
-    """Serve until the client leaves (stdio) or a signal arrives (HTTP)."""
+    """Serve until the client leaves (stdio) or a signal arrives (HTTP); ``runtime``, when
+    given, is one the caller made (it may be opening the memory already)."""
     settings.require_safe_bind()
     check_face(settings)
-    runtime = Runtime(settings, store_factory=store_factory, infusion_factory=infusion_factory)
+    if runtime is None:
+        runtime = Runtime(settings, store_factory=store_factory, infusion_factory=infusion_factory)
     server = build_server(settings, runtime, groups)
     async with runtime.session():
         if settings.transport == "stdio":
