@@ -262,6 +262,9 @@ def test_the_time_named_lifts_what_was_recorded_then() -> None:
     prompt = "which bike did I buy on 10 February, 2024?"  # day 40 is 10 February
     assert _rank(prompt, nodes, opened)[0] == "n1-0"
     assert _rank(prompt, nodes, opened, LexicalConfig(time_weight=0.0, time_base=0.0))[0] == "n0-0"
+    # Each half of the signal lifts on its own: the boost of a match, the pull of the time.
+    assert _rank(prompt, nodes, opened, LexicalConfig(time_base=0.0))[0] == "n1-0"
+    assert _rank(prompt, nodes, opened, LexicalConfig(time_weight=0.0))[0] == "n1-0"
 
 
 def test_time_prefers_when_it_held_and_reads_offsetless_times_as_utc() -> None:

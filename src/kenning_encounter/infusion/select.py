@@ -275,10 +275,9 @@ def lexical(
             if scored.score < cfg.seed_floor * top:
                 break
             why = ", ".join(f"“{s}”" for s in scored.matched[:4])
-            reason = f"matched {why}" if why else "recorded beside a match"
             # Time is one declared signal among the others: the reason says when it counted.
-            timed = [w for w in scored.why if w.startswith(("in the time", "states a time"))]
-            reason = "; ".join([reason, *timed])
+            told = [w for w in scored.why if not w.startswith("matched ")]
+            reason = "; ".join([f"matched {why}"] * bool(why) + told) or "recorded beside a match"
             node = gathered.originals.get(scored.node.id, scored.node)
             seeds.append(Seed(node, scored.score / top, reason))
             if len(seeds) == cfg.seeds:
