@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import time
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -378,17 +379,36 @@ def run_sidecar(ns: argparse.Namespace) -> int:
 
 
 # --- export / import (moving a whole memory) ---------------------------------------------
+def progress_line(verb: str, done: int, total: int, elapsed_s: float, *, bar: bool) -> str:
+    """One progress report: with ``bar`` (a terminal), a bar with the rate and the time
+    left; otherwise the counts alone, which read well in a log."""
+    share = 100 * done // total if total else 100
+    counts = f"{done:,} of {total:,} records"
+    if not bar:
+        return f"{verb}: {counts}" + (f" ({share}%)" if total else "")
+    width = 24
+    filled = width * done // total if total else width
+    rate = done / elapsed_s if elapsed_s > 0 else 0.0
+    left = f", {max(total - done, 0) / rate:,.0f} s left" if rate > 0 and done < total else ""
+    return (
+        f"{verb} [{'#' * filled}{'.' * (width - filled)}] {share:3d}% {counts}, {rate:,.0f}/s{left}"
+    )
+
+
 class _Counter:
-    """Progress on stderr: one line rewritten on a terminal, a line per step otherwise."""
+    """Progress on stderr: a bar rewritten in place on a terminal, a line per step otherwise."""
 
     def __init__(self, verb: str) -> None:
         self._verb = verb
         self._tty = sys.stderr.isatty()
+        self._started = time.monotonic()
 
     def __call__(self, done: int, total: int) -> None:
-        share = f" ({100 * done // total}%)" if total else ""
+        line = progress_line(
+            self._verb, done, total, time.monotonic() - self._started, bar=self._tty
+        )
         end = "\r" if self._tty and done < total else "\n"
-        sys.stderr.write(f"{self._verb}: {done:,} of {total:,} records{share}{end}")
+        sys.stderr.write(line + end)
         sys.stderr.flush()
 
 
