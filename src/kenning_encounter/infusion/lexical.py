@@ -22,8 +22,8 @@ fulltext index proposed, with what the graph tells cheaply about each:
   read against the prompt's moment by ``textproc_time``), nodes whose time falls
   in it rise — a node's world time where it states one, else its record time,
   or a time its own text states ("yesterday", read against when it was
-  recorded); and when the prompt asks for a time ("When did ...?"), nodes whose
-  text states one rise a little, since that is where an answer sits.
+  recorded). Nodes recorded then are candidates by that alone (the caller adds
+  them), and their time is evidence of its own, beside their words.
 
 The caller supplies the candidates (fulltext hits, plus the records next to
 them in their encounter with a zero retrieval score, so that propagation can
@@ -53,7 +53,6 @@ from kenning_encounter.textproc import (
 from kenning_encounter.textproc_time import (
     NodeTime,
     TimeWindow,
-    asks_time,
     find_times,
     node_time,
     read_time,
@@ -144,7 +143,6 @@ class Term:
 class Query:
     terms: tuple[Term, ...]
     window: TimeWindow | None = None  # the time the prompt names, if any
-    asks_time: bool = False  # the prompt asks for a time ("When did ...?")
 
     def weights(self) -> dict[str, float]:
         return {t.key: t.weight for t in self.terms}
@@ -173,7 +171,6 @@ class LexicalConfig:
     encounter_top: int = 3  # an encounter's evidence: the mean of its best this-many
     time_weight: float = 1.0  # a node whose time falls in the time the prompt names
     time_base: float = 0.25  # ... and its pull on its own, in shares of the best lexical score
-    stated_time_weight: float = 0.5  # a node stating a time, when the prompt asks for one
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +237,6 @@ def extract_terms(
     """
     cfg = config or LexicalConfig()
     window = read_time(prompt, now=now)
-    asked = asks_time(prompt)
     # A time is matched against when nodes hold, not against their words.
     for found in reversed(find_times(prompt, now=now)):
         start, end = found.span
@@ -265,7 +261,7 @@ def extract_terms(
         )
         for key, w in weights.items()
     )
-    return Query(terms, window, asked)
+    return Query(terms, window)
 
 
 def _label_keys(label: str | None, query: Query) -> set[str]:
@@ -425,15 +421,9 @@ def rank_candidates(
         if ev.attributed:
             score *= 1.0 + cfg.label_boost
             why.append("about the subject named")
-        if window is not None:
-            if fit > 0:
-                score *= 1.0 + cfg.time_weight * fit
-                why.append(f"in the time asked about ({window.label})")
-        elif query.asks_time and cfg.stated_time_weight > 0:
-            stated = cand.stated if cand.stated is not None else stated_times(cand.node)
-            if stated:
-                score *= 1.0 + cfg.stated_time_weight
-                why.append("states a time, and the prompt asks when")
+        if window is not None and fit > 0:
+            score *= 1.0 + cfg.time_weight * fit
+            why.append(f"in the time asked about ({window.label})")
         score = _finite_or_zero(score)
         if score > 0:
             scored.append(Scored(cand.node, score, ev.matched, tuple(why), fit, ev.attributed))

@@ -164,7 +164,7 @@ def _gather(
 ) -> _Gathered:
     strongest = set(sorted(hits, key=lambda i: -hits[i])[:around])
     window = query.window
-    times = window is not None or query.asks_time
+    times = window is not None
 
     def work(tx: ReadTx) -> _Gathered:
         found = tx.get_nodes(list(hits))
