@@ -7,7 +7,7 @@ later, so only the world time can put them in the time asked about.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from kenning_encounter.infusion.config import InfusionConfig
@@ -160,3 +160,37 @@ def test_search_when_filters_by_world_time(memory: Memory, store: GraphStore) ->
     assert [h.id for h in hits] == []  # July holds no rollback
     hits = memory.search("deploy rolled back in May 2023", now=ASKED).hits
     assert [h.id for h in hits][:2] == [ids["may rollback"], ids["june rollback"]]
+
+
+def test_the_prompts_moment_is_now_when_the_caller_names_none(
+    memory: Memory, store: GraphStore
+) -> None:
+    # The hook and the infuse tool pass no moment: "yesterday" is read against the clock.
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    _record(
+        memory,
+        "s-recent",
+        "recent deploys",
+        [
+            {
+                "type": "Observation",
+                "name": "old rollback",
+                "description": "The deploy rolled back.",
+                "t_observed": (today - timedelta(days=30)).isoformat(),
+            },
+            {
+                "type": "Observation",
+                "name": "fresh rollback",
+                "description": "The deploy rolled back; the rollback took the canary with it.",
+                "t_observed": (today - timedelta(hours=12)).isoformat(),
+            },
+        ],
+        None,
+    )
+    old, fresh = (memory.find_by_name(n).node.id for n in ("old rollback", "fresh rollback"))
+    plain = Infuser(store, InfusionConfig()).infuse("asker", "why did the deploy roll back?")
+    assert plain["meta"]["ranked"].index(old) < plain["meta"]["ranked"].index(fresh)
+    result = Infuser(store, InfusionConfig()).infuse(
+        "asker", "why did the deploy roll back yesterday?"
+    )
+    assert result["meta"]["ranked"].index(fresh) < result["meta"]["ranked"].index(old)

@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.lexical import (
@@ -236,7 +236,10 @@ def lexical(
     members: MemberCache | None = None,
 ) -> tuple[Selection, Query]:
     lcfg = lexical_config or LexicalConfig(trajectory_turns=cfg.trajectory_turns)
-    query = extract_terms(prompt, trajectory, now=now, config=lcfg)
+    # The prompt's moment is now unless the caller says otherwise: "last week" is read
+    # against it.
+    moment = now if now is not None else datetime.now(UTC)
+    query = extract_terms(prompt, trajectory, now=moment, config=lcfg)
     if query.empty:
         return Selection("lexical", ()), query
     hits = {h.id: h.score for h in store.fulltext(_query_text(query), limit=cfg.candidates)}
