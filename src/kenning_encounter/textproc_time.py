@@ -23,6 +23,7 @@ filtering ask only this, so a richer node model plugs in here.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -575,6 +576,15 @@ _OPERATOR_WORDS: Final = frozenset(
 _JOIN = re.compile(r"\s*(?:and|to|until|till|through|-|–)\s*", re.I)
 
 
+def _built(build: _Build, m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    # A record may be anchored anywhere a datetime can be (year 1, year 9999): a reading
+    # that would step off the calendar is no reading, never an error in a turn.
+    try:
+        return build(m, ctx)
+    except (OverflowError, ValueError):
+        return None
+
+
 def _at(text: str, pos: int, now: datetime | None) -> TimeWindow | None:
     """The longest time expression starting exactly at ``pos``."""
     ctx = _Ctx(text, now, inner=True)
@@ -586,7 +596,7 @@ def _at(text: str, pos: int, now: datetime | None) -> TimeWindow | None:
         m = pattern.match(text, pos)
         if m is None:
             continue
-        window = build(m, ctx)
+        window = _built(build, m, ctx)
         if window is not None and (best is None or window.span[1] > best.span[1]):
             best = window
     return best
@@ -660,11 +670,13 @@ def find_times(text: str, *, now: datetime | None = None) -> list[TimeWindow]:
         if not _runs(needs, present):
             continue
         for m in pattern.finditer(text):
-            window = build(m, ctx)
+            window = _built(build, m, ctx)
             if window is not None:
                 found.append(window)
     if not _OPERATOR_WORDS.isdisjoint(present):
-        found.extend(_composite(text, now))
+        # A composite reaching past the calendar's ends reads as no time.
+        with contextlib.suppress(OverflowError, ValueError):
+            found.extend(_composite(text, now))
     found.sort(key=lambda w: (-(w.span[1] - w.span[0]), -w.certainty, w.span[0]))
     kept: list[TimeWindow] = []
     for window in found:

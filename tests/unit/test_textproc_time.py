@@ -273,3 +273,38 @@ def test_any_written_date_reads_back_as_that_day(day: object) -> None:
         window = read_time(text)
         assert window is not None and window.start == when, text
         assert window.end == when + timedelta(days=1)
+
+
+_PHRASES = st.sampled_from(
+    [
+        "yesterday",
+        "tomorrow",
+        "last week",
+        "next year",
+        "two days ago",
+        "in the past 3 years",
+        "since last month",
+        "the week before 2023-05-07",
+        "after 9999-12-31",
+        "before 0001-01-01",
+        "last Friday",
+        "in May",
+        "on the 31st",
+        "next summer",
+        "between May 1 and May 3",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_PHRASES | st.text(max_size=12), min_size=1, max_size=4),
+    st.datetimes(timezones=st.just(UTC)) | st.sampled_from([datetime.min, datetime.max]),
+)
+def test_no_text_and_no_anchor_makes_the_reader_raise(parts: list[str], anchor: datetime) -> None:
+    # Records are anchored at whatever time they state, the calendar's ends included.
+    text = " ".join(parts)
+    for window in find_times(text, now=anchor):
+        assert 0 <= window.span[0] < window.span[1] <= len(text)
+    states_time(text, anchor)
+    read_range(text, now=anchor)
