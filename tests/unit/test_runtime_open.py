@@ -108,3 +108,17 @@ def test_a_start_that_fails_before_its_session_closes_what_was_opened(tmp_path: 
     runtime.close_unclaimed()
     # Closed: this process may open the store again.
     EmbeddedStore.open(tmp_path / "memory").close()
+
+
+def test_a_listening_server_readies_infusion_off_the_request_path(tmp_path: Path) -> None:
+    runtime = Runtime(_settings(tmp_path / "memory"))
+
+    async def serve() -> None:
+        async with runtime.session() as context:
+            services = context.require_services()
+            assert services._infuser is None  # pyright: ignore[reportPrivateUsage]
+            runtime.listening("http://127.0.0.1:1/mcp/")
+            assert await anyio.to_thread.run_sync(runtime.infusion_ready.wait, 60.0)
+            assert services._infuser is not None  # pyright: ignore[reportPrivateUsage]
+
+    anyio.run(serve)

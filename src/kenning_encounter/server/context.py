@@ -185,6 +185,7 @@ class Runtime:
         self._infusion_factory = infusion_factory
         self._context: AppContext | None = None
         self._opening: Future[AppContext] | None = None
+        self.infusion_ready = threading.Event()  # set once listening() has readied infusion
         self._users = 0
         self._lock = anyio.Lock()
 
@@ -276,11 +277,17 @@ class Runtime:
         return context
 
     def listening(self, url: str) -> None:
-        """Record where clients reach this server, for a second process to name."""
+        """Record where clients reach this server, for a second process to name; then
+        ready infusion off the request path (see ``_ready_infusion``)."""
         context = self.context
         context.url = url
         if isinstance(context.store, EmbeddedStore):
             context.store.set_owner_url(url)
+        services = context.services
+        if services is not None and context.infuse is not None:
+            threading.Thread(
+                target=_ready_infusion, args=(services, self.infusion_ready), daemon=True
+            ).start()
 
 
 def _close(context: AppContext) -> None:
@@ -290,3 +297,15 @@ def _close(context: AppContext) -> None:
         context.services.close()
     context.store.close()
     log.info("memory closed")
+
+
+def _ready_infusion(services: Services, done: threading.Event) -> None:
+    """Make the infuser now that the server answers. A listening server serves the hook,
+    whose first prompt waits a few seconds at most; the pipeline's imports (numpy, scipy)
+    are paid here, not inside that wait. A stdio server leaves it to the first call."""
+    try:
+        services.infuser  # noqa: B018 - made on first access
+    except Exception:  # the first infusion makes it again and reports its own failure
+        log.exception("readying the infusion pipeline failed")
+    finally:
+        done.set()
