@@ -33,6 +33,7 @@ BENCHES: dict[str, str] = {
     "fuzz": "bench.fuzz_bench",
     "dump": "bench.dump_bench",
     "scale": "bench.scale_bench",
+    "startup": "bench.startup_bench",
 }
 # Only these take --nodes (their one size); the others measure their own sizes.
 SIZED = frozenset({"scale"})
