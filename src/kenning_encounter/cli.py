@@ -1,6 +1,7 @@
 """``kenning-encounter``: the command line.
 
     kenning-encounter [serve] [flags]      serve the memory (the default command)
+    kenning-encounter ui [flags]           open the inspector (/ui/) in a browser
     kenning-encounter doctor [flags]       check the configuration; exit 0 when all is well
     kenning-encounter export FILE|-        dump the whole memory (memory/dump.py)
     kenning-encounter import FILE          load a dump into an empty memory (memory/load.py)
@@ -129,6 +130,23 @@ SETTING_FLAGS: Final[tuple[Flag, ...]] = (
     ),
     Flag("infusion_budget", "characters an infusion payload may take", type=int, metavar="N"),
     Flag("infusion_preset", "infusion pipeline preset", metavar="NAME"),
+    Flag(
+        "infusion_log_prompts",
+        "keep each prompt's text in the infusion log (default: its SHA-256 and length only)",
+        switch=True,
+    ),
+    Flag(
+        "infusion_log_days",
+        "days the infusion log keeps an entry",
+        type=float,
+        metavar="DAYS",
+    ),
+    Flag(
+        "infusion_log_per_session",
+        "most infusion log entries kept per session",
+        type=int,
+        metavar="N",
+    ),
 )
 NOT_FLAGS: Final = frozenset({"gemini_api_key", "session_key"})
 
@@ -236,6 +254,22 @@ def run_serve(ns: argparse.Namespace) -> int:
     finally:
         runtime.close_unclaimed()
     return EXIT_OK
+
+
+# --- ui --------------------------------------------------------------------------
+def run_ui_command(ns: argparse.Namespace) -> int:
+    """Open the inspector in a browser; serve too when no server answers."""
+    try:
+        settings = settings_from(ns)
+    except ConfigError as exc:
+        _error(str(exc))
+        return EXIT_CONFIG
+    if settings.transport == "stdio":
+        _error("the inspector is served over HTTP: drop --transport stdio")
+        return EXIT_CONFIG
+    from kenning_encounter.ui.launch import run_ui
+
+    return run_ui(settings, lambda: run_serve(ns))
 
 
 # --- doctor ----------------------------------------------------------------------
@@ -532,6 +566,12 @@ class Command:
 
 COMMANDS: Final[tuple[Command, ...]] = (
     Command("serve", "serve the memory over MCP (the default command)", run_serve),
+    Command(
+        "ui",
+        "open the inspector (read-only web pages at /ui/) in a browser; serves first "
+        "when no server answers",
+        run_ui_command,
+    ),
     Command(
         "doctor",
         "check store, configuration, Neo4j and matcher; say what to fix",

@@ -105,6 +105,11 @@ class Settings(BaseSettings):
     # --- infusion ---------------------------------------------------------------
     infusion_budget: int = Field(4_000, ge=500, le=9_000)
     infusion_preset: str = "balanced"
+    # The inspector's infusion log (store/infusion_log.py): bounded by age and per session.
+    # The prompt's text is kept only when asked; by default its SHA-256 and length.
+    infusion_log_prompts: bool = False
+    infusion_log_days: float = Field(14.0, gt=0, le=3_650)
+    infusion_log_per_session: int = Field(500, ge=1, le=100_000)
 
     _split = field_validator("allowed_origins", "allowed_hosts", "hide_loci", mode="before")(
         _split_csv

@@ -26,6 +26,7 @@ from kenning_encounter.infusion.ledger import (
     SessionLedger,
     Verdict,
 )
+from kenning_encounter.infusion.log import InfusionRecorder
 from kenning_encounter.memory import validate
 from kenning_encounter.store.port import GraphStore
 
@@ -76,8 +77,10 @@ class Infuser:
         hidden_loci: frozenset[str] = frozenset(),
         ledger: LedgerStore | None = None,
         wall_clock: Callable[[], float] = time.time,
+        infusion_log: InfusionRecorder | None = None,
     ) -> None:
-        """``ledger``: where sessions' ledgers live (default: this process only)."""
+        """``ledger``: where sessions' ledgers live (default: this process only);
+        ``infusion_log``: where each prompt's delivery is recorded (default: nowhere)."""
         self._store = store
         self._config = config
         self._matcher = matcher
@@ -87,6 +90,7 @@ class Infuser:
         self._ledger: LedgerStore = ledger if ledger is not None else ProcessLedger()
         self._renewal = Renewal(config.horizon_turns, config.horizon_seconds)
         self._wall_clock = wall_clock
+        self._log = infusion_log
 
     @property
     def config(self) -> InfusionConfig:
@@ -287,6 +291,20 @@ class Infuser:
             None,
             "matcher off",
         )
+        if self._log is not None:
+            self._log.record(
+                session,
+                turn=turn,
+                at=now_s,
+                prompt=text,
+                channel=selection.channel,
+                degraded=degraded,
+                reason=selection.fallback_reason,
+                bodies=rendered_bodies,
+                standing=rendered_handles,
+                cut=dropped,
+                silent=not payload,
+            )
         return {
             "payload": payload,
             "status": "infused" if payload else "silent",

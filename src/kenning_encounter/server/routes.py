@@ -2,6 +2,8 @@
 
 GET /healthz answers without a token. The others sit behind the same guards
 as /mcp/ and validate their bodies: a bad body gets 400 naming the field.
+The inspector's read-only pages (kenning_encounter.ui) are mounted at /ui/,
+behind the same guards.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from kenning_encounter.errors import KenningError, SessionNotHeld
 from kenning_encounter.server.bodies import BodyRefused, read_json_body
@@ -21,6 +23,7 @@ from kenning_encounter.server.context import AppContext, Runtime
 from kenning_encounter.server.holds import MAX_HANDLE, split_handle
 from kenning_encounter.server.info import package_version
 from kenning_encounter.server.session_note import session_start_context
+from kenning_encounter.ui import ui_routes
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +92,7 @@ async def _claim(app: AppContext, session_id: str) -> str:
     return await anyio.to_thread.run_sync(app.hold, session_id)
 
 
-def build_routes(runtime: Runtime) -> list[Route]:
+def build_routes(runtime: Runtime) -> list[Route | Mount]:
     async def healthz(_: Request) -> Response:
         return JSONResponse({"status": "ok", "version": package_version()})
 
@@ -173,4 +176,5 @@ def build_routes(runtime: Runtime) -> list[Route]:
         Route("/session-start", session_start, methods=["POST"]),
         Route("/session-end", session_end, methods=["POST"]),
         Route("/infuse", infuse, methods=["POST"]),
+        *ui_routes(lambda: runtime.context.memory),
     ]

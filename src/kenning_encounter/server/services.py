@@ -24,7 +24,9 @@ from kenning_encounter.config import Settings
 from kenning_encounter.errors import ConfigError
 from kenning_encounter.infusion.config import InfusionConfig, preset
 from kenning_encounter.infusion.ledger_store import StoreLedger
+from kenning_encounter.infusion.log import InfusionRecorder
 from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.infusion_log import KeepsInfusionLog
 from kenning_encounter.store.meanings import KeepsDerived
 
 if TYPE_CHECKING:
@@ -61,6 +63,7 @@ class Services:
     meaning: MeaningRuntime | None = None
     ledger: StoreLedger | None = None  # the store's ledger; None on the reader face
     unavailable: _Unavailable | None = None  # why the matcher cannot run, when it cannot
+    infusion_log: InfusionRecorder | None = None  # the inspector's log; None on the reader face
     _infuser: Infuser | None = field(default=None, init=False, repr=False)
     _catalog: ProjectionCatalog | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -78,6 +81,7 @@ class Services:
                     matcher=matcher,
                     hidden_loci=self.memory.hidden_loci,
                     ledger=self.ledger,
+                    infusion_log=self.infusion_log,
                 )
             return self._infuser
 
@@ -192,6 +196,7 @@ def build_services(settings: Settings, memory: Memory) -> Services:
     # The full face keeps the ledger in the store, shared by every server on it; a
     # reader face never writes the store, so its ledger lives and dies with the process.
     ledger = StoreLedger(memory.store.ledgers) if settings.face == "full" else None
+    recorder = _infusion_log(settings, memory)
     return Services(
         memory=memory,
         infusion=preset(settings.infusion_preset, budget_chars=settings.infusion_budget),
@@ -200,4 +205,18 @@ def build_services(settings: Settings, memory: Memory) -> Services:
         meaning=meaning,
         ledger=ledger,
         unavailable=unavailable,
+        infusion_log=recorder,
+    )
+
+
+def _infusion_log(settings: Settings, memory: Memory) -> InfusionRecorder | None:
+    """The full face writes the log; a reader face never writes the store."""
+    store = memory.store
+    if settings.face != "full" or not isinstance(store, KeepsInfusionLog):
+        return None
+    return InfusionRecorder(
+        store.infusion_log,
+        keep_per_session=settings.infusion_log_per_session,
+        retention_s=settings.infusion_log_days * 86_400.0,
+        keep_prompts=settings.infusion_log_prompts,
     )

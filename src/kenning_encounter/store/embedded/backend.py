@@ -34,6 +34,7 @@ from kenning_encounter.store.cypher_guard import LADYBUG_RULES, check_params, ch
 from kenning_encounter.store.embedded import engine, sandbox
 from kenning_encounter.store.embedded import queries as q
 from kenning_encounter.store.embedded.cypher import CYPHER_CONCURRENCY, run_read_cypher
+from kenning_encounter.store.embedded.infusion_log import EmbeddedInfusionLog
 from kenning_encounter.store.embedded.ledger import EmbeddedLedgers, Rows
 from kenning_encounter.store.embedded.nodecache import LazySnapshot, NodeCache, SnapshotMoved
 from kenning_encounter.store.embedded.schema import MIGRATIONS, SCHEMA_VERSION
@@ -87,6 +88,7 @@ class EmbeddedStore:
         self._closed = False
         self._nodes = NodeCache()
         self._ledgers = EmbeddedLedgers(self)
+        self._infusion_log = EmbeddedInfusionLog(self)
         self._migrate()
         self._index = TextIndex(data_dir / "textindex")
         self._sync_index()
@@ -262,6 +264,10 @@ class EmbeddedStore:
     @property
     def ledgers(self) -> EmbeddedLedgers:
         return self._ledgers
+
+    @property
+    def infusion_log(self) -> EmbeddedInfusionLog:
+        return self._infusion_log
 
     def _ledger_rows(self, conn: ladybug.Connection, doing: str) -> Rows:
         def run(statement: str, params: dict[str, Any]) -> list[list[Any]]:

@@ -223,7 +223,7 @@ class CypherSandbox:
 # The store's own bookkeeping: tables no query should see (DESIGN §4: read_cypher reads the
 # graph; the infusion ledger is no part of it), and columns that mirror edges (RECORDED,
 # SUPERSEDES) for the store's lookups.
-INTERNAL_TABLES: Final = ("Meta", "NameKey", "SourceKey", "LedgerSession")
+INTERNAL_TABLES: Final = ("Meta", "NameKey", "SourceKey", "LedgerSession", "InfusionLogEntry")
 MIRROR_COLUMNS: Final = ("encounter", "locus", "superseded_by")
 PROJECT_POOL_BYTES: Final = 64 << 20
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
+from kenning_encounter.store.embedded.infusion_log import CREATE_TABLE as INFUSION_LOG_TABLE
 from kenning_encounter.store.embedded.ledger import CREATE_TABLE as LEDGER_TABLE
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, NodeType, RelationType
 
-SCHEMA_VERSION: Final = 6
+SCHEMA_VERSION: Final = 7
 
 
 def _node_columns(t: NodeType) -> list[str]:
@@ -121,6 +122,11 @@ def _v6() -> list[str]:
     ]
 
 
+def _v7() -> list[str]:
+    # v7: the infusion log, one entry per prompt for the inspector (store/infusion_log.py).
+    return [INFUSION_LOG_TABLE]
+
+
 MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {
     1: _v1,
     2: _v2,
@@ -128,4 +134,5 @@ MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {
     4: _v4,
     5: _v5,
     6: _v6,
+    7: _v7,
 }

@@ -34,6 +34,7 @@ from kenning_encounter.store.neo4j import text as lexical
 from kenning_encounter.store.neo4j.baselines import Neo4jBaselines
 from kenning_encounter.store.neo4j.cypher import check_neo4j_text, check_plan, to_json
 from kenning_encounter.store.neo4j.gds import GdsExecutor, open_gds
+from kenning_encounter.store.neo4j.infusion_log import Neo4jInfusionLog
 from kenning_encounter.store.neo4j.ledger import Neo4jLedgers
 from kenning_encounter.store.neo4j.meanings import Neo4jMeanings
 from kenning_encounter.store.neo4j.namespace import DEFAULT_MEMORY, Namespace, name_problem
@@ -115,6 +116,7 @@ class Neo4jStore:
         self._ledgers = Neo4jLedgers(self._ledger_unit, self._tracer, self.ns)
         self._meanings = Neo4jMeanings(self._ledger_unit, self._tracer, self.ns)
         self._baselines = Neo4jBaselines(self._ledger_unit, self._tracer, self.ns)
+        self._infusion_log = Neo4jInfusionLog(self._ledger_unit, self._tracer, self.ns)
 
     # --- lifecycle ------------------------------------------------------------
     @classmethod
@@ -351,6 +353,10 @@ class Neo4jStore:
     @property
     def ledgers(self) -> Neo4jLedgers:
         return self._ledgers
+
+    @property
+    def infusion_log(self) -> Neo4jInfusionLog:
+        return self._infusion_log
 
     # Meanings and baselines (store/meanings.py) ride the ledger's units: no tick either.
     @property

@@ -20,6 +20,7 @@ import sys
 from typing import Final, LiteralString, cast
 
 from kenning_encounter.store.neo4j.baselines import SCHEMA as BASELINE_SCHEMA
+from kenning_encounter.store.neo4j.infusion_log import SCHEMA as INFUSION_LOG_SCHEMA
 from kenning_encounter.store.neo4j.ledger import LABELS as LEDGER_LABELS
 from kenning_encounter.store.neo4j.ledger import LEGACY_CONSTRAINTS as LEDGER_LEGACY_CONSTRAINTS
 from kenning_encounter.store.neo4j.ledger import LEGACY_INDEXES as LEDGER_LEGACY_INDEXES
@@ -120,6 +121,7 @@ def schema_statements() -> list[tuple[str, LiteralString]]:
     out += dump_indexes()  # an export's paging order
     out += LEDGER_SCHEMA  # the infusion ledger's own labels, beside the memory
     out += MEANING_SCHEMA + BASELINE_SCHEMA  # derived data every replica shares
+    out += INFUSION_LOG_SCHEMA  # the inspector's infusion log, beside the memory
     return out
 
 

@@ -1,0 +1,115 @@
+"""The infusion log on the embedded store: one ``InfusionLogEntry`` row per prompt.
+
+Its writes ride the ledger's units (store/embedded/ledger.py): each is its own
+transaction on the store's one writer and takes no tick, so the text index, the node
+cache and the read_cypher snapshot (whose table list drops this table) never hear of
+it. The engine indexes only the primary key, so a session's entries are found by a
+scan; the log is bounded by size per session and by age, which keeps that cheap.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from kenning_encounter.store.embedded.ledger import LedgerUnits, Rows
+from kenning_encounter.store.infusion_log import LogEntry, LogSession, ids
+
+TABLE: Final = "InfusionLogEntry"
+CREATE_TABLE: Final = (
+    "CREATE NODE TABLE InfusionLogEntry(key STRING, session STRING, tag STRING, at DOUBLE, "
+    "turn INT64, channel STRING, degraded BOOLEAN, reason STRING, bodies STRING[], "
+    "standing STRING[], cut STRING[], silent BOOLEAN, prompt_sha256 STRING, "
+    "prompt_chars INT64, prompt STRING, PRIMARY KEY(key))"
+)
+LOG_PUT: Final = (
+    "CREATE (:InfusionLogEntry {key: $key, session: $session, tag: $tag, at: $at, turn: $turn, "
+    "channel: $channel, degraded: $degraded, reason: $reason, bodies: $bodies, "
+    "standing: $standing, cut: $cut, silent: $silent, prompt_sha256: $prompt_sha256, "
+    "prompt_chars: $prompt_chars, prompt: $prompt})"
+)
+LOG_TRIM: Final = (
+    "MATCH (e:InfusionLogEntry) WHERE e.tag = $tag "
+    "WITH e ORDER BY e.at DESC, e.key DESC SKIP $keep DELETE e"
+)
+LOG_SESSIONS: Final = (
+    "MATCH (e:InfusionLogEntry) WITH e.session AS session, count(*) AS n, max(e.at) AS last "
+    "RETURN session, n, last ORDER BY last DESC, session SKIP $offset LIMIT $limit"
+)
+LOG_ENTRIES: Final = (
+    "MATCH (e:InfusionLogEntry) WHERE e.tag = $tag "
+    "RETURN e.key, e.session, e.at, e.turn, e.channel, e.degraded, e.reason, e.bodies, "
+    "e.standing, e.cut, e.silent, e.prompt_sha256, e.prompt_chars, e.prompt "
+    "ORDER BY e.at DESC, e.key DESC SKIP $offset LIMIT $limit"
+)
+LOG_PRUNE: Final = (
+    "MATCH (e:InfusionLogEntry) WHERE e.at < $before WITH e LIMIT $limit DELETE e RETURN count(*)"
+)
+
+
+def _decode(row: list[Any]) -> LogEntry:
+    key, session, at, turn, channel, degraded, reason, bodies, standing, cut, silent = row[:11]
+    sha, chars, prompt = row[11:]
+    return LogEntry(
+        key=str(key),
+        session=str(session),
+        at=float(at),
+        turn=int(turn),
+        channel=str(channel),
+        degraded=bool(degraded),
+        reason=None if reason is None else str(reason),
+        bodies=ids(bodies),
+        standing=ids(standing),
+        cut=ids(cut),
+        silent=bool(silent),
+        prompt_sha256=str(sha),
+        prompt_chars=int(chars),
+        prompt=None if prompt is None else str(prompt),
+    )
+
+
+class EmbeddedInfusionLog:
+    def __init__(self, units: LedgerUnits) -> None:
+        self._units = units
+
+    def append(self, entry: LogEntry, *, keep: int) -> None:
+        params: dict[str, Any] = {
+            "key": entry.key,
+            "session": entry.session,
+            "tag": entry.tag,
+            "at": entry.at,
+            "turn": entry.turn,
+            "channel": entry.channel,
+            "degraded": entry.degraded,
+            "reason": entry.reason,
+            "bodies": list(entry.bodies),
+            "standing": list(entry.standing),
+            "cut": list(entry.cut),
+            "silent": entry.silent,
+            "prompt_sha256": entry.prompt_sha256,
+            "prompt_chars": entry.prompt_chars,
+            "prompt": entry.prompt,
+        }
+
+        def work(rows: Rows) -> None:
+            rows(LOG_PUT, params)
+            rows(LOG_TRIM, {"tag": entry.tag, "keep": max(keep, 0)})
+
+        self._units.ledger_write(work)
+
+    def sessions(self, *, offset: int, limit: int) -> list[LogSession]:
+        found = self._units.ledger_read(
+            lambda rows: rows(LOG_SESSIONS, {"offset": offset, "limit": limit})
+        )
+        return [LogSession(str(s), int(n), float(last)) for s, n, last in found]
+
+    def entries(self, tag: str, *, offset: int, limit: int) -> list[LogEntry]:
+        found = self._units.ledger_read(
+            lambda rows: rows(LOG_ENTRIES, {"tag": tag, "offset": offset, "limit": limit})
+        )
+        return [_decode(r) for r in found]
+
+    def prune(self, before: float, *, limit: int) -> int:
+        found = self._units.ledger_write(
+            lambda rows: rows(LOG_PRUNE, {"before": before, "limit": limit})
+        )
+        return int(found[0][0]) if found else 0

@@ -1,0 +1,151 @@
+"""The infusion log on Neo4j (store/infusion_log.py): a ``:KenningInfusion`` node per prompt.
+
+The label is not the memory's, so read_cypher's scope never reads it and no memory
+statement matches it; like every node of ours it carries ``_memory``, and its key is
+unique per memory. Writes ride the ledger's units: a managed transaction of their
+own that never touches the clock node, so an entry takes no tick.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final, LiteralString
+
+from kenning_encounter.store.infusion_log import LogEntry, LogSession, ids
+from kenning_encounter.store.neo4j import engine
+from kenning_encounter.store.neo4j.ledger import Unit
+from kenning_encounter.store.neo4j.namespace import Namespace
+from kenning_encounter.store.tracing import Tracer
+
+if TYPE_CHECKING:
+    from neo4j import ManagedTransaction
+
+SCHEMA: Final[list[tuple[str, LiteralString]]] = [
+    (
+        "kenning_infusion_memory_key",
+        "CREATE CONSTRAINT kenning_infusion_memory_key IF NOT EXISTS "
+        "FOR (i:KenningInfusion) REQUIRE (i._memory, i.key) IS UNIQUE",
+    ),
+    (
+        "kenning_infusion_memory_tag",
+        "CREATE INDEX kenning_infusion_memory_tag IF NOT EXISTS "
+        "FOR (i:KenningInfusion) ON (i._memory, i.tag)",
+    ),
+    (
+        "kenning_infusion_memory_at",
+        "CREATE INDEX kenning_infusion_memory_at IF NOT EXISTS "
+        "FOR (i:KenningInfusion) ON (i._memory, i.at)",
+    ),
+]
+LABELS: Final = ("KenningInfusion",)
+
+# The entry and the session's trim in one statement: the newest ``keep`` stay.
+LOG_PUT: Final = (
+    "CREATE (i:KenningInfusion {_memory: $memory, key: $key}) "
+    "SET i.session = $session, i.tag = $tag, i.at = $at, i.turn = $turn, "
+    "i.channel = $channel, i.degraded = $degraded, i.reason = $reason, i.bodies = $bodies, "
+    "i.standing = $standing, i.cut = $cut, i.silent = $silent, "
+    "i.prompt_sha256 = $prompt_sha256, i.prompt_chars = $prompt_chars, i.prompt = $prompt "
+    "WITH i "
+    "CALL (i) { MATCH (o:KenningInfusion {_memory: $memory, tag: i.tag}) "
+    "  WITH o ORDER BY o.at DESC, o.key DESC SKIP $keep DELETE o }"
+)
+LOG_SESSIONS: Final = (
+    "MATCH (i:KenningInfusion {_memory: $memory}) "
+    "WITH i.session AS session, count(*) AS n, max(i.at) AS last "
+    "RETURN session, n, last ORDER BY last DESC, session SKIP $offset LIMIT $limit"
+)
+LOG_ENTRIES: Final = (
+    "MATCH (i:KenningInfusion {_memory: $memory, tag: $tag}) "
+    "RETURN i.key, i.session, i.at, i.turn, i.channel, i.degraded, i.reason, i.bodies, "
+    "i.standing, i.cut, i.silent, i.prompt_sha256, i.prompt_chars, i.prompt "
+    "ORDER BY i.at DESC, i.key DESC SKIP $offset LIMIT $limit"
+)
+LOG_PRUNE: Final = (
+    "MATCH (i:KenningInfusion {_memory: $memory}) WHERE i.at < $before "
+    "WITH i LIMIT $limit DELETE i RETURN count(*)"
+)
+
+
+def _decode(row: list[Any]) -> LogEntry:
+    key, session, at, turn, channel, degraded, reason, bodies, standing, cut, silent = row[:11]
+    sha, chars, prompt = row[11:]
+    return LogEntry(
+        key=str(key),
+        session=str(session),
+        at=float(at),
+        turn=int(turn),
+        channel=str(channel),
+        degraded=bool(degraded),
+        reason=None if reason is None else str(reason),
+        bodies=ids(bodies),
+        standing=ids(standing),
+        cut=ids(cut),
+        silent=bool(silent),
+        prompt_sha256=str(sha),
+        prompt_chars=int(chars),
+        prompt=None if prompt is None else str(prompt),
+    )
+
+
+class Neo4jInfusionLog:
+    def __init__(self, unit: Unit, tracer: Tracer, ns: Namespace) -> None:
+        self._unit = unit
+        self._tracer = tracer
+        self._ns = ns
+
+    def _rows(
+        self, statement: LiteralString, params: dict[str, Any], *, write: bool, doing: str
+    ) -> list[list[Any]]:
+        def work(tx: ManagedTransaction) -> list[list[Any]]:
+            return engine.rows(tx, statement, params, tracer=self._tracer, ns=self._ns)
+
+        rows: list[list[Any]] = self._unit(work, write, doing)
+        return rows
+
+    def append(self, entry: LogEntry, *, keep: int) -> None:
+        params: dict[str, Any] = {
+            "key": entry.key,
+            "session": entry.session,
+            "tag": entry.tag,
+            "at": entry.at,
+            "turn": entry.turn,
+            "channel": entry.channel,
+            "degraded": entry.degraded,
+            "reason": entry.reason,
+            "bodies": list(entry.bodies),
+            "standing": list(entry.standing),
+            "cut": list(entry.cut),
+            "silent": entry.silent,
+            "prompt_sha256": entry.prompt_sha256,
+            "prompt_chars": entry.prompt_chars,
+            "prompt": entry.prompt,
+            "keep": max(keep, 0),
+        }
+        self._rows(LOG_PUT, params, write=True, doing="writing the infusion log")
+
+    def sessions(self, *, offset: int, limit: int) -> list[LogSession]:
+        rows = self._rows(
+            LOG_SESSIONS,
+            {"offset": offset, "limit": limit},
+            write=False,
+            doing="reading the infusion log",
+        )
+        return [LogSession(str(s), int(n), float(last)) for s, n, last in rows]
+
+    def entries(self, tag: str, *, offset: int, limit: int) -> list[LogEntry]:
+        rows = self._rows(
+            LOG_ENTRIES,
+            {"tag": tag, "offset": offset, "limit": limit},
+            write=False,
+            doing="reading the infusion log",
+        )
+        return [_decode(r) for r in rows]
+
+    def prune(self, before: float, *, limit: int) -> int:
+        rows = self._rows(
+            LOG_PRUNE,
+            {"before": before, "limit": limit},
+            write=True,
+            doing="pruning the infusion log",
+        )
+        return int(rows[0][0]) if rows else 0

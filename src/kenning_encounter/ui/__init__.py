@@ -1,0 +1,45 @@
+"""The inspector: read-only web pages over the memory, served at /ui/ by the same server.
+
+Imported by the server's routes at start, so this module stays light: the pages
+(Jinja2, the templates) load on the first request to /ui/, not when the server starts.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from kenning_encounter.memory.service import Memory
+
+__all__ = ["ui_routes"]
+
+
+class _OnFirstUse:
+    def __init__(self, memory_of: Callable[[], Memory]) -> None:
+        self._memory_of = memory_of
+        self._app: ASGIApp | None = None
+        self._lock = threading.Lock()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._app is None:
+            with self._lock:
+                if self._app is None:
+                    from kenning_encounter.ui.app import build_ui
+
+                    self._app = build_ui(self._memory_of)
+        await self._app(scope, receive, send)
+
+
+async def _to_index(_: Request) -> Response:
+    return RedirectResponse("/ui/", status_code=308)
+
+
+def ui_routes(memory_of: Callable[[], Memory]) -> list[Any]:
+    """/ui/ and what is under it; /ui itself redirects there."""
+    return [Route("/ui", _to_index, methods=["GET"]), Mount("/ui", app=_OnFirstUse(memory_of))]

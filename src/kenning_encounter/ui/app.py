@@ -1,0 +1,170 @@
+"""The inspector's pages: a small Starlette app mounted at /ui/ inside the server's HTTP app.
+
+It sits behind the same guards as the MCP endpoint (bearer token, Host and Origin:
+server/security.py wraps the whole app), answers GET only, and never writes. Pages
+are rendered on the server with Jinja2 (autoescaping on), from templates and a
+stylesheet shipped in the package: no CDN, no script, nothing fetched at run time.
+A strict Content-Security-Policy says so to the browser too.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Final, cast
+
+import anyio
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from kenning_encounter.errors import InvalidInput, NotFound
+from kenning_encounter.memory.models import Provenance
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.server.info import package_version
+from kenning_encounter.ui import views
+
+log = logging.getLogger(__name__)
+
+PREFIX: Final = "/ui/"
+HEADERS: Final = {
+    "content-security-policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    relation: str
+    node: views.NodeLink
+    children: list[TreeNode]
+
+
+def provenance_tree(
+    provenance: Provenance, names: dict[str, views.NodeLink], limit: int = 200
+) -> list[TreeNode]:
+    """What the node rests on as a tree, its grounds under it; each node once, bounded."""
+    into: dict[str, list[tuple[str, str]]] = {}
+    for e in provenance.edges:
+        into.setdefault(e.target, []).append((e.type, e.source))
+    seen = {provenance.node.id}
+    budget = [limit]
+
+    def under(node_id: str) -> list[TreeNode]:
+        out: list[TreeNode] = []
+        for relation, source in into.get(node_id, []):
+            if source in seen or source not in names or budget[0] <= 0:
+                continue
+            seen.add(source)
+            budget[0] -= 1
+            out.append(TreeNode(relation, names[source], under(source)))
+        return out
+
+    roots = under(provenance.node.id)
+    # A revision stands on what grounded the versions it revised: those hang under them.
+    for revision in provenance.revisions:
+        if revision.id in names and revision.id not in seen:
+            seen.add(revision.id)
+            roots.append(TreeNode("SUPERSEDES", names[revision.id], under(revision.id)))
+    return roots
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("kenning_encounter.ui", "templates"),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["when"] = views.when
+    # Globals, not render values: the imported macros see globals only.
+    cast(dict[str, Any], env.globals).update(version=package_version(), prefix=PREFIX)
+    return env
+
+
+def _int(request: Request, name: str) -> int:
+    raw = request.query_params.get(name, "0")
+    if not raw.isdigit() or len(raw) > 6:
+        raise views.NotShown(f"{name}: must be a whole number, e.g. {name}=2")
+    return int(raw)
+
+
+Page = Callable[[Memory, Request], tuple[str, dict[str, Any]]]
+
+
+def build_ui(memory_of: Callable[[], Memory]) -> Starlette:
+    """The inspector over whatever memory ``memory_of`` returns when a page is asked."""
+    env = _environment()
+    css = resources.files("kenning_encounter.ui").joinpath("static/ui.css").read_bytes()
+
+    def html(template: str, status: int = 200, **values: Any) -> HTMLResponse:
+        body = env.get_template(template).render(**values)
+        return HTMLResponse(body, status_code=status, headers=HEADERS)
+
+    def page(render: Page) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            memory = memory_of()
+            try:
+                template, values = await anyio.to_thread.run_sync(render, memory, request)
+            except (views.NotShown, NotFound) as exc:
+                return html("missing.html", 404, title="Not here", message=str(exc))
+            except InvalidInput as exc:
+                return html("missing.html", 400, title="Cannot show that", message=str(exc))
+            return html(template, **values)
+
+        return endpoint
+
+    def spine(memory: Memory, request: Request) -> tuple[str, dict[str, Any]]:
+        view = views.spine(memory, _int(request, "page"))
+        return "spine.html", {"title": "Spine", "view": view, "here": "spine"}
+
+    def node(memory: Memory, request: Request) -> tuple[str, dict[str, Any]]:
+        view = views.node(memory, str(request.path_params["node_id"]))
+        tree = provenance_tree(view.provenance, view.names)
+        return "node.html", {"title": view.node.name, "view": view, "grounds": tree, "here": ""}
+
+    def search(memory: Memory, request: Request) -> tuple[str, dict[str, Any]]:
+        query = request.query_params.get("q", "").strip()
+        history_too = request.query_params.get("history") == "1"
+        values: dict[str, Any] = {
+            "title": "Search",
+            "query": query,
+            "history": history_too,
+            "here": "search",
+        }
+        if query:
+            result, paged = views.search(
+                memory, query, history_too=history_too, page=_int(request, "page")
+            )
+            values.update(result=result, paged=paged)
+        return "search.html", values
+
+    def log_index(memory: Memory, request: Request) -> tuple[str, dict[str, Any]]:
+        view = views.log_sessions(memory, _int(request, "page"))
+        return "log.html", {"title": "Infusion log", "view": view, "here": "log"}
+
+    def log_session(memory: Memory, request: Request) -> tuple[str, dict[str, Any]]:
+        view = views.log_entries(memory, str(request.path_params["tag"]), _int(request, "page"))
+        title = f"Infusion log: {view.session}"
+        return "log_session.html", {"title": title, "view": view, "here": "log"}
+
+    async def stylesheet(_: Request) -> Response:
+        return Response(css, media_type="text/css", headers={"cache-control": "max-age=300"})
+
+    return Starlette(
+        routes=[
+            Route("/", page(spine), methods=["GET"]),
+            Route("/node/{node_id}", page(node), methods=["GET"]),
+            Route("/search", page(search), methods=["GET"]),
+            Route("/log", page(log_index), methods=["GET"]),
+            Route("/log/{tag}", page(log_session), methods=["GET"]),
+            Route("/static/ui.css", stylesheet, methods=["GET"]),
+        ]
+    )

@@ -1,0 +1,317 @@
+"""What each inspector page shows, read from the memory: plain data for the templates.
+
+Every read goes through the memory service or the store port, read-only, and every
+one honours the face's hidden loci: an encounter, node, link, log session or id of a
+hidden locus is left out before a template sees it, never filtered in the page.
+Session ids are shown cut short (``shown_session``), as the tools show them.
+
+Each listing is a page of a bounded size; nothing here reads the whole graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from kenning_encounter.errors import KenningError
+from kenning_encounter.memory import history
+from kenning_encounter.memory.models import Provenance, SearchResult, shown_session
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.memory.writes import is_node_id
+from kenning_encounter.store.infusion_log import KeepsInfusionLog, LogEntry, LogSession
+from kenning_encounter.store.port import ReadTx
+from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
+
+PAGE: Final = 20
+MAX_PAGE: Final = 500  # past this a page number is refused: pages are for reading
+MEMBERS_SHOWN: Final = 30
+SEARCH_MAX: Final = 100
+
+
+@dataclass(frozen=True)
+class NodeLink:
+    id: str
+    name: str
+    type: str
+    head: bool = True
+
+
+@dataclass(frozen=True)
+class EncounterView:
+    name: str
+    session: str
+    purpose: str
+    opened_at: str
+    sealed_at: str | None
+    dissolved_at: str | None
+    summary: str | None
+    tombstones: int
+    state: str
+    recorded: list[NodeLink]
+    more: int
+
+
+@dataclass(frozen=True)
+class Paged:
+    page: int
+    has_more: bool
+
+    @property
+    def prev(self) -> int | None:
+        return self.page - 1 if self.page > 0 else None
+
+    @property
+    def next(self) -> int | None:
+        return self.page + 1 if self.has_more else None
+
+
+@dataclass(frozen=True)
+class SpineView(Paged):
+    encounters: list[EncounterView] = field(default_factory=list[EncounterView])
+    loci: int = 0
+    clock: int = 0
+
+
+@dataclass(frozen=True)
+class LinkView:
+    type: str
+    other: NodeLink
+    revision_why: str | None
+
+
+@dataclass(frozen=True)
+class NodeView:
+    node: NodeRecord
+    session: str | None
+    encounter: EncounterRecord | None
+    chain: history.ChainHistory
+    provenance: Provenance
+    names: dict[str, NodeLink]
+    inbound: list[LinkView]
+    outbound: list[LinkView]
+    world: dict[str, str]
+
+
+@dataclass(frozen=True)
+class LogSessionView(Paged):
+    sessions: list[tuple[LogSession, str]] = field(default_factory=list[tuple[LogSession, str]])
+    kept: bool = True
+
+
+@dataclass(frozen=True)
+class EntryView:
+    entry: LogEntry
+    bodies: list[NodeLink]
+    standing: list[NodeLink]
+    cut: list[NodeLink]
+
+
+@dataclass(frozen=True)
+class LogEntriesView(Paged):
+    session: str = ""
+    tag: str = ""
+    entries: list[EntryView] = field(default_factory=list[EntryView])
+
+
+class NotShown(KenningError):
+    """Nothing to show under that address (absent, or of a hidden locus): a 404."""
+
+
+def when(value: float | str | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float | int):
+        return datetime.fromtimestamp(float(value), UTC).isoformat(timespec="seconds")
+    return value
+
+
+def check_page(page: int) -> int:
+    if not 0 <= page <= MAX_PAGE:
+        raise NotShown(f"page: must be between 0 and {MAX_PAGE}")
+    return page
+
+
+def _link(node: NodeRecord) -> NodeLink:
+    return NodeLink(node.id, node.name, node.type, node.is_head)
+
+
+def _links(tx: ReadTx, ids: Sequence[str], hidden: frozenset[str]) -> list[NodeLink]:
+    """Ids as links, in their order; a hidden locus's node is left out, a gone one named so."""
+    nodes = tx.get_nodes(list(dict.fromkeys(ids)))
+    out: list[NodeLink] = []
+    for i in ids:
+        node = nodes.get(i)
+        if node is None:
+            out.append(NodeLink(i, "(no longer held)", "", head=False))
+        elif node.locus not in hidden:
+            out.append(_link(node))
+    return out
+
+
+def _state(e: EncounterRecord) -> str:
+    if e.dissolved_at is not None:
+        return "dissolved"
+    return "sealed" if e.sealed_at is not None else "open"
+
+
+def spine(memory: Memory, page: int) -> SpineView:
+    hidden = memory.hidden_loci
+    want = (check_page(page) + 1) * PAGE + 1
+
+    def work(tx: ReadTx) -> SpineView:
+        asked = want
+        while True:
+            got = tx.encounters(limit=asked)
+            shown = [e for e in got if e.locus not in hidden]
+            if len(shown) >= want or len(got) < asked:
+                break
+            asked *= 2  # hidden loci took places: read further back
+        start = page * PAGE
+        window = shown[start : start + PAGE]
+        members = tx.encounter_members([e.name for e in window])
+        views = [
+            EncounterView(
+                name=e.name,
+                session=shown_session(e.locus, None),
+                purpose=e.purpose,
+                opened_at=e.opened_at,
+                sealed_at=e.sealed_at,
+                dissolved_at=e.dissolved_at,
+                summary=e.summary,
+                tombstones=e.tombstones,
+                state=_state(e),
+                recorded=_links(tx, members.get(e.name, [])[:MEMBERS_SHOWN], hidden),
+                more=max(0, len(members.get(e.name, [])) - MEMBERS_SHOWN),
+            )
+            for e in window
+        ]
+        loci = [x for x in tx.loci() if x not in hidden]
+        return SpineView(
+            page=page,
+            has_more=len(shown) > start + PAGE,
+            encounters=views,
+            loci=len(loci),
+            clock=tx.clock(),
+        )
+
+    return memory.store.read(work)
+
+
+def _edge_views(
+    tx: ReadTx, edges: Sequence[EdgeRecord], node_id: str, hidden: frozenset[str]
+) -> tuple[list[LinkView], list[LinkView]]:
+    others = tx.get_nodes([e.source if e.target == node_id else e.target for e in edges])
+    inbound: list[LinkView] = []
+    outbound: list[LinkView] = []
+    for e in edges:
+        inward = e.target == node_id
+        other = others.get(e.source if inward else e.target)
+        if other is None or other.locus in hidden:
+            continue
+        (inbound if inward else outbound).append(LinkView(e.type, _link(other), e.revision_why))
+    return inbound, outbound
+
+
+def node(memory: Memory, node_id: str) -> NodeView:
+    hidden = memory.hidden_loci
+    if not is_node_id(node_id):
+        raise NotShown(f"node: {node_id!r} is not a node id")
+
+    def work(tx: ReadTx) -> tuple[NodeRecord, EncounterRecord | None, list[EdgeRecord]]:
+        found = tx.get_node(node_id)
+        if found is None or found.locus in hidden:
+            raise NotShown(f"node: no node {node_id} is held here")
+        encounter = tx.get_encounter(found.encounter) if found.encounter else None
+        return found, encounter, tx.edges_of(node_id)
+
+    held, encounter, edges = memory.store.read(work)
+    chain = history.chain_history(memory.store, node_id, hidden_loci=hidden)
+    provenance = memory.trace_provenance(node_id)
+
+    def names(tx: ReadTx) -> tuple[dict[str, NodeLink], list[LinkView], list[LinkView]]:
+        ids = {e.source for e in provenance.edges} | {e.target for e in provenance.edges}
+        found = tx.get_nodes(sorted(ids))
+        named = {i: _link(n) for i, n in found.items() if n.locus not in hidden}
+        inbound, outbound = _edge_views(tx, edges, node_id, hidden)
+        return named, inbound, outbound
+
+    named, inbound, outbound = memory.store.read(names)
+    world = {
+        k: str(held.props[k])
+        for k in ("valid_from", "valid_until", "t_observed")
+        if held.props.get(k) not in (None, "")
+    }
+    return NodeView(
+        node=held,
+        session=shown_session(held.locus, None) if held.locus else None,
+        encounter=encounter,
+        chain=chain,
+        provenance=provenance,
+        names=named,
+        inbound=inbound,
+        outbound=outbound,
+        world=world,
+    )
+
+
+def search(
+    memory: Memory, query: str, *, history_too: bool, page: int
+) -> tuple[SearchResult, Paged]:
+    check_page(page)
+    limit = min(SEARCH_MAX, (page + 1) * PAGE + 1)
+    if page * PAGE >= SEARCH_MAX:
+        raise NotShown(f"page: search shows its best {SEARCH_MAX} hits; try other words")
+    result = memory.search(query, limit=limit, include_superseded=history_too)
+    start = page * PAGE
+    hits = result.hits[start : start + PAGE]
+    shown = result.model_copy(update={"hits": hits, "total_shown": len(hits)})
+    return shown, Paged(page, len(result.hits) > start + PAGE)
+
+
+def _log_store(memory: Memory) -> Any:
+    store = memory.store
+    return store.infusion_log if isinstance(store, KeepsInfusionLog) else None
+
+
+def log_sessions(memory: Memory, page: int) -> LogSessionView:
+    logs = _log_store(memory)
+    if logs is None:
+        return LogSessionView(page=0, has_more=False, kept=False)
+    hidden = memory.hidden_loci
+    start = check_page(page) * PAGE
+    found: list[LogSession] = logs.sessions(offset=0, limit=start + PAGE + 1 + len(hidden))
+    shown = [s for s in found if s.session not in hidden]
+    window = [(s, shown_session(s.session, None)) for s in shown[start : start + PAGE]]
+    return LogSessionView(page=page, has_more=len(shown) > start + PAGE, sessions=window)
+
+
+def log_entries(memory: Memory, tag: str, page: int) -> LogEntriesView:
+    logs = _log_store(memory)
+    if logs is None or not (len(tag) == 16 and all(c in "0123456789abcdef" for c in tag)):
+        raise NotShown(f"session: no infusion log for {tag!r}")
+    hidden = memory.hidden_loci
+    start = check_page(page) * PAGE
+    found: list[LogEntry] = logs.entries(tag, offset=start, limit=PAGE + 1)
+    if not found or found[0].session in hidden:
+        raise NotShown(f"session: no infusion log for {tag!r}")
+
+    def work(tx: ReadTx) -> list[EntryView]:
+        return [
+            EntryView(
+                e,
+                _links(tx, e.bodies, hidden),
+                _links(tx, e.standing, hidden),
+                _links(tx, e.cut, hidden),
+            )
+            for e in found[:PAGE]
+        ]
+
+    return LogEntriesView(
+        page=page,
+        has_more=len(found) > PAGE,
+        session=shown_session(found[0].session, None),
+        tag=tag,
+        entries=memory.store.read(work),
+    )
