@@ -25,6 +25,7 @@ from kenning_encounter.infusion.lexical import (
     node_tokens,
     rank_candidates,
 )
+from kenning_encounter.infusion.select import WINDOW_CANDIDATES
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.textproc import tokenize
 from kenning_encounter.textproc_time import TimeWindow
@@ -131,7 +132,7 @@ class _LexicalSearcher:
                 for i, node in enumerate(self.nodes)
                 if i not in seen and _opened_in(query.window, node, self.context)
             ]
-            positions.extend(timed[-self.pool :])
+            positions.extend(timed[-WINDOW_CANDIDATES:])
         candidates = [
             Candidate(self.nodes[i], scores.get(i, 0.0), self.tokens[i]) for i in positions
         ]

@@ -125,6 +125,10 @@ class MemberCache:
 # Encounters looked at, newest first, for what was recorded in the time a prompt names:
 # enough for weeks of work; an older time still reaches what its words match.
 WINDOW_ENCOUNTERS = 400
+# The newest records of that time taken as candidates; their words still decide among
+# them, so a few dozen carry the signal (as many as 120 changed nothing on the LoCoMo
+# dev conversations and doubled the ranking's work).
+WINDOW_CANDIDATES = 40
 
 
 def _encounters_in(tx: ReadTx, window: TimeWindow) -> list[str]:
@@ -160,7 +164,6 @@ def _gather(
     tokens: TokenCache,
     cache: MemberCache,
     query: Query,
-    limit: int,
 ) -> _Gathered:
     strongest = set(sorted(hits, key=lambda i: -hits[i])[:around])
     window = query.window
@@ -170,7 +173,7 @@ def _gather(
         found = tx.get_nodes(list(hits))
         if window is not None and (timed := _encounters_in(tx, window)):
             # What was recorded then is a candidate by that alone, scored by its time.
-            ids = [i for i in tx.encounter_nodes(timed, limit) if i not in found]
+            ids = [i for i in tx.encounter_nodes(timed, WINDOW_CANDIDATES) if i not in found]
             found.update(tx.get_nodes(ids))
         encounters = sorted({n.encounter for n in found.values() if n.encounter})
         near = sorted({n.encounter for i in strongest if (n := found.get(i)) and n.encounter})
@@ -253,7 +256,6 @@ def lexical(
         tokens or TokenCache(),
         members or MemberCache(),
         query,
-        cfg.candidates,
     )
     stats = store.fulltext_stats(t.key for t in query.terms)
     ranked = rank_candidates(
