@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 NEO4J := scripts/neo4j-test-server
 
-.PHONY: run test test-only lint bench bench-quick peers claude-code mutation neo4j-start neo4j-stop neo4j-mark clean
+.PHONY: run install ui-browser test test-only lint bench bench-quick peers claude-code mutation neo4j-start neo4j-stop neo4j-mark clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,7 +13,20 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-install: $(STAMP)
+install: $(STAMP) ui-browser
+
+## ui-browser: Debian's chromium for the inspector's browser tests (Playwright drives it; it
+## never downloads a browser of its own). Installed with apt-get when root; CI must have it.
+ui-browser:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing chromium for the inspector's browser tests (apt-get)"; \
+		(apt-get install -y -qq chromium || (apt-get update -qq && apt-get install -y -qq chromium)) >/dev/null; \
+	elif [ "$$CI" = true ]; then \
+		echo "chromium is missing and cannot be installed here: apt-get install -y chromium"; exit 1; \
+	else \
+		echo "chromium not found: the inspector's browser tests will skip; install it with: apt-get install -y chromium"; \
+	fi
 
 ## run: the memory server on the embedded store (streamable HTTP on 127.0.0.1:8765)
 run: $(STAMP)

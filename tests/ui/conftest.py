@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Generator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -161,7 +162,9 @@ def infuse(server: RunningServer, session: str, prompt: str) -> dict[str, Any]:
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
     """A seeded memory whose full face has answered one real /infuse per session."""
     data_dir = tmp_path_factory.mktemp("ui-seeded")
-    seeded = anyio.run(_seed, data_dir)
+    # On a thread of its own: a browser fixture may hold this thread's event loop.
+    with ThreadPoolExecutor(1) as pool:
+        seeded = pool.submit(anyio.run, _seed, data_dir).result()
     with run_server(data_dir) as server:
         seeded.infused[BOB] = infuse(server, BOB, BOB_PROMPT)
         seeded.infused[ALICE] = infuse(server, ALICE, "what about the kiln glaze crackle?")
