@@ -34,9 +34,10 @@ BENCHES: dict[str, str] = {
     "dump": "bench.dump_bench",
     "scale": "bench.scale_bench",
     "startup": "bench.startup_bench",
+    "ui": "bench.ui_bench",
 }
 # Only these take --nodes (their one size); the others measure their own sizes.
-SIZED = frozenset({"scale"})
+SIZED = frozenset({"scale", "ui"})
 
 
 def machine() -> dict[str, Any]:
