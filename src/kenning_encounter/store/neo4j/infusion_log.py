@@ -11,13 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
 from kenning_encounter.store.infusion_log import LogEntry, LogSession, ids
-from kenning_encounter.store.neo4j import engine
-from kenning_encounter.store.neo4j.ledger import Unit
-from kenning_encounter.store.neo4j.namespace import Namespace
-from kenning_encounter.store.tracing import Tracer
+from kenning_encounter.store.neo4j.beside import Beside
 
 if TYPE_CHECKING:
-    from neo4j import ManagedTransaction
+    pass
 
 SCHEMA: Final[list[tuple[str, LiteralString]]] = [
     (
@@ -87,21 +84,7 @@ def _decode(row: list[Any]) -> LogEntry:
     )
 
 
-class Neo4jInfusionLog:
-    def __init__(self, unit: Unit, tracer: Tracer, ns: Namespace) -> None:
-        self._unit = unit
-        self._tracer = tracer
-        self._ns = ns
-
-    def _rows(
-        self, statement: LiteralString, params: dict[str, Any], *, write: bool, doing: str
-    ) -> list[list[Any]]:
-        def work(tx: ManagedTransaction) -> list[list[Any]]:
-            return engine.rows(tx, statement, params, tracer=self._tracer, ns=self._ns)
-
-        rows: list[list[Any]] = self._unit(work, write, doing)
-        return rows
-
+class Neo4jInfusionLog(Beside):
     def append(self, entry: LogEntry, *, keep: int) -> None:
         params: dict[str, Any] = {
             "key": entry.key,

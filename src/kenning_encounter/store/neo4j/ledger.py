@@ -12,16 +12,14 @@ raised, never lowered.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, LiteralString, TypeVar
 
 from kenning_encounter.store.ledger import Stamp, StoredLedger
-from kenning_encounter.store.neo4j import engine
-from kenning_encounter.store.neo4j.namespace import Namespace
-from kenning_encounter.store.tracing import Tracer
+from kenning_encounter.store.neo4j.beside import Beside
 
 if TYPE_CHECKING:
-    from neo4j import ManagedTransaction
+    pass
 
 T = TypeVar("T")
 
@@ -85,9 +83,6 @@ LEDGER_PRUNE: Final = (
     "DELETE s RETURN count(*)"
 )
 
-# (work on a managed transaction, write?, what is being done) -> the work's result.
-Unit = Callable[[Callable[["ManagedTransaction"], Any], bool, str], Any]
-
 
 def _decode(row: list[Any]) -> StoredLedger | None:
     turn, at, stamps = row
@@ -100,21 +95,7 @@ def _decode(row: list[Any]) -> StoredLedger | None:
     return StoredLedger(int(turn), float(at or 0.0), found)
 
 
-class Neo4jLedgers:
-    def __init__(self, unit: Unit, tracer: Tracer, ns: Namespace) -> None:
-        self._unit = unit
-        self._tracer = tracer
-        self._ns = ns
-
-    def _rows(
-        self, statement: LiteralString, params: dict[str, Any], *, write: bool, doing: str
-    ) -> list[list[Any]]:
-        def work(tx: ManagedTransaction) -> list[list[Any]]:
-            return engine.rows(tx, statement, params, tracer=self._tracer, ns=self._ns)
-
-        rows: list[list[Any]] = self._unit(work, write, doing)
-        return rows
-
+class Neo4jLedgers(Beside):
     def load(self, session: str) -> StoredLedger | None:
         rows = self._rows(
             LEDGER_GET, {"session": session}, write=False, doing="reading the infusion ledger"

@@ -25,8 +25,7 @@ from kenning_encounter.store.meanings import (
     MeaningItem,
     checked_items,
 )
-from kenning_encounter.store.neo4j import engine
-from kenning_encounter.store.neo4j.ledger import Unit
+from kenning_encounter.store.neo4j.beside import Beside, Unit
 from kenning_encounter.store.neo4j.namespace import Namespace
 from kenning_encounter.store.tracing import Tracer
 
@@ -137,7 +136,7 @@ def _entry(row: list[Any]) -> MeaningEntry:
     return MeaningEntry(str(node_id), str(meaning), str(digest), int(order), int(seq))
 
 
-class Neo4jMeanings:
+class Neo4jMeanings(Beside):
     """The meanings of one memory on Neo4j. Thread-safe: every call is its own transaction."""
 
     def __init__(
@@ -148,15 +147,8 @@ class Neo4jMeanings:
         *,
         keep_tombstones: int = TOMBSTONE_VERSIONS,
     ) -> None:
-        self._unit = unit
-        self._tracer = tracer
-        self._ns = ns
+        super().__init__(unit, tracer, ns)
         self._keep_tombstones = keep_tombstones
-
-    def _run(
-        self, tx: ManagedTransaction, statement: LiteralString, params: dict[str, Any]
-    ) -> list[list[Any]]:
-        return engine.rows(tx, statement, params, tracer=self._tracer, ns=self._ns)
 
     # -- reading -----------------------------------------------------------------
 
