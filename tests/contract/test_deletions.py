@@ -232,3 +232,34 @@ def test_an_unlinking_leaves_other_types_statuses_alone(held: Memory, store: Gra
     held.delete_relations(S, [_link("o1", "INFORMS", "q"), _link("o1", "SUPPORTS", "c")])
     assert node_by_id(store, id_by_name(held, "q")).status == "resolved"
     assert node_by_id(store, id_by_name(held, "c")).status is None
+
+
+def test_a_version_inside_a_chain_goes_only_after_the_newer_ones(
+    memory: Memory, store: GraphStore
+) -> None:
+    """Found by hypothesis: deleting the middle of a chain left its predecessor a second
+    live head under the chain's name (DESIGN §3: one live head per name)."""
+    memory.advance_encounter(S, "a chain drafted and undone")
+    first = memory.create_entities(S, [{"type": "Note", "name": "plan", "description": "v1"}])
+    ids = [first.created[0].id]
+    for n in (2, 3):
+        made = memory.create_entities(
+            S,
+            [
+                {
+                    "type": "Note",
+                    "name": "plan",
+                    "description": f"v{n}",
+                    "supersedes": ids[-1],
+                    "revision_why": "redrafted",
+                }
+            ],
+        )
+        ids.append(made.created[0].id)
+    error = refused(store, partial(memory.delete_entities, S, [ids[1]]), InvalidInput)
+    assert (
+        error.field == "refs[0]" and ids[2] in str(error) and "newest version first" in str(error)
+    )
+    memory.delete_entities(S, [ids[1], ids[2]])  # both at once, in either order
+    assert memory.find_by_name("plan").node.id == ids[0]
+    assert node_by_id(store, ids[0]).superseded_by is None

@@ -295,6 +295,11 @@ def run(driver: Driver, step: tuple[Any, ...]) -> None:
 @example(steps=[("supersede", 0, [0]), ("reopen",), ("create", [0])], probes=[0] * 7)
 # forgetting a chain from its head restores the old node, then deletes it:
 @example(steps=[("supersede", 0, []), ("forget", 1, True)], probes=[0] * 7)
+# deleting the middle of a chain once left two live heads under one name:
+@example(
+    steps=[*[("supersede", 0, [])] * 4, ("create", []), ("delete", 549), ("supersede", 0, [])],
+    probes=[0] * 7,
+)
 def test_statistics_agree_with_the_live_nodes_after_any_history(
     backend: Backend, steps: list[tuple[Any, ...]], probes: list[int]
 ) -> None:

@@ -291,7 +291,19 @@ def delete_entities(store: GraphStore, session_id: str, refs: Sequence[str]) -> 
                     f"{foreign[0].encounter!r}; it is part of other work now and cannot be deleted"
                 )
             targets.append(node)
-        for node in targets:
+        going = {n.id for n in targets}
+        for i, node in enumerate(targets):
+            # Gone from the middle of a chain, it would leave its predecessor a second
+            # live head under the chain's name: the newer versions go first, or with it.
+            if node.superseded_by is not None and node.superseded_by not in going:
+                raise InvalidInput(
+                    f"refs[{i}]",
+                    f"{node.name!r} ({node.id}) was revised by {node.superseded_by}; delete "
+                    "the newest version first, or both in one call",
+                    value=items[i],
+                )
+        # Newest first: each deletion then leaves the one before it the chain's head.
+        for node in sorted(targets, key=lambda n: (n.tick, n.ord), reverse=True):
             tx.delete_node(node.id)
         tx.touch_encounter(encounter.name)
         return Deleted(encounter=encounter.name, tick=tx.tick, deleted=[n.id for n in targets])
