@@ -216,3 +216,31 @@ def test_a_database_emptied_under_a_server_is_said_so_and_nothing_is_written(
         "MATCH (n) WHERE n._memory = 'default' RETURN count(n)"
     ).records
     assert left == 0
+
+
+def test_document_frequencies_are_counted_once_while_the_corpus_barely_moves(
+    neo4j_store: Neo4jStore,
+) -> None:
+    memory = Memory(neo4j_store)
+    memory.advance_encounter("s", "many notes")
+    notes = [{"type": "Note", "name": f"n{i}", "description": "storm"} for i in range(1_000)]
+    memory.create_entities("s", notes)
+    counts: list[str] = []
+    tracer = neo4j_store._tracer  # pyright: ignore[reportPrivateUsage]
+
+    def counting(statement: str, params: Any, seconds: float) -> None:
+        if "queryNodes($index, t.query)" in statement:
+            counts.append(statement)
+        tracer(statement, params, seconds)
+
+    neo4j_store._tracer = counting  # pyright: ignore[reportPrivateUsage]
+    try:
+        assert neo4j_store.fulltext_stats(["storm"]).doc_freqs["storm"] == 1_000
+        more = [{"type": "Note", "name": f"m{i}", "description": "storm"} for i in range(10)]
+        memory.create_entities("s", more)
+        assert neo4j_store.fulltext_stats(["storm"]).doc_freqs["storm"] == 1_000  # 1%: kept
+        memory.create_entities("s", [{"type": "Note", "name": "one more", "description": "storm"}])
+        assert neo4j_store.fulltext_stats(["storm"]).doc_freqs["storm"] == 1_011  # past 1%
+    finally:
+        neo4j_store._tracer = tracer  # pyright: ignore[reportPrivateUsage]
+    assert len(counts) == 2

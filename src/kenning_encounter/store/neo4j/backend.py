@@ -113,6 +113,7 @@ class Neo4jStore:
         self._closed = False
         self.server_version = ""
         self._gds: GdsExecutor | None = None
+        self._doc_freqs = lexical.DocFreqs()
         self._ledgers = Neo4jLedgers(self._ledger_unit, self._tracer, self.ns)
         self._meanings = Neo4jMeanings(self._ledger_unit, self._tracer, self.ns)
         self._baselines = Neo4jBaselines(self._ledger_unit, self._tracer, self.ns)
@@ -393,7 +394,7 @@ class Neo4jStore:
         wanted = list(terms)
 
         def work(tx: ManagedTransaction) -> TermStatsSnapshot:
-            return lexical.stats(self._tx(tx, write=False), wanted)
+            return lexical.stats(self._tx(tx, write=False), wanted, self._doc_freqs)
 
         with self._translate_errors("reading corpus statistics"), self._session(write=False) as s:
             return s.execute_read(work)
