@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 
 def session_tag(session: str) -> str:
@@ -95,3 +95,46 @@ class KeepsInfusionLog(Protocol):
 
 def ids(values: Sequence[object] | None) -> tuple[str, ...]:
     return tuple(str(v) for v in values or ())
+
+
+def entry_params(entry: LogEntry) -> dict[str, Any]:
+    """An entry as statement parameters (lists for the id tuples, and its session's tag)."""
+    return {
+        "key": entry.key,
+        "session": entry.session,
+        "tag": entry.tag,
+        "at": entry.at,
+        "turn": entry.turn,
+        "channel": entry.channel,
+        "degraded": entry.degraded,
+        "reason": entry.reason,
+        "bodies": list(entry.bodies),
+        "standing": list(entry.standing),
+        "cut": list(entry.cut),
+        "silent": entry.silent,
+        "prompt_sha256": entry.prompt_sha256,
+        "prompt_chars": entry.prompt_chars,
+        "prompt": entry.prompt,
+    }
+
+
+def entry_from_row(row: Sequence[Any]) -> LogEntry:
+    """An entry read back: its values in the order entry_params names them."""
+    key, session, at, turn, channel, degraded, reason, bodies, standing, cut, silent = row[:11]
+    sha, chars, prompt = row[11:]
+    return LogEntry(
+        key=str(key),
+        session=str(session),
+        at=float(at),
+        turn=int(turn),
+        channel=str(channel),
+        degraded=bool(degraded),
+        reason=None if reason is None else str(reason),
+        bodies=ids(bodies),
+        standing=ids(standing),
+        cut=ids(cut),
+        silent=bool(silent),
+        prompt_sha256=str(sha),
+        prompt_chars=int(chars),
+        prompt=None if prompt is None else str(prompt),
+    )

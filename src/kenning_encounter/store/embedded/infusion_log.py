@@ -9,10 +9,15 @@ scan; the log is bounded by size per session and by age, which keeps that cheap.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 from kenning_encounter.store.embedded.ledger import LedgerUnits, Rows
-from kenning_encounter.store.infusion_log import LogEntry, LogSession, ids
+from kenning_encounter.store.infusion_log import (
+    LogEntry,
+    LogSession,
+    entry_from_row,
+    entry_params,
+)
 
 TABLE: Final = "InfusionLogEntry"
 CREATE_TABLE: Final = (
@@ -46,49 +51,12 @@ LOG_PRUNE: Final = (
 )
 
 
-def _decode(row: list[Any]) -> LogEntry:
-    key, session, at, turn, channel, degraded, reason, bodies, standing, cut, silent = row[:11]
-    sha, chars, prompt = row[11:]
-    return LogEntry(
-        key=str(key),
-        session=str(session),
-        at=float(at),
-        turn=int(turn),
-        channel=str(channel),
-        degraded=bool(degraded),
-        reason=None if reason is None else str(reason),
-        bodies=ids(bodies),
-        standing=ids(standing),
-        cut=ids(cut),
-        silent=bool(silent),
-        prompt_sha256=str(sha),
-        prompt_chars=int(chars),
-        prompt=None if prompt is None else str(prompt),
-    )
-
-
 class EmbeddedInfusionLog:
     def __init__(self, units: LedgerUnits) -> None:
         self._units = units
 
     def append(self, entry: LogEntry, *, keep: int) -> None:
-        params: dict[str, Any] = {
-            "key": entry.key,
-            "session": entry.session,
-            "tag": entry.tag,
-            "at": entry.at,
-            "turn": entry.turn,
-            "channel": entry.channel,
-            "degraded": entry.degraded,
-            "reason": entry.reason,
-            "bodies": list(entry.bodies),
-            "standing": list(entry.standing),
-            "cut": list(entry.cut),
-            "silent": entry.silent,
-            "prompt_sha256": entry.prompt_sha256,
-            "prompt_chars": entry.prompt_chars,
-            "prompt": entry.prompt,
-        }
+        params = entry_params(entry)
 
         def work(rows: Rows) -> None:
             rows(LOG_PUT, params)
@@ -106,7 +74,7 @@ class EmbeddedInfusionLog:
         found = self._units.ledger_read(
             lambda rows: rows(LOG_ENTRIES, {"tag": tag, "offset": offset, "limit": limit})
         )
-        return [_decode(r) for r in found]
+        return [entry_from_row(r) for r in found]
 
     def prune(self, before: float, *, limit: int) -> int:
         found = self._units.ledger_write(

@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
-from kenning_encounter.store.infusion_log import LogEntry, LogSession, ids
+from kenning_encounter.store.infusion_log import (
+    LogEntry,
+    LogSession,
+    entry_from_row,
+    entry_params,
+)
 from kenning_encounter.store.neo4j.beside import Beside
 
 if TYPE_CHECKING:
@@ -63,47 +68,9 @@ LOG_PRUNE: Final = (
 )
 
 
-def _decode(row: list[Any]) -> LogEntry:
-    key, session, at, turn, channel, degraded, reason, bodies, standing, cut, silent = row[:11]
-    sha, chars, prompt = row[11:]
-    return LogEntry(
-        key=str(key),
-        session=str(session),
-        at=float(at),
-        turn=int(turn),
-        channel=str(channel),
-        degraded=bool(degraded),
-        reason=None if reason is None else str(reason),
-        bodies=ids(bodies),
-        standing=ids(standing),
-        cut=ids(cut),
-        silent=bool(silent),
-        prompt_sha256=str(sha),
-        prompt_chars=int(chars),
-        prompt=None if prompt is None else str(prompt),
-    )
-
-
 class Neo4jInfusionLog(Beside):
     def append(self, entry: LogEntry, *, keep: int) -> None:
-        params: dict[str, Any] = {
-            "key": entry.key,
-            "session": entry.session,
-            "tag": entry.tag,
-            "at": entry.at,
-            "turn": entry.turn,
-            "channel": entry.channel,
-            "degraded": entry.degraded,
-            "reason": entry.reason,
-            "bodies": list(entry.bodies),
-            "standing": list(entry.standing),
-            "cut": list(entry.cut),
-            "silent": entry.silent,
-            "prompt_sha256": entry.prompt_sha256,
-            "prompt_chars": entry.prompt_chars,
-            "prompt": entry.prompt,
-            "keep": max(keep, 0),
-        }
+        params: dict[str, Any] = {**entry_params(entry), "keep": max(keep, 0)}
         self._rows(LOG_PUT, params, write=True, doing="writing the infusion log")
 
     def sessions(self, *, offset: int, limit: int) -> list[LogSession]:
@@ -122,7 +89,7 @@ class Neo4jInfusionLog(Beside):
             write=False,
             doing="reading the infusion log",
         )
-        return [_decode(r) for r in rows]
+        return [entry_from_row(r) for r in rows]
 
     def prune(self, before: float, *, limit: int) -> int:
         rows = self._rows(
