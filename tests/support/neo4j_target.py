@@ -26,7 +26,7 @@ import sys
 from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from neo4j import Session
@@ -41,9 +41,12 @@ DEFAULT_PASSWORD: Final = "kenning-test-pw"
 MARKER_LABEL: Final = "KenningEncounterTestMarker"
 MARKED: Final = f"MATCH (m:{MARKER_LABEL}) RETURN count(m) > 0 AS marked"
 # Every node but the marker; batched deletes need an auto-commit run.
+# A batch per transaction, repeated until none is left, relationships first: one
+# statement over a large memory (even in transactions of its own) overran the server's
+# transaction memory, and so did detaching a node with very many relationships.
+EMPTY_RELATIONSHIPS: Final = "MATCH ()-[r]->() WITH r LIMIT 10000 DELETE r RETURN count(*)"
 EMPTY_ALL_BUT_MARKER: Final = (
-    f"MATCH (n) WHERE NOT n:{MARKER_LABEL} "
-    "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
+    f"MATCH (n) WHERE NOT n:{MARKER_LABEL} WITH n LIMIT 10000 DETACH DELETE n RETURN count(*)"
 )
 OTHER_NODES: Final = f"MATCH (n) WHERE NOT n:{MARKER_LABEL} RETURN count(n) AS others"
 # Writing the marker takes its lock until the transaction ends (it is rolled back, so
@@ -164,10 +167,18 @@ def empty_marked(target: ScratchNeo4j, *, holding: bool = False) -> None:
         if not is_marked(session):
             raise UnmarkedDatabase(refusal(target))
         if holding:
-            session.run(EMPTY_ALL_BUT_MARKER).consume()
+            _empty(session)
             return
         with held(target, "emptying"):
-            session.run(EMPTY_ALL_BUT_MARKER).consume()
+            _empty(session)
+
+
+def _empty(session: Any) -> None:
+    for statement in (EMPTY_RELATIONSHIPS, EMPTY_ALL_BUT_MARKER):
+        while True:
+            row = session.run(statement).single()
+            if row is None or int(row[0]) == 0:
+                break
 
 
 def mark(target: ScratchNeo4j, by: str, only_if_empty: bool) -> str:
