@@ -40,7 +40,9 @@ def _statements() -> Iterator[str]:
             continue
         if "{label}" in text or "{source}" in text:
             for label in NODE_TYPES:
-                yield text.format(label=label, source=label, target=label, rel=next(iter(RELATION_TYPES)))
+                yield text.format(
+                    label=label, source=label, target=label, rel=next(iter(RELATION_TYPES))
+                )
         elif "{{" in text:
             yield text.format()
         else:
