@@ -7,15 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import ladybug
 import pytest
 
 from kenning_encounter.errors import InvalidInput
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
-from kenning_encounter.store.embedded.schema import MIGRATIONS
 from kenning_encounter.store.port import GraphStore
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
+from tests.support.embedded_store import made_at_schema
 from tests.support.store_reads import refused
 
 S = "world-time"
@@ -103,15 +102,7 @@ def test_an_instant_in_two_offsets_is_one_span(held: Memory) -> None:
 
 def test_an_embedded_store_of_schema_5_gains_the_span_columns(tmp_path: Path) -> None:
     path = tmp_path / "old"
-    path.mkdir()
-    db = ladybug.Database(str(path / "graph.lbdb"))
-    conn = ladybug.Connection(db)
-    for version in range(1, 6):
-        for statement in MIGRATIONS[version]():
-            conn.execute(statement)
-    conn.execute("MATCH (m:Meta {key: 'schema_version'}) SET m.ival = 5")
-    conn.close()
-    db.close()
+    made_at_schema(path, 5)
     store = EmbeddedStore.open(path)
     try:
         memory = Memory(store)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 from kenning_encounter.store.embedded.backend import EmbeddedStore
@@ -15,3 +16,21 @@ def read_uncached(store: EmbeddedStore, work: Callable[[ReadTx], T]) -> T:
     """A read that bypasses the node cache, so a test can check the cache against the engine."""
     with store._reader() as conn:  # pyright: ignore[reportPrivateUsage]
         return store._read_on(conn, work, None)  # pyright: ignore[reportPrivateUsage]
+
+
+def made_at_schema(path: Path, version: int) -> None:
+    """An embedded store at ``path`` as schema ``version`` left it: its migrations up to
+    there, run on the engine directly, so opening it runs the ones after."""
+    import ladybug
+
+    from kenning_encounter.store.embedded.schema import MIGRATIONS
+
+    path.mkdir()
+    db = ladybug.Database(str(path / "graph.lbdb"))
+    conn = ladybug.Connection(db)
+    for step in range(1, version + 1):
+        for statement in MIGRATIONS[step]():
+            conn.execute(statement)
+    conn.execute(f"MATCH (m:Meta {{key: 'schema_version'}}) SET m.ival = {int(version)}")
+    conn.close()
+    db.close()

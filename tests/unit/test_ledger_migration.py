@@ -5,24 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import ladybug
-
 from kenning_encounter.store.embedded.backend import EmbeddedStore
-from kenning_encounter.store.embedded.schema import MIGRATIONS, SCHEMA_VERSION
+from kenning_encounter.store.embedded.schema import SCHEMA_VERSION
 from kenning_encounter.store.ledger import Stamp
+from tests.support.embedded_store import made_at_schema
 
 
 def test_a_schema_4_store_gains_the_ledger_table_on_open(tmp_path: Path) -> None:
     path = tmp_path / "old"
-    path.mkdir()
-    db = ladybug.Database(str(path / "graph.lbdb"))
-    conn = ladybug.Connection(db)
-    for version in range(1, 5):
-        for statement in MIGRATIONS[version]():
-            conn.execute(statement)
-    conn.execute("MATCH (m:Meta {key: 'schema_version'}) SET m.ival = 4")
-    conn.close()
-    db.close()
+    made_at_schema(path, 4)
     store = EmbeddedStore.open(path)
     try:
         assert store.schema_version() == SCHEMA_VERSION >= 5

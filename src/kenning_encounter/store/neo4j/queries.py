@@ -26,7 +26,6 @@ from kenning_encounter.store.neo4j.ledger import LEGACY_CONSTRAINTS as LEDGER_LE
 from kenning_encounter.store.neo4j.ledger import LEGACY_INDEXES as LEDGER_LEGACY_INDEXES
 from kenning_encounter.store.neo4j.ledger import SCHEMA as LEDGER_SCHEMA
 from kenning_encounter.store.neo4j.meanings import SCHEMA as MEANING_SCHEMA
-from kenning_encounter.store.neo4j.namespace import BASE_LABEL
 from kenning_encounter.store.ops.text import (
     LoadText,
     NodeText,
@@ -49,12 +48,9 @@ TEXT_PROPERTY: Final = "_terms"  # derived: the tokenizer's output for name + de
 TEXT_LENGTH: Final = "_len"  # derived: how many tokens that is
 # Follows the tokenizer's version: when its output changes, every node's tokens are derived again.
 TEXT_FORMAT: Final = TOKENIZER_VERSION
-# 2: every node of the memory also carries MEMORY_LABEL (read_cypher is scoped by it).
+# 2: every node of the memory also carries the memory label (read_cypher is scoped by it).
 # 3: memories have names: every node of ours carries ``_memory``, keys are unique per memory.
 SCHEMA_VERSION: Final = 3
-# The one label every node of the memory carries beside its type: what read_cypher's
-# scope adds to a node pattern that names no label (neo4j/scope.py).
-MEMORY_LABEL: Final = BASE_LABEL
 
 
 def _checked(name: str) -> str:
@@ -258,16 +254,6 @@ RECENT_HEADS: Final = (
     "MATCH (n:{label}:KenningMemory) WHERE NOT EXISTS {{ MATCH (n)<-[:SUPERSEDES]-() }} "
     "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) "
     "RETURN properties(n), e.id, e.locus, null ORDER BY n.tick DESC LIMIT $limit"
-)
-# One statement per type for a whole batch: the nodes, their RECORDED edges, their
-# live names, and the lexical corpus counters.
-NODES_CREATE: Final = (
-    "MATCH (e:Encounter:KenningMemory {{id: $encounter}}) UNWIND $rows AS r "
-    "CREATE (e)-[:RECORDED {{tick: $tick}}]->(n:{label}:KenningMemory) SET n += r "
-    "MERGE (k:NameKey {{_memory: $memory, name: r.name}}) SET k.id = r.id "
-    "WITH count(n) AS made, sum(r._len) AS tokens "
-    "MATCH (d:Meta {{_memory: $memory, key: 'text_docs'}}) MATCH (l:Meta {{_memory: $memory, key: 'text_len'}}) "
-    "SET d.ival = d.ival + made, l.ival = l.ival + tokens"
 )
 NODE_SET_STATUS: Final = "MATCH (n:{label}:KenningMemory {{id: $id}}) SET n.status = $status"
 NODE_DELETE: Final = (
