@@ -19,7 +19,7 @@ from kenning_encounter.store.embedded.infusion_log import CREATE_TABLE as INFUSI
 from kenning_encounter.store.embedded.ledger import CREATE_TABLE as LEDGER_TABLE
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, NodeType, RelationType
 
-SCHEMA_VERSION: Final = 7
+SCHEMA_VERSION: Final = 10
 
 
 def _node_columns(t: NodeType) -> list[str]:
@@ -127,6 +127,21 @@ def _v7() -> list[str]:
     return [INFUSION_LOG_TABLE]
 
 
+def _v8() -> list[str]:
+    # v8: reserved for directors and referent claims (#17 items 1-3); nothing yet.
+    return []
+
+
+def _v9() -> list[str]:
+    # v9: reserved for classification and retention (#17 item 4); nothing yet.
+    return []
+
+
+def _v10() -> list[str]:
+    # v10: reserved for the record-time history as_of reads need (#16 item 2); nothing yet.
+    return []
+
+
 MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {
     1: _v1,
     2: _v2,
@@ -135,4 +150,7 @@ MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {
     5: _v5,
     6: _v6,
     7: _v7,
+    8: _v8,
+    9: _v9,
+    10: _v10,
 }
