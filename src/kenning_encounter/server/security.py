@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kenning_encounter.config import LOOPBACK, Settings
 from kenning_encounter.errors import ConfigError
+from kenning_encounter.ui import access
 
 log = logging.getLogger(__name__)
 
@@ -188,11 +189,13 @@ async def _answer(
 
 
 class BearerAuth:
-    """401 for any request without ``Authorization: Bearer <token>``; constant-time compare."""
+    """401 for any request without ``Authorization: Bearer <token>``; constant-time compare.
+    Under /ui/ a browser's ways of carrying the token are taken too (ui/access.py)."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
         self._expected = f"Bearer {token}".encode()
+        self._token = token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
@@ -202,8 +205,32 @@ class BearerAuth:
         if hmac.compare_digest(given, self._expected):
             await self.app(scope, receive, send)
             return
+        if access.is_ui_path(scope["path"]):
+            await self._browser(scope, receive, send)
+            return
         log.info("refused a request without the right bearer token (%s)", scope["path"])
         await _answer(send, 401, "unauthorized", [(b"www-authenticate", b"Bearer")])
+
+    async def _browser(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The inspector's pages also take the token as a browser can send it (ui/access.py)."""
+        if scope["path"] == access.LOGIN_PATH:
+            code = access.login_query_code(scope)
+            if code and access.redeem(self._token, code):
+                grant = access.set_cookie_header(self._token, secure=scope["scheme"] == "https")
+                state = {**scope.get("state", {}), access.GRANTED: grant}
+                await self.app({**scope, "state": state}, receive, send)
+                return
+        elif access.browser_admitted(scope, self._token):
+            await self.app(scope, receive, send)
+            return
+        log.info("refused an inspector page without the token (%s)", scope["path"])
+        await _answer(
+            send,
+            401,
+            "unauthorized: sign in with any user name and the server's token as the password, "
+            "or run kenning-encounter ui",
+            [(b"www-authenticate", access.CHALLENGE)],
+        )
 
 
 def _own_port(scope: Scope) -> int | None:

@@ -19,14 +19,14 @@ import anyio
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from kenning_encounter.errors import InvalidInput, NotFound
 from kenning_encounter.memory.models import Provenance
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.server.info import package_version
-from kenning_encounter.ui import views
+from kenning_encounter.ui import access, views
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +155,15 @@ def build_ui(memory_of: Callable[[], Memory]) -> Starlette:
         title = f"Infusion log: {view.session}"
         return "log_session.html", {"title": title, "view": view, "here": "log"}
 
+    async def login(request: Request) -> Response:
+        # The token guard checked the one-time code and hands over the cookie to set;
+        # without a token configured there is nothing to set. Either way: the clean URL.
+        grant = request.scope.get("state", {}).get(access.GRANTED)
+        reply = RedirectResponse(PREFIX, status_code=303, headers=HEADERS)
+        if isinstance(grant, str):
+            reply.headers.append("set-cookie", grant)
+        return reply
+
     async def stylesheet(_: Request) -> Response:
         return Response(css, media_type="text/css", headers={"cache-control": "max-age=300"})
 
@@ -165,6 +174,7 @@ def build_ui(memory_of: Callable[[], Memory]) -> Starlette:
             Route("/search", page(search), methods=["GET"]),
             Route("/log", page(log_index), methods=["GET"]),
             Route("/log/{tag}", page(log_session), methods=["GET"]),
+            Route("/login", login, methods=["GET"]),
             Route("/static/ui.css", stylesheet, methods=["GET"]),
         ]
     )

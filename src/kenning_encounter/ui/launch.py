@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Final
 
 from kenning_encounter.config import Settings
+from kenning_encounter.ui import access
 
 WILDCARD: Final = frozenset({"0.0.0.0", "::", ""})
 PROBE_TIMEOUT_S: Final = 1.0
@@ -41,12 +42,23 @@ def answering(base: str, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
     return isinstance(body, dict) and body.get("status") == "ok"
 
 
-def open_when_up(url: str, base: str, opener: Callable[[str], object]) -> threading.Thread:
+def address_to_open(settings: Settings, base: str) -> str:
+    """/ui/, or with a token the one-time sign-in that sets the browser's cookie and
+    redirects there: the token itself never goes into a URL (ui/access.py)."""
+    if settings.token is None:
+        return f"{base}/ui/"
+    code = access.login_code(settings.token.get_secret_value())
+    return f"{base}{access.LOGIN_PATH}?code={code}"
+
+
+def open_when_up(
+    settings: Settings, base: str, opener: Callable[[str], object]
+) -> threading.Thread:
     def wait() -> None:
         deadline = time.monotonic() + WAIT_FOR_SERVER_S
         while time.monotonic() < deadline:
             if answering(base):
-                opener(url)
+                opener(address_to_open(settings, base))  # minted now: its minute starts here
                 return
             time.sleep(0.2)
 
@@ -66,12 +78,12 @@ def run_ui(
     if settings.port != 0 and answering(base):
         sys.stdout.write(f"the inspector of the server already running: {url}\n")
         sys.stdout.flush()
-        opener(url)
+        opener(address_to_open(settings, base))
         return 0
     if settings.port == 0:
         sys.stderr.write("kenning-encounter ui: give --port (0 picks a port nobody can guess)\n")
         return 2
     sys.stdout.write(f"no server answered at {base}; serving here. The inspector: {url}\n")
     sys.stdout.flush()
-    open_when_up(url, base, opener)
+    open_when_up(settings, base, opener)
     return serve()
