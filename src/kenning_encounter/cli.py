@@ -5,6 +5,7 @@
     kenning-encounter doctor [flags]       check the configuration; exit 0 when all is well
     kenning-encounter export FILE|-        dump the whole memory (memory/dump.py)
     kenning-encounter import FILE          load a dump into an empty memory (memory/load.py)
+    kenning-encounter kndl export|import   KNDL JSON-LD facts out and in (memory/kndl.py)
     kenning-encounter install ...          wire the server into Claude Code (install.py)
 
 Every setting is a flag here and an environment variable (config.py); a flag
@@ -555,6 +556,40 @@ def run_import(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --- kndl (KNDL JSON-LD facts in and out: memory/kndl.py) ---------------------------
+def _configure_kndl(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="kndl_action", metavar="ACTION", required=True)
+    out = actions.add_parser("export", help="write the memory's facts as KNDL JSON-LD")
+    add_setting_flags(out)
+    out.add_argument(
+        "--out",
+        metavar="DIR|FILE",
+        help="a directory (facts/*.fact.json and context/v1.jsonld) or a .json/.jsonld file "
+        "(one @graph document); default: the @graph document on standard output",
+    )
+    into = actions.add_parser("import", help="record KNDL facts as observations with citations")
+    add_setting_flags(into)
+    into.add_argument("path", metavar="DIR|FILE", help="a KNDL memory directory or a fact file")
+
+
+def run_kndl(ns: argparse.Namespace) -> int:
+    from kenning_encounter.memory import kndl_cli
+
+    opened = _open_alone(ns, f"a KNDL {ns.kndl_action}")
+    if isinstance(opened, int):
+        return opened
+    settings, store = opened
+    try:
+        if ns.kndl_action == "export":
+            return kndl_cli.export(store, settings, ns.out)
+        return kndl_cli.import_(store, settings, ns.path)
+    except (KenningError, OSError) as exc:
+        _error(str(exc))
+        return EXIT_FAILED
+    finally:
+        store.close()
+
+
 # --- the command table -------------------------------------------------------------
 @dataclass(frozen=True)
 class Command:
@@ -594,6 +629,13 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "load a dump written by export into an empty memory (resumes an interrupted import)",
         run_import,
         _configure_import,
+    ),
+    Command(
+        "kndl",
+        "KNDL JSON-LD facts: 'kndl export [--out DIR|FILE]' writes them, 'kndl import DIR' "
+        "records them as observations with citations",
+        run_kndl,
+        _configure_kndl,
     ),
     Command(
         "forget",

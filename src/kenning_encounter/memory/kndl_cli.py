@@ -1,0 +1,98 @@
+"""``kenning-encounter kndl export|import``: files, standard streams and what is said on stderr.
+
+An export writes whole files only: a directory export fills a fresh directory, a file
+export appears once complete. An import reads and checks every fact first, so a
+refusal means nothing was written.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from kenning_encounter.config import Settings
+from kenning_encounter.errors import InvalidInput, KenningError
+from kenning_encounter.memory import kndl
+from kenning_encounter.memory.kndl_facts import read_facts
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.port import GraphStore
+
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+def _json(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+
+
+def _gated(store: GraphStore, settings: Settings) -> GraphStore:
+    """The store as an export may read it: classified nodes only where export_grant says."""
+    from kenning_encounter.memory.gates import Gate, GatedStore
+
+    return GatedStore(store, Gate(settings.export_grant))  # type: ignore[return-value]
+
+
+def export(store: GraphStore, settings: Settings, out: str | None) -> int:
+    facts = kndl.export_facts(_gated(store, settings), settings.memory)
+    if out is None or out == "-":
+        sys.stdout.write(_json(kndl.as_graph(facts)))
+        sys.stdout.flush()
+        _say(f"exported {len(facts)} facts")
+        return EXIT_OK
+    target = Path(out)
+    if target.suffix in (".json", ".jsonld") and not target.is_dir():
+        partial = target.with_name(target.name + ".partial")
+        try:
+            partial.write_text(_json(kndl.as_graph(facts)), encoding="utf-8")
+            partial.replace(target)
+        finally:
+            partial.unlink(missing_ok=True)
+        _say(f"exported {len(facts)} facts to {target}")
+        return EXIT_OK
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise InvalidInput(
+            "--out",
+            f"{target} exists and is not an empty directory; KNDL fact files are never "
+            "overwritten: name a new directory (or a .json file)",
+        )
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        for rel, doc in kndl.as_files(facts).items():
+            path = partial / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(_json(doc), encoding="utf-8")
+        (partial / "facts").mkdir(exist_ok=True)
+        if target.exists():
+            target.rmdir()
+        partial.rename(target)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    _say(f"exported {len(facts)} facts to {target}/facts")
+    return EXIT_OK
+
+
+def import_(store: GraphStore, settings: Settings, path: str) -> int:
+    source = Path(path)
+    try:
+        facts = read_facts(source)
+        plan = kndl.plan(store, facts, settings.memory)
+    except KenningError as exc:
+        _say(f"error: {exc} (nothing was written)")
+        return EXIT_FAILED
+    _say(f"{path}: checked, {len(facts)} facts")
+    done = kndl.write(Memory(store), plan, source)
+    _say(
+        f"imported {done.facts} facts in encounter {done.encounter}: {done.citations} new "
+        f"citations, {done.subjects} new subjects, {done.relations} relations"
+    )
+    if done.not_held:
+        shown = ", ".join(f"{name} ({n})" for name, n in done.not_held.items())
+        _say(f"read but not held by this memory (see README, KNDL): {shown}")
+    return EXIT_OK

@@ -1,0 +1,327 @@
+"""KNDL facts in and out, on every backend: hand-written facts in KNDL's documented shape
+become observations with citations, supersessions and provenance; what the memory holds
+goes out as facts and comes back the same; a bad fact is refused naming its file, the
+fact and the field, with nothing written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kenning_encounter.errors import InvalidInput, KenningError
+from kenning_encounter.memory import kndl
+from kenning_encounter.memory.dump import bulk_read
+from kenning_encounter.memory.kndl_facts import read_facts
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.embedded.backend import EmbeddedStore
+from kenning_encounter.store.port import GraphStore
+from tests.support.backends import neo4j_unavailable, open_neo4j_store
+from tests.support.dumps import seed
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kndl"
+CI = FIXTURES / "ci-cache"
+MEM = "default"
+
+
+def _fresh(store: GraphStore, tmp_path: Path, name: str) -> GraphStore:
+    """An empty store of the same backend (on Neo4j: the test database emptied again)."""
+    if store.backend == "embedded":
+        return EmbeddedStore.open(tmp_path / name)
+    opened = open_neo4j_store()
+    if isinstance(opened, str):
+        neo4j_unavailable(opened)
+    return opened
+
+
+def _state(store: GraphStore) -> tuple[int, dict[str, int]]:
+    return bulk_read(store, lambda tx: (tx.clock(), tx.dump_counts()))
+
+
+def _raw(folder: Path) -> dict[str, dict[str, Any]]:
+    return {
+        (d := json.loads(p.read_text()))["@id"]: d for p in sorted(folder.glob("facts/*.fact.json"))
+    }
+
+
+def _by_label(facts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Exported facts keyed by label, their references to other facts given as labels."""
+    label = {f["@id"]: f["label"] for f in facts}
+
+    def many(value: Any) -> list[str]:
+        items: list[str] = (value if isinstance(value, list) else [value]) if value else []
+        return sorted(label.get(i, i) for i in items)  # a subject may be another fact
+
+    return {
+        f["label"]: {
+            "statement": f["statement"],
+            "subject": many(f.get("subject")),
+            "source": many(f.get("source")),
+            "supersedes": label.get(f.get("supersedes", "")),
+            "derivedFrom": sorted(label[d] for d in f.get("derivedFrom", [])),
+            "validFrom": f.get("validFrom"),
+            "validUntil": f.get("validUntil"),
+            "observedAt": f.get("observedAt"),
+            "@type": f["@type"],
+        }
+        for f in facts
+    }
+
+
+def test_facts_become_observations_with_citations(store: GraphStore) -> None:
+    m = Memory(store)
+    done = kndl.run(m, CI, MEM)
+    assert (done.facts, done.citations, done.subjects) == (6, 5, 2)
+    assert done.not_held["predicate"] == 3 and done.not_held["confidence"] == 6
+    disk = m.find_by_name("fact:runner-r7-disk-full").node
+    assert disk.type == "Observation"
+    assert disk.description.startswith("Runner r7 ran out of disk space")
+    assert disk.properties["t_observed"] == "2026-05-08T23:40:00Z"
+    assert disk.properties["valid_until"] == "2026-05-10T09:00:00Z"
+    # trace_provenance walks incoming edges, and OBSERVED_AT leaves the observation.
+    cited = store.read(
+        lambda tx: [
+            (e.type, tx.get_nodes([e.target])[e.target])
+            for e in tx.edges_of(disk.id)
+            if e.type == "OBSERVED_AT"
+        ]
+    )
+    assert [(t, n.type, n.props.get("uri")) for t, n in cited] == [
+        ("OBSERVED_AT", "Citation", "human://priya")
+    ]
+    # The chain of three revisions, newest the live one, each with the reason it got.
+    head = m.find_by_name("fact:cache-hit-rate-2026-05-16")
+    assert head.node.superseded_by is None
+    assert [h.name for h in head.history] == [
+        "fact:cache-hit-rate-2026-05-09",
+        "fact:cache-hit-rate-2026-05-02",
+    ]
+    # Derived facts are Concepts resting on what they were derived from.
+    dip = m.find_by_name("fact:eviction-explains-dip").node
+    assert dip.type == "Concept"
+    grounds = {n.name for n in m.trace_provenance(dip.id, depth=1).grounding}
+    assert {"fact:runner-r7-disk-full", "fact:cache-hit-rate-2026-05-09"} <= grounds
+    alert = m.find_by_name("fact:disk-alerts-protect-cache").node
+    edges = m.trace_provenance(alert.id, depth=1).edges
+    assert any(e.type == "SUPPORTS" and e.source == dip.id for e in edges)
+    # One import session, one encounter, sealed.
+    assert {disk.encounter, dip.encounter, head.node.encounter} == {done.encounter}
+
+
+def test_import_then_export_keeps_statements_subjects_supersedes_and_derivations(
+    store: GraphStore,
+) -> None:
+    kndl.run(Memory(store), CI, MEM)
+    out = kndl.export_facts(store, MEM)
+    assert all(f["@id"].startswith(f"urn:kenning:{MEM}:") for f in out)
+    got = _by_label(out)
+    raw = _raw(CI)
+    assert set(got) == set(raw)
+    for fact_id, src in raw.items():
+        mine = got[fact_id]
+        subjects = src.get("subject", [])
+        assert mine["statement"] == src["statement"]
+        assert mine["subject"] == sorted(subjects if isinstance(subjects, list) else [subjects])
+        assert mine["source"] == [src["source"]]
+        assert mine["supersedes"] == src.get("supersedes")
+        assert mine["derivedFrom"] == sorted(src.get("derivedFrom", []))
+        for key in ("validFrom", "validUntil", "observedAt"):
+            assert mine[key] == src.get(key)
+
+
+def test_memory_to_facts_and_back_gives_the_same_facts(store: GraphStore, tmp_path: Path) -> None:
+    seed(store)
+    m = Memory(store)
+    m.advance_encounter("kndl-extra", "facts with subjects")
+    m.create_entities(
+        "kndl-extra",
+        [
+            {"type": "Observation", "name": "o9", "description": "the queue backs up at noon"},
+            {"type": "Concept", "name": "c9", "description": "noon load"},
+            {"type": "Concept", "name": "c10", "description": "capacity plan"},
+        ],
+    )
+    m.create_relations(
+        "kndl-extra",
+        [
+            {"source": "o9", "type": "ABOUT", "target": "c1"},
+            {"source": "o9", "type": "INFORMS", "target": "c9"},
+            {"source": "c9", "type": "SUPPORTS", "target": "c10"},
+            {"source": "cit1", "type": "GROUNDS", "target": "c10"},
+        ],
+    )
+    first = kndl.export_facts(store, MEM)
+    assert len(first) >= 6
+    folder = tmp_path / "facts-out"
+    for rel, doc in kndl.as_files(first).items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(json.dumps(doc))
+    copy = _fresh(store, tmp_path, "copy")
+    try:
+        kndl.run(Memory(copy), folder, MEM)
+        second = kndl.export_facts(copy, MEM)
+    finally:
+        copy.close()
+    assert _by_label(second) == _by_label(first)
+    assert any(f.get("derivedFrom") for f in first) and any(f.get("supersedes") for f in first)
+
+
+def test_a_second_import_of_the_same_facts_is_refused_and_writes_nothing(
+    store: GraphStore,
+) -> None:
+    m = Memory(store)
+    kndl.run(m, CI, MEM)
+    before = _state(store)
+    with pytest.raises(InvalidInput, match="imported before"):
+        kndl.run(m, CI, MEM)
+    assert _state(store) == before
+
+
+def test_later_facts_revise_and_rest_on_facts_imported_earlier(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    m = Memory(store)
+    kndl.run(m, CI, MEM)
+    later = tmp_path / "later"
+    (later / "facts").mkdir(parents=True)
+    (later / "facts" / "a.fact.json").write_text(
+        json.dumps(
+            {
+                "@context": "../context/v1.jsonld",
+                "@id": "fact:cache-hit-rate-2026-05-23",
+                "@type": "Fact",
+                "statement": "The shared build cache served 83% of artifact requests on 23 May",
+                "subject": "service:build-cache",
+                "source": "https://ci.example.org/reports/2026-05-02",
+                "supersedes": "fact:cache-hit-rate-2026-05-16",
+                "validFrom": "2026-05-23T00:00:00Z",
+            }
+        )
+    )
+    done = kndl.run(m, later, MEM)
+    assert (done.citations, done.subjects) == (0, 0)  # the citation and subject are reused
+    head = m.find_by_name("fact:cache-hit-rate-2026-05-23")
+    assert [h.name for h in head.history] == [
+        "fact:cache-hit-rate-2026-05-16",
+        "fact:cache-hit-rate-2026-05-09",
+        "fact:cache-hit-rate-2026-05-02",
+    ]
+
+
+def _copy(tmp_path: Path) -> Path:
+    target = tmp_path / "kndl"
+    shutil.copytree(CI, target)
+    return target
+
+
+def _edit(folder: Path, slug: str, change: Callable[[dict[str, Any]], None]) -> str:
+    path = folder / "facts" / f"{slug}.fact.json"
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def _set(**values: Any) -> Callable[[dict[str, Any]], None]:
+    def change(doc: dict[str, Any]) -> None:
+        for key, value in values.items():
+            if value is None:
+                doc.pop(key.replace("_", "@", 1) if key.startswith("_") else key, None)
+            else:
+                doc[key] = value
+
+    return change
+
+
+BAD: list[tuple[str, str, Callable[[dict[str, Any]], None], str, str]] = [
+    ("runner-r7-disk-full", "statement", _set(statement=None), "statement", "is required"),
+    ("runner-r7-disk-full", "validFrom", _set(validFrom="8 May"), "validFrom", "ISO-8601"),
+    ("runner-r7-disk-full", "unknown", _set(colour="red"), "colour", "not a KNDL fact field"),
+    ("runner-r7-disk-full", "negated", _set(negated=True), "negated", "known false"),
+    ("runner-r7-disk-full", "confidence", _set(confidence=1.5), "confidence", "from 0 to 1"),
+    ("runner-r7-disk-full", "type", _set(**{"@type": "Claim"}), "@type", "must be 'Fact'"),
+    ("runner-r7-disk-full", "context", _set(_context=None), "@context", "is required"),
+    (
+        "eviction-explains-dip",
+        "derivedFrom",
+        _set(derivedFrom=["fact:nowhere"]),
+        "derivedFrom",
+        "neither a fact of this import",
+    ),
+    (
+        "cache-hit-rate-2026-05-16",
+        "supersedes",
+        _set(supersedes="fact:cache-hit-rate-2026-05-02"),
+        "supersedes",
+        "a chain is a line",
+    ),
+    (
+        "cache-hit-rate-2026-05-02",
+        "cycle",
+        _set(supersedes="fact:cache-hit-rate-2026-05-16"),
+        "supersedes",
+        "cycle",
+    ),
+    ("runner-r7-disk-full", "span", _set(validUntil="2026-01-01T00:00:00Z"), "valid", "before"),
+    ("runner-r7-disk-full", "label", _set(label="x" * 300), "label", "limit"),
+]
+
+
+@pytest.mark.parametrize(
+    ("slug", "field", "why"),
+    [(b[0], b[3], b[4]) for b in BAD],
+    ids=[b[1] for b in BAD],
+)
+def test_a_bad_fact_is_refused_naming_file_fact_and_field(
+    store: GraphStore, tmp_path: Path, slug: str, field: str, why: str
+) -> None:
+    change = next(b[2] for b in BAD if b[0] == slug and b[3] == field and b[4] == why)
+    folder = _copy(tmp_path)
+    path = _edit(folder, slug, change)
+    before = _state(store)
+    with pytest.raises(KenningError) as refused:
+        kndl.run(Memory(store), folder, MEM)
+    message = str(refused.value)
+    assert path in message and f"(fact:{slug})" in message, message
+    assert field in message and why in message, message
+    assert _state(store) == before  # nothing written, not even the import's encounter
+
+
+def test_a_derived_chain_cannot_revise_a_held_observation(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    m = Memory(store)
+    kndl.run(m, CI, MEM)
+    later = tmp_path / "later.fact.json"
+    later.write_text(
+        json.dumps(
+            {
+                "@context": {"@vocab": "urn:example:"},
+                "@id": "fact:r7-revised",
+                "@type": "Fact",
+                "statement": "r7 filled its disk because the cache evicted nothing",
+                "supersedes": "fact:runner-r7-disk-full",
+                "derivedFrom": ["fact:cache-hit-rate-2026-05-09"],
+            }
+        )
+    )
+    before = _state(store)
+    with pytest.raises(KenningError, match=r"later\.fact\.json \(fact:r7-revised\)\.supersedes"):
+        kndl.run(m, later, MEM)
+    assert _state(store) == before
+
+
+def test_a_graph_document_and_duplicate_ids(tmp_path: Path) -> None:
+    facts = [f for f in _raw(CI).values()]
+    for f in facts:
+        f.pop("@context")
+    doc = tmp_path / "all.jsonld"
+    doc.write_text(json.dumps({"@context": {"@vocab": "urn:example:"}, "@graph": facts}))
+    assert {f.id for f in read_facts(doc)} == set(_raw(CI))
+    doc.write_text(json.dumps({"@context": {}, "@graph": [facts[0], facts[0]]}))
+    with pytest.raises(InvalidInput, match=r"@graph\[1\] \(fact:[^)]+\)\.@id: is also the @id"):
+        read_facts(doc)
