@@ -29,6 +29,7 @@ from typing import Any, Final
 from kenning_encounter.config import ENV_PREFIX, Settings, load_settings
 from kenning_encounter.errors import ConfigError, KenningError
 from kenning_encounter.server.info import package_version
+from kenning_encounter.vocabulary import CLASSIFICATIONS
 
 if typing.TYPE_CHECKING:
     from kenning_encounter.store.port import GraphStore
@@ -97,6 +98,21 @@ SETTING_FLAGS: Final[tuple[Flag, ...]] = (
     Flag(
         "hide_loci",
         "reader face: comma-separated session ids whose nodes no read shows",
+        metavar="LIST",
+    ),
+    Flag(
+        "grant",
+        "full face: classes of classified nodes its reads may show (pii,phi,pci,secret; all)",
+        metavar="LIST",
+    ),
+    Flag(
+        "reader_grant",
+        "reader face: classes its reads may show; it never inherits --grant",
+        metavar="LIST",
+    ),
+    Flag(
+        "export_grant",
+        "export: classes of classified nodes a dump may carry (others are held back)",
         metavar="LIST",
     ),
     Flag("log_level", "log level (logs go to stderr)", metavar="LEVEL"),
@@ -351,6 +367,22 @@ def run_forget(ns: argparse.Namespace) -> int:
         store.close()
 
 
+# --- erase / purge (operator_cli.py) ---------------------------------------------------
+def _confirm_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--yes", action="store_true", help="erase without asking (else a dry run, or a prompt)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the plan and the report as JSON on stdout"
+    )
+
+
+def _configure_erase(parser: argparse.ArgumentParser) -> None:
+    add_setting_flags(parser)
+    parser.add_argument("refs", nargs="+", metavar="REF", help="name or id of each referent")
+    _confirm_flags(parser)
+
+
 # --- sidecar rebuild -------------------------------------------------------------------
 def _configure_sidecar(parser: argparse.ArgumentParser) -> None:
     add_setting_flags(parser)
@@ -397,7 +429,12 @@ def run_sidecar(ns: argparse.Namespace) -> int:
         _error(str(exc))
         return EXIT_FAILED
     try:
-        nodes = store.read(lambda tx: tx.authored_graph().nodes)
+        # A classified node's text never goes to the meaning model (memory/gates.py).
+        nodes = [
+            n
+            for n in store.read(lambda tx: tx.authored_graph().nodes)
+            if not n.props.get("classification")
+        ]
         # Where the store keeps the meanings (Neo4j), the rebuild writes them there.
         sidecar: MeaningStore = (
             StoredMeanings(store.meanings)
@@ -486,7 +523,8 @@ def run_export(ns: argparse.Namespace) -> int:
     opened = _open_alone(ns, "an export")
     if isinstance(opened, int):
         return opened
-    _, store = opened
+    settings, store = opened
+    withheld = frozenset(CLASSIFICATIONS) - set(settings.export_grant)
     target = None if ns.file == "-" else Path(ns.file)
     partial = None if target is None else target.with_name(target.name + ".partial")
 
@@ -494,10 +532,16 @@ def run_export(ns: argparse.Namespace) -> int:
         progress = _Counter("export")
         if target is None or partial is None:
             return export(
-                store, sys.stdout.buffer, app_version=package_version(), progress=progress
+                store,
+                sys.stdout.buffer,
+                app_version=package_version(),
+                progress=progress,
+                withheld=withheld,
             )
         with partial.open("wb") as out:
-            done = export(store, out, app_version=package_version(), progress=progress)
+            done = export(
+                store, out, app_version=package_version(), progress=progress, withheld=withheld
+            )
         partial.replace(target)
         return done
 
@@ -512,6 +556,11 @@ def run_export(ns: argparse.Namespace) -> int:
         store.close()
     counts = ", ".join(f"{n} {kind}" for kind, n in done.counts.items())
     sys.stderr.write(f"exported {counts} at clock {done.clock}; sha256 {done.digest}\n")
+    if done.held_back:
+        sys.stderr.write(
+            f"held back {done.held_back} classified node(s) of {', '.join(sorted(withheld))} "
+            "and their relations; export them with --export-grant (e.g. pii,phi or all)\n"
+        )
     return EXIT_OK
 
 
@@ -643,7 +692,21 @@ COMMANDS: Final[tuple[Command, ...]] = (
         run_forget,
         _configure_forget,
     ),
+    Command(
+        "erase",
+        "operator only: erase referents and what is only about them (a plan first; "
+        "--yes to delete); scrubs indexes, meanings and baselines, leaves tombstones",
+        lambda ns: _operator().run_erase(ns),
+        _configure_erase,
+    ),
 )
+
+
+def _operator() -> Any:
+    # Imported only when an erasure command runs.
+    from kenning_encounter import operator_cli
+
+    return operator_cli
 
 
 def _run_install(argv: list[str]) -> int:

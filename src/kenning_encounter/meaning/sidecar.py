@@ -234,6 +234,12 @@ class SidecarStore:
             self._changed()
             return True
 
+    def compact(self) -> None:
+        """Write the log again with only the live entries: until then a dropped
+        meaning's text stays in the put line before its drop (an erasure needs it gone)."""
+        with self._lock:
+            self._compact_locked()
+
     def claim(self, node_id: str, source_hash: str) -> Claim:
         """One process owns the sidecar, so no one else is making a meaning."""
         entry = self._entries.get(node_id)

@@ -1,0 +1,243 @@
+"""Governed erasure: an operator removes everything the memory holds about a referent.
+
+What goes is decided by the graph, never by matching text:
+
+- the referent itself, with every version of its supersession chain (older and newer);
+- what is about it (an Observation ABOUT it, a Citation that GROUNDS it, a Question it
+  RAISES; ``_DEPENDS`` says which end of each relation is about the other), and what is
+  about those, outward; of these, the largest part none of whose relations touch a node
+  that stays. An Observation ABOUT the referent and a project stays, and so does what
+  is about it; the plan lists such neighbours, so the operator can name them too.
+
+A chain is taken or left whole: deleting one version would leave the others naming it.
+
+``plan`` only reads. ``erase`` computes the plan again inside its write, refuses when
+it differs from the one the operator confirmed (the memory moved in between), and
+deletes it in that one transaction, newest first, leaving on each recording encounter
+a tombstone count. No separate erasure record is written: the counts already say where
+something was removed and the tick says when, and a record of what was asked would
+itself be data about the subject (the operator keeps the command's report instead).
+What lies beside the graph (indexes, meanings, baselines, logs) is scrubbed afterwards
+by ``memory/scrub.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kenning_encounter.errors import Conflict
+from kenning_encounter.memory import validate
+from kenning_encounter.memory.writes import resolve
+from kenning_encounter.store.port import GraphStore, ReadTx, WriteTx
+from kenning_encounter.store.records import EdgeRecord, NodeRecord
+
+# A chain's own links say nothing about what the chain is about.
+_CHAIN = "SUPERSEDES"
+# Which end of a relation is about the other: an Observation ABOUT a Concept, a Citation
+# that GROUNDS it, a Question an Observation RAISES. COMPOSES and DECOMPOSES say neither.
+_DEPENDS: dict[str, str] = {
+    "ABOUT": "source",
+    "OBSERVED_AT": "source",
+    "GROUNDS": "source",
+    "SUPPORTS": "source",
+    "CHALLENGES": "source",
+    "INFORMS": "source",
+    "RESOLVES": "source",
+    "RAISES": "target",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One node the erasure removes, and why."""
+
+    node: NodeRecord
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    refs: tuple[str, ...]
+    items: tuple[Item, ...]  # in the order they were found: referents first
+    kept: tuple[Item, ...] = ()  # neighbours that stay: they touch something staying
+
+    @property
+    def ids(self) -> list[str]:
+        return [i.node.id for i in self.items]
+
+    @property
+    def tombstones(self) -> dict[str, int]:
+        """encounter -> how many of its nodes go."""
+        counts: dict[str, int] = {}
+        for item in self.items:
+            if item.node.encounter:
+                counts[item.node.encounter] = counts.get(item.node.encounter, 0) + 1
+        return counts
+
+    @property
+    def texts(self) -> list[str]:
+        """The names and descriptions going, for the scrubbing of what lies beside."""
+        out: list[str] = []
+        for item in self.items:
+            out += [t for t in (item.node.name, item.node.description) if t]
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Erased:
+    plan: Plan
+    tick: int
+    tombstones: dict[str, int] = field(default_factory=dict[str, int])
+
+
+def _chain(tx: ReadTx, node: NodeRecord) -> list[NodeRecord]:
+    """Every version of the node's chain, the node first."""
+    found: dict[str, NodeRecord] = {node.id: node}
+    frontier = [node]
+    while frontier:
+        step: list[str] = []
+        for n in frontier:
+            step += [pid for pid, _ in tx.predecessors(n.id)]
+            if n.superseded_by:
+                step.append(n.superseded_by)
+        fresh = [i for i in dict.fromkeys(step) if i not in found]
+        got = tx.get_nodes(fresh)
+        frontier = [got[i] for i in fresh if i in got]
+        found.update((n.id, n) for n in frontier)
+    return list(found.values())
+
+
+def _other_end(edge: EdgeRecord, members: set[str]) -> str:
+    return edge.target if edge.source in members else edge.source
+
+
+def _describe(
+    edges: Sequence[EdgeRecord],
+    members: set[str],
+    going: dict[str, Item],
+    chains: dict[str, list[NodeRecord]],
+) -> str:
+    parts: list[str] = []
+    for e in edges:
+        other_id = _other_end(e, members)
+        other = going[other_id].node if other_id in going else chains[other_id][0]
+        if other_id in chains:
+            other = next(n for n in chains[other_id] if n.id == other_id)
+        arrow = f"{e.type} -> " if e.source in members else f"<- {e.type} "
+        parts.append(f"{arrow}{other.name or other.id}")
+    return "it is only about what is erased: " + ", ".join(dict.fromkeys(parts))
+
+
+def _dependent(edge: EdgeRecord) -> str | None:
+    """The end of the relation that is about the other one, if either is."""
+    end = _DEPENDS.get(edge.type)
+    return None if end is None else edge.source if end == "source" else edge.target
+
+
+def _targets(tx: ReadTx, refs: Sequence[str]) -> tuple[list[Item], list[Item]]:
+    """What goes (referents and their chains first), and the neighbours that stay."""
+    going: dict[str, Item] = {}
+    for i, ref in enumerate(refs):
+        node = resolve(tx, validate.text(ref, f"refs[{i}]", required=True), f"refs[{i}]")
+        for member in _chain(tx, node):
+            if member.id not in going:
+                why = (
+                    f"the referent {ref!r}"
+                    if member.id == node.id
+                    else f"a version of {node.name or node.id}'s chain"
+                )
+                going[member.id] = Item(member, why)
+    cache: dict[str, list[EdgeRecord]] = {}
+
+    def edges(node_id: str) -> list[EdgeRecord]:
+        if node_id not in cache:
+            cache[node_id] = [e for e in tx.edges_of(node_id) if e.type != _CHAIN]
+        return cache[node_id]
+
+    # Candidates: whatever is about what goes, and so on outward, whole chains at once.
+    chains: dict[str, list[NodeRecord]] = {}
+    frontier = list(going)
+    while frontier:
+        step: list[str] = []
+        for node_id in frontier:
+            for e in edges(node_id):
+                other = _other_end(e, {node_id})
+                if _dependent(e) == other and other not in going and other not in chains:
+                    step.append(other)
+        frontier = []
+        for node in tx.get_nodes(list(dict.fromkeys(step))).values():
+            if node.id in chains:
+                continue
+            chain = _chain(tx, node)
+            for member in chain:
+                chains[member.id] = chain
+                frontier.append(member.id)
+    # Then the largest part of them that touches nothing staying.
+    staying = True
+    while staying:
+        staying = False
+        for node_id, chain in list(chains.items()):
+            members = {n.id for n in chain}
+            if node_id not in chains:
+                continue
+            links = [e for m in members for e in edges(m)]
+            if any(
+                _other_end(e, members) not in going and _other_end(e, members) not in chains
+                for e in links
+            ):
+                for m in members:
+                    chains.pop(m, None)
+                staying = True
+    for node_id, chain in chains.items():
+        members = {n.id for n in chain}
+        about = [e for m in members for e in edges(m) if _dependent(e) in members]
+        node = next(n for n in chain if n.id == node_id)
+        going[node_id] = Item(node, _describe(about, members, going, chains))
+    kept: dict[str, Item] = {}
+    for node_id in list(going):
+        for e in edges(node_id):
+            other = _other_end(e, {node_id})
+            if other not in going and other not in kept:
+                found = tx.get_node(other)
+                if found is not None:
+                    kept[other] = Item(found, f"also linked to what stays ({e.type})")
+    return list(going.values()), list(kept.values())
+
+
+def plan(store: GraphStore, refs: Sequence[str]) -> Plan:
+    """What ``erase`` would remove, and why, for the operator to confirm. Reads only."""
+    items = validate.batch(list(refs), "refs")
+    going, kept = store.read(lambda tx: _targets(tx, items))
+    return Plan(tuple(items), tuple(going), tuple(kept))
+
+
+def erase(store: GraphStore, confirmed: Plan) -> Erased:
+    """Delete exactly the confirmed plan in one write, leaving tombstones on the spine."""
+
+    def work(tx: WriteTx) -> Erased:
+        going, kept = _targets(tx, confirmed.refs)
+        now = Plan(confirmed.refs, tuple(going), tuple(kept))
+        if sorted(now.ids) != sorted(confirmed.ids):
+            raise Conflict(
+                "the memory changed since the plan was shown (it now covers "
+                f"{len(now.ids)} node(s), not {len(confirmed.ids)}); nothing was deleted: "
+                "run the command again and confirm the new plan"
+            )
+        delete(tx, [i.node for i in now.items])
+        return Erased(now, tx.tick, now.tombstones)
+
+    return store.write(work)
+
+
+def delete(tx: WriteTx, nodes: Sequence[NodeRecord]) -> dict[str, int]:
+    """Delete whole chains newest first (each deletion then leaves its predecessor the
+    head for a moment, never a second head), adding the tombstone counts."""
+    counts: dict[str, int] = {}
+    for node in sorted(nodes, key=lambda n: (n.tick, n.ord), reverse=True):
+        tx.delete_node(node.id)
+        if node.encounter:
+            counts[node.encounter] = counts.get(node.encounter, 0) + 1
+    for encounter, n in counts.items():
+        tx.add_tombstones(encounter, n)
+    return counts

@@ -1,0 +1,154 @@
+"""The operator's erasure commands: ``erase REF...`` and ``purge --due``.
+
+Both show a plan first (what goes, and why each node is included) and write nothing
+until confirmed: ``--yes``, or on a terminal by typing what the prompt asks. Without
+either the plan is all there is (a dry run). After the deletion, what lies beside the
+graph is scrubbed (memory/scrub.py) and a report says what each step removed. The plan
+and the report go to stderr, or as one JSON document to stdout with ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from kenning_encounter.errors import ConfigError, KenningError
+from kenning_encounter.memory import erasure
+from kenning_encounter.store.port import GraphStore
+
+EXIT_OK, EXIT_FAILED, EXIT_CONFIG = 0, 1, 2
+PROG = "kenning-encounter"
+
+
+def _error(message: str) -> None:
+    sys.stderr.write(f"{PROG}: error: {message}\n")
+
+
+def _plan_json(plan: erasure.Plan) -> dict[str, Any]:
+    counts: dict[str, int] = {}
+    for item in plan.items:
+        counts[item.node.type] = counts.get(item.node.type, 0) + 1
+    return {
+        "refs": list(plan.refs),
+        "nodes": [
+            {
+                "id": i.node.id,
+                "type": i.node.type,
+                "name": i.node.name,
+                "encounter": i.node.encounter,
+                "why": i.why,
+            }
+            for i in plan.items
+        ],
+        "counts": counts,
+        "tombstones": plan.tombstones,
+    }
+
+
+def _show_plan(plan: erasure.Plan) -> None:
+    out = sys.stderr
+    out.write(f"erasure plan: {len(plan.items)} node(s)\n")
+    for i in plan.items:
+        out.write(f"  {i.node.type} «{i.node.name}» {i.node.id} (recorded in {i.node.encounter})\n")
+        out.write(f"      why: {i.why}\n")
+    tombs = ", ".join(f"{enc} +{n}" for enc, n in plan.tombstones.items())
+    out.write(f"tombstones to leave: {tombs or 'none'}\n")
+
+
+def _confirmed(plan: erasure.Plan, yes: bool, word: str) -> bool | None:
+    """True to go ahead, False when the operator declined, None for a dry run."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        return None
+    answer = input(f"permanently erase these {len(plan.items)} node(s)? type {word!r}: ")
+    return answer.strip() == word
+
+
+def _open(ns: argparse.Namespace, doing: str) -> tuple[Any, GraphStore] | int:
+    from kenning_encounter.cli import settings_from
+    from kenning_encounter.server.context import open_store
+
+    try:
+        settings = settings_from(ns)
+    except ConfigError as exc:
+        _error(str(exc))
+        return EXIT_CONFIG
+    try:
+        return settings, open_store(settings)
+    except KenningError as exc:
+        _error(f"{exc} (stop the server first: {doing} needs the store to itself)")
+        return EXIT_FAILED
+
+
+def run_erase(ns: argparse.Namespace) -> int:
+    """Erase referents and what is only about them; tombstones stay on the spine."""
+    return _run(ns, "an erasure", lambda store: erasure.plan(store, ns.refs), _erase_word)
+
+
+def _erase_word(plan: erasure.Plan) -> str:
+    # The operator types the referent's id: a name alone is too easy to confirm blindly.
+    first = plan.items[0].node.id if plan.items else ""
+    return first if len(plan.refs) == 1 else f"erase {len(plan.items)}"
+
+
+def _run(
+    ns: argparse.Namespace,
+    doing: str,
+    make_plan: Callable[[GraphStore], erasure.Plan],
+    word: Callable[[erasure.Plan], str],
+) -> int:
+    from kenning_encounter.memory import scrub
+
+    opened = _open(ns, doing)
+    if isinstance(opened, int):
+        return opened
+    settings, store = opened
+    report: dict[str, Any] = {}
+    closed = False
+    try:
+        plan = make_plan(store)
+        report = _plan_json(plan)
+        if not ns.json:
+            _show_plan(plan)
+        decision = _confirmed(plan, ns.yes, word(plan)) if plan.items else None
+        if decision is not True:
+            report["dry_run"] = True
+            if not ns.json:
+                sys.stderr.write(
+                    "nothing erased: pass --yes to erase\n"
+                    if decision is None
+                    else "nothing erased: the confirmation did not match\n"
+                )
+            _emit(ns, report)
+            return EXIT_FAILED if decision is False else EXIT_OK
+        done = erasure.erase(store, plan)
+        report |= {"dry_run": False, "tick": done.tick}
+        steps = scrub.beside_store(store, settings.resolved_data_dir, plan.ids)
+        store.close()
+        closed = True
+        if settings.store == "embedded":
+            steps += scrub.embedded_files(settings.resolved_data_dir)
+        report["scrubbed"] = steps
+        if not ns.json:
+            tombs = ", ".join(f"{enc} +{n}" for enc, n in done.tombstones.items())
+            sys.stderr.write(f"erased {len(plan.items)} node(s) at tick {done.tick}\n")
+            sys.stderr.write(f"tombstones: {tombs or 'none'}\n")
+            for line in steps:
+                sys.stderr.write(f"  {line}\n")
+        _emit(ns, report)
+        return EXIT_OK
+    except (KenningError, OSError) as exc:
+        _error(str(exc))
+        return EXIT_FAILED
+    finally:
+        if not closed:
+            store.close()
+
+
+def _emit(ns: argparse.Namespace, report: dict[str, Any]) -> None:
+    if ns.json:
+        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,217 @@
+"""Governed erasure on every backend: the plan, the deletion, the tombstones, and no trace
+of the erased text left in the memory, its text index or its meanings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kenning_encounter.analytics.baseline import Baseline, BaselineEntry, BaselineStore
+from kenning_encounter.errors import Conflict, NotFound
+from kenning_encounter.memory import erasure, scrub
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.meanings import KeepsDerived
+from kenning_encounter.store.port import GraphStore
+from tests.support.snapshot import snapshot
+
+MARKER = "qwxzmarker"
+
+
+def seed(memory: Memory) -> dict[str, str]:
+    """A referent with a revision, what is only about it, and what is not."""
+    memory.advance_encounter("s", "private work")
+    memory.create_entities(
+        "s",
+        [
+            {"type": "Concept", "name": "Jane", "description": f"a person {MARKER}"},
+            {"type": "Observation", "name": "jane lives", "description": f"{MARKER} at 1 Road"},
+            {
+                "type": "Citation",
+                "name": "jane registry",
+                "description": f"{MARKER} registry",
+                "kind": "web",
+                "uri": f"https://registry.example/{MARKER}",
+            },
+            {"type": "Observation", "name": "shared", "description": "jane and the project"},
+            {"type": "Concept", "name": "project", "description": "the project itself"},
+            {"type": "Note", "name": "lonely", "description": "linked to nothing"},
+        ],
+    )
+    memory.create_relations(
+        "s",
+        [
+            {"source": "jane lives", "type": "ABOUT", "target": "Jane"},
+            {"source": "jane registry", "type": "GROUNDS", "target": "Jane"},
+            {"source": "shared", "type": "ABOUT", "target": "Jane"},
+            {"source": "shared", "type": "ABOUT", "target": "project"},
+        ],
+    )
+    memory.create_entities(
+        "s",
+        [
+            {
+                "type": "Concept",
+                "name": "Jane Doe",
+                "description": f"the same person {MARKER} revised",
+                "supersedes": "Jane",
+                "revision_why": "full name",
+            }
+        ],
+    )
+    ids = {name: memory.find_by_name(name).node.id for name in ("Jane Doe", "shared", "project")}
+    memory.close_encounter("s", "done")
+    return ids
+
+
+def _names(plan: erasure.Plan) -> list[str]:
+    return sorted(i.node.name for i in plan.items)
+
+
+def test_the_plan_covers_the_chain_and_what_is_only_about_it(
+    store: GraphStore, memory: Memory
+) -> None:
+    seed(memory)
+    before = snapshot(store)
+    plan = erasure.plan(store, ["Jane Doe"])
+    assert _names(plan) == ["Jane", "Jane Doe", "jane lives", "jane registry"]
+    why = {i.node.name: i.why for i in plan.items}
+    assert why["Jane Doe"].startswith("the referent")
+    assert "chain" in why["Jane"]
+    assert "ABOUT -> Jane" in why["jane lives"] and "GROUNDS -> Jane" in why["jane registry"]
+    assert plan.tombstones == {plan.items[0].node.encounter: 4}
+    # An older version's id names the same chain.
+    old = next(i.node.id for i in plan.items if i.node.name == "Jane")
+    assert _names(erasure.plan(store, [old])) == _names(plan)
+    assert snapshot(store) == before  # a plan writes nothing
+
+
+def test_what_only_grounds_the_erased_goes_too_transitively(
+    store: GraphStore, memory: Memory
+) -> None:
+    seed(memory)
+    memory.advance_encounter("s", "more")
+    memory.create_entities(
+        "s",
+        [{"type": "Question", "name": "where does she live", "description": "open"}],
+    )
+    memory.create_relations(
+        "s", [{"source": "jane lives", "type": "RAISES", "target": "where does she live"}]
+    )
+    plan = erasure.plan(store, ["Jane Doe"])
+    # The observation raises the question and the question is raised only by it: both go.
+    assert {"jane lives", "where does she live"} <= set(_names(plan))
+    assert {"shared", "project", "lonely"}.isdisjoint(_names(plan))
+    # What touches something staying stays, and the plan says so.
+    assert [i.node.name for i in plan.kept] == ["shared"]
+
+
+def test_erase_deletes_the_plan_and_leaves_tombstones(store: GraphStore, memory: Memory) -> None:
+    ids = seed(memory)
+    plan = erasure.plan(store, ["Jane Doe"])
+    encounter = plan.items[0].node.encounter or ""
+    done = erasure.erase(store, plan)
+    assert done.tombstones == {encounter: 4}
+    graph = store.read(lambda tx: tx.authored_graph())
+    assert sorted(n.name for n in graph.nodes) == ["lonely", "project", "shared"]
+    assert [(e.source, e.target) for e in graph.edges] == [(ids["shared"], ids["project"])]
+    sealed = store.read(lambda tx: tx.get_encounter(encounter))
+    assert sealed is not None and sealed.tombstones == 4 and sealed.summary == "done"
+    assert store.fulltext(MARKER, heads_only=False) == []
+    assert store.fulltext_stats([MARKER]).doc_freq(MARKER) == 0
+    with pytest.raises(NotFound):
+        erasure.plan(store, ["Jane Doe"])
+
+
+def test_erase_refuses_a_plan_the_memory_moved_past(store: GraphStore, memory: Memory) -> None:
+    seed(memory)
+    plan = erasure.plan(store, ["Jane Doe"])
+    memory.advance_encounter("s", "later")
+    memory.create_entities("s", [{"type": "Observation", "name": "new", "description": "x"}])
+    memory.create_relations("s", [{"source": "new", "type": "ABOUT", "target": "Jane Doe"}])
+    before = snapshot(store)
+    with pytest.raises(Conflict, match="changed since the plan"):
+        erasure.erase(store, plan)
+    assert snapshot(store) == before
+
+
+def test_meanings_and_baselines_lose_the_erased(
+    store: GraphStore, memory: Memory, tmp_path: Path
+) -> None:
+    seed(memory)
+    plan = erasure.plan(store, ["Jane Doe"])
+    keep = memory.find_by_name("project").node
+    going = plan.items[0].node
+    meanings: Any
+    if isinstance(store, KeepsDerived):
+        meanings = store.meanings
+        meanings.put_many([(going.id, f"{MARKER} meaning", "h1", 1), (keep.id, "kept", "h2", 2)])
+    else:
+        from kenning_encounter.meaning.sidecar import SidecarStore
+
+        with SidecarStore(tmp_path / scrub.SIDECAR_DIR) as sidecar:
+            sidecar.put(going.id, f"{MARKER} meaning", "h1")
+            sidecar.put(keep.id, "kept", "h2")
+    table = store.baselines if isinstance(store, KeepsDerived) else None
+    baselines = BaselineStore(tmp_path / scrub.ANALYTICS_DIR, table=table)
+    entries = (
+        BaselineEntry(id=going.id, name=going.name, type=going.type, rank=1, score=0.5),
+        BaselineEntry(id=keep.id, name=keep.name, type=keep.type, rank=2, score=0.4),
+    )
+    baselines.save(Baseline(encounter="E1", saved_at="t", tick=3, node_count=7, entries=entries))
+    erasure.erase(store, plan)
+    lines = scrub.beside_store(store, tmp_path, plan.ids)
+    assert any("1 dropped" in line for line in lines), lines
+    assert [e.id for b in baselines.all() for e in b.entries] == [keep.id]
+    if isinstance(store, KeepsDerived):
+        changes = store.meanings.changes(0)
+        assert [e.id for e in changes.put] == [keep.id]
+    else:
+        log = (tmp_path / scrub.SIDECAR_DIR / "meanings.log").read_bytes()
+        assert MARKER.encode() not in log and keep.id.encode() in log
+        assert (
+            going.id.encode() not in (tmp_path / "analytics" / "mass-baselines.json").read_bytes()
+        )
+
+
+def test_nothing_of_the_marker_is_left_on_neo4j(store: GraphStore, memory: Memory) -> None:
+    if store.backend != "neo4j":
+        pytest.skip("the embedded store's files are searched by the CLI tests")
+    seed(memory)
+    plan = erasure.plan(store, ["Jane Doe"])
+    assert _found_on_neo4j(MARKER)  # the search would see it
+    store.meanings.put_many([(plan.items[0].node.id, f"{MARKER} meaning", "h", 1)])  # type: ignore[attr-defined]
+    erasure.erase(store, plan)
+    scrub.beside_store(store, Path("unused"), plan.ids)
+    assert _found_on_neo4j(MARKER) == []
+
+
+def _found_on_neo4j(marker: str) -> list[str]:
+    """Every node and relation property of the database holding the marker, and the
+    fulltext index's hits for it."""
+    import neo4j
+
+    from kenning_encounter.store.neo4j.queries import FULLTEXT_INDEX
+    from tests.support.backends import neo4j_target
+
+    target = neo4j_target()
+    found: list[str] = []
+    with (
+        neo4j.GraphDatabase.driver(target.uri, auth=target.auth) as driver,
+        driver.session(database=target.database) as s,
+    ):
+        for row in s.run("MATCH (n) RETURN labels(n) AS l, properties(n) AS p"):
+            if marker in repr(row["p"]).lower():
+                found.append(f"node {row['l']}")
+        for row in s.run("MATCH ()-[r]->() RETURN type(r) AS t, properties(r) AS p"):
+            if marker in repr(row["p"]).lower():
+                found.append(f"relation {row['t']}")
+        hits = s.run(
+            "CALL db.index.fulltext.queryNodes($index, $q) YIELD node RETURN count(node) AS n",
+            index=FULLTEXT_INDEX,
+            q=marker,
+        ).single()
+        if hits is not None and hits["n"]:
+            found.append(f"fulltext {hits['n']}")
+    return found
