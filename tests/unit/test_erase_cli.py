@@ -1,0 +1,147 @@
+"""`kenning-encounter erase` as a real subprocess on the embedded store: a dry run writes
+nothing, and after an erasure no file under the data directory holds the erased text."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+from kenning_encounter.analytics.baseline import Baseline, BaselineEntry, BaselineStore
+from kenning_encounter.meaning.sidecar import SidecarStore
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.embedded.backend import EmbeddedStore
+from tests.contract.test_erasure import MARKER, seed
+from tests.support.snapshot import snapshot
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _seeded(data_dir: Path) -> dict[str, Any]:
+    """A memory with the marker in the graph, the sidecar, the baselines, a read_cypher
+    snapshot and a write-ahead log kept aside after a crash."""
+    store = EmbeddedStore.open(data_dir)
+    try:
+        memory = Memory(store)
+        seed(memory)
+        nodes = store.read(lambda tx: tx.authored_graph().nodes)
+    finally:
+        store.close()
+    jane = next(n for n in nodes if n.name == "Jane Doe")
+    project = next(n for n in nodes if n.name == "project")
+    with SidecarStore(data_dir / "sidecar") as sidecar:
+        sidecar.put(jane.id, f"{MARKER} the person", "h1")
+        sidecar.put(project.id, "the project", "h2")
+    entries = (
+        BaselineEntry(id=jane.id, name=jane.name + f" {MARKER}", type="Concept", rank=1, score=1),
+        BaselineEntry(id=project.id, name=project.name, type="Concept", rank=2, score=0.5),
+    )
+    BaselineStore(data_dir / "analytics").save(
+        Baseline(encounter="E1", saved_at="t", tick=4, node_count=7, entries=entries)
+    )
+    (data_dir / "cypher-snapshot").mkdir()
+    shutil.copyfile(data_dir / "graph.lbdb", data_dir / "cypher-snapshot" / "graph.lbdb")
+    shutil.copyfile(data_dir / "graph.lbdb", data_dir / "graph.lbdb.wal.damaged-1")
+    return {"jane": jane.id, "project": project.id, "encounter": jane.encounter}
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_ENCOUNTER_")}
+    return subprocess.run(
+        [sys.executable, "-m", "kenning_encounter", *args],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        cwd=ROOT,
+        timeout=180,
+        check=False,
+    )
+
+
+def _holding(data_dir: Path, marker: str) -> list[str]:
+    needle = marker.encode()
+    return sorted(
+        str(p.relative_to(data_dir))
+        for p in data_dir.rglob("*")
+        if p.is_file() and needle in p.read_bytes().lower()
+    )
+
+
+def _fingerprint(data_dir: Path) -> dict[str, Any]:
+    store = EmbeddedStore.open(data_dir)
+    try:
+        graph = snapshot(store)
+    finally:
+        store.close()
+    beside = ("sidecar/meanings.log", "analytics/mass-baselines.json")
+    return {"graph": graph, **{name: (data_dir / name).read_bytes() for name in beside}}
+
+
+def test_a_dry_run_shows_the_plan_and_writes_nothing(tmp_path: Path) -> None:
+    data_dir = tmp_path / "m"
+    ids = _seeded(data_dir)
+    before = _fingerprint(data_dir)
+    result = _cli("erase", "Jane Doe", "--data-dir", str(data_dir), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["dry_run"] is True
+    assert report["counts"] == {"Concept": 2, "Observation": 1, "Citation": 1}
+    assert report["tombstones"] == {ids["encounter"]: 4}
+    assert report["nodes"][0]["id"] == ids["jane"] and "referent" in report["nodes"][0]["why"]
+    assert _fingerprint(data_dir) == before
+    assert _holding(data_dir, MARKER)  # the marker is there to be found
+
+
+def test_erase_leaves_no_trace_of_the_text_but_tombstones(tmp_path: Path) -> None:
+    data_dir = tmp_path / "m"
+    ids = _seeded(data_dir)
+    result = _cli("erase", "Jane Doe", "--yes", "--data-dir", str(data_dir))
+    assert result.returncode == 0, result.stderr
+    assert f"tombstones: {ids['encounter']} +4" in result.stderr
+    assert _holding(data_dir, MARKER) == []
+    # The index keeps no term of the erased text, not even for deleted documents.
+    index = tantivy.Index.open(str(data_dir / "textindex"))
+    assert index.searcher().doc_freq("terms", MARKER) == 0
+    store = EmbeddedStore.open(data_dir)
+    try:
+        sealed = store.read(lambda tx: tx.get_encounter(ids["encounter"]))
+        assert sealed is not None and sealed.tombstones == 4
+        names = sorted(n.name for n in store.read(lambda tx: tx.authored_graph().nodes))
+        assert names == ["lonely", "project", "shared"]
+        assert Memory(store).search("project").hits  # the rest is searchable again
+    finally:
+        store.close()
+    with SidecarStore(data_dir / "sidecar") as sidecar:
+        assert [e.id for e in sidecar.entries()] == [ids["project"]]
+    readings = BaselineStore(data_dir / "analytics").all()
+    assert [e.id for b in readings for e in b.entries] == [ids["project"]]
+
+
+def test_erase_refuses_a_store_a_server_holds(tmp_path: Path) -> None:
+    data_dir = tmp_path / "m"
+    _seeded(data_dir)
+    store = EmbeddedStore.open(data_dir)
+    try:
+        result = _cli("erase", "Jane Doe", "--yes", "--data-dir", str(data_dir))
+        assert result.returncode == 1
+        assert "stop the server first" in result.stderr
+        assert Memory(store).find_by_name("Jane Doe").node.name == "Jane Doe"
+    finally:
+        store.close()
+
+
+def test_an_unknown_referent_is_named_and_nothing_is_written(tmp_path: Path) -> None:
+    data_dir = tmp_path / "m"
+    _seeded(data_dir)
+    before = _fingerprint(data_dir)
+    result = _cli("erase", "nobody at all", "--yes", "--data-dir", str(data_dir))
+    assert result.returncode == 1
+    assert "refs[0]" in result.stderr and "nobody at all" in result.stderr
+    assert _fingerprint(data_dir) == before
