@@ -10,7 +10,7 @@ Each listing is a page of a bounded size; nothing here reads the whole graph.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -139,7 +139,12 @@ def _link(node: NodeRecord) -> NodeLink:
 
 def _links(tx: ReadTx, ids: Sequence[str], hidden: frozenset[str]) -> list[NodeLink]:
     """Ids as links, in their order; a hidden locus's node is left out, a gone one named so."""
-    nodes = tx.get_nodes(list(dict.fromkeys(ids)))
+    return _named(ids, tx.get_nodes(list(dict.fromkeys(ids))), hidden)
+
+
+def _named(
+    ids: Sequence[str], nodes: Mapping[str, NodeRecord], hidden: frozenset[str]
+) -> list[NodeLink]:
     out: list[NodeLink] = []
     for i in ids:
         node = nodes.get(i)
@@ -156,21 +161,39 @@ def _state(e: EncounterRecord) -> str:
     return "sealed" if e.sealed_at is not None else "open"
 
 
+def _spine_window(
+    tx: ReadTx, page: int, hidden: frozenset[str]
+) -> tuple[list[EncounterRecord], bool]:
+    """This page's encounters, newest first, and whether an older page follows.
+
+    The store skips to the page itself, so a page reads PAGE + 1 encounters. Hidden
+    loci (the reader face) cannot be skipped by position, so there the listing is
+    read from the newest, further back while hidden ones take places.
+    """
+    start = page * PAGE
+    if not hidden:
+        got = tx.encounters(limit=PAGE + 1, offset=start)
+        return got[:PAGE], len(got) > PAGE
+    want = start + PAGE + 1
+    asked = want
+    while True:
+        got = tx.encounters(limit=asked)
+        shown = [e for e in got if e.locus not in hidden]
+        if len(shown) >= want or len(got) < asked:
+            return shown[start : start + PAGE], len(shown) > start + PAGE
+        asked *= 2
+
+
 def spine(memory: Memory, page: int) -> SpineView:
     hidden = memory.hidden_loci
-    want = (check_page(page) + 1) * PAGE + 1
+    check_page(page)
 
     def work(tx: ReadTx) -> SpineView:
-        asked = want
-        while True:
-            got = tx.encounters(limit=asked)
-            shown = [e for e in got if e.locus not in hidden]
-            if len(shown) >= want or len(got) < asked:
-                break
-            asked *= 2  # hidden loci took places: read further back
-        start = page * PAGE
-        window = shown[start : start + PAGE]
+        window, more = _spine_window(tx, page, hidden)
         members = tx.encounter_members([e.name for e in window])
+        shown = {e.name: members.get(e.name, [])[:MEMBERS_SHOWN] for e in window}
+        # One read for every encounter's nodes on the page, not one per encounter.
+        nodes = tx.get_nodes(list({i: None for ids in shown.values() for i in ids}))
         views = [
             EncounterView(
                 name=e.name,
@@ -182,18 +205,14 @@ def spine(memory: Memory, page: int) -> SpineView:
                 summary=e.summary,
                 tombstones=e.tombstones,
                 state=_state(e),
-                recorded=_links(tx, members.get(e.name, [])[:MEMBERS_SHOWN], hidden),
+                recorded=_named(shown[e.name], nodes, hidden),
                 more=max(0, len(members.get(e.name, [])) - MEMBERS_SHOWN),
             )
             for e in window
         ]
         loci = [x for x in tx.loci() if x not in hidden]
         return SpineView(
-            page=page,
-            has_more=len(shown) > start + PAGE,
-            encounters=views,
-            loci=len(loci),
-            clock=tx.clock(),
+            page=page, has_more=more, encounters=views, loci=len(loci), clock=tx.clock()
         )
 
     return memory.store.read(work)

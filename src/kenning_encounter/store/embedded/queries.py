@@ -148,7 +148,7 @@ ENC_LATEST: Final = "MATCH (e:Encounter) RETURN e ORDER BY e.opened_tick DESC LI
 ENC_LIST: Final = (
     "MATCH (e:Encounter) WHERE ($unsealed = false OR e.sealed_at IS NULL) "
     "AND ($exclude = '' OR e.locus <> $exclude) "
-    "RETURN e ORDER BY e.opened_tick DESC LIMIT $limit"
+    "RETURN e ORDER BY e.opened_tick DESC SKIP $offset LIMIT $limit"
 )
 ENC_SEAL: Final = (
     "MATCH (e:Encounter {id: $name}) SET e.sealed_tick = $tick, e.sealed_at = $at, "

@@ -43,9 +43,19 @@ class SpineOps(Statements):
         return self._encounter(self._spine.enc_latest, {})
 
     def encounters(
-        self, *, unsealed_only: bool = False, limit: int = 20, exclude_locus: str | None = None
+        self,
+        *,
+        unsealed_only: bool = False,
+        limit: int = 20,
+        exclude_locus: str | None = None,
+        offset: int = 0,
     ) -> list[EncounterRecord]:
-        params = {"unsealed": unsealed_only, "exclude": exclude_locus or "", "limit": limit}
+        params = {
+            "unsealed": unsealed_only,
+            "exclude": exclude_locus or "",
+            "offset": offset,
+            "limit": limit,
+        }
         return [encounter_from(r[0]) for r in self.rows(self._spine.enc_list, params)]
 
     def loci(self) -> list[str]:

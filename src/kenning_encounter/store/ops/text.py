@@ -44,7 +44,7 @@ class SpineText:
     enc_open_of: LiteralString  # $locus -> properties
     enc_last_of: LiteralString  # $locus -> properties
     enc_latest: LiteralString  # -> properties
-    enc_list: LiteralString  # $unsealed $exclude $limit -> properties
+    enc_list: LiteralString  # $unsealed $exclude $offset $limit -> properties
     enc_seal: LiteralString  # $name $tick $at $summary
     enc_dissolve: LiteralString  # $name $at
     enc_touch: LiteralString  # $name $at
