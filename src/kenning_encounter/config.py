@@ -17,6 +17,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator, model_vali
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from kenning_encounter.errors import ConfigError
+from kenning_encounter.vocabulary import CLASSIFICATIONS
 
 ENV_PREFIX = "KENNING_ENCOUNTER_"
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -79,6 +80,13 @@ class Settings(BaseSettings):
     session_key: SecretStr | None = Field(None, min_length=16)
     face: Literal["full", "reader"] = "full"
     hide_loci: CsvList = Field(default_factory=list)
+    # Classes of classified nodes (vocabulary.CLASSIFICATIONS) this server's callers may
+    # read: the full face reads ``grant``, the reader face ``reader_grant`` alone, so
+    # opening a reader on a granted writer's memory shows nothing classified by default.
+    grant: CsvList = Field(default_factory=list)
+    reader_grant: CsvList = Field(default_factory=list)
+    # An export (kenning-encounter export) holds back classified nodes it is not granted.
+    export_grant: CsvList = Field(default_factory=list)
     log_level: str = "INFO"
     # An open encounter whose session shows no activity for this long is dissolved.
     idle_horizon: float = Field(86_400.0, gt=0)
@@ -111,9 +119,20 @@ class Settings(BaseSettings):
     infusion_log_days: float = Field(14.0, gt=0, le=3_650)
     infusion_log_per_session: int = Field(500, ge=1, le=100_000)
 
-    _split = field_validator("allowed_origins", "allowed_hosts", "hide_loci", mode="before")(
-        _split_csv
-    )
+    _split = field_validator(
+        "allowed_origins",
+        "allowed_hosts",
+        "hide_loci",
+        "grant",
+        "reader_grant",
+        "export_grant",
+        mode="before",
+    )(_split_csv)
+
+    @field_validator("grant", "reader_grant", "export_grant")
+    @classmethod
+    def _grant_classes(cls, value: list[str]) -> list[str]:
+        return grant_classes(value)
 
     @field_validator("path")
     @classmethod
@@ -173,6 +192,11 @@ class Settings(BaseSettings):
         return Path(user_data_dir("kenning-encounter", appauthor=False)) / self.memory
 
     @property
+    def granted(self) -> frozenset[str]:
+        """The classes this server's face may read (memory/gates.py)."""
+        return frozenset(self.reader_grant if self.face == "reader" else self.grant)
+
+    @property
     def loopback(self) -> bool:
         return self.host in LOOPBACK
 
@@ -185,6 +209,23 @@ class Settings(BaseSettings):
 
     def tool_name(self, name: str) -> str:
         return f"{self.namespace}-{name}" if self.namespace else name
+
+
+def grant_classes(value: list[str]) -> list[str]:
+    """A grant's classes checked against the vocabulary; ``all`` names every one."""
+    words = sorted({v.strip().lower() for v in value if v.strip()})
+    if words in (["none"], []):
+        return []
+    if words == ["all"]:
+        return list(CLASSIFICATIONS)
+    unknown = [w for w in words if w not in CLASSIFICATIONS]
+    if unknown:
+        raise ValueError(
+            f"grant: {unknown[0]!r} is not a classification; grant some of "
+            f"{', '.join(CLASSIFICATIONS)} (comma-separated), 'all' or 'none', "
+            "e.g. KENNING_ENCOUNTER_GRANT=pii,phi"
+        )
+    return words
 
 
 def load_settings(**cli: Any) -> Settings:

@@ -27,6 +27,8 @@ class PropKind(StrEnum):
     TEXT = "text"
     TIME = "time"  # ISO-8601 string, UTC unless an offset is given
     STATUS = "status"
+    CLASSES = "classes"  # some of CLASSIFICATIONS, comma-joined
+    RETENTION = "retention"  # an ISO-8601 duration (P30D) or date/time
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class Prop:
     doc: str
     required: bool = False
     since: int = 1  # the embedded schema version whose migration adds its column
+    derived: bool = False  # set by the store from other properties, never by the agent
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,30 @@ COMMON_AUTHORED_PROPS: Final = (
     Prop("description", PropKind.TEXT, "what the node says, in full"),
     Prop("valid_from", PropKind.TIME, "when it began to hold in the world (ISO-8601)", since=6),
     Prop("valid_until", PropKind.TIME, "when it stopped holding (ISO-8601), if it did", since=6),
+    Prop(
+        "classification",
+        PropKind.CLASSES,
+        "what is sensitive in it, some of: pii, phi, pci, secret (gated from reads unless granted)",
+        since=9,
+    ),
+    Prop(
+        "retention",
+        PropKind.RETENTION,
+        "how long to keep it: an ISO-8601 duration from now (P30D) or a date (2027-01-31)",
+        since=9,
+    ),
+    Prop(
+        "retain_until",
+        PropKind.TIME,
+        "when retention runs out (UTC), computed from retention at write time",
+        since=9,
+        derived=True,
+    ),
 )
+
+# The closed vocabulary of classification; a node may carry several, or none (unclassified).
+CLASSIFICATIONS: Final = ("pii", "phi", "pci", "secret")
+
 
 QUESTION_STATUSES: Final = ("open", "resolved", "retired")
 HYPOTHESIS_STATUSES: Final = ("untested", "supported", "challenged", "falsified", "retired")

@@ -71,7 +71,9 @@ class MeaningRuntime:
 
     def start(self) -> None:
         nodes = self._store.read(lambda tx: tx.authored_graph().nodes)
-        report = self.maintainer.reconcile(nodes)
+        # A classified node's text never goes to the meaning model, granted or not, and
+        # reconciling without it drops a meaning made before it was classified.
+        report = self.maintainer.reconcile([n for n in nodes if not _classified(n)])
         log.info("meaning sidecar reconciled: %s", report)
         self.maintainer.start()
 
@@ -83,7 +85,8 @@ class MeaningRuntime:
     # --- the memory's node listener ------------------------------------------------
     def nodes_created(self, nodes: Sequence[NodeRecord]) -> None:
         for node in nodes:
-            self.maintainer.enqueue(node)
+            if not _classified(node):
+                self.maintainer.enqueue(node)
 
     def nodes_deleted(self, node_ids: Sequence[str]) -> None:
         for node_id in node_ids:
@@ -158,3 +161,7 @@ class MeaningRuntime:
 
     def diagnose(self, prompt: str, trajectory: Sequence[str]) -> MeaningDiagnostic:
         return infuse_meaning(self.matcher, prompt, trajectory, candidates=self._candidates)
+
+
+def _classified(node: NodeRecord) -> bool:
+    return bool(node.props.get("classification"))

@@ -20,7 +20,8 @@ from typing import BinaryIO, Final, TypeVar, cast
 
 from kenning_encounter.errors import Conflict
 from kenning_encounter.memory import dump_format as fmt
-from kenning_encounter.store.port import DumpedNode, DumpTx, GraphStore, ReadTx
+from kenning_encounter.memory.classification import split
+from kenning_encounter.store.port import DumpedEdge, DumpedNode, DumpTx, GraphStore, ReadTx
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
 PAGE: Final = 5_000
@@ -34,6 +35,7 @@ class Exported:
     clock: int
     counts: dict[str, int]
     digest: str
+    held_back: int = 0  # classified nodes left out (export's withheld classes)
 
 
 def bulk_read(store: GraphStore, work: Callable[[DumpTx], T]) -> T:
@@ -103,6 +105,28 @@ def records(store: GraphStore, page: int = PAGE) -> Iterator[fmt.Record]:
             after = ids[-1]
 
 
+def _classified_ids(store: GraphStore, withheld: frozenset[str], page: int) -> set[str]:
+    """Ids of the nodes an export not granted ``withheld`` holds back (memory/gates.py)."""
+    if not withheld:
+        return set()
+    return {
+        d.node.id
+        for label in AUTHORED_NODE_TYPES
+        for d in _nodes_of(store, label, page)
+        if split(d.node.props.get("classification")) & withheld
+    }
+
+
+def _shown(records: Iterator[fmt.Record], held_back: set[str]) -> Iterator[fmt.Record]:
+    """The records without the held-back nodes and the relations that touch them."""
+    for record in records:
+        if isinstance(record, DumpedNode) and record.node.id in held_back:
+            continue
+        if isinstance(record, DumpedEdge) and held_back & {record.edge.source, record.edge.target}:
+            continue
+        yield record
+
+
 def export(
     store: GraphStore,
     out: BinaryIO,
@@ -110,9 +134,19 @@ def export(
     app_version: str,
     progress: Progress | None = None,
     page: int = PAGE,
+    withheld: frozenset[str] = frozenset(),
 ) -> Exported:
-    """Write the memory to ``out``; the digest covers every line before the trailer."""
-    clock, counts = _state(store)
+    """Write the memory to ``out``; the digest covers every line before the trailer.
+
+    Nodes classified with a ``withheld`` class stay out, with their relations; the
+    header then counts what the dump holds, so an import checks it as any other."""
+    clock, stored = _state(store)
+    held_back = _classified_ids(store, withheld, page)
+    counts = stored
+    if held_back:
+        counts = dict.fromkeys(stored, 0)
+        for record in _shown(records(store, page), held_back):
+            counts[fmt.to_line(record)["kind"]] += 1
     digest = hashlib.sha256()
 
     def emit(line: bytes) -> None:
@@ -133,7 +167,7 @@ def export(
     total = sum(counts.values())
     written: dict[str, int] = dict.fromkeys(fmt.KINDS, 0)
     done = 0
-    for record in records(store, page):
+    for record in _shown(records(store, page), held_back):
         line = fmt.to_line(record)
         emit(fmt.encode(line))
         written[line["kind"]] += 1
@@ -141,7 +175,7 @@ def export(
         if progress is not None and done % page == 0:
             progress(done, total)
     clock_after, counts_after = _state(store)
-    if (clock_after, counts_after) != (clock, counts) or written != counts:
+    if (clock_after, counts_after) != (clock, stored) or written != counts:
         raise Conflict(
             f"the memory was written during the export (clock {clock} -> {clock_after}); "
             "the dump is incomplete: stop every server writing to this memory and export again"
@@ -150,4 +184,4 @@ def export(
         progress(done, total)
     out.write(fmt.encode(fmt.trailer(written, digest.hexdigest())))
     out.flush()
-    return Exported(clock, written, digest.hexdigest())
+    return Exported(clock, written, digest.hexdigest(), len(held_back))

@@ -72,6 +72,17 @@ class EntityIn(BaseModel):
         description="With valid_from: when it stopped holding (ISO-8601); omit while it "
         "still holds. Example: '2026-06-15T00:00:00Z'.",
     )
+    classification: list[str] | str | None = Field(
+        default=None,
+        description="Any type, when the node holds something sensitive: some of pii, phi, "
+        "pci, secret. Reads leave a classified node out unless the server grants its classes. "
+        "Example: ['pii']. Omit when nothing in it is sensitive.",
+    )
+    retention: str | None = Field(
+        default=None,
+        description="Any type: how long to keep it, an ISO-8601 duration from now or the date "
+        "it runs out; an operator's purge --due then deletes it. Example: 'P30D', '2027-01-31'.",
+    )
     source_kind: str | None = Field(
         default=None,
         description="Component (required): kind of source. Example: 'file'.",

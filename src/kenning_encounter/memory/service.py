@@ -8,13 +8,13 @@ stay current off the write path).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
 from kenning_encounter import vocabulary
 from kenning_encounter.errors import InvalidInput
-from kenning_encounter.memory import reads, spine, writes
+from kenning_encounter.memory import gates, reads, spine, writes
 from kenning_encounter.memory.models import (
     Closed,
     Created,
@@ -45,11 +45,15 @@ class Memory:
         store: GraphStore,
         *,
         hidden_loci: frozenset[str] = frozenset(),
+        granted: Iterable[str] = (),
         cypher_row_cap: int = 500,
         cypher_char_cap: int = 100_000,
         cypher_timeout_s: float = 10.0,
     ) -> None:
-        self.store = store
+        # Every read of this memory passes the classification gate (memory/gates.py);
+        # ``backend`` is the store under it, for the server's own bookkeeping.
+        self.backend = store
+        self.store = gates.gated(store, granted)
         self.hidden_loci = hidden_loci
         self._listeners: list[NodeListener] = []
         self._cypher_caps = (cypher_row_cap, cypher_char_cap, cypher_timeout_s)

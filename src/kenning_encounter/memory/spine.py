@@ -14,7 +14,7 @@ from kenning_encounter.errors import (
     NotFound,
     NotYourEncounter,
 )
-from kenning_encounter.memory import validate
+from kenning_encounter.memory import gates, validate
 from kenning_encounter.memory.models import (
     Closed,
     EncounterOut,
@@ -99,6 +99,7 @@ def advance(
             if e.locus not in hidden_loci
         ]
         frontier_h = FRONTIER_STATUSES["Hypothesis"] + ("supported",)
+        seen = gates.view(store, tx)  # the payload shows what the caller's reads would
 
         def visible(nodes: list[NodeOut]) -> list[NodeOut]:
             return _preview([n for n in nodes if n.locus not in hidden_loci])
@@ -116,16 +117,19 @@ def advance(
             open_questions=visible(
                 [
                     NodeOut.of(n)
-                    for n in tx.heads_by_status(
+                    for n in seen.heads_by_status(
                         "Question", FRONTIER_STATUSES["Question"], REENTRY_LIMIT
                     )
                 ]
             ),
             live_hypotheses=visible(
-                [NodeOut.of(n) for n in tx.heads_by_status("Hypothesis", frontier_h, REENTRY_LIMIT)]
+                [
+                    NodeOut.of(n)
+                    for n in seen.heads_by_status("Hypothesis", frontier_h, REENTRY_LIMIT)
+                ]
             ),
             recent_concepts=visible(
-                [NodeOut.of(n) for n in tx.recent_heads("Concept", REENTRY_LIMIT)]
+                [NodeOut.of(n) for n in seen.recent_heads("Concept", REENTRY_LIMIT)]
             ),
             unsealed=[EncounterOut.of(e, session) for e in unsealed],
         )

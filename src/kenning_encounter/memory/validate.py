@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from kenning_encounter.errors import InvalidInput, ProcessTypeForbidden, UnknownField, UnknownType
+from kenning_encounter.memory import classification
 from kenning_encounter.memory.models import EntityIn, RelationIn
 from kenning_encounter.vocabulary import (
     AUTHORED_NODE_TYPES,
@@ -151,7 +152,7 @@ def entity(raw: EntityIn | Mapping[str, Any], field: str) -> EntityDraft:
         data.update(raw.model_extra)
     type_ = node_type(text(data.get("type"), f"{field}.type", required=True), f"{field}.type")
     spec = NODE_TYPES[type_]
-    allowed = _ENTITY_META | spec.prop_names()
+    allowed = _ENTITY_META | {p.name for p in spec.props if not p.derived}
     if not spec.statuses:
         allowed = allowed - {"status"}
     for key, value in data.items():
@@ -170,7 +171,7 @@ def entity(raw: EntityIn | Mapping[str, Any], field: str) -> EntityDraft:
             )
     props: dict[str, str] = {}
     for prop in spec.props:
-        if prop.name in ("name", "description", "status"):
+        if prop.name in ("name", "description", "status") or prop.derived:
             continue
         value = data.get(prop.name)
         path = f"{field}.{prop.name}"
@@ -181,6 +182,10 @@ def entity(raw: EntityIn | Mapping[str, Any], field: str) -> EntityDraft:
         props[prop.name] = (
             iso_time(value, path)
             if prop.kind is PropKind.TIME
+            else classification.classes(value, path)
+            if prop.kind is PropKind.CLASSES
+            else classification.retention(value, path)
+            if prop.kind is PropKind.RETENTION
             else text(value, path, required=True)
         )
     _span(props, field)

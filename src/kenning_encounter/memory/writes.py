@@ -19,7 +19,7 @@ from kenning_encounter.errors import (
     NotYourEncounter,
     SupersessionRule,
 )
-from kenning_encounter.memory import validate
+from kenning_encounter.memory import classification, validate
 from kenning_encounter.memory.models import (
     Created,
     Deleted,
@@ -167,7 +167,7 @@ def create_entities(
                 tick=tx.tick,
                 created_at=tx.now,
                 status=d.status,
-                props=d.props,
+                props=classification.with_expiry(d.props, tx.now),
                 encounter=encounter.name,
                 locus=session,
             )

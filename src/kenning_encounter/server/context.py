@@ -251,6 +251,7 @@ class Runtime:
             memory = Memory(
                 store,
                 hidden_loci=frozenset(settings.hide_loci),
+                granted=settings.granted,
                 cypher_row_cap=settings.cypher_row_cap,
                 cypher_char_cap=settings.cypher_char_cap,
                 cypher_timeout_s=settings.cypher_timeout,
@@ -281,8 +282,8 @@ class Runtime:
         ready infusion off the request path (see ``_ready_infusion``)."""
         context = self.context
         context.url = url
-        if isinstance(context.store, EmbeddedStore):
-            context.store.set_owner_url(url)
+        if isinstance(context.memory.backend, EmbeddedStore):
+            context.memory.backend.set_owner_url(url)
         services = context.services
         if services is not None and context.infuse is not None:
             threading.Thread(

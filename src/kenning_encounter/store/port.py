@@ -79,14 +79,9 @@ class SpineReads(Protocol):
     def latest_encounter(self) -> EncounterRecord | None: ...
 
     def encounters(
-        self,
-        *,
-        unsealed_only: bool = False,
-        limit: int = 20,
-        exclude_locus: str | None = None,
-        offset: int = 0,
+        self, *, unsealed_only: bool = False, limit: int = 20, exclude_locus: str | None = None
     ) -> list[EncounterRecord]:
-        """Encounters newest first (by opening tick), the first ``offset`` of them skipped."""
+        """Encounters newest first (by opening tick)."""
         ...
 
     def loci(self) -> list[str]: ...
@@ -385,8 +380,11 @@ class CypherReads(Protocol):
         row_cap: int,
         char_cap: int,
         timeout_s: float,
+        withheld: frozenset[str] = frozenset(),
     ) -> CypherResult:
-        """One caller-written query, read-only, bounded in time, memory, rows and text."""
+        """One caller-written query, read-only, bounded in time, memory, rows and text.
+        A node classified with a ``withheld`` class is out of the query's reach
+        (memory/gates.py); a backend that cannot promise it refuses the query."""
         ...
 
 

@@ -332,6 +332,7 @@ class EmbeddedStore:
         row_cap: int,
         char_cap: int,
         timeout_s: float,
+        withheld: frozenset[str] = frozenset(),
     ) -> CypherResult:
         # Fewer slots than reader connections: slow queries never take every reader.
         if not self._cypher_slots.acquire(timeout=timeout_s):
@@ -342,6 +343,14 @@ class EmbeddedStore:
             )
         try:
             if self._sandbox is None:
+                if withheld:
+                    # Only a private snapshot can be pruned of withheld nodes.
+                    raise ReadOnlyViolation(
+                        "read_cypher cannot keep classified nodes out of reach on this "
+                        "platform (no sandbox); use search, find_by_name or trace_provenance, "
+                        "or grant the classes (KENNING_ENCOUNTER_GRANT)",
+                        layer="gate",
+                    )
                 with self._reader() as conn:
                     return run_read_cypher(
                         conn,
@@ -358,7 +367,12 @@ class EmbeddedStore:
             started = time.perf_counter()
             try:
                 return self._sandbox.run(
-                    query, params, row_cap=row_cap, char_cap=char_cap, timeout_s=timeout_s
+                    query,
+                    params,
+                    row_cap=row_cap,
+                    char_cap=char_cap,
+                    timeout_s=timeout_s,
+                    withheld=withheld,
                 )
             finally:
                 # The worker's own log goes nowhere: the statement is traced here, whole

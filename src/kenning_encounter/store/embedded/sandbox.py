@@ -39,6 +39,7 @@ from typing import Any, Final
 import kenning_encounter
 from kenning_encounter.errors import ReadOnlyViolation, StoreError
 from kenning_encounter.store.port import CypherResult
+from kenning_encounter.vocabulary import CLASSIFICATIONS
 
 log = logging.getLogger(__name__)
 
@@ -137,26 +138,26 @@ class CypherSandbox:
         self._memory = memory_bytes
         self._grace_s = GRACE_S
         self._lock = threading.Lock()
-        self._snapshot: tuple[int, Path] | None = None
+        self._snapshot: tuple[int, frozenset[str], Path] | None = None
         self._taken = 0
         self._idle: list[_Process] = []
         self._closed = False
 
-    def _current_snapshot(self) -> Path:
+    def _current_snapshot(self, withheld: frozenset[str]) -> Path:
         clock = self._clock()
         with self._lock:
-            if self._snapshot is not None and self._snapshot[0] == clock:
-                return self._snapshot[1]
+            if self._snapshot is not None and self._snapshot[:2] == (clock, withheld):
+                return self._snapshot[2]
             self._dir.mkdir(parents=True, exist_ok=True)
             self._taken += 1
             path = self._dir / f"snapshot-{self._taken}.lbdb"
             taken_at = self._take(path)
-            _project(path)
-            old, self._snapshot = self._snapshot, (taken_at, path)
+            _project(path, withheld)
+            old, self._snapshot = self._snapshot, (taken_at, withheld, path)
         if old is not None:
             # A sandbox still reading it keeps its open file; the next query reopens.
             with contextlib.suppress(OSError):
-                old[1].unlink()
+                old[2].unlink()
         return path
 
     def run(
@@ -167,10 +168,11 @@ class CypherSandbox:
         row_cap: int,
         char_cap: int,
         timeout_s: float,
+        withheld: frozenset[str] = frozenset(),
     ) -> CypherResult:
         if self._closed:
             raise StoreError("the store is closed")
-        snapshot = self._current_snapshot()
+        snapshot = self._current_snapshot(withheld)
         request = {
             "snapshot": str(snapshot),
             "query": query,
@@ -225,10 +227,23 @@ class CypherSandbox:
 # SUPERSEDES) for the store's lookups.
 INTERNAL_TABLES: Final = ("Meta", "NameKey", "SourceKey", "LedgerSession", "InfusionLogEntry")
 MIRROR_COLUMNS: Final = ("encounter", "locus", "superseded_by")
+
+
+def withheld_where(withheld: frozenset[str]) -> str:
+    """A predicate on ``n``: its classification (comma-joined, memory/classification.py)
+    names a withheld class. The classes are literals from the closed vocabulary: the
+    engine takes no parameter in a statement of this shape."""
+    unknown = withheld - set(CLASSIFICATIONS)
+    if unknown:
+        raise StoreError(f"internal: {sorted(unknown)} are not classifications")
+    padded = "concat(',', n.classification, ',')"
+    return " OR ".join(f"{padded} CONTAINS ',{c},'" for c in sorted(withheld))
+
+
 PROJECT_POOL_BYTES: Final = 64 << 20
 
 
-def _project(path: Path) -> None:
+def _project(path: Path, withheld: frozenset[str] = frozenset()) -> None:
     """Make the snapshot the graph read_cypher shows: the same shape on both backends.
 
     Done to the private copy only, before any sandbox opens it; the live store
@@ -246,6 +261,13 @@ def _project(path: Path) -> None:
         try:
             for table in INTERNAL_TABLES:
                 rows(conn, f"DROP TABLE {table}")
+            # A classified node the caller is not granted is not in the copy at all, so
+            # no projection, path or aggregate can reach it (memory/gates.py).
+            if withheld:
+                where = withheld_where(withheld)
+                for name, spec in NODE_TYPES.items():
+                    if spec.authored:
+                        rows(conn, f"MATCH (n:{name}) WHERE {where} DETACH DELETE n")
             for name, spec in NODE_TYPES.items():
                 if spec.authored:
                     for column in MIRROR_COLUMNS:

@@ -133,8 +133,13 @@ def _v8() -> list[str]:
 
 
 def _v9() -> list[str]:
-    # v9: reserved for classification and retention (#17 item 4); nothing yet.
-    return []
+    # v9: classification, retention and the instant it runs out (memory/classification.py).
+    return [
+        f"ALTER TABLE {name} ADD {p.name} STRING"
+        for name, t in NODE_TYPES.items()
+        for p in t.props
+        if p.since == 9
+    ]
 
 
 def _v10() -> list[str]:

@@ -32,6 +32,7 @@ from kenning_encounter.store.neo4j import engine
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j import text as lexical
 from kenning_encounter.store.neo4j.baselines import Neo4jBaselines
+from kenning_encounter.store.neo4j.classified import ANY_WITHHELD
 from kenning_encounter.store.neo4j.cypher import check_neo4j_text, check_plan, to_json
 from kenning_encounter.store.neo4j.gds import GdsExecutor, open_gds
 from kenning_encounter.store.neo4j.infusion_log import Neo4jInfusionLog
@@ -422,12 +423,15 @@ class Neo4jStore:
         row_cap: int,
         char_cap: int,
         timeout_s: float,
+        withheld: frozenset[str] = frozenset(),
     ) -> CypherResult:
         check_params(params, homogeneous_lists=False)
         check_neo4j_text(query)
         scoped = scope_nodes(
             query, self.ns.label
         )  # a text check too: refused before waiting for a slot
+        if withheld:
+            self._refuse_if_withheld(withheld)
         if not self._cypher_slots.acquire(timeout=timeout_s):
             raise ReadOnlyViolation(
                 f"{CYPHER_CONCURRENCY} read_cypher queries are already running; try again "
@@ -438,6 +442,21 @@ class Neo4jStore:
             return self._run_cypher(scoped, dict(params or {}), row_cap, char_cap, timeout_s)
         finally:
             self._cypher_slots.release()
+
+    def _refuse_if_withheld(self, withheld: frozenset[str]) -> None:
+        """No query runs while a node it could reach is withheld (store/neo4j/classified.py)."""
+        found = self.read(
+            lambda tx: cast(Neo4jTx, tx).rows(ANY_WITHHELD, {"withheld": sorted(withheld)})
+        )
+        if found:
+            raise ReadOnlyViolation(
+                "read_cypher is not served on Neo4j while the memory holds nodes classified "
+                f"{' or '.join(sorted(withheld))} that this server does not grant: a free "
+                "query could read them. Use search, find_by_name, trace_provenance or "
+                "orient (they leave those nodes out), or grant the classes "
+                "(KENNING_ENCOUNTER_GRANT, or KENNING_ENCOUNTER_READER_GRANT on a reader)",
+                layer="gate",
+            )
 
     def _run_cypher(
         self,

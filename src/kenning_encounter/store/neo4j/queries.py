@@ -19,6 +19,7 @@ from __future__ import annotations
 import sys
 from typing import Final, LiteralString, cast
 
+from kenning_encounter.store.neo4j import classified
 from kenning_encounter.store.neo4j.baselines import SCHEMA as BASELINE_SCHEMA
 from kenning_encounter.store.neo4j.infusion_log import SCHEMA as INFUSION_LOG_SCHEMA
 from kenning_encounter.store.neo4j.ledger import LABELS as LEDGER_LABELS
@@ -118,6 +119,7 @@ def schema_statements() -> list[tuple[str, LiteralString]]:
     out += LEDGER_SCHEMA  # the infusion ledger's own labels, beside the memory
     out += MEANING_SCHEMA + BASELINE_SCHEMA  # derived data every replica shares
     out += INFUSION_LOG_SCHEMA  # the inspector's infusion log, beside the memory
+    out += classified.schema()  # retention and the classification gate (classified.py)
     return out
 
 
@@ -324,7 +326,7 @@ ENC_LATEST: Final = (
 ENC_LIST: Final = (
     "MATCH (e:Encounter:KenningMemory) WHERE ($unsealed = false OR e.sealed_at IS NULL) "
     "AND ($exclude = '' OR e.locus <> $exclude) "
-    "RETURN properties(e) ORDER BY e.opened_tick DESC SKIP $offset LIMIT $limit"
+    "RETURN properties(e) ORDER BY e.opened_tick DESC LIMIT $limit"
 )
 ENC_SEAL: Final = (
     "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.sealed_tick = $tick, e.sealed_at = $at, "

@@ -1,0 +1,351 @@
+"""Classification gates: the one place a read leaves out what its caller may not see.
+
+A node whose classification names a class the server does not grant (config ``grant``,
+or ``reader_grant`` on the reader face) is *withheld*. The gate sits at the store port:
+``GatedStore`` wraps the memory's store, and every read unit of work is handed a
+``GatedReads`` transaction that answers as if withheld nodes were not there (no record,
+no id, no edge to them, no hit). Every service reads through ``Memory.store``, so search,
+name lookups, provenance, chain histories, conflicts, orient and the gds projections,
+the re-entry payload, infusion (both channels), the inspector and exports pass through
+here without a check of their own; a new read tool does too.
+
+Write units are handed the store's own transaction: integrity rules (a name is taken, a
+source is bookmarked) must see the whole memory, and a write returns only what it wrote.
+``read_cypher`` cannot be filtered after the fact (a projection of a property carries no
+id), so the withheld classes go to the backend, which keeps those nodes out of what the
+query can reach (store/embedded/sandbox.py prunes its snapshot; the Neo4j store refuses).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar, cast
+
+from kenning_encounter.memory.classification import split
+from kenning_encounter.store.port import (
+    CypherResult,
+    GraphStore,
+    ReadTx,
+    SearchHit,
+    Subgraph,
+    TermStatsSnapshot,
+    WriteTx,
+)
+from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
+from kenning_encounter.vocabulary import CLASSIFICATIONS
+
+T = TypeVar("T")
+_PAGED = ("dump_", "load_marker")
+_MORE = 4  # how many times a short page is asked again, larger, before it is given as is
+
+
+class Gate:
+    """Which classes a caller may not see; a node carrying any of them is withheld."""
+
+    def __init__(self, granted: Iterable[str]) -> None:
+        self.granted = frozenset(granted)
+        self.withheld = frozenset(CLASSIFICATIONS) - self.granted
+
+    @property
+    def open(self) -> bool:
+        return not self.withheld
+
+    def hides(self, node: NodeRecord | None) -> bool:
+        if node is None or self.open:
+            return False
+        return bool(split(node.props.get("classification")) & self.withheld)
+
+
+class GatedReads:
+    """A read transaction with the withheld nodes left out of every answer."""
+
+    def __init__(self, tx: ReadTx, gate: Gate) -> None:
+        self._tx = tx
+        self._gate = gate
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._tx, name)
+        if name.startswith(_PAGED) or not callable(found):
+            # An export's pages: memory/dump.py gates the records (a page cut short
+            # here would end the export early).
+            return found
+
+        def filtered(*args: Any, **kwargs: Any) -> Any:
+            return self._filter(found(*args, **kwargs))
+
+        # A read added to the port without a method here still answers gated, as far
+        # as its records show it: nodes, edges, subgraphs and containers of them.
+        return filtered
+
+    def _filter(self, value: Any) -> Any:
+        if isinstance(value, NodeRecord):
+            return None if self._gate.hides(value) else value
+        if isinstance(value, Subgraph):
+            return self._sub(value)
+        if isinstance(value, EdgeRecord):
+            return (
+                value
+                if len(self._shown([value.source, value.target]))
+                == len({value.source, value.target})
+                else None
+            )
+        if isinstance(value, dict):
+            items = cast(dict[Any, Any], value)
+            kept = {k: self._filter(v) for k, v in items.items()}
+            return {k: v for k, v in kept.items() if v is not None or items[k] is None}
+        if isinstance(value, list | tuple):
+            seq = cast(Sequence[Any], value)
+            kept_list = [self._filter(v) for v in seq]
+            out = [v for v, raw in zip(kept_list, seq, strict=True) if v is not None or raw is None]
+            return out if isinstance(value, list) else tuple(out)
+        return value
+
+    # --- helpers -----------------------------------------------------------------
+    def _shown(self, ids: Iterable[str]) -> set[str]:
+        wanted = list(dict.fromkeys(ids))
+        found = self._tx.get_nodes(wanted)
+        return {i for i in wanted if not self._gate.hides(found.get(i))}
+
+    def _keep(self, nodes: Sequence[NodeRecord]) -> list[NodeRecord]:
+        return [n for n in nodes if not self._gate.hides(n)]
+
+    def _paged(self, fetch: Callable[[int], list[NodeRecord]], limit: int) -> list[NodeRecord]:
+        ask = limit
+        for _ in range(_MORE):
+            got = fetch(ask)
+            kept = self._keep(got)
+            if len(kept) >= limit or len(got) < ask:
+                return kept[:limit]
+            ask *= 4
+        return self._keep(fetch(ask))[:limit]
+
+    def _sub(self, sub: Subgraph) -> Subgraph:
+        nodes = self._keep(sub.nodes)
+        kept = {n.id for n in nodes}
+        ends = {e.source for e in sub.edges} | {e.target for e in sub.edges}
+        shown = kept | self._shown(ends - kept - {n.id for n in sub.nodes})
+        edges = [e for e in sub.edges if e.source in shown and e.target in shown]
+        return Subgraph(nodes=nodes, edges=edges)
+
+    # --- the spine: process nodes carry no classification, what they list does -----
+    def clock(self) -> int:
+        return self._tx.clock()
+
+    def get_encounter(self, name: str) -> EncounterRecord | None:
+        return self._tx.get_encounter(name)
+
+    def get_encounters(self, names: Sequence[str]) -> dict[str, EncounterRecord]:
+        return self._tx.get_encounters(names)
+
+    def open_encounter_of(self, locus: str) -> EncounterRecord | None:
+        return self._tx.open_encounter_of(locus)
+
+    def last_encounter_of(self, locus: str) -> EncounterRecord | None:
+        return self._tx.last_encounter_of(locus)
+
+    def latest_encounter(self) -> EncounterRecord | None:
+        return self._tx.latest_encounter()
+
+    def encounters(
+        self, *, unsealed_only: bool = False, limit: int = 20, exclude_locus: str | None = None
+    ) -> list[EncounterRecord]:
+        return self._tx.encounters(
+            unsealed_only=unsealed_only, limit=limit, exclude_locus=exclude_locus
+        )
+
+    def loci(self) -> list[str]:
+        return self._tx.loci()
+
+    def spine(self) -> list[tuple[str, str, str]]:
+        return self._tx.spine()
+
+    def recorded_ids(self, encounter: str) -> list[str]:
+        ids = self._tx.recorded_ids(encounter)
+        shown = self._shown(ids)
+        return [i for i in ids if i in shown]
+
+    def encounter_members(self, encounters: Sequence[str]) -> dict[str, list[str]]:
+        members = self._tx.encounter_members(encounters)
+        shown = self._shown(i for ids in members.values() for i in ids)
+        return {e: [i for i in ids if i in shown] for e, ids in members.items()}
+
+    def encounter_nodes(self, encounters: Sequence[str], limit: int) -> list[str]:
+        ask = limit
+        for _ in range(_MORE):
+            got = self._tx.encounter_nodes(encounters, ask)
+            shown = self._shown(got)
+            kept = [i for i in got if i in shown]
+            if len(kept) >= limit or len(got) < ask:
+                return kept[:limit]
+            ask *= 4
+        got = self._tx.encounter_nodes(encounters, ask)
+        shown = self._shown(got)
+        return [i for i in got if i in shown][:limit]
+
+    # --- nodes -----------------------------------------------------------------------
+    def get_node(self, node_id: str) -> NodeRecord | None:
+        node = self._tx.get_node(node_id)
+        return None if self._gate.hides(node) else node
+
+    def get_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
+        return {i: n for i, n in self._tx.get_nodes(node_ids).items() if not self._gate.hides(n)}
+
+    def head_id_by_name(self, name: str) -> str | None:
+        found = self._tx.head_id_by_name(name)
+        return found if found is None or found in self._shown([found]) else None
+
+    def head_ids_by_names(self, names: Sequence[str]) -> dict[str, str]:
+        found = self._tx.head_ids_by_names(names)
+        shown = self._shown(found.values())
+        return {name: i for name, i in found.items() if i in shown}
+
+    def component_id_by_source(self, kind: str, label: str, key: str) -> str | None:
+        found = self._tx.component_id_by_source(kind, label, key)
+        return found if found is None or found in self._shown([found]) else None
+
+    def predecessors(self, node_id: str) -> list[tuple[str, str]]:
+        got = self._tx.predecessors(node_id)
+        shown = self._shown(i for i, _ in got)
+        return [(i, why) for i, why in got if i in shown]
+
+    def heads_by_status(
+        self, node_type: str, statuses: Sequence[str], limit: int
+    ) -> list[NodeRecord]:
+        return self._paged(lambda n: self._tx.heads_by_status(node_type, statuses, n), limit)
+
+    def recent_heads(self, node_type: str, limit: int) -> list[NodeRecord]:
+        return self._paged(lambda n: self._tx.recent_heads(node_type, n), limit)
+
+    # --- relations -----------------------------------------------------------------
+    def edges_of(self, node_id: str) -> list[EdgeRecord]:
+        if node_id not in self._shown([node_id]):
+            return []
+        edges = self._tx.edges_of(node_id)
+        shown = self._shown({e.source for e in edges} | {e.target for e in edges})
+        return [e for e in edges if e.source in shown and e.target in shown]
+
+    def edge_exists(self, source: str, target: str, rel_type: str) -> bool:
+        if len(self._shown([source, target])) < len({source, target}):
+            return False
+        return self._tx.edge_exists(source, target, rel_type)
+
+    def provenance(self, node_id: str, rel_types: Sequence[str], depth: int) -> Subgraph:
+        # A withheld node is no step of a walk either: what lies behind it stays unseen.
+        if node_id not in self._shown([node_id]):
+            return Subgraph()
+        return _reachable(self._sub(self._tx.provenance(node_id, rel_types, depth)), node_id)
+
+    def neighbourhood(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> Subgraph:
+        shown = self._shown(node_ids)
+        return self._sub(self._tx.neighbourhood([i for i in node_ids if i in shown], rel_types))
+
+    def authored_graph(self) -> Subgraph:
+        return self._sub(self._tx.authored_graph())
+
+
+def _reachable(sub: Subgraph, start: str) -> Subgraph:
+    """What of a provenance walk still reaches ``start`` once withheld nodes are gone."""
+    into: dict[str, list[EdgeRecord]] = {}
+    for e in sub.edges:
+        into.setdefault(e.target, []).append(e)
+    seen, todo = {start}, [start]
+    while todo:
+        for e in into.get(todo.pop(), []):
+            if e.source not in seen:
+                seen.add(e.source)
+                todo.append(e.source)
+    return Subgraph(
+        nodes=[n for n in sub.nodes if n.id in seen],
+        edges=[e for e in sub.edges if e.source in seen and e.target in seen],
+    )
+
+
+class GatedStore:
+    """The memory's store as a gated caller sees it; everything else is the store's own."""
+
+    def __init__(self, inner: GraphStore, gate: Gate) -> None:
+        self.inner = inner
+        self.gate = gate
+        self.backend = inner.backend
+
+    def __getattr__(self, name: str) -> Any:
+        # ledgers, meanings, baselines, infusion_log, set_owner_url...: bookkeeping the
+        # services reach by protocol checks; none of them holds a node's text.
+        return getattr(self.inner, name)
+
+    def write(self, work: Callable[[WriteTx], T]) -> T:
+        return self.inner.write(work)
+
+    def read(self, work: Callable[[ReadTx], T]) -> T:
+        gate = self.gate
+        if gate.open:
+            return self.inner.read(work)
+        return self.inner.read(lambda tx: work(cast(ReadTx, GatedReads(tx, gate))))
+
+    def fulltext(
+        self,
+        text: str,
+        *,
+        types: Iterable[str] | None = None,
+        heads_only: bool = True,
+        limit: int = 10,
+    ) -> list[SearchHit]:
+        if self.gate.open:
+            return self.inner.fulltext(text, types=types, heads_only=heads_only, limit=limit)
+        kinds = None if types is None else list(types)
+        ask, kept = limit, list[SearchHit]()
+        for _ in range(_MORE):
+            hits = self.inner.fulltext(text, types=kinds, heads_only=heads_only, limit=ask)
+            shown = self.read(lambda tx, h=hits: set(tx.get_nodes([x.id for x in h])))
+            kept = [h for h in hits if h.id in shown]
+            if len(kept) >= limit or len(hits) < ask:
+                return kept[:limit]
+            ask *= 4
+        return kept[:limit]
+
+    def fulltext_stats(self, terms: Iterable[str]) -> TermStatsSnapshot:
+        # Corpus statistics (how many documents hold a word) name no node.
+        return self.inner.fulltext_stats(terms)
+
+    def read_cypher(
+        self,
+        query: str,
+        params: dict[str, Any] | None = None,
+        *,
+        row_cap: int,
+        char_cap: int,
+        timeout_s: float,
+        withheld: frozenset[str] = frozenset(),
+    ) -> CypherResult:
+        return self.inner.read_cypher(
+            query,
+            params,
+            row_cap=row_cap,
+            char_cap=char_cap,
+            timeout_s=timeout_s,
+            withheld=self.gate.withheld | withheld,
+        )
+
+    def analytics_executor(self) -> Any:
+        # The engine projects the arrays it is handed (analytics/gds.py), and those come
+        # from a gated read of the authored graph: it never reads a node itself.
+        return self.inner.analytics_executor()
+
+    def info(self) -> dict[str, Any]:
+        return {**self.inner.info(), "withheld_classes": sorted(self.gate.withheld)}
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def gated(store: GraphStore, granted: Iterable[str]) -> GraphStore:
+    """The store every read of this server goes through (memory/service.py)."""
+    return cast(GraphStore, GatedStore(store, Gate(granted)))
+
+
+def view(store: GraphStore, tx: ReadTx) -> ReadTx:
+    """A write unit's reads as the store's gate shows them, for what a write hands back
+    beyond what it wrote (the re-entry payload); the write itself keeps the whole view."""
+    if isinstance(store, GatedStore) and not store.gate.open:
+        return cast(ReadTx, GatedReads(tx, store.gate))
+    return tx

@@ -1,0 +1,310 @@
+"""Classification gates on both backends: one test per gate per read surface of the services.
+
+A memory not granted a class reads as if its nodes were not there; the same store read
+with the grant shows them. (The served tools, enumerated from the registry, are in
+tests/e2e/test_classification_gates.py.)
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from kenning_encounter.errors import NotFound, ReadOnlyViolation
+from kenning_encounter.infusion.config import InfusionConfig
+from kenning_encounter.infusion.pipeline import Infuser
+from kenning_encounter.memory import conflicts, history
+from kenning_encounter.memory.dump import export
+from kenning_encounter.memory.gates import Gate, GatedReads, GatedStore
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.port import GraphStore, ReadTx
+from kenning_encounter.vocabulary import CLASSIFICATIONS
+from tests.support import classified as plan
+from tests.support.classified import MARK
+
+ALL = tuple(CLASSIFICATIONS)
+
+
+@pytest.fixture
+def planted(store: GraphStore) -> dict[str, str]:
+    """The scenario written by a granted writer; name -> id of every node."""
+    writer = Memory(store, granted=ALL)
+    writer.advance_encounter(plan.WRITER, "lanterns and patients")
+    made = writer.create_entities(plan.WRITER, plan.entities()).created
+    made += writer.create_entities(plan.WRITER, plan.revision()).created
+    writer.create_relations(plan.WRITER, plan.relations())
+    return {m.name: m.id for m in made}
+
+
+def _withheld_ids(planted: dict[str, str], granted: tuple[str, ...] = ()) -> set[str]:
+    return {
+        planted[name]
+        for name, classes in plan.CLASSIFIED.items()
+        if set(classes.split(",")) - set(granted)
+    }
+
+
+def _leaks(answer: Any, planted: dict[str, str], granted: tuple[str, ...] = ()) -> set[str]:
+    """What of the withheld nodes an answer carries: their mark or their ids."""
+    text = answer if isinstance(answer, str) else json.dumps(_plain(answer), default=str)
+    found = {i for i in _withheld_ids(planted, granted) if i in text}
+    if not granted and MARK in text:
+        found.add(MARK)
+    return found
+
+
+def _plain(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump()
+    if hasattr(value, "__dataclass_fields__"):
+        return {k: _plain(getattr(value, k)) for k in value.__dataclass_fields__}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    return value
+
+
+def _both(store: GraphStore, read: Callable[[Memory], Any]) -> tuple[Any, Any]:
+    """The same read through a memory granted nothing and one granted every class."""
+    return read(Memory(store)), read(Memory(store, granted=ALL))
+
+
+def test_search_leaves_withheld_nodes_out(store: GraphStore, planted: dict[str, str]) -> None:
+    gated, granted = _both(
+        store, lambda m: m.search(f"lantern {MARK}", limit=50, include_superseded=True)
+    )
+    assert _leaks(gated, planted) == set() and gated.hits  # the public lanterns still come
+    assert _leaks(granted, planted) == _withheld_ids(planted) | {MARK}
+
+
+def test_find_by_name_and_by_id_say_not_found(store: GraphStore, planted: dict[str, str]) -> None:
+    gated = Memory(store)
+    for name in plan.CLASSIFIED:
+        for ref in (name, planted[name]):
+            with pytest.raises(NotFound) as info:
+                gated.find_by_name(ref)
+            assert MARK not in str(info.value).replace(ref, "")
+    assert Memory(store, granted=ALL).find_by_name(f"ward note {MARK}").node.name
+
+
+def test_a_partial_grant_shows_only_what_it_covers(
+    store: GraphStore, planted: dict[str, str]
+) -> None:
+    pii = Memory(store, granted=("pii",))
+    assert pii.find_by_name(f"open ask {MARK}").node  # pii alone
+    with pytest.raises(NotFound):
+        pii.find_by_name(f"card number {MARK}")  # pci and pii: both must be granted
+    answer = pii.search(f"lantern {MARK}", limit=50)
+    assert _leaks(answer, planted, ("pii",)) == set()
+
+
+def test_trace_provenance_walks_around_withheld_evidence(
+    store: GraphStore, planted: dict[str, str]
+) -> None:
+    gated, granted = _both(store, lambda m: m.trace_provenance("lantern finding"))
+    assert _leaks(gated, planted) == set()
+    assert planted["plain lantern"] in json.dumps(_plain(gated))
+    assert {planted[f"ward note {MARK}"], planted[f"card number {MARK}"]} <= _leaks(
+        granted, planted
+    )
+    with pytest.raises(NotFound):
+        Memory(store).trace_provenance(f"ward note {MARK}")
+
+
+def test_chain_history_leaves_out_a_withheld_version(
+    store: GraphStore, planted: dict[str, str]
+) -> None:
+    gated, granted = _both(store, lambda m: history.chain_history(m.store, "lantern policy"))
+    assert _leaks(gated, planted) == set()
+    assert [v.name for v in gated.versions] == ["lantern policy"]
+    assert planted[f"old policy {MARK}"] in _leaks(granted, planted)
+
+
+def test_conflicts_hold_no_withheld_side(store: GraphStore, planted: dict[str, str]) -> None:
+    gated, granted = _both(store, lambda m: conflicts.conflicts(m.store, limit=100))
+    assert _leaks(gated, planted) == set()
+    assert planted[f"ward note {MARK}"] in _leaks(granted, planted)
+
+
+def test_the_re_entry_payload_lists_no_withheld_node(
+    store: GraphStore, planted: dict[str, str]
+) -> None:
+    gated = Memory(store).advance_encounter("reader-one", "coming back")
+    granted = Memory(store, granted=ALL).advance_encounter("reader-two", "coming back")
+    assert _leaks(gated, planted) == set()
+    assert "lantern open" in json.dumps(_plain(gated))
+    assert planted[f"open ask {MARK}"] in _leaks(granted, planted)
+
+
+def test_the_analytics_projection_holds_no_withheld_node(
+    store: GraphStore, planted: dict[str, str]
+) -> None:
+    gated, granted = _both(store, lambda m: m.store.read(lambda tx: tx.authored_graph()))
+    assert _leaks(gated, planted) == set() and gated.nodes
+    ids = {n.id for n in gated.nodes}
+    assert all(e.source in ids and e.target in ids for e in gated.edges)
+    assert _leaks(granted, planted) == _withheld_ids(planted) | {MARK}
+
+
+def test_an_infusion_carries_no_withheld_node(store: GraphStore, planted: dict[str, str]) -> None:
+    prompt = f"lanterns glow at dusk, lantern oil burns: the ward patient record {MARK}?"
+    gated = Infuser(Memory(store).store, InfusionConfig()).infuse("infused-one", prompt)
+    granted = Infuser(Memory(store, granted=ALL).store, InfusionConfig()).infuse(
+        "infused-two", prompt
+    )
+    assert _leaks(gated, planted) == set()
+    assert "lantern" in gated["payload"]  # silence would prove nothing
+    assert planted[f"ward note {MARK}"] in _leaks(granted, planted)
+
+
+def test_every_read_of_the_port_is_gated(store: GraphStore, planted: dict[str, str]) -> None:
+    """Each ReadTx operation, asked directly about the withheld nodes, knows none of them."""
+    hidden = _withheld_ids(planted)
+    ward, finding = planted[f"ward note {MARK}"], planted["lantern finding"]
+
+    def work(tx: ReadTx) -> dict[str, Any]:
+        return {
+            "get_node": tx.get_node(ward),
+            "get_nodes": tx.get_nodes(sorted(hidden)),
+            "head_id_by_name": tx.head_id_by_name(f"ward note {MARK}"),
+            "head_ids_by_names": tx.head_ids_by_names(list(plan.CLASSIFIED)),
+            "predecessors": tx.predecessors(planted["lantern policy"]),
+            "edges_of": tx.edges_of(finding) + tx.edges_of(ward),
+            "edge_exists": tx.edge_exists(ward, finding, "GROUNDS"),
+            "provenance": tx.provenance(finding, ["GROUNDS"], 3),
+            "neighbourhood": tx.neighbourhood([finding, ward], ["GROUNDS", "RAISES"]),
+            "heads_by_status": tx.heads_by_status("Question", ["open"], 10),
+            "recent_heads": tx.recent_heads("Observation", 10),
+            "recorded_ids": [tx.recorded_ids(e.name) for e in tx.encounters(limit=5)],
+            "encounter_members": tx.encounter_members([e.name for e in tx.encounters()]),
+            "encounter_nodes": tx.encounter_nodes([e.name for e in tx.encounters()], 50),
+        }
+
+    answers = Memory(store).store.read(work)
+    for op, answer in answers.items():
+        assert _leaks(answer, planted) == set(), op
+    assert answers["edge_exists"] is False and answers["get_node"] is None
+    granted = Memory(store, granted=ALL).store.read(work)
+    assert granted["get_node"] is not None and granted["edge_exists"] is True
+    assert ward in json.dumps(_plain(granted["edges_of"]))
+
+
+def test_a_read_added_to_the_port_answers_gated_without_a_method(
+    store: GraphStore, planted: dict[str, str]
+) -> None:
+    """A read GatedReads does not know passes through its generic filter: records out."""
+
+    class Wider:
+        def __init__(self, tx: ReadTx) -> None:
+            self.tx = tx
+
+        def get_nodes(self, ids: list[str]) -> dict[str, Any]:
+            return self.tx.get_nodes(ids)
+
+        def everything(self) -> list[Any]:
+            sub = self.tx.authored_graph()
+            return [*sub.nodes, {"by_id": {n.id: n for n in sub.nodes}}, tuple(sub.edges)]
+
+    gate = Gate(())
+    answer = store.read(lambda tx: GatedReads(Wider(tx), gate).everything())  # type: ignore[arg-type]
+    assert _leaks(answer, planted) == set() and answer
+    assert isinstance(Memory(store).store, GatedStore)
+
+
+def test_the_gate_reads_the_store_s_whole_view_for_writes(
+    store: GraphStore, planted: dict[str, str]
+) -> None:
+    """A write keeps its integrity checks whole: a withheld node's name stays taken."""
+    from kenning_encounter.errors import NameTaken
+
+    gated = Memory(store)
+    gated.advance_encounter("second-writer", "writing beside")
+    with pytest.raises(NameTaken):
+        gated.create_entities("second-writer", [{"type": "Note", "name": f"ward note {MARK}"}])
+
+
+def _cypher(memory: Memory, query: str) -> Any:
+    return memory.read_cypher(query)
+
+
+ATTACKS = (
+    "MATCH (n) RETURN n.description",
+    "MATCH (n) RETURN n",
+    "MATCH (n:Observation) RETURN collect(n.description) AS everything",
+    "MATCH (n) RETURN count(n) AS c, collect(n.name) AS names",
+    "MATCH p = (a:Observation)-[*1..2]->(b) RETURN p LIMIT 50",
+    "MATCH (a)-[r]->(b) RETURN a.name, b.name, b.description",
+    "MATCH (e:Encounter)-[:RECORDED]->(x) RETURN x.name, x.description",
+    "MATCH (a:Concept {name: 'lantern finding'})<-[*1..2]-(b) RETURN b.description",
+    "MATCH (n:Observation) WITH n ORDER BY n.tick LIMIT 100 RETURN n.name + n.description AS t",
+)
+
+
+@pytest.mark.parametrize("query", ATTACKS)
+def test_read_cypher_never_reaches_a_withheld_node(
+    store: GraphStore, planted: dict[str, str], query: str
+) -> None:
+    if store.backend == "neo4j":
+        if "[r]" in query:
+            query = query.replace("b.description", "type(r) AS t, properties(b) AS p")
+        query = query.replace("RETURN n.description", "RETURN properties(n)")
+    gated = Memory(store)
+    if store.backend == "neo4j":
+        # A free query could reach what no rewrite is sure to catch: refused, and says why.
+        with pytest.raises(ReadOnlyViolation) as info:
+            _cypher(gated, query)
+        assert info.value.layer == "gate" and "GRANT" in str(info.value)
+    else:
+        assert _leaks(_cypher(gated, query), planted) == set()
+    granted = _cypher(Memory(store, granted=ALL), query)
+    assert granted.rows  # the granted reader reads
+
+
+def test_read_cypher_with_the_grant_sees_the_withheld_text(
+    store: GraphStore, planted: dict[str, str]
+) -> None:
+    rows = (
+        Memory(store, granted=ALL)
+        .read_cypher("MATCH (n:Observation) RETURN n.description AS d")
+        .rows
+    )
+    assert any(MARK in str(r) for r in rows)
+    partial = Memory(store, granted=("phi", "pii", "pci"))
+    query = "MATCH (n:Observation) RETURN n.description AS d"
+    if store.backend == "neo4j":
+        with pytest.raises(ReadOnlyViolation, match="classified secret"):
+            partial.read_cypher(query)  # the memory holds a secret node: no free query
+    else:
+        rows = partial.read_cypher(query).rows
+        assert any(MARK in str(r) for r in rows)  # no secret Observation: all of them shown
+        assert not any(
+            MARK in str(r)
+            for r in partial.read_cypher("MATCH (n:Concept) RETURN n.description AS d").rows
+        )  # the secret Concept is not
+
+
+def test_read_cypher_on_neo4j_runs_while_nothing_withheld_is_held(store: GraphStore) -> None:
+    memory = Memory(store)
+    memory.advance_encounter("w", "plain")
+    memory.create_entities("w", [{"type": "Note", "name": "public", "description": "open"}])
+    assert memory.read_cypher("MATCH (n:Note) RETURN n.name").rows == [["public"]]
+
+
+def test_an_export_holds_back_what_it_is_not_granted(
+    store: GraphStore, planted: dict[str, str]
+) -> None:
+    out = io.BytesIO()
+    done = export(store, out, app_version="test", withheld=frozenset(CLASSIFICATIONS))
+    dumped = out.getvalue().decode()
+    assert _leaks(dumped, planted) == set()
+    assert done.held_back == len(plan.CLASSIFIED)
+    header, *_, trailer = (json.loads(line) for line in dumped.splitlines())
+    assert header["counts"] == trailer["counts"] == done.counts
+    full = io.BytesIO()
+    whole = export(store, full, app_version="test")
+    assert whole.held_back == 0 and MARK in full.getvalue().decode()
+    assert whole.counts["node"] - done.counts["node"] == len(plan.CLASSIFIED)
