@@ -383,6 +383,14 @@ def _configure_erase(parser: argparse.ArgumentParser) -> None:
     _confirm_flags(parser)
 
 
+def _configure_purge(parser: argparse.ArgumentParser) -> None:
+    add_setting_flags(parser)
+    parser.add_argument(
+        "--due", action="store_true", required=True, help="the nodes whose retention ran out"
+    )
+    _confirm_flags(parser)
+
+
 # --- sidecar rebuild -------------------------------------------------------------------
 def _configure_sidecar(parser: argparse.ArgumentParser) -> None:
     add_setting_flags(parser)
@@ -698,6 +706,13 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "--yes to delete); scrubs indexes, meanings and baselines, leaves tombstones",
         lambda ns: _operator().run_erase(ns),
         _configure_erase,
+    ),
+    Command(
+        "purge",
+        "operator only: with --due, erase every node whose retention has run out, and what "
+        "is only about it (the same plan, confirmation and report as erase)",
+        lambda ns: _operator().run_purge(ns),
+        _configure_purge,
     ),
 )
 

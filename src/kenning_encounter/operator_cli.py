@@ -89,6 +89,19 @@ def run_erase(ns: argparse.Namespace) -> int:
     return _run(ns, "an erasure", lambda store: erasure.plan(store, ns.refs), _erase_word)
 
 
+def run_purge(ns: argparse.Namespace) -> int:
+    """Erase every node whose retention has run out, and what is only about it."""
+    from datetime import UTC, datetime
+
+    now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    def make(store: GraphStore) -> erasure.Plan:
+        ids = erasure.due(store, now)
+        return erasure.plan(store, ids) if ids else erasure.Plan((), ())
+
+    return _run(ns, "a purge", make, lambda plan: f"purge {len(plan.items)}")
+
+
 def _erase_word(plan: erasure.Plan) -> str:
     # The operator types the referent's id: a name alone is too easy to confirm blindly.
     first = plan.items[0].node.id if plan.items else ""
@@ -117,7 +130,9 @@ def _run(
         decision = _confirmed(plan, ns.yes, word(plan)) if plan.items else None
         if decision is not True:
             report["dry_run"] = True
-            if not ns.json:
+            if not ns.json and not plan.items:
+                sys.stderr.write("nothing is due: no node's retention has run out\n")
+            elif not ns.json:
                 sys.stderr.write(
                     "nothing erased: pass --yes to erase\n"
                     if decision is None

@@ -215,3 +215,20 @@ def _found_on_neo4j(marker: str) -> list[str]:
         if hits is not None and hits["n"]:
             found.append(f"fulltext {hits['n']}")
     return found
+
+
+def test_purge_finds_what_is_due(store: GraphStore, memory: Memory) -> None:
+    memory.advance_encounter("s", "kept for a while")
+    memory.create_entities(
+        "s",
+        [
+            {"type": "Note", "name": "expired", "description": "x", "retention": "2020-01-01"},
+            {"type": "Note", "name": "later", "description": "y", "retention": "2999-01-01"},
+            {"type": "Note", "name": "forever", "description": "z"},
+        ],
+    )
+    expired = memory.find_by_name("expired").node.id
+    assert erasure.due(store, "2026-12-01T00:00:00.000Z") == [expired]
+    assert erasure.due(store, "2019-12-31T23:59:59.999Z") == []
+    # Due from the start of the day the retention names.
+    assert erasure.due(store, "2020-01-01T00:00:00.000Z") == [expired]

@@ -145,3 +145,38 @@ def test_an_unknown_referent_is_named_and_nothing_is_written(tmp_path: Path) -> 
     assert result.returncode == 1
     assert "refs[0]" in result.stderr and "nobody at all" in result.stderr
     assert _fingerprint(data_dir) == before
+
+
+def test_purge_due_erases_what_ran_out(tmp_path: Path) -> None:
+    data_dir = tmp_path / "m"
+    store = EmbeddedStore.open(data_dir)
+    try:
+        memory = Memory(store)
+        memory.advance_encounter("s", "short-lived")
+        memory.create_entities(
+            "s",
+            [
+                {
+                    "type": "Note",
+                    "name": "old phone",
+                    "description": f"{MARKER} 555",
+                    "retention": "2020-01-01",
+                },
+                {"type": "Note", "name": "kept", "description": "y", "retention": "2999-01-01"},
+            ],
+        )
+        encounter = memory.find_by_name("kept").node.encounter
+    finally:
+        store.close()
+    dry = _cli("purge", "--due", "--data-dir", str(data_dir), "--json")
+    assert dry.returncode == 0, dry.stderr
+    assert [n["name"] for n in json.loads(dry.stdout)["nodes"]] == ["old phone"]
+    assert _holding(data_dir, MARKER)
+    done = _cli("purge", "--due", "--yes", "--data-dir", str(data_dir))
+    assert done.returncode == 0, done.stderr
+    assert f"tombstones: {encounter} +1" in done.stderr
+    assert _holding(data_dir, MARKER) == []
+    again = _cli("purge", "--due", "--data-dir", str(data_dir))
+    assert again.returncode == 0 and "nothing is due" in again.stderr
+    missing = _cli("purge", "--data-dir", str(data_dir))
+    assert missing.returncode == 2 and "--due" in missing.stderr

@@ -241,3 +241,15 @@ def delete(tx: WriteTx, nodes: Sequence[NodeRecord]) -> dict[str, int]:
     for encounter, n in counts.items():
         tx.add_tombstones(encounter, n)
     return counts
+
+
+def due(store: GraphStore, now: str) -> list[str]:
+    """Ids of the nodes whose retention has run out by ``now`` (the store's time format:
+    ``retain_until`` compares as a string). Reads every node: an operator's command,
+    run now and then, not a hot path."""
+    nodes = store.read(lambda tx: tx.authored_graph().nodes)
+    return [
+        n.id
+        for n in sorted(nodes, key=lambda n: (n.tick, n.ord))
+        if isinstance(n.props.get("retain_until"), str) and n.props["retain_until"] <= now
+    ]
