@@ -79,9 +79,14 @@ class SpineReads(Protocol):
     def latest_encounter(self) -> EncounterRecord | None: ...
 
     def encounters(
-        self, *, unsealed_only: bool = False, limit: int = 20, exclude_locus: str | None = None
+        self,
+        *,
+        unsealed_only: bool = False,
+        limit: int = 20,
+        exclude_locus: str | None = None,
+        offset: int = 0,
     ) -> list[EncounterRecord]:
-        """Encounters newest first (by opening tick)."""
+        """Encounters newest first (by opening tick), the first ``offset`` of them skipped."""
         ...
 
     def loci(self) -> list[str]: ...

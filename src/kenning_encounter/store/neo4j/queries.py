@@ -326,7 +326,7 @@ ENC_LATEST: Final = (
 ENC_LIST: Final = (
     "MATCH (e:Encounter:KenningMemory) WHERE ($unsealed = false OR e.sealed_at IS NULL) "
     "AND ($exclude = '' OR e.locus <> $exclude) "
-    "RETURN properties(e) ORDER BY e.opened_tick DESC LIMIT $limit"
+    "RETURN properties(e) ORDER BY e.opened_tick DESC SKIP $offset LIMIT $limit"
 )
 ENC_SEAL: Final = (
     "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.sealed_tick = $tick, e.sealed_at = $at, "
