@@ -17,6 +17,7 @@ from kenning_encounter.errors import InvalidInput, KenningError
 from kenning_encounter.memory import kndl
 from kenning_encounter.memory.dump import bulk_read
 from kenning_encounter.memory.kndl_facts import read_facts
+from kenning_encounter.memory.kndl_import import run
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
@@ -74,7 +75,7 @@ def _by_label(facts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def test_facts_become_observations_with_citations(store: GraphStore) -> None:
     m = Memory(store)
-    done = kndl.run(m, CI, MEM)
+    done = run(m, CI, MEM)
     assert (done.facts, done.citations, done.subjects) == (6, 5, 2)
     assert done.not_held["predicate"] == 3 and done.not_held["confidence"] == 6
     disk = m.find_by_name("fact:runner-r7-disk-full").node
@@ -115,7 +116,7 @@ def test_facts_become_observations_with_citations(store: GraphStore) -> None:
 def test_import_then_export_keeps_statements_subjects_supersedes_and_derivations(
     store: GraphStore,
 ) -> None:
-    kndl.run(Memory(store), CI, MEM)
+    run(Memory(store), CI, MEM)
     out = kndl.export_facts(store, MEM)
     assert all(f["@id"].startswith(f"urn:kenning:{MEM}:") for f in out)
     got = _by_label(out)
@@ -143,6 +144,7 @@ def test_memory_to_facts_and_back_gives_the_same_facts(store: GraphStore, tmp_pa
             {"type": "Observation", "name": "o9", "description": "the queue backs up at noon"},
             {"type": "Concept", "name": "c9", "description": "noon load"},
             {"type": "Concept", "name": "c10", "description": "capacity plan"},
+            {"type": "Concept", "name": "c11", "description": "rests on nothing yet"},
         ],
     )
     m.create_relations(
@@ -162,8 +164,10 @@ def test_memory_to_facts_and_back_gives_the_same_facts(store: GraphStore, tmp_pa
         (folder / rel).write_text(json.dumps(doc))
     copy = _fresh(store, tmp_path, "copy")
     try:
-        kndl.run(Memory(copy), folder, MEM)
+        run(Memory(copy), folder, MEM)
         second = kndl.export_facts(copy, MEM)
+        # A Concept stays one though nothing grounds it: its @type says so.
+        assert Memory(copy).find_by_name("c11").node.type == "Concept"
     finally:
         copy.close()
     assert _by_label(second) == _by_label(first)
@@ -174,10 +178,10 @@ def test_a_second_import_of_the_same_facts_is_refused_and_writes_nothing(
     store: GraphStore,
 ) -> None:
     m = Memory(store)
-    kndl.run(m, CI, MEM)
+    run(m, CI, MEM)
     before = _state(store)
     with pytest.raises(InvalidInput, match="imported before"):
-        kndl.run(m, CI, MEM)
+        run(m, CI, MEM)
     assert _state(store) == before
 
 
@@ -185,7 +189,7 @@ def test_later_facts_revise_and_rest_on_facts_imported_earlier(
     store: GraphStore, tmp_path: Path
 ) -> None:
     m = Memory(store)
-    kndl.run(m, CI, MEM)
+    run(m, CI, MEM)
     later = tmp_path / "later"
     (later / "facts").mkdir(parents=True)
     (later / "facts" / "a.fact.json").write_text(
@@ -202,7 +206,7 @@ def test_later_facts_revise_and_rest_on_facts_imported_earlier(
             }
         )
     )
-    done = kndl.run(m, later, MEM)
+    done = run(m, later, MEM)
     assert (done.citations, done.subjects) == (0, 0)  # the citation and subject are reused
     head = m.find_by_name("fact:cache-hit-rate-2026-05-23")
     assert [h.name for h in head.history] == [
@@ -284,7 +288,7 @@ def test_a_bad_fact_is_refused_naming_file_fact_and_field(
     path = _edit(folder, slug, change)
     before = _state(store)
     with pytest.raises(KenningError) as refused:
-        kndl.run(Memory(store), folder, MEM)
+        run(Memory(store), folder, MEM)
     message = str(refused.value)
     assert path in message and f"(fact:{slug})" in message, message
     assert field in message and why in message, message
@@ -295,7 +299,7 @@ def test_a_derived_chain_cannot_revise_a_held_observation(
     store: GraphStore, tmp_path: Path
 ) -> None:
     m = Memory(store)
-    kndl.run(m, CI, MEM)
+    run(m, CI, MEM)
     later = tmp_path / "later.fact.json"
     later.write_text(
         json.dumps(
@@ -311,7 +315,7 @@ def test_a_derived_chain_cannot_revise_a_held_observation(
     )
     before = _state(store)
     with pytest.raises(KenningError, match=r"later\.fact\.json \(fact:r7-revised\)\.supersedes"):
-        kndl.run(m, later, MEM)
+        run(m, later, MEM)
     assert _state(store) == before
 
 
@@ -325,3 +329,50 @@ def test_a_graph_document_and_duplicate_ids(tmp_path: Path) -> None:
     doc.write_text(json.dumps({"@context": {}, "@graph": [facts[0], facts[0]]}))
     with pytest.raises(InvalidInput, match=r"@graph\[1\] \(fact:[^)]+\)\.@id: is also the @id"):
         read_facts(doc)
+
+
+def _one(tmp_path: Path, **fields: Any) -> Path:
+    path = tmp_path / "one.fact.json"
+    doc = {
+        "@context": {"@vocab": "urn:example:"},
+        "@id": "fact:dana-phone",
+        "@type": "Fact",
+        "statement": "Dana's on-call phone number is in the rota sheet",
+        "subject": "person:dana",
+        "source": "human://priya",
+        **fields,
+    }
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_classification_and_retention_are_carried_and_the_export_gates_them(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    from kenning_encounter.memory.gates import Gate, GatedStore
+
+    m = Memory(store)
+    run(m, _one(tmp_path, classification=["PII", "PHI"], retention="P90D"), MEM)
+    node = store.read(lambda tx: tx.get_node(tx.head_id_by_name("fact:dana-phone") or ""))
+    assert node is not None
+    assert (node.props["classification"], node.props["retention"]) == ("phi,pii", "P90D")
+    granted = kndl.export_facts(GatedStore(store, Gate(["pii", "phi"])), MEM)
+    assert [(f["classification"], f["retention"]) for f in granted] == [(["PHI", "PII"], "P90D")]
+    assert kndl.export_facts(GatedStore(store, Gate(["pii"])), MEM) == []
+
+
+def test_an_unknown_class_is_refused_naming_the_field(store: GraphStore, tmp_path: Path) -> None:
+    before = _state(store)
+    with pytest.raises(InvalidInput, match=r"one\.fact\.json \(fact:dana-phone\)\.classification"):
+        run(Memory(store), _one(tmp_path, classification="HR"), MEM)
+    assert _state(store) == before
+
+
+def test_facts_of_several_tenants_are_not_mixed_in_one_memory(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    _edit(folder, "runner-r7-disk-full", _set(tenant="acme"))
+    with pytest.raises(InvalidInput, match="several tenants"):
+        read_facts(folder)
+    for fact in _raw(folder):
+        _edit(folder, fact.removeprefix("fact:"), _set(tenant="acme"))
+    assert {f.tenant for f in read_facts(folder)} == {"acme"}

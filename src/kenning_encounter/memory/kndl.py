@@ -1,46 +1,30 @@
-"""KNDL facts out of a memory and into one (``kenning-encounter kndl export|import``).
+"""KNDL facts out of a memory (``kenning-encounter kndl export``); the mapping both ways.
 
 Which nodes are facts: Observations (a fact seen or told) and Concepts (a fact built
 from others: KNDL's derived facts). Questions, Hypotheses and Notes assert nothing yet;
 Citations become a fact's ``source`` and Components what it is about (``subject``).
 
-Out: every Observation and Concept, superseded ones included (KNDL keeps old facts
-for time travel), as a fact whose ``@id`` is ``urn:kenning:<memory>:<node id>``.
-
-In: the facts are checked, and resolved against the memory, before anything is
-written; then one import session writes them through the memory service like any
-agent: one encounter, Citations and subject Components first, the facts in waves (a
-revision after what it revises), the relations last. A second import of facts the
-memory holds is refused, not skipped: KNDL files are immutable, so a fact arriving
-again is either a mistake or a changed file, and the memory keeps no identity for a
-fact beyond its name to tell the two apart safely.
+Every Observation and Concept goes out, superseded ones included (KNDL keeps old facts
+for time travel), as a fact whose ``@id`` is ``urn:kenning:<memory>:<node id>``; the
+way in is kndl_import.py.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
-from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Final, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final, Protocol, TypeVar
 
-from kenning_encounter.errors import InvalidInput, SupersessionRule
-from kenning_encounter.memory import validate
-from kenning_encounter.memory.kndl_facts import CONTEXT, CONTEXT_PATH, Fact, read_facts
-from kenning_encounter.memory.service import Memory
-from kenning_encounter.store.port import GraphStore, ReadTx
+from kenning_encounter.memory.kndl_facts import CONTEXT, CONTEXT_PATH
+from kenning_encounter.store.port import ReadTx
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
-from kenning_encounter.vocabulary import NODE_TYPES
 
 FACT_TYPES: Final = ("Observation", "Concept")
 SUBJECT_KIND: Final = "kndl-subject"  # a Component standing for a KNDL subject
 SUBJECT_LABEL: Final = "kndl"
 DERIVATION: Final = ("GROUNDS", "SUPPORTS", "INFORMS")  # into a fact: derivedFrom
-T = TypeVar("T")
-_ABOUT_ENDS: Final = ("Concept", "Component")
-_ID_TAIL: Final = re.compile(r"^urn:kenning:(?P<memory>[^:]+):(?P<id>[a-z]{3}_[0-9a-f]{12})$")
+# Our own IRIs: how a later import names a node this memory holds.
+ID_TAIL: Final = re.compile(r"^urn:kenning:(?P<memory>[^:]+):(?P<id>[a-z]{3}_[0-9a-f]{12})$")
 
 
 def iri(memory: str, node_id: str) -> str:
@@ -122,7 +106,16 @@ def facts_of(
     return out
 
 
-def export_facts(store: GraphStore, memory: str) -> list[dict[str, Any]]:
+T = TypeVar("T")
+
+
+class Readable(Protocol):
+    """All an export needs of a store: a gated one (memory/gates.py) will do."""
+
+    def read(self, work: Callable[[ReadTx], T]) -> T: ...
+
+
+def export_facts(store: Readable, memory: str) -> list[dict[str, Any]]:
     graph = store.read(lambda tx: tx.authored_graph())
     return facts_of(graph.nodes, graph.edges, memory)
 
@@ -142,380 +135,3 @@ def as_files(facts: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     for fact in facts:
         files[f"facts/{slug(fact['@id'])}.fact.json"] = {"@context": "../" + CONTEXT_PATH, **fact}
     return files
-
-
-# --- in ---------------------------------------------------------------------------------
-@dataclass
-class Imported:
-    encounter: str
-    facts: int
-    citations: int
-    subjects: int
-    relations: int
-    not_held: dict[str, int] = field(default_factory=dict[str, int])
-
-
-@dataclass
-class _Plan:
-    facts: list[Fact]
-    names: dict[str, str]  # fact id -> node name
-    types: dict[str, str]  # fact id -> node type
-    waves: list[list[Fact]]
-    held: dict[str, NodeRecord]  # reference -> node of the memory it names
-    citations: dict[str, str | None]  # source -> existing Citation id (None: to create)
-    subjects: dict[str, str | None]  # subject -> existing Component id (None: to create)
-    # Subjects that are themselves Concepts: a fact of this import (its id), or a node
-    # of this memory named by its IRI; ABOUT points at them, no Component stands in.
-    about: dict[str, str] = field(default_factory=dict[str, str])
-
-
-def _resolve_held(tx: ReadTx, refs: Sequence[str], memory: str) -> dict[str, NodeRecord]:
-    """References to nodes the memory holds already: our IRIs, ids or live names."""
-    ids: dict[str, str] = {}
-    for ref in refs:
-        m = _ID_TAIL.match(ref)
-        if m is not None and m["memory"] == memory:
-            ids[ref] = m["id"]
-    names = tx.head_ids_by_names([r for r in refs if r not in ids])
-    ids.update(names)
-    nodes = tx.get_nodes(sorted(set(ids.values())))
-    return {ref: nodes[i] for ref, i in ids.items() if i in nodes}
-
-
-def _chain_types(facts: Sequence[Fact], held: dict[str, NodeRecord]) -> dict[str, str]:
-    """A supersession keeps its type, so a whole chain is a Concept when any fact in it
-    is one (derived, or typed Concept), and takes the type of a held node it revises."""
-    parent = {f.id: f.id for f in facts}
-
-    def root(x: str) -> str:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for f in facts:
-        if f.supersedes in parent:
-            parent[root(f.id)] = root(f.supersedes)
-    concept = {root(f.id) for f in facts if f.concept or f.derived_from}
-    anchored: dict[str, tuple[Fact, NodeRecord]] = {}
-    for f in facts:
-        old = held.get(f.supersedes) if f.supersedes and f.supersedes not in parent else None
-        if old is not None:
-            anchored[root(f.id)] = (f, old)
-    types: dict[str, str] = {}
-    for f in facts:
-        r = root(f.id)
-        kind = "Concept" if r in concept else "Observation"
-        if r in anchored:
-            first, old = anchored[r]
-            if old.type != kind and not (kind == "Observation" and old.type == "Concept"):
-                raise SupersessionRule(
-                    first.field("supersedes"),
-                    f"it revises the {old.type} {old.name!r}, but its chain holds derived "
-                    "facts (a Concept); a revision keeps its type",
-                )
-            kind = old.type
-        types[f.id] = kind
-    return types
-
-
-def _waves(facts: Sequence[Fact]) -> list[list[Fact]]:
-    by_id = {f.id: f for f in facts}
-    successor: dict[str, Fact] = {}
-    for f in facts:
-        if f.supersedes is None:
-            continue
-        other = successor.get(f.supersedes)
-        if other is not None:
-            raise SupersessionRule(
-                f.field("supersedes"),
-                f"{f.supersedes} is superseded by {other.id} ({other.where}) too; a chain is "
-                "a line: supersede the newest fact",
-            )
-        successor[f.supersedes] = f
-    depth: dict[str, int] = {}
-    for f in facts:
-        chain: list[Fact] = []
-        at: Fact | None = f
-        while at is not None and at.id not in depth:
-            if at in chain:
-                raise SupersessionRule(f.field("supersedes"), "the supersedes chain is a cycle")
-            chain.append(at)
-            at = by_id.get(at.supersedes) if at.supersedes else None
-        base = depth[at.id] + 1 if at is not None else 0
-        for i, item in enumerate(reversed(chain)):
-            depth[item.id] = base + i
-    waves: list[list[Fact]] = [[] for _ in range(max(depth.values(), default=-1) + 1)]
-    for f in facts:
-        waves[depth[f.id]].append(f)
-    return waves
-
-
-def _entity(f: Fact, plan: _Plan) -> dict[str, Any]:
-    kind = plan.types[f.id]
-    entity: dict[str, Any] = {
-        "type": kind,
-        "name": plan.names[f.id],
-        "description": f.statement,
-        "valid_from": f.valid_from,
-        "valid_until": f.valid_until,
-    }
-    if kind == "Observation":
-        entity["t_observed"] = f.observed_at
-    props = NODE_TYPES[kind].prop_names()
-    for key, value in (
-        ("classification", list(f.classification) or None),
-        ("retention", f.retention),
-    ):
-        if value is None:
-            continue
-        if key not in props:
-            # Dropping it would ungate what its author marked sensitive.
-            raise InvalidInput(
-                f.field(key),
-                f"this memory does not hold {key} yet, so the fact would lose its gate; "
-                "leave the fact out or upgrade kenning-encounter",
-            )
-        entity[key] = value
-    if f.supersedes is not None:
-        entity["supersedes"] = f.supersedes
-        entity["revision_why"] = f.revision_why or f"KNDL fact {f.id} supersedes {f.supersedes}"
-    return entity
-
-
-_KNDL_FIELD: Final = {
-    "name": "label",
-    "description": "statement",
-    "valid_from": "validFrom",
-    "valid_until": "validUntil",
-    "t_observed": "observedAt",
-    "revision_why": "revisionWhy",
-}
-
-
-def _checked(entity: dict[str, Any], f: Fact) -> None:
-    """The service's own checks on the node the fact becomes, reported in KNDL's words."""
-    try:
-        validate.entity({k: v for k, v in entity.items() if v is not None}, "node")
-    except InvalidInput as exc:
-        ours = exc.field.removeprefix("node.")
-        message = str(exc).split(": ", 1)[-1]
-        raise InvalidInput(f.field(_KNDL_FIELD.get(ours, ours)), message) from None
-
-
-def plan(store: GraphStore, facts: list[Fact], memory: str) -> _Plan:
-    """Everything an import will do, checked against the memory; raises before any write."""
-    ids = {f.id for f in facts}
-    outside = sorted(
-        {f.supersedes for f in facts if f.supersedes and f.supersedes not in ids}
-        | {d for f in facts for d in f.derived_from if d not in ids}
-    )
-    names = {f.id: f.label or f.id for f in facts}
-    sources = sorted({s for f in facts for s in f.sources})
-    subjects = sorted({s for f in facts for s in f.subjects})
-
-    def look(
-        tx: ReadTx,
-    ) -> tuple[dict[str, NodeRecord], dict[str, NodeRecord], dict[str, str | None], dict[str, str]]:
-        held = _resolve_held(tx, outside, memory)
-        taken = tx.head_ids_by_names(sorted(set(names.values()) | set(sources) | set(subjects)))
-        nodes = tx.get_nodes(sorted(set(taken.values())))
-        holders = {n: nodes[i] for n, i in taken.items() if i in nodes}
-        comps = {s: tx.component_id_by_source(SUBJECT_KIND, SUBJECT_LABEL, s) for s in subjects}
-        ours = {s: m["id"] for s in subjects if (m := _ID_TAIL.match(s)) and m["memory"] == memory}
-        found = tx.get_nodes(sorted(set(ours.values())))
-        about = {s: i for s, i in ours.items() if i in found and found[i].type in _ABOUT_ENDS}
-        return held, holders, comps, about
-
-    held, holders, comps, about = store.read(look)
-    for f in facts:
-        for ref, what in [
-            (f.supersedes, "supersedes"),
-            *((d, "derivedFrom") for d in f.derived_from),
-        ]:
-            if ref is None or ref in ids:
-                continue
-            node = held.get(ref)
-            if node is None:
-                raise InvalidInput(
-                    f.field(what),
-                    f"{ref} is neither a fact of this import nor a node of this memory; "
-                    "import the fact it names first, or in the same run",
-                )
-            if node.type not in FACT_TYPES:
-                raise InvalidInput(
-                    f.field(what),
-                    f"{ref} is a {node.type}; facts come from Observations and Concepts",
-                )
-            if what == "supersedes" and node.superseded_by is not None:
-                raise SupersessionRule(
-                    f.field(what), f"{ref} is superseded already (by {node.superseded_by})"
-                )
-    waves = _waves(facts)
-    types = _chain_types(facts, held)
-    _names_free([f for wave in waves for f in wave], names, holders, held)
-    citations: dict[str, str | None] = {}
-    for s in sources:
-        node = holders.get(s)
-        if node is not None and (node.type != "Citation" or node.props.get("uri") != s):
-            user = next(f for f in facts if s in f.sources)
-            raise InvalidInput(
-                user.field("source"),
-                f"a Citation for {s!r} would take the name of {node.type} {node.id}; "
-                "rename that node, or give the fact another source",
-            )
-        citations[s] = node.id if node is not None else None
-    taken_here = set(names.values()) | {s for s, i in citations.items() if i is None}
-    about.update({s: s for s in subjects if types.get(s) == "Concept"})
-    subject_ids: dict[str, str | None] = {}
-    for s in subjects:
-        if s in about:
-            continue
-        existing = comps[s]
-        if existing is None and (s in holders or s in taken_here):
-            user = next(f for f in facts if s in f.subjects)
-            where = holders[s].id if s in holders else "a fact or source of this import"
-            raise InvalidInput(
-                user.field("subject"),
-                f"a Component for the subject {s!r} would take a name held by {where}; "
-                "rename one of them",
-            )
-        subject_ids[s] = existing
-    the_plan = _Plan(facts, names, types, waves, held, citations, subject_ids, about)
-    for f in facts:
-        _checked(_entity(f, the_plan), f)
-    for ref in _references(the_plan):
-        what = "source" if ref["type"] == "Citation" else "subject"
-        try:
-            validate.entity(ref, what)
-        except InvalidInput as exc:
-            user = next(f for f in facts if ref["name"] in (*f.sources, *f.subjects))
-            raise InvalidInput(user.field(what), str(exc).split(": ", 1)[-1]) from None
-    return the_plan
-
-
-def _names_free(
-    facts: Sequence[Fact],
-    names: dict[str, str],
-    holders: dict[str, NodeRecord],
-    held: dict[str, NodeRecord],
-) -> None:
-    """Each fact's node name is free, or held by the very node it revises (a revision may
-    keep its name); otherwise the facts were imported before, or the name is someone's."""
-    by_name: dict[str, Fact] = {}
-    for f in facts:
-        n = names[f.id]
-        first = by_name.get(n)
-        if first is not None and f.supersedes != first.id:
-            raise InvalidInput(
-                f.field("label"), f"{n!r} names the fact {first.id} ({first.where}) too"
-            )
-        by_name[n] = f
-        holder = holders.get(n)
-        revised = held.get(f.supersedes) if f.supersedes else None
-        if holder is None or (revised is not None and holder.id == revised.id):
-            continue
-        if first is not None and f.supersedes == first.id:
-            continue
-        again = holder.description == f.statement
-        raise InvalidInput(
-            f.field("@id" if f.label is None else "label"),
-            (
-                f"this fact was imported before: {holder.type} {holder.id} holds it "
-                f"(recorded in {holder.encounter}); a second import is refused, nothing written"
-            )
-            if again
-            else f"the name {n!r} is held by {holder.type} {holder.id}; give the fact another label",
-        )
-
-
-def run(memory: Memory, source: Path, memory_name: str) -> Imported:
-    """Import the facts under ``source`` as one encounter of an import session."""
-    return write(memory, plan(memory.store, read_facts(source), memory_name), source)
-
-
-def _references(p: _Plan) -> list[dict[str, Any]]:
-    """The Citations and subject Components the import creates."""
-    return [
-        *(
-            {"type": "Citation", "name": s, "kind": _kind(s), "uri": s}
-            for s, i in p.citations.items()
-            if i is None
-        ),
-        *(
-            {
-                "type": "Component",
-                "name": s,
-                "source_kind": SUBJECT_KIND,
-                "source_label": SUBJECT_LABEL,
-                "source_key": s,
-            }
-            for s, i in p.subjects.items()
-            if i is None
-        ),
-    ]
-
-
-def write(memory: Memory, p: _Plan, source: Path) -> Imported:
-    """Carry out a plan through the memory service (writes only what ``plan`` checked)."""
-    facts = p.facts
-    digest = hashlib.sha256("\n".join(sorted(f.id for f in facts)).encode()).hexdigest()[:16]
-    session = f"kndl-import-{digest}"
-    opened = memory.advance_encounter(session, f"import {len(facts)} KNDL facts from {source.name}")
-    # A source or subject may spell a fact's @id: the two kinds keep separate maps.
-    ref_of = {s: i for s, i in [*p.citations.items(), *p.subjects.items()] if i is not None}
-    for chunk in _chunks(_references(p)):
-        for rec in memory.create_entities(session, chunk).created:
-            ref_of[rec.name] = rec.id
-    node_of = {ref: n.id for ref, n in p.held.items()}  # fact id -> node id
-    for wave in p.waves:
-        for chunk in _chunks(wave):
-            entities = [_entity(f, p) for f in chunk]
-            for f, e in zip(chunk, entities, strict=True):
-                if f.supersedes is not None:
-                    e["supersedes"] = node_of[f.supersedes]
-            created = memory.create_entities(
-                session, [{k: v for k, v in e.items() if v is not None} for e in entities]
-            )
-            for f, rec in zip(chunk, created.created, strict=True):
-                node_of[f.id] = rec.id
-    relations: list[dict[str, str]] = []
-    for f in facts:
-        me = node_of[f.id]
-        concept = p.types[f.id] == "Concept"
-        for s in f.sources:
-            relations.append(
-                {"source": ref_of[s], "type": "GROUNDS", "target": me}
-                if concept
-                else {"source": me, "type": "OBSERVED_AT", "target": ref_of[s]}
-            )
-        for s in f.subjects:
-            to = p.about.get(s)
-            target = ref_of[s] if to is None else node_of.get(to, to)
-            relations.append({"source": me, "type": "ABOUT", "target": target})
-        for d in f.derived_from:
-            kind = p.types.get(d) or p.held[d].type
-            rel = "GROUNDS" if kind == "Observation" else "SUPPORTS"
-            relations.append({"source": node_of[d], "type": rel, "target": me})
-    for chunk in _chunks(relations):
-        memory.create_relations(session, chunk)
-    not_held = Counter(n for f in facts for n in f.not_held)
-    memory.close_encounter(session, f"imported {len(facts)} KNDL facts from {source}")
-    return Imported(
-        encounter=opened.encounter.name,
-        facts=len(facts),
-        citations=sum(i is None for i in p.citations.values()),
-        subjects=sum(i is None for i in p.subjects.values()),
-        relations=len(relations),
-        not_held=dict(sorted(not_held.items())),
-    )
-
-
-def _kind(source: str) -> str:
-    scheme = source.split(":", 1)[0].lower()
-    return "web" if scheme in ("http", "https") else "conversation" if scheme == "human" else "kndl"
-
-
-def _chunks(items: Sequence[T]) -> Iterable[list[T]]:
-    for start in range(0, len(items), validate.MAX_BATCH):
-        yield list(items[start : start + validate.MAX_BATCH])

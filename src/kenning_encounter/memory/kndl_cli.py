@@ -15,7 +15,7 @@ from typing import Any
 
 from kenning_encounter.config import Settings
 from kenning_encounter.errors import InvalidInput, KenningError
-from kenning_encounter.memory import kndl
+from kenning_encounter.memory import kndl, kndl_import
 from kenning_encounter.memory.kndl_facts import read_facts
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.port import GraphStore
@@ -31,11 +31,11 @@ def _say(line: str) -> None:
     sys.stderr.write(line + "\n")
 
 
-def _gated(store: GraphStore, settings: Settings) -> GraphStore:
+def _gated(store: GraphStore, settings: Settings) -> kndl.Readable:
     """The store as an export may read it: classified nodes only where export_grant says."""
     from kenning_encounter.memory.gates import Gate, GatedStore
 
-    return GatedStore(store, Gate(settings.export_grant))  # type: ignore[return-value]
+    return GatedStore(store, Gate(settings.export_grant))
 
 
 def export(store: GraphStore, settings: Settings, out: str | None) -> int:
@@ -82,12 +82,12 @@ def import_(store: GraphStore, settings: Settings, path: str) -> int:
     source = Path(path)
     try:
         facts = read_facts(source)
-        plan = kndl.plan(store, facts, settings.memory)
+        plan = kndl_import.plan(store, facts, settings.memory)
     except KenningError as exc:
         _say(f"error: {exc} (nothing was written)")
         return EXIT_FAILED
     _say(f"{path}: checked, {len(facts)} facts")
-    done = kndl.write(Memory(store), plan, source)
+    done = kndl_import.write(Memory(store), plan, source)
     _say(
         f"imported {done.facts} facts in encounter {done.encounter}: {done.citations} new "
         f"citations, {done.subjects} new subjects, {done.relations} relations"
