@@ -232,3 +232,42 @@ def test_purge_finds_what_is_due(store: GraphStore, memory: Memory) -> None:
     assert erasure.due(store, "2019-12-31T23:59:59.999Z") == []
     # Due from the start of the day the retention names.
     assert erasure.due(store, "2020-01-01T00:00:00.000Z") == [expired]
+
+
+def test_the_infusion_log_loses_the_erased_ids_and_the_prompts_that_drew_them(
+    store: GraphStore, memory: Memory, tmp_path: Path
+) -> None:
+    from kenning_encounter.store.infusion_log import KeepsInfusionLog, LogEntry
+
+    ids = seed(memory)
+    plan = erasure.plan(store, ["Jane Doe"])
+    assert isinstance(store, KeepsInfusionLog)
+    going = plan.items[0].node.id
+
+    def entry(key: str, bodies: tuple[str, ...], prompt: str) -> LogEntry:
+        return LogEntry(
+            key=key,
+            session="sess",
+            at=float(len(key)),
+            turn=1,
+            channel="lexical",
+            degraded=False,
+            reason=None,
+            bodies=bodies,
+            standing=(),
+            cut=(),
+            silent=False,
+            prompt_sha256="0" * 64,
+            prompt_chars=len(prompt),
+            prompt=prompt,
+        )
+
+    store.infusion_log.append(entry("k1", (going, ids["project"]), f"where is {MARKER}"), keep=10)
+    store.infusion_log.append(entry("k22", (ids["project"],), "the project"), keep=10)
+    erasure.erase(store, plan)
+    lines = scrub.beside_store(store, tmp_path, plan.ids)
+    assert any("infusion log: 1 " in line for line in lines), lines
+    tag = entry("k", (), "").tag
+    got = {e.key: e for e in store.infusion_log.entries(tag, offset=0, limit=10)}
+    assert got["k1"].bodies == (ids["project"],) and got["k1"].prompt is None
+    assert got["k22"].bodies == (ids["project"],) and got["k22"].prompt == "the project"

@@ -9,9 +9,11 @@ Each step says what it did, for the operator's report. What each place holds:
   entries are taken out of every reading;
 - GDS graphs on Neo4j hold positions and relations, never text; graphs left by stopped
   servers are dropped here all the same, as any server's start would;
-- the infusion ledger and log keep node ids, never names or bodies (a prompt only when
-  the operator turned ``infusion_log_prompts`` on); an id of a deleted node names
-  nothing, so they are left as they are;
+- the infusion log keeps node ids, never names or bodies, but a prompt's text when the
+  operator turned ``infusion_log_prompts`` on: an entry that delivered, pinned or cut an
+  erased node loses those ids and its prompt (it drew the node, so it may speak of the
+  same subject). The ledger keeps only ids and when each was shown: a deleted node's id
+  names nothing, and the ledger drops it as sessions move on;
 - on the embedded store, the graph file itself: the engine only marks a deleted row,
   so the file is written again from what is live (``store/embedded/rewrite.py``), and
   with it go the text index (rebuilt from the new file when the store next opens), the
@@ -25,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kenning_encounter.analytics.baseline import BaselineStore
+from kenning_encounter.store.infusion_log import KeepsInfusionLog
 from kenning_encounter.store.meanings import KeepsDerived
 from kenning_encounter.store.port import GraphStore
 
@@ -39,6 +42,9 @@ def beside_store(store: GraphStore, data_dir: Path, ids: Sequence[str]) -> list[
     """Meanings, baselines and analytics graphs; the store still open. Report lines."""
     gone = set(ids)
     lines = [_meanings(store, data_dir, gone), _baselines(store, data_dir, gone)]
+    if isinstance(store, KeepsInfusionLog):
+        changed = store.infusion_log.forget_nodes(sorted(gone))
+        lines.append(f"infusion log: {changed} entr(ies) lost the erased ids and their prompt")
     executor = store.analytics_executor()
     if executor is not None:
         from kenning_encounter.analytics.gds_owners import sweep

@@ -84,6 +84,12 @@ class InfusionLogs(Protocol):
         """Drop up to ``limit`` entries made before ``before``; how many went."""
         ...
 
+    def forget_nodes(self, node_ids: Sequence[str]) -> int:
+        """After an operator's erasure: take the ids out of every entry that delivered,
+        pinned or cut one, and drop such an entry's kept prompt (it drew the erased node,
+        so it may speak of the same subject). How many entries changed."""
+        ...
+
 
 @runtime_checkable
 class KeepsInfusionLog(Protocol):

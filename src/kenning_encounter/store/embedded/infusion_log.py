@@ -9,6 +9,7 @@ scan; the log is bounded by size per session and by age, which keeps that cheap.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 from kenning_encounter.store.embedded.ledger import LedgerUnits, Rows
@@ -50,6 +51,12 @@ LOG_PRUNE: Final = (
     "MATCH (e:InfusionLogEntry) WHERE e.at < $before WITH e LIMIT $limit DELETE e RETURN count(*)"
 )
 
+LOG_IDS: Final = "MATCH (e:InfusionLogEntry) RETURN e.key, e.bodies, e.standing, e.cut"
+LOG_FORGET: Final = (
+    "MATCH (e:InfusionLogEntry {key: $key}) SET e.bodies = CAST($bodies AS STRING[]), "
+    "e.standing = CAST($standing AS STRING[]), e.cut = CAST($cut AS STRING[]), e.prompt = NULL"
+)
+
 
 class EmbeddedInfusionLog:
     def __init__(self, units: LedgerUnits) -> None:
@@ -81,3 +88,20 @@ class EmbeddedInfusionLog:
             lambda rows: rows(LOG_PRUNE, {"before": before, "limit": limit})
         )
         return int(found[0][0]) if found else 0
+
+    def forget_nodes(self, node_ids: Sequence[str]) -> int:
+        gone = set(node_ids)
+
+        def work(rows: Rows) -> int:
+            changed = 0
+            for key, *lists in rows(LOG_IDS, {}):
+                held = [list(v or []) for v in lists]
+                if not any(gone.intersection(ids) for ids in held):
+                    continue
+                bodies, standing, cut = ([i for i in ids if i not in gone] for ids in held)
+                params = {"key": key, "bodies": bodies, "standing": standing, "cut": cut}
+                rows(LOG_FORGET, params)
+                changed += 1
+            return changed
+
+        return self._units.ledger_write(work)

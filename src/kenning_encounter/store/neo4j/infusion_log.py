@@ -8,6 +8,7 @@ own that never touches the clock node, so an entry takes no tick.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
 from kenning_encounter.store.infusion_log import (
@@ -67,6 +68,15 @@ LOG_PRUNE: Final = (
     "WITH i LIMIT $limit DELETE i RETURN count(*)"
 )
 
+LOG_FORGET: Final = (
+    "MATCH (i:KenningInfusion {_memory: $memory}) "
+    "WHERE any(x IN i.bodies + i.standing + i.cut WHERE x IN $ids) "
+    "SET i.bodies = [x IN i.bodies WHERE NOT x IN $ids], "
+    "i.standing = [x IN i.standing WHERE NOT x IN $ids], "
+    "i.cut = [x IN i.cut WHERE NOT x IN $ids], i.prompt = null "
+    "RETURN count(i)"
+)
+
 
 class Neo4jInfusionLog(Beside):
     def append(self, entry: LogEntry, *, keep: int) -> None:
@@ -97,5 +107,11 @@ class Neo4jInfusionLog(Beside):
             {"before": before, "limit": limit},
             write=True,
             doing="pruning the infusion log",
+        )
+        return int(rows[0][0]) if rows else 0
+
+    def forget_nodes(self, node_ids: Sequence[str]) -> int:
+        rows = self._rows(
+            LOG_FORGET, {"ids": list(node_ids)}, write=True, doing="scrubbing the infusion log"
         )
         return int(rows[0][0]) if rows else 0
