@@ -376,3 +376,14 @@ def test_facts_of_several_tenants_are_not_mixed_in_one_memory(tmp_path: Path) ->
     for fact in _raw(folder):
         _edit(folder, fact.removeprefix("fact:"), _set(tenant="acme"))
     assert {f.tenant for f in read_facts(folder)} == {"acme"}
+
+
+def test_a_classified_fact_held_already_is_seen_by_the_checks(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    m = Memory(store)  # granted nothing: its reads do not show the fact
+    run(m, _one(tmp_path, classification="PII"), MEM)
+    before = _state(store)
+    with pytest.raises(InvalidInput, match="imported before"):
+        run(m, _one(tmp_path, classification="PII"), MEM)
+    assert _state(store) == before

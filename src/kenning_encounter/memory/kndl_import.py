@@ -318,7 +318,9 @@ def _names_free(
 
 def run(memory: Memory, source: Path, memory_name: str) -> Imported:
     """Import the facts under ``source`` as one encounter of an import session."""
-    return write(memory, plan(memory.store, read_facts(source), memory_name), source)
+    # The plan reads past the classification gate: a name or source held by a
+    # classified node is taken all the same, and the write would refuse it.
+    return write(memory, plan(memory.backend, read_facts(source), memory_name), source)
 
 
 def _references(p: _Plan) -> list[dict[str, Any]]:
