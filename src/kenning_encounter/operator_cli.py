@@ -45,6 +45,10 @@ def _plan_json(plan: erasure.Plan) -> dict[str, Any]:
         ],
         "counts": counts,
         "tombstones": plan.tombstones,
+        "kept": [
+            {"id": i.node.id, "type": i.node.type, "name": i.node.name, "why": i.why}
+            for i in plan.kept
+        ],
     }
 
 
@@ -56,6 +60,10 @@ def _show_plan(plan: erasure.Plan) -> None:
         out.write(f"      why: {i.why}\n")
     tombs = ", ".join(f"{enc} +{n}" for enc, n in plan.tombstones.items())
     out.write(f"tombstones to leave: {tombs or 'none'}\n")
+    if plan.kept:
+        out.write("kept (linked to what goes, but also to what stays; name them to erase them):\n")
+        for i in plan.kept:
+            out.write(f"  {i.node.type} «{i.node.name}» {i.node.id}: {i.why}\n")
 
 
 def _confirmed(plan: erasure.Plan, yes: bool, word: str) -> bool | None:

@@ -104,7 +104,9 @@ def test_what_only_grounds_the_erased_goes_too_transitively(
     assert {"jane lives", "where does she live"} <= set(_names(plan))
     assert {"shared", "project", "lonely"}.isdisjoint(_names(plan))
     # What touches something staying stays, and the plan says so.
-    assert [i.node.name for i in plan.kept] == ["shared"]
+    assert [(i.node.name, i.why) for i in plan.kept] == [
+        ("shared", "also linked to what stays: project")
+    ]
 
 
 def test_erase_deletes_the_plan_and_leaves_tombstones(store: GraphStore, memory: Memory) -> None:

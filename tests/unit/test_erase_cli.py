@@ -180,3 +180,70 @@ def test_purge_due_erases_what_ran_out(tmp_path: Path) -> None:
     assert again.returncode == 0 and "nothing is due" in again.stderr
     missing = _cli("purge", "--data-dir", str(data_dir))
     assert missing.returncode == 2 and "--due" in missing.stderr
+
+
+def test_erase_on_neo4j_through_the_cli(tmp_path: Path) -> None:
+    from tests.contract.test_erasure import _found_on_neo4j
+    from tests.support.backends import neo4j_unavailable, open_neo4j_store
+
+    opened = open_neo4j_store()
+    if isinstance(opened, str):
+        neo4j_unavailable(opened)
+    store: Any = opened
+    try:
+        seed(Memory(store))
+        encounter = Memory(store).find_by_name("Jane Doe").node.encounter
+        store.meanings.put_many(
+            [(Memory(store).find_by_name("Jane Doe").node.id, f"{MARKER} m", "h", 1)]
+        )
+    finally:
+        store.close()
+    from tests.support.backends import neo4j_target
+
+    target = neo4j_target()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_ENCOUNTER_")}
+    env |= target.server_env() | {"KENNING_ENCOUNTER_STORE": "neo4j"}
+    run = subprocess.run(
+        [sys.executable, "-m", "kenning_encounter", "erase", "Jane Doe", "--yes", "--json"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        cwd=ROOT,
+        timeout=180,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["dry_run"] is False and report["tombstones"] == {encounter: 4}
+    assert any("meanings (in the store): 1 dropped" in line for line in report["scrubbed"])
+    assert _found_on_neo4j(MARKER) == []
+
+
+def test_a_terminal_confirms_by_typing_the_id(tmp_path: Path) -> None:
+    import pty
+
+    data_dir = tmp_path / "m"
+    ids = _seeded(data_dir)
+    for answer, erased in (("Jane Doe", False), (ids["jane"], True)):
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: the CLI on a terminal
+            env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_ENCOUNTER_")}
+            os.chdir(ROOT)
+            argv = [sys.executable, "-m", "kenning_encounter", "erase", "Jane Doe"]
+            os.execve(sys.executable, [*argv, "--data-dir", str(data_dir)], env)
+        seen = b""
+        while b"type " not in seen:
+            seen += os.read(fd, 1024)
+        os.write(fd, answer.encode() + b"\n")
+        while True:
+            try:
+                chunk = os.read(fd, 1024)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        _, status = os.waitpid(pid, 0)
+        assert (os.waitstatus_to_exitcode(status) == 0) is erased, seen.decode(errors="replace")
+        assert (_holding(data_dir, MARKER) == []) is erased

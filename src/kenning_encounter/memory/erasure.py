@@ -198,10 +198,16 @@ def _targets(tx: ReadTx, refs: Sequence[str]) -> tuple[list[Item], list[Item]]:
     for node_id in list(going):
         for e in edges(node_id):
             other = _other_end(e, {node_id})
-            if other not in going and other not in kept:
-                found = tx.get_node(other)
-                if found is not None:
-                    kept[other] = Item(found, f"also linked to what stays ({e.type})")
+            if other in going or other in kept:
+                continue
+            found = tx.get_node(other)
+            if found is None:
+                continue
+            stays = [_other_end(x, {other}) for x in edges(other)]
+            names = [
+                n.name or n.id for n in tx.get_nodes([i for i in stays if i not in going]).values()
+            ]
+            kept[other] = Item(found, "also linked to what stays: " + ", ".join(sorted(set(names))))
     return list(going.values()), list(kept.values())
 
 
