@@ -147,10 +147,15 @@ class GatedReads:
         return self._tx.latest_encounter()
 
     def encounters(
-        self, *, unsealed_only: bool = False, limit: int = 20, exclude_locus: str | None = None
+        self,
+        *,
+        unsealed_only: bool = False,
+        limit: int = 20,
+        exclude_locus: str | None = None,
+        offset: int = 0,
     ) -> list[EncounterRecord]:
         return self._tx.encounters(
-            unsealed_only=unsealed_only, limit=limit, exclude_locus=exclude_locus
+            unsealed_only=unsealed_only, limit=limit, exclude_locus=exclude_locus, offset=offset
         )
 
     def loci(self) -> list[str]:
