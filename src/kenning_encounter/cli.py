@@ -379,7 +379,10 @@ def _confirm_flags(parser: argparse.ArgumentParser) -> None:
 
 def _configure_erase(parser: argparse.ArgumentParser) -> None:
     add_setting_flags(parser)
-    parser.add_argument("refs", nargs="+", metavar="REF", help="name or id of each referent")
+    parser.add_argument("refs", nargs="*", metavar="REF", help="name or id of each referent")
+    parser.add_argument(
+        "--resume", action="store_true", help="finish an erasure whose scrubbing was cut short"
+    )
     _confirm_flags(parser)
 
 

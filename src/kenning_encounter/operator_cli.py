@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from kenning_encounter.errors import ConfigError, KenningError
@@ -94,6 +95,9 @@ def _open(ns: argparse.Namespace, doing: str) -> tuple[Any, GraphStore] | int:
 
 def run_erase(ns: argparse.Namespace) -> int:
     """Erase referents and what is only about them; tombstones stay on the spine."""
+    if not ns.refs and not ns.resume:
+        _error("REF: name at least one referent to erase (a name or an id), or pass --resume")
+        return EXIT_CONFIG
     return _run(ns, "an erasure", lambda store: erasure.plan(store, ns.refs), _erase_word)
 
 
@@ -116,6 +120,9 @@ def _erase_word(plan: erasure.Plan) -> str:
     return first if len(plan.refs) == 1 else f"erase {len(plan.items)}"
 
 
+RESUME = "kenning-encounter erase --resume"
+
+
 def _run(
     ns: argparse.Namespace,
     doing: str,
@@ -128,9 +135,24 @@ def _run(
     if isinstance(opened, int):
         return opened
     settings, store = opened
+    data_dir: Path = settings.resolved_data_dir
     report: dict[str, Any] = {}
-    closed = False
+    holder = [store]
     try:
+        left = scrub.pending(data_dir)
+        resume = bool(getattr(ns, "resume", False))
+        if resume and left is None:
+            _error("--resume: no unfinished erasure here; name the referents to erase instead")
+            return EXIT_CONFIG
+        if left is not None and not resume:
+            _error(
+                f"an earlier erasure deleted {len(left)} node(s) but did not finish removing "
+                f"them from what lies beside the graph: run `{RESUME}` first"
+            )
+            return EXIT_FAILED
+        if resume and left is not None:
+            report = {"dry_run": False, "resumed": len(left)}
+            return _scrub(ns, settings, holder, left, report)
         plan = make_plan(store)
         report = _plan_json(plan)
         if not ns.json:
@@ -148,28 +170,55 @@ def _run(
                 )
             _emit(ns, report)
             return EXIT_FAILED if decision is False else EXIT_OK
-        done = erasure.erase(store, plan)
+        scrub.mark_pending(data_dir, plan.ids)
+        try:
+            done = erasure.erase(store, plan)
+        except BaseException:
+            scrub.clear_pending(data_dir)
+            raise
         report |= {"dry_run": False, "tick": done.tick}
-        steps = scrub.beside_store(store, settings.resolved_data_dir, plan.ids)
-        store.close()
-        closed = True
-        if settings.store == "embedded":
-            steps += scrub.embedded_files(settings.resolved_data_dir)
-        report["scrubbed"] = steps
         if not ns.json:
             tombs = ", ".join(f"{enc} +{n}" for enc, n in done.tombstones.items())
             sys.stderr.write(f"erased {len(plan.items)} node(s) at tick {done.tick}\n")
             sys.stderr.write(f"tombstones: {tombs or 'none'}\n")
-            for line in steps:
-                sys.stderr.write(f"  {line}\n")
-        _emit(ns, report)
-        return EXIT_OK
+        return _scrub(ns, settings, holder, plan.ids, report)
     except (KenningError, OSError) as exc:
         _error(str(exc))
         return EXIT_FAILED
     finally:
-        if not closed:
-            store.close()
+        for s in holder:
+            s.close()
+
+
+def _scrub(
+    ns: argparse.Namespace,
+    settings: Any,
+    holder: list[GraphStore],
+    ids: list[str],
+    report: dict[str, Any],
+) -> int:
+    """Everything beside the graph; a failure leaves the pending mark for ``--resume``."""
+    from kenning_encounter.memory import scrub
+
+    data_dir: Path = settings.resolved_data_dir
+    try:
+        steps = scrub.beside_store(holder[0], data_dir, ids)
+        holder.pop().close()
+        if settings.store == "embedded":
+            steps += scrub.embedded_files(data_dir)
+    except (KenningError, OSError, ValueError) as exc:
+        _error(
+            f"{exc}; the nodes are deleted, but not yet removed from everything beside the "
+            f"graph: fix that, then run `{RESUME}` (with the same settings) to finish"
+        )
+        return EXIT_FAILED
+    scrub.clear_pending(data_dir)
+    report["scrubbed"] = steps
+    if not ns.json:
+        for line in steps:
+            sys.stderr.write(f"  {line}\n")
+    _emit(ns, report)
+    return EXIT_OK
 
 
 def _emit(ns: argparse.Namespace, report: dict[str, Any]) -> None:

@@ -247,3 +247,30 @@ def test_a_terminal_confirms_by_typing_the_id(tmp_path: Path) -> None:
         _, status = os.waitpid(pid, 0)
         assert (os.waitstatus_to_exitcode(status) == 0) is erased, seen.decode(errors="replace")
         assert (_holding(data_dir, MARKER) == []) is erased
+
+
+def test_an_erasure_cut_short_is_finished_by_resume(tmp_path: Path) -> None:
+    data_dir = tmp_path / "m"
+    ids = _seeded(data_dir)
+    # A file where the rewrite makes its fresh store: the scrubbing fails after the deletion.
+    (data_dir / ".erasure-rewrite").write_text("in the way")
+    cut = _cli("erase", "Jane Doe", "--yes", "--data-dir", str(data_dir))
+    assert cut.returncode == 1
+    assert "the nodes are deleted" in cut.stderr and "erase --resume" in cut.stderr
+    assert _holding(data_dir, MARKER)  # the old file still holds the text
+    refused = _cli("erase", "project", "--data-dir", str(data_dir))
+    assert refused.returncode == 1 and "erase --resume" in refused.stderr
+    (data_dir / ".erasure-rewrite").unlink()
+    done = _cli("erase", "--resume", "--data-dir", str(data_dir))
+    assert done.returncode == 0, done.stderr
+    assert _holding(data_dir, MARKER) == []
+    store = EmbeddedStore.open(data_dir)
+    try:
+        sealed = store.read(lambda tx: tx.get_encounter(ids["encounter"]))
+        assert sealed is not None and sealed.tombstones == 4
+    finally:
+        store.close()
+    again = _cli("erase", "--resume", "--data-dir", str(data_dir))
+    assert again.returncode == 2 and "no unfinished erasure" in again.stderr
+    none = _cli("erase", "--data-dir", str(data_dir))
+    assert none.returncode == 2 and "REF" in none.stderr

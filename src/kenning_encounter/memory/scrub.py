@@ -22,6 +22,8 @@ Each step says what it did, for the operator's report. What each place holds:
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,6 +38,31 @@ ANALYTICS_DIR = "analytics"
 TEXT_INDEX_DIR = "textindex"
 SNAPSHOT_DIR = "cypher-snapshot"
 REWRITE_DIR = ".erasure-rewrite"
+# The ids of an erasure whose scrubbing has not finished (ids only, never text): written
+# before the deletion commits, removed once everything beside is scrubbed.
+PENDING = ".erasure-pending.json"
+
+
+def pending(data_dir: Path) -> list[str] | None:
+    try:
+        data = json.loads((data_dir / PENDING).read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return []
+    ids = data.get("ids") if isinstance(data, dict) else None
+    return [str(i) for i in ids] if isinstance(ids, list) else []
+
+
+def mark_pending(data_dir: Path, ids: Sequence[str]) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    tmp = data_dir / (PENDING + ".tmp")
+    tmp.write_text(json.dumps({"ids": list(ids)}))
+    os.replace(tmp, data_dir / PENDING)
+
+
+def clear_pending(data_dir: Path) -> None:
+    (data_dir / PENDING).unlink(missing_ok=True)
 
 
 def beside_store(store: GraphStore, data_dir: Path, ids: Sequence[str]) -> list[str]:
