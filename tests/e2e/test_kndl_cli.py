@@ -117,3 +117,32 @@ def test_a_second_import_and_a_bad_fact_are_refused_with_nothing_written(
         assert bulk_read(store, lambda tx: (tx.clock(), tx.dump_counts())) == before
     finally:
         store.close()
+
+
+def test_a_classified_fact_leaves_only_with_the_export_grant(tmp_path: Path) -> None:
+    data = tmp_path / "memory"
+    fact = tmp_path / "phone.fact.json"
+    fact.write_text(
+        json.dumps(
+            {
+                "@context": "./context/v1.jsonld",
+                "@id": "fact:dana-phone",
+                "@type": "Fact",
+                "statement": "Dana's on-call phone number is in the rota sheet",
+                "classification": "PII",
+                "retention": "P30D",
+            }
+        )
+    )
+    assert _cli("import", str(fact), "--data-dir", str(data)).returncode == 0
+    held_back = _cli("export", "--data-dir", str(data))
+    assert held_back.returncode == 0, held_back.stderr
+    assert json.loads(held_back.stdout)["@graph"] == []
+    granted = _cli("export", "--export-grant", "pii", "--data-dir", str(data))
+    assert granted.returncode == 0, granted.stderr
+    [out] = json.loads(granted.stdout)["@graph"]
+    assert (out["label"], out["classification"], out["retention"]) == (
+        "fact:dana-phone",
+        "PII",
+        "P30D",
+    )
