@@ -10,13 +10,16 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kenning_encounter.errors import NotFound, ReadOnlyViolation
 from kenning_encounter.infusion.config import InfusionConfig
+from kenning_encounter.infusion.meaning_bridge import MeaningRuntime
 from kenning_encounter.infusion.pipeline import Infuser
+from kenning_encounter.meaning import MatcherOptions, make_provider
 from kenning_encounter.memory import conflicts, history
 from kenning_encounter.memory.dump import export
 from kenning_encounter.memory.gates import Gate, GatedReads, GatedStore
@@ -25,6 +28,7 @@ from kenning_encounter.store.port import GraphStore, ReadTx
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 from tests.support import classified as plan
 from tests.support.classified import MARK
+from tests.support.fake_llm import FakeGemini, Seen, echo_meaning, handle_of
 
 ALL = tuple(CLASSIFICATIONS)
 
@@ -308,3 +312,39 @@ def test_an_export_holds_back_what_it_is_not_granted(
     whole = export(store, full, app_version="test")
     assert whole.held_back == 0 and MARK in full.getvalue().decode()
     assert whole.counts["node"] - done.counts["node"] == len(plan.CLASSIFIED)
+
+
+def test_the_meaning_channel_never_carries_classified_text(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """Neither the meaning model (compressing) nor the matcher (selecting) is sent a
+    classified node, granted or not; the meaning channel still serves the rest."""
+    pytest.importorskip("google.genai")
+
+    def pick_a_lantern(seen: Seen) -> str:
+        if "MEMORY ITEMS" not in seen.user:
+            return echo_meaning(seen)
+        return json.dumps({"ids": [handle_of(seen.user, "glow at dusk")]})
+
+    with FakeGemini(pick_a_lantern) as fake:
+        provider = make_provider(
+            "gemini", api_key="test-key", base_url=fake.url, timeout_s=2.0, max_attempts=1
+        )
+        writer = Memory(store, granted=ALL)
+        runtime = MeaningRuntime(writer.store, tmp_path / "sidecar", provider, MatcherOptions())
+        writer.add_listener(runtime)
+        runtime.start()
+        try:
+            writer.advance_encounter(plan.WRITER, "lanterns and patients")
+            writer.create_entities(plan.WRITER, plan.entities())
+            assert runtime.maintainer.wait_idle(10)
+            unclassified = len(plan.entities()) - len(plan.CLASSIFIED)
+            assert len(runtime.sidecar) == unclassified
+            result = Infuser(writer.store, InfusionConfig(), matcher=runtime).infuse(
+                "meaning-one", "the ward patient record and the dusk"
+            )
+            assert result["meta"]["channel"] == "meaning"
+            assert "lantern finding" in result["payload"]
+        finally:
+            runtime.close()
+        assert fake.requests and all(MARK not in s.user + s.system for s in fake.requests)
