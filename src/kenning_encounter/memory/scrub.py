@@ -8,7 +8,10 @@ Each step says what it did, for the operator's report. What each place holds:
 - mass baselines (ids, names and ranks of the top nodes at each orient): the erased
   entries are taken out of every reading;
 - GDS graphs on Neo4j hold positions and relations, never text; graphs left by stopped
-  servers are dropped here all the same, as any server's start would;
+  servers are dropped here all the same, as any server's start would. Servers may keep
+  serving a Neo4j memory through an erasure, and what they cache in process (tokens of
+  node text, encounters' member lists) goes only with the process: the report asks for
+  a restart;
 - the infusion log keeps node ids, never names or bodies, but a prompt's text when the
   operator turned ``infusion_log_prompts`` on: an entry that delivered, pinned or cut an
   erased node loses those ids and its prompt (it drew the node, so it may speak of the
@@ -79,6 +82,13 @@ def beside_store(store: GraphStore, data_dir: Path, ids: Sequence[str]) -> list[
         dropped = sweep(executor)
         lines.append(
             f"GDS graphs: {len(dropped)} left by stopped servers dropped (graphs hold no text)"
+        )
+    if store.backend != "embedded":
+        # Servers may serve the memory through the erasure; what they hold in memory
+        # (tokens of node text, encounters' member lists) goes only with the process.
+        lines.append(
+            "servers serving this memory: restart them, so none keeps the erased nodes' "
+            "tokens or ids in its process"
         )
     return lines
 
