@@ -387,3 +387,27 @@ def test_a_classified_fact_held_already_is_seen_by_the_checks(
     with pytest.raises(InvalidInput, match="imported before"):
         run(m, _one(tmp_path, classification="PII"), MEM)
     assert _state(store) == before
+
+
+def test_a_subject_or_source_spelt_like_a_fact_takes_a_name_of_its_own(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    folder = tmp_path / "spelt"
+    folder.mkdir()
+    base = {"@context": {"@vocab": "urn:example:"}, "@type": "Fact"}
+    for slug, extra in [
+        ("a", {"statement": "the nightly build failed"}),
+        ("b", {"statement": "the failure was a flaky test", "subject": "fact:a"}),
+        ("c", {"statement": "retrying passed", "source": "fact:a", "subject": "fact:b"}),
+    ]:
+        doc = {**base, "@id": f"fact:{slug}", **extra}
+        (folder / f"{slug}.fact.json").write_text(json.dumps(doc))
+    m = Memory(store)
+    run(m, folder, MEM)
+    about = m.find_by_name("subject: fact:a").node
+    assert (about.type, about.properties["source_key"]) == ("Component", "fact:a")
+    cited = m.find_by_name("source: fact:a").node
+    assert (cited.type, cited.properties["uri"]) == ("Citation", "fact:a")
+    got = {f["label"]: f for f in kndl.export_facts(store, MEM)}
+    assert (got["fact:b"]["subject"], got["fact:c"]["source"]) == ("fact:a", "fact:a")
+    assert got["fact:c"]["subject"] == "fact:b"

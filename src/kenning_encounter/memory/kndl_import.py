@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -49,8 +49,10 @@ class _Plan:
     types: dict[str, str]  # fact id -> node type
     waves: list[list[Fact]]
     held: dict[str, NodeRecord]  # reference -> node of the memory it names
-    citations: dict[str, str | None]  # source -> existing Citation id (None: to create)
-    subjects: dict[str, str | None]  # subject -> existing Component id (None: to create)
+    # source -> (the Citation held, or None to create one; its name), and the same for
+    # each subject's Component
+    citations: dict[str, tuple[str | None, str]]
+    subjects: dict[str, tuple[str | None, str]]
     # Subjects that are themselves Concepts: a fact of this import (its id), or a node
     # of this memory named by its IRI; ABOUT points at them, no Component stands in.
     about: dict[str, str] = field(default_factory=dict[str, str])
@@ -205,7 +207,9 @@ def plan(store: GraphStore, facts: list[Fact], memory: str) -> _Plan:
         tx: ReadTx,
     ) -> tuple[dict[str, NodeRecord], dict[str, NodeRecord], dict[str, str | None], dict[str, str]]:
         held = _resolve_held(tx, outside, memory)
-        taken = tx.head_ids_by_names(sorted(set(names.values()) | set(sources) | set(subjects)))
+        wanted = {*names.values(), *sources, *subjects}
+        wanted |= {f"source: {s}" for s in sources} | {f"subject: {s}" for s in subjects}
+        taken = tx.head_ids_by_names(sorted(wanted))
         nodes = tx.get_nodes(sorted(set(taken.values())))
         holders = {n: nodes[i] for n, i in taken.items() if i in nodes}
         comps = {s: tx.component_id_by_source(SUBJECT_KIND, SUBJECT_LABEL, s) for s in subjects}
@@ -241,44 +245,71 @@ def plan(store: GraphStore, facts: list[Fact], memory: str) -> _Plan:
     waves = _waves(facts)
     types = _chain_types(facts, held)
     _names_free([f for wave in waves for f in wave], names, holders, held)
-    citations: dict[str, str | None] = {}
+    taken = set(names.values())
+    citations: dict[str, tuple[str | None, str]] = {}
     for s in sources:
-        node = holders.get(s)
-        if node is not None and (node.type != "Citation" or node.props.get("uri") != s):
-            user = next(f for f in facts if s in f.sources)
-            raise InvalidInput(
-                user.field("source"),
-                f"a Citation for {s!r} would take the name of {node.type} {node.id}; "
-                "rename that node, or give the fact another source",
-            )
-        citations[s] = node.id if node is not None else None
-    taken_here = set(names.values()) | {s for s, i in citations.items() if i is None}
+        citations[s] = _pick(
+            s,
+            "source",
+            holders,
+            taken,
+            lambda n, s=s: n.type == "Citation" and n.props.get("uri") == s,
+            next(f for f in facts if s in f.sources),
+        )
     about.update({s: s for s in subjects if types.get(s) == "Concept"})
-    subject_ids: dict[str, str | None] = {}
+    subject_ids: dict[str, tuple[str | None, str]] = {}
     for s in subjects:
         if s in about:
             continue
         existing = comps[s]
-        if existing is None and (s in holders or s in taken_here):
-            user = next(f for f in facts if s in f.subjects)
-            where = holders[s].id if s in holders else "a fact or source of this import"
-            raise InvalidInput(
-                user.field("subject"),
-                f"a Component for the subject {s!r} would take a name held by {where}; "
-                "rename one of them",
+        subject_ids[s] = (
+            (existing, s)
+            if existing is not None
+            else _pick(
+                s,
+                "subject",
+                holders,
+                taken,
+                lambda _: False,
+                next(f for f in facts if s in f.subjects),
             )
-        subject_ids[s] = existing
+        )
     the_plan = _Plan(facts, names, types, waves, held, citations, subject_ids, about)
     for f in facts:
         _checked(_entity(f, the_plan), f)
     for ref in _references(the_plan):
-        what = "source" if ref["type"] == "Citation" else "subject"
+        what, value = (
+            ("source", ref["uri"]) if ref["type"] == "Citation" else ("subject", ref["source_key"])
+        )
         try:
             validate.entity(ref, what)
         except InvalidInput as exc:
-            user = next(f for f in facts if ref["name"] in (*f.sources, *f.subjects))
+            user = next(f for f in facts if value in (*f.sources, *f.subjects))
             raise InvalidInput(user.field(what), str(exc).split(": ", 1)[-1]) from None
     return the_plan
+
+
+def _pick(
+    value: str,
+    kind: str,
+    holders: dict[str, NodeRecord],
+    taken: set[str],
+    fits: Callable[[NodeRecord], bool],
+    user: Fact,
+) -> tuple[str | None, str]:
+    """The node a source or subject reuses, or the free name it is created under: its own
+    text, else prefixed with its kind (a fact's @id may well be spelt the same)."""
+    for name in (value, f"{kind}: {value}"):
+        node = holders.get(name)
+        if node is not None and fits(node):
+            return node.id, name
+        if node is None and name not in taken:
+            taken.add(name)
+            return None, name
+    raise InvalidInput(
+        user.field(kind),
+        f"{value!r} and {kind + ': ' + value!r} both name other nodes; rename one of them",
+    )
 
 
 def _names_free(
@@ -327,19 +358,19 @@ def _references(p: _Plan) -> list[dict[str, Any]]:
     """The Citations and subject Components the import creates."""
     return [
         *(
-            {"type": "Citation", "name": s, "kind": _kind(s), "uri": s}
-            for s, i in p.citations.items()
+            {"type": "Citation", "name": name, "kind": _kind(s), "uri": s}
+            for s, (i, name) in p.citations.items()
             if i is None
         ),
         *(
             {
                 "type": "Component",
-                "name": s,
+                "name": name,
                 "source_kind": SUBJECT_KIND,
                 "source_label": SUBJECT_LABEL,
                 "source_key": s,
             }
-            for s, i in p.subjects.items()
+            for s, (i, name) in p.subjects.items()
             if i is None
         ),
     ]
@@ -351,11 +382,15 @@ def write(memory: Memory, p: _Plan, source: Path) -> Imported:
     digest = hashlib.sha256("\n".join(sorted(f.id for f in facts)).encode()).hexdigest()[:16]
     session = f"kndl-import-{digest}"
     opened = memory.advance_encounter(session, f"import {len(facts)} KNDL facts from {source.name}")
-    # A source or subject may spell a fact's @id: the two kinds keep separate maps.
-    ref_of = {s: i for s, i in [*p.citations.items(), *p.subjects.items()] if i is not None}
+    # A source, a subject and a fact's @id may be spelt alike: each kind has its own map.
+    cite_of = {s: i for s, (i, _) in p.citations.items() if i is not None}
+    subject_of = {s: i for s, (i, _) in p.subjects.items() if i is not None}
     for chunk in _chunks(_references(p)):
-        for rec in memory.create_entities(session, chunk).created:
-            ref_of[rec.name] = rec.id
+        for ref, rec in zip(chunk, memory.create_entities(session, chunk).created, strict=True):
+            if ref["type"] == "Citation":
+                cite_of[ref["uri"]] = rec.id
+            else:
+                subject_of[ref["source_key"]] = rec.id
     node_of = {ref: n.id for ref, n in p.held.items()}  # fact id -> node id
     for wave in p.waves:
         for chunk in _chunks(wave):
@@ -374,13 +409,13 @@ def write(memory: Memory, p: _Plan, source: Path) -> Imported:
         concept = p.types[f.id] == "Concept"
         for s in f.sources:
             relations.append(
-                {"source": ref_of[s], "type": "GROUNDS", "target": me}
+                {"source": cite_of[s], "type": "GROUNDS", "target": me}
                 if concept
-                else {"source": me, "type": "OBSERVED_AT", "target": ref_of[s]}
+                else {"source": me, "type": "OBSERVED_AT", "target": cite_of[s]}
             )
         for s in f.subjects:
             to = p.about.get(s)
-            target = ref_of[s] if to is None else node_of.get(to, to)
+            target = subject_of[s] if to is None else node_of.get(to, to)
             relations.append({"source": me, "type": "ABOUT", "target": target})
         for d in f.derived_from:
             kind = p.types.get(d) or p.held[d].type
@@ -393,8 +428,8 @@ def write(memory: Memory, p: _Plan, source: Path) -> Imported:
     return Imported(
         encounter=opened.encounter.name,
         facts=len(facts),
-        citations=sum(i is None for i in p.citations.values()),
-        subjects=sum(i is None for i in p.subjects.values()),
+        citations=sum(i is None for i, _ in p.citations.values()),
+        subjects=sum(i is None for i, _ in p.subjects.values()),
         relations=len(relations),
         not_held=dict(sorted(not_held.items())),
     )
