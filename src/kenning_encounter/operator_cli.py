@@ -40,6 +40,7 @@ def _plan_json(plan: erasure.Plan) -> dict[str, Any]:
                 "type": i.node.type,
                 "name": i.node.name,
                 "encounter": i.node.encounter,
+                "classification": i.node.props.get("classification"),
                 "why": i.why,
             }
             for i in plan.items
@@ -57,7 +58,11 @@ def _show_plan(plan: erasure.Plan) -> None:
     out = sys.stderr
     out.write(f"erasure plan: {len(plan.items)} node(s)\n")
     for i in plan.items:
-        out.write(f"  {i.node.type} «{i.node.name}» {i.node.id} (recorded in {i.node.encounter})\n")
+        classes = i.node.props.get("classification")
+        marked = f" [{classes}]" if classes else ""
+        out.write(
+            f"  {i.node.type} «{i.node.name}» {i.node.id}{marked} (recorded in {i.node.encounter})\n"
+        )
         out.write(f"      why: {i.why}\n")
     tombs = ", ".join(f"{enc} +{n}" for enc, n in plan.tombstones.items())
     out.write(f"tombstones to leave: {tombs or 'none'}\n")

@@ -161,6 +161,7 @@ def test_purge_due_erases_what_ran_out(tmp_path: Path) -> None:
                     "name": "old phone",
                     "description": f"{MARKER} 555",
                     "retention": "2020-01-01",
+                    "classification": "pii",
                 },
                 {"type": "Note", "name": "kept", "description": "y", "retention": "2999-01-01"},
             ],
@@ -170,7 +171,8 @@ def test_purge_due_erases_what_ran_out(tmp_path: Path) -> None:
         store.close()
     dry = _cli("purge", "--due", "--data-dir", str(data_dir), "--json")
     assert dry.returncode == 0, dry.stderr
-    assert [n["name"] for n in json.loads(dry.stdout)["nodes"]] == ["old phone"]
+    planned = json.loads(dry.stdout)["nodes"]
+    assert [(n["name"], n["classification"]) for n in planned] == [("old phone", "pii")]
     assert _holding(data_dir, MARKER)
     done = _cli("purge", "--due", "--yes", "--data-dir", str(data_dir))
     assert done.returncode == 0, done.stderr
