@@ -88,6 +88,8 @@ async def _seed(data_dir: Path) -> Seeded:
             },
         )
         seeded.ids["bob kiln theory v1"] = seeded.ids["bob kiln theory"]
+        # A reading by the tool, so the orient page has a baseline to read drift against.
+        await call_ok(client, "orient", {"session_id": BOB})
         revised = await call_ok(
             client,
             "create_entities",

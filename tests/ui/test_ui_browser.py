@@ -76,6 +76,7 @@ def test_every_page_on_an_empty_memory(browser: Any, empty: RunningServer) -> No
         ("/ui/", "empty-spine"),
         ("/ui/search", "empty-search"),
         ("/ui/search?q=anything", "empty-search-hits"),
+        ("/ui/orient", "empty-orient"),
         ("/ui/log", "empty-log"),
     ):
         _visit(browser, empty, path, shot)
@@ -87,6 +88,7 @@ def test_every_page_on_a_seeded_memory(browser: Any, full: RunningServer, seeded
         (f"/ui/node/{seeded.ids['bob kiln theory']}", "node"),
         ("/ui/search?q=kiln+glaze", "search"),
         ("/ui/search?q=kiln+glaze&history=1", "search-history"),
+        ("/ui/orient", "orient"),
         ("/ui/log", "log"),
         (f"/ui/log/{session_tag(BOB)}", "log-session"),
     ):
@@ -106,10 +108,10 @@ def test_the_pages_are_keyboard_navigable(browser: Any, full: RunningServer) -> 
         assert page.evaluate("document.activeElement.id") == "main"
         labels: list[str] = []
         page.focus("a.skip")
-        for _ in range(4):
+        for _ in range(5):
             page.keyboard.press("Tab")
             labels.append(page.evaluate("document.activeElement.textContent"))
-        assert labels == ["kenning-encounter", "Spine", "Search", "Infusion log"]
+        assert labels == ["kenning-encounter", "Spine", "Search", "Orient", "Infusion log"]
         page.keyboard.press("Enter")  # on the focused "Infusion log"
         page.wait_for_url("**/ui/log")
     finally:

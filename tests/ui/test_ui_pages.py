@@ -94,6 +94,7 @@ def test_a_hidden_locus_never_appears(reader: RunningServer, seeded: Seeded) -> 
         "/ui/search?q=furnace",
         f"/ui/node/{guess}",
         f"/ui/node/{seeded.ids['bob kiln theory']}",
+        "/ui/orient",
         "/ui/log",
         f"/ui/log/{session_tag(BOB)}",
     ]
@@ -126,3 +127,27 @@ def test_off_loopback_the_pages_need_the_token(tmp_path_factory: pytest.TempPath
         # The DNS-rebinding guard applies as well: a foreign Origin is refused.
         foreign = get(server, "/ui/", authorization=f"Bearer {token}", origin="http://evil.test")
         assert foreign.status_code == 403
+
+
+def test_orient_draws_the_tools_panel(full: RunningServer, seeded: Seeded) -> None:
+    page = get(full, "/ui/orient").text
+    # The pictures are images with a name and a description, and no script draws them.
+    assert page.count('<svg role="img" aria-labelledby=') >= 4
+    assert "<script" not in page
+    for heading in ("Mass against frontier mass", "Communities", "Fragility", "Frontier"):
+        assert heading in page
+    # The tool's readings, linked: the guess has the most mass, the theory holds it up.
+    mass = page.split('id="div-h"')[1].split('id="frontier-h"')[0]
+    assert mass.index(seeded.ids["bob kiln guess"]) < mass.index(seeded.ids["bob kiln theory"])
+    fragility = page.split('id="frag-h"')[1].split('id="drift-h"')[0]
+    assert f"/ui/node/{seeded.ids['bob kiln theory']}" in fragility and "cuts off 2" in fragility
+    assert "2 communities" in page
+    frontier = page.split('id="frontier-h"')[1].split('id="comm-h"')[0]
+    for listed in ("Open questions", "Live hypotheses", "Ungrounded concepts"):
+        assert listed in frontier
+    # Drift is read against the baseline the orient tool saved while seeding; what was
+    # written after it is new.
+    drift = page.split('id="drift-h"')[1]
+    assert "Against the baseline of" in drift
+    assert f"/ui/node/{sorted(seeded.alice_ids)[0]}" in drift.split("<h3>New</h3>")[1]
+    assert "superseded" not in mass  # every node the panel ranks is a chain's head

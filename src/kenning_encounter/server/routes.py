@@ -176,5 +176,5 @@ def build_routes(runtime: Runtime) -> list[Route | Mount]:
         Route("/session-start", session_start, methods=["POST"]),
         Route("/session-end", session_end, methods=["POST"]),
         Route("/infuse", infuse, methods=["POST"]),
-        *ui_routes(lambda: runtime.context.memory),
+        *ui_routes(lambda: runtime.context.memory, lambda: runtime.context.services),
     ]

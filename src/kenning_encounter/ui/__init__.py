@@ -21,8 +21,9 @@ __all__ = ["ui_routes"]
 
 
 class _OnFirstUse:
-    def __init__(self, memory_of: Callable[[], Memory]) -> None:
+    def __init__(self, memory_of: Callable[[], Memory], sources_of: Callable[[], Any]) -> None:
         self._memory_of = memory_of
+        self._sources_of = sources_of
         self._app: ASGIApp | None = None
         self._lock = threading.Lock()
 
@@ -32,7 +33,7 @@ class _OnFirstUse:
                 if self._app is None:
                     from kenning_encounter.ui.app import build_ui
 
-                    self._app = build_ui(self._memory_of)
+                    self._app = build_ui(self._memory_of, self._sources_of)
         await self._app(scope, receive, send)
 
 
@@ -40,6 +41,14 @@ async def _to_index(_: Request) -> Response:
     return RedirectResponse("/ui/", status_code=308)
 
 
-def ui_routes(memory_of: Callable[[], Memory]) -> list[Any]:
-    """/ui/ and what is under it; /ui itself redirects there."""
-    return [Route("/ui", _to_index, methods=["GET"]), Mount("/ui", app=_OnFirstUse(memory_of))]
+def _none() -> None:
+    return None
+
+
+def ui_routes(memory_of: Callable[[], Memory], sources_of: Callable[[], Any] = _none) -> list[Any]:
+    """/ui/ and what is under it; /ui itself redirects there. ``sources_of`` lends the
+    orient page the server's baselines and analytics engine (ui/orient_page.py)."""
+    return [
+        Route("/ui", _to_index, methods=["GET"]),
+        Mount("/ui", app=_OnFirstUse(memory_of, sources_of)),
+    ]

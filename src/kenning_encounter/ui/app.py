@@ -27,6 +27,7 @@ from kenning_encounter.memory.models import Provenance
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.server.info import package_version
 from kenning_encounter.ui import access, views
+from kenning_encounter.ui.orient_page import OrientReadings, OrientSources
 
 log = logging.getLogger(__name__)
 
@@ -99,9 +100,12 @@ def _int(request: Request, name: str) -> int:
 Page = Callable[[Memory, Request], tuple[str, dict[str, Any]]]
 
 
-def build_ui(memory_of: Callable[[], Memory]) -> Starlette:
+def build_ui(
+    memory_of: Callable[[], Memory], sources_of: Callable[[], OrientSources | None] = lambda: None
+) -> Starlette:
     """The inspector over whatever memory ``memory_of`` returns when a page is asked."""
     env = _environment()
+    readings = OrientReadings(sources_of)
     css = resources.files("kenning_encounter.ui").joinpath("static/ui.css").read_bytes()
 
     def html(template: str, status: int = 200, **values: Any) -> HTMLResponse:
@@ -146,6 +150,10 @@ def build_ui(memory_of: Callable[[], Memory]) -> Starlette:
             values.update(result=result, paged=paged)
         return "search.html", values
 
+    def orient(memory: Memory, _: Request) -> tuple[str, dict[str, Any]]:
+        view = readings.view(memory)
+        return "orient.html", {"title": "Orient", "view": view, "here": "orient"}
+
     def log_index(memory: Memory, request: Request) -> tuple[str, dict[str, Any]]:
         view = views.log_sessions(memory, _int(request, "page"))
         return "log.html", {"title": "Infusion log", "view": view, "here": "log"}
@@ -172,6 +180,7 @@ def build_ui(memory_of: Callable[[], Memory]) -> Starlette:
             Route("/", page(spine), methods=["GET"]),
             Route("/node/{node_id}", page(node), methods=["GET"]),
             Route("/search", page(search), methods=["GET"]),
+            Route("/orient", page(orient), methods=["GET"]),
             Route("/log", page(log_index), methods=["GET"]),
             Route("/log/{tag}", page(log_session), methods=["GET"]),
             Route("/login", login, methods=["GET"]),

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from kenning_encounter.errors import KenningError
-from kenning_encounter.memory import history
+from kenning_encounter.memory import gates, history
 from kenning_encounter.memory.models import Provenance, SearchResult, shown_session
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.memory.writes import is_node_id
@@ -138,8 +138,11 @@ def _link(node: NodeRecord) -> NodeLink:
 
 
 def _links(tx: ReadTx, ids: Sequence[str], hidden: frozenset[str]) -> list[NodeLink]:
-    """Ids as links, in their order; a hidden locus's node is left out, a gone one named so."""
-    return _named(ids, tx.get_nodes(list(dict.fromkeys(ids))), hidden)
+    """Ids as links, in their order; a hidden locus's node is left out, a gone one named so,
+    and one the classification gate withholds is left out as if never there."""
+    withheld: set[str] = set()
+    shown = [i for i in ids if i not in withheld]
+    return _named(shown, tx.get_nodes(list(dict.fromkeys(shown))), hidden)
 
 
 def _named(
