@@ -127,6 +127,10 @@ class GatedReads:
         edges = [e for e in sub.edges if e.source in shown and e.target in shown]
         return Subgraph(nodes=nodes, edges=edges)
 
+    def withheld_among(self, ids: Sequence[str]) -> set[str]:
+        wanted = list(dict.fromkeys(ids))
+        return {i for i, n in self._tx.get_nodes(wanted).items() if self._gate.hides(n)}
+
     # --- the spine: process nodes carry no classification, what they list does -----
     def clock(self) -> int:
         return self._tx.clock()
@@ -354,3 +358,11 @@ def view(store: GraphStore, tx: ReadTx) -> ReadTx:
     if isinstance(store, GatedStore) and not store.gate.open:
         return cast(ReadTx, GatedReads(tx, store.gate))
     return tx
+
+
+def withheld_among(tx: ReadTx, ids: Sequence[str]) -> set[str]:
+    """Which of ``ids`` name a node the read's gate withholds (not one gone): a page that
+    lists ids it kept elsewhere (the inspector's infusion log) leaves these out too."""
+    if not isinstance(tx, GatedReads):
+        return set()
+    return tx.withheld_among(ids)

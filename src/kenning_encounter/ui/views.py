@@ -140,7 +140,7 @@ def _link(node: NodeRecord) -> NodeLink:
 def _links(tx: ReadTx, ids: Sequence[str], hidden: frozenset[str]) -> list[NodeLink]:
     """Ids as links, in their order; a hidden locus's node is left out, a gone one named so,
     and one the classification gate withholds is left out as if never there."""
-    withheld: set[str] = set()
+    withheld = gates.withheld_among(tx, ids)
     shown = [i for i in ids if i not in withheld]
     return _named(shown, tx.get_nodes(list(dict.fromkeys(shown))), hidden)
 
