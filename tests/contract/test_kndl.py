@@ -411,3 +411,29 @@ def test_a_subject_or_source_spelt_like_a_fact_takes_a_name_of_its_own(
     got = {f["label"]: f for f in kndl.export_facts(store, MEM)}
     assert (got["fact:b"]["subject"], got["fact:c"]["source"]) == ("fact:a", "fact:a")
     assert got["fact:c"]["subject"] == "fact:b"
+
+
+def test_one_held_node_revised_twice_under_two_names_is_refused(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    m = Memory(store)
+    run(m, CI, MEM)
+    head = m.find_by_name("fact:cache-hit-rate-2026-05-16").node
+    folder = tmp_path / "twice"
+    folder.mkdir()
+    for slug, ref in [("a", "fact:cache-hit-rate-2026-05-16"), ("b", kndl.iri(MEM, head.id))]:
+        doc = {
+            "@context": {"@vocab": "urn:example:"},
+            "@id": f"fact:{slug}",
+            "@type": "Fact",
+            "statement": f"revision {slug}",
+            "supersedes": ref,
+        }
+        (folder / f"{slug}.fact.json").write_text(json.dumps(doc))
+    before = _state(store)
+    with pytest.raises(KenningError, match=rf"b\.fact\.json \(fact:b\)\.supersedes: {head.id}"):
+        run(m, folder, MEM)
+    assert _state(store) == before
+    (folder / "a.fact.json").unlink()  # by our IRI alone, it revises the held node
+    run(m, folder, MEM)
+    assert m.find_by_name("fact:b").history[0].id == head.id

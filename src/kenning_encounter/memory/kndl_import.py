@@ -125,11 +125,13 @@ def _waves(facts: Sequence[Fact]) -> list[list[Fact]]:
     depth: dict[str, int] = {}
     for f in facts:
         chain: list[Fact] = []
+        on_chain: set[str] = set()
         at: Fact | None = f
         while at is not None and at.id not in depth:
-            if at in chain:
+            if at.id in on_chain:
                 raise SupersessionRule(f.field("supersedes"), "the supersedes chain is a cycle")
             chain.append(at)
+            on_chain.add(at.id)
             at = by_id.get(at.supersedes) if at.supersedes else None
         base = depth[at.id] + 1 if at is not None else 0
         for i, item in enumerate(reversed(chain)):
@@ -242,6 +244,17 @@ def plan(store: GraphStore, facts: list[Fact], memory: str) -> _Plan:
                 raise SupersessionRule(
                     f.field(what), f"{ref} is superseded already (by {node.superseded_by})"
                 )
+    revisers: dict[str, Fact] = {}
+    for f in facts:
+        old = held.get(f.supersedes) if f.supersedes and f.supersedes not in ids else None
+        if old is None:
+            continue
+        if old.id in revisers:  # the same node named two ways (name, IRI)
+            raise SupersessionRule(
+                f.field("supersedes"),
+                f"{old.id} is revised by {revisers[old.id].id} too; a chain is a line",
+            )
+        revisers[old.id] = f
     waves = _waves(facts)
     types = _chain_types(facts, held)
     _names_free([f for wave in waves for f in wave], names, holders, held)
