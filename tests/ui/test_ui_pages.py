@@ -11,6 +11,7 @@ import hashlib
 
 import pytest
 
+from kenning_encounter.memory.models import shown_session
 from kenning_encounter.store.infusion_log import session_tag
 from tests.e2e.conftest import RunningServer, run_server
 from tests.ui.conftest import ALICE, BOB, BOB_PROMPT, REVISION_WHY, Seeded, get
@@ -38,6 +39,7 @@ def test_a_node_page_shows_its_chain_and_provenance(full: RunningServer, seeded:
     # What the versions rest on, down to the observation and the citation.
     assert "bob kiln reading" in page and "bob kiln manual" in page
     assert "kiln study" in page  # the encounter that wrote it
+    assert f"<code>{shown_session(BOB, None)}</code>" in page  # and its session, cut short
 
 
 def test_a_node_page_shows_world_time_and_what_links_to_it(

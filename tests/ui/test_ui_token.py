@@ -75,6 +75,9 @@ def test_a_one_time_code_sets_the_cookie_and_leaves_a_clean_url(guarded: Running
     assert {"httponly", "samesite=strict", "path=/ui"} <= set(flags)
     value = cookie.split(";")[0]
     assert get(guarded, "/ui/", cookie=value).status_code == 200
+    # Among other sites' cookies on the same host, however odd, it still opens the page.
+    crowded = f'theme=dark; odd="x\\y; {value}; other=1'
+    assert get(guarded, "/ui/", cookie=crowded).status_code == 200
     assert get(guarded, "/ui/log", cookie=value).status_code == 200
     # A code is taken once.
     assert _login(guarded, code).status_code == 401

@@ -23,6 +23,7 @@ from kenning_encounter.memory.writes import is_node_id
 from kenning_encounter.store.infusion_log import KeepsInfusionLog, LogEntry, LogSession
 from kenning_encounter.store.port import ReadTx
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
+from kenning_encounter.ui.author import Author, author_of
 
 PAGE: Final = 20
 MAX_PAGE: Final = 500  # past this a page number is refused: pages are for reading
@@ -92,6 +93,7 @@ class NodeView:
     inbound: list[LinkView]
     outbound: list[LinkView]
     world: dict[str, str]
+    author: Author
 
 
 @dataclass(frozen=True)
@@ -241,14 +243,14 @@ def node(memory: Memory, node_id: str) -> NodeView:
     if not is_node_id(node_id):
         raise NotShown(f"node: {node_id!r} is not a node id")
 
-    def work(tx: ReadTx) -> tuple[NodeRecord, EncounterRecord | None, list[EdgeRecord]]:
+    def work(tx: ReadTx) -> tuple[NodeRecord, EncounterRecord | None, list[EdgeRecord], Author]:
         found = tx.get_node(node_id)
         if found is None or found.locus in hidden:
             raise NotShown(f"node: no node {node_id} is held here")
         encounter = tx.get_encounter(found.encounter) if found.encounter else None
-        return found, encounter, tx.edges_of(node_id)
+        return found, encounter, tx.edges_of(node_id), author_of(tx, found, encounter)
 
-    held, encounter, edges = memory.store.read(work)
+    held, encounter, edges, author = memory.store.read(work)
     chain = history.chain_history(memory.store, node_id, hidden_loci=hidden)
     provenance = memory.trace_provenance(node_id)
 
@@ -275,6 +277,7 @@ def node(memory: Memory, node_id: str) -> NodeView:
         inbound=inbound,
         outbound=outbound,
         world=world,
+        author=author,
     )
 
 
