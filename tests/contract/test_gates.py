@@ -189,8 +189,11 @@ def test_every_read_of_the_port_is_gated(store: GraphStore, planted: dict[str, s
         }
 
     answers = Memory(store).store.read(work)
+    answers["fulltext"] = Memory(store).store.fulltext(f"lantern {MARK}", limit=50)
     for op, answer in answers.items():
         assert _leaks(answer, planted) == set(), op
+    hits = Memory(store, granted=ALL).store.fulltext(f"lantern {MARK}", limit=50)
+    assert ward in {h.id for h in hits}
     assert answers["edge_exists"] is False and answers["get_node"] is None
     granted = Memory(store, granted=ALL).store.read(work)
     assert granted["get_node"] is not None and granted["edge_exists"] is True
