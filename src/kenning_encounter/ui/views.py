@@ -10,7 +10,7 @@ Each listing is a page of a bounded size; nothing here reads the whole graph.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -139,12 +139,19 @@ def _link(node: NodeRecord) -> NodeLink:
     return NodeLink(node.id, node.name, node.type, node.is_head)
 
 
-def _links(tx: ReadTx, ids: Sequence[str], hidden: frozenset[str]) -> list[NodeLink]:
-    """Ids as links, in their order; a hidden locus's node is left out, a gone one named so,
-    and one the classification gate withholds is left out as if never there."""
-    withheld = gates.withheld_among(tx, ids)
-    shown = [i for i in ids if i not in withheld]
-    return _named(shown, tx.get_nodes(list(dict.fromkeys(shown))), hidden)
+def _linker(
+    tx: ReadTx, every: Sequence[str], hidden: frozenset[str]
+) -> Callable[[Sequence[str]], list[NodeLink]]:
+    """Lists of ids as links, in their order, the gate and the nodes read once for all: a
+    hidden locus's node is left out, a gone one named so, and one the classification
+    gate withholds is left out as if never there."""
+    withheld = gates.withheld_among(tx, every)
+    nodes = tx.get_nodes([i for i in dict.fromkeys(every) if i not in withheld])
+
+    def links(ids: Sequence[str]) -> list[NodeLink]:
+        return _named([i for i in ids if i not in withheld], nodes, hidden)
+
+    return links
 
 
 def _named(
@@ -323,15 +330,9 @@ def log_entries(memory: Memory, tag: str, page: int) -> LogEntriesView:
         raise NotShown(f"session: no infusion log for {tag!r}")
 
     def work(tx: ReadTx) -> list[EntryView]:
-        return [
-            EntryView(
-                e,
-                _links(tx, e.bodies, hidden),
-                _links(tx, e.standing, hidden),
-                _links(tx, e.cut, hidden),
-            )
-            for e in found[:PAGE]
-        ]
+        page = found[:PAGE]
+        links = _linker(tx, [i for e in page for i in (*e.bodies, *e.standing, *e.cut)], hidden)
+        return [EntryView(e, links(e.bodies), links(e.standing), links(e.cut)) for e in page]
 
     return LogEntriesView(
         page=page,
