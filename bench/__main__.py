@@ -35,6 +35,7 @@ BENCHES: dict[str, str] = {
     "scale": "bench.scale_bench",
     "startup": "bench.startup_bench",
     "ui": "bench.ui_bench",
+    "asof": "bench.asof_bench",
 }
 # Only these take --nodes (their one size); the others measure their own sizes.
 SIZED = frozenset({"scale", "ui"})

@@ -242,6 +242,11 @@ class ReEntry(BaseModel):
         default=None, description="The encounter this call sealed with close_summary."
     )
     recent_sessions: list[EncounterOut] = Field(default_factory=list[EncounterOut])
+    as_of: int | None = Field(
+        default=None,
+        description="With as_of: the tick the lists below read the memory at (the encounter "
+        "itself is opened now).",
+    )
     open_questions: list[NodeOut] = Field(default_factory=list[NodeOut])
     live_hypotheses: list[NodeOut] = Field(default_factory=list[NodeOut])
     recent_concepts: list[NodeOut] = Field(default_factory=list[NodeOut])
@@ -351,6 +356,9 @@ class SearchResult(BaseModel):
     hits: list[InlineHit]
     total_shown: SkipJsonSchema[int] = Internal
     note: str = ""
+    as_of: int | None = Field(
+        default=None, description="With as_of: the tick this answer reads the memory at."
+    )
 
 
 class NameLookup(BaseModel):
@@ -360,6 +368,9 @@ class NameLookup(BaseModel):
     )
     history: list[NodeOut] = Field(
         default_factory=list[NodeOut], description="Older revisions, newest first."
+    )
+    as_of: int | None = Field(
+        default=None, description="With as_of: the tick this answer reads the memory at."
     )
 
 
@@ -379,6 +390,9 @@ class Provenance(BaseModel):
         default_factory=list[Revision], description="The supersession history, newest first."
     )
     recorded_in: EncounterOut | None = None
+    as_of: int | None = Field(
+        default=None, description="With as_of: the tick this answer reads the memory at."
+    )
     depth: SkipJsonSchema[int] = Internal
     grounding_total: int | None = Field(
         default=None,

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from kenning_encounter.errors import InvalidInput, NotFound
-from kenning_encounter.memory import validate
+from kenning_encounter.memory import asof, validate
 from kenning_encounter.memory.models import (
     EdgeOut,
     EncounterOut,
@@ -71,6 +71,7 @@ def search(
     when: str | None = None,
     now: datetime | None = None,
     hidden_loci: frozenset[str] = frozenset(),
+    as_of: int | str | None = None,
 ) -> SearchResult:
     """Nodes by their words, best first. ``when`` keeps only nodes whose time (world time
     where the node states it, else record time) falls in it; without ``when``, a time the
@@ -81,6 +82,8 @@ def search(
         raise InvalidInput("limit", f"must be between 1 and {MAX_LIMIT}", value=limit)
     for i, t in enumerate(types or []):
         validate.node_type(t, f"types[{i}]")
+    if as_of is not None:
+        asof.check(as_of)
     moment = now or datetime.now(UTC)
     window = when_window(when, moment) if when is not None else None
     boost = read_time(text, now=moment) if window is None else None
@@ -92,8 +95,14 @@ def search(
         words = words.strip() or text
     # Over-fetch when loci are hidden or time filters, so neither starves the result.
     fetch = _WHEN_FETCH if window is not None else limit * 3 if hidden_loci or boost else limit
-    hits = store.fulltext(words, types=types, heads_only=not include_superseded, limit=fetch)
-    nodes = store.read(lambda tx: tx.get_nodes([h.id for h in hits]))
+    past: asof.Moment | None = None
+    if as_of is None:
+        hits = store.fulltext(words, types=types, heads_only=not include_superseded, limit=fetch)
+        nodes = store.read(lambda tx: tx.get_nodes([h.id for h in hits]))
+    else:  # the memory as it stood at a past tick (memory/asof.py)
+        hits, nodes, past = asof.search_hits(
+            store, as_of, words, types=types, include_superseded=include_superseded, limit=fetch
+        )
     scored: list[tuple[NodeRecord, float]] = []
     for hit in hits:
         node = nodes.get(hit.id)
@@ -116,7 +125,15 @@ def search(
     if not shown:
         hint = "try other words, fewer type filters or a wider when" if window else ""
         note = f"nothing matched; {hint or 'try other words or fewer type filters'}"
-    return SearchResult(query=text, hits=shown, total_shown=len(shown), note=note)
+    if past is not None:
+        note = f"{past.note()}; {note}" if note else past.note()
+    return SearchResult(
+        query=text,
+        hits=shown,
+        total_shown=len(shown),
+        note=note,
+        as_of=past.tick if past is not None else None,
+    )
 
 
 def _chain_back(
@@ -151,11 +168,18 @@ def _head_of(tx: ReadTx, node: NodeRecord) -> NodeRecord:
 
 
 def find_by_name(
-    store: GraphStore, name: str, *, hidden_loci: frozenset[str] = frozenset()
+    store: GraphStore,
+    name: str,
+    *,
+    hidden_loci: frozenset[str] = frozenset(),
+    as_of: int | str | None = None,
 ) -> NameLookup:
     ref = validate.text(name, "name", required=True, limit=validate.MAX_NAME)
+    if as_of is not None:
+        asof.check(as_of)
 
     def work(tx: ReadTx) -> NameLookup | None:
+        tx = asof.view(tx, as_of)  # as the memory stood then, when as_of names a past
         # A name first (names are exact), else an id, as the tool promises.
         node_id = tx.head_id_by_name(ref) or (ref if is_node_id(ref) else None)
         node = tx.get_node(node_id) if node_id else None
@@ -166,11 +190,14 @@ def find_by_name(
             return None
         history = [NodeOut.of(n) for n, _ in _chain_back(tx, head, hidden_loci)]
         resolved_from = node.id if head.id != node.id else None
-        return NameLookup(node=NodeOut.of(head), resolved_from=resolved_from, history=history)
+        found = NameLookup(node=NodeOut.of(head), resolved_from=resolved_from, history=history)
+        past = asof.moment_of(tx)
+        found.as_of = past.tick if past is not None else None
+        return found
 
     found = store.read(work)
     if found is None:
-        similar = search(store, ref, limit=5, hidden_loci=hidden_loci).hits
+        similar = search(store, ref, limit=5, hidden_loci=hidden_loci, as_of=as_of).hits
         hint = (
             "similar names: " + ", ".join(repr(h.name) for h in similar)
             if similar
@@ -181,13 +208,22 @@ def find_by_name(
 
 
 def trace_provenance(
-    store: GraphStore, ref: str, *, depth: int = 5, hidden_loci: frozenset[str] = frozenset()
+    store: GraphStore,
+    ref: str,
+    *,
+    depth: int = 5,
+    hidden_loci: frozenset[str] = frozenset(),
+    as_of: int | str | None = None,
 ) -> Provenance:
     target = validate.text(ref, "ref", required=True, limit=validate.MAX_NAME)
     if not 1 <= depth <= MAX_DEPTH:
         raise InvalidInput("depth", f"must be between 1 and {MAX_DEPTH}", value=depth)
 
+    if as_of is not None:
+        asof.check(as_of)
+
     def work(tx: ReadTx) -> Provenance:
+        tx = asof.view(tx, as_of)  # as the memory stood then, when as_of names a past
         node = resolve(tx, target, "ref")
         if not _visible(node, hidden_loci):
             raise NotFound("node", target)
@@ -216,7 +252,7 @@ def trace_provenance(
         ]
         revisions = [Revision(id=n.id, name=n.name, revision_why=why) for n, why in chain]
         encounter = tx.get_encounter(node.encounter) if node.encounter else None
-        return Provenance(
+        traced = Provenance(
             node=NodeOut.of(node),
             grounding=[NodeOut.of(n, max_description=_SEARCH_PREVIEW) for n in grounding],
             edges=edges,
@@ -224,5 +260,8 @@ def trace_provenance(
             recorded_in=EncounterOut.of(encounter) if encounter else None,
             depth=depth,
         )
+        past = asof.moment_of(tx)
+        traced.as_of = past.tick if past is not None else None
+        return traced
 
     return store.read(work)

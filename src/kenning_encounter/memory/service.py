@@ -132,6 +132,7 @@ class Memory:
         include_superseded: bool = False,
         when: str | None = None,
         now: datetime | None = None,
+        as_of: int | str | None = None,
     ) -> SearchResult:
         return reads.search(
             self.store,
@@ -142,13 +143,18 @@ class Memory:
             when=when,
             now=now,
             hidden_loci=self.hidden_loci,
+            as_of=as_of,
         )
 
-    def find_by_name(self, name: str) -> NameLookup:
-        return reads.find_by_name(self.store, name, hidden_loci=self.hidden_loci)
+    def find_by_name(self, name: str, *, as_of: int | str | None = None) -> NameLookup:
+        return reads.find_by_name(self.store, name, hidden_loci=self.hidden_loci, as_of=as_of)
 
-    def trace_provenance(self, ref: str, *, depth: int = 5) -> Provenance:
-        return reads.trace_provenance(self.store, ref, depth=depth, hidden_loci=self.hidden_loci)
+    def trace_provenance(
+        self, ref: str, *, depth: int = 5, as_of: int | str | None = None
+    ) -> Provenance:
+        return reads.trace_provenance(
+            self.store, ref, depth=depth, hidden_loci=self.hidden_loci, as_of=as_of
+        )
 
     def read_cypher(self, query: str, params: dict[str, Any] | None = None) -> CypherResult:
         if self.hidden_loci:

@@ -303,8 +303,9 @@ def delete_entities(store: GraphStore, session_id: str, refs: Sequence[str]) -> 
                     value=items[i],
                 )
         # Newest first: each deletion then leaves the one before it the chain's head.
+        # An undo keeps the past: a read as of an earlier tick still finds the node.
         for node in sorted(targets, key=lambda n: (n.tick, n.ord), reverse=True):
-            tx.delete_node(node.id)
+            tx.delete_node(node.id, keep_past=True)
         tx.touch_encounter(encounter.name)
         return Deleted(encounter=encounter.name, tick=tx.tick, deleted=[n.id for n in targets])
 

@@ -9,11 +9,13 @@ from pydantic import Field
 
 from kenning_encounter.analytics.panel import Panel
 from kenning_encounter.analytics.reports import AlgorithmReport, ProjectionInfo
+from kenning_encounter.memory import asof
 from kenning_encounter.server.calls import ToolContext, run_tool
 from kenning_encounter.server.context import AppContext
 from kenning_encounter.server.holds import split_handle
+from kenning_encounter.server.params import AsOf
 from kenning_encounter.server.registry import ToolKind, ToolRegistrar
-from kenning_encounter.store.port import Subgraph
+from kenning_encounter.store.port import ReadTx, Subgraph
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 
 ProjectionName = Annotated[
@@ -32,6 +34,10 @@ TopK = Annotated[int, Field(ge=1, le=100, description="How many nodes to list. E
 
 def _graph(app: AppContext) -> tuple[list[NodeRecord], list[EdgeRecord]]:
     sub: Subgraph = app.store.read(lambda tx: tx.authored_graph())
+    return _visible(app, sub)
+
+
+def _visible(app: AppContext, sub: Subgraph) -> tuple[list[NodeRecord], list[EdgeRecord]]:
     hidden = app.memory.hidden_loci
     if not hidden:
         return sub.nodes, sub.edges
@@ -49,7 +55,30 @@ def _current_encounter(app: AppContext, session_id: str | None) -> str | None:
     return found.name if found else None
 
 
-def _orient(app: AppContext, session_id: str | None, budget: int, top_k: int) -> Panel:
+def _orient_then(app: AppContext, as_of: int | str, budget: int, top_k: int) -> Panel:
+    """The panel over the graph as it stood at a past tick (memory/asof.py): no drift,
+    and no baseline saved (a reading of the past is no step of the present)."""
+    from kenning_encounter.analytics.orient import build_panel
+
+    asof.check(as_of)
+    services = app.require_services()
+
+    def work(tx: ReadTx) -> tuple[Subgraph, int]:
+        then = asof.view(tx, as_of)
+        past = asof.moment_of(then)
+        return then.authored_graph(), past.tick if past is not None else 0
+
+    sub, tick = app.store.read(work)
+    nodes, edges = _visible(app, sub)
+    panel = build_panel(nodes, edges, budget_chars=budget, top_k=top_k, engine=services.engine)
+    return panel.model_copy(update={"text": f"As of tick {tick}.\n{panel.text}"})
+
+
+def _orient(
+    app: AppContext, session_id: str | None, budget: int, top_k: int, as_of: int | str | None
+) -> Panel:
+    if as_of is not None:
+        return _orient_then(app, as_of, budget, top_k)
     # Imported on the first reading: it brings igraph, numpy and scipy.
     from kenning_encounter.analytics.orient import orient_panel
 
@@ -108,14 +137,16 @@ def register(tools: ToolRegistrar) -> None:
             ),
         ] = 8_000,
         top_k: TopK = 10,
+        as_of: AsOf = None,
     ) -> Annotated[CallToolResult, Panel]:
         """One call over the authored graph (process edges excluded): mass, frontier mass and
         their divergence, betweenness, communities, components, fragility, weave audit, drift,
         and the frontier (open questions, untested hypotheses, ungrounded concepts). Built
-        against rich-get-richer feedback: what mass makes prominent is never all it shows."""
+        against rich-get-richer feedback: what mass makes prominent is never all it shows.
+        With `as_of`, the graph as it stood at that past tick (no drift, nothing saved)."""
         return await run_tool(
             ctx,
-            lambda app: _orient(app, session_id, budget_chars, top_k),
+            lambda app: _orient(app, session_id, budget_chars, top_k, as_of),
             lambda p: p.text,
             deadline=deadline,
             exclude=TEXT_VIEW,

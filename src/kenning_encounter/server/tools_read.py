@@ -24,7 +24,7 @@ from kenning_encounter.server.outputs import (
     Vocabulary,
     fit_provenance,
 )
-from kenning_encounter.server.params import NodeRef
+from kenning_encounter.server.params import AsOf, NodeRef
 from kenning_encounter.server.registry import ToolKind, ToolRegistrar
 
 
@@ -71,6 +71,7 @@ def register(tools: ToolRegistrar) -> None:
                 "never filters.",
             ),
         ] = None,
+        as_of: AsOf = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Find nodes by the words in their names and descriptions, best match first;
         `when` keeps only those of a time, and a time the query names ranks them first."""
@@ -82,6 +83,7 @@ def register(tools: ToolRegistrar) -> None:
                 limit=limit,
                 include_superseded=include_superseded,
                 when=when,
+                as_of=as_of,
             ),
             render.search,
             deadline=deadline,
@@ -90,12 +92,13 @@ def register(tools: ToolRegistrar) -> None:
 
     @tools.tool(ToolKind.READ, title="Look a node up by name")
     async def find_by_name(
-        ctx: ToolContext, name: NodeRef
+        ctx: ToolContext, name: NodeRef, as_of: AsOf = None
     ) -> Annotated[CallToolResult, NameLookup]:
-        """The live node carrying this name (or id), with its older revisions."""
+        """The live node carrying this name (or id), with its older revisions; with `as_of`,
+        the node that was live then, as it was then."""
         return await run_tool(
             ctx,
-            lambda app: app.memory.find_by_name(name),
+            lambda app: app.memory.find_by_name(name, as_of=as_of),
             render.name_lookup,
             deadline=deadline,
             quick=True,
@@ -111,6 +114,7 @@ def register(tools: ToolRegistrar) -> None:
                 ge=1, le=10, description="How many evidence hops to walk back, 1-10. Example: 5."
             ),
         ] = 5,
+        as_of: AsOf = None,
     ) -> Annotated[CallToolResult, Provenance]:
         """Walk back from a node along its evidence (GROUNDS, SUPPORTS, OBSERVED_AT, ...): what
         it rests on, its revisions and the encounter that recorded it. A long trace is cut
@@ -118,7 +122,7 @@ def register(tools: ToolRegistrar) -> None:
         return await run_tool(
             ctx,
             lambda app: fit_provenance(
-                app.memory.trace_provenance(ref, depth=depth), PROVENANCE_CHARS
+                app.memory.trace_provenance(ref, depth=depth, as_of=as_of), PROVENANCE_CHARS
             ),
             render.provenance,
             deadline=deadline,

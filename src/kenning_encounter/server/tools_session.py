@@ -7,11 +7,12 @@ from typing import Annotated
 from mcp_types import CallToolResult
 from pydantic import Field
 
+from kenning_encounter.memory import asof
 from kenning_encounter.memory.models import Closed, ReEntry
 from kenning_encounter.server import render
 from kenning_encounter.server.calls import ToolContext, run_tool
 from kenning_encounter.server.context import AppContext
-from kenning_encounter.server.params import SessionId
+from kenning_encounter.server.params import AsOf, SessionId
 from kenning_encounter.server.registry import ToolKind, ToolRegistrar
 
 
@@ -37,16 +38,29 @@ def register(tools: ToolRegistrar) -> None:
                 "the auth client; no backoff jitter.'",
             ),
         ] = None,
+        as_of: AsOf = None,
     ) -> Annotated[CallToolResult, ReEntry]:
         """Open your session's next encounter before recording anything.
 
         Returns the re-entry payload: recent encounters, open questions, live
-        hypotheses, recent concepts, and encounters other sessions left unsealed.
+        hypotheses, recent concepts, and encounters other sessions left unsealed; with
+        `as_of`, those lists as the memory stood at that past tick.
         """
 
         def work(app: AppContext) -> ReEntry:
             locus = app.hold(session_id)
+            # A bad as_of is refused before anything is written.
+            past = as_of
+            then = (
+                app.memory.store.read(lambda tx: asof.moment(tx, past))
+                if past is not None
+                else None
+            )
             opened = app.memory.advance_encounter(locus, purpose, close_summary=close_summary)
+            if then is not None:  # the payload's lists as the memory stood then
+                opened = asof.reentry_then(
+                    app.memory.store, opened, locus, then, hidden=app.memory.hidden_loci
+                )
             return opened.model_copy(update={"handle": app.holds.handle(locus)})
 
         return await run_tool(ctx, work, render.reentry)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, LiteralString, Protocol, TypeVar
 
 from kenning_encounter.store.ledger import SessionLedgers
+from kenning_encounter.store.past import StatusMove
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 
 T = TypeVar("T")
@@ -154,6 +155,30 @@ class RelationReads(Protocol):
         ...
 
 
+class PastReads(Protocol):
+    """The record of the past beside the memory (store/ops/past.py), for as_of reads."""
+
+    def moves_after(self, node_ids: Sequence[str], tick: int) -> list[StatusMove]: ...
+
+    def ended_edges_at(self, tick: int) -> list[EdgeRecord]:
+        """Relations an agent deleted after ``tick`` that stood at it."""
+        ...
+
+    def ended_nodes_at(self, tick: int) -> list[NodeRecord]:
+        """Nodes an agent deleted after ``tick`` that stood at it, as they were deleted."""
+        ...
+
+    def edges_into(self, node_ids: Sequence[str], rels: Sequence[str]) -> list[EdgeRecord]: ...
+
+    def edges_out_of(self, node_ids: Sequence[str], rels: Sequence[str]) -> list[EdgeRecord]: ...
+
+    def nodes_named(self, name: str) -> list[NodeRecord]: ...
+
+    def nodes_upto(self, node_type: str, tick: int) -> list[NodeRecord]: ...
+
+    def tick_at(self, at: str) -> int: ...
+
+
 class WriteContext(Protocol):
     """The one tick and the one timestamp of a write."""
 
@@ -189,8 +214,11 @@ class NodeWrites(Protocol):
 
     def set_status(self, node_id: str, status: str) -> None: ...
 
-    def delete_node(self, node_id: str) -> None:
-        """Delete a node; a node it revised becomes a head again under its own name."""
+    def delete_node(self, node_id: str, *, keep_past: bool = False) -> None:
+        """Delete a node; a node it revised becomes a head again under its own name.
+        ``keep_past`` (an agent's undo) keeps the node and its edges in the record of the
+        past, so a read as of an earlier tick still finds them; without it (an operator's
+        hard deletion) nothing about the node is kept."""
         ...
 
 
@@ -312,7 +340,7 @@ class LoadWrites(Protocol):
         ...
 
 
-class ReadTx(SpineReads, NodeReads, RelationReads, Protocol):
+class ReadTx(SpineReads, NodeReads, RelationReads, PastReads, Protocol):
     """What a read unit of work is handed."""
 
 

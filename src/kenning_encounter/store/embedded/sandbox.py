@@ -225,7 +225,14 @@ class CypherSandbox:
 # The store's own bookkeeping: tables no query should see (DESIGN §4: read_cypher reads the
 # graph; the infusion ledger is no part of it), and columns that mirror edges (RECORDED,
 # SUPERSEDES) for the store's lookups.
-INTERNAL_TABLES: Final = ("Meta", "NameKey", "SourceKey", "LedgerSession", "InfusionLogEntry")
+INTERNAL_TABLES: Final = (
+    "Meta",
+    "NameKey",
+    "SourceKey",
+    "LedgerSession",
+    "InfusionLogEntry",
+    "Past",
+)
 MIRROR_COLUMNS: Final = ("encounter", "locus", "superseded_by")
 
 

@@ -17,6 +17,8 @@ from typing import Final
 
 from kenning_encounter.store.embedded.infusion_log import CREATE_TABLE as INFUSION_LOG_TABLE
 from kenning_encounter.store.embedded.ledger import CREATE_TABLE as LEDGER_TABLE
+from kenning_encounter.store.embedded.past import BACKFILL as PAST_BACKFILL
+from kenning_encounter.store.embedded.past import CREATE_TABLE as PAST_TABLE
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, NodeType, RelationType
 
 SCHEMA_VERSION: Final = 10
@@ -143,8 +145,9 @@ def _v9() -> list[str]:
 
 
 def _v10() -> list[str]:
-    # v10: reserved for the record-time history as_of reads need (#16 item 2); nothing yet.
-    return []
+    # v10: the record of the past as_of reads need (store/ops/past.py), backfilled with
+    # the status moves the graph's relations still show (store/embedded/past.py).
+    return [PAST_TABLE, *PAST_BACKFILL]
 
 
 MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {

@@ -15,13 +15,14 @@ import ladybug
 
 from kenning_encounter.errors import EngineError, StoreError
 from kenning_encounter.store.embedded import engine
+from kenning_encounter.store.embedded import past as past_text
 from kenning_encounter.store.embedded import queries as q
 from kenning_encounter.store.embedded.nodecache import LazySnapshot
 from kenning_encounter.store.embedded.textindex import IndexDoc
 from kenning_encounter.store.ids import component_key, type_of_id
 from kenning_encounter.store.ops.base import node_record
-from kenning_encounter.store.ops.graph import RelationOps
 from kenning_encounter.store.ops.load import LoadOps
+from kenning_encounter.store.ops.past import PastOps
 from kenning_encounter.store.ops.spine import SpineOps
 from kenning_encounter.store.port import DumpedNode
 from kenning_encounter.store.records import NodeRecord
@@ -66,8 +67,9 @@ def node_from_row(row: list[Any]) -> NodeRecord:
     )
 
 
-class EmbeddedTx(SpineOps, RelationOps, LoadOps):
+class EmbeddedTx(SpineOps, PastOps, LoadOps):
     _spine = q.SPINE_TEXT
+    _past = past_text.PAST_TEXT
     _nodes = q.NODE_TEXT
     _relations = q.RELATION_TEXT
     _load = q.LOAD_TEXT

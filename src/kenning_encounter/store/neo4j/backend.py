@@ -28,7 +28,7 @@ from kenning_encounter.errors import (
     StoreError,
 )
 from kenning_encounter.store.cypher_guard import check_params
-from kenning_encounter.store.neo4j import engine
+from kenning_encounter.store.neo4j import engine, past
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j import text as lexical
 from kenning_encounter.store.neo4j.baselines import Neo4jBaselines
@@ -269,6 +269,14 @@ class Neo4jStore:
                         tx, q.SCHEMA_VERSION_SET, meta, read=_consume, tracer=tracer, ns=ns
                     )
                 )
+            # The record of the past as_of reads stand on, for a memory made before it.
+            s.execute_write(
+                lambda tx: past.backfill(
+                    lambda st: engine.execute(
+                        tx, st, None, read=engine.all_rows, tracer=tracer, ns=ns
+                    )
+                )
+            )
             if int(text_format) != q.TEXT_FORMAT:
                 docs, _ = s.execute_write(lambda tx: lexical.rederive(self._tx(tx, write=True)))
                 log.info("derived lexical tokens for %d nodes", docs)

@@ -27,6 +27,7 @@ from kenning_encounter.store.neo4j.ledger import LEGACY_CONSTRAINTS as LEDGER_LE
 from kenning_encounter.store.neo4j.ledger import LEGACY_INDEXES as LEDGER_LEGACY_INDEXES
 from kenning_encounter.store.neo4j.ledger import SCHEMA as LEDGER_SCHEMA
 from kenning_encounter.store.neo4j.meanings import SCHEMA as MEANING_SCHEMA
+from kenning_encounter.store.neo4j.past import SCHEMA as PAST_SCHEMA
 from kenning_encounter.store.ops.text import (
     LoadText,
     NodeText,
@@ -119,6 +120,7 @@ def schema_statements() -> list[tuple[str, LiteralString]]:
     out += LEDGER_SCHEMA  # the infusion ledger's own labels, beside the memory
     out += MEANING_SCHEMA + BASELINE_SCHEMA  # derived data every replica shares
     out += INFUSION_LOG_SCHEMA  # the inspector's infusion log, beside the memory
+    out += PAST_SCHEMA  # the record of the past as_of reads stand on
     out += classified.schema()  # retention and the classification gate (classified.py)
     return out
 

@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any, Final, LiteralString
 from kenning_encounter.errors import StoreError
 from kenning_encounter.store.ids import component_key, group_by_type
 from kenning_encounter.store.neo4j import engine
+from kenning_encounter.store.neo4j import past as past_text
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j.namespace import Namespace
 from kenning_encounter.store.neo4j.text import text_props
 from kenning_encounter.store.ops.base import edge_from_row, node_record
-from kenning_encounter.store.ops.graph import RelationOps
 from kenning_encounter.store.ops.load import LoadOps
+from kenning_encounter.store.ops.past import PastOps
 from kenning_encounter.store.ops.spine import SpineOps
 from kenning_encounter.store.port import DumpedNode
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
@@ -61,8 +62,9 @@ _EDGES_EACH: Final[dict[str, LiteralString]] = {
 }
 
 
-class Neo4jTx(SpineOps, RelationOps, LoadOps):
+class Neo4jTx(SpineOps, PastOps, LoadOps):
     _spine = q.SPINE_TEXT
+    _past = past_text.PAST_TEXT
     _nodes = q.NODE_TEXT
     _relations = q.RELATION_TEXT
     _load = q.LOAD_TEXT

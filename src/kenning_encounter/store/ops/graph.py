@@ -41,6 +41,19 @@ class NodeOps(Statements):
     def _on_reindex(self, node: NodeRecord) -> None:
         """A node's head-ness changed: its entry in a text index may follow."""
 
+    # --- the record of the past as_of reads stand on (store/ops/past.py keeps it) -----
+    def _keep_status(self, node: NodeRecord, status: str) -> None:
+        """``node`` (as it is before) moves to ``status`` in this write."""
+
+    def _keep_edge(self, edge: EdgeRecord) -> None:
+        """``edge`` is deleted in this write."""
+
+    def _keep_node(self, node: NodeRecord) -> None:
+        """``node`` and its edges are deleted by an agent in this write."""
+
+    def _drop_past(self, node_id: str) -> None:
+        """``node_id`` is hard-deleted: nothing about it is kept, in the past either."""
+
     # --- reads ---------------------------------------------------------------------
     def get_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
         return self._fetch_nodes(node_ids)
@@ -97,16 +110,23 @@ class NodeOps(Statements):
         label = type_of_id(node_id)
         if label is None:
             raise StoreError(f"internal: bad node id {node_id!r}")
+        before = self.get_node(node_id)
+        if before is not None and before.status != status:
+            self._keep_status(before, status)
         self._on_changed(node_id)
         query = self.render(self._nodes.node_set_status, label=label)
         self.rows(query, {"id": node_id, "status": status})
 
-    def delete_node(self, node_id: str) -> None:
+    def delete_node(self, node_id: str, *, keep_past: bool = False) -> None:
         self._require_writable()
         node = self.get_node(node_id)
         if node is None:
             return
         _ = self.tick
+        if keep_past:
+            self._keep_node(node)
+        else:
+            self._drop_past(node_id)
         self.rows(self._nodes.name_drop, {"name": node.name, "id": node_id})
         if node.type == "Component":
             self.rows(self._nodes.source_drop, {"key": component_key(node), "id": node_id})
@@ -216,6 +236,9 @@ class RelationOps(NodeOps):
             return
         _ = self.tick
         text = self._relations
+        for edge in self._edges_many(text.edges_out_many, [source], [rel_type]):
+            if edge.target == target:
+                self._keep_edge(edge)
         query = self.render(text.edge_delete, source=s_label, target=t_label, rel=rel_type)
         self.rows(query, {"s": source, "t": target})
         if rel_type == "SUPERSEDES":

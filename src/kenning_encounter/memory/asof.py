@@ -1,0 +1,394 @@
+"""The memory as it stood right after a past tick: the ground every ``as_of`` read stands on.
+
+Record time is exact here because the spine orders every write: a node came at its tick,
+a SUPERSEDES edge ended its target's headship at the edge's tick, and what changes after
+it is written (a status move, a relation or node an agent deleted) is kept beside the
+memory with its tick (store/ops/past.py). So the answer at tick T is reconstructed, not
+approximated: nodes made after T are absent, a version superseded after T is still the
+head at T, a status moved after T reads as it was, a relation deleted after T is there.
+
+What an operator hard-deleted is gone from every tick: its tombstone count on the spine is
+what remains. A store made before this record existed was backfilled from the relations
+that still give a status; deletions made before then left nothing to read back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from kenning_encounter.errors import InvalidInput
+from kenning_encounter.memory.models import EncounterOut, NodeOut, ReEntry
+from kenning_encounter.store.port import GraphStore, ReadTx, SearchHit, Subgraph
+from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
+from kenning_encounter.textproc import tokenize
+from kenning_encounter.vocabulary import (
+    AUTHORED_NODE_TYPES,
+    AUTHORED_RELATION_TYPES,
+    FRONTIER_STATUSES,
+)
+
+AS_OF_HELP = (
+    "pass a tick (a whole number such as 42: every write's answer names its tick) or an "
+    "ISO-8601 time such as '2026-05-01T12:00:00Z' (read as the last tick at or before it; "
+    "a time without a zone is UTC); omit as_of for the memory as it is now"
+)
+_TICK = re.compile(r"^[+-]?\d+$")
+_MAX_TERMS = 64  # as many query terms as the text index reads
+
+
+@dataclass(frozen=True, slots=True)
+class Moment:
+    """A past the caller asked for: the tick, and what they wrote to name it."""
+
+    tick: int
+    asked: str
+
+    def note(self) -> str:
+        named = (
+            "" if self.asked == str(self.tick) else f", the last write at or before {self.asked}"
+        )
+        return f"as of tick {self.tick}{named}"
+
+
+def stamp(moment: datetime) -> str:
+    """A time in the form the stores keep their timestamps (UTC, milliseconds, Z)."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def check(as_of: object) -> int | datetime:
+    """``as_of`` read without the store: a tick, or a time. Garbage is refused by field."""
+    if isinstance(as_of, bool) or not isinstance(as_of, int | str):
+        raise InvalidInput("as_of", f"must be a tick or an ISO-8601 time; {AS_OF_HELP}")
+    if isinstance(as_of, int):
+        tick = as_of
+    else:
+        raw = as_of.strip()
+        if not _TICK.match(raw):
+            try:
+                when = datetime.fromisoformat(raw)
+            except ValueError:
+                raise InvalidInput(
+                    "as_of", f"{raw[:60]!r} is neither a tick nor an ISO-8601 time; {AS_OF_HELP}"
+                ) from None
+            return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+        tick = int(raw)
+    if tick < 0:
+        raise InvalidInput("as_of", f"a tick is 0 or more, not {tick}; {AS_OF_HELP}", value=tick)
+    return tick
+
+
+def moment(tx: ReadTx, as_of: int | str, *, now: datetime | None = None) -> Moment:
+    """The tick ``as_of`` names in this memory; a tick or a time still to come is refused."""
+    asked = check(as_of)
+    clock = tx.clock()
+    if isinstance(asked, datetime):
+        current = now or datetime.now(UTC)
+        if asked > current:
+            raise InvalidInput(
+                "as_of",
+                f"{stamp(asked)} is in the future (now is {stamp(current)}); the memory has "
+                f"no record of it yet. {AS_OF_HELP}",
+            )
+        return Moment(tx.tick_at(stamp(asked)), stamp(asked))
+    if asked > clock:
+        raise InvalidInput(
+            "as_of",
+            f"tick {asked} has not happened: the memory's last write took tick {clock}; pass "
+            f"a tick from 0 to {clock}, or omit as_of for now",
+            value=asked,
+        )
+    return Moment(asked, str(asked))
+
+
+class Past:
+    """Reads of the memory as it stood right after ``tick``, inside one read unit.
+
+    It answers the node and relation reads of ``ReadTx`` as of the tick, and hands every
+    other read (the spine's, the registries') to the unit it wraps, so the reads of the
+    present run unchanged over it (``view``)."""
+
+    def __init__(self, tx: ReadTx, when: Moment) -> None:
+        self.tx = tx
+        self.moment = when
+        self.tick = when.tick
+        self._gone_edges: list[EdgeRecord] | None = None
+        self._gone_nodes: dict[str, NodeRecord] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.tx, name)
+
+    # --- what was deleted since, as it stood at the tick ------------------------------
+    def gone_edges(self) -> list[EdgeRecord]:
+        if self._gone_edges is None:
+            self._gone_edges = self.tx.ended_edges_at(self.tick)
+        return self._gone_edges
+
+    def gone_nodes(self) -> dict[str, NodeRecord]:
+        if self._gone_nodes is None:
+            self._gone_nodes = {n.id: n for n in self.tx.ended_nodes_at(self.tick)}
+        return self._gone_nodes
+
+    # --- edges ------------------------------------------------------------------------
+    def edges_into(self, ids: Sequence[str], rels: Sequence[str]) -> list[EdgeRecord]:
+        wanted, kinds = set(ids), set(rels)
+        now = [e for e in self.tx.edges_into(list(wanted), list(kinds)) if e.tick <= self.tick]
+        then = [e for e in self.gone_edges() if e.target in wanted and e.type in kinds]
+        return now + then
+
+    def edges_out_of(self, ids: Sequence[str], rels: Sequence[str]) -> list[EdgeRecord]:
+        wanted, kinds = set(ids), set(rels)
+        now = [e for e in self.tx.edges_out_of(list(wanted), list(kinds)) if e.tick <= self.tick]
+        then = [e for e in self.gone_edges() if e.source in wanted and e.type in kinds]
+        return now + then
+
+    def edges_of(self, node_id: str) -> list[EdgeRecord]:
+        rels = list(AUTHORED_RELATION_TYPES)
+        return self.edges_out_of([node_id], rels) + self.edges_into([node_id], rels)
+
+    # --- nodes ------------------------------------------------------------------------
+    def _as_then(self, found: dict[str, NodeRecord]) -> dict[str, NodeRecord]:
+        """Status and successor as they were at the tick."""
+        if not found:
+            return {}
+        ids = list(found)
+        first: dict[str, str | None] = {}
+        for move in self.tx.moves_after(ids, self.tick):  # oldest first
+            first.setdefault(move.node, move.before)
+        # A revision standing now is an edge into a node whose successor is set now; one
+        # deleted since is in the record. Heads of now need no statement of their own.
+        revised = [i for i, n in found.items() if n.superseded_by is not None]
+        standing = [e for e in self.gone_edges() if e.type == "SUPERSEDES" and e.target in found]
+        if revised:
+            now = self.tx.edges_into(revised, ["SUPERSEDES"])
+            standing += [e for e in now if e.tick <= self.tick]
+        successor = {e.target: e.source for e in standing}
+        return {
+            i: replace(
+                n,
+                status=first.get(i, n.status),
+                superseded_by=successor.get(i),
+            )
+            for i, n in found.items()
+        }
+
+    def nodes(self, ids: Iterable[str]) -> dict[str, NodeRecord]:
+        wanted = list(dict.fromkeys(ids))
+        found = {i: n for i, n in self.tx.get_nodes(wanted).items() if n.tick <= self.tick}
+        gone = self.gone_nodes()
+        found.update({i: gone[i] for i in wanted if i in gone and i not in found})
+        return self._as_then(found)
+
+    def node(self, node_id: str) -> NodeRecord | None:
+        return self.nodes([node_id]).get(node_id)
+
+    # --- ReadTx's node and relation reads, as of the tick -----------------------------
+    def get_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
+        return self.nodes(node_ids)
+
+    def get_node(self, node_id: str) -> NodeRecord | None:
+        return self.node(node_id)
+
+    def head_ids_by_names(self, names: Sequence[str]) -> dict[str, str]:
+        found = {name: self.head_id_by_name(name) for name in names}
+        return {name: i for name, i in found.items() if i is not None}
+
+    def edge_exists(self, source: str, target: str, rel_type: str) -> bool:
+        return any(e.target == target for e in self.edges_out_of([source], [rel_type]))
+
+    def neighbourhood(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> Subgraph:
+        edges = self.edges_out_of(node_ids, rel_types) + self.edges_into(node_ids, rel_types)
+        ids = {e.source for e in edges} | {e.target for e in edges}
+        return Subgraph(list(self.nodes(sorted(ids)).values()), edges)
+
+    def get_encounter(self, name: str) -> EncounterRecord | None:
+        return self._encounter_then(self.tx.get_encounter(name))
+
+    def get_encounters(self, names: Sequence[str]) -> dict[str, EncounterRecord]:
+        then = {k: self._encounter_then(e) for k, e in self.tx.get_encounters(names).items()}
+        return {k: e for k, e in then.items() if e is not None}
+
+    def _encounter_then(self, e: EncounterRecord | None) -> EncounterRecord | None:
+        """An encounter at the tick: not yet opened is absent, sealed later is still open.
+        (Its last activity and tombstones are read as they are now.)"""
+        if e is None or e.opened_tick > self.tick:
+            return None
+        if e.sealed_tick is not None and e.sealed_tick > self.tick:
+            return replace(e, sealed_tick=None, sealed_at=None, summary=None)
+        return e
+
+    def head_id_by_name(self, name: str) -> str | None:
+        """The id that held ``name`` at the tick, as the name registry then had it: a
+        name goes to the newest node made with it and stays with that node's chain (an
+        older version keeps a name its revision changed), back to the one before when
+        that node is deleted."""
+        versions = [n for n in self.tx.nodes_named(name) if n.tick <= self.tick]
+        versions += [n for n in self.gone_nodes().values() if n.name == name]
+        newest = max(versions, key=lambda n: (n.tick, n.ord), default=None)
+        return newest.id if newest is not None else None
+
+    def predecessors(self, node_id: str) -> list[tuple[str, str]]:
+        return [
+            (e.target, e.revision_why or "") for e in self.edges_out_of([node_id], ["SUPERSEDES"])
+        ]
+
+    def of_type(self, node_type: str) -> list[NodeRecord]:
+        """Every node of a type standing at the tick, newest first."""
+        made = {n.id: n for n in self.tx.nodes_upto(node_type, self.tick)}
+        made.update({i: n for i, n in self.gone_nodes().items() if n.type == node_type})
+        return sorted(self._as_then(made).values(), key=lambda n: (-n.tick, -n.ord))
+
+    def heads_by_status(
+        self, node_type: str, statuses: Sequence[str], limit: int
+    ) -> list[NodeRecord]:
+        wanted = set(statuses)
+        return [n for n in self.of_type(node_type) if n.is_head and n.status in wanted][:limit]
+
+    def recent_heads(self, node_type: str, limit: int) -> list[NodeRecord]:
+        return [n for n in self.of_type(node_type) if n.is_head][:limit]
+
+    def provenance(self, node_id: str, rels: Sequence[str], depth: int) -> Subgraph:
+        """``ReadTx.provenance`` at the tick: incoming ``rels`` walked ``depth`` hops back."""
+        seen = {node_id}
+        frontier = [node_id]
+        edges: list[EdgeRecord] = []
+        for _ in range(depth):
+            if not frontier:
+                break
+            incoming = self.edges_into(frontier, rels)
+            edges += incoming
+            frontier = list(dict.fromkeys(e.source for e in incoming if e.source not in seen))
+            seen.update(frontier)
+        return Subgraph(list(self.nodes(sorted(seen)).values()), edges)
+
+    def authored_graph(self) -> Subgraph:
+        """Every node and relation standing at the tick (orient's input)."""
+        nodes = [n for t in AUTHORED_NODE_TYPES for n in self.of_type(t)]
+        # An edge standing now stood at the tick exactly when it was made by then.
+        now = [e for e in self.tx.authored_graph().edges if e.tick <= self.tick]
+        return Subgraph(nodes, now + self.gone_edges())
+
+    def gone_matching(self, text: str, types: Sequence[str] | None) -> list[tuple[NodeRecord, int]]:
+        """Nodes deleted since the tick whose words meet the query's, as the text index
+        would have met them (the same tokenizer, any term): with how many terms met."""
+        terms = set(list(dict.fromkeys(tokenize(text)))[:_MAX_TERMS])
+        out: list[tuple[NodeRecord, int]] = []
+        for node in self.gone_nodes().values():
+            if types and node.type not in types:
+                continue
+            shared = len(terms & set(tokenize(f"{node.name}\n{node.description}")))
+            if shared:
+                out.append((node, shared))
+        return out
+
+
+def view(tx: ReadTx, as_of: int | str | None) -> ReadTx:
+    """``tx`` itself for the present, else the memory as it stood at ``as_of``."""
+    if as_of is None:
+        return tx
+    # Past answers every read of ReadTx: its own as of the tick, the rest by delegation.
+    return cast(ReadTx, Past(tx, moment(tx, as_of)))
+
+
+def moment_of(tx: ReadTx) -> Moment | None:
+    """The past a view reads, or None for the present."""
+    return tx.moment if isinstance(tx, Past) else None
+
+
+_AS_OF_MAX = 1_000  # index hits read at most for a past search: versions of every tick compete
+
+
+def search_hits(
+    store: GraphStore,
+    as_of: int | str,
+    words: str,
+    *,
+    types: Sequence[str] | None,
+    include_superseded: bool,
+    limit: int,
+) -> tuple[list[SearchHit], dict[str, NodeRecord], Moment]:
+    """A search's hits and nodes as of a tick: the index's matches among every version,
+    kept when they stood at the tick (heads then, unless superseded ones are asked for),
+    and the nodes deleted since whose words meet the query, ranked after them. The index
+    is read a few hits beyond ``limit`` first, and further only when too few stood then."""
+
+    def work(tx: ReadTx) -> tuple[list[SearchHit], dict[str, NodeRecord], Moment]:
+        past = Past(tx, moment(tx, as_of))
+        fetch = min(_AS_OF_MAX, max(limit * 3, 30))
+        while True:
+            hits = store.fulltext(words, types=types, heads_only=False, limit=fetch)
+            nodes = past.nodes([h.id for h in hits])
+            kept = [
+                h for h in hits if h.id in nodes and (include_superseded or nodes[h.id].is_head)
+            ]
+            if len(kept) >= limit or len(hits) < fetch or fetch >= _AS_OF_MAX:
+                break
+            fetch = min(_AS_OF_MAX, fetch * 4)
+        gone = past.gone_matching(words, types)
+        if gone:
+            nodes.update(past.nodes([n.id for n, _ in gone]))
+            floor = min((h.score for h in kept), default=1.0)
+            terms = max(1, len(set(tokenize(words))))
+            kept += [
+                SearchHit(n.id, floor * shared / (terms + 1))
+                for n, shared in gone
+                if include_superseded or nodes[n.id].is_head
+            ]
+        return kept[:limit], nodes, past.moment
+
+    return store.read(work)
+
+
+_PREVIEW = 160  # as the re-entry payload of the present cuts a description
+
+
+def _shown(nodes: Sequence[NodeRecord], hidden: frozenset[str]) -> list[NodeOut]:
+    out = [NodeOut.of(n) for n in nodes if n.locus not in hidden]
+    for n in out:
+        if len(n.description) > _PREVIEW:
+            n.description = n.description[: _PREVIEW - 1].rstrip() + "…"
+    return out
+
+
+def reentry_then(
+    store: GraphStore,
+    entry: ReEntry,
+    session: str,
+    then: Moment,
+    *,
+    hidden: frozenset[str] = frozenset(),
+) -> ReEntry:
+    """The re-entry payload's lists as the memory stood at a past tick: the sessions,
+    open questions, live hypotheses, recent concepts and unsealed encounters of then.
+    The encounter just opened is the present's; the lists are the past's."""
+    from kenning_encounter.memory.spine import REENTRY_LIMIT
+
+    def work(tx: ReadTx) -> dict[str, Any]:
+        past = Past(tx, then)
+        every = [e.name for e in tx.encounters(limit=1_000_000)]
+        opened = sorted(past.get_encounters(every).values(), key=lambda e: -e.opened_tick)
+        recent = [e for e in opened[:REENTRY_LIMIT] if e.locus not in hidden]
+        unsealed = [
+            e
+            for e in opened
+            if e.sealed_at is None and e.locus != session and e.locus not in hidden
+        ]
+        hypotheses = FRONTIER_STATUSES["Hypothesis"] + ("supported",)
+        return {
+            "recent_sessions": [EncounterOut.of(e, session) for e in recent],
+            "open_questions": _shown(
+                past.heads_by_status("Question", FRONTIER_STATUSES["Question"], REENTRY_LIMIT),
+                hidden,
+            ),
+            "live_hypotheses": _shown(
+                past.heads_by_status("Hypothesis", hypotheses, REENTRY_LIMIT), hidden
+            ),
+            "recent_concepts": _shown(past.recent_heads("Concept", REENTRY_LIMIT), hidden),
+            "unsealed": [EncounterOut.of(e, session) for e in unsealed[:50]],
+            "as_of": then.tick,
+        }
+
+    return entry.model_copy(update=store.read(work))

@@ -1,0 +1,97 @@
+"""The embedded backend's statements for the record of the past (store/ops/past.py).
+
+One table, ``Past``, bookkeeping beside the memory like ``Meta``: read_cypher never sees
+it (sandbox.INTERNAL_TABLES), and no statement of the present reads it.
+"""
+
+from __future__ import annotations
+
+from typing import Final, LiteralString
+
+from kenning_encounter.store.ops.past import PastText
+
+CREATE_TABLE: Final = (
+    "CREATE NODE TABLE Past(key STRING, kind STRING, node STRING, name STRING, "
+    "source STRING, target STRING, rel STRING, tick INT64, ended INT64, seq INT64, "
+    "at STRING, moved_from STRING, moved_to STRING, encounter STRING, why STRING, "
+    "body STRING, PRIMARY KEY(key))"
+)
+
+# Backfill for a store made before the record existed: a derived status is taken to
+# have moved at the first relation of the kind that gives it (the graph still holds
+# those relations and their ticks). Moves undone since, and deletions, left nothing.
+_MOVE: Final = (
+    "MERGE (p:Past {{key: 's:' + h.id + ':' + CAST(t AS STRING) + ':{seq}'}}) "
+    "SET p.kind = 'status', p.node = h.id, p.tick = t, p.ended = t, p.seq = {seq}, "
+    "p.moved_from = '{was}', p.moved_to = '{now}'"
+)
+BACKFILL: Final[tuple[str, ...]] = (
+    "MATCH ()-[r:RESOLVES]->(h:Question) WHERE h.status = 'resolved' WITH h, min(r.tick) AS t "
+    + _MOVE.format(seq=0, was="open", now="resolved"),
+    "MATCH ()-[r:SUPPORTS]->(h:Hypothesis) WHERE h.status = 'supported' "
+    "WITH h, min(r.tick) AS t " + _MOVE.format(seq=0, was="untested", now="supported"),
+    "MATCH ()-[r:CHALLENGES]->(h:Hypothesis) WHERE h.status = 'challenged' "
+    "WITH h, min(r.tick) AS t " + _MOVE.format(seq=1, was="untested", now="challenged"),
+    # Support that came before the challenge: supported first, then challenged.
+    "MATCH ()-[s:SUPPORTS]->(h:Hypothesis)<-[c:CHALLENGES]-() WHERE h.status = 'challenged' "
+    "WITH h, min(s.tick) AS t, min(c.tick) AS ct WHERE t < ct "
+    + _MOVE.format(seq=0, was="untested", now="supported"),
+    "MATCH ()-[s:SUPPORTS]->(h:Hypothesis)<-[c:CHALLENGES]-() WHERE h.status = 'challenged' "
+    "WITH h, min(s.tick) AS st, min(c.tick) AS t WHERE st < t "
+    "MATCH (p:Past) WHERE p.key = 's:' + h.id + ':' + CAST(t AS STRING) + ':1' "
+    "SET p.moved_from = 'supported'",
+)
+
+STATUS_PUT: Final = (
+    "MERGE (p:Past {key: $key}) SET p.kind = 'status', p.node = $node, p.tick = $tick, "
+    "p.ended = $tick, p.seq = $seq, p.moved_from = $before, p.moved_to = $after, p.at = $at"
+)
+EDGE_PUT: Final = (
+    "MERGE (p:Past {key: $key}) SET p.kind = 'edge', p.source = $source, p.target = $target, "
+    "p.rel = $rel, p.tick = $tick, p.ended = $ended, p.at = $at, p.encounter = $encounter, "
+    "p.why = $why"
+)
+NODE_PUT: Final = (
+    "MERGE (p:Past {key: $key}) SET p.kind = 'node', p.node = $node, p.name = $name, "
+    "p.tick = $tick, p.ended = $ended, p.at = $at, p.body = $body"
+)
+DROP_ABOUT: Final = "MATCH (p:Past) WHERE p.node = $id OR p.source = $id OR p.target = $id DELETE p"
+MOVES_AFTER: Final = (
+    "MATCH (p:Past) WHERE p.kind = 'status' AND p.node IN $ids AND p.tick > $tick "
+    "RETURN p.node, p.tick, p.seq, p.moved_from, p.moved_to"
+)
+EDGES_AT: Final = (
+    "MATCH (p:Past) WHERE p.kind = 'edge' AND p.tick <= $tick AND p.ended > $tick "
+    "RETURN p.source, p.target, p.rel, p.tick, p.encounter, p.why, p.ended"
+)
+NODES_AT: Final = (
+    "MATCH (p:Past) WHERE p.kind = 'node' AND p.tick <= $tick AND p.ended > $tick "
+    "RETURN p.body, p.ended"
+)
+NODES_NAMED: Final = "MATCH (n:{label}) WHERE n.name = $name RETURN n"
+NODES_UPTO: Final = "MATCH (n:{label}) WHERE n.tick <= $tick RETURN n"
+TICK_AT_STEPS: Final[tuple[LiteralString, ...]] = (
+    "MATCH (e:Encounter) WHERE e.opened_at <= $at RETURN max(e.opened_tick)",
+    "MATCH (e:Encounter) WHERE e.sealed_at <= $at RETURN max(e.sealed_tick)",
+    "MATCH (l:Locus) WHERE l.created_at <= $at RETURN max(l.tick)",
+    "MATCH (p:Past) WHERE p.at <= $at RETURN max(p.ended)",
+)
+TICK_AT_NODES: Final = "MATCH (n:{label}) WHERE n.created_at <= $at RETURN max(n.tick)"
+TICK_AT_EDGES: Final = (
+    "MATCH ()-[r]->() WHERE label(r) IN $rels AND r.created_at <= $at RETURN max(r.tick)"
+)
+
+PAST_TEXT: Final = PastText(
+    status_put=STATUS_PUT,
+    edge_put=EDGE_PUT,
+    node_put=NODE_PUT,
+    drop_about=DROP_ABOUT,
+    moves_after=MOVES_AFTER,
+    edges_at=EDGES_AT,
+    nodes_at=NODES_AT,
+    nodes_named=NODES_NAMED,
+    nodes_upto=NODES_UPTO,
+    tick_at_steps=TICK_AT_STEPS,
+    tick_at_nodes=TICK_AT_NODES,
+    tick_at_edges=TICK_AT_EDGES,
+)

@@ -1,0 +1,127 @@
+"""The Neo4j backend's statements for the record of the past (store/ops/past.py).
+
+Bookkeeping nodes ``:KenningPast`` beside the memory: they carry ``_memory`` but not the
+memory label, so read_cypher (scoped by that label) never sees them, and no statement of
+the present reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final, LiteralString, cast
+
+from kenning_encounter.store.ops.past import PastText
+
+SCHEMA: Final[list[tuple[str, LiteralString]]] = [
+    (
+        "kenning_past_memory_key",
+        "CREATE CONSTRAINT kenning_past_memory_key IF NOT EXISTS "
+        "FOR (p:KenningPast) REQUIRE (p._memory, p.key) IS UNIQUE",
+    ),
+    (
+        "kenning_past_memory_node",
+        "CREATE INDEX kenning_past_memory_node IF NOT EXISTS "
+        "FOR (p:KenningPast) ON (p._memory, p.node)",
+    ),
+    (
+        "kenning_past_memory_kind",
+        "CREATE INDEX kenning_past_memory_kind IF NOT EXISTS "
+        "FOR (p:KenningPast) ON (p._memory, p.kind)",
+    ),
+]
+
+_NODE_ROW: Final = (
+    "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) "
+    "OPTIONAL MATCH (s:{label}:KenningMemory)-[:SUPERSEDES]->(n) "
+    "RETURN properties(n), e.id, e.locus, s.id"
+)
+
+PAST_TEXT: Final = PastText(
+    status_put=(
+        "MERGE (p:KenningPast {_memory: $memory, key: $key}) SET p.kind = 'status', "
+        "p.node = $node, p.tick = $tick, p.ended = $tick, p.seq = $seq, "
+        "p.moved_from = $before, p.moved_to = $after, p.at = $at"
+    ),
+    edge_put=(
+        "MERGE (p:KenningPast {_memory: $memory, key: $key}) SET p.kind = 'edge', "
+        "p.source = $source, p.target = $target, p.rel = $rel, p.tick = $tick, "
+        "p.ended = $ended, p.at = $at, p.encounter = $encounter, p.why = $why"
+    ),
+    node_put=(
+        "MERGE (p:KenningPast {_memory: $memory, key: $key}) SET p.kind = 'node', "
+        "p.node = $node, p.name = $name, p.tick = $tick, p.ended = $ended, p.at = $at, "
+        "p.body = $body"
+    ),
+    drop_about=(
+        "MATCH (p:KenningPast {_memory: $memory}) "
+        "WHERE p.node = $id OR p.source = $id OR p.target = $id DELETE p"
+    ),
+    moves_after=(
+        "MATCH (p:KenningPast {_memory: $memory}) WHERE p.node IN $ids AND p.kind = 'status' "
+        "AND p.tick > $tick RETURN p.node, p.tick, p.seq, p.moved_from, p.moved_to"
+    ),
+    edges_at=(
+        "MATCH (p:KenningPast {_memory: $memory, kind: 'edge'}) "
+        "WHERE p.tick <= $tick AND p.ended > $tick "
+        "RETURN p.source, p.target, p.rel, p.tick, p.encounter, p.why, p.ended"
+    ),
+    nodes_at=(
+        "MATCH (p:KenningPast {_memory: $memory, kind: 'node'}) "
+        "WHERE p.tick <= $tick AND p.ended > $tick RETURN p.body, p.ended"
+    ),
+    nodes_named="MATCH (n:{label}:KenningMemory) WHERE n.name = $name " + _NODE_ROW,
+    nodes_upto="MATCH (n:{label}:KenningMemory) WHERE n.tick <= $tick " + _NODE_ROW,
+    tick_at_steps=(
+        "MATCH (e:Encounter:KenningMemory) WHERE e.opened_at <= $at RETURN max(e.opened_tick)",
+        "MATCH (e:Encounter:KenningMemory) WHERE e.sealed_at <= $at RETURN max(e.sealed_tick)",
+        "MATCH (l:Locus:KenningMemory) WHERE l.created_at <= $at RETURN max(l.tick)",
+        "MATCH (p:KenningPast {_memory: $memory}) WHERE p.at <= $at RETURN max(p.ended)",
+    ),
+    tick_at_nodes="MATCH (n:{label}:KenningMemory) WHERE n.created_at <= $at RETURN max(n.tick)",
+    tick_at_edges=(
+        "MATCH (:KenningMemory)-[r]->(:KenningMemory) WHERE type(r) IN $rels "
+        "AND r.created_at <= $at RETURN max(r.tick)"
+    ),
+)
+
+# Backfill for a memory made before the record existed, once (a Meta flag says it ran):
+# a derived status is taken to have moved at the first relation of the kind that gives
+# it, as the embedded store's migration does (store/embedded/past.py).
+BACKFILL_DONE: Final = (
+    "OPTIONAL MATCH (m:Meta {_memory: $memory, key: 'past_backfill'}) RETURN m IS NOT NULL"
+)
+BACKFILL_MARK: Final = "MERGE (m:Meta {_memory: $memory, key: 'past_backfill'}) SET m.ival = 1"
+_MOVE: Final = (
+    "MERGE (p:KenningPast {{_memory: $memory, key: 's:' + h.id + ':' + toString(t) + ':{seq}'}}) "
+    "ON CREATE SET p.kind = 'status', p.node = h.id, p.tick = t, p.ended = t, p.seq = {seq}, "
+    "p.moved_from = '{was}', p.moved_to = '{now}'"
+)
+BACKFILL: Final[tuple[str, ...]] = (
+    "MATCH (:KenningMemory)-[r:RESOLVES]->(h:Question:KenningMemory) "
+    "WHERE h.status = 'resolved' WITH h, min(r.tick) AS t "
+    + _MOVE.format(seq=0, was="open", now="resolved"),
+    "MATCH (:KenningMemory)-[r:SUPPORTS]->(h:Hypothesis:KenningMemory) "
+    "WHERE h.status = 'supported' WITH h, min(r.tick) AS t "
+    + _MOVE.format(seq=0, was="untested", now="supported"),
+    "MATCH (:KenningMemory)-[r:CHALLENGES]->(h:Hypothesis:KenningMemory) "
+    "WHERE h.status = 'challenged' WITH h, min(r.tick) AS t "
+    + _MOVE.format(seq=1, was="untested", now="challenged"),
+    "MATCH (:KenningMemory)-[s:SUPPORTS]->(h:Hypothesis:KenningMemory)"
+    "<-[c:CHALLENGES]-(:KenningMemory) WHERE h.status = 'challenged' "
+    "WITH h, min(s.tick) AS t, min(c.tick) AS ct WHERE t < ct "
+    + _MOVE.format(seq=0, was="untested", now="supported")
+    + " WITH h, ct MATCH (p:KenningPast {_memory: $memory}) "
+    "WHERE p.key = 's:' + h.id + ':' + toString(ct) + ':1' SET p.moved_from = 'supported'",
+)
+
+
+def backfill(run: Callable[[LiteralString], list[list[Any]]]) -> bool:
+    """Run the backfill through ``run`` (one write transaction) unless it ran before;
+    whether it ran now."""
+    done = run(BACKFILL_DONE)
+    if done and done[0][0]:
+        return False
+    for statement in BACKFILL:
+        run(cast(LiteralString, statement))  # built from the literals above only
+    run(BACKFILL_MARK)
+    return True

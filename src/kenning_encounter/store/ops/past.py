@@ -1,0 +1,171 @@
+"""The record of the past that ``as_of`` reads stand on (memory/asof.py), kept beside the
+memory and written in the same transaction as the change it records.
+
+The graph itself holds only the present: a node's status as it is now, the relations
+that exist now. Three things change after they are written, and each leaves a row here:
+
+- a status move (``status``): the node, the tick, its place in the write, before, after;
+- a relation an agent deleted (``edge``): the edge as it stood, and the tick it ended;
+- a node an agent deleted (``node``): the record as it stood, its edges, the tick it ended.
+
+Everything else is already exact in the graph: a node's tick says when it came, a
+SUPERSEDES edge's tick when its target stopped being a head. Kept beside the graph,
+these rows cost the present's reads nothing (no filter on an end tick in any current
+query, nothing new for read_cypher to see); a read as of a tick adds a few lookups here.
+An operator's hard deletion drops the rows about the node too: what it removed is gone
+from the past as well, and the tombstone count on the spine is what remains.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, LiteralString
+
+from kenning_encounter.store.ops.graph import RelationOps
+from kenning_encounter.store.past import StatusMove
+from kenning_encounter.store.records import EdgeRecord, NodeRecord
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, AUTHORED_RELATION_TYPES
+
+
+@dataclass(frozen=True, slots=True)
+class PastText:
+    """One backend's statements for the record of the past."""
+
+    status_put: LiteralString  # $key $node $tick $seq $before $after $at
+    edge_put: LiteralString  # $key $source $target $rel $tick $ended $at $encounter $why
+    node_put: LiteralString  # $key $node $name $tick $ended $at $body
+    drop_about: LiteralString  # $id: every row about the node
+    # $ids $tick -> node, tick, seq, before, after: the moves made after the tick
+    moves_after: LiteralString
+    # $tick -> source, target, rel, tick, encounter, why, ended: deleted edges standing at it
+    edges_at: LiteralString
+    nodes_at: LiteralString  # $tick -> body, ended: deleted nodes standing at the tick
+    nodes_named: LiteralString  # {label}; $name -> a node row (every version with the name)
+    nodes_upto: LiteralString  # {label}; $tick -> node rows made at or before the tick
+    # $at -> the latest tick a write at or before that time took (one number each)
+    tick_at_steps: tuple[LiteralString, ...]
+    tick_at_nodes: LiteralString  # {label}; $at -> the latest tick of a node made by then
+    tick_at_edges: LiteralString  # $at $rels -> the latest tick of an edge made by then
+
+
+def _node_body(node: NodeRecord) -> str:
+    return json.dumps(asdict(node), separators=(",", ":"), sort_keys=True)
+
+
+def _node_of(body: str) -> NodeRecord:
+    fields: dict[str, Any] = json.loads(body)
+    return NodeRecord(**fields)
+
+
+class PastOps(RelationOps):
+    _past: PastText
+    _moves_made: int = 0  # a node may move twice in one write: the place keeps them in order
+
+    # --- writes (the hooks the node and relation writes call) -------------------------
+    def _keep_status(self, node: NodeRecord, status: str) -> None:
+        self._moves_made += 1
+        seq = self._moves_made
+        params = {
+            "key": f"s:{node.id}:{self.tick}:{seq}",
+            "node": node.id,
+            "tick": self.tick,
+            "seq": seq,
+            "before": node.status,
+            "after": status,
+            "at": self.now,
+        }
+        self.rows(self._past.status_put, params)
+
+    def _keep_edge(self, edge: EdgeRecord) -> None:
+        params = {
+            "key": f"e:{edge.source}:{edge.type}:{edge.target}:{self.tick}",
+            "source": edge.source,
+            "target": edge.target,
+            "rel": edge.type,
+            "tick": edge.tick,
+            "ended": self.tick,
+            "at": self.now,
+            "encounter": edge.encounter,
+            "why": edge.revision_why,
+        }
+        self.rows(self._past.edge_put, params)
+
+    def _keep_node(self, node: NodeRecord) -> None:
+        for edge in self.edges_of(node.id):
+            self._keep_edge(edge)
+        params = {
+            "key": f"n:{node.id}",
+            "node": node.id,
+            "name": node.name,
+            "tick": node.tick,
+            "ended": self.tick,
+            "at": self.now,
+            "body": _node_body(node),
+        }
+        self.rows(self._past.node_put, params)
+
+    def _drop_past(self, node_id: str) -> None:
+        self.rows(self._past.drop_about, {"id": node_id})
+
+    # --- reads --------------------------------------------------------------------------
+    def moves_after(self, node_ids: Sequence[str], tick: int) -> list[StatusMove]:
+        """The status moves of these nodes made after ``tick``, in the order they were made."""
+        if not node_ids:
+            return []
+        rows = self.rows(self._past.moves_after, {"ids": list(node_ids), "tick": tick})
+        moves = [StatusMove(str(r[0]), int(r[1]), int(r[2]), r[3], r[4]) for r in rows]
+        return sorted(moves, key=lambda m: (m.tick, m.seq))
+
+    def ended_edges_at(self, tick: int) -> list[EdgeRecord]:
+        """Relations deleted since ``tick`` that stood at it."""
+        rows = self.rows(self._past.edges_at, {"tick": tick})
+        return [EdgeRecord(str(r[0]), str(r[1]), str(r[2]), int(r[3]), r[4], r[5]) for r in rows]
+
+    def ended_nodes_at(self, tick: int) -> list[NodeRecord]:
+        """Nodes an agent deleted since ``tick`` that stood at it, as they were deleted."""
+        return [_node_of(str(r[0])) for r in self.rows(self._past.nodes_at, {"tick": tick})]
+
+    def edges_into(self, node_ids: Sequence[str], rels: Sequence[str]) -> list[EdgeRecord]:
+        """Authored edges of ``rels`` into the nodes."""
+        if not node_ids:
+            return []
+        return self._edges_many(self._relations.edges_in_many, node_ids, rels)
+
+    def edges_out_of(self, node_ids: Sequence[str], rels: Sequence[str]) -> list[EdgeRecord]:
+        """Authored edges of ``rels`` out of the nodes."""
+        if not node_ids:
+            return []
+        return self._edges_many(self._relations.edges_out_many, node_ids, rels)
+
+    def nodes_named(self, name: str) -> list[NodeRecord]:
+        """Every stored version carrying ``name``, head or not."""
+        found: list[NodeRecord] = []
+        for label in AUTHORED_NODE_TYPES:
+            query = self.render(self._past.nodes_named, label=label)
+            found += [self.node(label, r) for r in self.rows(query, {"name": name})]
+        return found
+
+    def nodes_upto(self, node_type: str, tick: int) -> list[NodeRecord]:
+        """A type's stored nodes made at or before ``tick``."""
+        query = self.render(self._past.nodes_upto, label=node_type)
+        return [self.node(node_type, r) for r in self.rows(query, {"tick": tick})]
+
+    def tick_at(self, at: str) -> int:
+        """The last tick whose write was made at or before ``at`` (a stored timestamp's
+        form): the largest tick any stored record of a write carries with a time by then."""
+        best = 0
+        text = self._past
+        on_time: dict[str, Any] = {"at": at}
+        asked: list[tuple[LiteralString, dict[str, Any]]] = [
+            (s, on_time) for s in text.tick_at_steps
+        ]
+        for label in AUTHORED_NODE_TYPES:
+            asked.append((self.render(text.tick_at_nodes, label=label), on_time))
+        asked.append((text.tick_at_edges, {"at": at, "rels": list(AUTHORED_RELATION_TYPES)}))
+        for statement, params in asked:
+            rows = self.rows(statement, params)
+            if rows and rows[0][0] is not None:
+                best = max(best, int(rows[0][0]))
+        return best

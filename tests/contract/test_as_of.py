@@ -1,0 +1,458 @@
+"""as_of reads (issue #16 item 2): the memory as it stood right after a past tick.
+
+The property: replay a random history (creations, supersessions, relations that move a
+status, relation deletions, deletions of what the open encounter recorded, new
+encounters), take the memory's own present reads at random ticks along the way, and at
+the end ask every read again with ``as_of`` that tick: each answer is the one taken then.
+Both backends; every example opens a store of its own.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from kenning_encounter.errors import InvalidInput, KenningError, NotFound
+from kenning_encounter.memory import asof, operator
+from kenning_encounter.memory.models import EncounterOut, ReEntry
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.memory.spine import REENTRY_LIMIT
+from kenning_encounter.store.embedded.backend import EmbeddedStore
+from kenning_encounter.store.port import GraphStore, ReadTx
+from tests.support.backends import BACKENDS, neo4j_target, neo4j_unavailable, open_neo4j_store
+
+S = "as-of-writer"
+NAMES = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")
+WORDS = ("cache", "retry", "token", "queue")
+TYPES = ("Question", "Hypothesis", "Observation", "Note", "Concept")
+RELATIONS = ("SUPPORTS", "CHALLENGES", "RESOLVES", "GROUNDS", "INFORMS", "RAISES", "ABOUT")
+
+
+class Stores:
+    """Fresh stores of one backend, one per example."""
+
+    def __init__(self, backend: str) -> None:
+        self.backend = backend
+        self._dirs: list[tempfile.TemporaryDirectory[str]] = []
+
+    def fresh(self) -> GraphStore:
+        if self.backend == "embedded":
+            holder = tempfile.TemporaryDirectory(prefix="kenning-asof-")
+            self._dirs.append(holder)
+            return EmbeddedStore.open(Path(holder.name) / "memory")
+        opened = open_neo4j_store()
+        if isinstance(opened, str):
+            raise AssertionError(opened)
+        return opened
+
+    def cleanup(self) -> None:
+        for holder in self._dirs:
+            holder.cleanup()
+
+
+@pytest.fixture(params=BACKENDS)
+def stores(request: pytest.FixtureRequest) -> Iterator[Stores]:
+    if request.param != "embedded":
+        probe = open_neo4j_store()
+        if isinstance(probe, str):
+            neo4j_unavailable(probe)
+        probe.close()
+    chosen = Stores(request.param)
+    try:
+        yield chosen
+    finally:
+        chosen.cleanup()
+
+
+# --- the reads compared --------------------------------------------------------------
+
+
+def _node(out: Any) -> dict[str, Any]:
+    return dict(out.model_dump())
+
+
+def by_name(memory: Memory, ref: str, as_of: int | None) -> Any:
+    try:
+        found = memory.find_by_name(ref, as_of=as_of)
+    except NotFound:
+        return None
+    return (_node(found.node), found.resolved_from, [_node(h) for h in found.history])
+
+
+def provenance(memory: Memory, ref: str, as_of: int | None) -> Any:
+    try:
+        traced = memory.trace_provenance(ref, depth=3, as_of=as_of)
+    except NotFound:
+        return None
+    edges = sorted((e.source, e.type, e.target, e.tick) for e in traced.edges)
+    revisions = [(r.id, r.revision_why) for r in traced.revisions]
+    sealed = traced.recorded_in.sealed_at if traced.recorded_in else None
+    return (_node(traced.node), [_node(g) for g in traced.grounding], edges, revisions, sealed)
+
+
+def found_by_words(memory: Memory, word: str, as_of: int | None, *, old: bool) -> Any:
+    hits = memory.search(word, limit=100, include_superseded=old, as_of=as_of).hits
+    return sorted((h.id, h.status) for h in hits)
+
+
+def _ids(nodes: Any) -> list[tuple[str, Any]]:
+    return [(n.id, n.status) for n in nodes]
+
+
+def reentry_lists(memory: Memory, as_of: int | None) -> Any:
+    """The re-entry payload's lists: the present's as advance_encounter builds them, the
+    past's as advance_encounter(as_of=...) does."""
+    store = memory.store
+    if as_of is not None:
+        entry = ReEntry(encounter=EncounterOut.model_construct())  # only the lists are read
+        then = asof.reentry_then(store, entry, S, asof.Moment(as_of, str(as_of)))
+        lists = (then.open_questions, then.live_hypotheses, then.recent_concepts)
+        return [[(n.id, n.status) for n in nodes] for nodes in lists]
+
+    def now(tx: ReadTx) -> Any:
+        hypotheses = ("untested", "challenged", "supported")
+        return [
+            _ids(tx.heads_by_status("Question", ("open",), REENTRY_LIMIT)),
+            _ids(tx.heads_by_status("Hypothesis", hypotheses, REENTRY_LIMIT)),
+            _ids(tx.recent_heads("Concept", REENTRY_LIMIT)),
+        ]
+
+    return store.read(now)
+
+
+def orient_input(memory: Memory, as_of: int | None) -> Any:
+    """What orient reads: every node standing (with its status and successor) and every
+    relation standing."""
+
+    def work(tx: ReadTx) -> Any:
+        sub = asof.view(tx, as_of).authored_graph()
+        nodes = sorted((n.id, n.status, n.superseded_by) for n in sub.nodes)
+        return nodes, sorted((e.source, e.type, e.target, e.tick) for e in sub.edges)
+
+    return memory.store.read(work)
+
+
+def reads(memory: Memory, ids: list[str], as_of: int | None) -> dict[str, Any]:
+    """Every read the property compares, keyed by what was asked."""
+    out: dict[str, Any] = {"re-entry": reentry_lists(memory, as_of)}
+    out["orient"] = orient_input(memory, as_of)
+    for name in NAMES:
+        out[f"name {name}"] = by_name(memory, name, as_of)
+    for node_id in ids:
+        out[f"id {node_id}"] = by_name(memory, node_id, as_of)
+        out[f"provenance {node_id}"] = provenance(memory, node_id, as_of)
+    for word in WORDS:
+        out[f"search {word}"] = found_by_words(memory, word, as_of, old=False)
+        out[f"search+old {word}"] = found_by_words(memory, word, as_of, old=True)
+    return out
+
+
+# --- the replay ----------------------------------------------------------------------
+
+
+@dataclass
+class Replay:
+    memory: Memory
+    ids: list[str] = field(default_factory=list[str])
+    edges: list[tuple[str, str, str]] = field(default_factory=list[tuple[str, str, str]])
+    snapshots: dict[int, dict[str, Any]] = field(default_factory=dict[int, dict[str, Any]])
+    sealed: int = 0
+
+    def pick(self, k: int) -> str | None:
+        return self.ids[k % len(self.ids)] if self.ids else None
+
+    def step(self, step: tuple[Any, ...]) -> int | None:
+        """Run one step; the tick it took, or None when the memory refused it."""
+        kind, a, b, c = step
+        m = self.memory
+        try:
+            if kind == "create":
+                text = " ".join(WORDS[i % len(WORDS)] for i in c)
+                entity = {"type": TYPES[a % len(TYPES)], "name": NAMES[b % len(NAMES)]}
+                made = m.create_entities(S, [{**entity, "description": text}])
+                self.ids += [n.id for n in made.created]
+                return made.tick
+            if kind == "supersede":
+                old = self.pick(a)
+                if old is None:
+                    return None
+                head = m.find_by_name(old).node
+                text = " ".join(WORDS[i % len(WORDS)] for i in c) or "revised"
+                name = head.name if b % 2 else NAMES[b % len(NAMES)]
+                entity = {"type": head.type, "name": name, "description": text}
+                made = m.create_entities(
+                    S, [{**entity, "supersedes": head.id, "revision_why": f"step {b}"}]
+                )
+                self.ids += [n.id for n in made.created]
+                return made.tick
+            if kind == "relate":
+                source, target = self.pick(a), self.pick(b)
+                if source is None or target is None:
+                    return None
+                rel = RELATIONS[c[0] % len(RELATIONS)] if c else "SUPPORTS"
+                related = m.create_relations(S, [{"source": source, "type": rel, "target": target}])
+                self.edges.append((source, rel, target))
+                return related.tick
+            if kind == "unrelate":
+                if not self.edges:
+                    return None
+                source, rel, target = self.edges[a % len(self.edges)]
+                gone = m.delete_relations(S, [{"source": source, "type": rel, "target": target}])
+                return gone.tick
+            if kind == "delete":
+                target = self.pick(a)
+                if target is None:
+                    return None
+                return m.delete_entities(S, [target]).tick
+            self.sealed += 1
+            return m.advance_encounter(
+                S, "onwards", close_summary=f"part {self.sealed}"
+            ).encounter.opened_tick
+        except KenningError:
+            return None
+
+
+_K = st.integers(min_value=0, max_value=50)
+_WORDS = st.lists(st.integers(min_value=0, max_value=len(WORDS) - 1), max_size=3)
+STEP = st.one_of(
+    st.tuples(st.just("create"), _K, _K, _WORDS),
+    st.tuples(st.just("create"), _K, _K, _WORDS),
+    st.tuples(st.just("supersede"), _K, _K, _WORDS),
+    st.tuples(st.just("relate"), _K, _K, _WORDS),
+    st.tuples(st.just("relate"), _K, _K, _WORDS),
+    st.tuples(st.just("unrelate"), _K, _K, _WORDS),
+    st.tuples(st.just("delete"), _K, _K, _WORDS),
+    st.tuples(st.just("advance"), _K, _K, _WORDS),
+)
+
+
+def replay(memory: Memory, steps: list[tuple[Any, ...]], taken: list[bool]) -> Replay:
+    run = Replay(memory)
+    memory.advance_encounter(S, "a random history")
+    for step, take in zip(steps, taken, strict=False):
+        tick = run.step(step)
+        if tick is not None and take:
+            run.snapshots[tick] = reads(memory, list(run.ids), None)
+    return run
+
+
+def check_against_snapshots(run: Replay) -> None:
+    for tick, then in run.snapshots.items():
+        # The ids asked about are those the snapshot asked about: none made after it.
+        ids = [k.removeprefix("id ") for k in then if k.startswith("id ")]
+        now = reads(run.memory, ids, tick)
+        for key, value in then.items():
+            assert now[key] == value, f"as_of {tick}, {key}"
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    steps=st.lists(STEP, min_size=1, max_size=12),
+    taken=st.lists(st.booleans(), min_size=12, max_size=12),
+)
+# A status moved by a relation, the relation deleted, the node revised, the revision undone.
+@example(
+    steps=[
+        ("create", 1, 0, [0]),
+        ("create", 2, 1, [0, 1]),
+        ("relate", 1, 0, [0]),
+        ("relate", 1, 0, [1]),
+        ("unrelate", 0, 0, []),
+        ("supersede", 0, 2, [1]),
+        ("advance", 0, 0, []),
+        ("supersede", 2, 1, [2]),
+        ("delete", 3, 0, []),
+    ],
+    taken=[True] * 12,
+)
+def test_every_as_of_read_is_the_read_taken_at_that_tick(
+    stores: Stores, steps: list[tuple[Any, ...]], taken: list[bool]
+) -> None:
+    store = stores.fresh()
+    try:
+        check_against_snapshots(replay(Memory(store), steps, taken))
+    finally:
+        store.close()
+
+
+# --- bad as_of -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def written(memory: Memory) -> Memory:
+    memory.advance_encounter(S, "a little to read")
+    memory.create_entities(S, [{"type": "Note", "name": "alpha", "description": "cache"}])
+    return memory
+
+
+@pytest.mark.parametrize(
+    ("as_of", "says"),
+    [
+        (10_000, "has not happened"),
+        ("10000", "has not happened"),
+        (-1, "0 or more"),
+        ("last tuesday-ish", "neither a tick nor an ISO-8601 time"),
+        ("2999-01-01T00:00:00Z", "in the future"),
+    ],
+)
+def test_a_bad_as_of_is_refused_naming_the_field_and_the_fix(
+    written: Memory, as_of: int | str, says: str
+) -> None:
+    for read in (
+        lambda: written.search("cache", as_of=as_of),
+        lambda: written.find_by_name("alpha", as_of=as_of),
+        lambda: written.trace_provenance("alpha", as_of=as_of),
+    ):
+        with pytest.raises(InvalidInput) as refused:
+            read()
+        assert refused.value.field == "as_of"
+        assert says in str(refused.value)
+        assert "omit as_of" in str(refused.value)
+
+
+def test_a_time_reads_as_the_last_tick_at_or_before_it(written: Memory) -> None:
+    first = written.find_by_name("alpha").node
+    later = datetime.now(UTC)
+    written.create_entities(S, [{"type": "Note", "name": "bravo", "description": "cache"}])
+    before_any = "2001-01-01T00:00:00+00:00"
+    assert written.search("cache", as_of=before_any).hits == []
+    assert written.search("cache", as_of=before_any).as_of == 0
+    seen = written.search("cache", as_of=later.isoformat())
+    assert [h.id for h in seen.hits] == [first.id]
+    assert seen.as_of == first.tick
+    assert "as of tick" in seen.note
+    # A time with another zone is the same instant.
+    shifted = (later + timedelta(hours=2)).astimezone().replace(tzinfo=None).isoformat()
+    assert shifted  # a zoneless time is UTC: later by two hours is still before now only
+    # when the clock allows it, so only the instant with its zone is compared here
+    east = later.astimezone(UTC).replace(tzinfo=None).isoformat() + "+00:00"
+    assert written.find_by_name("alpha", as_of=east).as_of == first.tick
+
+
+def test_what_an_operator_forgot_is_gone_from_every_tick(memory: Memory) -> None:
+    memory.advance_encounter(S, "something to forget")
+    made = memory.create_entities(
+        S,
+        [
+            {"type": "Hypothesis", "name": "alpha", "description": "cache"},
+            {"type": "Observation", "name": "bravo", "description": "cache seen"},
+        ],
+    )
+    related = memory.create_relations(
+        S, [{"source": "bravo", "type": "SUPPORTS", "target": "alpha"}]
+    )
+    memory.delete_relations(S, [{"source": "bravo", "type": "SUPPORTS", "target": "alpha"}])
+    operator.forget(memory.store, ["bravo"])
+    assert by_name(memory, "bravo", related.tick) is None
+    assert [h.name for h in memory.search("cache", as_of=made.tick).hits] == ["alpha"]
+    # The status the relation gave still reads at its tick: only the forgotten node went.
+    assert memory.find_by_name("alpha", as_of=related.tick).node.status == "supported"
+    assert memory.trace_provenance("alpha", as_of=related.tick).grounding == []
+
+
+# --- a store made before the record: backfilled from the relations it holds ------------
+
+
+def _without_the_record(store: GraphStore, backend: str, where: Path) -> GraphStore:
+    """The same memory as a version before the record of the past would have left it."""
+    store.close()
+    if backend == "embedded":
+        import ladybug
+
+        db = ladybug.Database(str(where / "graph.lbdb"))
+        conn = ladybug.Connection(db)
+        conn.execute("DROP TABLE Past")
+        conn.execute("MATCH (m:Meta {key: 'schema_version'}) SET m.ival = 9")
+        conn.close()
+        db.close()
+        return EmbeddedStore.open(where)
+    from kenning_encounter.store.neo4j import Neo4jStore  # type: ignore[import-not-found]
+
+    target = neo4j_target()
+    opened: GraphStore = Neo4jStore.open(  # type: ignore[no-any-return]
+        target.uri, target.username, target.password, target.database
+    )
+
+    def forget(tx: Any) -> None:
+        tx.rows("MATCH (p:KenningPast {_memory: $memory}) DELETE p")
+        tx.rows("MATCH (m:Meta {_memory: $memory, key: 'past_backfill'}) DELETE m")
+
+    opened.write(forget)
+    opened.close()
+    return Neo4jStore.open(  # type: ignore[no-any-return]
+        target.uri, target.username, target.password, target.database
+    )
+
+
+def test_a_store_made_before_the_record_reads_its_statuses_back_from_its_relations(
+    stores: Stores,
+) -> None:
+    store = stores.fresh()
+    where = Path(getattr(store, "data_dir", "."))
+    m = Memory(store)
+    m.advance_encounter(S, "before the record")
+    made = m.create_entities(
+        S,
+        [
+            {"type": "Question", "name": "alpha", "description": "cache"},
+            {"type": "Hypothesis", "name": "bravo", "description": "retry"},
+            {"type": "Observation", "name": "charlie", "description": "token"},
+        ],
+    ).tick
+    resolved = m.create_relations(S, [{"source": "charlie", "type": "RESOLVES", "target": "alpha"}])
+    supported = m.create_relations(
+        S, [{"source": "charlie", "type": "SUPPORTS", "target": "bravo"}]
+    )
+    m.create_entities(S, [{"type": "Observation", "name": "delta", "description": "queue"}])
+    challenged = m.create_relations(
+        S, [{"source": "delta", "type": "CHALLENGES", "target": "bravo"}]
+    )
+    store = _without_the_record(store, stores.backend, where)
+    try:
+        m = Memory(store)
+        seen = {
+            t: (
+                m.find_by_name("alpha", as_of=t).node.status,
+                m.find_by_name("bravo", as_of=t).node.status,
+            )
+            for t in (made, resolved.tick, supported.tick, challenged.tick)
+        }
+        assert seen == {
+            made: ("open", "untested"),
+            resolved.tick: ("resolved", "untested"),
+            supported.tick: ("resolved", "supported"),
+            challenged.tick: ("resolved", "challenged"),
+        }
+    finally:
+        store.close()
+
+
+def test_the_record_of_the_past_is_no_part_of_what_read_cypher_sees(memory: Memory) -> None:
+    memory.advance_encounter(S, "a record to hide")
+    memory.create_entities(
+        S,
+        [
+            {"type": "Hypothesis", "name": "alpha", "description": "cache"},
+            {"type": "Observation", "name": "bravo", "description": "cache seen"},
+        ],
+    )
+    link = {"source": "bravo", "type": "SUPPORTS", "target": "alpha"}
+    memory.create_relations(S, [link])
+    memory.delete_relations(S, [link])
+    memory.delete_entities(S, ["bravo"])
+    seen = memory.read_cypher("MATCH (n) RETURN n").rows
+    text = str(seen)
+    assert "alpha" in text  # the query reads the memory
+    assert "moved_from" not in text and "bravo" not in text and "Past" not in text
