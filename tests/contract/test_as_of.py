@@ -9,6 +9,7 @@ Both backends; every example opens a store of its own.
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -456,3 +457,34 @@ def test_the_record_of_the_past_is_no_part_of_what_read_cypher_sees(memory: Memo
     text = str(seen)
     assert "alpha" in text  # the query reads the memory
     assert "moved_from" not in text and "bravo" not in text and "Past" not in text
+
+
+def test_a_read_of_the_present_runs_no_statement_of_the_record(
+    memory: Memory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Why the present's reads cost what they did: none of them reads the record (the
+    statements the store runs are logged at DEBUG, without their parameters)."""
+    memory.advance_encounter(S, "a record beside the present")
+    memory.create_entities(
+        S,
+        [
+            {"type": "Hypothesis", "name": "alpha", "description": "cache"},
+            {"type": "Observation", "name": "bravo", "description": "cache seen"},
+        ],
+    )
+    link = {"source": "bravo", "type": "SUPPORTS", "target": "alpha"}
+    tick = memory.create_relations(S, [link]).tick
+    memory.delete_relations(S, [link])
+    caplog.set_level(logging.DEBUG, logger="kenning_encounter.store.queries")
+
+    def record_read() -> bool:
+        return any("Past" in r.getMessage() for r in caplog.records)
+
+    caplog.clear()
+    memory.search("cache")
+    memory.find_by_name("alpha")
+    memory.trace_provenance("alpha")
+    assert caplog.records and not record_read()
+    caplog.clear()
+    memory.find_by_name("alpha", as_of=tick)
+    assert record_read()
