@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from kenning_encounter.store.infusion_log import session_tag
-from tests.e2e.conftest import ROOT, RunningServer
+from kenning_encounter.ui import access
+from tests.e2e.conftest import ROOT, RunningServer, run_server
 from tests.ui.conftest import BOB, Seeded
 
 CHROMIUM = "/usr/bin/chromium"
@@ -116,3 +117,59 @@ def test_the_pages_are_keyboard_navigable(browser: Any, full: RunningServer) -> 
         page.wait_for_url("**/ui/log")
     finally:
         context.close()
+
+
+def test_orient_is_keyboard_navigable(browser: Any, full: RunningServer) -> None:
+    """From the skip link, Tab goes to the page's first link, a node the panel names; the
+    charts take no tab stops of their own."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    try:
+        page.goto(full.base + "/ui/orient")
+        page.keyboard.press("Tab")
+        page.keyboard.press("Enter")
+        page.keyboard.press("Tab")
+        href = page.evaluate("document.activeElement.getAttribute('href')")
+        assert href.startswith("/ui/node/"), href
+        assert page.evaluate("document.activeElement.closest('svg')") is None
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"**{href}")
+    finally:
+        context.close()
+
+
+def test_a_browser_signs_in_with_the_token(
+    browser: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Off loopback: refused without it, HTTP Basic with the token as the password, and
+    the one-time code that leaves a cookie and the clean /ui/ behind."""
+    token = "ui-browser-sign-in-3e7d1c"
+    with run_server(
+        tmp_path_factory.mktemp("ui-browser-token"),
+        "--host",
+        "0.0.0.0",
+        env={"KENNING_ENCOUNTER_TOKEN": token},
+    ) as server:
+        plain = browser.new_context()
+        try:
+            # Asked to sign in and given nothing, headless chromium gives up on the page.
+            with pytest.raises(sync_api.Error, match="ERR_INVALID_AUTH_CREDENTIALS"):
+                plain.new_page().goto(server.base + "/ui/")
+        finally:
+            plain.close()
+        basic = browser.new_context(http_credentials={"username": "me", "password": token})
+        try:
+            assert basic.new_page().goto(server.base + "/ui/orient").status == 200
+        finally:
+            basic.close()
+        signed = browser.new_context()
+        try:
+            page = signed.new_page()
+            reply = page.goto(f"{server.base}/ui/login?code={access.login_code(token)}")
+            assert reply is not None and reply.status == 200
+            assert page.url == f"{server.base}/ui/"
+            assert page.goto(server.base + "/ui/orient").status == 200
+            cookie = next(c for c in signed.cookies() if c["name"] == access.COOKIE)
+            assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+        finally:
+            signed.close()
