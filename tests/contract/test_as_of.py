@@ -488,3 +488,19 @@ def test_a_read_of_the_present_runs_no_statement_of_the_record(
     caplog.clear()
     memory.find_by_name("alpha", as_of=tick)
     assert record_read()
+
+
+def test_forgetting_a_node_forgets_the_deleted_nodes_that_spoke_of_it(memory: Memory) -> None:
+    memory.advance_encounter(S, "a subject")
+    memory.create_entities(S, [{"type": "Concept", "name": "subject", "description": "cache"}])
+    memory.advance_encounter(S, "a note about it, undone", close_summary="subject named")
+    made = memory.create_entities(
+        S, [{"type": "Note", "name": "zulu", "description": "quokka about the subject"}]
+    )
+    memory.create_relations(S, [{"source": "zulu", "type": "ABOUT", "target": "subject"}])
+    linked = memory.find_by_name("zulu").node.tick + 1
+    memory.delete_entities(S, ["zulu"])
+    assert [h.name for h in memory.search("quokka", as_of=linked).hits] == ["zulu"]
+    operator.forget(memory.store, ["subject"])
+    assert memory.search("quokka", as_of=linked).hits == []
+    assert by_name(memory, made.created[0].id, linked) is None

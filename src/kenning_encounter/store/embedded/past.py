@@ -56,6 +56,10 @@ NODE_PUT: Final = (
     "p.tick = $tick, p.ended = $ended, p.at = $at, p.body = $body"
 )
 DROP_ABOUT: Final = "MATCH (p:Past) WHERE p.node = $id OR p.source = $id OR p.target = $id DELETE p"
+LINKED_GONE: Final = (
+    "MATCH (e:Past), (n:Past) WHERE e.kind = 'edge' AND (e.source = $id OR e.target = $id) "
+    "AND n.kind = 'node' AND (n.node = e.source OR n.node = e.target) RETURN n.node"
+)
 MOVES_AFTER: Final = (
     "MATCH (p:Past) WHERE p.kind = 'status' AND p.node IN $ids AND p.tick > $tick "
     "RETURN p.node, p.tick, p.seq, p.moved_from, p.moved_to"
@@ -86,6 +90,7 @@ PAST_TEXT: Final = PastText(
     edge_put=EDGE_PUT,
     node_put=NODE_PUT,
     drop_about=DROP_ABOUT,
+    linked_gone=LINKED_GONE,
     moves_after=MOVES_AFTER,
     edges_at=EDGES_AT,
     nodes_at=NODES_AT,

@@ -56,6 +56,12 @@ PAST_TEXT: Final = PastText(
         "MATCH (p:KenningPast {_memory: $memory}) "
         "WHERE p.node = $id OR p.source = $id OR p.target = $id DELETE p"
     ),
+    linked_gone=(
+        "MATCH (e:KenningPast {_memory: $memory, kind: 'edge'}) "
+        "WHERE e.source = $id OR e.target = $id "
+        "MATCH (n:KenningPast {_memory: $memory, kind: 'node'}) "
+        "WHERE n.node IN [e.source, e.target] RETURN n.node"
+    ),
     moves_after=(
         "MATCH (p:KenningPast {_memory: $memory}) WHERE p.node IN $ids AND p.kind = 'status' "
         "AND p.tick > $tick RETURN p.node, p.tick, p.seq, p.moved_from, p.moved_to"

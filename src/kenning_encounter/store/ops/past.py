@@ -37,6 +37,7 @@ class PastText:
     edge_put: LiteralString  # $key $source $target $rel $tick $ended $at $encounter $why
     node_put: LiteralString  # $key $node $name $tick $ended $at $body
     drop_about: LiteralString  # $id: every row about the node
+    linked_gone: LiteralString  # $id -> ids of deleted nodes a deleted edge tied to it
     # $ids $tick -> node, tick, seq, before, after: the moves made after the tick
     moves_after: LiteralString
     # $tick -> source, target, rel, tick, encounter, why, ended: deleted edges standing at it
@@ -107,6 +108,11 @@ class PastOps(RelationOps):
         self.rows(self._past.node_put, params)
 
     def _drop_past(self, node_id: str) -> None:
+        # A node an agent deleted that was linked to this one spoke of it: it goes too (no
+        # operator can see it to plan its erasure, and what is kept must not outlive this).
+        linked = {str(r[0]) for r in self.rows(self._past.linked_gone, {"id": node_id})}
+        for gone in sorted(linked - {node_id}):
+            self.rows(self._past.drop_about, {"id": gone})
         self.rows(self._past.drop_about, {"id": node_id})
 
     # --- reads --------------------------------------------------------------------------
