@@ -90,6 +90,9 @@ async def test_find_by_name_and_search_read_the_memory_as_it_stood(tmp_path: Pat
         found = await call_ok(client, "search", {"query": "retries", "as_of": ticks["made"]})
         assert "as of tick" in found["note"]
         assert all("jitter" not in h["description"] for h in found["hits"])
+        # orient over the graph of then: at tick 0 nothing was held yet.
+        assert (await call_ok(client, "orient", {"as_of": 0})).get("guide")
+        assert not (await call_ok(client, "orient", {})).get("guide")
         # The re-entry payload's lists as of then; the encounter itself opens now.
         entry = await call_ok(
             client,
