@@ -351,3 +351,19 @@ def test_the_meaning_channel_never_carries_classified_text(
         finally:
             runtime.close()
         assert fake.requests and all(MARK not in s.user + s.system for s in fake.requests)
+
+
+def test_a_saved_orient_reading_names_no_classified_node(
+    store: GraphStore, planted: dict[str, str], tmp_path: Path
+) -> None:
+    """A reading saved by a granted face is what a later, gated one drifts against."""
+    from kenning_encounter.analytics.baseline import BaselineStore
+    from kenning_encounter.analytics.orient import orient_panel
+
+    baselines = BaselineStore(tmp_path / "analytics")
+    granted = Memory(store, granted=ALL).store.read(lambda tx: tx.authored_graph())
+    orient_panel(granted.nodes, granted.edges, baselines=baselines, encounter="E1")
+    assert _leaks(baselines.previous(None), planted) == set()
+    gated = Memory(store).store.read(lambda tx: tx.authored_graph())
+    panel = orient_panel(gated.nodes, gated.edges, baselines=baselines, encounter="E2")
+    assert _leaks(panel, planted) == set() and panel.drift is not None

@@ -47,6 +47,8 @@ def take_baseline(
     keep: int,
 ) -> Baseline:
     order = np.lexsort((np.arange(mass.shape[0]), -mass))[:keep]
+    # A classified node is kept out of every reading saved (memory/gates.py): a baseline
+    # outlives its reader, and a later one not granted the class would list it as gone.
     entries = tuple(
         BaselineEntry(
             id=projection.nodes[i].id,
@@ -56,6 +58,7 @@ def take_baseline(
             score=float(mass[i]),
         )
         for rank, i in enumerate(order.tolist(), start=1)
+        if not projection.nodes[i].props.get("classification")
     )
     return Baseline(
         encounter=encounter,
