@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.stats import pct
-from bench.synth import generate, record
+from bench.synth import generate, record, replay
 from kenning_encounter.errors import KenningError
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
+from kenning_encounter.store.port import GraphStore
 
 _UNDONE = 200  # relations deleted after the history, each leaving a row of the past
 
@@ -65,34 +66,27 @@ def _undo_some(memory: Memory, rng: random.Random) -> int:
     return undone
 
 
-def run_size(nodes: int, reads: int) -> dict[str, Any]:
-    synth = generate(nodes, seed=nodes)
-    work = Path(tempfile.mkdtemp(prefix="kenning-asof-bench-"))
-    try:
-        store = EmbeddedStore.open(work / "memory")
-        memory = record(store, synth)
-        undone = _undo_some(memory, random.Random(nodes))
-        store.flush_index()
-        clock = store.read(lambda tx: tx.clock())
-        middle = clock // 2
-        names = [n.name for n in store.read(lambda tx: tx.nodes_upto("Concept", middle))][:50]
-        queries = (synth.queries * (reads // len(synth.queries) + 1))[:reads]
-        plain: list[float] = []
-        then: list[float] = []
-        latest: list[float] = []
-        for query in queries:
-            plain.append(_ms(lambda q=query: memory.search(q, limit=10)))
-            then.append(_ms(lambda q=query: memory.search(q, limit=10, as_of=middle)))
-            latest.append(_ms(lambda q=query: memory.search(q, limit=10, as_of=clock)))
-        name_plain: list[float] = []
-        name_then: list[float] = []
-        for name in (names * (reads // max(1, len(names)) + 1))[: reads // 5] if names else []:
-            name_plain.append(_ms(lambda n=name: memory.find_by_name(n)))
-            name_then.append(_ms(lambda n=name: memory.find_by_name(n, as_of=middle)))
-        store.close()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+def _measure(memory: Memory, store: GraphStore, nodes: int, reads: int) -> dict[str, Any]:
+    synth_queries = generate(nodes, seed=nodes).queries
+    undone = _undo_some(memory, random.Random(nodes))
+    clock = store.read(lambda tx: tx.clock())
+    middle = clock // 2
+    names = [n.name for n in store.read(lambda tx: tx.nodes_upto("Concept", middle))][:50]
+    queries = (synth_queries * (reads // len(synth_queries) + 1))[:reads]
+    plain: list[float] = []
+    then: list[float] = []
+    latest: list[float] = []
+    for query in queries:
+        plain.append(_ms(lambda q=query: memory.search(q, limit=10)))
+        then.append(_ms(lambda q=query: memory.search(q, limit=10, as_of=middle)))
+        latest.append(_ms(lambda q=query: memory.search(q, limit=10, as_of=clock)))
+    name_plain: list[float] = []
+    name_then: list[float] = []
+    for name in (names * (reads // max(1, len(names)) + 1))[: reads // 5] if names else []:
+        name_plain.append(_ms(lambda n=name: memory.find_by_name(n)))
+        name_then.append(_ms(lambda n=name: memory.find_by_name(n, as_of=middle)))
     return {
+        "backend": store.backend,
         "nodes": nodes,
         "ticks": clock,
         "relations_undone": undone,
@@ -104,12 +98,46 @@ def run_size(nodes: int, reads: int) -> dict[str, Any]:
     }
 
 
+def run_size(nodes: int, reads: int) -> dict[str, Any]:
+    synth = generate(nodes, seed=nodes)
+    work = Path(tempfile.mkdtemp(prefix="kenning-asof-bench-"))
+    try:
+        store = EmbeddedStore.open(work / "memory")
+        memory = record(store, synth)
+        store.flush_index()
+        row = _measure(memory, store, nodes, reads)
+        store.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return row
+
+
+def run_neo4j(nodes: int, reads: int) -> dict[str, Any] | None:
+    """The same on the test Neo4j (emptied first), when one is named."""
+    from tests.support.neo4j_target import configured, empty_marked
+
+    from kenning_encounter.store.neo4j import Neo4jStore
+
+    target = configured()
+    if target is None:
+        return None
+    empty_marked(target)
+    store = Neo4jStore.open(target.uri, target.username, target.password, target.database)
+    try:
+        memory = Memory(store)
+        for _ in replay(memory, generate(nodes, seed=nodes)):
+            pass
+        return _measure(memory, store, nodes, reads)
+    finally:
+        store.close()
+
+
 def run(quick: bool = False) -> dict[str, Any]:
     sizes = [1_000] if quick else [10_000]
-    return {
-        "note": "embedded store; plain and as_of reads interleaved query by query",
-        "rows": [run_size(n, 100 if quick else 300) for n in sizes],
-    }
+    reads = 100 if quick else 300
+    rows = [run_size(n, reads) for n in sizes]
+    rows += [r for r in (run_neo4j(n, reads) for n in sizes) if r is not None]
+    return {"note": "plain and as_of reads interleaved query by query", "rows": rows}
 
 
 if __name__ == "__main__":

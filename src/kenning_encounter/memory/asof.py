@@ -225,8 +225,15 @@ class Past:
         name goes to the newest node made with it and stays with that node's chain (an
         older version keeps a name its revision changed), back to the one before when
         that node is deleted."""
-        versions = [n for n in self.tx.nodes_named(name) if n.tick <= self.tick]
-        versions += [n for n in self.gone_nodes().values() if n.name == name]
+        gone = [n for n in self.gone_nodes().values() if n.name == name]
+        holder = self.tx.head_id_by_name(name)
+        now = self.tx.get_nodes([holder]).get(holder) if holder else None
+        if now is not None and now.tick <= self.tick:
+            # No node standing now took the name after it (it would hold it now), so only
+            # a node deleted since can be newer: no scan for older versions is needed.
+            versions = [now, *gone]
+        else:
+            versions = [n for n in self.tx.nodes_named(name) if n.tick <= self.tick] + gone
         newest = max(versions, key=lambda n: (n.tick, n.ord), default=None)
         return newest.id if newest is not None else None
 
