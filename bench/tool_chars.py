@@ -88,6 +88,17 @@ def calls(names: list[str]) -> list[Call]:
                     {"type": "Note", "name": note_a, "description": "A note to link and undo."},
                     {"type": "Note", "name": note_b, "description": "Another note to link."},
                     {"type": "Question", "name": "bench question", "description": "Why?"},
+                    {"type": "Concept", "name": "bench concept", "description": "The same?"},
+                ],
+            },
+        ),
+        ("confirm_entities", {"session_id": SESSION, "refs": [concept], "why": "re-read"}),
+        (
+            "claim_referents",
+            {
+                "session_id": SESSION,
+                "claims": [
+                    {"source": concept, "target": "bench concept", "resolution": "proposed"}
                 ],
             },
         ),

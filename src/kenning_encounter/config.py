@@ -87,6 +87,12 @@ class Settings(BaseSettings):
     reader_grant: CsvList = Field(default_factory=list)
     # An export (kenning-encounter export) holds back classified nodes it is not granted.
     export_grant: CsvList = Field(default_factory=list)
+    # Who directs a session when advance_encounter names no one (#17, memory/directors.py).
+    # Unset: the operating-system user, keyed by user and host. Set to "" for none, which
+    # require_director then refuses. A director without a key is a Person of one session.
+    director: str | None = None
+    director_key: str | None = None
+    require_director: bool = True
     log_level: str = "INFO"
     # An open encounter whose session shows no activity for this long is dissolved.
     idle_horizon: float = Field(86_400.0, gt=0)

@@ -51,6 +51,7 @@ class NodeType:
     statuses: tuple[str, ...] = ()
     default_status: str | None = None
     when: str = ""
+    since: int = 1  # the embedded schema version whose migration adds its table
 
     @property
     def authored(self) -> bool:
@@ -92,7 +93,6 @@ COMMON_AUTHORED_PROPS: Final = (
 # The closed vocabulary of classification; a node may carry several, or none (unclassified).
 CLASSIFICATIONS: Final = ("pii", "phi", "pci", "secret")
 
-
 QUESTION_STATUSES: Final = ("open", "resolved", "retired")
 HYPOTHESIS_STATUSES: Final = ("untested", "supported", "challenged", "falsified", "retired")
 
@@ -107,6 +107,15 @@ ENCOUNTER: Final = NodeType(
     Layer.PROCESS,
     "one unit of work inside a locus, opened by advance_encounter and sealed by close_encounter",
     "enc",
+)
+# Who directed a session (#17): the person whose knowledge the memory holds. A Person
+# is met again only through its key (memory/identity.py), never through its name.
+PERSON: Final = NodeType(
+    "Person",
+    Layer.PROCESS,
+    "the director of a session: who the work was done for, named and, when known, keyed",
+    "per",
+    since=8,
 )
 
 OBSERVATION: Final = NodeType(
@@ -201,6 +210,7 @@ NODE_TYPES: Final[dict[str, NodeType]] = {
     for t in (
         LOCUS,
         ENCOUNTER,
+        PERSON,
         OBSERVATION,
         QUESTION,
         HYPOTHESIS,
@@ -226,6 +236,7 @@ class RelationType:
     provenance: bool = False  # walked by trace_provenance toward the evidence
     props: tuple[Prop, ...] = field(default_factory=tuple)
     when: str = ""
+    since: int = 1  # the embedded schema version whose migration adds its table
 
     def pairs(self) -> tuple[tuple[str, str], ...]:
         if self.same_type:
@@ -243,6 +254,11 @@ class RelationType:
 
 _SEM = ("Observation", "Question", "Hypothesis", "Concept", "Note")
 _ALL_AUTHORED = (*_SEM, "Component", "Citation")
+# What may stand in a referent claim: things that refer to something in the world (a
+# source's place, a named idea, a source). Observations, questions, hypotheses and notes
+# are acts of thinking about a referent, not referents; claims join like with like.
+REFERENT_TYPES: Final = ("Component", "Concept", "Citation")
+REFERENT_RESOLUTIONS: Final = ("proposed", "confirmed", "distinct")
 
 RELATION_TYPES: Final[dict[str, RelationType]] = {
     r.name: r
@@ -380,6 +396,37 @@ RELATION_TYPES: Final[dict[str, RelationType]] = {
             "the encounter in which a node was created",
             ("Encounter",),
             _ALL_AUTHORED,
+        ),
+        # --- #17: directors, confirmations, referent claims (memory/identity.py) ---
+        RelationType(
+            "DIRECTED_BY",
+            False,
+            "a locus and the one person who directs it, set at its first advance",
+            ("Locus",),
+            ("Person",),
+            since=8,
+        ),
+        RelationType(
+            "CONFIRMED",
+            False,
+            "an encounter reviewed the node and found it still true (confirm_entities)",
+            ("Encounter",),
+            _ALL_AUTHORED,
+            since=8,
+        ),
+        RelationType(
+            "REFERENT_CLAIM",
+            False,
+            "a claim, made in an encounter, that two referents are one thing or are not",
+            REFERENT_TYPES,
+            REFERENT_TYPES,
+            same_type=True,
+            props=(
+                Prop("resolution", PropKind.STATUS, "proposed, confirmed or distinct", True),
+                Prop("why", PropKind.TEXT, "what the claim rests on"),
+            ),
+            when="say two references are one thing, or definitely not (claim_referents)",
+            since=8,
         ),
     )
 }

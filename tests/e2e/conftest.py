@@ -175,6 +175,8 @@ ALL_TOOLS = READ_TOOLS | {
     "create_relations",
     "delete_entities",
     "delete_relations",
+    "confirm_entities",
+    "claim_referents",
 }
 
 

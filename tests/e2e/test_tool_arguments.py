@@ -43,6 +43,11 @@ VALID: dict[str, dict[str, Any]] = {
         "relations": [{"source": "cpu spike", "type": "SUPPORTS", "target": "cache flush"}],
     },
     "delete_entities": {"session_id": SESSION, "refs": ["cpu spike"]},
+    "confirm_entities": {"session_id": SESSION, "refs": ["retry storm"]},
+    "claim_referents": {
+        "session_id": SESSION,
+        "claims": [{"source": "lockstep retries", "target": "lockstep retries", "resolution": "x"}],
+    },
     "delete_relations": {
         "session_id": SESSION,
         "relations": [{"source": "retry storm", "type": "GROUNDS", "target": "lockstep retries"}],
@@ -74,6 +79,7 @@ NESTED: dict[str, tuple[str, str]] = {
     "create_entities": ("entities", "priority"),
     "create_relations": ("relations", "weight"),
     "delete_relations": ("relations", "weight"),
+    "claim_referents": ("claims", "weight"),
 }
 
 
@@ -181,7 +187,7 @@ async def test_an_unknown_nested_field_is_refused_and_writes_nothing(tmp_path: P
             refusal = await call_refused(client, tool, {**arguments, field: items})
             assert snapshot(store) == before, f"{tool}: a refused call changed the store"
             assert f"{field}[0].{unknown}: unknown field" in refusal, refusal
-            assert "Allowed here:" in refusal and "type" in refusal
+            assert "Allowed here:" in refusal and next(iter(VALID[tool][field][0])) in refusal
             assert_house_style(refusal)
 
 

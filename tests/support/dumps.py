@@ -118,9 +118,13 @@ def seed(store: GraphStore) -> None:
 
 # read_cypher in each dialect: what the port's reads do not return (edge stamps, the
 # ticks of spine and RECORDED edges, each locus's tick and time).
+# A dump does not carry directors yet (#17): an import directs its loci by the Person
+# that says so, so the DIRECTED_BY edges differ by design and are left out here.
 _EDGE_STAMPS = {
-    "embedded": "MATCH (a)-[r]->(b) RETURN a.id, label(r), b.id, r.tick, r.created_at",
-    "neo4j": "MATCH (a)-[r]->(b) RETURN a.id, type(r), b.id, r.tick, r.created_at",
+    "embedded": "MATCH (a)-[r]->(b) WHERE label(r) <> 'DIRECTED_BY' "
+    "RETURN a.id, label(r), b.id, r.tick, r.created_at",
+    "neo4j": "MATCH (a)-[r]->(b) WHERE type(r) <> 'DIRECTED_BY' "
+    "RETURN a.id, type(r), b.id, r.tick, r.created_at",
 }
 _LOCI = "MATCH (l:Locus) RETURN l.id, l.tick, l.created_at"
 

@@ -53,11 +53,16 @@ def _is_frontier(node: NodeRecord) -> bool:
     return node.status in FRONTIER_STATUSES.get(node.type, ())
 
 
-def fact_state(node: NodeRecord, challenged: frozenset[str]) -> str:
-    """What a delivered body asserted: a change re-delivers it."""
-    return (
+def fact_state(
+    node: NodeRecord, challenged: frozenset[str], confirmed_tick: int | None = None
+) -> str:
+    """What a delivered body asserted: a change re-delivers it. A confirmation
+    (confirm_entities) renews the node's standing, so one made since the delivery counts
+    as a change; a node never confirmed keeps the fingerprint it always had."""
+    state = (
         f"{node.status or '-'}|{node.superseded_by or '-'}|{'C' if node.id in challenged else '-'}"
     )
+    return state if confirmed_tick is None else f"{state}|k{confirmed_tick}"
 
 
 def rank(

@@ -22,7 +22,8 @@ from pydantic import BaseModel, Field
 
 from kenning_encounter.errors import NotFound
 from kenning_encounter.memory import validate
-from kenning_encounter.memory.models import shown_session
+from kenning_encounter.memory.directors import director_out
+from kenning_encounter.memory.models import DirectorOut, shown_session
 from kenning_encounter.memory.writes import resolve
 from kenning_encounter.store.port import GraphStore, ReadTx
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
@@ -40,6 +41,9 @@ class Version(BaseModel):
     encounter: str | None = Field(default=None, description="The encounter that recorded it")
     session: str | None = Field(
         default=None, description="The session of that encounter (cut short: not a handle)"
+    )
+    director: DirectorOut | None = Field(
+        default=None, description="Who directed that session: the version's author"
     )
     revision_why: str | None = Field(
         default=None, description="Why this version replaced the one before it"
@@ -137,7 +141,13 @@ def chain_history(
                 | {e.encounter for e in edges if e.encounter}
             )
         )
-        return _history(chain, node, edges, encounters, hidden_loci, (older_cut, newer_cut))
+        found = _history(chain, node, edges, encounters, hidden_loci, (older_cut, newer_cut))
+        loci = {n.id: n.locus for n in chain}
+        held = tx.directors_of([locus for locus in loci.values() if locus])
+        for v in found.versions:
+            locus = loci.get(v.id)
+            v.director = director_out(held.get(locus)) if locus else None
+        return found
 
     return store.read(work)
 

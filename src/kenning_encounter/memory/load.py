@@ -28,6 +28,7 @@ from kenning_encounter.errors import Conflict, InvalidInput
 from kenning_encounter.memory import dump_format as fmt
 from kenning_encounter.memory.dump import Progress, bulk_read
 from kenning_encounter.memory.dump_checks import Checks
+from kenning_encounter.store.persons import NOT_IN_DUMP
 from kenning_encounter.store.port import (
     DumpedEdge,
     DumpedNode,
@@ -266,6 +267,9 @@ def load(
     def last(tx: LoadTx) -> None:
         _write_batch(tx, batch, dump.digest, done)
         tx.finish_load(dump.clock)
+        # A dump does not carry directors yet: its loci are directed by the Person that
+        # says so, never left without one (memory/directors.py).
+        tx.direct_undirected(NOT_IN_DUMP)
 
     bulk_write(store, last)
     if progress is not None:

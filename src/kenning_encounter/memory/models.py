@@ -131,6 +131,15 @@ class RelationIn(BaseModel):
 Internal = Field(default=0, exclude=True)
 
 
+class DirectorOut(BaseModel):
+    """Who directed the session that wrote something (#17): a Person, met again only by
+    its key; a director named without a key is a Person of that one session."""
+
+    id: str
+    name: str
+    key: str | None = None
+
+
 class NodeOut(BaseModel):
     id: str
     type: str
@@ -143,6 +152,13 @@ class NodeOut(BaseModel):
     encounter: str | None = None
     locus: SkipJsonSchema[str | None] = Field(default=None, exclude=True)
     superseded_by: str | None = None
+    director: DirectorOut | None = Field(
+        default=None, description="Who directed the session that recorded it"
+    )
+    same_as: str | None = Field(
+        default=None,
+        description="With same_as: the node a confirmed referent claim reached this one from",
+    )
 
     @classmethod
     def of(cls, node: NodeRecord, *, max_description: int | None = None) -> NodeOut:
@@ -198,6 +214,7 @@ class EncounterOut(BaseModel):
         default=None, description="Sent only when later than opened_at and sealed_at"
     )
     state: str = Field(description="open, sealed or dissolved")
+    director: DirectorOut | None = Field(default=None, description="Who directs the session")
 
     @model_serializer(mode="wrap")
     def _once(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
@@ -354,6 +371,11 @@ class SearchResult(BaseModel):
     # The caller's own query and the length of hits are not sent back.
     query: SkipJsonSchema[str] = Field(default="", exclude=True)
     hits: list[InlineHit]
+    same_as: dict[str, str] = Field(
+        default_factory=dict[str, str],
+        description="With same_as: each hit a confirmed referent claim added -> the hit it "
+        "was reached from (it follows that hit in the list)",
+    )
     total_shown: SkipJsonSchema[int] = Internal
     note: str = ""
     as_of: int | None = Field(
@@ -392,6 +414,11 @@ class Provenance(BaseModel):
     recorded_in: EncounterOut | None = None
     as_of: int | None = Field(
         default=None, description="With as_of: the tick this answer reads the memory at."
+    )
+    same_as: list[NodeOut] = Field(
+        default_factory=list[NodeOut],
+        description="With same_as: nodes confirmed to be the same referent; their grounding "
+        "is included",
     )
     depth: SkipJsonSchema[int] = Internal
     grounding_total: int | None = Field(

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from kenning_encounter.errors import InvalidInput, NotFound
-from kenning_encounter.memory import asof, validate
+from kenning_encounter.memory import asof, directors, identity, validate
 from kenning_encounter.memory.models import (
     EdgeOut,
     EncounterOut,
@@ -71,6 +71,7 @@ def search(
     when: str | None = None,
     now: datetime | None = None,
     hidden_loci: frozenset[str] = frozenset(),
+    same_as: bool = False,
     as_of: int | str | None = None,
 ) -> SearchResult:
     """Nodes by their words, best first. ``when`` keeps only nodes whose time (world time
@@ -117,6 +118,9 @@ def search(
     if boost is not None:
         scored.sort(key=lambda pair: -pair[1])  # stable: equal scores keep the index's order
     shown = [Hit.of(node, score, max_description=_SEARCH_PREVIEW) for node, score in scored[:limit]]
+    joined: dict[str, str] = {}
+    if same_as and shown:
+        shown, joined = _with_same_as(store, shown, hidden_loci)
     note = ""
     if window is not None:
         note = f"when: only what holds in {describe(window)}"
@@ -133,7 +137,42 @@ def search(
         total_shown=len(shown),
         note=note,
         as_of=past.tick if past is not None else None,
+        same_as=joined,
     )
+
+
+def _with_same_as(
+    store: GraphStore, hits: list[Hit], hidden: frozenset[str]
+) -> tuple[list[Hit], dict[str, str]]:
+    """Each hit followed by the nodes confirmed claims say are the same referent (#17):
+    asked for, never merged; each says which hit reached it."""
+
+    def work(tx: ReadTx) -> dict[str, list[NodeRecord]]:
+        reached = identity.same_as(tx, [h.id for h in hits])
+        nodes = tx.get_nodes(list(reached))
+        by_hit: dict[str, list[NodeRecord]] = {}
+        for found, via in reached.items():
+            node = nodes.get(found)
+            root = via
+            while root in reached:  # a chain of claims: credit the hit it began at
+                root = reached[root]
+            if node is not None and _visible(node, hidden):
+                by_hit.setdefault(root, []).append(node)
+        return by_hit
+
+    by_hit = store.read(work)
+    shown_ids = {h.id for h in hits}
+    out: list[Hit] = []
+    joined: dict[str, str] = {}
+    for hit in hits:
+        out.append(hit)
+        for node in by_hit.get(hit.id, []):
+            if node.id in shown_ids:
+                continue
+            shown_ids.add(node.id)
+            out.append(Hit.of(node, hit.score, max_description=_SEARCH_PREVIEW))
+            joined[node.id] = hit.id
+    return out, joined
 
 
 def _chain_back(
@@ -193,6 +232,7 @@ def find_by_name(
         found = NameLookup(node=NodeOut.of(head), resolved_from=resolved_from, history=history)
         past = asof.moment_of(tx)
         found.as_of = past.tick if past is not None else None
+        directors.with_directors(tx, [found.node, *found.history])
         return found
 
     found = store.read(work)
@@ -213,6 +253,7 @@ def trace_provenance(
     *,
     depth: int = 5,
     hidden_loci: frozenset[str] = frozenset(),
+    same_as: bool = False,
     as_of: int | str | None = None,
 ) -> Provenance:
     target = validate.text(ref, "ref", required=True, limit=validate.MAX_NAME)
@@ -228,14 +269,25 @@ def trace_provenance(
         if not _visible(node, hidden_loci):
             raise NotFound("node", target)
         chain = _chain_back(tx, node, hidden_loci)
+        # Asked for: what confirmed claims say is the same referent stands on its own
+        # grounding, which is then this one's too (nothing is merged).
+        joined: list[NodeOut] = []
+        if same_as:
+            reached = identity.same_as(tx, [node.id])
+            for other in tx.get_nodes(list(reached)).values():
+                if _visible(other, hidden_loci):
+                    out = NodeOut.of(other, max_description=_SEARCH_PREVIEW)
+                    out.same_as = reached[other.id]
+                    joined.append(out)
         # A revision stands on what grounded the versions it revised, too.
         subs = [
-            tx.provenance(n.id, PROVENANCE_RELATION_TYPES, depth)
-            for n in [node, *(c for c, _ in chain)]
+            tx.provenance(n, PROVENANCE_RELATION_TYPES, depth)
+            for n in [node.id, *(c.id for c, _ in chain), *(j.id for j in joined)]
         ]
         visible = {n.id: n for sub in subs for n in sub.nodes if _visible(n, hidden_loci)}
         chain_ids = {c.id for c, _ in chain}
-        visible = {k: v for k, v in visible.items() if k not in chain_ids}
+        joined_ids = {j.id for j in joined}
+        visible = {k: v for k, v in visible.items() if k not in chain_ids | joined_ids}
         all_edges = [e for sub in subs for e in sub.edges]
         grounding = sorted((n for n in visible.values() if n.id != node.id), key=lambda n: n.tick)
         edges = [
@@ -248,7 +300,8 @@ def trace_provenance(
                 revision_why=e.revision_why,
             )
             for e in all_edges
-            if e.source in visible and (e.target in visible or e.target in chain_ids)
+            if e.source in visible
+            and (e.target in visible or e.target in chain_ids or e.target in joined_ids)
         ]
         revisions = [Revision(id=n.id, name=n.name, revision_why=why) for n, why in chain]
         encounter = tx.get_encounter(node.encounter) if node.encounter else None
@@ -258,10 +311,15 @@ def trace_provenance(
             edges=edges,
             revisions=revisions,
             recorded_in=EncounterOut.of(encounter) if encounter else None,
+            same_as=joined,
             depth=depth,
         )
         past = asof.moment_of(tx)
         traced.as_of = past.tick if past is not None else None
+        # Who said it: the node's director, and each grounding node's and joined node's.
+        directors.with_directors(tx, [traced.node, *traced.grounding, *traced.same_as])
+        if traced.recorded_in is not None and encounter is not None:
+            directors.encounter_directors(tx, [traced.recorded_in], [encounter.locus])
         return traced
 
     return store.read(work)

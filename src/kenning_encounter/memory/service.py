@@ -14,7 +14,8 @@ from typing import Any, Protocol
 
 from kenning_encounter import vocabulary
 from kenning_encounter.errors import InvalidInput
-from kenning_encounter.memory import gates, reads, spine, writes
+from kenning_encounter.memory import gates, identity, reads, spine, writes
+from kenning_encounter.memory.directors import DirectorPolicy, director_in, local_director
 from kenning_encounter.memory.models import (
     Closed,
     Created,
@@ -49,7 +50,10 @@ class Memory:
         cypher_row_cap: int = 500,
         cypher_char_cap: int = 100_000,
         cypher_timeout_s: float = 10.0,
+        directors: DirectorPolicy | None = None,
     ) -> None:
+        # Decided once: the configured director, else the operating-system user.
+        self.directors = directors or DirectorPolicy(local_director())
         # Every read of this memory passes the classification gate (memory/gates.py);
         # ``backend`` is the store under it, for the server's own bookkeeping.
         self.backend = store
@@ -81,7 +85,13 @@ class Memory:
         return dissolved
 
     def advance_encounter(
-        self, session_id: str, purpose: str, *, close_summary: str | None = None
+        self,
+        session_id: str,
+        purpose: str,
+        *,
+        close_summary: str | None = None,
+        director: str | None = None,
+        director_key: str | None = None,
     ) -> ReEntry:
         return spine.advance(
             self.store,
@@ -89,6 +99,8 @@ class Memory:
             purpose,
             close_summary=close_summary,
             hidden_loci=self.hidden_loci,
+            director=director_in(director, director_key),
+            policy=self.directors,
         )
 
     def close_encounter(
@@ -122,6 +134,16 @@ class Memory:
     ) -> Deleted:
         return writes.delete_relations(self.store, session_id, relations)
 
+    def confirm_entities(
+        self, session_id: str, refs: Sequence[str], why: str | None = None
+    ) -> identity.Confirmed:
+        return identity.confirm_entities(self.store, session_id, refs, why)
+
+    def claim_referents(
+        self, session_id: str, claims: Sequence[identity.ClaimIn | Mapping[str, Any]]
+    ) -> identity.Claimed:
+        return identity.claim_referents(self.store, session_id, claims)
+
     # --- reads ----------------------------------------------------------------
     def search(
         self,
@@ -132,6 +154,7 @@ class Memory:
         include_superseded: bool = False,
         when: str | None = None,
         now: datetime | None = None,
+        same_as: bool = False,
         as_of: int | str | None = None,
     ) -> SearchResult:
         return reads.search(
@@ -143,6 +166,7 @@ class Memory:
             when=when,
             now=now,
             hidden_loci=self.hidden_loci,
+            same_as=same_as,
             as_of=as_of,
         )
 
@@ -150,10 +174,20 @@ class Memory:
         return reads.find_by_name(self.store, name, hidden_loci=self.hidden_loci, as_of=as_of)
 
     def trace_provenance(
-        self, ref: str, *, depth: int = 5, as_of: int | str | None = None
+        self,
+        ref: str,
+        *,
+        depth: int = 5,
+        same_as: bool = False,
+        as_of: int | str | None = None,
     ) -> Provenance:
         return reads.trace_provenance(
-            self.store, ref, depth=depth, hidden_loci=self.hidden_loci, as_of=as_of
+            self.store,
+            ref,
+            depth=depth,
+            hidden_loci=self.hidden_loci,
+            same_as=same_as,
+            as_of=as_of,
         )
 
     def read_cypher(self, query: str, params: dict[str, Any] | None = None) -> CypherResult:

@@ -14,7 +14,8 @@ from kenning_encounter.errors import (
     NotFound,
     NotYourEncounter,
 )
-from kenning_encounter.memory import gates, validate
+from kenning_encounter.memory import directors, gates, validate
+from kenning_encounter.memory.directors import Director, DirectorPolicy, local_director
 from kenning_encounter.memory.models import (
     Closed,
     EncounterOut,
@@ -55,8 +56,11 @@ def advance(
     *,
     close_summary: str | None = None,
     hidden_loci: frozenset[str] = frozenset(),
+    director: Director | None = None,
+    policy: DirectorPolicy | None = None,
 ) -> ReEntry:
     session = validate.session_id(session_id)
+    directing = policy or DirectorPolicy(local_director())
     purpose = validate.text(purpose, "purpose", required=True, limit=2_000)
     summary = (
         validate.text(close_summary, "close_summary", required=True, limit=10_000)
@@ -81,6 +85,7 @@ def advance(
         previous = tx.last_encounter_of(session)
         anchor = None if previous is not None else tx.latest_encounter()
         tx.ensure_locus(session)
+        directors.direct(tx, session, director, directing)
         name = f"E{tx.tick}"
         record = EncounterRecord(
             name=name, locus=session, purpose=purpose, opened_tick=tx.tick, opened_at=tx.now
@@ -104,16 +109,13 @@ def advance(
         def visible(nodes: list[NodeOut]) -> list[NodeOut]:
             return _preview([n for n in nodes if n.locus not in hidden_loci])
 
-        return ReEntry(
+        shown_recent = [e for e in recent[:REENTRY_LIMIT] if e.locus not in hidden_loci]
+        entry = ReEntry(
             encounter=EncounterOut.of(opened, session),
             previous=previous.name if previous else None,
             anchored_after=anchor.name if anchor else None,
             closed_previous=closed,
-            recent_sessions=[
-                EncounterOut.of(e, session)
-                for e in recent[:REENTRY_LIMIT]
-                if e.locus not in hidden_loci
-            ],
+            recent_sessions=[EncounterOut.of(e, session) for e in shown_recent],
             open_questions=visible(
                 [
                     NodeOut.of(n)
@@ -133,6 +135,16 @@ def advance(
             ),
             unsealed=[EncounterOut.of(e, session) for e in unsealed],
         )
+        # Who directed each session and wrote each node: the re-entry's author fields.
+        directors.encounter_directors(
+            tx,
+            [entry.encounter, *entry.recent_sessions, *entry.unsealed],
+            [session, *(e.locus for e in shown_recent), *(e.locus for e in unsealed)],
+        )
+        directors.with_directors(
+            tx, [*entry.open_questions, *entry.live_hypotheses, *entry.recent_concepts]
+        )
+        return entry
 
     return store.write(work)
 

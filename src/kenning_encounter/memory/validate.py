@@ -95,7 +95,20 @@ def node_type(value: str, field: str) -> str:
     return value
 
 
+# Process edges a tool other than the spine's writes (#17): the refusal names it.
+_WRITTEN_BY: Final = {"CONFIRMED": "confirm_entities", "REFERENT_CLAIM": "claim_referents"}
+
+
 def relation_type(value: str, field: str) -> str:
+    if value in _WRITTEN_BY:
+        refusal = ProcessTypeForbidden(field, value)
+        InvalidInput.__init__(
+            refusal,
+            field,
+            f"{value} is a process edge written by {_WRITTEN_BY[value]}; call that tool",
+            value=value,
+        )
+        raise refusal
     if value in PROCESS_RELATION_TYPES:
         raise ProcessTypeForbidden(field, value)
     if value not in AUTHORED_RELATION_TYPES:

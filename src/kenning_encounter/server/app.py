@@ -11,6 +11,7 @@ from mcp.server.mcpserver import MCPServer
 from kenning_encounter.config import Settings
 from kenning_encounter.server import (
     tools_analytics,
+    tools_identity,
     tools_infusion,
     tools_read,
     tools_session,
@@ -30,6 +31,7 @@ SERVER_NAME: Final = "kenning-encounter"
 DEFAULT_TOOL_GROUPS: Final[tuple[ToolGroup, ...]] = (
     tools_session.register,
     tools_write.register,
+    tools_identity.register,
     tools_read.register,
     tools_analytics.register,
     tools_infusion.register,

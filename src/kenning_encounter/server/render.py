@@ -67,9 +67,15 @@ def _section(title: str, lines: Iterable[str]) -> list[str]:
     return [f"{title}: {len(items)}", *items] if items else [f"{title}: none"]
 
 
+def _keyed(key: str | None) -> str:
+    return f" ({key})" if key else ""
+
+
 def reentry(r: ReEntry) -> str:
     e = r.encounter
     head = [f"Opened encounter {e.name} for session {e.session_id!r}: {clip(e.purpose, 200)}"]
+    if e.director is not None:
+        head.append(f"Directed by {e.director.name!r}{_keyed(e.director.key)}.")
     if r.closed_previous:
         head.append(f"Sealed {r.closed_previous} first.")
     if r.handle:
@@ -132,6 +138,7 @@ def search(s: SearchResult) -> str:
     lines += [
         f"- {h.type} «{h.name}» {h.id}{f' [{h.status}]' if h.status else ''}: "
         f"{clip(h.description)} (score {h.score:.2f})"
+        + (f" [confirmed same as {s.same_as[h.id]}]" if h.id in s.same_as else "")
         for h in s.hits
     ]
     if s.note:
@@ -154,6 +161,10 @@ def provenance(p: Provenance) -> str:
     lines = [node_line(p.node)]
     if p.recorded_in is not None:
         lines.append(f"Recorded in {p.recorded_in.name} (session {p.recorded_in.session_id!r}).")
+    if p.node.director is not None:
+        lines.append(f"Directed by {p.node.director.name!r}{_keyed(p.node.director.key)}.")
+    if p.same_as:
+        lines += _section("Confirmed the same referent", map(node_line, p.same_as))
     lines += _section(f"Grounding (depth {p.depth})", map(node_line, p.grounding))
     lines += _section("Edges", map(edge_line, p.edges))
     lines += _section(

@@ -71,6 +71,14 @@ def register(tools: ToolRegistrar) -> None:
                 "never filters.",
             ),
         ] = None,
+        same_as: Annotated[
+            bool,
+            Field(
+                description="Also follow confirmed referent claims (claim_referents): nodes "
+                "claimed to be the same thing come with what reached them. Default false: "
+                "nothing is ever merged by name.",
+            ),
+        ] = False,
         as_of: AsOf = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Find nodes by the words in their names and descriptions, best match first;
@@ -83,6 +91,7 @@ def register(tools: ToolRegistrar) -> None:
                 limit=limit,
                 include_superseded=include_superseded,
                 when=when,
+                same_as=same_as,
                 as_of=as_of,
             ),
             render.search,
@@ -114,6 +123,14 @@ def register(tools: ToolRegistrar) -> None:
                 ge=1, le=10, description="How many evidence hops to walk back, 1-10. Example: 5."
             ),
         ] = 5,
+        same_as: Annotated[
+            bool,
+            Field(
+                description="Also follow confirmed referent claims (claim_referents): nodes "
+                "claimed to be the same thing come with what reached them. Default false: "
+                "nothing is ever merged by name.",
+            ),
+        ] = False,
         as_of: AsOf = None,
     ) -> Annotated[CallToolResult, Provenance]:
         """Walk back from a node along its evidence (GROUNDS, SUPPORTS, OBSERVED_AT, ...): what
@@ -122,7 +139,8 @@ def register(tools: ToolRegistrar) -> None:
         return await run_tool(
             ctx,
             lambda app: fit_provenance(
-                app.memory.trace_provenance(ref, depth=depth, as_of=as_of), PROVENANCE_CHARS
+                app.memory.trace_provenance(ref, depth=depth, same_as=same_as, as_of=as_of),
+                PROVENANCE_CHARS,
             ),
             render.provenance,
             deadline=deadline,

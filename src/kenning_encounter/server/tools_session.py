@@ -38,6 +38,24 @@ def register(tools: ToolRegistrar) -> None:
                 "the auth client; no backoff jitter.'",
             ),
         ] = None,
+        director: Annotated[
+            str | None,
+            Field(
+                max_length=200,
+                description="Who directs this session (the person the work is for), set at "
+                "the session's first advance and kept. Omit to use the server's configured "
+                "director (by default the operating-system user). Example: 'Ada Lovelace'.",
+            ),
+        ] = None,
+        director_key: Annotated[
+            str | None,
+            Field(
+                max_length=500,
+                description="With director: what identifies that person, e.g. an email "
+                "address. Sessions naming one key meet one Person; a name without a key is a "
+                "person of this session only. Example: 'ada@example.org'.",
+            ),
+        ] = None,
         as_of: AsOf = None,
     ) -> Annotated[CallToolResult, ReEntry]:
         """Open your session's next encounter before recording anything.
@@ -56,7 +74,13 @@ def register(tools: ToolRegistrar) -> None:
                 if past is not None
                 else None
             )
-            opened = app.memory.advance_encounter(locus, purpose, close_summary=close_summary)
+            opened = app.memory.advance_encounter(
+                locus,
+                purpose,
+                close_summary=close_summary,
+                director=director,
+                director_key=director_key,
+            )
             if then is not None:  # the payload's lists as the memory stood then
                 opened = asof.reentry_then(
                     app.memory.store, opened, locus, then, hidden=app.memory.hidden_loci

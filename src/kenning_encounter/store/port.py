@@ -24,6 +24,7 @@ from typing import Any, LiteralString, Protocol, TypeVar
 
 from kenning_encounter.store.ledger import SessionLedgers
 from kenning_encounter.store.past import StatusMove
+from kenning_encounter.store.persons import ClaimRecord, Confirmation, PersonRecord
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 
 T = TypeVar("T")
@@ -177,6 +178,30 @@ class PastReads(Protocol):
     def nodes_upto(self, node_type: str, tick: int) -> list[NodeRecord]: ...
 
     def tick_at(self, at: str) -> int: ...
+
+
+class IdentityReads(Protocol):
+    """Who directed each locus; the latest confirmation of nodes; referent claims."""
+
+    def directors_of(self, loci: Sequence[str]) -> dict[str, PersonRecord]: ...
+
+    def director_of(self, locus: str) -> PersonRecord | None: ...
+
+    def confirmations_of(self, node_ids: Sequence[str]) -> dict[str, Confirmation]: ...
+
+    def claims_of(self, node_ids: Sequence[str]) -> list[ClaimRecord]:
+        """Every referent claim touching the nodes, either end, oldest first."""
+        ...
+
+
+class IdentityWrites(Protocol):
+    def direct_locus(self, locus: str, person: PersonRecord) -> None: ...
+
+    def direct_undirected(self, person: PersonRecord) -> None: ...
+
+    def confirm_nodes(self, encounter: str, node_ids: Sequence[str], why: str = "") -> None: ...
+
+    def create_claim(self, claim: ClaimRecord) -> None: ...
 
 
 class WriteContext(Protocol):
@@ -340,11 +365,13 @@ class LoadWrites(Protocol):
         ...
 
 
-class ReadTx(SpineReads, NodeReads, RelationReads, PastReads, Protocol):
+class ReadTx(SpineReads, NodeReads, RelationReads, PastReads, IdentityReads, Protocol):
     """What a read unit of work is handed."""
 
 
-class WriteTx(ReadTx, WriteContext, SpineWrites, NodeWrites, RelationWrites, Protocol):
+class WriteTx(
+    ReadTx, WriteContext, SpineWrites, NodeWrites, RelationWrites, IdentityWrites, Protocol
+):
     """What a write unit of work is handed: every read, and the writes, under one tick."""
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Final, LiteralString, cast
 
+from kenning_encounter.store.ops.identity import IdentityText
 from kenning_encounter.store.ops.text import (
     LoadText,
     NodeText,
@@ -253,3 +254,48 @@ CLOCK_SET: Final = "MATCH (m:Meta {key: 'clock'}) SET m.ival = $value"
 CLEAR_NODES: Final = "MATCH (n:{label}) WITH n, n.id AS id LIMIT $limit DETACH DELETE n RETURN id"
 CLEAR_REGISTRIES: Final = ("MATCH (k:NameKey) DELETE k", "MATCH (k:SourceKey) DELETE k")
 LOAD_TEXT: Final = text_of(LoadText, sys.modules[__name__])
+
+# --- directors, confirmations, referent claims (store/ops/identity.py) -----------------
+PERSON_MERGE: Final = (
+    "MERGE (p:Person {id: $id}) "
+    "ON CREATE SET p.name = $name, p.key = $key, p.tick = $tick, p.created_at = $at"
+)
+LOCUS_DIRECT: Final = (
+    "MATCH (l:Locus {id: $locus}), (p:Person {id: $person}) "
+    "CREATE (l)-[:DIRECTED_BY {tick: $tick}]->(p)"
+)
+DIRECTORS_OF: Final = (
+    "UNWIND $loci AS i MATCH (l:Locus {id: i})-[:DIRECTED_BY]->(p:Person) "
+    "RETURN l.id, p.id, p.name, p.key, p.tick, p.created_at"
+)
+CONFIRM: Final = (
+    "MATCH (e:Encounter {{id: $encounter}}) UNWIND $ids AS i MATCH (n:{label} {{id: i}}) "
+    "CREATE (e)-[:CONFIRMED {{tick: $tick, created_at: $at, why: $why}}]->(n)"
+)
+CONFIRMATIONS_OF: Final = (
+    "MATCH (e:Encounter)-[r:CONFIRMED]->(n:{label}) WHERE n.id IN $ids "
+    "RETURN n.id, e.id, r.tick, r.created_at"
+)
+CLAIM_CREATE: Final = (
+    "MATCH (a:{label} {{id: $s}}), (b:{label} {{id: $t}}) "
+    "CREATE (a)-[:REFERENT_CLAIM {{tick: $tick, encounter: $encounter, created_at: $at, "
+    "resolution: $resolution, why: $why}}]->(b)"
+)
+CLAIMS_OUT: Final = (
+    "MATCH (a:{label})-[r:REFERENT_CLAIM]->(b) WHERE a.id IN $ids "
+    "RETURN a.id, b.id, r.resolution, r.why, r.tick, r.encounter, r.created_at"
+)
+CLAIMS_IN: Final = (
+    "MATCH (a)-[r:REFERENT_CLAIM]->(b:{label}) WHERE b.id IN $ids "
+    "RETURN a.id, b.id, r.resolution, r.why, r.tick, r.encounter, r.created_at"
+)
+# Only when some locus lacks a director: a store without such loci gets no such Person.
+DIRECT_UNDIRECTED: Final = (
+    "MATCH (l:Locus) WHERE NOT EXISTS { MATCH (l)-[:DIRECTED_BY]->(:Person) } "
+    "WITH collect(l) AS loci WHERE size(loci) > 0 "
+    "MERGE (p:Person {id: $id}) "
+    "ON CREATE SET p.name = $name, p.key = $key, p.tick = 0, p.created_at = $at "
+    "WITH p, loci UNWIND loci AS l CREATE (l)-[:DIRECTED_BY {tick: l.tick}]->(p) "
+    "RETURN count(*)"
+)
+IDENTITY_TEXT: Final = text_of(IdentityText, sys.modules[__name__])

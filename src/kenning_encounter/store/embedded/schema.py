@@ -19,6 +19,7 @@ from kenning_encounter.store.embedded.infusion_log import CREATE_TABLE as INFUSI
 from kenning_encounter.store.embedded.ledger import CREATE_TABLE as LEDGER_TABLE
 from kenning_encounter.store.embedded.past import BACKFILL as PAST_BACKFILL
 from kenning_encounter.store.embedded.past import CREATE_TABLE as PAST_TABLE
+from kenning_encounter.store.persons import BEFORE_DIRECTORS
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, NodeType, RelationType
 
 SCHEMA_VERSION: Final = 10
@@ -68,8 +69,9 @@ def _v1() -> list[str]:
         "CREATE NODE TABLE NameKey(name STRING, id STRING, PRIMARY KEY(name))",
         "CREATE NODE TABLE SourceKey(key STRING, id STRING, PRIMARY KEY(key))",
     ]
-    stmts += [node_ddl(t) for t in NODE_TYPES.values()]
-    stmts += [rel_ddl(r) for r in RELATION_TYPES.values()]
+    # Types added later are made by their own migration, so old and new stores agree.
+    stmts += [node_ddl(t) for t in NODE_TYPES.values() if t.since == 1]
+    stmts += [rel_ddl(r) for r in RELATION_TYPES.values() if r.since == 1]
     stmts.append("CREATE (:Meta {key: 'clock', ival: 0})")
     stmts.append("CREATE (:Meta {key: 'schema_version', ival: 1})")
     return stmts
@@ -130,8 +132,30 @@ def _v7() -> list[str]:
 
 
 def _v8() -> list[str]:
-    # v8: reserved for directors and referent claims (#17 items 1-3); nothing yet.
-    return []
+    # v8: directors (Person, DIRECTED_BY), confirmations and referent claims (#17 1-3).
+    # Loci made before directors are directed by one explicit Person that says so: the
+    # configured director of today is no evidence of who directed them.
+    stmts = [
+        "CREATE NODE TABLE Person(id STRING, name STRING, key STRING, created_at STRING, "
+        "tick INT64, PRIMARY KEY(id))"
+    ]
+    # Process edges carry only a tick by default; these say when, and a claim by whom.
+    extra = {
+        "DIRECTED_BY": "",
+        "CONFIRMED": ", created_at STRING, why STRING",
+        "REFERENT_CLAIM": ", encounter STRING, created_at STRING",
+    }
+    for name, columns in extra.items():
+        stmts.append(rel_ddl(RELATION_TYPES[name]).removesuffix(")") + columns + ")")
+    before = BEFORE_DIRECTORS
+    stmts += [
+        "MATCH (l:Locus) WITH min(l.created_at) AS first, count(l) AS n WHERE n > 0 "
+        f"CREATE (:Person {{id: '{before.id}', name: '{before.name}', key: '{before.key}', "
+        "created_at: first, tick: 0})",
+        f"MATCH (l:Locus), (p:Person {{id: '{before.id}'}}) "
+        "CREATE (l)-[:DIRECTED_BY {tick: l.tick}]->(p)",
+    ]
+    return stmts
 
 
 def _v9() -> list[str]:

@@ -21,6 +21,7 @@ from kenning_encounter.store.embedded.nodecache import LazySnapshot
 from kenning_encounter.store.embedded.textindex import IndexDoc
 from kenning_encounter.store.ids import component_key, type_of_id
 from kenning_encounter.store.ops.base import node_record
+from kenning_encounter.store.ops.identity import IdentityOps
 from kenning_encounter.store.ops.load import LoadOps
 from kenning_encounter.store.ops.past import PastOps
 from kenning_encounter.store.ops.spine import SpineOps
@@ -67,9 +68,10 @@ def node_from_row(row: list[Any]) -> NodeRecord:
     )
 
 
-class EmbeddedTx(SpineOps, PastOps, LoadOps):
+class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps):
     _spine = q.SPINE_TEXT
     _past = past_text.PAST_TEXT
+    _identity = q.IDENTITY_TEXT
     _nodes = q.NODE_TEXT
     _relations = q.RELATION_TEXT
     _load = q.LOAD_TEXT

@@ -42,6 +42,7 @@ from kenning_encounter.store.neo4j.namespace import DEFAULT_MEMORY, Namespace, n
 from kenning_encounter.store.neo4j.scope import check_scope, scope_nodes
 from kenning_encounter.store.neo4j.translate import translated
 from kenning_encounter.store.neo4j.tx import Neo4jTx
+from kenning_encounter.store.persons import BEFORE_DIRECTORS
 from kenning_encounter.store.port import (
     AnalyticsExecutor,
     CypherResult,
@@ -269,6 +270,18 @@ class Neo4jStore:
                         tx, q.SCHEMA_VERSION_SET, meta, read=_consume, tracer=tracer, ns=ns
                     )
                 )
+            before = BEFORE_DIRECTORS  # loci made before directors (store/persons.py)
+            directing = {
+                "id": before.id,
+                "name": before.name,
+                "key": before.key,
+                "at": self._clock(),
+            }
+            s.execute_write(
+                lambda tx: engine.execute(
+                    tx, q.DIRECT_UNDIRECTED, directing, read=_consume, tracer=tracer, ns=ns
+                )
+            )
             # The record of the past as_of reads stand on, for a memory made before it.
             s.execute_write(
                 lambda tx: past.backfill(

@@ -28,6 +28,7 @@ from kenning_encounter.store.neo4j.ledger import LEGACY_INDEXES as LEDGER_LEGACY
 from kenning_encounter.store.neo4j.ledger import SCHEMA as LEDGER_SCHEMA
 from kenning_encounter.store.neo4j.meanings import SCHEMA as MEANING_SCHEMA
 from kenning_encounter.store.neo4j.past import SCHEMA as PAST_SCHEMA
+from kenning_encounter.store.ops.identity import IdentityText
 from kenning_encounter.store.ops.text import (
     LoadText,
     NodeText,
@@ -581,3 +582,54 @@ def _nodes_get_all() -> LiteralString:
 
 # Node rows of every type by id ($ids, of any types), each led by its type.
 NODES_GET_ALL: Final = _nodes_get_all()
+
+# --- directors, confirmations, referent claims (store/ops/identity.py) -----------------
+# MERGE: two servers opening sessions for one director at once meet one Person (the
+# composite constraint on (_memory, id) makes the second wait, then match).
+PERSON_MERGE: Final = (
+    "MERGE (p:Person:KenningMemory {id: $id}) "
+    "ON CREATE SET p.name = $name, p.key = $key, p.tick = $tick, p.created_at = $at"
+)
+LOCUS_DIRECT: Final = (
+    "MATCH (l:Locus:KenningMemory {id: $locus}) MATCH (p:Person:KenningMemory {id: $person}) "
+    "CREATE (l)-[:DIRECTED_BY {tick: $tick}]->(p)"
+)
+DIRECTORS_OF: Final = (
+    "UNWIND $loci AS i MATCH (l:Locus:KenningMemory {id: i})-[:DIRECTED_BY]->"
+    "(p:Person:KenningMemory) RETURN l.id, p.id, p.name, p.key, p.tick, p.created_at"
+)
+CONFIRM: Final = (
+    "MATCH (e:Encounter:KenningMemory {{id: $encounter}}) UNWIND $ids AS i "
+    "MATCH (n:{label}:KenningMemory {{id: i}}) "
+    "CREATE (e)-[:CONFIRMED {{tick: $tick, created_at: $at, why: $why}}]->(n)"
+)
+CONFIRMATIONS_OF: Final = (
+    "MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids "
+    "MATCH (e:Encounter:KenningMemory)-[r:CONFIRMED]->(n) "
+    "RETURN n.id, e.id, r.tick, r.created_at"
+)
+CLAIM_CREATE: Final = (
+    "MATCH (a:{label}:KenningMemory {{id: $s}}) MATCH (b:{label}:KenningMemory {{id: $t}}) "
+    "CREATE (a)-[:REFERENT_CLAIM {{tick: $tick, encounter: $encounter, created_at: $at, "
+    "resolution: $resolution, why: $why}}]->(b)"
+)
+CLAIMS_OUT: Final = (
+    "MATCH (a:{label}:KenningMemory)-[r:REFERENT_CLAIM]->(b:KenningMemory) WHERE a.id IN $ids "
+    "RETURN a.id, b.id, r.resolution, r.why, r.tick, r.encounter, r.created_at"
+)
+CLAIMS_IN: Final = (
+    "MATCH (a:KenningMemory)-[r:REFERENT_CLAIM]->(b:{label}:KenningMemory) WHERE b.id IN $ids "
+    "RETURN a.id, b.id, r.resolution, r.why, r.tick, r.encounter, r.created_at"
+)
+# Loci made before directors: directed by the Person that says so (store/persons.py).
+# Run at every start, idempotent; a locus made since is never without one, because its
+# DIRECTED_BY is written in the same transaction as the locus.
+DIRECT_UNDIRECTED: Final = (
+    "MATCH (l:Locus:KenningMemory) WHERE NOT EXISTS { MATCH (l)-[:DIRECTED_BY]->() } "
+    "WITH collect(l) AS loci WHERE size(loci) > 0 "
+    "MERGE (p:Person:KenningMemory {id: $id}) "
+    "ON CREATE SET p.name = $name, p.key = $key, p.tick = 0, p.created_at = $at "
+    "WITH p, loci UNWIND loci AS l MERGE (l)-[d:DIRECTED_BY]->(p) "
+    "ON CREATE SET d.tick = l.tick RETURN count(d)"
+)
+IDENTITY_TEXT: Final = text_of(IdentityText, sys.modules[__name__])

@@ -21,6 +21,7 @@ from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j.namespace import Namespace
 from kenning_encounter.store.neo4j.text import text_props
 from kenning_encounter.store.ops.base import edge_from_row, node_record
+from kenning_encounter.store.ops.identity import IdentityOps
 from kenning_encounter.store.ops.load import LoadOps
 from kenning_encounter.store.ops.past import PastOps
 from kenning_encounter.store.ops.spine import SpineOps
@@ -62,9 +63,10 @@ _EDGES_EACH: Final[dict[str, LiteralString]] = {
 }
 
 
-class Neo4jTx(SpineOps, PastOps, LoadOps):
+class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps):
     _spine = q.SPINE_TEXT
     _past = past_text.PAST_TEXT
+    _identity = q.IDENTITY_TEXT
     _nodes = q.NODE_TEXT
     _relations = q.RELATION_TEXT
     _load = q.LOAD_TEXT

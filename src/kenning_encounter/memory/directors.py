@@ -1,0 +1,126 @@
+"""Directors (#17 item 1): every locus is directed by exactly one Person.
+
+The Person is tied at the session's first advance, in the same transaction that makes
+the locus, so node -> encounter -> locus -> director is always answerable. The director
+comes from the advance (a name, optionally a key), else from the server's configuration,
+whose default is the operating-system user, keyed by user and host, so one user is never
+asked. A Person is met again only by its key (store/persons.py): two sessions naming one
+key meet one Person; a name without a key is a Person of that session alone, because a
+name is an act of reference, not an identity.
+"""
+
+from __future__ import annotations
+
+import getpass
+import socket
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from kenning_encounter.config import Settings
+from kenning_encounter.errors import ConfigError, InvalidInput
+from kenning_encounter.memory import validate
+from kenning_encounter.memory.models import DirectorOut, EncounterOut, NodeOut
+from kenning_encounter.store.persons import UNDIRECTED, PersonRecord, person_id
+from kenning_encounter.store.port import ReadTx, WriteTx
+
+MAX_KEY: Final = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Director:
+    name: str
+    key: str | None = None
+
+
+def local_director() -> Director:
+    """The operating-system user: the default director, keyed by user and host, so every
+    session of one user on one machine meets one Person and no one is asked."""
+    user = getpass.getuser()
+    return Director(user, f"os-user:{user}@{socket.gethostname()}")
+
+
+@dataclass(frozen=True, slots=True)
+class DirectorPolicy:
+    default: Director | None
+    required: bool = True
+
+
+def director_policy(settings: Settings) -> DirectorPolicy:
+    """The configured default director: ``director`` unset means the operating-system
+    user; set empty, no one (then ``require_director`` decides)."""
+    if settings.director is None:
+        default = local_director() if settings.director_key is None else None
+        if default is None:
+            raise ConfigError(
+                "director_key is set without director: set KENNING_ENCOUNTER_DIRECTOR too"
+            )
+    elif not settings.director.strip():
+        default = None
+    else:
+        default = Director(settings.director.strip(), (settings.director_key or "").strip() or None)
+    return DirectorPolicy(default, required=settings.require_director)
+
+
+def director_in(name: object, key: object, field: str = "director") -> Director | None:
+    """A director as a caller named it, checked; None when nothing was named."""
+    if name is None and key is None:
+        return None
+    if name is None:
+        raise InvalidInput(
+            field, "a director_key needs a name: pass director too (the key alone names no one)"
+        )
+    shown = validate.text(name, field, required=True, limit=validate.MAX_NAME)
+    keyed = validate.text(key, f"{field}_key", required=False, limit=MAX_KEY) or None
+    return Director(shown, keyed)
+
+
+def _person(director: Director, locus: str) -> PersonRecord:
+    return PersonRecord(person_id(director.key, locus), director.name, director.key)
+
+
+def direct(tx: WriteTx, locus: str, asked: Director | None, policy: DirectorPolicy) -> None:
+    """Tie the locus to its director at its first advance; later advances keep it."""
+    held = tx.director_of(locus)
+    if held is not None:
+        if asked is not None and _person(asked, locus).id != held.id:
+            raise InvalidInput(
+                "director",
+                f"this session is directed by {held.name!r} since its first advance, and a "
+                "session has one director: omit director, or start a new session",
+            )
+        return
+    chosen = asked or policy.default
+    if chosen is None:
+        if policy.required:
+            raise InvalidInput(
+                "director",
+                "this server requires a director and none is configured: pass director "
+                "(a name) and director_key (e.g. an email address), or set "
+                "KENNING_ENCOUNTER_DIRECTOR and KENNING_ENCOUNTER_DIRECTOR_KEY",
+            )
+        tx.direct_locus(locus, UNDIRECTED)
+        return
+    tx.direct_locus(locus, _person(chosen, locus))
+
+
+def director_out(person: PersonRecord | None) -> DirectorOut | None:
+    if person is None:
+        return None
+    return DirectorOut(id=person.id, name=person.name, key=person.key)
+
+
+def with_directors(tx: ReadTx, outs: Iterable[NodeOut]) -> None:
+    """Fill each node's director from its locus (one lookup for all)."""
+    items = list(outs)
+    directors = tx.directors_of([n.locus for n in items if n.locus])
+    for n in items:
+        if n.locus:
+            n.director = director_out(directors.get(n.locus))
+
+
+def encounter_directors(tx: ReadTx, outs: Sequence[EncounterOut], loci: Sequence[str]) -> None:
+    """``loci[i]`` is the locus of ``outs[i]`` (the output shows it only cut short)."""
+    directors = tx.directors_of(list(loci))
+    for out, locus in zip(outs, loci, strict=True):
+        out.director = director_out(directors.get(locus))
