@@ -123,7 +123,8 @@ async def test_every_served_read_tool_has_a_plan(tmp_path: Path) -> None:
     assert served == set(READ_PLAN), "plan every read tool's gated calls here"
     async with Client(server_for(tmp_path / "m")) as full:
         others = {t.name for t in (await full.list_tools()).tools} - served
-    assert others == set(NOT_READS), "say what each non-read tool hands back"
+    # Declared but not served is fine (a tool still on its way); served undeclared is not.
+    assert others - set(NOT_READS) == set(), "say what each non-read tool hands back"
 
 
 @pytest.mark.parametrize("tool", sorted(READ_PLAN))

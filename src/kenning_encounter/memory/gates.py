@@ -6,8 +6,9 @@ or ``reader_grant`` on the reader face) is *withheld*. The gate sits at the stor
 ``GatedReads`` transaction that answers as if withheld nodes were not there (no record,
 no id, no edge to them, no hit). Every service reads through ``Memory.store``, so search,
 name lookups, provenance, chain histories, conflicts, orient and the gds projections,
-the re-entry payload, infusion (both channels), the inspector and exports pass through
-here without a check of their own; a new read tool does too.
+the re-entry payload, infusion (both channels), the inspector and ``kndl export`` pass
+through here without a check of their own; a new read tool does too. A dump
+(memory/dump.py) reads its pages whole and holds back the same nodes by their records.
 
 Write units are handed the store's own transaction: integrity rules (a name is taken, a
 source is bookmarked) must see the whole memory, and a write returns only what it wrote.
