@@ -128,3 +128,27 @@ async def test_a_server_requiring_a_director_refuses_a_session_without_one(tmp_p
             {"session_id": ADA, "purpose": "w", "director": "Ada", "director_key": "ada@x"},
         )
         assert ok["encounter"]["director"]["key"] == "ada@x"
+
+
+async def test_a_re_entry_as_of_a_past_tick_names_the_directors(tmp_path: Path) -> None:
+    async with Client(server_for(tmp_path)) as client:
+        await call_ok(
+            client,
+            "advance_encounter",
+            {"session_id": ADA, "purpose": "w", "director": "Ada", "director_key": "ada@x"},
+        )
+        made = await call_ok(
+            client,
+            "create_entities",
+            {
+                "session_id": ADA,
+                "entities": [{"type": "Question", "name": "why", "description": "why so?"}],
+            },
+        )
+        then = await call_ok(
+            client,
+            "advance_encounter",
+            {"session_id": GRACE, "purpose": "w", "as_of": made["tick"]},
+        )
+        assert [s["director"]["name"] for s in then["recent_sessions"]] == ["Ada"]
+        assert [q["director"]["name"] for q in then["open_questions"]] == ["Ada"]

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from kenning_encounter.errors import InvalidInput
+from kenning_encounter.memory import directors
 from kenning_encounter.memory.models import EncounterOut, NodeOut, ReEntry
 from kenning_encounter.store.port import GraphStore, ReadTx, SearchHit, Subgraph
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
@@ -384,17 +385,24 @@ def reentry_then(
             if e.sealed_at is None and e.locus != session and e.locus not in hidden
         ]
         hypotheses = FRONTIER_STATUSES["Hypothesis"] + ("supported",)
+        sessions = [EncounterOut.of(e, session) for e in recent]
+        left_open = [EncounterOut.of(e, session) for e in unsealed[:50]]
+        questions = _shown(
+            past.heads_by_status("Question", FRONTIER_STATUSES["Question"], REENTRY_LIMIT),
+            hidden,
+        )
+        live = _shown(past.heads_by_status("Hypothesis", hypotheses, REENTRY_LIMIT), hidden)
+        concepts = _shown(past.recent_heads("Concept", REENTRY_LIMIT), hidden)
+        # A locus's director never changes once set, so today's answer is then's (#17).
+        directors.encounter_directors(tx, sessions, [e.locus for e in recent])
+        directors.encounter_directors(tx, left_open, [e.locus for e in unsealed[:50]])
+        directors.with_directors(tx, [*questions, *live, *concepts])
         return {
-            "recent_sessions": [EncounterOut.of(e, session) for e in recent],
-            "open_questions": _shown(
-                past.heads_by_status("Question", FRONTIER_STATUSES["Question"], REENTRY_LIMIT),
-                hidden,
-            ),
-            "live_hypotheses": _shown(
-                past.heads_by_status("Hypothesis", hypotheses, REENTRY_LIMIT), hidden
-            ),
-            "recent_concepts": _shown(past.recent_heads("Concept", REENTRY_LIMIT), hidden),
-            "unsealed": [EncounterOut.of(e, session) for e in unsealed[:50]],
+            "recent_sessions": sessions,
+            "open_questions": questions,
+            "live_hypotheses": live,
+            "recent_concepts": concepts,
+            "unsealed": left_open,
             "as_of": then.tick,
         }
 
