@@ -10,18 +10,19 @@ from pathlib import Path
 from typing import Any
 
 from kenning_encounter.memory.dump import bulk_read
+from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from tests.e2e.conftest import ROOT, clean_environ
 
 CI = ROOT / "tests" / "fixtures" / "kndl" / "ci-cache"
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[bytes]:
+def _cli(*args: str, **env: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "kenning_encounter", "kndl", *args],
         capture_output=True,
         stdin=subprocess.DEVNULL,
-        env=clean_environ(),
+        env=clean_environ(**env),
         cwd=ROOT,
         timeout=180,
         check=False,
@@ -146,3 +147,23 @@ def test_a_classified_fact_leaves_only_with_the_export_grant(tmp_path: Path) -> 
         "PII",
         "P30D",
     )
+
+
+def test_the_import_session_is_directed_by_the_configured_director(tmp_path: Path) -> None:
+    data = tmp_path / "memory"
+    done = _cli(
+        "import",
+        str(CI),
+        "--data-dir",
+        str(data),
+        KENNING_ENCOUNTER_DIRECTOR="data steward",
+        KENNING_ENCOUNTER_DIRECTOR_KEY="steward-1",
+    )
+    assert done.returncode == 0, done.stderr
+    store = EmbeddedStore.open(data)
+    try:
+        node = Memory(store).find_by_name("fact:runner-r7-disk-full").node
+    finally:
+        store.close()
+    assert node.director is not None
+    assert (node.director.name, node.director.key) == ("data steward", "steward-1")

@@ -16,6 +16,7 @@ from typing import Any
 from kenning_encounter.config import Settings
 from kenning_encounter.errors import InvalidInput, KenningError
 from kenning_encounter.memory import kndl, kndl_import
+from kenning_encounter.memory.directors import director_policy
 from kenning_encounter.memory.kndl_facts import read_facts
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.port import GraphStore
@@ -87,7 +88,9 @@ def import_(store: GraphStore, settings: Settings, path: str) -> int:
         _say(f"error: {exc} (nothing was written)")
         return EXIT_FAILED
     _say(f"{path}: checked, {len(facts)} facts")
-    done = kndl_import.write(Memory(store), plan, source)
+    # The import session is directed like any session of this configuration.
+    memory = Memory(store, directors=director_policy(settings))
+    done = kndl_import.write(memory, plan, source)
     _say(
         f"imported {done.facts} facts in encounter {done.encounter}: {done.citations} new "
         f"citations, {done.subjects} new subjects, {done.relations} relations"
