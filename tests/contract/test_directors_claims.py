@@ -230,17 +230,28 @@ def test_claims_need_an_open_encounter(memory: Memory) -> None:
 
 
 # --- confirmations -------------------------------------------------------------------
+def _stored_concepts(store: GraphStore) -> list[list[object]]:
+    """Concepts as the engine holds them (read_cypher never reads a cache)."""
+    query = (
+        "MATCH (n:Concept) RETURN n.id, n.tick, n.name, n.description, n.valid_from, "
+        "n.created_at ORDER BY n.id"
+    )
+    return store.read_cypher(query, row_cap=1_000, char_cap=1_000_000, timeout_s=30).rows
+
+
 def test_confirm_changes_no_node_and_is_recorded_from_the_encounter(memory: Memory) -> None:
     memory.advance_encounter("s1", "w")
     _concepts(memory, "s1", "c1")
     node_id = memory.find_by_name("c1").node.id
     before = memory.store.read(lambda tx: tx.get_node(node_id))
+    stored = _stored_concepts(memory.store)
     memory.close_encounter("s1", "first pass")
     opened = memory.advance_encounter("s1", "review")
     done = memory.confirm_entities("s1", ["c1", node_id], why="re-read the source")
     assert done.confirmed == [{"id": node_id, "name": "c1"}]  # one node, named twice
     after = memory.store.read(lambda tx: tx.get_node(node_id))
     assert after == before  # no property, status, successor or tick moved
+    assert _stored_concepts(memory.store) == stored  # in the engine, past any cache
     latest = memory.store.read(lambda tx: tx.confirmations_of([node_id]))
     assert latest[node_id].encounter == opened.encounter.name
     assert latest[node_id].tick == done.tick
