@@ -24,6 +24,7 @@ from kenning_encounter.memory import conflicts, history
 from kenning_encounter.memory.dump import export
 from kenning_encounter.memory.gates import Gate, GatedReads, GatedStore
 from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore, ReadTx
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 from tests.support import classified as plan
@@ -367,3 +368,18 @@ def test_a_saved_orient_reading_names_no_classified_node(
     gated = Memory(store).store.read(lambda tx: tx.authored_graph())
     panel = orient_panel(gated.nodes, gated.edges, baselines=baselines, encounter="E2")
     assert _leaks(panel, planted) == set() and panel.drift is not None
+
+
+def test_the_embedded_store_knows_whether_it_holds_a_withheld_class(
+    embedded: EmbeddedStore,
+) -> None:
+    """Where no sandbox can prune a snapshot (not Linux), read_cypher is refused only
+    while this says a node of a withheld class is held."""
+    every = frozenset(CLASSIFICATIONS)
+    assert not embedded.holds_withheld(every)
+    writer = Memory(embedded, granted=ALL)
+    writer.advance_encounter("w", "one secret")
+    writer.create_entities("w", [{"type": "Note", "name": "n", "classification": "secret"}])
+    assert embedded.holds_withheld(every) and embedded.holds_withheld(frozenset({"secret"}))
+    assert not embedded.holds_withheld(frozenset({"pii", "phi", "pci"}))
+    assert not embedded.holds_withheld(frozenset())

@@ -343,12 +343,13 @@ class EmbeddedStore:
             )
         try:
             if self._sandbox is None:
-                if withheld:
+                if self.holds_withheld(withheld):
                     # Only a private snapshot can be pruned of withheld nodes.
                     raise ReadOnlyViolation(
-                        "read_cypher cannot keep classified nodes out of reach on this "
-                        "platform (no sandbox); use search, find_by_name or trace_provenance, "
-                        "or grant the classes (KENNING_ENCOUNTER_GRANT)",
+                        "read_cypher is not served on this platform (no sandbox to prune) "
+                        "while the memory holds classified nodes this server does not grant; "
+                        "use search, find_by_name or trace_provenance, or grant the classes "
+                        "(KENNING_ENCOUNTER_GRANT)",
                         layer="gate",
                     )
                 with self._reader() as conn:
@@ -380,6 +381,17 @@ class EmbeddedStore:
                 self._tracer(query, params, time.perf_counter() - started)
         finally:
             self._cypher_slots.release()
+
+    def holds_withheld(self, withheld: frozenset[str]) -> bool:
+        """Whether any node carries one of the ``withheld`` classes (memory/gates.py)."""
+        if not withheld:
+            return False
+        where = sandbox.withheld_where(withheld)
+        with self._reader() as conn:
+            return any(
+                self._rows(conn, f"MATCH (n:{name}) WHERE {where} RETURN n.id LIMIT 1")
+                for name in AUTHORED_NODE_TYPES
+            )
 
     def _clock_value(self) -> int:
         return self._read(lambda tx: tx.clock())
