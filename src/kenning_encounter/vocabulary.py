@@ -237,6 +237,7 @@ class RelationType:
     props: tuple[Prop, ...] = field(default_factory=tuple)
     when: str = ""
     since: int = 1  # the embedded schema version whose migration adds its table
+    tool: str = ""  # a process edge the spine tools do not write: the tool that does
 
     def pairs(self) -> tuple[tuple[str, str], ...]:
         if self.same_type:
@@ -413,6 +414,7 @@ RELATION_TYPES: Final[dict[str, RelationType]] = {
             ("Encounter",),
             _ALL_AUTHORED,
             since=8,
+            tool="confirm_entities",
         ),
         RelationType(
             "REFERENT_CLAIM",
@@ -427,6 +429,7 @@ RELATION_TYPES: Final[dict[str, RelationType]] = {
             ),
             when="say two references are one thing, or definitely not (claim_referents)",
             since=8,
+            tool="claim_referents",
         ),
     )
 }

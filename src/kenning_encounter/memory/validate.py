@@ -19,6 +19,7 @@ from kenning_encounter.vocabulary import (
     NODE_TYPES,
     PROCESS_NODE_TYPES,
     PROCESS_RELATION_TYPES,
+    RELATION_TYPES,
     PropKind,
 )
 
@@ -95,19 +96,14 @@ def node_type(value: str, field: str) -> str:
     return value
 
 
-# Process edges a tool other than the spine's writes (#17): the refusal names it.
-_WRITTEN_BY: Final = {"CONFIRMED": "confirm_entities", "REFERENT_CLAIM": "claim_referents"}
-
-
 def relation_type(value: str, field: str) -> str:
-    if value in _WRITTEN_BY:
+    spec = RELATION_TYPES.get(value)
+    if spec is not None and spec.tool:  # a process edge another tool writes (#17)
         refusal = ProcessTypeForbidden(field, value)
         InvalidInput.__init__(
-            refusal,
-            field,
-            f"{value} is a process edge written by {_WRITTEN_BY[value]}; call that tool",
-            value=value,
+            refusal, field, f"{value} is a process edge written by {spec.tool}; call that tool"
         )
+        refusal.value = value
         raise refusal
     if value in PROCESS_RELATION_TYPES:
         raise ProcessTypeForbidden(field, value)

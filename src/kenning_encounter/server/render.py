@@ -35,6 +35,7 @@ from kenning_encounter.server.outputs import (
     Schema,
     Vocabulary,
 )
+from kenning_encounter.vocabulary import RELATION_TYPES
 
 CLIP = 160
 TEXT_CAP = 20_000
@@ -260,7 +261,14 @@ def _node_type_line(t: NodeTypeOut) -> str:
 
 
 def _relation_type_line(r: RelationTypeOut) -> str:
-    kind = "" if r.authored else " (process: not yours to write)"
+    tool = RELATION_TYPES[r.name].tool if r.name in RELATION_TYPES else ""
+    kind = (
+        ""
+        if r.authored
+        else f" (process: written by {tool})"
+        if tool
+        else " (process: not yours to write)"
+    )
     ends = (
         "same type at both ends"
         if r.same_type
