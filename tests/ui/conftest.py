@@ -25,6 +25,7 @@ from tests.e2e.conftest import RunningServer, call_ok, make_settings, run_server
 from tests.support.handles import handle
 
 ALICE, BOB = "session-alice-hidden-7f3a", "session-bob-shown-91c2"
+BOB_DIRECTOR = "Bob Potter"
 BOB_PROMPT = "why does the kiln glaze crackle after cooling?"
 REVISION_WHY = "the second firing showed the cooling rate matters, not the glaze recipe"
 
@@ -70,7 +71,11 @@ async def _seed(data_dir: Path) -> Seeded:
     seeded = Seeded(data_dir)
     settings = make_settings(data_dir)
     async with Client(build_server(settings, Runtime(settings))) as client:
-        await call_ok(client, "advance_encounter", {"session_id": BOB, "purpose": "kiln study"})
+        await call_ok(
+            client,
+            "advance_encounter",
+            {"session_id": BOB, "purpose": "kiln study", "director": BOB_DIRECTOR},
+        )
         made = await call_ok(
             client, "create_entities", {"session_id": BOB, "entities": _bob_nodes()}
         )

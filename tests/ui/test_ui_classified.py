@@ -42,7 +42,9 @@ def test_no_page_shows_a_withheld_node(tmp_path: Path) -> None:
     with run_server(data, "--grant", "all") as granted:
         delivered = infuse(granted, VIEWER, PROMPT)
         assert MARK in delivered["payload"]  # the log now lists withheld nodes
-        assert MARK in get(granted, f"/ui/node/{ids[f'ward note {MARK}']}").text
+        ward = get(granted, f"/ui/node/{ids[f'ward note {MARK}']}").text
+        assert MARK in ward
+        assert "<dt>classified</dt>" in ward  # a granted page shows the node's marks
         assert MARK in get(granted, f"/ui/log/{session_tag(VIEWER)}").text
     for face in ((), ("--face", "reader", "--grant", "all")):
         with run_server(data, *face) as server:

@@ -14,7 +14,7 @@ import pytest
 from kenning_encounter.memory.models import shown_session
 from kenning_encounter.store.infusion_log import session_tag
 from tests.e2e.conftest import RunningServer, run_server
-from tests.ui.conftest import ALICE, BOB, BOB_PROMPT, REVISION_WHY, Seeded, get
+from tests.ui.conftest import ALICE, BOB, BOB_DIRECTOR, BOB_PROMPT, REVISION_WHY, Seeded, get
 
 
 def test_the_spine_shows_encounters_with_what_they_recorded(full: RunningServer) -> None:
@@ -40,6 +40,7 @@ def test_a_node_page_shows_its_chain_and_provenance(full: RunningServer, seeded:
     assert "bob kiln reading" in page and "bob kiln manual" in page
     assert "kiln study" in page  # the encounter that wrote it
     assert f"<code>{shown_session(BOB, None)}</code>" in page  # and its session, cut short
+    assert f"<dt>directed by</dt><dd>{BOB_DIRECTOR}</dd>" in page  # and who directed it
 
 
 def test_a_node_page_shows_world_time_and_what_links_to_it(

@@ -1,10 +1,9 @@
 """Who wrote a node, as every inspector page shows it: the one place to extend.
 
-Today that is the session (cut short, as the tools show it) and the encounter it
-was written in. The directors of #17 (a locus DIRECTED_BY a Person) and the
-classification marks belong here too: fill ``director`` and ``marks`` in
-``author_of`` and the ``author_rows`` macro (templates/macros.html) shows them on
-every page that shows an author, with nothing else to change.
+The session (cut short, as the tools show it), the encounter it was written in, the
+person who directed that session (a locus DIRECTED_BY a Person, #17), and the node's
+classification and retention marks. The ``author_rows`` macro
+(templates/macros.html) shows them on every page that shows an author.
 """
 
 from __future__ import annotations
@@ -21,15 +20,24 @@ class Author:
     session: str | None  # cut short; None for a node outside any locus
     encounter: str | None
     purpose: str | None
-    director: str | None = None  # who directed the session (#17), when it is known
-    marks: tuple[tuple[str, str], ...] = ()  # (label, value) rows, e.g. a classification
+    director: str | None = None  # who directed the session (#17)
+    marks: tuple[tuple[str, str], ...] = ()  # (label, value) rows: classification, retention
 
 
 def author_of(tx: ReadTx, node: NodeRecord, encounter: EncounterRecord | None) -> Author:
-    """``node``'s author as shown; ``tx`` is there for what a later field must read."""
-    del tx  # nothing read yet: the director's Person is the first thing that will be
+    """``node``'s author as shown. The page is behind the read gate already: a node it
+    shows is one the caller may see, marks and all."""
+    person = tx.directors_of([node.locus]).get(node.locus) if node.locus else None
+    marks: list[tuple[str, str]] = []
+    if classes := node.props.get("classification"):
+        marks.append(("classified", ", ".join(str(classes).split(","))))
+    if retention := node.props.get("retention"):
+        until = node.props.get("retain_until")
+        marks.append(("retained", f"{retention} (until {until})" if until else str(retention)))
     return Author(
         session=shown_session(node.locus, None) if node.locus else None,
         encounter=encounter.name if encounter is not None else None,
         purpose=encounter.purpose if encounter is not None else None,
+        director=person.name if person is not None else None,
+        marks=tuple(marks),
     )
