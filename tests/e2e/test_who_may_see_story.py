@@ -1,0 +1,178 @@
+"""Issue #17 end to end, as one story through a real MCP client and the operator's CLI.
+
+Two people direct two sessions. Each records a referent under its own name; one claims
+the two are the same, the other later that they are distinct, and search follows the
+claim only while it stands. A PHI observation about one of them is invisible on every
+read a caller without consent can make, and visible to a caller granted PHI. Then the
+operator erases the referent: afterwards nothing of it is on any read or in any file of
+the data directory, and what remains on the spine is the tombstone count.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from kenning_encounter.server.app import build_server
+from kenning_encounter.server.context import Runtime
+from tests.e2e.conftest import call_ok, clean_environ, make_settings, server_command
+from tests.support.handles import signed
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_env")]
+
+ADA, GRACE = "story-ada", "story-grace"
+MARK = "qxvlorpatient"  # one made-up word, found in nothing but the PHI note
+PHI_NOTE = f"ward record {MARK}"
+
+
+def server_for(data_dir: Path, **values: Any) -> Any:
+    settings = make_settings(data_dir, **values)
+    return build_server(settings, Runtime(settings))
+
+
+async def _text(client: Client, tool: str, arguments: dict[str, Any]) -> str:
+    """What a call said, less the caller's own words echoed back (a refusal names them)."""
+    result = await client.call_tool(tool, signed(arguments))
+    said = " ".join(getattr(c, "text", "") for c in result.content)
+    said += json.dumps(result.structured_content)
+    for value in arguments.values():
+        if isinstance(value, str):
+            said = said.replace(value, "").replace(json.dumps(value)[1:-1], "")
+    return said
+
+
+async def _reads(client: Client) -> list[str]:
+    """Every read a caller could make that might show the PHI note; the first three name
+    it, so a caller granted PHI sees it there."""
+    return [
+        await _text(client, "search", {"query": f"ward {MARK}", "include_superseded": True}),
+        await _text(client, "find_by_name", {"name": PHI_NOTE}),
+        await _text(client, "read_cypher", {"query": "MATCH (n) RETURN n.name, n.description"}),
+        await _text(client, "trace_provenance", {"ref": "billing alice", "depth": 5}),
+        await _text(client, "orient", {"top_k": 50}),
+        await _text(client, "infuse", {"session_id": "story-viewer", "prompt": f"the {MARK} ward"}),
+    ]
+
+
+async def _story(data: Path) -> None:
+    async with Client(server_for(data, grant="phi")) as client:
+        ada = await call_ok(
+            client,
+            "advance_encounter",
+            {"session_id": ADA, "purpose": "billing", "director": "Ada", "director_key": "ada@x"},
+        )
+        assert ada["encounter"]["director"]["name"] == "Ada"
+        await call_ok(
+            client,
+            "create_entities",
+            {
+                "session_id": ADA,
+                "entities": [
+                    {"type": "Concept", "name": "billing alice", "description": "pays invoices"},
+                    {
+                        "type": "Observation",
+                        "name": PHI_NOTE,
+                        "description": f"alice was admitted to ward seven {MARK}",
+                        "classification": ["phi"],
+                    },
+                ],
+            },
+        )
+        await call_ok(
+            client,
+            "create_relations",
+            {
+                "session_id": ADA,
+                "relations": [{"source": PHI_NOTE, "type": "ABOUT", "target": "billing alice"}],
+            },
+        )
+        grace = await call_ok(
+            client,
+            "advance_encounter",
+            {"session_id": GRACE, "purpose": "infra", "director": "Grace", "director_key": "g@x"},
+        )
+        assert grace["encounter"]["director"]["name"] == "Grace"
+        await call_ok(
+            client,
+            "create_entities",
+            {
+                "session_id": GRACE,
+                "entities": [
+                    {"type": "Concept", "name": "infra alice", "description": "runs invoices db"}
+                ],
+            },
+        )
+        # The same, then distinct: search follows the claim only while it stands.
+        same = {"source": "billing alice", "target": "infra alice", "resolution": "confirmed"}
+        await call_ok(client, "claim_referents", {"session_id": GRACE, "claims": [same]})
+        joined = await call_ok(client, "search", {"query": "pays", "same_as": True})
+        assert {h["name"] for h in joined["hits"]} == {"billing alice", "infra alice"}
+        apart = {**same, "resolution": "distinct", "why": "two people"}
+        await call_ok(client, "claim_referents", {"session_id": ADA, "claims": [apart]})
+        after = await call_ok(client, "search", {"query": "pays", "same_as": True})
+        assert [h["name"] for h in after["hits"]] == ["billing alice"]
+        traced = await call_ok(client, "trace_provenance", {"ref": "infra alice"})
+        assert traced["node"]["director"]["name"] == "Grace"
+        # Granted PHI, this caller sees the note where it is.
+        assert all(MARK in answer for answer in (await _reads(client))[:3])
+        await call_ok(client, "close_encounter", {"session_id": ADA, "summary": "billing seen"})
+        await call_ok(client, "close_encounter", {"session_id": GRACE, "summary": "infra seen"})
+
+    # Without consent, no read shows it.
+    async with Client(server_for(data)) as client:
+        for answer in await _reads(client):
+            assert MARK not in answer
+
+
+def _erase(data: Path, *refs: str) -> subprocess.CompletedProcess[str]:
+    env = clean_environ(KENNING_ENCOUNTER_DATA_DIR=str(data), KENNING_ENCOUNTER_MATCHER="off")
+    return subprocess.run(
+        server_command("erase", *refs, "--yes", "--json"),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def _files_holding(folder: Path, needle: bytes) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+def test_directors_claims_a_gated_phi_note_and_an_erasure(tmp_path: Path) -> None:
+    import anyio
+
+    data = tmp_path / "memory"
+    anyio.run(_story, data)
+    assert _files_holding(data, MARK.encode())  # the note is on disk before the erasure
+
+    erased = _erase(data, "billing alice")
+    assert erased.returncode == 0, erased.stderr
+    report = json.loads(erased.stdout)
+    assert report, report
+
+    async def after() -> None:
+        async with Client(server_for(data, grant="all")) as client:
+            for answer in await _reads(client):
+                assert MARK not in answer
+            gone = await client.call_tool("find_by_name", {"name": "billing alice"})
+            assert gone.is_error
+            # Grace's referent, claimed distinct, is not about the erased one: it stays.
+            kept = await call_ok(client, "find_by_name", {"name": "infra alice"})
+            assert kept["node"]["name"] == "infra alice"
+            cypher = await call_ok(
+                client,
+                "read_cypher",
+                {"query": "MATCH (e:Encounter) RETURN sum(e.tombstones) AS t"},
+            )
+            # the concept and the note only about it, counted on Ada's encounter
+            assert int(cypher["rows"][0][0]) == 2
+
+    anyio.run(after)
+    assert _files_holding(data, MARK.encode()) == []
