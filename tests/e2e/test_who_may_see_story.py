@@ -28,6 +28,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_env")]
 ADA, GRACE = "story-ada", "story-grace"
 MARK = "qxvlorpatient"  # one made-up word, found in nothing but the PHI note
 PHI_NOTE = f"ward record {MARK}"
+UNDONE = "zyqtakenback"  # in a note about her that its session deleted again
 
 
 def server_for(data_dir: Path, **values: Any) -> Any:
@@ -91,6 +92,26 @@ async def _story(data: Path) -> None:
                 "relations": [{"source": PHI_NOTE, "type": "ABOUT", "target": "billing alice"}],
             },
         )
+        # A note about her that Ada took back: the memory keeps it for reads of the past.
+        await call_ok(
+            client,
+            "create_entities",
+            {
+                "session_id": ADA,
+                "entities": [
+                    {"type": "Observation", "name": "taken back", "description": f"{UNDONE} x"}
+                ],
+            },
+        )
+        await call_ok(
+            client,
+            "create_relations",
+            {
+                "session_id": ADA,
+                "relations": [{"source": "taken back", "type": "ABOUT", "target": "billing alice"}],
+            },
+        )
+        await call_ok(client, "delete_entities", {"session_id": ADA, "refs": ["taken back"]})
         grace = await call_ok(
             client,
             "advance_encounter",
@@ -151,6 +172,7 @@ def test_directors_claims_a_gated_phi_note_and_an_erasure(tmp_path: Path) -> Non
     data = tmp_path / "memory"
     anyio.run(_story, data)
     assert _files_holding(data, MARK.encode())  # the note is on disk before the erasure
+    assert _files_holding(data, UNDONE.encode())  # and the deleted one's past
 
     erased = _erase(data, "billing alice")
     assert erased.returncode == 0, erased.stderr
@@ -176,3 +198,5 @@ def test_directors_claims_a_gated_phi_note_and_an_erasure(tmp_path: Path) -> Non
 
     anyio.run(after)
     assert _files_holding(data, MARK.encode()) == []
+    # the past of a note about her that Ada deleted went with her too
+    assert _files_holding(data, UNDONE.encode()) == []
