@@ -400,6 +400,17 @@ EDGES_IN_EACH: Final = _each_type(
     "r.revision_why AS why",
     "s, t, rel, tick, enc, why",
 )
+# Both directions in one round trip, for a neighbourhood: an edge between two of the ids
+# comes back once from each end, as the two statements above give it.
+EDGES_BOTH_EACH: Final = _each_type(
+    "MATCH (n:{label}:KenningMemory)-[r]->(m) WHERE n.id IN $ids AND type(r) IN $rels "
+    "RETURN n.id AS s, m.id AS t, type(r) AS rel, r.tick AS tick, r.encounter AS enc, "
+    "r.revision_why AS why UNION ALL "
+    "MATCH (n:{label}:KenningMemory)<-[r]-(m) WHERE n.id IN $ids AND type(r) IN $rels "
+    "RETURN m.id AS s, n.id AS t, type(r) AS rel, r.tick AS tick, r.encounter AS enc, "
+    "r.revision_why AS why",
+    "s, t, rel, tick, enc, why",
+)
 
 
 # --- a whole memory in bulk: export pages, import writes (store/ops/load.py) ------------
@@ -570,10 +581,11 @@ def _nodes_get_all() -> LiteralString:
         f"CALL () {{ {seeks} }} "
         "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) "
         "OPTIONAL MATCH (s:KenningMemory)-[:SUPERSEDES]->(n) "
-        "RETURN label, properties(n), e.id, e.locus, s.id"
+        "RETURN label, properties(n), e.id, e.locus, s.id, properties(e)"
     )
     return cast(LiteralString, statement)
 
 
-# Node rows of every type by id ($ids, of any types), each led by its type.
+# Node rows of every type by id ($ids, of any types), each led by its type and followed by
+# its recording encounter's properties, which a read then need not fetch again.
 NODES_GET_ALL: Final = _nodes_get_all()

@@ -1,0 +1,88 @@
+"""Reads inside one transaction agree with reads made one at a time, on every backend.
+
+A backend may answer a later read of a transaction from what an earlier one brought
+back (Neo4j keeps the encounters it met beside their nodes, and reads a neighbourhood's
+two directions at once). These tests hold such shortcuts to the plain answer: nothing
+missing, nothing stale inside a write, every edge from each of its ends.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.port import ReadTx, WriteTx
+
+A, B = "reader-a", "reader-b"
+
+
+def _entity(type_: str, name: str) -> dict[str, Any]:
+    return {"type": type_, "name": name, "description": f"{name} in words"}
+
+
+def _two_encounters(memory: Memory) -> tuple[list[str], list[str], str, str]:
+    memory.advance_encounter(A, "first")
+    first = memory.create_entities(
+        A, [_entity("Observation", "pump hums"), _entity("Concept", "pump")]
+    )
+    memory.advance_encounter(B, "second")
+    second = memory.create_entities(B, [_entity("Question", "why hum"), _entity("Note", "hum log")])
+    return (
+        [n.id for n in first.created],
+        [n.id for n in second.created],
+        first.encounter,
+        second.encounter,
+    )
+
+
+def test_encounters_met_beside_nodes_and_others_all_come_back(memory: Memory) -> None:
+    ids_a, _, enc_a, enc_b = _two_encounters(memory)
+    alone = memory.store.read(lambda tx: tx.get_encounters([enc_a, enc_b]))
+
+    def work(tx: ReadTx) -> Any:
+        tx.get_nodes(ids_a)  # meets encounter A only
+        return tx.get_encounters([enc_a, enc_b, "E-nowhere"])
+
+    together = memory.store.read(work)
+    assert set(together) == {enc_a, enc_b}
+    assert together == alone
+
+
+def test_a_write_reads_an_encounter_it_changed_afresh(memory: Memory) -> None:
+    ids_a, _, enc_a, _ = _two_encounters(memory)
+
+    def work(tx: WriteTx) -> Any:
+        tx.get_nodes(ids_a)
+        tx.seal_encounter(enc_a, "done here")
+        return tx.get_encounters([enc_a])[enc_a]
+
+    sealed = memory.store.write(work)
+    assert sealed.summary == "done here"
+    assert sealed.sealed_tick is not None
+
+
+def test_a_neighbourhood_has_every_edge_from_each_end(memory: Memory) -> None:
+    ids_a, ids_b, _, _ = _two_encounters(memory)
+    obs, concept = ids_a
+    question, note = ids_b
+    memory.create_relations(
+        B,
+        [
+            {"source": obs, "type": "ABOUT", "target": concept},
+            {"source": note, "type": "ABOUT", "target": concept},
+            {"source": question, "type": "ABOUT", "target": concept},
+        ],
+    )
+    rels = ["ABOUT"]
+    around = memory.store.read(lambda tx: tx.neighbourhood([obs, concept], rels))
+    seen = sorted((e.source, e.type, e.target) for e in around.edges)
+    # obs -> concept is met from both of its ends; the two others from the concept's.
+    assert seen == sorted(
+        [
+            (obs, "ABOUT", concept),
+            (obs, "ABOUT", concept),
+            (note, "ABOUT", concept),
+            (question, "ABOUT", concept),
+        ]
+    )
+    assert {n.id for n in around.nodes} == {obs, concept, note, question}
