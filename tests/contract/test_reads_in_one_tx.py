@@ -39,8 +39,13 @@ def test_encounters_met_beside_nodes_and_others_all_come_back(memory: Memory) ->
     ids_a, _, enc_a, enc_b = _two_encounters(memory)
     alone = memory.store.read(lambda tx: tx.get_encounters([enc_a, enc_b]))
 
+    ids_b = memory.store.read(lambda tx: list(tx.encounter_members([enc_b])[enc_b]))
+
     def work(tx: ReadTx) -> Any:
-        tx.get_nodes(ids_a)  # meets encounter A only
+        # two types from encounter A, one from B, and ids nothing holds
+        found = tx.get_nodes([*ids_a, ids_b[0], "obs-nowhere", "zzz-no-type"])
+        assert set(found) == {*ids_a, ids_b[0]}
+        assert {n.encounter for n in found.values()} == {enc_a, enc_b}
         return tx.get_encounters([enc_a, enc_b, "E-nowhere"])
 
     together = memory.store.read(work)

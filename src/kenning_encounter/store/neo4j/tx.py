@@ -26,7 +26,7 @@ from kenning_encounter.store.ops.spine import SpineOps
 from kenning_encounter.store.port import DumpedNode, Subgraph
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
-from kenning_encounter.vocabulary import NODE_TYPES
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, NODE_TYPES
 
 if TYPE_CHECKING:
     from neo4j import ManagedTransaction
@@ -186,9 +186,9 @@ class Neo4jTx(SpineOps, RelationOps, LoadOps):
         groups = group_by_type(node_ids)
         if len(groups) < 2:
             return super()._fetch_nodes(node_ids)
-        ids = [i for group in groups.values() for i in group]
+        params = {q.ids_param(t): groups.get(t) or [q.NO_ID] for t in AUTHORED_NODE_TYPES}
         found: dict[str, NodeRecord] = {}
-        rows = self.rows(q.NODES_GET_ALL, {"ids": ids})
+        rows = self.rows(q.NODES_GET_ALL, params)
         for label, props, enc, locus, successor, encounter in rows:
             node = node_from_row(str(label), [props, enc, locus, successor])
             found[node.id] = node
