@@ -91,3 +91,11 @@ def test_a_neighbourhood_has_every_edge_from_each_end(memory: Memory) -> None:
         ]
     )
     assert {n.id for n in around.nodes} == {obs, concept, note, question}
+
+
+def test_an_encounters_members_come_in_the_order_they_were_recorded(memory: Memory) -> None:
+    ids_a, ids_b, enc_a, enc_b = _two_encounters(memory)
+    later = memory.create_entities(A, [_entity("Note", "late note"), _entity("Note", "later")])
+    ids_a += [n.id for n in later.created]
+    members = memory.store.read(lambda tx: tx.encounter_members([enc_a, enc_b, "E-nowhere"]))
+    assert members == {enc_a: ids_a, enc_b: ids_b}

@@ -205,6 +205,10 @@ class Neo4jTx(SpineOps, RelationOps, LoadOps):
         missing = [n for n in names if n not in seen]
         return {**seen, **(super().get_encounters(missing) if missing else {})}
 
+    def encounter_members(self, encounters: Sequence[str]) -> dict[str, list[str]]:
+        rows = self.rows(q.ENC_MEMBERS, {"names": list(encounters)})
+        return {str(name): [str(i) for i in ids] for name, ids in rows}
+
     def neighbourhood(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> Subgraph:
         if len(group_by_type(node_ids)) < 2:
             return super().neighbourhood(node_ids, rel_types)
