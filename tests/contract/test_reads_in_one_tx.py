@@ -99,3 +99,40 @@ def test_an_encounters_members_come_in_the_order_they_were_recorded(memory: Memo
     ids_a += [n.id for n in later.created]
     members = memory.store.read(lambda tx: tx.encounter_members([enc_a, enc_b, "E-nowhere"]))
     assert members == {enc_a: ids_a, enc_b: ids_b}
+
+
+def test_what_a_search_read_brings_is_what_a_plain_read_gives(memory: Memory) -> None:
+    ids_a, ids_b, _, _ = _two_encounters(memory)
+    old = ids_a[0]
+    node = memory.store.read(lambda tx: tx.get_node(old))
+    assert node is not None
+    memory.create_entities(
+        A,
+        [
+            {
+                "type": "Observation",
+                "name": "pump hums",
+                "description": "pump hums at night",
+                "supersedes": old,
+                "revision_why": "it is only at night",
+            }
+        ],
+    )
+    everything = [*ids_a, *ids_b]
+    plain = memory.store.read(lambda tx: tx.get_nodes(everything))
+    plain_encounters = memory.store.read(
+        lambda tx: tx.get_encounters(sorted({n.encounter or "" for n in plain.values()}))
+    )
+
+    def work(tx: ReadTx, hits: list[Any], stats_of: Any) -> Any:
+        found = [h.id for h in hits]
+        nodes = tx.get_nodes([*found, *everything])
+        return found, nodes, tx.get_encounters(sorted(plain_encounters)), stats_of()
+
+    found, nodes, encounters, stats = memory.store.read_text("pump hum", ["pump"], work, limit=10)
+    assert old not in found  # heads only
+    assert len(found) >= 3
+    assert all(nodes[i] == plain[i] for i in everything)
+    assert nodes[old].superseded_by is not None  # read afresh, not taken from the search
+    assert encounters == plain_encounters
+    assert stats.n_docs >= 5

@@ -411,7 +411,7 @@ class Neo4jStore:
 
         def attempt(tx: ManagedTransaction) -> T:
             ntx = self._tx(tx, write=False)
-            hits = lexical.search(ntx, text, types=None, heads_only=True, limit=limit)
+            hits = lexical.search_remembered(ntx, text, limit=limit)
             return work(ntx, hits, lambda: lexical.stats(ntx, wanted, self._doc_freqs))
 
         with self._translate_errors("searching"), self._session(write=False) as s:

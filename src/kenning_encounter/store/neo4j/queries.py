@@ -355,6 +355,16 @@ FULLTEXT_QUERY: Final = (
     "AND ($heads_only = false OR NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() }) "
     "RETURN node.id, score LIMIT $limit"
 )
+# The same search for heads of every type, each hit brought with its node row and its
+# recording encounter, so the read that follows (infusion's) need not fetch them.
+FULLTEXT_QUERY_NODES: Final = (
+    "CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score "
+    "WHERE node:KenningMemory AND NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() } "
+    "WITH node, score LIMIT $limit "
+    "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(node) "
+    "RETURN node.id, score, [l IN labels(node) WHERE l IN $kinds][0], properties(node), "
+    "e.id, e.locus, properties(e)"
+)
 TEXT_COUNTERS: Final = "MATCH (d:Meta {_memory: $memory, key: 'text_docs'}) MATCH (l:Meta {_memory: $memory, key: 'text_len'}) RETURN d.ival, l.ival"
 # Document frequency of each term: how many nodes the index finds for it alone.
 TEXT_DOC_FREQS: Final = (

@@ -86,6 +86,7 @@ class Neo4jTx(SpineOps, RelationOps, LoadOps):
         self._now: str | None = None
         self._touched: set[str] = set()
         self._encounters_seen: dict[str, EncounterRecord] = {}
+        self._nodes_seen: dict[str, NodeRecord] = {}
 
     # --- statements, through the backend's one execute path (engine.py) -------------
     def rows(self, query: LiteralString, params: dict[str, Any] | None = None) -> list[list[Any]]:
@@ -182,7 +183,12 @@ class Neo4jTx(SpineOps, RelationOps, LoadOps):
         """Nodes of several types in one round trip (the shared form takes one per type).
 
         Ids of one type take the shared form: its plan is smaller, and quicker to make
-        again when the planner finds the data grown."""
+        again when the planner finds the data grown. Nodes a read already met (a
+        search that brought them, ``remember``) are not fetched again."""
+        seen = {i: n for i in node_ids if (n := self._nodes_seen.get(i)) is not None}
+        if seen:
+            rest = [i for i in node_ids if i not in seen]
+            return {**seen, **(self._fetch_nodes(rest) if rest else {})}
         groups = group_by_type(node_ids)
         if len(groups) < 2:
             return super()._fetch_nodes(node_ids)
@@ -195,6 +201,14 @@ class Neo4jTx(SpineOps, RelationOps, LoadOps):
             if encounter is not None and not self._writable:
                 self._encounters_seen[str(enc)] = encounter_from(encounter)
         return found
+
+    def remember(self, nodes: Sequence[NodeRecord], encounters: Sequence[EncounterRecord]) -> None:
+        """What a statement of this read brought beside its answer, for later reads of it
+        (never in a write, which reads afresh what it may have changed)."""
+        if self._writable:
+            return
+        self._nodes_seen.update((n.id, n) for n in nodes)
+        self._encounters_seen.update((e.name, e) for e in encounters)
 
     def get_encounters(self, names: Sequence[str]) -> dict[str, EncounterRecord]:
         """Encounters a read met beside their nodes are not fetched again (infusion asks
