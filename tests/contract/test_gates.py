@@ -191,10 +191,21 @@ def test_every_read_of_the_port_is_gated(store: GraphStore, planted: dict[str, s
 
     answers = Memory(store).store.read(work)
     answers["fulltext"] = Memory(store).store.fulltext(f"lantern {MARK}", limit=50)
+
+    def searched(tx: ReadTx, hits: list[Any], stats_of: Any) -> Any:
+        return hits, tx.get_nodes([h.id for h in hits]), tx.get_nodes(sorted(hidden))
+
+    # The one read infusion makes per prompt: the search, its nodes, and more reads in it.
+    words, terms = f"lantern {MARK}", ["lantern", MARK]
+    answers["read_text"] = Memory(store).store.read_text(words, terms, searched, limit=50)
     for op, answer in answers.items():
         assert _leaks(answer, planted) == set(), op
     hits = Memory(store, granted=ALL).store.fulltext(f"lantern {MARK}", limit=50)
     assert ward in {h.id for h in hits}
+    granted_hits, _, _ = Memory(store, granted=ALL).store.read_text(
+        words, terms, searched, limit=50
+    )
+    assert ward in {h.id for h in granted_hits}
     assert answers["edge_exists"] is False and answers["get_node"] is None
     granted = Memory(store, granted=ALL).store.read(work)
     assert granted["get_node"] is not None and granted["edge_exists"] is True

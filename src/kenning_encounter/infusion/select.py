@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -29,7 +29,7 @@ from kenning_encounter.infusion.lexical import (
     rank_candidates,
     stated_times,
 )
-from kenning_encounter.store.port import GraphStore, ReadTx
+from kenning_encounter.store.port import GraphStore, ReadTx, SearchHit, TermStatsSnapshot
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.textproc_time import TimeWindow
 
@@ -157,7 +157,7 @@ class _Gathered:
 
 
 def _gather(
-    store: GraphStore,
+    tx: ReadTx,
     hits: dict[str, float],
     radius: int,
     around: int,
@@ -168,59 +168,55 @@ def _gather(
     strongest = set(sorted(hits, key=lambda i: -hits[i])[:around])
     window = query.window
     times = window is not None
-
-    def work(tx: ReadTx) -> _Gathered:
-        found = tx.get_nodes(list(hits))
-        if window is not None and (timed := _encounters_in(tx, window)):
-            # What was recorded then is a candidate by that alone, scored by its time.
-            ids = [i for i in tx.encounter_nodes(timed, WINDOW_CANDIDATES) if i not in found]
-            found.update(tx.get_nodes(ids))
-        encounters = sorted({n.encounter for n in found.values() if n.encounter})
-        near = sorted({n.encounter for i in strongest if (n := found.get(i)) and n.encounter})
-        records = tx.get_encounters(encounters)
-        members: dict[str, Sequence[str]] = {}
-        if radius and near:
-            missing = []
-            for name in near:
-                cached = cache.get(name)
-                if cached is None:
-                    missing.append(name)
-                else:
-                    members[name] = cached
-            for name, ids in (tx.encounter_members(missing) if missing else {}).items():
-                members[name] = ids
-                enc = records.get(name)
-                if enc is not None and not enc.is_open:
-                    cache.put(name, ids)
-        position: dict[str, int] = {}
-        extra: list[str] = []
-        for ids in members.values():
-            for i, node_id in enumerate(ids):
-                position[node_id] = i
-                if node_id in strongest:
-                    for j in range(max(0, i - radius), min(len(ids), i + radius + 1)):
-                        if ids[j] not in hits:
-                            extra.append(ids[j])
-        found.update(tx.get_nodes(sorted(set(extra))))
-        opened = {
-            name: when
-            for name, enc in records.items()
-            if (when := _parse_time(enc.opened_at)) is not None
-        }
-        candidates = [
-            # Within an encounter, a record's place stands in for its tick, so
-            # neighbours are neighbours even inside one batched write.
-            Candidate(
-                replace(node, tick=position.get(node.id, node.tick)),
-                hits.get(node.id, 0.0),
-                tokens.get(node),
-                tokens.stated(node) if times else None,
-            )
-            for node in found.values()
-        ]
-        return _Gathered(candidates, opened, found)
-
-    return store.read(work)
+    found = tx.get_nodes(list(hits))
+    if window is not None and (timed := _encounters_in(tx, window)):
+        # What was recorded then is a candidate by that alone, scored by its time.
+        ids = [i for i in tx.encounter_nodes(timed, WINDOW_CANDIDATES) if i not in found]
+        found.update(tx.get_nodes(ids))
+    encounters = sorted({n.encounter for n in found.values() if n.encounter})
+    near = sorted({n.encounter for i in strongest if (n := found.get(i)) and n.encounter})
+    records = tx.get_encounters(encounters)
+    members: dict[str, Sequence[str]] = {}
+    if radius and near:
+        missing = []
+        for name in near:
+            cached = cache.get(name)
+            if cached is None:
+                missing.append(name)
+            else:
+                members[name] = cached
+        for name, ids in (tx.encounter_members(missing) if missing else {}).items():
+            members[name] = ids
+            enc = records.get(name)
+            if enc is not None and not enc.is_open:
+                cache.put(name, ids)
+    position: dict[str, int] = {}
+    extra: list[str] = []
+    for ids in members.values():
+        for i, node_id in enumerate(ids):
+            position[node_id] = i
+            if node_id in strongest:
+                for j in range(max(0, i - radius), min(len(ids), i + radius + 1)):
+                    if ids[j] not in hits:
+                        extra.append(ids[j])
+    found.update(tx.get_nodes(sorted(set(extra))))
+    opened = {
+        name: when
+        for name, enc in records.items()
+        if (when := _parse_time(enc.opened_at)) is not None
+    }
+    candidates = [
+        # Within an encounter, a record's place stands in for its tick, so
+        # neighbours are neighbours even inside one batched write.
+        Candidate(
+            replace(node, tick=position.get(node.id, node.tick)),
+            hits.get(node.id, 0.0),
+            tokens.get(node),
+            tokens.stated(node) if times else None,
+        )
+        for node in found.values()
+    ]
+    return _Gathered(candidates, opened, found)
 
 
 def _query_text(query: Query) -> str:
@@ -245,19 +241,23 @@ def lexical(
     query = extract_terms(prompt, trajectory, now=moment, config=lcfg)
     if query.empty:
         return Selection("lexical", ()), query
-    hits = {h.id: h.score for h in store.fulltext(_query_text(query), limit=cfg.candidates)}
-    if not hits:
+    token_cache, member_cache = tokens or TokenCache(), members or MemberCache()
+
+    def work(
+        tx: ReadTx, found: list[SearchHit], stats_of: Callable[[], TermStatsSnapshot]
+    ) -> tuple[_Gathered, TermStatsSnapshot] | None:
+        hits = {h.id: h.score for h in found}
+        if not hits:
+            return None
+        around = (cfg.neighbours, cfg.neighbour_hits)
+        return _gather(tx, hits, *around, token_cache, member_cache, query), stats_of()
+
+    # One read for the search, what it found and the corpus statistics.
+    keys = [t.key for t in query.terms]
+    read = store.read_text(_query_text(query), keys, work, limit=cfg.candidates)
+    if read is None:
         return Selection("lexical", ()), query
-    gathered = _gather(
-        store,
-        hits,
-        cfg.neighbours,
-        cfg.neighbour_hits,
-        tokens or TokenCache(),
-        members or MemberCache(),
-        query,
-    )
-    stats = store.fulltext_stats(t.key for t in query.terms)
+    gathered, stats = read
     ranked = rank_candidates(
         query, gathered.candidates, GraphContext(stats, gathered.opened), cfg.seeds * 3, config=lcfg
     )

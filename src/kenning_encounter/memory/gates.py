@@ -317,6 +317,28 @@ class GatedStore:
         # Corpus statistics (how many documents hold a word) name no node.
         return self.inner.fulltext_stats(terms)
 
+    def read_text(
+        self,
+        text: str,
+        terms: Iterable[str],
+        work: Callable[[ReadTx, list[SearchHit], Callable[[], TermStatsSnapshot]], T],
+        *,
+        limit: int = 10,
+    ) -> T:
+        gate = self.gate
+        if gate.open:
+            return self.inner.read_text(text, terms, work, limit=limit)
+
+        def gated(
+            tx: ReadTx, hits: list[SearchHit], stats_of: Callable[[], TermStatsSnapshot]
+        ) -> T:
+            reads = cast(ReadTx, GatedReads(tx, gate))
+            shown = reads.get_nodes([h.id for h in hits])
+            return work(reads, [h for h in hits if h.id in shown], stats_of)
+
+        # Withheld hits are dropped, not replaced: the caller (infusion) takes what is left.
+        return self.inner.read_text(text, terms, gated, limit=limit)
+
     def read_cypher(
         self,
         query: str,

@@ -430,6 +430,19 @@ class TextSearch(Protocol):
         """Document count, mean length and per-term document frequencies."""
         ...
 
+    def read_text(
+        self,
+        text: str,
+        terms: Iterable[str],
+        work: Callable[[ReadTx, list[SearchHit], Callable[[], TermStatsSnapshot]], T],
+        *,
+        limit: int = 10,
+    ) -> T:
+        """``work`` over a search's hits (heads, every type) and the statistics of
+        ``terms`` (asked for only if needed), all in one read: what the lexical
+        infusion does per prompt, one round of the store instead of three."""
+        ...
+
 
 class CypherReads(Protocol):
     def read_cypher(

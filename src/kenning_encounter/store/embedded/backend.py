@@ -302,6 +302,19 @@ class EmbeddedStore:
     def fulltext_stats(self, terms: Iterable[str]) -> TermStatsSnapshot:
         return self._index.stats(terms)
 
+    def read_text(
+        self,
+        text: str,
+        terms: Iterable[str],
+        work: Callable[[ReadTx, list[SearchHit], Callable[[], TermStatsSnapshot]], T],
+        *,
+        limit: int = 10,
+    ) -> T:
+        # The index lives in this process: only the graph read is a round of the engine.
+        hits = self.fulltext(text, limit=limit)
+        wanted = list(terms)
+        return self.read(lambda tx: work(tx, hits, lambda: self.fulltext_stats(wanted)))
+
     def _all_index_docs(self, tx: EmbeddedTx) -> Iterator[IndexDoc]:
         for node in tx.all_nodes():
             yield node_to_index_doc(node)

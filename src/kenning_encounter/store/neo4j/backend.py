@@ -421,6 +421,24 @@ class Neo4jStore:
         with self._translate_errors("reading corpus statistics"), self._session(write=False) as s:
             return s.execute_read(work)
 
+    def read_text(
+        self,
+        text: str,
+        terms: Iterable[str],
+        work: Callable[[ReadTx, list[SearchHit], Callable[[], TermStatsSnapshot]], T],
+        *,
+        limit: int = 10,
+    ) -> T:
+        wanted = list(terms)
+
+        def attempt(tx: ManagedTransaction) -> T:
+            ntx = self._tx(tx, write=False)
+            hits = lexical.search_remembered(ntx, text, limit=limit)
+            return work(ntx, hits, lambda: lexical.stats(ntx, wanted, self._doc_freqs))
+
+        with self._translate_errors("searching"), self._session(write=False) as s:
+            return s.execute_read(attempt)
+
     # --- read_cypher ------------------------------------------------------------------------
     def _explain(self, tx: Transaction, query: str, params: dict[str, Any], *, scope: bool) -> None:
         from neo4j.exceptions import Neo4jError

@@ -340,9 +340,11 @@ ENC_TOUCH: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.last_act
 ENC_TOMBSTONES: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.tombstones = coalesce(e.tombstones, 0) + $count"
 SPINE: Final = "MATCH (a:Encounter:KenningMemory)-[r]->(b:Encounter:KenningMemory) RETURN a.id, type(r), b.id ORDER BY a.opened_tick"
 ENC_RECORDED: Final = "MATCH (:Encounter:KenningMemory {id: $name})-[:RECORDED]->(n) RETURN n.id"
+# One row per encounter, its members listed in order (tx.py reads it): a row per member
+# took four times as long to hand over (900 members of 12 encounters at 100k nodes).
 ENC_MEMBERS: Final = (
     "MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) WHERE e.id IN $names "
-    "RETURN e.id, n.id ORDER BY n.tick, coalesce(n.ord, 0)"
+    "WITH e, n ORDER BY n.tick, coalesce(n.ord, 0) RETURN e.id, collect(n.id)"
 )
 ENC_NODES: Final = (
     "MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) WHERE e.id IN $names "
@@ -357,6 +359,16 @@ FULLTEXT_QUERY: Final = (
     "WHERE node:KenningMemory AND ($types IS NULL OR any(l IN labels(node) WHERE l IN $types)) "
     "AND ($heads_only = false OR NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() }) "
     "RETURN node.id, score LIMIT $limit"
+)
+# The same search for heads of every type, each hit brought with its node row and its
+# recording encounter, so the read that follows (infusion's) need not fetch them.
+FULLTEXT_QUERY_NODES: Final = (
+    "CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score "
+    "WHERE node:KenningMemory AND NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() } "
+    "WITH node, score LIMIT $limit "
+    "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(node) "
+    "RETURN node.id, score, [l IN labels(node) WHERE l IN $kinds][0], properties(node), "
+    "e.id, e.locus, properties(e)"
 )
 TEXT_COUNTERS: Final = "MATCH (d:Meta {_memory: $memory, key: 'text_docs'}) MATCH (l:Meta {_memory: $memory, key: 'text_len'}) RETURN d.ival, l.ival"
 # Document frequency of each term: how many nodes the index finds for it alone.
@@ -400,6 +412,17 @@ EDGES_OUT_EACH: Final = _each_type(
     "s, t, rel, tick, enc, why",
 )
 EDGES_IN_EACH: Final = _each_type(
+    "MATCH (n:{label}:KenningMemory)<-[r]-(m) WHERE n.id IN $ids AND type(r) IN $rels "
+    "RETURN m.id AS s, n.id AS t, type(r) AS rel, r.tick AS tick, r.encounter AS enc, "
+    "r.revision_why AS why",
+    "s, t, rel, tick, enc, why",
+)
+# Both directions in one round trip, for a neighbourhood: an edge between two of the ids
+# comes back once from each end, as the two statements above give it.
+EDGES_BOTH_EACH: Final = _each_type(
+    "MATCH (n:{label}:KenningMemory)-[r]->(m) WHERE n.id IN $ids AND type(r) IN $rels "
+    "RETURN n.id AS s, m.id AS t, type(r) AS rel, r.tick AS tick, r.encounter AS enc, "
+    "r.revision_why AS why UNION ALL "
     "MATCH (n:{label}:KenningMemory)<-[r]-(m) WHERE n.id IN $ids AND type(r) IN $rels "
     "RETURN m.id AS s, n.id AS t, type(r) AS rel, r.tick AS tick, r.encounter AS enc, "
     "r.revision_why AS why",
@@ -564,23 +587,37 @@ def authored_label(name: str) -> str:
     return name
 
 
+# A branch whose type has no ids is given this one, never an empty list: an empty list is
+# typed apart from a list of strings, and every new pattern of empty branches would make
+# the server plan the statement anew. No id of ours is empty.
+NO_ID: Final = ""
+
+
+def ids_param(label: str) -> str:
+    """The parameter that carries one type's ids in NODES_GET_ALL."""
+    return f"ids_{_checked(label)}"
+
+
 def _nodes_get_all() -> LiteralString:
-    # Only the seeks are per type (each its own index); what every node needs besides is
-    # matched once, after them, which keeps the plan small and quick to make again.
+    # Only the seeks are per type (each its own index, with only its own ids: a branch
+    # given every id seeks each of them in vain); what every node needs besides is matched
+    # once, after them, which keeps the plan small and quick to make again.
     seeks = " UNION ALL ".join(
-        f"MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids RETURN n, '{label}' AS label"
+        f"MATCH (n:{label}:KenningMemory) WHERE n.id IN ${ids_param(label)} "
+        f"RETURN n, '{label}' AS label"
         for label in AUTHORED_NODE_TYPES
     )
     statement = (
         f"CALL () {{ {seeks} }} "
         "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) "
         "OPTIONAL MATCH (s:KenningMemory)-[:SUPERSEDES]->(n) "
-        "RETURN label, properties(n), e.id, e.locus, s.id"
+        "RETURN label, properties(n), e.id, e.locus, s.id, properties(e)"
     )
     return cast(LiteralString, statement)
 
 
-# Node rows of every type by id ($ids, of any types), each led by its type.
+# Node rows of every type by id (each type's in its ids_param), each led by its type and followed by
+# its recording encounter's properties, which a read then need not fetch again.
 NODES_GET_ALL: Final = _nodes_get_all()
 
 # --- directors, confirmations, referent claims (store/ops/identity.py) -----------------

@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from kenning_encounter.store.neo4j import engine
 from kenning_encounter.store.neo4j import queries as q
+from kenning_encounter.store.ops.base import encounter_from, node_record
 from kenning_encounter.store.port import SearchHit, TermStatsSnapshot
+from kenning_encounter.store.records import EncounterRecord, NodeRecord
 from kenning_encounter.textproc import tokenize
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
@@ -72,6 +74,35 @@ def search(
         "limit": limit,
     }
     return [SearchHit(id=str(r[0]), score=float(r[1])) for r in tx.rows(q.FULLTEXT_QUERY, params)]
+
+
+def search_remembered(tx: Neo4jTx, text: str, *, limit: int) -> list[SearchHit]:
+    """``search`` for heads of every type, leaving each hit's node and encounter with
+    the transaction (Neo4jTx.remember) for the reads that follow in it."""
+    terms = query_terms(text)
+    if not terms or limit <= 0:
+        return []
+    params = {
+        "index": q.FULLTEXT_INDEX,
+        "query": " ".join(lucene_term(t) for t in terms),
+        "limit": limit,
+        "kinds": list(AUTHORED_NODE_TYPES),
+    }
+    hits: list[SearchHit] = []
+    nodes: list[NodeRecord] = []
+    encounters: list[EncounterRecord] = []
+    for node_id, score, label, props, enc, locus, encounter in tx.rows(
+        q.FULLTEXT_QUERY_NODES, params
+    ):
+        hits.append(SearchHit(id=str(node_id), score=float(score)))
+        # a head: no successor
+        nodes.append(
+            node_record(props, label=str(label), encounter=enc, locus=locus, superseded_by=None)
+        )
+        if encounter is not None:
+            encounters.append(encounter_from(encounter))
+    tx.remember(nodes, encounters)
+    return hits
 
 
 class DocFreqs:

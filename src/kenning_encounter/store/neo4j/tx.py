@@ -20,15 +20,15 @@ from kenning_encounter.store.neo4j import past as past_text
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j.namespace import Namespace
 from kenning_encounter.store.neo4j.text import text_props
-from kenning_encounter.store.ops.base import edge_from_row, node_record
+from kenning_encounter.store.ops.base import edge_from_row, encounter_from, node_record
 from kenning_encounter.store.ops.identity import IdentityOps
 from kenning_encounter.store.ops.load import LoadOps
 from kenning_encounter.store.ops.past import PastOps
 from kenning_encounter.store.ops.spine import SpineOps
-from kenning_encounter.store.port import DumpedNode
-from kenning_encounter.store.records import EdgeRecord, NodeRecord
+from kenning_encounter.store.port import DumpedNode, Subgraph
+from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
-from kenning_encounter.vocabulary import NODE_TYPES
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, NODE_TYPES
 
 if TYPE_CHECKING:
     from neo4j import ManagedTransaction
@@ -89,6 +89,8 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps):
         self._tick_used = False
         self._now: str | None = None
         self._touched: set[str] = set()
+        self._encounters_seen: dict[str, EncounterRecord] = {}
+        self._nodes_seen: dict[str, NodeRecord] = {}
 
     # --- statements, through the backend's one execute path (engine.py) -------------
     def rows(self, query: LiteralString, params: dict[str, Any] | None = None) -> list[list[Any]]:
@@ -185,16 +187,53 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps):
         """Nodes of several types in one round trip (the shared form takes one per type).
 
         Ids of one type take the shared form: its plan is smaller, and quicker to make
-        again when the planner finds the data grown."""
+        again when the planner finds the data grown. Nodes a read already met (a
+        search that brought them, ``remember``) are not fetched again."""
+        seen = {i: n for i in node_ids if (n := self._nodes_seen.get(i)) is not None}
+        if seen:
+            rest = [i for i in node_ids if i not in seen]
+            return {**seen, **(self._fetch_nodes(rest) if rest else {})}
         groups = group_by_type(node_ids)
         if len(groups) < 2:
             return super()._fetch_nodes(node_ids)
-        ids = [i for group in groups.values() for i in group]
+        params = {q.ids_param(t): groups.get(t) or [q.NO_ID] for t in AUTHORED_NODE_TYPES}
         found: dict[str, NodeRecord] = {}
-        for label, props, enc, locus, successor in self.rows(q.NODES_GET_ALL, {"ids": ids}):
+        rows = self.rows(q.NODES_GET_ALL, params)
+        for label, props, enc, locus, successor, encounter in rows:
             node = node_from_row(str(label), [props, enc, locus, successor])
             found[node.id] = node
+            if encounter is not None and not self._writable:
+                self._encounters_seen[str(enc)] = encounter_from(encounter)
         return found
+
+    def remember(self, nodes: Sequence[NodeRecord], encounters: Sequence[EncounterRecord]) -> None:
+        """What a statement of this read brought beside its answer, for later reads of it
+        (never in a write, which reads afresh what it may have changed)."""
+        if self._writable:
+            return
+        self._nodes_seen.update((n.id, n) for n in nodes)
+        self._encounters_seen.update((e.name, e) for e in encounters)
+
+    def get_encounters(self, names: Sequence[str]) -> dict[str, EncounterRecord]:
+        """Encounters a read met beside their nodes are not fetched again (infusion asks
+        for the encounters of the nodes it has just read: a round trip per prompt). A
+        read-only transaction sees committed states only, and a second fetch would give
+        one a moment later, no truer; a write transaction always reads afresh."""
+        seen = {n: e for n in names if (e := self._encounters_seen.get(n)) is not None}
+        missing = [n for n in names if n not in seen]
+        return {**seen, **(super().get_encounters(missing) if missing else {})}
+
+    def encounter_members(self, encounters: Sequence[str]) -> dict[str, list[str]]:
+        rows = self.rows(q.ENC_MEMBERS, {"names": list(encounters)})
+        return {str(name): [str(i) for i in ids] for name, ids in rows}
+
+    def neighbourhood(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> Subgraph:
+        if len(group_by_type(node_ids)) < 2:
+            return super().neighbourhood(node_ids, rel_types)
+        rows = self.rows(q.EDGES_BOTH_EACH, {"ids": list(node_ids), "rels": list(rel_types)})
+        edges = [edge_from_row(r) for r in rows]
+        ids = {e.source for e in edges} | {e.target for e in edges}
+        return Subgraph(list(self.get_nodes(sorted(ids)).values()), edges)
 
     def touch_encounter(self, name: str) -> None:
         # One timestamp per transaction: a second touch would write the same value again.
