@@ -24,7 +24,7 @@ from tests.support.snapshot import snapshot
 pytestmark = pytest.mark.neo4j
 
 CAPS: dict[str, Any] = {"row_cap": 100, "char_cap": 100_000, "timeout_s": 5.0}
-MEMORY_NODES = 7  # _seed: five authored nodes, the session's Locus and its encounter
+MEMORY_NODES = 8  # _seed: five authored nodes, the session's Locus, its director and its encounter
 
 # Another application's nodes, named as ours are: types, ids, bookkeeping keys.
 FOREIGN = (

@@ -18,8 +18,8 @@ from tests.contract.test_read_cypher_attacks import _seed
 pytestmark = pytest.mark.neo4j
 
 CAPS: dict[str, Any] = {"row_cap": 100, "char_cap": 100_000, "timeout_s": 5.0}
-# Five authored nodes, the seed session's Locus and its encounter.
-MEMORY_NODES = 7
+# Five authored nodes, the seed session's Locus, its director (a Person) and its encounter.
+MEMORY_NODES = 8
 
 
 @pytest.fixture

@@ -258,7 +258,7 @@ LOAD_TEXT: Final = text_of(LoadText, sys.modules[__name__])
 # --- directors, confirmations, referent claims (store/ops/identity.py) -----------------
 PERSON_MERGE: Final = (
     "MERGE (p:Person {id: $id}) "
-    "ON CREATE SET p.name = $name, p.key = $key, p.tick = $tick, p.created_at = $at"
+    "ON CREATE SET p.name = $name, p.director_key = $key, p.tick = $tick, p.created_at = $at"
 )
 LOCUS_DIRECT: Final = (
     "MATCH (l:Locus {id: $locus}), (p:Person {id: $person}) "
@@ -266,7 +266,7 @@ LOCUS_DIRECT: Final = (
 )
 DIRECTORS_OF: Final = (
     "UNWIND $loci AS i MATCH (l:Locus {id: i})-[:DIRECTED_BY]->(p:Person) "
-    "RETURN l.id, p.id, p.name, p.key, p.tick, p.created_at"
+    "RETURN l.id, p.id, p.name, p.director_key, p.tick, p.created_at"
 )
 CONFIRM: Final = (
     "MATCH (e:Encounter {{id: $encounter}}) UNWIND $ids AS i MATCH (n:{label} {{id: i}}) "
@@ -294,7 +294,7 @@ DIRECT_UNDIRECTED: Final = (
     "MATCH (l:Locus) WHERE NOT EXISTS { MATCH (l)-[:DIRECTED_BY]->(:Person) } "
     "WITH collect(l) AS loci WHERE size(loci) > 0 "
     "MERGE (p:Person {id: $id}) "
-    "ON CREATE SET p.name = $name, p.key = $key, p.tick = 0, p.created_at = $at "
+    "ON CREATE SET p.name = $name, p.director_key = $key, p.tick = 0, p.created_at = $at "
     "WITH p, loci UNWIND loci AS l CREATE (l)-[:DIRECTED_BY {tick: l.tick}]->(p) "
     "RETURN count(*)"
 )

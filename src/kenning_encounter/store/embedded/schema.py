@@ -136,8 +136,8 @@ def _v8() -> list[str]:
     # Loci made before directors are directed by one explicit Person that says so: the
     # configured director of today is no evidence of who directed them.
     stmts = [
-        "CREATE NODE TABLE Person(id STRING, name STRING, key STRING, created_at STRING, "
-        "tick INT64, PRIMARY KEY(id))"
+        "CREATE NODE TABLE Person(id STRING, name STRING, director_key STRING, "
+        "created_at STRING, tick INT64, PRIMARY KEY(id))"
     ]
     # Process edges carry only a tick by default; these say when, and a claim by whom.
     extra = {
@@ -150,8 +150,8 @@ def _v8() -> list[str]:
     before = BEFORE_DIRECTORS
     stmts += [
         "MATCH (l:Locus) WITH min(l.created_at) AS first, count(l) AS n WHERE n > 0 "
-        f"CREATE (:Person {{id: '{before.id}', name: '{before.name}', key: '{before.key}', "
-        "created_at: first, tick: 0})",
+        f"CREATE (:Person {{id: '{before.id}', name: '{before.name}', "
+        f"director_key: '{before.key}', created_at: first, tick: 0}})",
         f"MATCH (l:Locus), (p:Person {{id: '{before.id}'}}) "
         "CREATE (l)-[:DIRECTED_BY {tick: l.tick}]->(p)",
     ]

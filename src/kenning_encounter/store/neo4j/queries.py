@@ -625,7 +625,7 @@ NODES_GET_ALL: Final = _nodes_get_all()
 # composite constraint on (_memory, id) makes the second wait, then match).
 PERSON_MERGE: Final = (
     "MERGE (p:Person:KenningMemory {id: $id}) "
-    "ON CREATE SET p.name = $name, p.key = $key, p.tick = $tick, p.created_at = $at"
+    "ON CREATE SET p.name = $name, p.director_key = $key, p.tick = $tick, p.created_at = $at"
 )
 LOCUS_DIRECT: Final = (
     "MATCH (l:Locus:KenningMemory {id: $locus}) MATCH (p:Person:KenningMemory {id: $person}) "
@@ -633,7 +633,7 @@ LOCUS_DIRECT: Final = (
 )
 DIRECTORS_OF: Final = (
     "UNWIND $loci AS i MATCH (l:Locus:KenningMemory {id: i})-[:DIRECTED_BY]->"
-    "(p:Person:KenningMemory) RETURN l.id, p.id, p.name, p.key, p.tick, p.created_at"
+    "(p:Person:KenningMemory) RETURN l.id, p.id, p.name, p.director_key, p.tick, p.created_at"
 )
 CONFIRM: Final = (
     "MATCH (e:Encounter:KenningMemory {{id: $encounter}}) UNWIND $ids AS i "
@@ -665,7 +665,7 @@ DIRECT_UNDIRECTED: Final = (
     "MATCH (l:Locus:KenningMemory) WHERE NOT EXISTS { MATCH (l)-[:DIRECTED_BY]->() } "
     "WITH collect(l) AS loci WHERE size(loci) > 0 "
     "MERGE (p:Person:KenningMemory {id: $id}) "
-    "ON CREATE SET p.name = $name, p.key = $key, p.tick = 0, p.created_at = $at "
+    "ON CREATE SET p.name = $name, p.director_key = $key, p.tick = 0, p.created_at = $at "
     "WITH p, loci UNWIND loci AS l MERGE (l)-[d:DIRECTED_BY]->(p) "
     "ON CREATE SET d.tick = l.tick RETURN count(d)"
 )
