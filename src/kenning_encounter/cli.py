@@ -115,6 +115,17 @@ SETTING_FLAGS: Final[tuple[Flag, ...]] = (
         "export: classes of classified nodes a dump may carry (others are held back)",
         metavar="LIST",
     ),
+    Flag(
+        "director",
+        "who directs a session that names no one (default: the operating-system user)",
+        metavar="NAME",
+    ),
+    Flag(
+        "director_key",
+        "what identifies that director (e.g. an email); sessions meet one person by it",
+        metavar="KEY",
+    ),
+    Flag("require_director", "refuse a session no director can be found for", switch=True),
     Flag("log_level", "log level (logs go to stderr)", metavar="LEVEL"),
     Flag(
         "idle_horizon",

@@ -28,7 +28,7 @@ class PropKind(StrEnum):
     TIME = "time"  # ISO-8601 string, UTC unless an offset is given
     STATUS = "status"
     CLASSES = "classes"  # some of CLASSIFICATIONS, comma-joined
-    RETENTION = "retention"  # an ISO-8601 duration (P30D) or date/time
+    RETENTION = "period"  # how long to keep: an ISO-8601 duration (P30D) or date/time
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,9 @@ def test_a_node_is_returned_once(seeded: GraphStore) -> None:
 
 
 def test_bookkeeping_is_not_in_the_graph_a_query_sees(seeded: GraphStore) -> None:
-    # Four authored nodes, the session's Locus and its encounter: nothing else.
-    assert _rows(seeded, "MATCH (n) RETURN count(n)") == [[6]]
+    # Four authored nodes, the session's Locus, its encounter and the Person directing it
+    # (the process layer, which a query may read): nothing else.
+    assert _rows(seeded, "MATCH (n) RETURN count(n)") == [[7]]
+    assert _rows(seeded, "MATCH (:Locus)-[:DIRECTED_BY]->(p:Person) RETURN count(p)") == [[1]]
     with pytest.raises(ReadOnlyViolation):
         _rows(seeded, "MATCH (m:Meta) RETURN m.key")

@@ -129,6 +129,10 @@ def _make_legacy(driver: Any, version: int) -> None:
                 continue
             kind = "CONSTRAINT" if statement.startswith("CREATE CONSTRAINT") else "INDEX"
             s.run(f"DROP {kind} {name} IF EXISTS").consume()
+        # Nothing a store of that age could hold: directors (#17) and the record of the
+        # past (#16) came after names; opening it makes them, with the memory's name.
+        s.run("MATCH (n) WHERE n:Person OR n:KenningPast DETACH DELETE n").consume()
+        s.run("MATCH (m:Meta {key: 'past_backfill'}) DELETE m").consume()
         s.run("MATCH (n) WHERE n._memory IS NOT NULL REMOVE n._memory").consume()
         for label in NODE_TYPES:
             s.run(

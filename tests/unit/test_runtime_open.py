@@ -77,7 +77,8 @@ def test_the_first_session_serves_the_store_begin_open_opened(tmp_path: Path) ->
 
     async def serve() -> None:
         async with runtime.session() as context:
-            assert opened == [("open-memory", context.store)]  # opened early, on its thread
+            # opened early, on its thread; the session serves it behind the read gate
+            assert opened == [("open-memory", getattr(context.store, "inner", context.store))]
             with _other_process(tmp_path / "memory") as found:
                 assert found == "locked"  # open, and ours
 
