@@ -521,7 +521,8 @@ def _configure_import(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _open_alone(ns: argparse.Namespace, doing: str) -> tuple[Settings, GraphStore] | int:
+def open_alone(ns: argparse.Namespace, doing: str) -> tuple[Settings, GraphStore] | int:
+    """The settings and the store an operator command needs to itself, or an exit code."""
     try:
         settings = settings_from(ns)
     except ConfigError as exc:
@@ -542,7 +543,7 @@ def run_export(ns: argparse.Namespace) -> int:
 
     from kenning_encounter.memory.dump import Exported, export
 
-    opened = _open_alone(ns, "an export")
+    opened = open_alone(ns, "an export")
     if isinstance(opened, int):
         return opened
     settings, store = opened
@@ -601,7 +602,7 @@ def run_import(ns: argparse.Namespace) -> int:
         _error(f"cannot read the dump: {exc}")
         return EXIT_FAILED
     sys.stderr.write(f"{ns.file}: checked, {sum(dump.counts.values()):,} records\n")
-    opened = _open_alone(ns, "an import")
+    opened = open_alone(ns, "an import")
     if isinstance(opened, int):
         return opened
     settings, store = opened
@@ -646,7 +647,7 @@ def _configure_kndl(parser: argparse.ArgumentParser) -> None:
 def run_kndl(ns: argparse.Namespace) -> int:
     from kenning_encounter.memory import kndl_cli
 
-    opened = _open_alone(ns, f"a KNDL {ns.kndl_action}")
+    opened = open_alone(ns, f"a KNDL {ns.kndl_action}")
     if isinstance(opened, int):
         return opened
     settings, store = opened

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kenning_encounter.errors import ConfigError, KenningError
+from kenning_encounter.errors import KenningError
 from kenning_encounter.memory import erasure
 from kenning_encounter.store.port import GraphStore
 
@@ -83,19 +83,9 @@ def _confirmed(plan: erasure.Plan, yes: bool, word: str) -> bool | None:
 
 
 def _open(ns: argparse.Namespace, doing: str) -> tuple[Any, GraphStore] | int:
-    from kenning_encounter.cli import settings_from
-    from kenning_encounter.server.context import open_store
+    from kenning_encounter.cli import open_alone  # the CLI imports this module
 
-    try:
-        settings = settings_from(ns)
-    except ConfigError as exc:
-        _error(str(exc))
-        return EXIT_CONFIG
-    try:
-        return settings, open_store(settings)
-    except KenningError as exc:
-        _error(f"{exc} (stop the server first: {doing} needs the store to itself)")
-        return EXIT_FAILED
+    return open_alone(ns, doing)
 
 
 def run_erase(ns: argparse.Namespace) -> int:
