@@ -175,6 +175,7 @@ def test_every_read_of_the_port_is_gated(store: GraphStore, planted: dict[str, s
         return {
             "get_node": tx.get_node(ward),
             "get_nodes": tx.get_nodes(sorted(hidden)),
+            "classified": tx.classified(sorted(hidden)),
             "head_id_by_name": tx.head_id_by_name(f"ward note {MARK}"),
             "head_ids_by_names": tx.head_ids_by_names(list(plan.CLASSIFIED)),
             "predecessors": tx.predecessors(planted["lantern policy"]),
@@ -223,6 +224,9 @@ def test_a_read_added_to_the_port_answers_gated_without_a_method(
 
         def get_nodes(self, ids: list[str]) -> dict[str, Any]:
             return self.tx.get_nodes(ids)
+
+        def classified(self, ids: list[str]) -> dict[str, str]:
+            return self.tx.classified(ids)
 
         def everything(self) -> list[Any]:
             sub = self.tx.authored_graph()

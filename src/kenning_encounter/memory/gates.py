@@ -102,10 +102,16 @@ class GatedReads:
         return value
 
     # --- helpers -----------------------------------------------------------------
+    def classified(self, node_ids: Sequence[str]) -> dict[str, str]:
+        # The marks of what the caller may see; a withheld node is not there at all.
+        withheld = self._gate.withheld
+        return {i: c for i, c in self._tx.classified(node_ids).items() if not split(c) & withheld}
+
     def _shown(self, ids: Iterable[str]) -> set[str]:
         wanted = list(dict.fromkeys(ids))
-        found = self._tx.get_nodes(wanted)
-        return {i for i in wanted if not self._gate.hides(found.get(i))}
+        marks = self._tx.classified(wanted)
+        withheld = self._gate.withheld
+        return {i for i in wanted if not split(marks.get(i)) & withheld}
 
     def _keep(self, nodes: Sequence[NodeRecord]) -> list[NodeRecord]:
         return [n for n in nodes if not self._gate.hides(n)]

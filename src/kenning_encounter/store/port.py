@@ -115,6 +115,11 @@ class NodeReads(Protocol):
 
     def get_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]: ...
 
+    def classified(self, node_ids: Sequence[str]) -> dict[str, str]:
+        """id -> classification, for those of ``node_ids`` that carry one (the read gate
+        asks this of the ids an answer names, so it need not read the whole nodes)."""
+        ...
+
     def head_id_by_name(self, name: str) -> str | None: ...
 
     def head_ids_by_names(self, names: Sequence[str]) -> dict[str, str]:

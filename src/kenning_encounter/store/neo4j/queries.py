@@ -587,24 +587,13 @@ def authored_label(name: str) -> str:
     return name
 
 
-# A branch whose type has no ids is given this one, never an empty list: an empty list is
-# typed apart from a list of strings, and every new pattern of empty branches would make
-# the server plan the statement anew. No id of ours is empty.
-NO_ID: Final = ""
-
-
-def ids_param(label: str) -> str:
-    """The parameter that carries one type's ids in NODES_GET_ALL."""
-    return f"ids_{_checked(label)}"
-
-
 def _nodes_get_all() -> LiteralString:
-    # Only the seeks are per type (each its own index, with only its own ids: a branch
-    # given every id seeks each of them in vain); what every node needs besides is matched
-    # once, after them, which keeps the plan small and quick to make again.
+    # Only the seeks are per type (each its own index); what every node needs besides is
+    # matched once, after them, which keeps the plan small and quick to make again. Every
+    # branch is given every id: one list per type would be planned anew for each new mix
+    # of list sizes (the plan cache keys on them), 300 ms a time at 100k nodes.
     seeks = " UNION ALL ".join(
-        f"MATCH (n:{label}:KenningMemory) WHERE n.id IN ${ids_param(label)} "
-        f"RETURN n, '{label}' AS label"
+        f"MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids RETURN n, '{label}' AS label"
         for label in AUTHORED_NODE_TYPES
     )
     statement = (
@@ -616,7 +605,21 @@ def _nodes_get_all() -> LiteralString:
     return cast(LiteralString, statement)
 
 
-# Node rows of every type by id (each type's in its ids_param), each led by its type and followed by
+def _classified_all() -> LiteralString:
+    seeks = " UNION ALL ".join(
+        f"MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids "
+        "AND n.classification IS NOT NULL RETURN n.id AS id, n.classification AS c"
+        for label in AUTHORED_NODE_TYPES
+    )
+    return cast(LiteralString, f"CALL () {{ {seeks} }} RETURN id, c")
+
+
+# The classified among ids of any types ($ids): what the read gate needs of the ids an
+# answer names, a row only for those that carry a class. Each branch reads its type's
+# (_memory, classification) index, which holds only classified nodes.
+CLASSIFIED_ALL: Final = _classified_all()
+
+# Node rows of every type by id ($ids, of any types), each led by its type and followed by
 # its recording encounter's properties, which a read then need not fetch again.
 NODES_GET_ALL: Final = _nodes_get_all()
 

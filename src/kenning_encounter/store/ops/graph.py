@@ -58,6 +58,11 @@ class NodeOps(Statements):
     def get_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
         return self._fetch_nodes(node_ids)
 
+    def classified(self, node_ids: Sequence[str]) -> dict[str, str]:
+        # Through the node read: the embedded store answers it from its node cache.
+        found = self.get_nodes(node_ids)
+        return {i: str(c) for i, n in found.items() if (c := n.props.get("classification"))}
+
     def _fetch_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
         found: dict[str, NodeRecord] = {}
         for label, ids in group_by_type(node_ids).items():
