@@ -19,6 +19,7 @@ from bench.synth import generate, record
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.ledger_store import StoreLedger
 from kenning_encounter.infusion.pipeline import Infuser
+from kenning_encounter.memory.gates import Gate, GatedStore
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 
 
@@ -28,7 +29,9 @@ def run_size(nodes: int, prompts: int) -> dict[str, Any]:
     try:
         store = EmbeddedStore.open(work / "memory")
         record(store, synth)
-        infuser = Infuser(store, InfusionConfig(), ledger=StoreLedger(store.ledgers))
+        # Behind the read gate with nothing granted, as a server serves it by default.
+        gated = GatedStore(store, Gate(()))
+        infuser = Infuser(gated, InfusionConfig(), ledger=StoreLedger(store.ledgers))
         queries = (synth.queries * (prompts // len(synth.queries) + 1))[:prompts]
         infuser.infuse("warm-up", queries[0])
         totals: list[float] = []

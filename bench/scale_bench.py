@@ -96,8 +96,11 @@ def measure_infuse(store: Any, queries: list[str]) -> dict[str, Any]:
     from kenning_encounter.infusion.config import InfusionConfig
     from kenning_encounter.infusion.ledger_store import StoreLedger
     from kenning_encounter.infusion.pipeline import Infuser
+    from kenning_encounter.memory.gates import Gate, GatedStore
 
-    infuser = Infuser(store, InfusionConfig(), ledger=StoreLedger(store.ledgers))
+    # Behind the read gate with nothing granted, as a server serves it by default.
+    gated = GatedStore(store, Gate(()))
+    infuser = Infuser(gated, InfusionConfig(), ledger=StoreLedger(store.ledgers))
     infuser.infuse("scale-warm-up", queries[0])
     totals: list[float] = []
     stages: dict[str, list[float]] = {"select": [], "rank": [], "format": [], "ledger": []}
