@@ -29,6 +29,15 @@ NodeRef = Annotated[
         "Examples: 'retry storm on deploy', 'obs_4f2a9c1e'.",
     ),
 ]
+# Referent claims followed on request only (memory/identity.py): nothing merges by name.
+SameAs = Annotated[
+    bool,
+    Field(
+        description="Also follow confirmed referent claims (claim_referents): nodes "
+        "claimed to be the same thing come with what reached them. Default false: "
+        "nothing is ever merged by name.",
+    ),
+]
 # Record time, exact: memory/asof.py reconstructs the memory right after that tick.
 AsOf = Annotated[
     int | str | None,

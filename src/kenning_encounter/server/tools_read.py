@@ -24,7 +24,7 @@ from kenning_encounter.server.outputs import (
     Vocabulary,
     fit_provenance,
 )
-from kenning_encounter.server.params import AsOf, NodeRef
+from kenning_encounter.server.params import AsOf, NodeRef, SameAs
 from kenning_encounter.server.registry import ToolKind, ToolRegistrar
 
 
@@ -71,14 +71,7 @@ def register(tools: ToolRegistrar) -> None:
                 "never filters.",
             ),
         ] = None,
-        same_as: Annotated[
-            bool,
-            Field(
-                description="Also follow confirmed referent claims (claim_referents): nodes "
-                "claimed to be the same thing come with what reached them. Default false: "
-                "nothing is ever merged by name.",
-            ),
-        ] = False,
+        same_as: SameAs = False,
         as_of: AsOf = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Find nodes by the words in their names and descriptions, best match first;
@@ -123,14 +116,7 @@ def register(tools: ToolRegistrar) -> None:
                 ge=1, le=10, description="How many evidence hops to walk back, 1-10. Example: 5."
             ),
         ] = 5,
-        same_as: Annotated[
-            bool,
-            Field(
-                description="Also follow confirmed referent claims (claim_referents): nodes "
-                "claimed to be the same thing come with what reached them. Default false: "
-                "nothing is ever merged by name.",
-            ),
-        ] = False,
+        same_as: SameAs = False,
         as_of: AsOf = None,
     ) -> Annotated[CallToolResult, Provenance]:
         """Walk back from a node along its evidence (GROUNDS, SUPPORTS, OBSERVED_AT, ...): what
