@@ -18,6 +18,7 @@ from kenning_encounter.meaning.sidecar import SidecarStore
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from tests.contract.test_erasure import MARKER, seed
+from tests.support.cli import run_cli
 from tests.support.snapshot import snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,18 +52,7 @@ def _seeded(data_dir: Path) -> dict[str, Any]:
     return {"jane": jane.id, "project": project.id, "encounter": jane.encounter}
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_ENCOUNTER_")}
-    return subprocess.run(
-        [sys.executable, "-m", "kenning_encounter", *args],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        env=env,
-        cwd=ROOT,
-        timeout=180,
-        check=False,
-    )
+_cli = run_cli
 
 
 def _holding(data_dir: Path, marker: str) -> list[str]:

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
+from tests.support.cli import run_cli
 from tests.support.snapshot import snapshot
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _seed(data_dir: Path) -> str:
@@ -40,17 +38,7 @@ def _seed(data_dir: Path) -> str:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_ENCOUNTER_")}
-    return subprocess.run(
-        [sys.executable, "-m", "kenning_encounter", *args],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+    return run_cli(*args, timeout=120)
 
 
 def test_forget_needs_confirmation(tmp_path: Path) -> None:

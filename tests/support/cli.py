@@ -1,0 +1,25 @@
+"""The operator's command line as a real subprocess, with none of our settings inherited."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """``kenning-encounter ARGS`` from the checkout, stdin closed, text out."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_ENCOUNTER_")}
+    return subprocess.run(
+        [sys.executable, "-m", "kenning_encounter", *args],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        cwd=ROOT,
+        timeout=timeout,
+        check=False,
+    )
