@@ -115,8 +115,9 @@ def search(
         if boost is not None:
             score *= 1.0 + boost.certainty * _fit(node, boost)
         scored.append((node, score))
-    if boost is not None:
-        scored.sort(key=lambda pair: -pair[1])  # stable: equal scores keep the index's order
+    # Equal scores go newest first (tick, then place in its write). The index's own order
+    # among them follows how its segments lie, which a rebuild (an import, a crash) changes.
+    scored.sort(key=lambda pair: (-pair[1], -pair[0].tick, -pair[0].ord, pair[0].id))
     shown = [Hit.of(node, score, max_description=_SEARCH_PREVIEW) for node, score in scored[:limit]]
     joined: dict[str, str] = {}
     if same_as and shown:
