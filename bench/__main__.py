@@ -33,12 +33,13 @@ BENCHES: dict[str, str] = {
     "fuzz": "bench.fuzz_bench",
     "dump": "bench.dump_bench",
     "scale": "bench.scale_bench",
+    "local-scale": "bench.local_scale_bench",
     "startup": "bench.startup_bench",
     "ui": "bench.ui_bench",
     "asof": "bench.asof_bench",
 }
 # Only these take --nodes (their one size); the others measure their own sizes.
-SIZED = frozenset({"scale", "ui"})
+SIZED = frozenset({"scale", "local-scale", "ui"})
 
 
 def machine() -> dict[str, Any]:

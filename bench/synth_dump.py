@@ -169,8 +169,9 @@ def _description(kind: str, topic: str, rng: random.Random) -> str:
 
 
 class _Generator:
-    def __init__(self, nodes: int, seed: int, loci: int, out: _Writer) -> None:
+    def __init__(self, nodes: int, seed: int, loci: int, out: _Writer, density: int = 1) -> None:
         self.target = nodes
+        self.density = density
         self.rng = random.Random(seed)
         self.locus_count = loci
         self.out = out
@@ -273,11 +274,12 @@ class _Generator:
             if revised is not None:
                 self.heads.replace(kind, revised, node_id)
                 links.append((node_id, "SUPERSEDES", revised, "new evidence changed the picture"))
-            for source, rel, target, chance in _LINKS:
-                if source == kind and rng.random() < chance:
-                    other = self.heads.pick(rng, target)
-                    if other is not None and other != node_id:
-                        links.append((node_id, rel, other, None))
+            for _ in range(self.density):  # one round: about one relation per node
+                for source, rel, target, chance in _LINKS:
+                    if source == kind and rng.random() < chance:
+                        other = self.heads.pick(rng, target)
+                        if other is not None and other != node_id:
+                            links.append((node_id, rel, other, None))
             if kind == "Question" and rng.random() < 0.5:
                 raiser = self.heads.pick(rng, "Concept")
                 if raiser is not None:
@@ -307,15 +309,18 @@ def _copy(source: IO[bytes], emit: Callable[[bytes], None]) -> None:
         emit(line)
 
 
-def write_dump(path: Path, nodes: int, *, seed: int = 11, loci: int = 8) -> dict[str, int]:
-    """Write a dump of ``nodes`` authored nodes to ``path``; its counts."""
+def write_dump(
+    path: Path, nodes: int, *, seed: int = 11, loci: int = 8, density: int = 1
+) -> dict[str, int]:
+    """Write a dump of ``nodes`` authored nodes to ``path``; its counts. ``density`` is how
+    many rounds of relations each new node draws (one round: about one per node)."""
     for _, rel, _, _ in _LINKS:
         assert rel in RELATION_TYPES
     with tempfile.TemporaryDirectory(prefix="kenning-synth-") as tmp:
         folder = Path(tmp)
         with (folder / "nodes").open("w+b") as node_file, (folder / "rels").open("w+b") as rel_file:
             out = _Writer(node_file, rel_file)
-            generator = _Generator(nodes, seed, loci, out)
+            generator = _Generator(nodes, seed, loci, out, density)
             generator.run()
             out.loci.sort(key=lambda r: r.id)
             out.encounters.sort(key=lambda r: r.name)

@@ -1,0 +1,163 @@
+"""A large memory on one machine: the embedded store, bulk-loaded through ``import``.
+
+    python -m bench local-scale --nodes N      (or python -m bench.local_scale_bench N)
+
+A synthetic dump of N nodes (bench.synth_dump with three rounds of relations: about
+three authored edges per node, shaped like an agent's memory) is written and imported by the real command into a
+fresh data directory, in a subprocess whose wall time is the load time. Then:
+
+- ``index_build_s``: the first open, which builds the text index the import left to
+  be made (derived data is never in a dump);
+- ``reopen_s``: the median of a few opens of the loaded store, as a restarted server
+  opens it;
+- ``index_rebuild_s``: an open after the text index folder was removed, as after a
+  crash that lost it: the index is read again from the graph;
+- in a fresh child process, opened as a server opens it: search p50/p95, lexical
+  infusion p50/p95 behind the read gate, one orient (the authored graph read, then
+  the panel on igraph; betweenness is sampled past ``analytics.engine``'s exact
+  bound, and the row says so), and that process's peak RSS (``ru_maxrss``);
+- ``data_dir_mib``: the data directory's size on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.scale_bench import _queries, measure_infuse, measure_search  # pyright: ignore[reportPrivateUsage]
+from bench.synth_dump import write_dump
+
+SEARCHES = 200
+PROMPTS = 200
+REOPENS = 3
+DENSITY = 3  # rounds of relations per node: about three authored edges each
+GOALS = (
+    "1M nodes: reopen <= 5 s, search p95 <= 10 ms, orient <= 30 s, serving RSS <= 2 GiB "
+    "(issue #19 item 4)"
+)
+
+
+def import_embedded(path: Path, data_dir: Path) -> float:
+    """Seconds the real ``import`` command took into ``data_dir`` (check, writes, exit)."""
+    env = {**os.environ, "KENNING_ENCOUNTER_STORE": "embedded"}
+    env["KENNING_ENCOUNTER_DATA_DIR"] = str(data_dir)
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "kenning_encounter", "import", str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    took = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"import failed ({done.returncode}): {done.stderr[-2000:]}")
+    return took
+
+
+def timed_open(data_dir: Path) -> float:
+    from kenning_encounter.store.embedded.backend import EmbeddedStore
+
+    started = time.perf_counter()
+    store = EmbeddedStore.open(data_dir)
+    took = time.perf_counter() - started
+    store.close()
+    return took
+
+
+def folder_mib(folder: Path) -> float:
+    size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    return round(size / 2**20, 1)
+
+
+def measure_orient(store: Any) -> dict[str, Any]:
+    from kenning_encounter.analytics.orient import build_panel
+
+    started = time.perf_counter()
+    graph = store.read(lambda tx: tx.authored_graph())
+    read = time.perf_counter() - started
+    started = time.perf_counter()
+    panel = build_panel(graph.nodes, graph.edges)
+    built = time.perf_counter() - started
+    return {
+        "orient_read_graph_s": round(read, 2),
+        "orient_panel_s": round(built, 2),
+        "orient_total_s": round(read + built, 2),
+        "orient_betweenness": ("none" if panel.betweenness is None else panel.betweenness.detail),
+    }
+
+
+def serve(data_dir: Path, nodes: int, searches: int, prompts: int) -> dict[str, Any]:
+    """In this (child) process: the loaded store served as a server would serve it."""
+    from kenning_encounter.store.embedded.backend import EmbeddedStore
+
+    store = EmbeddedStore.open(data_dir)
+    try:
+        queries = _queries(max(searches, prompts), seed=nodes)
+        row = measure_search(store, queries[:searches])
+        row |= measure_infuse(store, queries[:prompts])
+        row |= measure_orient(store)
+    finally:
+        store.close()
+    row["serving_peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    return row
+
+
+def run_size(nodes: int, *, searches: int = SEARCHES, prompts: int = PROMPTS) -> dict[str, Any]:
+    row: dict[str, Any] = {"nodes": nodes}
+    with tempfile.TemporaryDirectory(prefix="kenning-local-scale-") as tmp:
+        folder = Path(tmp)
+        dump, data_dir = folder / "memory.jsonl", folder / "data"
+        started = time.perf_counter()
+        counts = write_dump(dump, nodes, seed=nodes, density=DENSITY)
+        row["dump_written_s"] = round(time.perf_counter() - started, 1)
+        records = sum(counts.values())
+        row |= {"records": records, "relations": counts["relation"]}
+        took = import_embedded(dump, data_dir)
+        dump.unlink()
+        row["import_s"] = round(took, 1)
+        row["import_records_per_s"] = round(records / took)
+        row["index_build_s"] = round(timed_open(data_dir), 2)
+        row["reopen_s"] = round(statistics.median(timed_open(data_dir) for _ in range(REOPENS)), 2)
+        shutil.rmtree(data_dir / "textindex")
+        row["index_rebuild_s"] = round(timed_open(data_dir), 2)
+        worker = [sys.executable, "-m", "bench.local_scale_bench", "--serve", str(data_dir)]
+        child = subprocess.run(
+            [*worker, str(nodes), str(searches), str(prompts)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if child.returncode != 0:
+            raise RuntimeError(f"serving child failed: {child.stderr[-2000:]}")
+        row |= json.loads(child.stdout.strip().splitlines()[-1])
+        row["data_dir_mib"] = folder_mib(data_dir)
+    return row
+
+
+def run(quick: bool = False, nodes: int | None = None) -> dict[str, Any]:
+    """``python -m bench local-scale [--nodes N]``: 100k nodes by default, 2k when quick."""
+    size = nodes or (2_000 if quick else 100_000)
+    small = quick or size <= 5_000
+    row = run_size(size, searches=50 if small else SEARCHES, prompts=50 if small else PROMPTS)
+    return {"goals": GOALS, "rows": [row]}
+
+
+if __name__ == "__main__":
+    argv = sys.argv[1:]
+    if argv and argv[0] == "--serve":
+        folder, n, s, p = Path(argv[1]), int(argv[2]), int(argv[3]), int(argv[4])
+        print(json.dumps(serve(folder, n, s, p)))
+    else:
+        sizes = [a for a in argv if not a.startswith("--")]
+        result = run(quick="--quick" in argv, nodes=int(sizes[0]) if sizes else None)
+        print(json.dumps(result, indent=2))
