@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench import growth
+
 BENCHES: dict[str, str] = {
     "store": "bench.store_bench",
     "infuse": "bench.infuse_bench",
@@ -80,6 +82,23 @@ def print_table(name: str, result: Any) -> None:
         print(f"   goals: {result['goals']}")
 
 
+def print_readings(result: Any) -> None:
+    """How the bench's figures grow with size, and where they moved since the last release."""
+    readings = result.get("readings") if isinstance(result, dict) else None
+    if not readings:
+        return
+    for line in readings["growth"]:
+        print(
+            f"   grows: {line['figure']} ~ n^{line['power']} ({line['dominant']}, {line['sizes']})"
+        )
+    for line in readings["against"]:
+        flag = f"  <- {line['flag']}, beyond {line['band']}" if line["flag"] else ""
+        print(
+            f"   vs {growth.PREVIOUS}: {line['figure']} was {line['was']}, now {line['now']} "
+            f"(x{line['ratio']}){flag}"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument(
@@ -96,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     names = args.names or list(BENCHES)
     results: dict[str, Any] = {"machine": machine(), "quick": args.quick, "benches": {}}
+    record = growth.recorded()
     failed: list[str] = []
     for name in names:
         started = time.perf_counter()
@@ -110,8 +130,10 @@ def main(argv: list[str] | None = None) -> int:
         elapsed = round(time.perf_counter() - started, 1)
         if isinstance(result, dict):
             result.setdefault("seconds", elapsed)
+            result["readings"] = growth.readings(name, result, record)
         results["benches"][name] = result
         print_table(f"{name} ({elapsed}s)", result)
+        print_readings(result)
     out = args.json or Path("bench/results") / f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2, default=str))
