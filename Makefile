@@ -32,20 +32,26 @@ ui-browser:
 run: $(STAMP)
 	$(VENV)/bin/kenning-encounter serve $(ARGS)
 
-## test: the whole suite; starts (and marks) a real Neo4j with GDS for it when Java and Maven
-## are here, unless KENNING_ENCOUNTER_TEST_NEO4J_URI names one. NEO4J_URI is never used:
-## it names a real memory, and the suite empties the database it runs on.
+## test: the whole suite, on WORKERS processes (pytest-xdist), each with a real Neo4j with GDS
+## of its own, started (and marked) for it when Java and Maven are here, unless
+## KENNING_ENCOUNTER_TEST_NEO4J_URIS (one per worker, comma-separated) or _URI (one: the
+## suite then runs in one process) names them. NEO4J_URI is never used: it names a real
+## memory, and the suite empties the database it runs on.
+WORKERS ?= 2
 test: $(STAMP) peers claude-code
 	@set -e; \
-	if [ -z "$$KENNING_ENCOUNTER_TEST_NEO4J_URI" ] && command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
-		uri=$$(bash $(NEO4J) start); \
-		trap 'bash $(NEO4J) stop >/dev/null 2>&1 || true' EXIT; \
-		export KENNING_ENCOUNTER_TEST_NEO4J_URI="$$uri" KENNING_ENCOUNTER_TEST_NEO4J_USERNAME=neo4j \
+	if [ -z "$$KENNING_ENCOUNTER_TEST_NEO4J_URI$$KENNING_ENCOUNTER_TEST_NEO4J_URIS" ] && command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
+		uris=$$(bash $(NEO4J) start-many $(WORKERS)); \
+		trap 'bash $(NEO4J) stop-many $(WORKERS) >/dev/null 2>&1 || true' EXIT; \
+		export KENNING_ENCOUNTER_TEST_NEO4J_URIS="$$uris" KENNING_ENCOUNTER_TEST_NEO4J_URI="$${uris%%,*}" \
+			KENNING_ENCOUNTER_TEST_NEO4J_USERNAME=neo4j \
 			KENNING_ENCOUNTER_TEST_NEO4J_PASSWORD="$${NEO4J_TEST_PASSWORD:-kenning-test-pw}"; \
 	fi; \
-	$(PY) -m pytest $(PYTEST_ARGS)
+	if [ -n "$$KENNING_ENCOUNTER_TEST_NEO4J_URIS" ]; then workers=$$(echo "$$KENNING_ENCOUNTER_TEST_NEO4J_URIS" | tr ',' '\n' | grep -c .); \
+	elif [ -n "$$KENNING_ENCOUNTER_TEST_NEO4J_URI" ]; then workers=1; else workers=$(WORKERS); fi; \
+	$(PY) -m pytest -n "$$workers" --dist loadfile $(PYTEST_ARGS)
 
-## test-only: the suite without starting anything (Neo4j: KENNING_ENCOUNTER_TEST_NEO4J_URI if set)
+## test-only: the suite in one process, starting nothing (Neo4j: KENNING_ENCOUNTER_TEST_NEO4J_URI if set)
 test-only: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 

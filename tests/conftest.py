@@ -21,10 +21,25 @@ from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
 from tests.support.backends import BACKENDS, neo4j_unavailable, open_neo4j_store
+from tests.support.neo4j_target import URI_VAR, URIS_VAR, worker_uri
 
 # A user's production settings: nothing in the suite, a child process included, may
 # read them (a server a test starts on Neo4j is handed the test settings explicitly).
 PRODUCTION_NEO4J = ("NEO4J_URI", "NEO4J_URL", "NEO4J_USERNAME", "NEO4J_PASSWORD", "NEO4J_DATABASE")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist, each worker takes its own test Neo4j from URIS_VAR."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        return
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    try:
+        uri = worker_uri(worker, count, os.environ.get(URIS_VAR, ""), os.environ.get(URI_VAR, ""))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    if uri is not None:
+        os.environ[URI_VAR] = uri
 
 
 @pytest.fixture(autouse=True, scope="session")

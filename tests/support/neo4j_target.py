@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from neo4j import Session
 
 URI_VAR: Final = "KENNING_ENCOUNTER_TEST_NEO4J_URI"
+# One test Neo4j per pytest-xdist worker, comma-separated (tests/conftest.py hands each
+# worker its own as URI_VAR): two workers emptying one database would wreck each other.
+URIS_VAR: Final = "KENNING_ENCOUNTER_TEST_NEO4J_URIS"
 USERNAME_VAR: Final = "KENNING_ENCOUNTER_TEST_NEO4J_USERNAME"
 PASSWORD_VAR: Final = "KENNING_ENCOUNTER_TEST_NEO4J_PASSWORD"
 DATABASE_VAR: Final = "KENNING_ENCOUNTER_TEST_NEO4J_DATABASE"
@@ -97,6 +100,26 @@ def at(uri: str) -> ScratchNeo4j:
         os.environ.get(PASSWORD_VAR) or DEFAULT_PASSWORD,
         os.environ.get(DATABASE_VAR) or "neo4j",
     )
+
+
+def worker_uri(worker: str, count: int, uris: str, single: str) -> str | None:
+    """The test Neo4j of pytest-xdist worker ``worker`` (gw0, gw1, ...) of ``count``, from
+    the URIS list; None when the run names none. Raises ValueError when workers would
+    have to share one, which would let one empty the other's database mid-test."""
+    listed = [u.strip() for u in uris.split(",") if u.strip()]
+    if not listed:
+        if single and count > 1:
+            raise ValueError(
+                f"{count} test workers cannot share the one Neo4j {URI_VAR} names: each "
+                f"empties its database; name one per worker in {URIS_VAR} (make test does)"
+            )
+        return None
+    if len(set(listed)) < count:
+        raise ValueError(
+            f"{count} test workers need {count} different Neo4j servers; {URIS_VAR} names "
+            f"{len(set(listed))}"
+        )
+    return listed[int(worker.removeprefix("gw"))]
 
 
 def configured() -> ScratchNeo4j | None:
