@@ -395,3 +395,9 @@ def withheld_among(tx: ReadTx, ids: Sequence[str]) -> set[str]:
     if not isinstance(tx, GatedReads):
         return set()
     return tx.withheld_among(ids)
+
+
+def hides(store: GraphStore, node: NodeRecord) -> bool:
+    """Whether ``store``'s gate withholds ``node``: a write, which reads the whole memory,
+    asks before it names the node in an answer or an error (memory/writes.py)."""
+    return isinstance(store, GatedStore) and store.gate.hides(node)

@@ -53,7 +53,8 @@ TEXT_LENGTH: Final = "_len"  # derived: how many tokens that is
 TEXT_FORMAT: Final = TOKENIZER_VERSION
 # 2: every node of the memory also carries the memory label (read_cypher is scoped by it).
 # 3: memories have names: every node of ours carries ``_memory``, keys are unique per memory.
-SCHEMA_VERSION: Final = 3
+# 4: a classified node carries a label per class (classified.py; read_cypher's gate).
+SCHEMA_VERSION: Final = 4
 
 
 def _checked(name: str) -> str:
@@ -519,7 +520,8 @@ LOAD_ANCHOR: Final = (
 # statement, they cost it no eager pass over its rows.
 LOAD_NODES: Final = (
     "UNWIND $rows AS r MATCH (e:Encounter:KenningMemory {{id: r.encounter}}) "
-    "CREATE (e)-[:RECORDED {{tick: r.recorded}}]->(n:{label}:KenningMemory) SET n += r.props"
+    "CREATE (e)-[:RECORDED {{tick: r.recorded}}]->(n:{label}:KenningMemory) "
+    "SET n += r.props, n:$(r.classes)"
 )
 LOAD_TEXT_COUNTERS: Final = (
     "MATCH (d:Meta {_memory: $memory, key: 'text_docs'}) "
@@ -563,14 +565,16 @@ LOAD_TEXT: Final = text_of(LoadText, sys.modules[__name__])
 # the text and the parameters' types (an empty list is a type of its own), so one plan
 # serves every batch, whatever types it holds.
 #
-# A batch's nodes ($rows of {label, props, source}: label an authored type, checked by
-# authored_label; source a Component's key, else null), their RECORDED edges, live names,
+# A batch's nodes ($rows of {label, classes, props, source}: label an authored type, checked
+# by authored_label; classes its class labels (classified.class_labels); source a
+# Component's key, else null), their RECORDED edges, live names,
 # source keys, and the corpus counters ($made nodes, $tokens tokens). The type label is
 # set from the row (a dynamic label), so one short statement serves every type.
 NODES_CREATE_ALL: Final = (
     "MATCH (e:Encounter:KenningMemory {id: $encounter}) "
     "CALL (e) { UNWIND $rows AS r "
-    "CREATE (e)-[:RECORDED {tick: $tick}]->(n:KenningMemory) SET n:$(r.label), n += r.props "
+    "CREATE (e)-[:RECORDED {tick: $tick}]->(n:KenningMemory) "
+    "SET n:$(r.label), n:$(r.classes), n += r.props "
     "MERGE (k:NameKey {_memory: $memory, name: r.props.name}) SET k.id = r.props.id } "
     "CALL () { UNWIND $rows AS r WITH r WHERE r.source IS NOT NULL "
     "MERGE (k:SourceKey {_memory: $memory, key: r.source}) SET k.id = r.props.id } "
