@@ -142,6 +142,9 @@ class GatedReads:
     def clock(self) -> int:
         return self._tx.clock()
 
+    def erasures(self) -> int:
+        return self._tx.erasures()
+
     def get_encounter(self, name: str) -> EncounterRecord | None:
         return self._tx.get_encounter(name)
 

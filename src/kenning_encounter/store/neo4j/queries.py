@@ -339,6 +339,12 @@ ENC_SEAL: Final = (
 ENC_DISSOLVE: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.dissolved_at = $at"
 ENC_TOUCH: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.last_activity_at = $at"
 ENC_TOMBSTONES: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.tombstones = coalesce(e.tombstones, 0) + $count"
+# Every erasure's transaction counts itself here: a server serving the memory beside the
+# operator's CLI sees the count move and drops what it cached of node text (infusion/select.py).
+ERASURES_COUNT: Final = (
+    "MERGE (m:Meta {_memory: $memory, key: 'erasures'}) "
+    "ON CREATE SET m.ival = 1 ON MATCH SET m.ival = m.ival + 1"
+)
 SPINE: Final = "MATCH (a:Encounter:KenningMemory)-[r]->(b:Encounter:KenningMemory) RETURN a.id, type(r), b.id ORDER BY a.opened_tick"
 ENC_RECORDED: Final = "MATCH (:Encounter:KenningMemory {id: $name})-[:RECORDED]->(n) RETURN n.id"
 # One row per encounter, its members listed in order (tx.py reads it): a row per member
@@ -371,7 +377,13 @@ FULLTEXT_QUERY_NODES: Final = (
     "RETURN node.id, score, [l IN labels(node) WHERE l IN $kinds][0], properties(node), "
     "e.id, e.locus, properties(e)"
 )
-TEXT_COUNTERS: Final = "MATCH (d:Meta {_memory: $memory, key: 'text_docs'}) MATCH (l:Meta {_memory: $memory, key: 'text_len'}) RETURN d.ival, l.ival"
+# With the erasure count (ERASURES_COUNT): frequencies counted before an erasure go.
+TEXT_COUNTERS: Final = (
+    "MATCH (d:Meta {_memory: $memory, key: 'text_docs'}) "
+    "MATCH (l:Meta {_memory: $memory, key: 'text_len'}) "
+    "OPTIONAL MATCH (x:Meta {_memory: $memory, key: 'erasures'}) "
+    "RETURN d.ival, l.ival, coalesce(x.ival, 0)"
+)
 # Document frequency of each term: how many nodes the index finds for it alone.
 TEXT_DOC_FREQS: Final = (
     "UNWIND $terms AS t CALL (t) { "

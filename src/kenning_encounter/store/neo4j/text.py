@@ -118,11 +118,17 @@ class DocFreqs:
         self._size = size
         self._lock = threading.Lock()
         self._held: OrderedDict[str, tuple[int, int]] = OrderedDict()  # term -> (df, docs)
+        self._erasures = 0
 
-    def known(self, terms: Sequence[str], docs: int) -> dict[str, int]:
+    def known(self, terms: Sequence[str], docs: int, erasures: int = 0) -> dict[str, int]:
+        """What is held of ``terms``; all of it is dropped first when the memory's
+        erasure count has moved since (an erased node's words go with it)."""
         slack = docs // 100 if docs >= EXACT_BELOW else 0
         found: dict[str, int] = {}
         with self._lock:
+            if erasures != self._erasures:
+                self._held.clear()
+                self._erasures = erasures
             for term in terms:
                 held = self._held.get(term)
                 if held is not None and abs(held[1] - docs) <= slack:
@@ -147,11 +153,15 @@ def stats(tx: Neo4jTx, terms: Iterable[str], held: DocFreqs | None = None) -> Te
     order, even inside one statement. A frequency is therefore held to the count:
     above it, the snapshot would claim a word in more documents than exist."""
     counters = tx.rows(q.TEXT_COUNTERS)
-    docs, tokens = (int(counters[0][0] or 0), int(counters[0][1] or 0)) if counters else (0, 0)
+    docs, tokens, erasures = (
+        (int(counters[0][0] or 0), int(counters[0][1] or 0), int(counters[0][2] or 0))
+        if counters
+        else (0, 0, 0)
+    )
     docs = max(0, docs)
     wanted = [t for t in dict.fromkeys(terms) if t]
     freqs = {t: 0 for t in wanted}
-    known = held.known(wanted, docs) if held is not None else {}
+    known = held.known(wanted, docs, erasures) if held is not None else {}
     missing = [t for t in wanted if t not in known]
     if missing:
         rows = [{"term": t, "query": lucene_term(t)} for t in missing]
