@@ -115,7 +115,8 @@ class Neo4jStore:
         self._closed = False
         self.server_version = ""
         self._gds: GdsExecutor | None = None
-        self._doc_freqs = lexical.DocFreqs()
+        self._doc_freqs: dict[frozenset[str], lexical.DocFreqs] = {}
+        self._freqs_lock = threading.Lock()
         self._ledgers = Neo4jLedgers(self._ledger_unit, self._tracer, self.ns)
         self._meanings = Neo4jMeanings(self._ledger_unit, self._tracer, self.ns)
         self._baselines = Neo4jBaselines(self._ledger_unit, self._tracer, self.ns)
@@ -420,11 +421,23 @@ class Neo4jStore:
         with self._translate_errors("searching"), self._session(write=False) as s:
             return s.execute_read(work)
 
-    def fulltext_stats(self, terms: Iterable[str]) -> TermStatsSnapshot:
+    def _held_freqs(self, withheld: frozenset[str]) -> lexical.DocFreqs:
+        """The frequencies counted for one gate (a gate counts without its withheld
+        classes; there are at most sixteen sets of them)."""
+        with self._freqs_lock:
+            held = self._doc_freqs.get(withheld)
+            if held is None:
+                held = self._doc_freqs[withheld] = lexical.DocFreqs()
+            return held
+
+    def fulltext_stats(
+        self, terms: Iterable[str], *, withheld: frozenset[str] = frozenset()
+    ) -> TermStatsSnapshot:
         wanted = list(terms)
+        held = self._held_freqs(withheld)
 
         def work(tx: ManagedTransaction) -> TermStatsSnapshot:
-            return lexical.stats(self._tx(tx, write=False), wanted, self._doc_freqs)
+            return lexical.stats(self._tx(tx, write=False), wanted, held, withheld)
 
         with self._translate_errors("reading corpus statistics"), self._session(write=False) as s:
             return s.execute_read(work)
@@ -436,13 +449,15 @@ class Neo4jStore:
         work: Callable[[ReadTx, list[SearchHit], Callable[[], TermStatsSnapshot]], T],
         *,
         limit: int = 10,
+        withheld: frozenset[str] = frozenset(),
     ) -> T:
         wanted = list(terms)
+        held = self._held_freqs(withheld)
 
         def attempt(tx: ManagedTransaction) -> T:
             ntx = self._tx(tx, write=False)
             hits = lexical.search_remembered(ntx, text, limit=limit)
-            return work(ntx, hits, lambda: lexical.stats(ntx, wanted, self._doc_freqs))
+            return work(ntx, hits, lambda: lexical.stats(ntx, wanted, held, withheld))
 
         with self._translate_errors("searching"), self._session(write=False) as s:
             return s.execute_read(attempt)

@@ -391,6 +391,26 @@ TEXT_DOC_FREQS: Final = (
     "RETURN count(node) AS df } "
     "RETURN t.term, df"
 )
+# The same, less the nodes of the withheld classes ($hidden: their labels, classified.py).
+TEXT_DOC_FREQS_SHOWN: Final = (
+    "UNWIND $terms AS t CALL (t) { "
+    "CALL db.index.fulltext.queryNodes($index, t.query) YIELD node WHERE node:KenningMemory "
+    "AND none(l IN labels(node) WHERE l IN $hidden) "
+    "RETURN count(node) AS df } "
+    "RETURN t.term, df"
+)
+
+
+def withheld_text_totals(withheld: frozenset[str]) -> LiteralString:
+    """How many documents, of how many tokens, carry a withheld class: a scan of each
+    class's label (a classified node is rare), each node once. Classes from the closed
+    vocabulary only (labels are no parameters)."""
+    scans = " UNION ".join(
+        f"MATCH (n:{classified.class_label(c)}:KenningMemory) RETURN n" for c in sorted(withheld)
+    )
+    return cast(LiteralString, f"CALL () {{ {scans} }} RETURN count(n), sum(n._len)")
+
+
 FULLTEXT_SHOW: Final = (
     "SHOW FULLTEXT INDEXES YIELD name, labelsOrTypes, properties, options "
     "WHERE name = $name RETURN labelsOrTypes, properties, options"

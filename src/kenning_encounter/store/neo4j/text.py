@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kenning_encounter.store.neo4j import engine
 from kenning_encounter.store.neo4j import queries as q
+from kenning_encounter.store.neo4j.classified import class_labels
 from kenning_encounter.store.ops.base import encounter_from, node_record
 from kenning_encounter.store.port import SearchHit, TermStatsSnapshot
 from kenning_encounter.store.records import EncounterRecord, NodeRecord
@@ -145,8 +146,14 @@ class DocFreqs:
                 self._held.popitem(last=False)
 
 
-def stats(tx: Neo4jTx, terms: Iterable[str], held: DocFreqs | None = None) -> TermStatsSnapshot:
-    """Documents, mean length and document frequencies; superseded nodes count too.
+def stats(
+    tx: Neo4jTx,
+    terms: Iterable[str],
+    held: DocFreqs | None = None,
+    withheld: frozenset[str] = frozenset(),
+) -> TermStatsSnapshot:
+    """Documents, mean length and document frequencies; superseded nodes count too, the
+    nodes of a ``withheld`` class do not (``held`` must then be kept for that set alone).
 
     The count (a counter) and the frequencies (the fulltext index) are two sources,
     and a read-committed read sees them a commit apart while writes land, in either
@@ -158,7 +165,13 @@ def stats(tx: Neo4jTx, terms: Iterable[str], held: DocFreqs | None = None) -> Te
         if counters
         else (0, 0, 0)
     )
+    if withheld:
+        hidden = tx.rows(q.withheld_text_totals(withheld))
+        if hidden:
+            docs -= int(hidden[0][0] or 0)
+            tokens -= int(hidden[0][1] or 0)
     docs = max(0, docs)
+    tokens = max(0, tokens)
     wanted = [t for t in dict.fromkeys(terms) if t]
     freqs = {t: 0 for t in wanted}
     known = held.known(wanted, docs, erasures) if held is not None else {}
@@ -166,7 +179,12 @@ def stats(tx: Neo4jTx, terms: Iterable[str], held: DocFreqs | None = None) -> Te
     if missing:
         rows = [{"term": t, "query": lucene_term(t)} for t in missing]
         counted = {t: 0 for t in missing}
-        for r in tx.rows(q.TEXT_DOC_FREQS, {"index": q.FULLTEXT_INDEX, "terms": rows}):
+        asked: dict[str, object] = {"index": q.FULLTEXT_INDEX, "terms": rows}
+        statement = q.TEXT_DOC_FREQS
+        if withheld:
+            asked["hidden"] = class_labels(",".join(sorted(withheld)))
+            statement = q.TEXT_DOC_FREQS_SHOWN
+        for r in tx.rows(statement, asked):
             counted[str(r[0])] = int(r[1])
         if held is not None:
             held.keep(counted, docs)
