@@ -464,7 +464,13 @@ class Neo4jStore:
 
     # --- read_cypher ------------------------------------------------------------------------
     def _explain(
-        self, tx: Transaction, query: str, params: dict[str, Any], *, scope: bool, held: bool
+        self,
+        tx: Transaction,
+        query: str,
+        params: dict[str, Any],
+        *,
+        scope: bool,
+        held: bool = False,
     ) -> None:
         from neo4j.exceptions import Neo4jError
 
