@@ -16,10 +16,11 @@ with this message.
     ├── NotFound                     a node, encounter or projection does not exist
     ├── Conflict                     the request contradicts what the memory holds
     │   ├── NameTaken                a live node already carries that name
+    │   ├── Withheld                 a name or ref held by a node the caller may not see
     │   ├── NoOpenEncounter          a write with no open encounter for the locus
     │   ├── EncounterSealed          a write or seal aimed at a sealed encounter
     │   ├── NotYourEncounter         a seal or deletion across loci
-│   ├── SessionNotHeld           a session acted for without its handle
+    │   ├── SessionNotHeld           a session acted for without its handle
     │   └── SupersessionRule         a second successor, a cycle, or a type change
     ├── StoreError                   the backend failed
     │   ├── StoreLocked              another process owns the embedded store
@@ -118,6 +119,18 @@ class NameTaken(Conflict):
             f"{field}: a live node named {name!r} exists already ({existing_id}); "
             "choose another name, or revise it by creating a node with "
             f'"supersedes": "{name}" and a revision_why'
+        )
+
+
+class Withheld(Conflict):
+    """A write met a node its caller is not granted to see (memory/gates.py): refused, as
+    integrity asks, but saying nothing of the node (no id, no text) beyond that it is."""
+
+    def __init__(self, field: str, held: str, fix: str) -> None:
+        self.field = field
+        super().__init__(
+            f"{field}: {held} a node this server is not granted to see (it is classified "
+            f"with a class the server's grant lacks); {fix}"
         )
 
 

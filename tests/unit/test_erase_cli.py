@@ -209,7 +209,7 @@ def test_erase_on_neo4j_through_the_cli(tmp_path: Path) -> None:
     report = json.loads(run.stdout)
     assert report["dry_run"] is False and report["tombstones"] == {encounter: 4}
     assert any("meanings (in the store): 1 dropped" in line for line in report["scrubbed"])
-    assert any("restart them" in line for line in report["scrubbed"])
+    assert any("no restart needed" in line for line in report["scrubbed"])
     assert _found_on_neo4j(MARKER) == []
 
 

@@ -165,3 +165,61 @@ def test_label_alternatives_that_would_stall_the_planner_are_refused_before_it()
     # A list comprehension's bar is not an alternative.
     listed = "MATCH (n:Concept) RETURN " + ", ".join("[x IN [1] | x]" for _ in range(20))
     assert scope_nodes(listed) == listed.replace("(n:Concept)", f"(n:Concept{M})")
+
+
+H = "&!KenningClass_phi&!KenningClass_secret"
+HELD = frozenset({"phi", "secret"})
+
+
+@pytest.mark.parametrize(
+    ("query", "scoped"),
+    [
+        ("MATCH (n) RETURN n", f"MATCH (n:KenningMemory{H} ) RETURN n"),
+        ("MATCH (n:Concept) RETURN n", f"MATCH (n:Concept&KenningMemory{H} ) RETURN n"),
+        (
+            "MATCH (n:Concept:Note) RETURN n",
+            f"MATCH (n:Concept&Note&KenningMemory{H} ) RETURN n",
+        ),
+        ("MATCH (n:Concept|Note) RETURN n", f"MATCH (n:(Concept|Note)&KenningMemory{H} ) RETURN n"),
+        (
+            "MATCH (a)-[r:GROUNDS*1..3]->(b) RETURN b",
+            f"MATCH (a:KenningMemory{H} ) ((:KenningMemory{H})-[r:GROUNDS]->"
+            f"(:KenningMemory{H})){{1,3}} (b:KenningMemory{H} ) RETURN b",
+        ),
+        (
+            "MATCH (a)<-[*]-(b) RETURN b",
+            f"MATCH (a:KenningMemory{H} ) ((:KenningMemory{H})<-[]-"
+            f"(:KenningMemory{H})){{1,}} (b:KenningMemory{H} ) RETURN b",
+        ),
+        (
+            "MATCH (a:Note) RETURN [(a)-->(b) | b.name]",
+            f"MATCH (a:Note&KenningMemory{H} ) RETURN [(a:KenningMemory{H} )-->"
+            f"(b:KenningMemory{H} ) | b.name]",
+        ),
+        (
+            "MATCH (a:Note) WHERE (a)<--(:Concept) RETURN a",
+            f"MATCH (a:Note&KenningMemory{H} ) WHERE (a:KenningMemory{H} )<--"
+            f"(:Concept&KenningMemory{H} ) RETURN a",
+        ),
+    ],
+)
+def test_withheld_classes_hold_every_node_pattern_to_what_may_be_seen(
+    query: str, scoped: str
+) -> None:
+    assert scope_nodes(query, withheld=HELD) == scoped
+
+
+def test_a_shortest_path_function_is_refused_while_classes_are_withheld() -> None:
+    from kenning_encounter.errors import ReadOnlyViolation
+
+    query = "MATCH p = shortestPath((a:Note)-[*]-(b:Concept)) RETURN p"
+    with pytest.raises(ReadOnlyViolation, match="SHORTEST 1"):
+        scope_nodes(query, withheld=HELD)
+    assert scope_nodes(query)  # nothing withheld: served as before
+
+
+def test_a_class_label_named_in_a_query_is_refused() -> None:
+    from kenning_encounter.errors import ReadOnlyViolation
+
+    with pytest.raises(ReadOnlyViolation, match="KenningClass_phi is not a label"):
+        scope_nodes("MATCH (n:KenningClass_phi) RETURN n", withheld=HELD)

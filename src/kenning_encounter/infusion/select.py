@@ -57,16 +57,44 @@ class Selection:
     candidates: int = 0
 
 
-class TokenCache:
+class _FollowsErasures:
+    """A cache of what nodes say, emptied when the store's erasure count moves: an
+    operator's erasure (memory/erasure.py), run while this process serves the memory (a
+    Neo4j memory has many servers), leaves nothing of the erased text held here."""
+
+    _lock: threading.Lock
+    _erasures: int | None = None
+
+    def follow(self, erasures: int) -> None:
+        with self._lock:
+            if self._erasures is not None and erasures != self._erasures:
+                self._clear()
+            self._erasures = erasures
+
+    def _clear(self) -> None:
+        raise NotImplementedError
+
+
+class TokenCache(_FollowsErasures):
     """Tokens of node text, and the times it states, by node id. A node's text and
-    time never change (a revision is a new node), so an entry never goes stale; the
-    oldest are dropped past ``size``."""
+    time never change (a revision is a new node), so an entry goes stale only by an
+    erasure (``follow``); the oldest are dropped past ``size``."""
 
     def __init__(self, size: int = 200_000) -> None:
         self._size = size
         self._tokens: OrderedDict[str, tuple[str, ...]] = OrderedDict()
         self._stated: OrderedDict[str, tuple[TimeWindow, ...]] = OrderedDict()
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._tokens) + len(self._stated)
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self._tokens or node_id in self._stated
+
+    def _clear(self) -> None:
+        self._tokens.clear()
+        self._stated.clear()
 
     def stated(self, node: NodeRecord) -> tuple[TimeWindow, ...]:
         with self._lock:
@@ -93,16 +121,28 @@ class TokenCache:
         return tokens
 
 
-class MemberCache:
+class MemberCache(_FollowsErasures):
     """What each closed encounter recorded, in order. An encounter that is no longer open
-    takes no writes, so its list cannot change while this process owns the store (an
-    operator's deletion needs the store to itself); open encounters are always read."""
+    takes no writes, so its list changes only by an operator's erasure (``follow``);
+    open encounters are always read."""
 
     def __init__(self, max_ids: int = 500_000) -> None:
         self._lists: OrderedDict[str, tuple[str, ...]] = OrderedDict()
         self._held = 0
         self._max = max_ids
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._lists)
+
+    def holds(self, node_id: str) -> bool:
+        """Whether any list held names ``node_id``."""
+        with self._lock:
+            return any(node_id in ids for ids in self._lists.values())
+
+    def _clear(self) -> None:
+        self._lists.clear()
+        self._held = 0
 
     def get(self, name: str) -> tuple[str, ...] | None:
         with self._lock:
@@ -241,7 +281,8 @@ def lexical(
     query = extract_terms(prompt, trajectory, now=moment, config=lcfg)
     if query.empty:
         return Selection("lexical", ()), query
-    token_cache, member_cache = tokens or TokenCache(), members or MemberCache()
+    token_cache = tokens if tokens is not None else TokenCache()
+    member_cache = members if members is not None else MemberCache()
 
     def work(
         tx: ReadTx, found: list[SearchHit], stats_of: Callable[[], TermStatsSnapshot]
@@ -249,6 +290,9 @@ def lexical(
         hits = {h.id: h.score for h in found}
         if not hits:
             return None
+        erasures = tx.erasures()  # one small read: an erasure elsewhere empties the caches
+        token_cache.follow(erasures)
+        member_cache.follow(erasures)
         around = (cfg.neighbours, cfg.neighbour_hits)
         return _gather(tx, hits, *around, token_cache, member_cache, query), stats_of()
 

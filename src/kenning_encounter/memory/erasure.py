@@ -246,6 +246,8 @@ def delete(tx: WriteTx, nodes: Sequence[NodeRecord]) -> dict[str, int]:
             counts[node.encounter] = counts.get(node.encounter, 0) + 1
     for encounter, n in counts.items():
         tx.add_tombstones(encounter, n)
+    # Servers still serving this memory drop what they cached of node text (caches.py).
+    tx.count_erasure()
     return counts
 
 

@@ -142,6 +142,9 @@ class GatedReads:
     def clock(self) -> int:
         return self._tx.clock()
 
+    def erasures(self) -> int:
+        return self._tx.erasures()
+
     def get_encounter(self, name: str) -> EncounterRecord | None:
         return self._tx.get_encounter(name)
 
@@ -319,9 +322,12 @@ class GatedStore:
             ask *= 4
         return kept[:limit]
 
-    def fulltext_stats(self, terms: Iterable[str]) -> TermStatsSnapshot:
-        # Corpus statistics (how many documents hold a word) name no node.
-        return self.inner.fulltext_stats(terms)
+    def fulltext_stats(
+        self, terms: Iterable[str], *, withheld: frozenset[str] = frozenset()
+    ) -> TermStatsSnapshot:
+        # Counted without the withheld documents: a ranking whose word weights counted
+        # them would tell a caller which words what it may not see holds.
+        return self.inner.fulltext_stats(terms, withheld=self.gate.withheld | withheld)
 
     def read_text(
         self,
@@ -330,10 +336,11 @@ class GatedStore:
         work: Callable[[ReadTx, list[SearchHit], Callable[[], TermStatsSnapshot]], T],
         *,
         limit: int = 10,
+        withheld: frozenset[str] = frozenset(),
     ) -> T:
         gate = self.gate
         if gate.open:
-            return self.inner.read_text(text, terms, work, limit=limit)
+            return self.inner.read_text(text, terms, work, limit=limit, withheld=withheld)
 
         def gated(
             tx: ReadTx, hits: list[SearchHit], stats_of: Callable[[], TermStatsSnapshot]
@@ -343,7 +350,9 @@ class GatedStore:
             return work(reads, [h for h in hits if h.id in shown], stats_of)
 
         # Withheld hits are dropped, not replaced: the caller (infusion) takes what is left.
-        return self.inner.read_text(text, terms, gated, limit=limit)
+        return self.inner.read_text(
+            text, terms, gated, limit=limit, withheld=gate.withheld | withheld
+        )
 
     def read_cypher(
         self,
@@ -395,3 +404,9 @@ def withheld_among(tx: ReadTx, ids: Sequence[str]) -> set[str]:
     if not isinstance(tx, GatedReads):
         return set()
     return tx.withheld_among(ids)
+
+
+def hides(store: GraphStore, node: NodeRecord) -> bool:
+    """Whether ``store``'s gate withholds ``node``: a write, which reads the whole memory,
+    asks before it names the node in an answer or an error (memory/writes.py)."""
+    return isinstance(store, GatedStore) and store.gate.hides(node)

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kenning_encounter.errors import InvalidInput
 from kenning_encounter.memory import validate
 from kenning_encounter.memory.spine import require_open
-from kenning_encounter.memory.writes import resolve
+from kenning_encounter.memory.writes import resolve_shown
 from kenning_encounter.store.persons import ClaimRecord
 from kenning_encounter.store.port import GraphStore, ReadTx, WriteTx
 from kenning_encounter.vocabulary import REFERENT_RESOLUTIONS, REFERENT_TYPES
@@ -46,7 +46,7 @@ def confirm_entities(
 
     def work(tx: WriteTx) -> Confirmed:
         encounter = require_open(tx, session)
-        nodes = [resolve(tx, str(ref), f"refs[{i}]") for i, ref in enumerate(items)]
+        nodes = [resolve_shown(store, tx, str(ref), f"refs[{i}]") for i, ref in enumerate(items)]
         ids = list(dict.fromkeys(n.id for n in nodes))
         tx.touch_encounter(encounter.name)
         tx.confirm_nodes(encounter.name, ids, reason)
@@ -145,8 +145,8 @@ def claim_referents(
         planned: list[ClaimRecord] = []
         for i, d in enumerate(drafts):
             field = f"claims[{i}]"
-            a = resolve(tx, d.source, f"{field}.source")
-            b = resolve(tx, d.target, f"{field}.target")
+            a = resolve_shown(store, tx, d.source, f"{field}.source")
+            b = resolve_shown(store, tx, d.target, f"{field}.target")
             if a.type not in REFERENT_TYPES:
                 raise InvalidInput(
                     f"{field}.source",

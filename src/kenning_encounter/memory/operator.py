@@ -58,6 +58,7 @@ def forget(store: GraphStore, refs: Sequence[str], *, with_history: bool = False
                 counts[node.encounter] = counts.get(node.encounter, 0) + 1
         for encounter, n in counts.items():
             tx.add_tombstones(encounter, n)
+        tx.count_erasure()  # servers serving beside drop their cached text (caches.py)
         return Forgotten([n.id for n in targets], counts, tx.tick)
 
     return store.write(work)

@@ -9,9 +9,10 @@ Each step says what it did, for the operator's report. What each place holds:
   entries are taken out of every reading;
 - GDS graphs on Neo4j hold positions and relations, never text; graphs left by stopped
   servers are dropped here all the same, as any server's start would. Servers may keep
-  serving a Neo4j memory through an erasure, and what they cache in process (tokens of
-  node text, encounters' member lists) goes only with the process: the report asks for
-  a restart;
+  serving a Neo4j memory through an erasure: its transaction moved the store's erasure
+  count, and each server empties what it caches in process (tokens of node text,
+  encounters' member lists, term counts) when it next reads the count moved
+  (infusion/select.py, store/neo4j/text.py);
 - the infusion log keeps node ids, never names or bodies, but a prompt's text when the
   operator turned ``infusion_log_prompts`` on: an entry that delivered, pinned or cut an
   erased node loses those ids and its prompt (it drew the node, so it may speak of the
@@ -84,11 +85,12 @@ def beside_store(store: GraphStore, data_dir: Path, ids: Sequence[str]) -> list[
             f"GDS graphs: {len(dropped)} left by stopped servers dropped (graphs hold no text)"
         )
     if store.backend != "embedded":
-        # Servers may serve the memory through the erasure; what they hold in memory
-        # (tokens of node text, encounters' member lists) goes only with the process.
+        # Servers may serve the memory through the erasure: the erasure's transaction
+        # moved the store's erasure count, and each drops what it cached of node text
+        # (tokens, encounters' member lists, term counts) at its next read of it.
         lines.append(
-            "servers serving this memory: restart them, so none keeps the erased nodes' "
-            "tokens or ids in its process"
+            "servers serving this memory: each drops what it cached of node text at its "
+            "next infusion or search (no restart needed)"
         )
     return lines
 

@@ -18,8 +18,10 @@ from kenning_encounter.errors import (
     NotFound,
     NotYourEncounter,
     SupersessionRule,
+    Withheld,
 )
 from kenning_encounter.memory import classification, validate
+from kenning_encounter.memory.gates import hides
 from kenning_encounter.memory.models import (
     Created,
     Deleted,
@@ -51,6 +53,19 @@ def resolve(tx: ReadTx, ref: str, field: str) -> NodeRecord:
     node = tx.get_node(node_id) if node_id else None
     if node is None:
         raise NotFound("node", ref, f"{field} must name or id an existing node; try search")
+    return node
+
+
+def resolve_shown(store: GraphStore, tx: ReadTx, ref: str, field: str) -> NodeRecord:
+    """``resolve`` for a write: a node the caller may not see is refused without a word of
+    its id or text (the write reads the whole memory, so it must ask: memory/gates.py)."""
+    node = resolve(tx, ref, field)
+    if hides(store, node):
+        raise Withheld(
+            field,
+            f"{ref!r} names",
+            "name another node, or have a server granted its classes make this change",
+        )
     return node
 
 
@@ -133,6 +148,12 @@ def create_entities(
             old: NodeRecord | None = None
             if d.supersedes is not None:
                 old = _resolved(d.supersedes, holders, revisable, f"{d.field}.supersedes")
+                if hides(store, old):
+                    raise Withheld(
+                        f"{d.field}.supersedes",
+                        f"{d.supersedes!r} names",
+                        "revise it from a server granted its classes",
+                    )
                 if old.type != d.type:
                     raise SupersessionRule(
                         f"{d.field}.supersedes",
@@ -145,11 +166,25 @@ def create_entities(
                     )
             holder = holders.get(d.name)
             if holder is not None and (old is None or holder != old.id):
+                held = tx.get_node(holder)
+                if held is not None and hides(store, held):
+                    raise Withheld(
+                        f"{d.field}.name",
+                        f"the name {d.name!r} is held by",
+                        "choose another name (names are unique among live nodes)",
+                    )
                 raise NameTaken(f"{d.field}.name", d.name, holder)
             if d.type == "Component":
                 triple = (d.props["source_kind"], d.props["source_label"], d.props["source_key"])
                 existing = tx.component_id_by_source(*triple)
                 taken = existing is not None and (old is None or existing != old.id)
+                bookmark = tx.get_node(existing) if taken and existing else None
+                if bookmark is not None and hides(store, bookmark):
+                    raise Withheld(
+                        f"{d.field}.source_key",
+                        f"the source {'/'.join(triple)} is bookmarked by",
+                        "bookmark it from a server granted its classes",
+                    )
                 if taken or triple in seen_sources:
                     raise InvalidInput(
                         f"{d.field}.source_key",
@@ -206,8 +241,8 @@ def create_relations(
         planned: set[tuple[str, str, str]] = set()
         for i, rel in enumerate(rels):
             field = f"relations[{i}]"
-            source = resolve(tx, rel.source, f"{field}.source")
-            target = resolve(tx, rel.target, f"{field}.target")
+            source = resolve_shown(store, tx, rel.source, f"{field}.source")
+            target = resolve_shown(store, tx, rel.target, f"{field}.target")
             spec = RELATION_TYPES[rel.type]
             if source.id == target.id:
                 raise InvalidInput(f"{field}.target", "a node cannot be linked to itself")
@@ -277,7 +312,7 @@ def delete_entities(store: GraphStore, session_id: str, refs: Sequence[str]) -> 
         targets: list[NodeRecord] = []
         for i, ref in enumerate(items):
             field = f"refs[{i}]"
-            node = resolve(tx, validate.text(ref, field, required=True), field)
+            node = resolve_shown(store, tx, validate.text(ref, field, required=True), field)
             if node.id not in mine:
                 raise NotYourEncounter(
                     f"{field}: {node.name!r} was recorded in {node.encounter!r}, not in your open "
@@ -349,8 +384,8 @@ def delete_relations(
                     "a revision is not undone by deleting its edge; delete the revising node "
                     "instead (if your open encounter recorded it)",
                 )
-            source = resolve(tx, rel.source, f"{field}.source")
-            target = resolve(tx, rel.target, f"{field}.target")
+            source = resolve_shown(store, tx, rel.source, f"{field}.source")
+            target = resolve_shown(store, tx, rel.target, f"{field}.target")
             edge = next(
                 (
                     e

@@ -223,7 +223,9 @@ def register(tools: ToolRegistrar) -> None:
         ] = None,
     ) -> Annotated[CallToolResult, CypherRows]:
         """Run one read-only Cypher query; rows are capped in number and in the size of the
-        answer's JSON, and the answer says when a cap cut it."""
+        answer's JSON, and the answer says when a cap cut it. A classified node this server
+        is not granted is absent from every answer, whatever the query's shape (on Neo4j,
+        shortestPath() is then refused: write SHORTEST 1 instead)."""
         return await run_tool(
             ctx,
             lambda app: CypherRows.of(app.memory.read_cypher(query, params)),

@@ -70,6 +70,11 @@ class SpineReads(Protocol):
 
     def clock(self) -> int: ...
 
+    def erasures(self) -> int:
+        """How many erasures (an operator's hard deletions) the memory has seen: a server
+        that caches node text drops it when the count moves (infusion/select.py)."""
+        ...
+
     def get_encounter(self, name: str) -> EncounterRecord | None: ...
 
     def get_encounters(self, names: Sequence[str]) -> dict[str, EncounterRecord]: ...
@@ -235,6 +240,10 @@ class SpineWrites(Protocol):
     def touch_encounter(self, name: str) -> None: ...
 
     def add_tombstones(self, encounter: str, count: int) -> None: ...
+
+    def count_erasure(self) -> None:
+        """This write is an erasure: the count ``erasures`` reads moves with its commit."""
+        ...
 
 
 class NodeWrites(Protocol):
@@ -431,8 +440,12 @@ class TextSearch(Protocol):
         limit: int = 10,
     ) -> list[SearchHit]: ...
 
-    def fulltext_stats(self, terms: Iterable[str]) -> TermStatsSnapshot:
-        """Document count, mean length and per-term document frequencies."""
+    def fulltext_stats(
+        self, terms: Iterable[str], *, withheld: frozenset[str] = frozenset()
+    ) -> TermStatsSnapshot:
+        """Document count, mean length and per-term document frequencies, counting no
+        document classified with a ``withheld`` class (memory/gates.py): a gated
+        caller's ranking says nothing of the words of what it may not see."""
         ...
 
     def read_text(
@@ -442,10 +455,12 @@ class TextSearch(Protocol):
         work: Callable[[ReadTx, list[SearchHit], Callable[[], TermStatsSnapshot]], T],
         *,
         limit: int = 10,
+        withheld: frozenset[str] = frozenset(),
     ) -> T:
         """``work`` over a search's hits (heads, every type) and the statistics of
-        ``terms`` (asked for only if needed), all in one read: what the lexical
-        infusion does per prompt, one round of the store instead of three."""
+        ``terms`` (asked for only if needed; ``withheld`` as in ``fulltext_stats``), all
+        in one read: what the lexical infusion does per prompt, one round of the store
+        instead of three."""
         ...
 
 

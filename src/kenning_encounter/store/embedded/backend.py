@@ -299,8 +299,10 @@ class EmbeddedStore:
     ) -> list[SearchHit]:
         return self._index.search(text, types=types, heads_only=heads_only, limit=limit)
 
-    def fulltext_stats(self, terms: Iterable[str]) -> TermStatsSnapshot:
-        return self._index.stats(terms)
+    def fulltext_stats(
+        self, terms: Iterable[str], *, withheld: frozenset[str] = frozenset()
+    ) -> TermStatsSnapshot:
+        return self._index.stats(terms, withheld)
 
     def read_text(
         self,
@@ -309,11 +311,14 @@ class EmbeddedStore:
         work: Callable[[ReadTx, list[SearchHit], Callable[[], TermStatsSnapshot]], T],
         *,
         limit: int = 10,
+        withheld: frozenset[str] = frozenset(),
     ) -> T:
         # The index lives in this process: only the graph read is a round of the engine.
         hits = self.fulltext(text, limit=limit)
         wanted = list(terms)
-        return self.read(lambda tx: work(tx, hits, lambda: self.fulltext_stats(wanted)))
+        return self.read(
+            lambda tx: work(tx, hits, lambda: self.fulltext_stats(wanted, withheld=withheld))
+        )
 
     def _all_index_docs(self, tx: EmbeddedTx) -> Iterator[IndexDoc]:
         for node in tx.all_nodes():

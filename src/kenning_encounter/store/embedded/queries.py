@@ -158,6 +158,10 @@ ENC_SEAL: Final = (
 ENC_DISSOLVE: Final = "MATCH (e:Encounter {id: $name}) SET e.dissolved_at = $at"
 ENC_TOUCH: Final = "MATCH (e:Encounter {id: $name}) SET e.last_activity_at = $at"
 ENC_TOMBSTONES: Final = "MATCH (e:Encounter {id: $name}) SET e.tombstones = e.tombstones + $count"
+# Every erasure counts itself (infusion/select.py).
+ERASURES_COUNT: Final = (
+    "MERGE (m:Meta {key: 'erasures'}) ON CREATE SET m.ival = 1 ON MATCH SET m.ival = m.ival + 1"
+)
 SPINE: Final = (
     "MATCH (a:Encounter)-[r]->(b:Encounter) RETURN a.id, label(r), b.id ORDER BY a.opened_tick"
 )

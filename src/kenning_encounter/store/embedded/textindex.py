@@ -38,7 +38,8 @@ log = logging.getLogger(__name__)
 
 _MAX_TERMS = 64
 # The index is rebuilt when the documents' shape or the tokenizer changes.
-_DOCUMENT_SHAPE = 3
+# 4: each document carries its classes, so a gated caller's statistics leave them out.
+_DOCUMENT_SHAPE = 4
 INDEX_FORMAT = f"{_DOCUMENT_SHAPE}.{TOKENIZER_VERSION}"
 
 
@@ -49,6 +50,14 @@ class IndexDoc:
     head: bool
     name: str
     description: str
+    classes: tuple[str, ...] = ()
+
+
+def classes_of(classification: object) -> tuple[str, ...]:
+    """The classes a stored classification names (comma-joined, memory/classification.py)."""
+    if not isinstance(classification, str):
+        return ()
+    return tuple(sorted({c for c in classification.split(",") if c}))
 
 
 def _schema() -> tantivy.Schema:
@@ -56,6 +65,7 @@ def _schema() -> tantivy.Schema:
     sb.add_text_field("id", stored=True, tokenizer_name="raw")
     sb.add_text_field("type", stored=False, tokenizer_name="raw")
     sb.add_text_field("head", stored=False, tokenizer_name="raw")
+    sb.add_text_field("class", stored=False, tokenizer_name="raw")  # one value per class
     # Pre-tokenized by our own tokenizer, so index terms and query terms always meet
     # and the corpus statistics are the ones the lexical ranking expects.
     sb.add_text_field("terms", stored=False, tokenizer_name="whitespace")
@@ -85,7 +95,9 @@ class TextIndex:
         try:
             self._index = tantivy.Index(self._schema, path=str(directory))
         except ValueError:
-            log.warning("text index at %s unreadable; recreating it", directory)
+            log.warning(
+                "text index at %s unreadable or of an older shape; recreating it", directory
+            )
             shutil.rmtree(directory)
             directory.mkdir(parents=True)
             self._index = tantivy.Index(self._schema, path=str(directory))
@@ -114,13 +126,16 @@ class TextIndex:
     @staticmethod
     def _doc(d: IndexDoc) -> tantivy.Document:
         tokens = tokenize(f"{d.name}\n{d.description}")
-        return tantivy.Document(
+        doc = tantivy.Document(
             id=d.id,
             type=d.type,
             head="1" if d.head else "0",
             terms=" ".join(tokens),
             len=len(tokens),
         )
+        for c in d.classes:
+            doc.add_text("class", c)
+        return doc
 
     def apply(self, upserts: Sequence[IndexDoc], deletes: Iterable[str], tick: int) -> None:
         """Stage changes made by the graph transaction at ``tick``.
@@ -214,8 +229,11 @@ class TextIndex:
             hits.append(SearchHit(id=str(doc["id"][0]), score=float(score)))
         return hits
 
-    def stats(self, terms: Iterable[str]) -> TermStatsSnapshot:
-        """Document count, mean length and document frequencies, in tokenizer terms.
+    def stats(
+        self, terms: Iterable[str], withheld: frozenset[str] = frozenset()
+    ) -> TermStatsSnapshot:
+        """Document count, mean length and document frequencies, in tokenizer terms,
+        counting no document of a ``withheld`` class.
 
         Counts include superseded nodes (they are still documents of the memory).
         Every figure comes from one searcher and counts live documents only, so a
@@ -223,18 +241,34 @@ class TextIndex:
         if self._pending_tick is not None:
             self.flush()
         searcher = self._index.searcher()
+        unique = list(dict.fromkeys(terms))
         n = int(searcher.num_docs)
         if n == 0:
-            return TermStatsSnapshot(0, 0.0, {t: 0 for t in dict.fromkeys(terms)})
+            return TermStatsSnapshot(0, 0.0, {t: 0 for t in unique})
         total = _aggregate(searcher, tantivy.Query.all_query(), "sum")
-        dfs = {
-            t: int(
-                _aggregate(
-                    searcher, tantivy.Query.term_query(self._schema, "terms", t), "value_count"
-                )
+
+        def term(t: str) -> tantivy.Query:
+            return tantivy.Query.term_query(self._schema, "terms", t)
+
+        dfs = {t: int(_aggregate(searcher, term(t), "value_count")) for t in unique}
+        if withheld:
+            # Withheld documents are few: what they add is counted and taken away (the
+            # same figures as counting the others, at a fraction of the cost).
+            hidden = tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "class", c))
+                    for c in sorted(withheld)
+                ]
             )
-            for t in dict.fromkeys(terms)
-        }
+            n -= int(_aggregate(searcher, hidden, "value_count"))
+            total -= _aggregate(searcher, hidden, "sum")
+            for t in unique:
+                both = tantivy.Query.boolean_query(
+                    [(tantivy.Occur.Must, term(t)), (tantivy.Occur.Must, hidden)]
+                )
+                dfs[t] -= int(_aggregate(searcher, both, "value_count"))
+            if n <= 0:
+                return TermStatsSnapshot(0, 0.0, {t: 0 for t in unique})
         return TermStatsSnapshot(n, total / n, dfs)
 
     def close(self) -> None:

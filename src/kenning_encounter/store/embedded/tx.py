@@ -18,7 +18,7 @@ from kenning_encounter.store.embedded import engine
 from kenning_encounter.store.embedded import past as past_text
 from kenning_encounter.store.embedded import queries as q
 from kenning_encounter.store.embedded.nodecache import LazySnapshot
-from kenning_encounter.store.embedded.textindex import IndexDoc
+from kenning_encounter.store.embedded.textindex import IndexDoc, classes_of
 from kenning_encounter.store.ids import component_key, type_of_id
 from kenning_encounter.store.ops.base import node_record
 from kenning_encounter.store.ops.identity import IdentityOps
@@ -53,7 +53,14 @@ def engine_error(exc: RuntimeError, doing: str) -> EngineError:
 
 
 def node_to_index_doc(node: NodeRecord) -> IndexDoc:
-    return IndexDoc(node.id, node.type, node.is_head, node.name, node.description)
+    return IndexDoc(
+        node.id,
+        node.type,
+        node.is_head,
+        node.name,
+        node.description,
+        classes=classes_of(node.props.get("classification")),
+    )
 
 
 def node_from_row(row: list[Any]) -> NodeRecord:

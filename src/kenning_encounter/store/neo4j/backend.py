@@ -32,7 +32,7 @@ from kenning_encounter.store.neo4j import engine, past
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j import text as lexical
 from kenning_encounter.store.neo4j.baselines import Neo4jBaselines
-from kenning_encounter.store.neo4j.classified import ANY_WITHHELD
+from kenning_encounter.store.neo4j.classified import MIGRATE as MIGRATE_CLASS_LABELS
 from kenning_encounter.store.neo4j.cypher import check_neo4j_text, check_plan, to_json
 from kenning_encounter.store.neo4j.gds import GdsExecutor, open_gds
 from kenning_encounter.store.neo4j.infusion_log import Neo4jInfusionLog
@@ -115,7 +115,8 @@ class Neo4jStore:
         self._closed = False
         self.server_version = ""
         self._gds: GdsExecutor | None = None
-        self._doc_freqs = lexical.DocFreqs()
+        self._doc_freqs: dict[frozenset[str], lexical.DocFreqs] = {}
+        self._freqs_lock = threading.Lock()
         self._ledgers = Neo4jLedgers(self._ledger_unit, self._tracer, self.ns)
         self._meanings = Neo4jMeanings(self._ledger_unit, self._tracer, self.ns)
         self._baselines = Neo4jBaselines(self._ledger_unit, self._tracer, self.ns)
@@ -264,6 +265,14 @@ class Neo4jStore:
             )
             if int(version) > q.SCHEMA_VERSION:
                 raise SchemaVersionError(int(version), q.SCHEMA_VERSION)
+            if int(version) < 4:
+                # The class labels read_cypher's gate is held by (classified.py).
+                for statement in MIGRATE_CLASS_LABELS:
+
+                    def label(tx: ManagedTransaction, st: LiteralString = statement) -> None:
+                        engine.execute(tx, st, None, read=_consume, tracer=tracer, ns=ns)
+
+                    s.execute_write(label)
             if int(version) < q.SCHEMA_VERSION:
                 s.execute_write(
                     lambda tx: engine.execute(
@@ -412,11 +421,23 @@ class Neo4jStore:
         with self._translate_errors("searching"), self._session(write=False) as s:
             return s.execute_read(work)
 
-    def fulltext_stats(self, terms: Iterable[str]) -> TermStatsSnapshot:
+    def _held_freqs(self, withheld: frozenset[str]) -> lexical.DocFreqs:
+        """The frequencies counted for one gate (a gate counts without its withheld
+        classes; there are at most sixteen sets of them)."""
+        with self._freqs_lock:
+            held = self._doc_freqs.get(withheld)
+            if held is None:
+                held = self._doc_freqs[withheld] = lexical.DocFreqs()
+            return held
+
+    def fulltext_stats(
+        self, terms: Iterable[str], *, withheld: frozenset[str] = frozenset()
+    ) -> TermStatsSnapshot:
         wanted = list(terms)
+        held = self._held_freqs(withheld)
 
         def work(tx: ManagedTransaction) -> TermStatsSnapshot:
-            return lexical.stats(self._tx(tx, write=False), wanted, self._doc_freqs)
+            return lexical.stats(self._tx(tx, write=False), wanted, held, withheld)
 
         with self._translate_errors("reading corpus statistics"), self._session(write=False) as s:
             return s.execute_read(work)
@@ -428,19 +449,29 @@ class Neo4jStore:
         work: Callable[[ReadTx, list[SearchHit], Callable[[], TermStatsSnapshot]], T],
         *,
         limit: int = 10,
+        withheld: frozenset[str] = frozenset(),
     ) -> T:
         wanted = list(terms)
+        held = self._held_freqs(withheld)
 
         def attempt(tx: ManagedTransaction) -> T:
             ntx = self._tx(tx, write=False)
             hits = lexical.search_remembered(ntx, text, limit=limit)
-            return work(ntx, hits, lambda: lexical.stats(ntx, wanted, self._doc_freqs))
+            return work(ntx, hits, lambda: lexical.stats(ntx, wanted, held, withheld))
 
         with self._translate_errors("searching"), self._session(write=False) as s:
             return s.execute_read(attempt)
 
     # --- read_cypher ------------------------------------------------------------------------
-    def _explain(self, tx: Transaction, query: str, params: dict[str, Any], *, scope: bool) -> None:
+    def _explain(
+        self,
+        tx: Transaction,
+        query: str,
+        params: dict[str, Any],
+        *,
+        scope: bool,
+        held: bool = False,
+    ) -> None:
         from neo4j.exceptions import Neo4jError
 
         text = cast(LiteralString, q.EXPLAIN_PREFIX + query)
@@ -452,7 +483,7 @@ class Neo4jStore:
             ) from exc
         check_plan(summary.query_type, summary.plan)
         if scope and summary.plan is not None:
-            check_scope(summary.plan, self.ns.label)
+            check_scope(summary.plan, self.ns.label, held=held)
 
     def read_cypher(
         self,
@@ -466,11 +497,9 @@ class Neo4jStore:
     ) -> CypherResult:
         check_params(params, homogeneous_lists=False)
         check_neo4j_text(query)
-        scoped = scope_nodes(
-            query, self.ns.label
-        )  # a text check too: refused before waiting for a slot
-        if withheld:
-            self._refuse_if_withheld(withheld)
+        # A text check too (refused before waiting for a slot); with classes withheld, every
+        # node pattern is held to the nodes the caller may see (scope.py).
+        scoped = scope_nodes(query, self.ns.label, withheld)
         if not self._cypher_slots.acquire(timeout=timeout_s):
             raise ReadOnlyViolation(
                 f"{CYPHER_CONCURRENCY} read_cypher queries are already running; try again "
@@ -478,24 +507,11 @@ class Neo4jStore:
                 layer="busy",
             )
         try:
-            return self._run_cypher(scoped, dict(params or {}), row_cap, char_cap, timeout_s)
+            return self._run_cypher(
+                scoped, dict(params or {}), row_cap, char_cap, timeout_s, held=bool(withheld)
+            )
         finally:
             self._cypher_slots.release()
-
-    def _refuse_if_withheld(self, withheld: frozenset[str]) -> None:
-        """No query runs while a node it could reach is withheld (store/neo4j/classified.py)."""
-        found = self.read(
-            lambda tx: cast(Neo4jTx, tx).rows(ANY_WITHHELD, {"withheld": sorted(withheld)})
-        )
-        if found:
-            raise ReadOnlyViolation(
-                "read_cypher is not served on Neo4j while the memory holds nodes classified "
-                f"{' or '.join(sorted(withheld))} that this server does not grant: a free "
-                "query could read them. Use search, find_by_name, trace_provenance or "
-                "orient (they leave those nodes out), or grant the classes "
-                "(KENNING_ENCOUNTER_GRANT, or KENNING_ENCOUNTER_READER_GRANT on a reader)",
-                layer="gate",
-            )
 
     def _run_cypher(
         self,
@@ -506,6 +522,7 @@ class Neo4jStore:
         timeout_s: float,
         *,
         scope: bool = True,
+        held: bool = False,
     ) -> CypherResult:
         """The plan, scope and engine layers alone (the token gate and the scoping
         rewrite are the caller's); ``scope=False`` leaves the plan's scope unchecked,
@@ -532,7 +549,7 @@ class Neo4jStore:
             # The server reads a timeout of 0 as "none": never let one through.
             tx = s.begin_transaction(timeout=max(timeout_s, 0.001))
             try:
-                self._explain(tx, query, args, scope=scope)
+                self._explain(tx, query, args, scope=scope, held=held)
                 # The text is the caller's, admitted by the three checks above.
                 text = cast(LiteralString, query)
                 truncated = engine.execute(tx, text, args, read=read_capped, tracer=self._tracer)

@@ -1,23 +1,47 @@
-"""Classification on Neo4j: the indexes retention and the read gate seek, and the gate's
-one question to the store (memory/gates.py).
+"""Classification on Neo4j: the indexes retention and the read gate seek, the gate's one
+question to the store (memory/gates.py), and the class labels read_cypher is held by.
 
 read_cypher text reaches the database as written, and a caller's projection of a property
-carries no id a filter could test afterwards. Rather than promise what a rewrite could
-miss (a variable-length path's inner nodes, a pattern comprehension), read_cypher on
-Neo4j is refused while the memory holds a node of a class the caller is not granted.
+carries no id a filter could test afterwards. So every classified node also carries one
+label per class it names (``KenningClass_phi``...), set in the statement that creates it
+(a revision is a new node, an erasure deletes the node with its labels; a classification
+never changes in place), and given to older stores' nodes once by ``MIGRATE``. The scope
+rewrite (scope.py) then writes ``&!KenningClass_<c>`` for every class the caller is not
+granted into every node pattern of the query: a withheld node matches no pattern at all.
 """
 
 from __future__ import annotations
 
 from typing import Final, LiteralString, cast
 
-from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, CLASSIFICATIONS
 
-# One statement per question; the engine makes it the memory's (namespace.py).
-ANY_WITHHELD: Final = (
+CLASS_LABEL_PREFIX: Final = "KenningClass_"
+CLASS_LABELS: Final = frozenset(f"{CLASS_LABEL_PREFIX}{c}" for c in CLASSIFICATIONS)
+
+
+def class_label(cls: str) -> str:
+    """The label of one class, from the closed vocabulary only (labels are no parameters)."""
+    if cls not in CLASSIFICATIONS:
+        raise ValueError(f"internal: {cls!r} is not a classification")
+    return f"{CLASS_LABEL_PREFIX}{cls}"
+
+
+def class_labels(classification: object) -> list[str]:
+    """The labels a node of this stored classification carries (a dynamic label list)."""
+    if not isinstance(classification, str):
+        return []
+    named = {c for c in classification.split(",") if c in CLASSIFICATIONS}
+    return [class_label(c) for c in sorted(named)]
+
+
+# Schema < 4 -> 4: the class labels on the classified nodes made before them. Each class
+# is a literal of the closed vocabulary, matched whole within the comma-joined set.
+MIGRATE: Final[tuple[LiteralString, ...]] = tuple(
     "MATCH (n:KenningMemory) WHERE n.classification IS NOT NULL "
-    "AND any(c IN split(n.classification, ',') WHERE c IN $withheld) "
-    "RETURN n.id LIMIT 1"
+    f"AND '{c}' IN split(n.classification, ',') AND NOT n:{CLASS_LABEL_PREFIX}{c} "
+    f"SET n:{CLASS_LABEL_PREFIX}{c}"
+    for c in CLASSIFICATIONS
 )
 
 

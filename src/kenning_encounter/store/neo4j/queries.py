@@ -53,7 +53,8 @@ TEXT_LENGTH: Final = "_len"  # derived: how many tokens that is
 TEXT_FORMAT: Final = TOKENIZER_VERSION
 # 2: every node of the memory also carries the memory label (read_cypher is scoped by it).
 # 3: memories have names: every node of ours carries ``_memory``, keys are unique per memory.
-SCHEMA_VERSION: Final = 3
+# 4: a classified node carries a label per class (classified.py; read_cypher's gate).
+SCHEMA_VERSION: Final = 4
 
 
 def _checked(name: str) -> str:
@@ -338,6 +339,12 @@ ENC_SEAL: Final = (
 ENC_DISSOLVE: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.dissolved_at = $at"
 ENC_TOUCH: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.last_activity_at = $at"
 ENC_TOMBSTONES: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.tombstones = coalesce(e.tombstones, 0) + $count"
+# Every erasure's transaction counts itself here: a server serving the memory beside the
+# operator's CLI sees the count move and drops what it cached of node text (infusion/select.py).
+ERASURES_COUNT: Final = (
+    "MERGE (m:Meta {_memory: $memory, key: 'erasures'}) "
+    "ON CREATE SET m.ival = 1 ON MATCH SET m.ival = m.ival + 1"
+)
 SPINE: Final = "MATCH (a:Encounter:KenningMemory)-[r]->(b:Encounter:KenningMemory) RETURN a.id, type(r), b.id ORDER BY a.opened_tick"
 ENC_RECORDED: Final = "MATCH (:Encounter:KenningMemory {id: $name})-[:RECORDED]->(n) RETURN n.id"
 # One row per encounter, its members listed in order (tx.py reads it): a row per member
@@ -370,7 +377,13 @@ FULLTEXT_QUERY_NODES: Final = (
     "RETURN node.id, score, [l IN labels(node) WHERE l IN $kinds][0], properties(node), "
     "e.id, e.locus, properties(e)"
 )
-TEXT_COUNTERS: Final = "MATCH (d:Meta {_memory: $memory, key: 'text_docs'}) MATCH (l:Meta {_memory: $memory, key: 'text_len'}) RETURN d.ival, l.ival"
+# With the erasure count (ERASURES_COUNT): frequencies counted before an erasure go.
+TEXT_COUNTERS: Final = (
+    "MATCH (d:Meta {_memory: $memory, key: 'text_docs'}) "
+    "MATCH (l:Meta {_memory: $memory, key: 'text_len'}) "
+    "OPTIONAL MATCH (x:Meta {_memory: $memory, key: 'erasures'}) "
+    "RETURN d.ival, l.ival, coalesce(x.ival, 0)"
+)
 # Document frequency of each term: how many nodes the index finds for it alone.
 TEXT_DOC_FREQS: Final = (
     "UNWIND $terms AS t CALL (t) { "
@@ -378,6 +391,26 @@ TEXT_DOC_FREQS: Final = (
     "RETURN count(node) AS df } "
     "RETURN t.term, df"
 )
+# The same, less the nodes of the withheld classes ($hidden: their labels, classified.py).
+TEXT_DOC_FREQS_SHOWN: Final = (
+    "UNWIND $terms AS t CALL (t) { "
+    "CALL db.index.fulltext.queryNodes($index, t.query) YIELD node WHERE node:KenningMemory "
+    "AND none(l IN labels(node) WHERE l IN $hidden) "
+    "RETURN count(node) AS df } "
+    "RETURN t.term, df"
+)
+
+
+def withheld_text_totals(withheld: frozenset[str]) -> LiteralString:
+    """How many documents, of how many tokens, carry a withheld class: a scan of each
+    class's label (a classified node is rare), each node once. Classes from the closed
+    vocabulary only (labels are no parameters)."""
+    scans = " UNION ".join(
+        f"MATCH (n:{classified.class_label(c)}:KenningMemory) RETURN n" for c in sorted(withheld)
+    )
+    return cast(LiteralString, f"CALL () {{ {scans} }} RETURN count(n), sum(n._len)")
+
+
 FULLTEXT_SHOW: Final = (
     "SHOW FULLTEXT INDEXES YIELD name, labelsOrTypes, properties, options "
     "WHERE name = $name RETURN labelsOrTypes, properties, options"
@@ -519,7 +552,8 @@ LOAD_ANCHOR: Final = (
 # statement, they cost it no eager pass over its rows.
 LOAD_NODES: Final = (
     "UNWIND $rows AS r MATCH (e:Encounter:KenningMemory {{id: r.encounter}}) "
-    "CREATE (e)-[:RECORDED {{tick: r.recorded}}]->(n:{label}:KenningMemory) SET n += r.props"
+    "CREATE (e)-[:RECORDED {{tick: r.recorded}}]->(n:{label}:KenningMemory) "
+    "SET n += r.props, n:$(r.classes)"
 )
 LOAD_TEXT_COUNTERS: Final = (
     "MATCH (d:Meta {_memory: $memory, key: 'text_docs'}) "
@@ -563,14 +597,16 @@ LOAD_TEXT: Final = text_of(LoadText, sys.modules[__name__])
 # the text and the parameters' types (an empty list is a type of its own), so one plan
 # serves every batch, whatever types it holds.
 #
-# A batch's nodes ($rows of {label, props, source}: label an authored type, checked by
-# authored_label; source a Component's key, else null), their RECORDED edges, live names,
+# A batch's nodes ($rows of {label, classes, props, source}: label an authored type, checked
+# by authored_label; classes its class labels (classified.class_labels); source a
+# Component's key, else null), their RECORDED edges, live names,
 # source keys, and the corpus counters ($made nodes, $tokens tokens). The type label is
 # set from the row (a dynamic label), so one short statement serves every type.
 NODES_CREATE_ALL: Final = (
     "MATCH (e:Encounter:KenningMemory {id: $encounter}) "
     "CALL (e) { UNWIND $rows AS r "
-    "CREATE (e)-[:RECORDED {tick: $tick}]->(n:KenningMemory) SET n:$(r.label), n += r.props "
+    "CREATE (e)-[:RECORDED {tick: $tick}]->(n:KenningMemory) "
+    "SET n:$(r.label), n:$(r.classes), n += r.props "
     "MERGE (k:NameKey {_memory: $memory, name: r.props.name}) SET k.id = r.props.id } "
     "CALL () { UNWIND $rows AS r WITH r WHERE r.source IS NOT NULL "
     "MERGE (k:SourceKey {_memory: $memory, key: r.source}) SET k.id = r.props.id } "

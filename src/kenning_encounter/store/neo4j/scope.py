@@ -12,9 +12,20 @@ smaller database. So the query is scoped in two layers, each enough on its own:
    labels: no scan of every node, no lookup by internal id, no label scan, index seek
    or count of another label.
 
-A node pattern the rewrite does not recognise (the first node of a pattern
-predicate, say) is not widened by it: the plan check then refuses the query unless
-that node was already bound, naming the fix.
+A node pattern the rewrite does not recognise is not widened by it: the plan check
+then refuses the query unless that node was already bound, naming the fix.
+
+When the caller is not granted some classes (memory/gates.py), the same rewrite holds
+every node pattern to the nodes it may see: ``(n)`` reads as
+``(n:KenningMemory&!KenningClass_phi...)``, one ``&!`` per class withheld (the labels
+are classified.py's), in MATCH, OPTIONAL MATCH, subqueries, pattern predicates and
+pattern comprehensions alike. The inner nodes of a variable-length relationship have no
+pattern of their own, so ``-[r:T*1..3]->`` is written as the quantified path pattern
+``((:…)-[r:T]->(:…)){1,3}``, whose every node is held the same way; ``nodes(p)``,
+``relationships(p)``, ``startNode``/``endNode`` then see only what the patterns matched.
+What no pattern reaches is refused while classes are withheld: ``shortestPath`` and
+``allShortestPaths`` (their search cannot take the rewrite; ``SHORTEST 1`` can),
+``gds.util.asNode(s)`` (a node by internal id) and ``db.index.fulltext.queryNodes``.
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ from typing import Any, Final
 
 from kenning_encounter.errors import ReadOnlyViolation
 from kenning_encounter.store.cypher_lexer import NEO4J, Token, tokenize
+from kenning_encounter.store.neo4j.classified import class_label
 from kenning_encounter.store.neo4j.namespace import BASE_LABEL
 from kenning_encounter.vocabulary import NODE_TYPES
 
@@ -69,9 +81,40 @@ def _is(token: Token | None, *texts: str) -> bool:
     return token is not None and token.kind in ("punct", "word") and token.text in texts
 
 
+def _closing(tokens: list[Token]) -> dict[int, int]:
+    """Each bracket's index -> the index of the one that closes it."""
+    found: dict[int, int] = {}
+    stack: list[int] = []
+    for i, tok in enumerate(tokens):
+        if tok.kind != "punct":
+            continue
+        if tok.text in _OPEN:
+            stack.append(i)
+        elif tok.text in _CLOSE and stack:
+            found[stack.pop()] = i
+    return found
+
+
+def _opens_relationship(tokens: list[Token], i: int) -> bool:
+    """Whether a relationship pattern starts at token ``i`` (``-[``, ``--``, ``-->``, ``<-``)."""
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    return (_is(tokens[i], "-") and _is(nxt, "[", "-", "->")) or (
+        _is(tokens[i], "<-") and _is(nxt, "[", "-")
+    )
+
+
 def _pattern_starts(tokens: list[Token]) -> set[int]:
-    """Indexes of the ``(`` tokens that open a pattern element of a MATCH."""
-    starts: set[int] = set()
+    """Indexes of the ``(`` tokens that open a node pattern: every element of a MATCH,
+    and, anywhere, a node a relationship pattern follows (a pattern predicate's or a
+    pattern comprehension's first node)."""
+    closing = _closing(tokens)
+    starts = {
+        i
+        for i, close in closing.items()
+        if _is(tokens[i], "(")
+        and close + 1 < len(tokens)
+        and _opens_relationship(tokens, close + 1)
+    }
     depth = 0
     match_depth: int | None = None  # bracket depth of the MATCH whose patterns we are in
     for i, tok in enumerate(tokens):
@@ -114,9 +157,15 @@ def _label_name(query: str, tok: Token) -> str:
     return found.group(0) if found else tok.text
 
 
-def _node_edits(query: str, tokens: list[Token], start: int, label: str) -> list[tuple[int, str]]:
-    """What the node pattern opened at ``start`` needs to read the memory alone: text to
-    insert, by position. None when the ``(`` opens no node pattern (a group)."""
+Edit = tuple[int, int, str]  # replace query[start:end] with the text (an insert: start == end)
+
+
+def _node_edits(
+    query: str, tokens: list[Token], start: int, label: str, hidden: str = ""
+) -> list[Edit]:
+    """What the node pattern opened at ``start`` needs to read the memory alone (and,
+    with ``hidden`` (``&!KenningClass_phi``...), none of the withheld nodes): the edits,
+    by position. None when the ``(`` opens no node pattern (a group)."""
     i = start + 1
     after = tokens[i + 1] if i + 1 < len(tokens) else None
     variable = i < len(tokens) and tokens[i].kind in ("word", "name")
@@ -127,7 +176,8 @@ def _node_edits(query: str, tokens: list[Token], start: int, label: str) -> list
         return []
     nxt = tokens[i]
     if _is(nxt, ")", "{", "WHERE"):
-        return [(nxt.pos, f":{label} ")]  # colon syntax mixes with either kind
+        # colon syntax mixes with either kind; a negation needs the expression kind
+        return [(nxt.pos, nxt.pos, f":{label}{hidden} ")]
     if not _is(nxt, ":", "IS"):
         return []  # not a node pattern
     depth, end = 0, len(tokens)
@@ -150,8 +200,68 @@ def _node_edits(query: str, tokens: list[Token], start: int, label: str) -> list
     if _is(nxt, "IS") or any(
         t.kind == "punct" and t.text in _EXPRESSION_SYMBOLS for t in expression
     ):
-        return [(expression[0].pos, "("), (close, f")&{label} ")]
-    return [(close, f":{label} ")]  # colon conjunction: one more colon label
+        first = expression[0].pos
+        return [(first, first, "("), (close, close, f")&{label}{hidden} ")]
+    if not hidden:
+        return [(close, close, f":{label} ")]  # colon conjunction: one more colon label
+    # A query may not mix colon conjunction with expression symbols: A:B reads as A&B.
+    ands = [(t.pos, t.pos + 1, "&") for t in expression if _is(t, ":")]
+    return [*ands, (close, close, f"&{label}{hidden} ")]
+
+
+def _var_length_edits(
+    query: str, tokens: list[Token], closing: dict[int, int], label: str, hidden: str
+) -> list[Edit]:
+    """Every variable-length relationship as a quantified path pattern whose nodes are
+    held as every node pattern is: ``-[r:T*1..3]->`` reads as
+    ``((:M&!C)-[r:T]->(:M&!C)){1,3}``, so no inner node is one the caller may not see."""
+    edits: list[Edit] = []
+    node = f"(:{label}{hidden})"
+    for i, tok in enumerate(tokens):
+        if not (_is(tok, "[") and i > 0 and _is(tokens[i - 1], "-", "<-")):
+            continue
+        close = closing.get(i)
+        if close is None or close + 1 >= len(tokens) or not _is(tokens[close + 1], "-", "->"):
+            continue
+        depth, star = 0, None
+        for k in range(i + 1, close):
+            if _is(tokens[k], *_OPEN):
+                depth += 1
+            elif _is(tokens[k], *_CLOSE):
+                depth -= 1
+            elif depth == 0 and _is(tokens[k], "*"):
+                star = k
+                break
+        if star is None:
+            continue
+        k = star + 1
+        while k < close and (tokens[k].kind == "number" or _is(tokens[k], "..")):
+            k += 1
+        bounds = query[tokens[star].pos + 1 : tokens[k].pos].replace(" ", "")
+        low, dots, high = bounds.partition("..")
+        if not dots:
+            low = high = low  # *3 is exactly three; * alone, one or more
+        quantifier = "{" + (low or "1") + "," + high + "}"
+        inner = (
+            query[tokens[i].pos + 1 : tokens[star].pos] + query[tokens[k].pos : tokens[close].pos]
+        )
+        left, right = tokens[i - 1], tokens[close + 1]
+        text = f" ({node}{left.text}[{inner.strip()}]{right.text}{node}){quantifier} "
+        edits.append((left.pos, right.pos + len(right.text), text))
+    return edits
+
+
+def _unheld(tokens: list[Token]) -> None:
+    """Refuse what no pattern rewrite reaches into while classes are withheld."""
+    for tok in tokens:
+        if _is(tok, "SHORTESTPATH", "ALLSHORTESTPATHS"):
+            raise ReadOnlyViolation(
+                "shortestPath() and allShortestPaths() are not served while this server "
+                "withholds classified nodes: their search cannot be held to the nodes the "
+                "caller may see. Write MATCH p = SHORTEST 1 (a)-[*]-(b) (or ALL SHORTEST) "
+                "instead, or grant the classes",
+                layer="gate",
+            )
 
 
 # The planner's work grows with the product of the label and type alternatives of a
@@ -199,22 +309,32 @@ def _check_alternatives(tokens: list[Token], starts: set[int]) -> None:
             )
 
 
-def scope_nodes(query: str, label: str = BASE_LABEL) -> str:
-    """The query with every MATCH node pattern held to the memory's nodes: the memory's
-    label added to what the pattern names (or given to a pattern that names none), and
-    a label that is not the memory's refused.
+def hidden_labels(withheld: frozenset[str]) -> str:
+    """The negations a node pattern takes for the withheld classes (``&!KenningClass_phi``)."""
+    return "".join(f"&!{class_label(c)}" for c in sorted(withheld))
+
+
+def scope_nodes(query: str, label: str = BASE_LABEL, withheld: frozenset[str] = frozenset()) -> str:
+    """The query with every node pattern held to the memory's nodes: the memory's label
+    added to what the pattern names (or given to a pattern that names none), and a label
+    that is not the memory's refused; with ``withheld`` classes, held to the nodes that
+    carry none of them too (the module's docstring says how).
 
     Refused (layer "size") when its patterns' alternatives would take the planner
     longer than any timeout can stop."""
     tokens = tokenize(query, NEO4J)
     starts = _pattern_starts(tokens)
     _check_alternatives(tokens, starts)
-    edits = sorted(edit for start in starts for edit in _node_edits(query, tokens, start, label))
+    hidden = hidden_labels(withheld)
+    edits = [e for start in starts for e in _node_edits(query, tokens, start, label, hidden)]
+    if hidden:
+        _unheld(tokens)
+        edits += _var_length_edits(query, tokens, _closing(tokens), label, hidden)
     out: list[str] = []
     last = 0
-    for pos, text in edits:
-        out += [query[last:pos], text]
-        last = pos
+    for start, end, text in sorted(edits):
+        out += [query[last:start], text]
+        last = end
     out.append(query[last:])
     return "".join(out)
 
@@ -229,6 +349,7 @@ def _scope(reason: str) -> ReadOnlyViolation:
 
 _LABELS_IN_DETAIL: Final = re.compile(r":\s*([A-Za-z_`][\w`|&!%()]*)")
 _NAME: Final = re.compile(r"[A-Za-z_]\w*")
+_NEGATED: Final = re.compile(r"!\s*[A-Za-z_]\w*")
 _EVERY_NODE: Final = ("AllNodesScan", "PartitionedAllNodesScan")
 _BY_INTERNAL_ID: Final = ("NodeByIdSeek", "NodeByElementIdSeek")
 
@@ -238,12 +359,21 @@ def _labels_named(detail: str) -> set[str] | None:
     found = _LABELS_IN_DETAIL.search(detail)
     if found is None:
         return None
-    expression = found.group(1).split("(", 1)[0]
-    return set(_NAME.findall(expression.replace("`", ""))) or None
+    expression = found.group(1).split("(", 1)[0].replace("`", "")
+    # A negated label (the gate's &!KenningClass_phi) narrows a scan; it never starts one.
+    return set(_NAME.findall(_NEGATED.sub("", expression))) or None
 
 
-def check_scope(plan: Mapping[str, Any], label: str = BASE_LABEL) -> None:
-    """Refuse a plan that could start from a node outside the memory's labels."""
+# What reaches a node by no pattern (scope.py's docstring): refused while classes are withheld.
+_UNHELD_CALLS: Final = frozenset(
+    {"gds.util.asnode", "gds.util.asnodes", "db.index.fulltext.querynodes"}
+)
+_CALL_IN_PLAN: Final = re.compile(r"([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)+)\s*\(")
+
+
+def check_scope(plan: Mapping[str, Any], label: str = BASE_LABEL, *, held: bool = False) -> None:
+    """Refuse a plan that could start from a node outside the memory's labels; ``held``
+    (classes are withheld), one that reaches a node by no pattern at all."""
     allowed = memory_labels(label)
     stack: list[Mapping[str, Any]] = [plan]
     while stack:
@@ -251,6 +381,17 @@ def check_scope(plan: Mapping[str, Any], label: str = BASE_LABEL) -> None:
         stack += list(op.get("children") or [])
         name = str(op.get("operatorType", "")).split("@", 1)[0]
         detail = str((op.get("args") or {}).get("Details", ""))
+        if held:
+            for value in (op.get("args") or {}).values():
+                for call in _CALL_IN_PLAN.finditer(str(value)):
+                    called = re.sub(r"\s+", "", call.group(1)).lower()
+                    if called in _UNHELD_CALLS:
+                        raise ReadOnlyViolation(
+                            f"{called} is not served while this server withholds "
+                            "classified nodes: it reaches nodes no pattern holds back. "
+                            "Use the search tool, MATCH by id property, or grant the classes",
+                            layer="gate",
+                        )
         if name in _EVERY_NODE:
             raise _scope("the plan reads every node in the database")
         if name in _BY_INTERNAL_ID:

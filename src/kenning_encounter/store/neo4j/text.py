@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kenning_encounter.store.neo4j import engine
 from kenning_encounter.store.neo4j import queries as q
+from kenning_encounter.store.neo4j.classified import class_labels
 from kenning_encounter.store.ops.base import encounter_from, node_record
 from kenning_encounter.store.port import SearchHit, TermStatsSnapshot
 from kenning_encounter.store.records import EncounterRecord, NodeRecord
@@ -118,11 +119,17 @@ class DocFreqs:
         self._size = size
         self._lock = threading.Lock()
         self._held: OrderedDict[str, tuple[int, int]] = OrderedDict()  # term -> (df, docs)
+        self._erasures = 0
 
-    def known(self, terms: Sequence[str], docs: int) -> dict[str, int]:
+    def known(self, terms: Sequence[str], docs: int, erasures: int = 0) -> dict[str, int]:
+        """What is held of ``terms``; all of it is dropped first when the memory's
+        erasure count has moved since (an erased node's words go with it)."""
         slack = docs // 100 if docs >= EXACT_BELOW else 0
         found: dict[str, int] = {}
         with self._lock:
+            if erasures != self._erasures:
+                self._held.clear()
+                self._erasures = erasures
             for term in terms:
                 held = self._held.get(term)
                 if held is not None and abs(held[1] - docs) <= slack:
@@ -139,24 +146,45 @@ class DocFreqs:
                 self._held.popitem(last=False)
 
 
-def stats(tx: Neo4jTx, terms: Iterable[str], held: DocFreqs | None = None) -> TermStatsSnapshot:
-    """Documents, mean length and document frequencies; superseded nodes count too.
+def stats(
+    tx: Neo4jTx,
+    terms: Iterable[str],
+    held: DocFreqs | None = None,
+    withheld: frozenset[str] = frozenset(),
+) -> TermStatsSnapshot:
+    """Documents, mean length and document frequencies; superseded nodes count too, the
+    nodes of a ``withheld`` class do not (``held`` must then be kept for that set alone).
 
     The count (a counter) and the frequencies (the fulltext index) are two sources,
     and a read-committed read sees them a commit apart while writes land, in either
     order, even inside one statement. A frequency is therefore held to the count:
     above it, the snapshot would claim a word in more documents than exist."""
     counters = tx.rows(q.TEXT_COUNTERS)
-    docs, tokens = (int(counters[0][0] or 0), int(counters[0][1] or 0)) if counters else (0, 0)
+    docs, tokens, erasures = (
+        (int(counters[0][0] or 0), int(counters[0][1] or 0), int(counters[0][2] or 0))
+        if counters
+        else (0, 0, 0)
+    )
+    if withheld:
+        hidden = tx.rows(q.withheld_text_totals(withheld))
+        if hidden:
+            docs -= int(hidden[0][0] or 0)
+            tokens -= int(hidden[0][1] or 0)
     docs = max(0, docs)
+    tokens = max(0, tokens)
     wanted = [t for t in dict.fromkeys(terms) if t]
     freqs = {t: 0 for t in wanted}
-    known = held.known(wanted, docs) if held is not None else {}
+    known = held.known(wanted, docs, erasures) if held is not None else {}
     missing = [t for t in wanted if t not in known]
     if missing:
         rows = [{"term": t, "query": lucene_term(t)} for t in missing]
         counted = {t: 0 for t in missing}
-        for r in tx.rows(q.TEXT_DOC_FREQS, {"index": q.FULLTEXT_INDEX, "terms": rows}):
+        asked: dict[str, object] = {"index": q.FULLTEXT_INDEX, "terms": rows}
+        statement = q.TEXT_DOC_FREQS
+        if withheld:
+            asked["hidden"] = class_labels(",".join(sorted(withheld)))
+            statement = q.TEXT_DOC_FREQS_SHOWN
+        for r in tx.rows(statement, asked):
             counted[str(r[0])] = int(r[1])
         if held is not None:
             held.keep(counted, docs)

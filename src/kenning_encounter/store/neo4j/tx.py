@@ -18,6 +18,7 @@ from kenning_encounter.store.ids import component_key, group_by_type
 from kenning_encounter.store.neo4j import engine
 from kenning_encounter.store.neo4j import past as past_text
 from kenning_encounter.store.neo4j import queries as q
+from kenning_encounter.store.neo4j.classified import class_labels
 from kenning_encounter.store.neo4j.namespace import Namespace
 from kenning_encounter.store.neo4j.text import text_props
 from kenning_encounter.store.ops.base import edge_from_row, encounter_from, node_record
@@ -173,7 +174,14 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps):
             props = _node_row(r)
             tokens += int(props[q.TEXT_LENGTH])
             source = component_key(r) if r.type == "Component" else None
-            rows.append({"label": q.authored_label(r.type), "props": props, "source": source})
+            rows.append(
+                {
+                    "label": q.authored_label(r.type),
+                    "classes": class_labels(props.get("classification")),
+                    "props": props,
+                    "source": source,
+                }
+            )
         params = {
             "rows": rows,
             "encounter": encounter,
@@ -274,7 +282,12 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps):
             props = _node_row(node)
             tokens += props["_len"]
             by_label.setdefault(node.type, []).append(
-                {"encounter": node.encounter, "recorded": tick, "props": props}
+                {
+                    "encounter": node.encounter,
+                    "recorded": tick,
+                    "props": props,
+                    "classes": class_labels(props.get("classification")),
+                }
             )
             names[node.name] = node.id
             if node.type == "Component":

@@ -121,3 +121,10 @@ class SpineOps(Statements):
     def add_tombstones(self, encounter: str, count: int) -> None:
         self._require_writable()
         self.rows(self._spine.enc_tombstones, {"name": encounter, "count": count})
+
+    def erasures(self) -> int:
+        return self.meta("erasures")
+
+    def count_erasure(self) -> None:
+        self._require_writable()
+        self.rows(self._spine.erasures_count)

@@ -49,6 +49,7 @@ class SpineText:
     enc_dissolve: LiteralString  # $name $at
     enc_touch: LiteralString  # $name $at
     enc_tombstones: LiteralString  # $name $count
+    erasures_count: LiteralString  # one more erasure committed (Meta 'erasures')
     spine: LiteralString  # -> from, relation, to
     enc_recorded: LiteralString  # $name -> node id
     enc_members: LiteralString  # $names -> encounter, node id (creation order)
