@@ -425,7 +425,7 @@ RELATION_TYPES: Final[dict[str, RelationType]] = {
             ("Encounter",),
             _ALL_AUTHORED,
             since=11,
-            tool="find_by_name",
+            tool="find_by_name, trace_provenance or chain_history with your session_id",
         ),
         RelationType(
             "PINNED",
