@@ -91,7 +91,7 @@ def test_standing_fades_by_half_lives_and_nothing_is_deleted(
     assert policy.level(_record(memory, found.node.id), T0 + timedelta(days=30)) == 0.5
 
 
-def _record(memory: Memory, node_id: str):  # noqa: ANN202 - a NodeRecord
+def _record(memory: Memory, node_id: str):
     node = memory.store.read(lambda tx: tx.get_node(node_id))
     assert node is not None
     return node
