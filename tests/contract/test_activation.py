@@ -217,3 +217,25 @@ def test_infusion_leaves_faded_nodes_out_unless_asked(timed: tuple[Memory, Clock
     assert back in asked["meta"]["ranked"]
     frozen = infuser.infuse("s-d", prompt, now=clock.days(300), include_cold=True)
     assert frozen["status"] == "silent"
+
+
+def test_orient_shows_what_is_fading(timed: tuple[Memory, Clock]) -> None:
+    from kenning_encounter.analytics.orient import build_panel
+
+    memory, clock = timed
+    _two_notes(memory)
+    memory.advance_encounter("s-2", "linking")
+    clock.days(100)
+    memory.create_entities("s-2", [{"type": "Note", "name": "fresh", "description": "New."}])
+    memory.create_relations(
+        "s-2", [{"source": "fresh", "type": "INFORMS", "target": "canary rollback"}]
+    )
+    sub = memory.store.read(lambda tx: tx.authored_graph())
+    panel = build_panel(sub.nodes, sub.edges, standing=(Activation(), clock.days(110)))
+    fading = panel.fading
+    assert fading is not None
+    assert fading.tiers == {"hot": 2, "warm": 0, "cold": 1, "frozen": 0}
+    assert [(f.node.name, f.tier, f.idle_days) for f in fading.massive_fading.items] == [
+        ("canary rollout", "cold", 110.0)
+    ]
+    assert "FADING" in panel.text and "1 cold" in panel.text
