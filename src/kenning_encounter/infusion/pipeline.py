@@ -80,11 +80,13 @@ class Infuser:
         wall_clock: Callable[[], float] = time.time,
         infusion_log: InfusionRecorder | None = None,
         activation: Activation | None = None,
+        weigh_standing: bool = True,
     ) -> None:
         """``ledger``: where sessions' ledgers live (default: this process only);
         ``infusion_log``: where each prompt's delivery is recorded (default: nowhere);
         ``activation``: how standing fades (memory/activation.py). Delivering a node never
-        renews it: nothing on this path writes a use."""
+        renews it: nothing on this path writes a use. ``weigh_standing=False`` is the plain
+        read (no tier, no weight), for the bench to set beside it."""
         self._store = store
         self._config = config
         self._matcher = matcher
@@ -96,6 +98,7 @@ class Infuser:
         self._wall_clock = wall_clock
         self._log = infusion_log
         self._activation = activation or Activation()
+        self._weigh = weigh_standing
 
     @property
     def config(self) -> InfusionConfig:
@@ -237,12 +240,13 @@ class Infuser:
             deadline=deadline,
         )
         seeds = tuple(s for s in selection.seeds if s.node.locus not in self._hidden)
-        faded = [s.node.id for s in seeds if not standing.shows(s.node)]
-        seeds = tuple(s for s in seeds if standing.shows(s.node))
+        faded = [s.node.id for s in seeds if self._weigh and not standing.shows(s.node)]
+        seeds = tuple(s for s in seeds if s.node.id not in faded)
         t_select = _ms(t0)
 
         t0 = time.perf_counter()
-        ranked = ranking.rank(self._store, seeds, cfg, hidden=self._hidden, standing=standing)
+        weighed = standing if self._weigh else None
+        ranked = ranking.rank(self._store, seeds, cfg, hidden=self._hidden, standing=weighed)
         items = [r for r in ranked.items if r.node.locus not in self._hidden]
         t_rank = _ms(t0)
 
