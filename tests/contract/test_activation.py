@@ -58,7 +58,11 @@ def _two_notes(memory: Memory) -> tuple[str, str]:
     made = memory.create_entities(
         "s-1",
         [
-            {"type": "Note", "name": "canary rollback", "description": "The canary rolled back."},
+            {
+                "type": "Note",
+                "name": "canary rollback",
+                "description": "The canary rolled back after a latency spike.",
+            },
             {"type": "Note", "name": "canary rollout", "description": "The canary rolled out."},
         ],
     )
@@ -181,7 +185,18 @@ def test_delivering_a_node_a_hundred_times_does_not_raise_its_rank(
     """The rich-get-richer loop the design is built against: what the payload makes
     salient must not gain weight by being delivered."""
     memory, clock = timed
-    back, out = _two_notes(memory)
+    ids: list[str] = []
+    for session, name, text in (
+        ("s-a", "canary rollback", "The canary rolled back after a latency spike."),
+        ("s-b", "canary rollout", "The canary rolled out."),  # apart: not beside a match
+    ):
+        memory.advance_encounter(session, "deploys")
+        made = memory.create_entities(
+            session, [{"type": "Note", "name": name, "description": text}]
+        )
+        memory.close_encounter(session, "noted")
+        ids.append(made.created[0].id)
+    back, out = ids
     infuser = Infuser(memory.store, preset("balanced"))
 
     def scores(at: datetime) -> list[tuple[str, float]]:
@@ -195,9 +210,10 @@ def test_delivering_a_node_a_hundred_times_does_not_raise_its_rank(
 
     before = scores(clock.days(40))
     used_before = {i: _record(memory, i).used_at for i in (back, out)}
+    assert {i for i, _ in before} == {back, out}
     for n in range(100):  # a fresh session each time: the body is delivered every time
-        answer = infuser.infuse(f"s-deliver-{n}", "why did the canary roll back", now=clock.at)
-        assert back in answer["meta"]["delivered"]
+        answer = infuser.infuse(f"s-deliver-{n}", "that latency spike again", now=clock.at)
+        assert answer["meta"]["delivered"] == [back]  # only this one: a rise would show
     assert scores(clock.days(40)) == before
     assert {i: _record(memory, i).used_at for i in (back, out)} == used_before
     # and the delivered node fades on schedule, delivered or not
