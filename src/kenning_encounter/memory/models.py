@@ -352,9 +352,7 @@ class Hit(BaseModel):
     encounter: str
     created_at: str
     score: float
-    tier: str = Field(
-        default="", description="hot, warm or cold (see find_by_name); empty with as_of"
-    )
+    tier: str = Field(description="hot, warm or cold (see find_by_name); empty with as_of")
 
     @classmethod
     def of(cls, node: NodeRecord, score: float, *, max_description: int, tier: str = "") -> Hit:
