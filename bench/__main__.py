@@ -24,6 +24,7 @@ from bench import growth
 BENCHES: dict[str, str] = {
     "store": "bench.store_bench",
     "infuse": "bench.infuse_bench",
+    "activation": "bench.activation_bench",
     "orient": "bench.orient_bench",
     "server": "bench.server_bench",
     "meaning": "bench.meaning_bench",

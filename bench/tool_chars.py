@@ -93,6 +93,7 @@ def calls(names: list[str]) -> list[Call]:
             },
         ),
         ("confirm_entities", {"session_id": SESSION, "refs": [concept], "why": "re-read"}),
+        ("pin_entities", {"session_id": SESSION, "refs": [concept], "why": "keep near"}),
         (
             "claim_referents",
             {

@@ -156,6 +156,12 @@ SETTING_FLAGS: Final[tuple[Flag, ...]] = (
         type=int,
         metavar="N",
     ),
+    Flag(
+        "activation_half_life_days",
+        "days after which an unused node's activation has halved (hot, warm, cold, frozen)",
+        type=float,
+        metavar="DAYS",
+    ),
     Flag("infusion_budget", "characters an infusion payload may take", type=int, metavar="N"),
     Flag("infusion_preset", "infusion pipeline preset", metavar="NAME"),
     Flag(
@@ -402,6 +408,11 @@ def _configure_purge(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--due", action="store_true", required=True, help="the nodes whose retention ran out"
     )
+    _confirm_flags(parser)
+
+
+def _configure_review(parser: argparse.ArgumentParser) -> None:
+    add_setting_flags(parser)
     _confirm_flags(parser)
 
 
@@ -728,6 +739,13 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "is only about it (the same plan, confirmation and report as erase)",
         lambda ns: _operator().run_purge(ns),
         _configure_purge,
+    ),
+    Command(
+        "review",
+        "operator only: the review queue of frozen nodes (unused for 8 half-lives, not "
+        "pinned) and the erasure they would make; a dry run unless --yes or typed",
+        lambda ns: _operator().run_review(ns),
+        _configure_review,
     ),
 )
 

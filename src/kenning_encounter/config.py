@@ -125,6 +125,12 @@ class Settings(BaseSettings):
     infusion_log_days: float = Field(14.0, gt=0, le=3_650)
     infusion_log_per_session: int = Field(500, ge=1, le=100_000)
 
+    # --- relevance over time (memory/activation.py) --------------------------------
+    # A node's activation halves for every this many days nothing used it; its tier (hot,
+    # warm, cold, frozen) is read from that at each read, so changing it refiles the whole
+    # memory at once and rewrites nothing.
+    activation_half_life_days: float = Field(30.0, gt=0, le=36_500)
+
     _split = field_validator(
         "allowed_origins",
         "allowed_hosts",

@@ -1,4 +1,5 @@
-"""The operator's erasure commands: ``erase REF...`` and ``purge --due``.
+"""The operator's erasure commands: ``erase REF...``, ``purge --due`` and ``review``
+(the frozen nodes: unused for eight half-lives, memory/activation.py).
 
 Both show a plan first (what goes, and why each node is included) and write nothing
 until confirmed: ``--yes``, or on a terminal by typing what the prompt asks. Without
@@ -109,6 +110,59 @@ def run_purge(ns: argparse.Namespace) -> int:
     return _run(ns, "a purge", make, lambda plan: f"purge {len(plan.items)}")
 
 
+def run_review(ns: argparse.Namespace) -> int:
+    """The review queue: frozen heads nobody pinned, as the operator's grant shows them,
+    and the erasure plan they make. A dry run unless confirmed; fading never deletes."""
+    from datetime import UTC, datetime
+
+    from kenning_encounter.memory import activation, gates
+
+    now = datetime.now(UTC)
+    queue: dict[str, Any] = {}
+
+    def make(store: GraphStore) -> erasure.Plan:
+        settings = queue.pop("settings")
+        policy = activation.Activation(settings.activation_half_life_days)
+        seen = gates.gated(store, settings.granted)
+        frozen = activation.frozen(seen, policy, now)
+        queue["queue"] = [
+            {
+                "id": n.id,
+                "type": n.type,
+                "name": n.name,
+                "last_used_at": activation.last_use(n),
+                "idle_days": round(policy.age_in_half_lives(n, now) * policy.half_life_days, 1),
+            }
+            for n in frozen
+        ]
+        if not ns.json:
+            _show_queue(queue["queue"], policy)
+        ids = [n.id for n in frozen]
+        return erasure.plan(seen, ids) if ids else erasure.Plan((), ())
+
+    return _run(
+        ns,
+        "a review",
+        make,
+        lambda plan: f"erase {len(plan.items)}",
+        extra=queue,
+        nothing="the review queue is empty: no node has been unused long enough to freeze",
+    )
+
+
+def _show_queue(queue: list[dict[str, Any]], policy: Any) -> None:
+    out = sys.stderr
+    days = policy.thresholds()["frozen"]
+    out.write(f"review queue: {len(queue)} frozen node(s), unused for {days:g} days or more\n")
+    for item in queue:
+        out.write(
+            f"  {item['type']} «{item['name']}» {item['id']}: last used {item['last_used_at']} "
+            f"({item['idle_days']:g} days)\n"
+        )
+    if queue:
+        out.write("a use brings any of them back (find_by_name with a session, a link, a pin)\n")
+
+
 def _erase_word(plan: erasure.Plan) -> str:
     # The operator types the referent's id: a name alone is too easy to confirm blindly.
     first = plan.items[0].node.id if plan.items else ""
@@ -123,7 +177,12 @@ def _run(
     doing: str,
     make_plan: Callable[[GraphStore], erasure.Plan],
     word: Callable[[erasure.Plan], str],
+    *,
+    extra: dict[str, Any] | None = None,
+    nothing: str = "nothing is due: no node's retention has run out",
 ) -> int:
+    """``extra``: filled by ``make_plan`` (it is handed the settings as ``settings``)
+    and added to the report; ``nothing``: what an empty plan is said to mean."""
     from kenning_encounter.memory import scrub
 
     opened = _open(ns, doing)
@@ -148,15 +207,17 @@ def _run(
         if resume and left is not None:
             report = {"dry_run": False, "resumed": len(left)}
             return _scrub(ns, settings, holder, left, report)
+        if extra is not None:
+            extra["settings"] = settings
         plan = make_plan(store)
-        report = _plan_json(plan)
+        report = (extra or {}) | _plan_json(plan)
         if not ns.json:
             _show_plan(plan)
         decision = _confirmed(plan, ns.yes, word(plan)) if plan.items else None
         if decision is not True:
             report["dry_run"] = True
             if not ns.json and not plan.items:
-                sys.stderr.write("nothing is due: no node's retention has run out\n")
+                sys.stderr.write(f"{nothing}\n")
             elif not ns.json:
                 sys.stderr.write(
                     "nothing erased: pass --yes to erase\n"

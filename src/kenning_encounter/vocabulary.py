@@ -416,6 +416,26 @@ RELATION_TYPES: Final[dict[str, RelationType]] = {
             since=8,
             tool="confirm_entities",
         ),
+        # --- #16: relevance over time (memory/activation.py) ---
+        RelationType(
+            "CONSULTED",
+            False,
+            "an encounter deliberately read the node (find_by_name, trace_provenance, "
+            "chain_history): one edge per encounter and node, its time the latest read",
+            ("Encounter",),
+            _ALL_AUTHORED,
+            since=11,
+            tool="find_by_name, trace_provenance or chain_history with your session_id",
+        ),
+        RelationType(
+            "PINNED",
+            False,
+            "an encounter pinned the node (or unpinned it): a pinned node never fades",
+            ("Encounter",),
+            _ALL_AUTHORED,
+            since=11,
+            tool="pin_entities",
+        ),
         RelationType(
             "REFERENT_CLAIM",
             False,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import getpass
 
 import pytest
@@ -250,7 +251,10 @@ def test_confirm_changes_no_node_and_is_recorded_from_the_encounter(memory: Memo
     done = memory.confirm_entities("s1", ["c1", node_id], why="re-read the source")
     assert done.confirmed == [{"id": node_id, "name": "c1"}]  # one node, named twice
     after = memory.store.read(lambda tx: tx.get_node(node_id))
-    assert after == before  # no property, status, successor or tick moved
+    # No property, status, successor or tick moved; only its standing is renewed (the
+    # used_at mirror of the CONFIRMED edge, memory/activation.py).
+    assert after is not None and after.used_at is not None
+    assert dataclasses.replace(after, used_at=None) == before
     assert _stored_concepts(memory.store) == stored  # in the engine, past any cache
     latest = memory.store.read(lambda tx: tx.confirmations_of([node_id]))
     assert latest[node_id].encounter == opened.encounter.name

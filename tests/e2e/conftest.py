@@ -177,6 +177,7 @@ ALL_TOOLS = READ_TOOLS | {
     "delete_relations",
     "confirm_entities",
     "claim_referents",
+    "pin_entities",
 }
 
 

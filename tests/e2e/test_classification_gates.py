@@ -77,6 +77,7 @@ NOT_READS: Final = {
     "delete_relations": "what it deleted",
     "confirm_entities": "what it confirmed",
     "claim_referents": "what it claimed",
+    "pin_entities": "what it pinned",
 }
 
 

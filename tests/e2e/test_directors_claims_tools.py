@@ -77,7 +77,10 @@ async def test_two_directors_a_claim_revised_and_a_confirmation(tmp_path: Path) 
             client, "confirm_entities", {"session_id": GRACE, "refs": ["billing alice"]}
         )
         assert done["confirmed"][0]["name"] == "billing alice"
-        assert await call_ok(client, "find_by_name", {"name": "billing alice"}) == before
+        after = await call_ok(client, "find_by_name", {"name": "billing alice"})
+        # Unchanged but for its standing: a confirmation is a use (memory/activation.py).
+        assert after["node"].pop("last_used_at") > before["node"].pop("last_used_at")
+        assert after == before
 
 
 async def test_bad_claims_and_confirmations_are_refused_naming_the_field(tmp_path: Path) -> None:

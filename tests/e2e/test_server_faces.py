@@ -131,7 +131,7 @@ async def test_tools_carry_schemas_written_for_a_model(tmp_path: Path) -> None:
     ("tool", "path", "fields"),
     [
         ("search", "hits", {"id", "type", "name", "description", "status", "encounter",
-                            "created_at", "score"}),
+                            "created_at", "score", "tier"}),
         ("create_entities", "created", {"id", "type", "name", "status", "revises"}),
     ],
 )  # fmt: skip

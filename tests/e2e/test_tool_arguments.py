@@ -44,6 +44,7 @@ VALID: dict[str, dict[str, Any]] = {
     },
     "delete_entities": {"session_id": SESSION, "refs": ["cpu spike"]},
     "confirm_entities": {"session_id": SESSION, "refs": ["retry storm"]},
+    "pin_entities": {"session_id": SESSION, "refs": ["retry storm"]},
     "claim_referents": {
         "session_id": SESSION,
         "claims": [{"source": "lockstep retries", "target": "lockstep retries", "resolution": "x"}],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import pytest
@@ -62,8 +63,9 @@ def require_answering() -> ScratchNeo4j:
     return target
 
 
-def open_neo4j_store() -> Any:
-    """A fresh, emptied Neo4j store, or a string saying why there is no Neo4j to use.
+def open_neo4j_store(clock: Callable[[], str] | None = None) -> Any:
+    """A fresh, emptied Neo4j store (writing the time ``clock`` tells, when given), or a
+    string saying why there is no Neo4j to use.
 
     Only "none named" and "nothing answers" come back as a reason; anything else raises."""
     target = configured()
@@ -74,7 +76,7 @@ def open_neo4j_store() -> Any:
     except ImportError as exc:
         return f"the neo4j extra is not installed ({exc}); tried {target.uri}"
     try:
-        return open_emptied(target.uri)
+        return open_emptied(target.uri, clock)
     except Exception as exc:
         if not nothing_answers(exc):
             raise

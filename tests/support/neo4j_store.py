@@ -7,21 +7,28 @@ test marker.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kenning_encounter.store.neo4j import Neo4jStore
 from tests.support.neo4j_target import at, empty_marked
 
 
-def open_emptied(uri: str) -> Neo4jStore:
+def open_emptied(uri: str, clock: Callable[[], str] | None = None) -> Neo4jStore:
     """A store on an emptied database: every node but the test marker deleted (the clock
     and meta too, so the store starts at tick 0), constraints and indexes kept.
 
     Raises UnmarkedDatabase, touching nothing, when the database carries no marker."""
     target = at(uri)
     empty_marked(target)
+    timed: dict[str, Any] = {} if clock is None else {"clock": clock}
     return Neo4jStore.open(
-        target.uri, target.username, target.password, target.database, connection_timeout_s=5.0
+        target.uri,
+        target.username,
+        target.password,
+        target.database,
+        connection_timeout_s=5.0,
+        **timed,
     )
 
 

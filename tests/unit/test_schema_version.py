@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import ladybug
@@ -54,7 +55,9 @@ def test_a_v1_store_is_migrated_in_place(tmp_path: Path) -> None:
         opened = store.read(lambda tx: tx.get_encounter("E1"))
         assert opened is not None and opened.is_open
         assert memory.find_by_name("old idea").node.description == "from v1"
-        assert [h.name for h in memory.search("idea").hits] == ["old idea"]
+        # Asked near its time: recorded in January and unused since, it has faded by now.
+        near = datetime(2026, 1, 2, tzinfo=UTC)
+        assert [h.name for h in memory.search("idea", now=near).hits] == ["old idea"]
         encounter = store.read(lambda tx: tx.get_encounter("E1"))
         assert encounter is not None and encounter.tombstones == 0
     finally:
@@ -77,3 +80,40 @@ def test_a_newer_store_is_refused_with_the_version_needed(tmp_path: Path) -> Non
 
 def test_a_fresh_store_is_at_the_current_version(embedded: EmbeddedStore) -> None:
     assert embedded.schema_version() == SCHEMA_VERSION
+
+
+def test_v11_backfills_each_nodes_last_use_from_the_dated_edges_it_has(tmp_path: Path) -> None:
+    """A memory made before relevance over time: both ends of a link made in March were
+    last used then; a node never linked counts from its creation (no used_at)."""
+    path = tmp_path / "old"
+    _make_store_at_version(path, 10)
+    db = ladybug.Database(str(path / "graph.lbdb"))
+    conn = ladybug.Connection(db)
+    made = (
+        ("linked", "con_00000000000a"),
+        ("linker", "con_00000000000b"),
+        ("alone", "con_00000000000c"),
+    )
+    for name, node_id in made:
+        conn.execute(
+            "CREATE (:Concept {id: $id, name: $name, description: 'v10', tick: 2, "
+            "created_at: '2026-01-01T00:00:01Z'})",
+            {"id": node_id, "name": name},
+        )
+        conn.execute("CREATE (:NameKey {name: $name, id: $id})", {"name": name, "id": node_id})
+    conn.execute(
+        "MATCH (a:Concept {id: 'con_00000000000a'}), (b:Concept {id: 'con_00000000000b'}) "
+        "CREATE (b)-[:INFORMS {tick: 3, encounter: 'E1', created_at: '2026-03-01T00:00:00Z'}]->(a)"
+    )
+    conn.close()
+    db.close()
+    store = EmbeddedStore.open(path)
+    try:
+        nodes = store.read(lambda tx: tx.get_nodes([i for _, i in made]))
+        assert {n.name: n.used_at for n in nodes.values()} == {
+            "linked": "2026-03-01T00:00:00Z",
+            "linker": "2026-03-01T00:00:00Z",
+            "alone": None,
+        }
+    finally:
+        store.close()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,6 +32,7 @@ from kenning_encounter.analytics.engine import (
     betweenness_sources,
     leiden_iterations,
 )
+from kenning_encounter.analytics.fading import fading_section
 from kenning_encounter.analytics.panel import NodeRef, Panel, Summary
 from kenning_encounter.analytics.projection import Projection, build_projection
 from kenning_encounter.analytics.render import fit
@@ -49,6 +50,7 @@ from kenning_encounter.analytics.sections import (
     weave_section,
 )
 from kenning_encounter.errors import InvalidInput
+from kenning_encounter.memory.activation import Activation
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 
 logger = logging.getLogger(__name__)
@@ -57,6 +59,8 @@ DEFAULT_BUDGET_CHARS = 8_000
 MIN_BUDGET_CHARS = 500
 DEFAULT_TOP_K = 10
 MAX_TOP_K = 50
+# The fading section's policy and the moment it is read at (memory/activation.py).
+Standing = tuple[Activation, datetime]
 
 GUIDE_EMPTY = (
     "Nothing recorded yet, so there is nothing to read. To start: call advance_encounter; "
@@ -99,6 +103,7 @@ def build_panel(
     engine: Engine | None = None,
     seed: int = DEFAULT_SEED,
     timer: SectionTimer | None = None,
+    standing: Standing | None = None,
 ) -> Panel:
     """Read the authored graph and return the panel, its text within ``budget_chars``.
 
@@ -117,6 +122,7 @@ def build_panel(
         seed=seed,
         timer=timer,
         encounter=None,
+        standing=standing,
     )
     return panel
 
@@ -130,6 +136,7 @@ def orient_panel(
     budget_chars: int = DEFAULT_BUDGET_CHARS,
     top_k: int = DEFAULT_TOP_K,
     engine: Engine | None = None,
+    standing: Standing | None = None,
 ) -> Panel:
     """build_panel with drift against the previous encounter's reading, saving this
     reading as ``encounter``'s baseline. A reading outside any encounter is not saved."""
@@ -143,6 +150,7 @@ def orient_panel(
         seed=DEFAULT_SEED,
         timer=None,
         encounter=encounter,
+        standing=standing,
     )
     if reading is not None and encounter is not None:
         baselines.save(reading)
@@ -160,6 +168,7 @@ def _compose(
     seed: int,
     timer: SectionTimer | None,
     encounter: str | None,
+    standing: Standing | None = None,
 ) -> tuple[Panel, Baseline | None]:
     """The panel and the mass reading to keep as a baseline (None for an empty graph)."""
     if budget_chars < MIN_BUDGET_CHARS:
@@ -178,6 +187,10 @@ def _compose(
         return fit(panel, budget_chars, [top_k]), None
 
     panel, mass = _read(projection, baseline, top_k, engine or InProcessEngine(), seed, clock)
+    if standing is not None:
+        with clock.step("fading"):
+            fading = fading_section(projection, mass, *standing, panel_ref(projection), top_k)
+        panel = panel.model_copy(update={"fading": fading})
     with clock.step("render"):
         ks = range(top_k, 0, -1)
         fitted = fit(panel, budget_chars, ks)
@@ -211,6 +224,14 @@ def _summary(projection: Projection, seeds: int, engines: dict[str, str], k: int
     )
 
 
+def panel_ref(projection: Projection) -> Callable[[int], NodeRef]:
+    def ref(i: int) -> NodeRef:
+        node = projection.nodes[i]
+        return NodeRef(id=node.id, name=node.name, type=node.type, status=status_of(projection, i))
+
+    return ref
+
+
 def _read(
     projection: Projection,
     baseline: Baseline | None,
@@ -219,9 +240,7 @@ def _read(
     seed: int,
     clock: SectionTimer,
 ) -> tuple[Panel, FloatArray]:
-    def ref(i: int) -> NodeRef:
-        node = projection.nodes[i]
-        return NodeRef(id=node.id, name=node.name, type=node.type, status=status_of(projection, i))
+    ref = panel_ref(projection)
 
     n, m = projection.node_count, projection.edge_count
     seeds = frontier_seeds(projection)

@@ -157,6 +157,22 @@ class FrontierView(FrozenModel):
     ungrounded_concepts: Listing[Waiting]
 
 
+class Faded(FrozenModel):
+    node: NodeRef
+    tier: str
+    idle_days: float  # since its latest use
+
+
+class FadingSection(FrozenModel):
+    """Relevance over time (memory/activation.py): how many nodes stand in each tier, and
+    the most massive ones that are fading, which the work leans on but stopped using."""
+
+    definition: str
+    half_life_days: float
+    tiers: dict[str, int]
+    massive_fading: Listing[Faded]
+
+
 class Panel(FrozenModel):
     """What orient returns. ``text`` is the budgeted rendering of the rest."""
 
@@ -173,6 +189,7 @@ class Panel(FrozenModel):
     components: ComponentsSection | None = None
     fragility: FragilitySection | None = None
     weave_audit: WeaveSection | None = None
+    fading: FadingSection | None = None
     omitted: tuple[str, ...] = ()  # sections left out to fit the budget
     text: str = ""
 
@@ -205,11 +222,13 @@ SECTION_ORDER: tuple[str, ...] = (
     "components",
     "fragility",
     "weave_audit",
+    "fading",
 )
 
 # When even one item per section will not fit, sections go in this order; the
 # frontier and the readings that push against mass go last.
 DROP_ORDER: tuple[str, ...] = (
+    "fading",
     "weave_audit",
     "components",
     "communities",

@@ -25,6 +25,8 @@ from kenning_encounter.analytics.panel import (
     ComponentsSection,
     DivergenceSection,
     DriftSection,
+    Faded,
+    FadingSection,
     FragilitySection,
     FrontierMassSection,
     FrontierView,
@@ -185,6 +187,18 @@ def _weave(s: WeaveSection) -> list[str]:
     return [f"WEAVE AUDIT — {s.definition}", *_block("stars", s.stars, _star)]
 
 
+def _faded(x: Faded) -> str:
+    return f"{node(x.node)} {x.tier}, unused {x.idle_days:g} days"
+
+
+def _fading(s: FadingSection) -> list[str]:
+    counts = ", ".join(f"{n} {tier}" for tier, n in s.tiers.items())
+    return [
+        f"FADING — {s.definition} (half-life {s.half_life_days:g} days): {counts}",
+        *_block("massive but fading", s.massive_fading, _faded),
+    ]
+
+
 _RENDERERS: dict[str, Callable[[Any], list[str]]] = {
     "mass": _mass,
     "frontier_mass": _frontier_mass,
@@ -197,6 +211,7 @@ _RENDERERS: dict[str, Callable[[Any], list[str]]] = {
     "components": _components,
     "fragility": _fragility,
     "weave_audit": _weave,
+    "fading": _fading,
 }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from kenning_encounter.errors import InvalidInput
@@ -28,6 +28,7 @@ from kenning_encounter.infusion.ledger import (
 )
 from kenning_encounter.infusion.log import InfusionRecorder
 from kenning_encounter.memory import validate
+from kenning_encounter.memory.activation import Activation, tiers_shown
 from kenning_encounter.store.port import GraphStore
 
 log = logging.getLogger(__name__)
@@ -78,9 +79,14 @@ class Infuser:
         ledger: LedgerStore | None = None,
         wall_clock: Callable[[], float] = time.time,
         infusion_log: InfusionRecorder | None = None,
+        activation: Activation | None = None,
+        weigh_standing: bool = True,
     ) -> None:
         """``ledger``: where sessions' ledgers live (default: this process only);
-        ``infusion_log``: where each prompt's delivery is recorded (default: nowhere)."""
+        ``infusion_log``: where each prompt's delivery is recorded (default: nowhere);
+        ``activation``: how standing fades (memory/activation.py). Delivering a node never
+        renews it: nothing on this path writes a use. ``weigh_standing=False`` is the plain
+        read (no tier, no weight), for the bench to set beside it."""
         self._store = store
         self._config = config
         self._matcher = matcher
@@ -91,6 +97,8 @@ class Infuser:
         self._renewal = Renewal(config.horizon_turns, config.horizon_seconds)
         self._wall_clock = wall_clock
         self._log = infusion_log
+        self._activation = activation or Activation()
+        self._weigh = weigh_standing
 
     @property
     def config(self) -> InfusionConfig:
@@ -177,8 +185,10 @@ class Infuser:
         *,
         now: datetime | None = None,
         deadline_s: float | None = None,
+        include_cold: bool = False,
     ) -> dict[str, Any]:
-        """One infusion. ``now`` is the moment the prompt is put (default: the clock);
+        """One infusion. Cold and frozen nodes stay out unless ``include_cold`` (which
+        brings the cold ones). ``now`` is the moment the prompt is put (default: the clock);
         relative times in the prompt ("last week") are read against it.
         ``deadline_s`` is how long the caller waits; the answer comes within it.
 
@@ -196,7 +206,7 @@ class Infuser:
             raise InvalidInput("deadline_ms", "must be between 1 and 600000 milliseconds")
         deadline = None if deadline_s is None else time.monotonic() + deadline_s
         try:
-            return self._infuse(session, text, [str(t) for t in turns], now, deadline)
+            return self._infuse(session, text, [str(t) for t in turns], now, deadline, include_cold)
         except Exception as exc:  # a broken memory is stated, never raised into a turn
             log.exception("infusion failed")
             return answer_failed(f"infusion failed on the server ({type(exc).__name__})")
@@ -208,8 +218,12 @@ class Infuser:
         trajectory: list[str],
         now: datetime | None,
         deadline: float | None,
+        include_cold: bool = False,
     ) -> dict[str, Any]:
         cfg = self._config
+        standing = ranking.Standing(
+            self._activation, now or datetime.now(UTC), tiers_shown(include_cold)
+        )
         started = time.perf_counter()
         now_s = self._wall_clock()
         t0 = time.perf_counter()
@@ -226,10 +240,13 @@ class Infuser:
             deadline=deadline,
         )
         seeds = tuple(s for s in selection.seeds if s.node.locus not in self._hidden)
+        faded = [s.node.id for s in seeds if self._weigh and not standing.shows(s.node)]
+        seeds = tuple(s for s in seeds if s.node.id not in faded)
         t_select = _ms(t0)
 
         t0 = time.perf_counter()
-        ranked = ranking.rank(self._store, seeds, cfg, hidden=self._hidden)
+        weighed = standing if self._weigh else None
+        ranked = ranking.rank(self._store, seeds, cfg, hidden=self._hidden, standing=weighed)
         items = [r for r in ranked.items if r.node.locus not in self._hidden]
         t_rank = _ms(t0)
 
@@ -334,7 +351,11 @@ class Infuser:
                 "ranked": [r.node.id for r in items],
                 "delivered": rendered_bodies,
                 "standing": rendered_handles,
-                "suppressed": {"budget": dropped, "mass_only": list(ranked.suppressed_mass_only)},
+                "suppressed": {
+                    "budget": dropped,
+                    "mass_only": list(ranked.suppressed_mass_only),
+                    "faded": faded,
+                },
                 "renewal": {
                     b.item.node.id: b.renewal for b in bodies if b.item.node.id in rendered_bodies
                 },

@@ -19,16 +19,35 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 
 from kenning_encounter.analytics import power
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.select import Seed
+from kenning_encounter.memory.activation import Activation
 from kenning_encounter.memory.contested import Conflict, challenge_conflicts
 from kenning_encounter.store.port import GraphStore, ReadTx, Subgraph
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.vocabulary import COHERENCE_RELATION_TYPES, FRONTIER_STATUSES
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """Activation as one signal of the rank (memory/activation.py): nodes of a tier not
+    shown stay out of the projection, and a focal seed's restart weight is multiplied by
+    its activation factor, so what the agent's work keeps using leads among equals."""
+
+    activation: Activation
+    now: datetime
+    tiers: frozenset[str]
+
+    def shows(self, node: NodeRecord) -> bool:
+        return self.activation.tier(node, self.now) in self.tiers
+
+    def factor(self, node: NodeRecord) -> float:
+        return self.activation.factor(node, self.now)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +90,11 @@ def rank(
     cfg: InfusionConfig,
     *,
     hidden: frozenset[str] = frozenset(),
+    standing: Standing | None = None,
 ) -> Ranking:
     """``hidden`` loci are left out of the graph itself, not only of the answer: their nodes
-    neither surface (not even as suppressed ids) nor lend rank to what does."""
+    neither surface (not even as suppressed ids) nor lend rank to what does. So are the
+    nodes ``standing`` does not show (faded), and it weighs each focal seed."""
     seeds = [s for s in seeds if s.node.locus not in hidden]
     if not seeds:
         return Ranking((), (), (), frozenset(), frozenset(), (0, 0))
@@ -93,7 +114,7 @@ def rank(
     hop, context, revised = store.read(work)
     nodes: dict[str, NodeRecord] = {s.node.id: s.node for s in seeds}
     for n in [*hop.nodes, *context.nodes]:
-        if n.is_head and n.locus not in hidden:
+        if n.is_head and n.locus not in hidden and (standing is None or standing.shows(n)):
             nodes.setdefault(n.id, n)
     edges = [
         e
@@ -113,8 +134,15 @@ def rank(
     for node_id in ids:
         i = index[node_id]
         if node_id in focal:
-            restart[i] = max(focal[node_id].weight, 0.05)
-            roles[node_id], whys[node_id] = "focal", focal[node_id].why
+            weight = max(focal[node_id].weight, 0.05)
+            why = focal[node_id].why
+            if standing is not None:
+                factor = standing.factor(nodes[node_id])
+                weight *= factor
+                if factor < 1.0:
+                    why = f"{why}; fading (activation ×{factor:.2f}: unused for a while)"
+            restart[i] = weight
+            roles[node_id], whys[node_id] = "focal", why
         elif node_id in expanded_from:
             base = focal[expanded_from[node_id]]
             restart[i] = cfg.expand_bias * max(base.weight, 0.05)

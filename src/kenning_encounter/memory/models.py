@@ -159,6 +159,15 @@ class NodeOut(BaseModel):
         default=None,
         description="With same_as: the node a confirmed referent claim reached this one from",
     )
+    tier: str | None = Field(
+        default=None,
+        description="Standing now: hot or warm (default recall), cold (search include_cold), "
+        "frozen (the operator's review queue); pinned nodes stay hot. Absent with as_of",
+    )
+    last_used_at: str | None = Field(
+        default=None, description="Its latest use: created, linked, consulted, confirmed, pinned"
+    )
+    pinned: bool | None = Field(default=None, description="true while a pin holds it hot")
 
     @classmethod
     def of(cls, node: NodeRecord, *, max_description: int | None = None) -> NodeOut:
@@ -343,9 +352,10 @@ class Hit(BaseModel):
     encounter: str
     created_at: str
     score: float
+    tier: str = Field(description="hot, warm or cold (see find_by_name); empty with as_of")
 
     @classmethod
-    def of(cls, node: NodeRecord, score: float, *, max_description: int) -> Hit:
+    def of(cls, node: NodeRecord, score: float, *, max_description: int, tier: str = "") -> Hit:
         text = node.description
         if len(text) > max_description:
             text = text[: max_description - 1].rstrip() + "…"
@@ -359,6 +369,7 @@ class Hit(BaseModel):
             encounter=node.encounter or "",
             created_at=node.created_at,
             score=round(score, 4),
+            tier=tier,
         )
 
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from kenning_encounter.errors import InvalidInput, NotFound
 from kenning_encounter.memory import asof, directors, identity, validate
+from kenning_encounter.memory.activation import Activation, last_use, tiers_shown
 from kenning_encounter.memory.models import (
     EdgeOut,
     EncounterOut,
@@ -37,6 +38,14 @@ WHEN_HELP = (
 
 def _visible(node: NodeRecord, hidden: frozenset[str]) -> bool:
     return node.locus not in hidden
+
+
+def with_standing(out: NodeOut, node: NodeRecord, standing: Activation, now: datetime) -> NodeOut:
+    """``out`` with the node's standing as it is read (before this read renews it)."""
+    out.tier = standing.tier(node, now)
+    out.last_used_at = last_use(node)
+    out.pinned = node.pinned is not None
+    return out
 
 
 def when_window(when: str, now: datetime) -> TimeWindow:
@@ -73,11 +82,16 @@ def search(
     hidden_loci: frozenset[str] = frozenset(),
     same_as: bool = False,
     as_of: int | str | None = None,
+    include_cold: bool = False,
+    activation: Activation | None = None,
 ) -> SearchResult:
     """Nodes by their words, best first. ``when`` keeps only nodes whose time (world time
     where the node states it, else record time) falls in it; without ``when``, a time the
     query names ("last week", read against ``now``) ranks hits of that time first and
-    filters nothing."""
+    filters nothing. Standing (memory/activation.py) is one declared signal: a hit's
+    score is weighed by its activation, and cold nodes are left out unless
+    ``include_cold`` (frozen ones always: they wait in the operator's review). A read of
+    the past (``as_of``) shows what stood then, every tier, unweighed."""
     text = validate.text(query, "query", required=True, limit=2_000)
     if not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput("limit", f"must be between 1 and {MAX_LIMIT}", value=limit)
@@ -96,6 +110,12 @@ def search(
         words = words.strip() or text
     # Over-fetch when loci are hidden or time filters, so neither starves the result.
     fetch = _WHEN_FETCH if window is not None else limit * 3 if hidden_loci or boost else limit
+    standing = (activation or Activation()) if as_of is None else None
+    if standing is not None:
+        fetch = max(fetch, limit * 3)  # faded hits are left out: fetch past them
+    shown_tiers = tiers_shown(include_cold)
+    faded = 0
+    tiers: dict[str, str] = {}
     past: asof.Moment | None = None
     if as_of is None:
         hits = store.fulltext(words, types=types, heads_only=not include_superseded, limit=fetch)
@@ -112,13 +132,23 @@ def search(
         if window is not None and _fit(node, window) <= 0:
             continue
         score = hit.score
+        if standing is not None:
+            tier = standing.tier(node, moment)
+            if tier not in shown_tiers:
+                faded += 1
+                continue
+            tiers[node.id] = tier
+            score *= standing.factor(node, moment)
         if boost is not None:
             score *= 1.0 + boost.certainty * _fit(node, boost)
         scored.append((node, score))
     # Equal scores go newest first (tick, then place in its write). The index's own order
     # among them follows how its segments lie, which a rebuild (an import, a crash) changes.
     scored.sort(key=lambda pair: (-pair[1], -pair[0].tick, -pair[0].ord, pair[0].id))
-    shown = [Hit.of(node, score, max_description=_SEARCH_PREVIEW) for node, score in scored[:limit]]
+    shown = [
+        Hit.of(node, score, max_description=_SEARCH_PREVIEW, tier=tiers.get(node.id, ""))
+        for node, score in scored[:limit]
+    ]
     joined: dict[str, str] = {}
     if same_as and shown:
         shown, joined = _with_same_as(store, shown, hidden_loci)
@@ -130,6 +160,14 @@ def search(
     if not shown:
         hint = "try other words, fewer type filters or a wider when" if window else ""
         note = f"nothing matched; {hint or 'try other words or fewer type filters'}"
+    if faded:
+        which = "frozen" if include_cold else "cold or frozen"
+        ask = "" if include_cold else "; include_cold=true shows the cold ones"
+        gone = (
+            f"{faded} faded hit(s) ({which}: unused for a long while) left out{ask}; "
+            "find_by_name still reads any of them"
+        )
+        note = f"{note}; {gone}" if note else gone
     if past is not None:
         note = f"{past.note()}; {note}" if note else past.note()
     return SearchResult(
@@ -213,6 +251,8 @@ def find_by_name(
     *,
     hidden_loci: frozenset[str] = frozenset(),
     as_of: int | str | None = None,
+    activation: Activation | None = None,
+    now: datetime | None = None,
 ) -> NameLookup:
     ref = validate.text(name, "name", required=True, limit=validate.MAX_NAME)
     if as_of is not None:
@@ -231,6 +271,8 @@ def find_by_name(
         history = [NodeOut.of(n) for n, _ in _chain_back(tx, head, hidden_loci)]
         resolved_from = node.id if head.id != node.id else None
         found = NameLookup(node=NodeOut.of(head), resolved_from=resolved_from, history=history)
+        if as_of is None:
+            with_standing(found.node, head, activation or Activation(), now or datetime.now(UTC))
         past = asof.moment_of(tx)
         found.as_of = past.tick if past is not None else None
         directors.with_directors(tx, [found.node, *found.history])
@@ -256,6 +298,8 @@ def trace_provenance(
     hidden_loci: frozenset[str] = frozenset(),
     same_as: bool = False,
     as_of: int | str | None = None,
+    activation: Activation | None = None,
+    now: datetime | None = None,
 ) -> Provenance:
     target = validate.text(ref, "ref", required=True, limit=validate.MAX_NAME)
     if not 1 <= depth <= MAX_DEPTH:
@@ -315,6 +359,8 @@ def trace_provenance(
             same_as=joined,
             depth=depth,
         )
+        if as_of is None:
+            with_standing(traced.node, node, activation or Activation(), now or datetime.now(UTC))
         past = asof.moment_of(tx)
         traced.as_of = past.tick if past is not None else None
         # Who said it: the node's director, and each grounding node's and joined node's.

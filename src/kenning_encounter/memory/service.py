@@ -14,7 +14,9 @@ from typing import Any, Protocol
 
 from kenning_encounter import vocabulary
 from kenning_encounter.errors import InvalidInput
-from kenning_encounter.memory import gates, identity, reads, spine, writes
+from kenning_encounter.memory import activation as standing
+from kenning_encounter.memory import gates, history, identity, reads, spine, writes
+from kenning_encounter.memory.activation import Activation
 from kenning_encounter.memory.directors import DirectorPolicy, director_in, local_director
 from kenning_encounter.memory.models import (
     Closed,
@@ -51,6 +53,8 @@ class Memory:
         cypher_char_cap: int = 100_000,
         cypher_timeout_s: float = 10.0,
         directors: DirectorPolicy | None = None,
+        activation: Activation | None = None,
+        consults: bool = True,
     ) -> None:
         # Decided once: the configured director, else the operating-system user.
         self.directors = directors or DirectorPolicy(local_director())
@@ -61,6 +65,10 @@ class Memory:
         self.hidden_loci = hidden_loci
         self._listeners: list[NodeListener] = []
         self._cypher_caps = (cypher_row_cap, cypher_char_cap, cypher_timeout_s)
+        # Relevance over time (memory/activation.py). ``consults``: deliberate reads
+        # record a CONSULTED edge; never on a reader face, which writes nothing.
+        self.activation = activation or Activation()
+        self.consults = consults
 
     def add_listener(self, listener: NodeListener) -> None:
         self._listeners.append(listener)
@@ -139,6 +147,20 @@ class Memory:
     ) -> identity.Confirmed:
         return identity.confirm_entities(self.store, session_id, refs, why)
 
+    def pin_entities(
+        self,
+        session_id: str,
+        refs: Sequence[str],
+        *,
+        pinned: bool = True,
+        why: str | None = None,
+    ) -> standing.Pinned:
+        return standing.pin_entities(self.store, session_id, refs, pinned=pinned, why=why)
+
+    def _consult(self, session_id: str | None, node_ids: Sequence[str]) -> None:
+        if self.consults:
+            standing.consult(self.store, session_id, node_ids)
+
     def claim_referents(
         self, session_id: str, claims: Sequence[identity.ClaimIn | Mapping[str, Any]]
     ) -> identity.Claimed:
@@ -156,6 +178,7 @@ class Memory:
         now: datetime | None = None,
         same_as: bool = False,
         as_of: int | str | None = None,
+        include_cold: bool = False,
     ) -> SearchResult:
         return reads.search(
             self.store,
@@ -168,10 +191,31 @@ class Memory:
             hidden_loci=self.hidden_loci,
             same_as=same_as,
             as_of=as_of,
+            include_cold=include_cold,
+            activation=self.activation,
         )
 
-    def find_by_name(self, name: str, *, as_of: int | str | None = None) -> NameLookup:
-        return reads.find_by_name(self.store, name, hidden_loci=self.hidden_loci, as_of=as_of)
+    def find_by_name(
+        self,
+        name: str,
+        *,
+        as_of: int | str | None = None,
+        session_id: str | None = None,
+        now: datetime | None = None,
+    ) -> NameLookup:
+        """``session_id``: the caller's session; with an encounter open in it, this read is
+        recorded as a consultation of the node found (memory/activation.py)."""
+        found = reads.find_by_name(
+            self.store,
+            name,
+            hidden_loci=self.hidden_loci,
+            as_of=as_of,
+            activation=self.activation,
+            now=now,
+        )
+        if as_of is None:
+            self._consult(session_id, [found.node.id])
+        return found
 
     def trace_provenance(
         self,
@@ -180,15 +224,27 @@ class Memory:
         depth: int = 5,
         same_as: bool = False,
         as_of: int | str | None = None,
+        session_id: str | None = None,
+        now: datetime | None = None,
     ) -> Provenance:
-        return reads.trace_provenance(
+        traced = reads.trace_provenance(
             self.store,
             ref,
             depth=depth,
             hidden_loci=self.hidden_loci,
             same_as=same_as,
             as_of=as_of,
+            activation=self.activation,
+            now=now,
         )
+        if as_of is None:
+            self._consult(session_id, [traced.node.id])
+        return traced
+
+    def chain_history(self, ref: str, *, session_id: str | None = None) -> history.ChainHistory:
+        found = history.chain_history(self.store, ref, hidden_loci=self.hidden_loci)
+        self._consult(session_id, [found.head] if found.head else [])
+        return found
 
     def read_cypher(self, query: str, params: dict[str, Any] | None = None) -> CypherResult:
         if self.hidden_loci:

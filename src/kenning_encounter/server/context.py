@@ -30,6 +30,7 @@ import anyio
 from kenning_encounter.config import Settings
 from kenning_encounter.errors import ConfigError
 from kenning_encounter.infusion.ledger_store import StoreLedger
+from kenning_encounter.memory.activation import Activation
 from kenning_encounter.memory.directors import director_policy
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.server.holds import Holds, load_session_key
@@ -257,6 +258,8 @@ class Runtime:
                 cypher_char_cap=settings.cypher_char_cap,
                 cypher_timeout_s=settings.cypher_timeout,
                 directors=director_policy(settings),
+                activation=Activation(settings.activation_half_life_days),
+                consults=settings.face == "full",
             )
             if settings.face == "full":
                 # A reader face never writes, not even this mechanical sweep.

@@ -49,3 +49,25 @@ AsOf = Annotated[
         "Examples: 42, '2026-05-01T12:00:00Z'.",
     ),
 ]
+
+# A deliberate read renews what it reads (memory/activation.py): with your session, the
+# read is recorded from your open encounter as a consultation of the node.
+ConsultedBy = Annotated[
+    str | None,
+    Field(
+        max_length=MAX_HANDLE,
+        description="Your session's handle, to record this read as a use of the node (it then "
+        "stays in default recall; a node you stop using fades). Omit to read without "
+        "recording; a reader face never records. Example: the session_id of your writes.",
+    ),
+]
+
+IncludeCold = Annotated[
+    bool,
+    Field(
+        description="Also return cold nodes: unused for a long while (3 to 8 half-lives of "
+        "the activation setting, 30 days by default), left out of default recall. Frozen "
+        "ones (older still) wait in the operator's review; find_by_name reads any node. "
+        "Default false.",
+    ),
+]

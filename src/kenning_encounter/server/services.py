@@ -82,6 +82,7 @@ class Services:
                     hidden_loci=self.memory.hidden_loci,
                     ledger=self.ledger,
                     infusion_log=self.infusion_log,
+                    activation=self.memory.activation,
                 )
             return self._infuser
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated
 
 from mcp_types import CallToolResult
@@ -92,6 +93,7 @@ def _orient(
         budget_chars=budget,
         top_k=top_k,
         engine=services.engine,
+        standing=(app.memory.activation, datetime.now(UTC)),
     )
 
 

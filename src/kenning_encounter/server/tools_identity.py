@@ -1,7 +1,8 @@
-"""Tools for what #17 adds to the record: confirming nodes and claiming referents.
+"""Tools that record what was found of nodes without changing them: confirming them and
+claiming referents (#17), pinning them (#16).
 
-Both write process edges from your open encounter (CONFIRMED, REFERENT_CLAIM) and never
-change a node, so both are the writer face's alone.
+Each writes process edges from your open encounter (CONFIRMED, REFERENT_CLAIM, PINNED)
+and never changes what a node says, so all are the writer face's alone.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Annotated
 from mcp_types import CallToolResult
 from pydantic import Field
 
+from kenning_encounter.memory.activation import Pinned
 from kenning_encounter.memory.identity import Claimed, ClaimIn, Confirmed
 from kenning_encounter.server.calls import ToolContext, run_tool
 from kenning_encounter.server.params import NodeRef, SessionId
@@ -28,6 +30,13 @@ def claimed_text(c: Claimed) -> str:
         was = f" (was {claim.revises})" if claim.revises else ""
         lines.append(f"- {claim.source} {claim.resolution} {claim.target}{was}")
     return "\n".join(lines)
+
+
+def pinned_text(p: Pinned) -> str:
+    names = ", ".join(f"{n['name']!r} ({n['id']})" for n in p.nodes)
+    if p.pinned:
+        return f"Pinned in {p.encounter}: {names} stay hot (never fade) until unpinned."
+    return f"Unpinned in {p.encounter}: {names} fade again from this use on."
 
 
 def register(tools: ToolRegistrar) -> None:
@@ -85,4 +94,43 @@ def register(tools: ToolRegistrar) -> None:
             ctx,
             lambda app: app.memory.claim_referents(app.hold(session_id), claims),
             claimed_text,
+        )
+
+    @tools.tool(ToolKind.WRITE, title="Pin nodes so they never fade")
+    async def pin_entities(
+        ctx: ToolContext,
+        session_id: SessionId,
+        refs: Annotated[
+            list[NodeRef],
+            Field(
+                min_length=1,
+                max_length=5_000,
+                description="Names or ids of the nodes to pin (or unpin). "
+                "Example: ['deploy runbook'].",
+            ),
+        ],
+        unpin: Annotated[
+            bool,
+            Field(
+                description="true to lift the pins instead: the nodes fade again. Default false."
+            ),
+        ] = False,
+        why: Annotated[
+            str | None,
+            Field(
+                max_length=2_000,
+                description="Why it must stay near. Example: 'the on-call checklist'.",
+            ),
+        ] = None,
+    ) -> Annotated[CallToolResult, Pinned]:
+        """Pin nodes from your open encounter: a pinned node is hot whatever its age, so it
+        never fades from search or infusion and never reaches the operator's review queue.
+        Unpinning lets it fade again from now. Nodes are not changed; each pin or unpin is
+        a PINNED edge, and counts as a use."""
+        return await run_tool(
+            ctx,
+            lambda app: app.memory.pin_entities(
+                app.hold(session_id), refs, pinned=not unpin, why=why
+            ),
+            pinned_text,
         )

@@ -8,13 +8,13 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from kenning_encounter.memory import conflicts as contest
-from kenning_encounter.memory import history
 from kenning_encounter.memory.conflicts import ConflictsResult
 from kenning_encounter.memory.contested import KINDS
 from kenning_encounter.memory.history import ChainHistory
 from kenning_encounter.memory.models import NameLookup, Provenance, SearchResult
 from kenning_encounter.server import render
 from kenning_encounter.server.calls import ToolContext, run_tool
+from kenning_encounter.server.context import AppContext
 from kenning_encounter.server.outputs import (
     PROVENANCE_CHARS,
     CypherRows,
@@ -24,8 +24,16 @@ from kenning_encounter.server.outputs import (
     Vocabulary,
     fit_provenance,
 )
-from kenning_encounter.server.params import AsOf, NodeRef, SameAs
+from kenning_encounter.server.params import AsOf, ConsultedBy, IncludeCold, NodeRef, SameAs
 from kenning_encounter.server.registry import ToolKind, ToolRegistrar
+
+
+def _consulting(app: AppContext, session_id: str | None) -> str | None:
+    """The session a read is recorded for: held by the caller (its handle), and only
+    where the memory records consultations (never a reader face)."""
+    if session_id is None or not app.memory.consults:
+        return None
+    return app.hold(session_id)
 
 
 def register(tools: ToolRegistrar) -> None:
@@ -73,9 +81,13 @@ def register(tools: ToolRegistrar) -> None:
         ] = None,
         same_as: SameAs = False,
         as_of: AsOf = None,
+        include_cold: IncludeCold = False,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Find nodes by the words in their names and descriptions, best match first;
-        `when` keeps only those of a time, and a time the query names ranks them first."""
+        `when` keeps only those of a time, and a time the query names ranks them first.
+        What your work keeps using ranks higher (activation, one declared signal: each hit
+        says its tier); cold nodes, unused for long, only with include_cold. A search hit
+        is not a use: open a hit with find_by_name to renew it."""
         return await run_tool(
             ctx,
             lambda app: app.memory.search(
@@ -86,6 +98,7 @@ def register(tools: ToolRegistrar) -> None:
                 when=when,
                 same_as=same_as,
                 as_of=as_of,
+                include_cold=include_cold,
             ),
             render.search,
             deadline=deadline,
@@ -94,13 +107,17 @@ def register(tools: ToolRegistrar) -> None:
 
     @tools.tool(ToolKind.READ, title="Look a node up by name")
     async def find_by_name(
-        ctx: ToolContext, name: NodeRef, as_of: AsOf = None
+        ctx: ToolContext, name: NodeRef, as_of: AsOf = None, session_id: ConsultedBy = None
     ) -> Annotated[CallToolResult, NameLookup]:
-        """The live node carrying this name (or id), with its older revisions; with `as_of`,
-        the node that was live then, as it was then."""
+        """The live node carrying this name (or id), with its older revisions and its tier
+        (hot, warm, cold, frozen: any tier is found here); with `as_of`, the node that was
+        live then, as it was then. With your session_id the read counts as a use of the
+        node (a CONSULTED edge from your open encounter): a faded node is hot again."""
         return await run_tool(
             ctx,
-            lambda app: app.memory.find_by_name(name, as_of=as_of),
+            lambda app: app.memory.find_by_name(
+                name, as_of=as_of, session_id=_consulting(app, session_id)
+            ),
             render.name_lookup,
             deadline=deadline,
             quick=True,
@@ -118,6 +135,7 @@ def register(tools: ToolRegistrar) -> None:
         ] = 5,
         same_as: SameAs = False,
         as_of: AsOf = None,
+        session_id: ConsultedBy = None,
     ) -> Annotated[CallToolResult, Provenance]:
         """Walk back from a node along its evidence (GROUNDS, SUPPORTS, OBSERVED_AT, ...): what
         it rests on, its revisions and the encounter that recorded it. A long trace is cut
@@ -125,7 +143,13 @@ def register(tools: ToolRegistrar) -> None:
         return await run_tool(
             ctx,
             lambda app: fit_provenance(
-                app.memory.trace_provenance(ref, depth=depth, same_as=same_as, as_of=as_of),
+                app.memory.trace_provenance(
+                    ref,
+                    depth=depth,
+                    same_as=same_as,
+                    as_of=as_of,
+                    session_id=_consulting(app, session_id),
+                ),
                 PROVENANCE_CHARS,
             ),
             render.provenance,
@@ -134,7 +158,7 @@ def register(tools: ToolRegistrar) -> None:
 
     @tools.tool(ToolKind.READ, title="A chain's whole history")
     async def chain_history(
-        ctx: ToolContext, node: NodeRef
+        ctx: ToolContext, node: NodeRef, session_id: ConsultedBy = None
     ) -> Annotated[CallToolResult, ChainHistory]:
         """Every version of a node's revision chain, oldest first, whichever version you name:
         each version's text and status, why it replaced the one before (revision_why), the
@@ -145,9 +169,7 @@ def register(tools: ToolRegistrar) -> None:
         nodes deleted."""
         return await run_tool(
             ctx,
-            lambda app: history.chain_history(
-                app.memory.store, node, hidden_loci=app.memory.hidden_loci
-            ),
+            lambda app: app.memory.chain_history(node, session_id=_consulting(app, session_id)),
             render.chain_history,
             deadline=deadline,
         )

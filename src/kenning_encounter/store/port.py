@@ -214,6 +214,16 @@ class IdentityWrites(Protocol):
     def create_claim(self, claim: ClaimRecord) -> None: ...
 
 
+class ActivationWrites(Protocol):
+    """Uses that renew a node's standing without changing it (memory/activation.py)."""
+
+    def consult_nodes(self, encounter: str, node_ids: Sequence[str]) -> None: ...
+
+    def pin_nodes(
+        self, encounter: str, node_ids: Sequence[str], *, pinned: bool, why: str = ""
+    ) -> None: ...
+
+
 class WriteContext(Protocol):
     """The one tick and the one timestamp of a write."""
 
@@ -384,7 +394,14 @@ class ReadTx(SpineReads, NodeReads, RelationReads, PastReads, IdentityReads, Pro
 
 
 class WriteTx(
-    ReadTx, WriteContext, SpineWrites, NodeWrites, RelationWrites, IdentityWrites, Protocol
+    ReadTx,
+    WriteContext,
+    SpineWrites,
+    NodeWrites,
+    RelationWrites,
+    IdentityWrites,
+    ActivationWrites,
+    Protocol,
 ):
     """What a write unit of work is handed: every read, and the writes, under one tick."""
 

@@ -22,6 +22,10 @@ class NodeRecord:
     locus: str | None = None  # session id of that encounter's locus
     superseded_by: str | None = None  # id of the successor, when not a head
     ord: int = 0  # place within the write that created it: (tick, ord) is the creation order
+    # Mirrors of process edges (memory/activation.py): the latest use (a link, a
+    # consultation, a confirmation; None: only its creation) and the pin in force.
+    used_at: str | None = None
+    pinned: str | None = None  # the encounter that pinned it, while the pin stands
 
     @property
     def is_head(self) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Final, LiteralString, cast
 
+from kenning_encounter.store.ops.activation import ActivationText
 from kenning_encounter.store.ops.identity import IdentityText
 from kenning_encounter.store.ops.text import (
     LoadText,
@@ -86,9 +87,11 @@ NODE_SET_STATUS: Final = "MATCH (n:{label} {{id: $id}}) SET n.status = $status"
 NODE_DELETE: Final = "MATCH (n:{label} {{id: $id}}) DETACH DELETE n"
 
 # --- authored edges ---------------------------------------------------------
+# A link is a use of both its ends (memory/activation.py): their used_at follows.
 EDGE_CREATE: Final = (
     "MATCH (a:{source} {{id: $s}}), (b:{target} {{id: $t}}) "
-    "CREATE (a)-[:{rel} {{tick: $tick, encounter: $encounter, created_at: $at}}]->(b)"
+    "CREATE (a)-[:{rel} {{tick: $tick, encounter: $encounter, created_at: $at}}]->(b) "
+    "SET a.used_at = $at, b.used_at = $at"
 )
 EDGE_CREATE_SUPERSEDES: Final = (
     "MATCH (a:{source} {{id: $s}}), (b:{target} {{id: $t}}) "
@@ -276,7 +279,8 @@ DIRECTORS_OF: Final = (
 )
 CONFIRM: Final = (
     "MATCH (e:Encounter {{id: $encounter}}) UNWIND $ids AS i MATCH (n:{label} {{id: i}}) "
-    "CREATE (e)-[:CONFIRMED {{tick: $tick, created_at: $at, why: $why}}]->(n)"
+    "CREATE (e)-[:CONFIRMED {{tick: $tick, created_at: $at, why: $why}}]->(n) "
+    "SET n.used_at = $at"
 )
 CONFIRMATIONS_OF: Final = (
     "MATCH (e:Encounter)-[r:CONFIRMED]->(n:{label}) WHERE n.id IN $ids "
@@ -305,3 +309,15 @@ DIRECT_UNDIRECTED: Final = (
     "RETURN count(*)"
 )
 IDENTITY_TEXT: Final = text_of(IdentityText, sys.modules[__name__])
+
+# --- consultations and pins (store/ops/activation.py) ----------------------------------
+CONSULT: Final = (
+    "MATCH (e:Encounter {{id: $encounter}}) UNWIND $ids AS i MATCH (n:{label} {{id: i}}) "
+    "MERGE (e)-[r:CONSULTED]->(n) SET r.tick = $tick, r.created_at = $at, n.used_at = $at"
+)
+PIN: Final = (
+    "MATCH (e:Encounter {{id: $encounter}}) UNWIND $ids AS i MATCH (n:{label} {{id: i}}) "
+    "CREATE (e)-[:PINNED {{tick: $tick, created_at: $at, why: $why, state: $state}}]->(n) "
+    "SET n.pinned = $pinned, n.used_at = $at"
+)
+ACTIVATION_TEXT: Final = text_of(ActivationText, sys.modules[__name__])

@@ -22,7 +22,7 @@ from kenning_encounter.store.embedded.past import CREATE_TABLE as PAST_TABLE
 from kenning_encounter.store.persons import BEFORE_DIRECTORS
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, NodeType, RelationType
 
-SCHEMA_VERSION: Final = 10
+SCHEMA_VERSION: Final = 11
 
 
 def _node_columns(t: NodeType) -> list[str]:
@@ -174,6 +174,28 @@ def _v10() -> list[str]:
     return [PAST_TABLE, *PAST_BACKFILL]
 
 
+def _v11() -> list[str]:
+    # v11: relevance over time (memory/activation.py). CONSULTED and PINNED are process
+    # edges; each node mirrors the latest use its edges show (used_at) and whether a pin
+    # is in force (pinned: the pinning encounter), kept in the same transaction as the
+    # edges, so a tier is one column read. Backfilled from the dated edges already there
+    # (authored relations, confirmations, claims): creation alone counts when none is.
+    stmts: list[str] = []
+    for name in ("CONSULTED", "PINNED"):
+        columns = ", created_at STRING" + (", why STRING, state STRING" if name == "PINNED" else "")
+        stmts.append(rel_ddl(RELATION_TYPES[name]).removesuffix(")") + columns + ")")
+    for name, t in NODE_TYPES.items():
+        if not t.authored:
+            continue
+        stmts += [
+            f"ALTER TABLE {name} ADD used_at STRING",
+            f"ALTER TABLE {name} ADD pinned STRING",
+            f"MATCH (n:{name})-[r]-() WHERE r.created_at IS NOT NULL "
+            "WITH n, max(r.created_at) AS at SET n.used_at = at",
+        ]
+    return stmts
+
+
 MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {
     1: _v1,
     2: _v2,
@@ -185,4 +207,5 @@ MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {
     8: _v8,
     9: _v9,
     10: _v10,
+    11: _v11,
 }

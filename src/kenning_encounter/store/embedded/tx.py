@@ -20,6 +20,7 @@ from kenning_encounter.store.embedded import queries as q
 from kenning_encounter.store.embedded.nodecache import LazySnapshot
 from kenning_encounter.store.embedded.textindex import IndexDoc, classes_of
 from kenning_encounter.store.ids import component_key, type_of_id
+from kenning_encounter.store.ops.activation import ActivationOps
 from kenning_encounter.store.ops.base import node_record
 from kenning_encounter.store.ops.identity import IdentityOps
 from kenning_encounter.store.ops.load import LoadOps
@@ -75,10 +76,11 @@ def node_from_row(row: list[Any]) -> NodeRecord:
     )
 
 
-class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps):
+class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
     _spine = q.SPINE_TEXT
     _past = past_text.PAST_TEXT
     _identity = q.IDENTITY_TEXT
+    _activation = q.ACTIVATION_TEXT
     _nodes = q.NODE_TEXT
     _relations = q.RELATION_TEXT
     _load = q.LOAD_TEXT

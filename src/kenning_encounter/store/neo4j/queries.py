@@ -28,6 +28,7 @@ from kenning_encounter.store.neo4j.ledger import LEGACY_INDEXES as LEDGER_LEGACY
 from kenning_encounter.store.neo4j.ledger import SCHEMA as LEDGER_SCHEMA
 from kenning_encounter.store.neo4j.meanings import SCHEMA as MEANING_SCHEMA
 from kenning_encounter.store.neo4j.past import SCHEMA as PAST_SCHEMA
+from kenning_encounter.store.ops.activation import ActivationText
 from kenning_encounter.store.ops.identity import IdentityText
 from kenning_encounter.store.ops.text import (
     LoadText,
@@ -269,9 +270,11 @@ NODE_DELETE: Final = (
 )
 
 # --- authored edges -----------------------------------------------------------
+# A link is a use of both its ends (memory/activation.py): their used_at follows.
 EDGE_CREATE: Final = (
     "MATCH (a:{source}:KenningMemory {{id: $s}}) MATCH (b:{target}:KenningMemory {{id: $t}}) "
-    "CREATE (a)-[:{rel} {{tick: $tick, encounter: $encounter, created_at: $at}}]->(b)"
+    "CREATE (a)-[:{rel} {{tick: $tick, encounter: $encounter, created_at: $at}}]->(b) "
+    "SET a.used_at = $at, b.used_at = $at"
 )
 EDGE_CREATE_SUPERSEDES: Final = (
     "MATCH (a:{source}:KenningMemory {{id: $s}}) MATCH (b:{target}:KenningMemory {{id: $t}}) "
@@ -677,7 +680,8 @@ DIRECTORS_OF: Final = (
 CONFIRM: Final = (
     "MATCH (e:Encounter:KenningMemory {{id: $encounter}}) UNWIND $ids AS i "
     "MATCH (n:{label}:KenningMemory {{id: i}}) "
-    "CREATE (e)-[:CONFIRMED {{tick: $tick, created_at: $at, why: $why}}]->(n)"
+    "CREATE (e)-[:CONFIRMED {{tick: $tick, created_at: $at, why: $why}}]->(n) "
+    "SET n.used_at = $at"
 )
 CONFIRMATIONS_OF: Final = (
     "MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids "
@@ -709,3 +713,17 @@ DIRECT_UNDIRECTED: Final = (
     "ON CREATE SET d.tick = l.tick RETURN count(d)"
 )
 IDENTITY_TEXT: Final = text_of(IdentityText, sys.modules[__name__])
+
+# --- consultations and pins (store/ops/activation.py) ----------------------------------
+CONSULT: Final = (
+    "MATCH (e:Encounter:KenningMemory {{id: $encounter}}) UNWIND $ids AS i "
+    "MATCH (n:{label}:KenningMemory {{id: i}}) "
+    "MERGE (e)-[r:CONSULTED]->(n) SET r.tick = $tick, r.created_at = $at, n.used_at = $at"
+)
+PIN: Final = (
+    "MATCH (e:Encounter:KenningMemory {{id: $encounter}}) UNWIND $ids AS i "
+    "MATCH (n:{label}:KenningMemory {{id: i}}) "
+    "CREATE (e)-[:PINNED {{tick: $tick, created_at: $at, why: $why, state: $state}}]->(n) "
+    "SET n.pinned = $pinned, n.used_at = $at"
+)
+ACTIVATION_TEXT: Final = text_of(ActivationText, sys.modules[__name__])

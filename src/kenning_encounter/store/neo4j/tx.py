@@ -21,6 +21,7 @@ from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j.classified import class_labels
 from kenning_encounter.store.neo4j.namespace import Namespace
 from kenning_encounter.store.neo4j.text import text_props
+from kenning_encounter.store.ops.activation import ActivationOps
 from kenning_encounter.store.ops.base import edge_from_row, encounter_from, node_record
 from kenning_encounter.store.ops.identity import IdentityOps
 from kenning_encounter.store.ops.load import LoadOps
@@ -64,10 +65,11 @@ _EDGES_EACH: Final[dict[str, LiteralString]] = {
 }
 
 
-class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps):
+class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
     _spine = q.SPINE_TEXT
     _past = past_text.PAST_TEXT
     _identity = q.IDENTITY_TEXT
+    _activation = q.ACTIVATION_TEXT
     _nodes = q.NODE_TEXT
     _relations = q.RELATION_TEXT
     _load = q.LOAD_TEXT

@@ -11,7 +11,7 @@ from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRec
 # Stored beside a type's own properties; never part of ``NodeRecord.props``.
 _COMMON = frozenset(
     {"id", "tick", "ord", "created_at", "name", "description", "status"}
-    | {"encounter", "locus", "superseded_by"}
+    | {"encounter", "locus", "superseded_by", "used_at", "pinned"}
 )
 
 
@@ -37,6 +37,10 @@ class Statements(ABC):
     @abstractmethod
     def now(self) -> str:
         """The write's one timestamp."""
+
+    def _on_changed(self, node_id: str) -> None:  # noqa: B027 - a hook, a no-op by default
+        """A stored node's status, successor or use is about to change (a backend that
+        keeps nodes beside the graph hears it)."""
 
     def _require_writable(self) -> None:
         if not self._writable:
@@ -71,6 +75,8 @@ def node_record(
         locus=locus,
         superseded_by=superseded_by,
         ord=int(props.get("ord") or 0),
+        used_at=props.get("used_at"),
+        pinned=props.get("pinned") or None,
     )
 
 

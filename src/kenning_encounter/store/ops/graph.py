@@ -29,9 +29,6 @@ class NodeOps(Statements):
         """One node row of the backend's node queries, as a record."""
 
     # --- bookkeeping a backend may keep beside the graph (no-ops by default) ----------
-    def _on_changed(self, node_id: str) -> None:
-        """A stored node's status or successor is about to change."""
-
     def _on_successor(self, node_id: str, successor: str | None) -> None:
         """A node's successor was set or cleared (a stored mirror of it may follow)."""
 
@@ -230,6 +227,9 @@ class RelationOps(NodeOps):
             query = self.render(text.edge_create_supersedes, source=s_label, target=t_label)
         else:
             query = self.render(text.edge_create, source=s_label, target=t_label, rel=edge.type)
+        if edge.type != "SUPERSEDES":  # the link renews both ends' used_at (its query)
+            self._on_changed(edge.source)
+            self._on_changed(edge.target)
         self.rows(query, params)
         if edge.type == "SUPERSEDES":
             self._revised(edge.target, edge.source)

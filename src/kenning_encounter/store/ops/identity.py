@@ -115,6 +115,8 @@ class IdentityOps(Statements):
     def confirm_nodes(self, encounter: str, node_ids: Sequence[str], why: str = "") -> None:
         self._require_writable()
         for label, ids in group_by_type(node_ids).items():
+            for i in ids:
+                self._on_changed(i)  # a confirmation renews the node's used_at
             query = self.render(self._identity.confirm, label=label)
             params = {
                 "encounter": encounter,

@@ -1,0 +1,56 @@
+"""Relevance over time (#16, memory/activation.py): the process edges that say an
+encounter consulted a node or pinned it, each kept with its mirror on the node
+(``used_at``, ``pinned``) in the same statement. Written once for both backends."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import LiteralString
+
+from kenning_encounter.store.ids import group_by_type
+from kenning_encounter.store.ops.graph import NodeOps
+
+# Stored in ``pinned`` when no pin stands: one string type for the column on every engine.
+UNPINNED = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ActivationText:
+    # {label}; $encounter $ids $tick $at: one CONSULTED edge per encounter and node
+    # (its tick and time the latest consultation), and the node's used_at.
+    consult: LiteralString
+    # {label}; $encounter $ids $tick $at $why $state $pinned: a PINNED edge, the mirror.
+    pin: LiteralString
+
+
+class ActivationOps(NodeOps):
+    _activation: ActivationText
+
+    def consult_nodes(self, encounter: str, node_ids: Sequence[str]) -> None:
+        """``encounter`` read these nodes deliberately: their standing is renewed."""
+        self._require_writable()
+        for label, ids in group_by_type(node_ids).items():
+            for i in ids:
+                self._on_changed(i)
+            params = {"encounter": encounter, "ids": ids, "tick": self.tick, "at": self.now}
+            self.rows(self.render(self._activation.consult, label=label), params)
+
+    def pin_nodes(
+        self, encounter: str, node_ids: Sequence[str], *, pinned: bool, why: str = ""
+    ) -> None:
+        """Pin (or unpin) nodes from ``encounter``; either is a use of them."""
+        self._require_writable()
+        for label, ids in group_by_type(node_ids).items():
+            for i in ids:
+                self._on_changed(i)
+            params = {
+                "encounter": encounter,
+                "ids": ids,
+                "tick": self.tick,
+                "at": self.now,
+                "why": why,
+                "state": "pinned" if pinned else "unpinned",
+                "pinned": encounter if pinned else UNPINNED,
+            }
+            self.rows(self.render(self._activation.pin, label=label), params)
