@@ -521,3 +521,18 @@ def test_one_held_node_revised_twice_under_two_names_is_refused(
     (folder / "a.fact.json").unlink()  # by our IRI alone, it revises the held node
     run(m, folder, MEM)
     assert m.find_by_name("fact:b").history[0].id == head.id
+
+
+def test_a_schema_10_store_takes_a_triple_after_its_migration(tmp_path: Path) -> None:
+    from tests.support.embedded_store import made_at_schema
+
+    made_at_schema(tmp_path / "memory", 10)
+    store = EmbeddedStore.open(tmp_path / "memory")
+    try:
+        m = Memory(store)
+        m.advance_encounter("triples", "after the upgrade")
+        triple = {"predicate": "hitRate", "object": "0.5", "object_type": "number"}
+        m.create_entities("triples", [{"type": "Concept", "name": "rate", **triple}])
+        assert {k: m.find_by_name("rate").node.properties[k] for k in triple} == triple
+    finally:
+        store.close()
