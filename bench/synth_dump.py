@@ -28,11 +28,14 @@ from typing import IO, Any, Final
 
 from bench.synth import _PLACES, _TOPICS, _VERBS, _sentence  # pyright: ignore[reportPrivateUsage]
 from kenning_encounter.memory import dump_format as fmt
+from kenning_encounter.store.persons import PersonRecord, person_id
 from kenning_encounter.store.port import DumpedEdge, DumpedNode, LocusRecord, SpineEdge
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES
 
 WRITE: Final = 50  # nodes per create_entities call, as an agent batches them
+# Every locus is directed by one Person, as sessions of one configured director are.
+DIRECTOR: Final = PersonRecord(person_id("bench:director", ""), "bench director", "bench:director")
 _BASE: Final = datetime(2025, 1, 1, tzinfo=UTC)
 # (type, share) of the nodes created; the rest of the shape follows from them.
 _SHARES: Final = (
@@ -192,7 +195,9 @@ class _Generator:
         self.tick += 1
         opened = self.tick
         if locus not in self.last_of:
-            self.out.loci.append(LocusRecord(locus, opened, _at(opened)))
+            self.out.loci.append(
+                LocusRecord(locus, opened, _at(opened), DIRECTOR.id, directed_tick=opened)
+            )
         name = f"E{opened}"
         previous = self.last_of.get(locus)
         self.out.spine.append(SpineEdge(locus, "OPENED", name, opened))
@@ -325,6 +330,7 @@ def write_dump(
             out.loci.sort(key=lambda r: r.id)
             out.encounters.sort(key=lambda r: r.name)
             out.counts |= {
+                "person": 1,
                 "locus": len(out.loci),
                 "encounter": len(out.encounters),
                 "spine": len(out.spine),
@@ -343,7 +349,7 @@ def write_dump(
                     counts=counts, at=_at(generator.tick),
                 )  # fmt: skip
                 emit(fmt.encode(head))
-                records: list[Any] = [*out.loci, *out.encounters, *out.spine]
+                records: list[Any] = [DIRECTOR, *out.loci, *out.encounters, *out.spine]
                 for record in records:
                     emit(fmt.encode(fmt.to_line(record)))
                 node_file.flush()

@@ -90,6 +90,30 @@ COMMON_AUTHORED_PROPS: Final = (
     ),
 )
 
+# A fact in triple form (KNDL's predicate and object; its subject is what it is ABOUT):
+# what an Observation or a Concept states, kept so the triple leaves as it came.
+OBJECT_TYPES: Final = ("string", "number", "boolean", "iri")
+TRIPLE_PROPS: Final = (
+    Prop(
+        "predicate",
+        PropKind.TEXT,
+        "in triple form, what the node states of its subject: a term or IRI (creditScore)",
+        since=12,
+    ),
+    Prop(
+        "object",
+        PropKind.TEXT,
+        "in triple form, the value stated for the predicate, as text (720, Acme, an IRI)",
+        since=12,
+    ),
+    Prop(
+        "object_type",
+        PropKind.TEXT,
+        "what the object is: string (the default), number, boolean or iri",
+        since=12,
+    ),
+)
+
 # The closed vocabulary of classification; a node may carry several, or none (unclassified).
 CLASSIFICATIONS: Final = ("pii", "phi", "pci", "secret")
 
@@ -126,6 +150,7 @@ OBSERVATION: Final = NodeType(
     props=(
         *COMMON_AUTHORED_PROPS,
         Prop("t_observed", PropKind.TIME, "when it held in the world (ISO-8601), if known"),
+        *TRIPLE_PROPS,
     ),
     when="you saw, read, measured or were told something concrete",
 )
@@ -157,7 +182,7 @@ CONCEPT: Final = NodeType(
     Layer.SEMANTIC,
     "a synthesis: an understanding built from several observations",
     "con",
-    props=COMMON_AUTHORED_PROPS,
+    props=(*COMMON_AUTHORED_PROPS, *TRIPLE_PROPS),
     when="several observations add up to an idea worth naming",
 )
 NOTE: Final = NodeType(

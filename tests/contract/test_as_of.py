@@ -375,6 +375,12 @@ def _without_the_record(store: GraphStore, backend: str, where: Path) -> GraphSt
         db = ladybug.Database(str(where / "graph.lbdb"))
         conn = ladybug.Connection(db)
         conn.execute("DROP TABLE Past")
+        from kenning_encounter.vocabulary import NODE_TYPES
+
+        for name, t in NODE_TYPES.items():  # and what the migrations after it add
+            for p in t.props:
+                if p.since > 10:
+                    conn.execute(f"ALTER TABLE {name} DROP {p.name}")
         conn.execute("MATCH (m:Meta {key: 'schema_version'}) SET m.ival = 9")
         conn.close()
         db.close()

@@ -87,14 +87,14 @@ def test_neo4j_loci_without_a_director_get_one_when_the_store_opens() -> None:
         again.close()
 
 
-def test_an_imported_memory_has_no_locus_without_a_director(tmp_path: Path) -> None:
+def test_an_imported_memory_keeps_each_locus_director(tmp_path: Path) -> None:
     from kenning_encounter.memory import dump, load
-    from kenning_encounter.store.persons import NOT_IN_DUMP
 
     source = EmbeddedStore.open(tmp_path / "source")
     try:
         Memory(source).advance_encounter("s1", "w", director="Ada", director_key="ada@x")
         Memory(source).advance_encounter("s2", "w")
+        before = source.read(lambda tx: tx.directors_of(tx.loci()))
         with (tmp_path / "d.jsonl").open("wb") as out:
             dump.export(source, out, app_version="test")
     finally:
@@ -103,7 +103,7 @@ def test_an_imported_memory_has_no_locus_without_a_director(tmp_path: Path) -> N
     try:
         load.load(copy, load.verify(tmp_path / "d.jsonl"))
         held = copy.read(lambda tx: tx.directors_of(tx.loci()))
-        assert sorted(held) == ["s1", "s2"]
-        assert {p.id for p in held.values()} == {NOT_IN_DUMP.id}
+        assert held == before and sorted(held) == ["s1", "s2"]
+        assert held["s1"].name == "Ada" and held["s2"].id != held["s1"].id
     finally:
         copy.close()

@@ -67,6 +67,8 @@ def _by_label(facts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             "validFrom": f.get("validFrom"),
             "validUntil": f.get("validUntil"),
             "observedAt": f.get("observedAt"),
+            "predicate": f.get("predicate"),
+            "object": f.get("object"),
             "@type": f["@type"],
         }
         for f in facts
@@ -77,7 +79,10 @@ def test_facts_become_observations_with_citations(store: GraphStore) -> None:
     m = Memory(store)
     done = run(m, CI, MEM)
     assert (done.facts, done.citations, done.subjects) == (6, 5, 2)
-    assert done.not_held["predicate"] == 3 and done.not_held["confidence"] == 6
+    assert done.not_held["confidence"] == 6  # read, and not kept, on purpose
+    assert "predicate" not in done.not_held and "object" not in done.not_held
+    rate = m.find_by_name("fact:cache-hit-rate-2026-05-16").node.properties
+    assert (rate["predicate"], rate["object"], rate["object_type"]) == ("hitRate", "0.79", "number")
     disk = m.find_by_name("fact:runner-r7-disk-full").node
     assert disk.type == "Observation"
     assert disk.description.startswith("Runner r7 ran out of disk space")
@@ -130,8 +135,9 @@ def test_import_then_export_keeps_statements_subjects_supersedes_and_derivations
         assert mine["source"] == [src["source"]]
         assert mine["supersedes"] == src.get("supersedes")
         assert mine["derivedFrom"] == sorted(src.get("derivedFrom", []))
-        for key in ("validFrom", "validUntil", "observedAt"):
+        for key in ("validFrom", "validUntil", "observedAt", "predicate", "object"):
             assert mine[key] == src.get(key)
+    assert sum(f.get("object") is not None for f in out) == 3
 
 
 def test_memory_to_facts_and_back_gives_the_same_facts(store: GraphStore, tmp_path: Path) -> None:
@@ -141,8 +147,21 @@ def test_memory_to_facts_and_back_gives_the_same_facts(store: GraphStore, tmp_pa
     m.create_entities(
         "kndl-extra",
         [
-            {"type": "Observation", "name": "o9", "description": "the queue backs up at noon"},
-            {"type": "Concept", "name": "c9", "description": "noon load"},
+            {
+                "type": "Observation",
+                "name": "o9",
+                "description": "the queue backs up at noon",
+                "predicate": "backsUpAt",
+                "object": "12:00",
+            },
+            {
+                "type": "Concept",
+                "name": "c9",
+                "description": "noon load",
+                "predicate": "peaksAbove",
+                "object": "1e3",
+                "object_type": "number",
+            },
             {"type": "Concept", "name": "c10", "description": "capacity plan"},
             {"type": "Concept", "name": "c11", "description": "rests on nothing yet"},
         ],
@@ -272,7 +291,72 @@ BAD: list[tuple[str, str, Callable[[dict[str, Any]], None], str, str]] = [
     ),
     ("runner-r7-disk-full", "span", _set(validUntil="2026-01-01T00:00:00Z"), "valid", "before"),
     ("runner-r7-disk-full", "label", _set(label="x" * 300), "label", "limit"),
+    (
+        "runner-r7-disk-full",
+        "object list",
+        _set(object=[1, 2]),
+        "object",
+        "a number, true or false",
+    ),
+    ("runner-r7-disk-full", "object node", _set(object={"@id": "a b"}), "object", "not an IRI"),
+    ("runner-r7-disk-full", "predicate", _set(predicate=7), "predicate", "non-empty string"),
 ]
+
+TRIPLES: list[Any] = ["full", 720, 0.41, -2.5e-07, True, False, {"@id": "urn:x:customer:9281"}]
+
+
+def test_a_fact_keeps_its_predicate_and_object_through_import_and_export(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """Each form an object takes comes back as it went in; confidence does not."""
+    docs = [
+        {
+            "@id": f"fact:t{i}",
+            "@type": "Fact",
+            "statement": f"triple {i}",
+            "subject": "customer:9281",
+            "predicate": f"p{i}",
+            "object": value,
+            "confidence": 0.5,
+        }
+        for i, value in enumerate(TRIPLES)
+    ]
+    path = tmp_path / "triples.jsonld"
+    path.write_text(json.dumps({"@context": {}, "@graph": docs}))
+    done = run(Memory(store), path, MEM)
+    assert done.not_held == {"confidence": len(TRIPLES)}
+    out = {f["label"]: f for f in kndl.export_facts(store, MEM)}
+    for doc in docs:
+        mine = out[doc["@id"]]
+        assert (mine["predicate"], mine["object"]) == (doc["predicate"], doc["object"])
+        assert type(mine["object"]) is type(doc["object"])
+        assert "confidence" not in mine
+    held = Memory(store).find_by_name("fact:t6").node.properties
+    assert (held["object"], held["object_type"]) == ("urn:x:customer:9281", "iri")
+    assert "object_type" not in Memory(store).find_by_name("fact:t0").node.properties
+
+
+@pytest.mark.parametrize(
+    ("props", "field", "why"),
+    [
+        ({"object": "lots", "object_type": "number"}, "object", "not a JSON number"),
+        ({"object": "yes", "object_type": "boolean"}, "object", "not true or false"),
+        ({"object": "a b", "object_type": "iri"}, "object", "not an IRI"),
+        ({"object": "1", "object_type": "integer"}, "object_type", "use one of: string"),
+        ({"object_type": "number"}, "object_type", "only goes with object"),
+    ],
+)
+def test_a_triple_whose_object_is_not_its_type_is_refused(
+    store: GraphStore, props: dict[str, str], field: str, why: str
+) -> None:
+    m = Memory(store)
+    m.advance_encounter("triples", "bad objects")
+    before = _state(store)
+    entity = {"type": "Observation", "name": "t", "predicate": "p", **props}
+    with pytest.raises(InvalidInput, match=why) as refused:
+        m.create_entities("triples", [entity])
+    assert refused.value.field == f"entities[0].{field}"
+    assert _state(store) == before
 
 
 @pytest.mark.parametrize(
@@ -437,3 +521,18 @@ def test_one_held_node_revised_twice_under_two_names_is_refused(
     (folder / "a.fact.json").unlink()  # by our IRI alone, it revises the held node
     run(m, folder, MEM)
     assert m.find_by_name("fact:b").history[0].id == head.id
+
+
+def test_a_schema_10_store_takes_a_triple_after_its_migration(tmp_path: Path) -> None:
+    from tests.support.embedded_store import made_at_schema
+
+    made_at_schema(tmp_path / "memory", 10)
+    store = EmbeddedStore.open(tmp_path / "memory")
+    try:
+        m = Memory(store)
+        m.advance_encounter("triples", "after the upgrade")
+        triple = {"predicate": "hitRate", "object": "0.5", "object_type": "number"}
+        m.create_entities("triples", [{"type": "Concept", "name": "rate", **triple}])
+        assert {k: m.find_by_name("rate").node.properties[k] for k in triple} == triple
+    finally:
+        store.close()

@@ -522,6 +522,33 @@ def test_a_relation_revision_of_a_revised_node_names_its_successor(
     )
 
 
+def test_a_node_revised_earlier_in_the_same_relation_batch_takes_no_second_revision(
+    memory: Memory, store: GraphStore
+) -> None:
+    """The batch resolves its ends once, up front: a successor it makes is seen by the
+    links after it all the same."""
+    memory.advance_encounter(S, "one batch")
+    memory.create_entities(S, [{"type": "Concept", "name": n} for n in ("old", "new", "rival")])
+    old = id_by_name(memory, "old")
+    err = refused(
+        store,
+        partial(
+            memory.create_relations,
+            S,
+            [
+                _link("new", "SUPERSEDES", "old", "sharper"),
+                _link("rival", "SUPERSEDES", "old", "x"),
+            ],
+        ),
+        SupersessionRule,
+    )
+    assert str(err) == (
+        f"relations[1].target: 'old' is already superseded by {id_by_name(memory, 'new')}; "
+        "revise the head of its chain instead"
+    )
+    assert node_by_id(store, old).superseded_by is None  # nothing of the call was written
+
+
 def test_a_relation_to_nothing_names_its_end(evidence: Memory, store: GraphStore) -> None:
     err = refused(
         store,

@@ -53,7 +53,8 @@ def test_import_then_export_as_a_directory_a_file_and_standard_output(tmp_path: 
     assert imported.returncode == 0, imported.stderr
     err = imported.stderr.decode()
     assert "checked, 6 facts" in err and "imported 6 facts in encounter E1" in err
-    assert "read but not held by this memory" in err and "confidence (6)" in err
+    assert "read but not held by this memory" in err and "decay (" in err
+    assert "confidence: 6 fact(s) carried one; not kept" in err
 
     out = tmp_path / "out"
     exported = _cli("export", "--out", str(out), "--data-dir", str(data))

@@ -7,6 +7,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from kenning_encounter.errors import NotFound
 from kenning_encounter.memory import operator, spine
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.port import GraphStore, ReadTx
@@ -101,7 +102,7 @@ def seed(store: GraphStore) -> None:
     m.create_relations(A, [{"source": "o4", "type": "INFORMS", "target": "c1"}])
     m.close_encounter(A, "third pass done")
     operator.forget(store, ["private"])
-    m.advance_encounter(C, "still open")
+    m.advance_encounter(C, "still open", director="Ada", director_key="ada@example.org")
     m.create_entities(C, [{"type": "Note", "name": "n3", "description": "draft"}])
     m.create_entities(
         C,
@@ -114,19 +115,64 @@ def seed(store: GraphStore) -> None:
             }
         ],
     )
+    _seed_identity_and_past(m)
+
+
+def _seed_identity_and_past(m: Memory) -> None:
+    """C's open encounter: world time, classification and retention on a node; referent
+    claims revised; confirmations; a status moved and moved back by a relation deleted;
+    a node an agent deleted with its relation (both kept in the record of the past)."""
+    m.create_entities(
+        C,
+        [
+            {"type": "Concept", "name": "layered caching", "description": "caches stacked"},
+            {"type": "Concept", "name": "cache tiers", "description": "tiers of caches"},
+            {
+                "type": "Observation",
+                "name": "o5",
+                "description": "the tier hit rate",
+                "valid_from": "2024-02-01T00:00:00Z",
+                "valid_until": "2024-03-01T00:00:00Z",
+                "classification": "pii",
+                "retention": "P30D",
+            },
+            {"type": "Hypothesis", "name": "h3", "description": "tiers help the cache"},
+            {"type": "Note", "name": "oops", "description": "a slip about the cache"},
+        ],
+    )
+    m.claim_referents(
+        C,
+        [
+            {"source": "c1", "target": "layered caching", "resolution": "proposed"},
+            {"source": "c1", "target": "cache tiers", "resolution": "distinct", "why": "no"},
+        ],
+    )
+    m.claim_referents(
+        C, [{"source": "c1", "target": "layered caching", "resolution": "confirmed", "why": "yes"}]
+    )
+    m.confirm_entities(C, ["o4", "h1"], why="re-read")
+    m.confirm_entities(C, ["o4"])
+    m.create_relations(
+        C,
+        [
+            {"source": "o5", "type": "SUPPORTS", "target": "h3"},
+            {"source": "oops", "type": "INFORMS", "target": "c1"},
+        ],
+    )
+    m.delete_relations(C, [{"source": "o5", "type": "SUPPORTS", "target": "h3"}])
+    m.delete_entities(C, ["oops"])
 
 
 # read_cypher in each dialect: what the port's reads do not return (edge stamps, the
-# ticks of spine and RECORDED edges, each locus's tick and time).
-# A dump does not carry directors yet (#17): an import directs its loci by the Person
-# that says so, so the DIRECTED_BY edges differ by design and are left out here.
+# ticks of spine, RECORDED, DIRECTED_BY and CONFIRMED edges, each locus's tick and time,
+# the persons, each confirmation's reason).
 _EDGE_STAMPS = {
-    "embedded": "MATCH (a)-[r]->(b) WHERE label(r) <> 'DIRECTED_BY' "
-    "RETURN a.id, label(r), b.id, r.tick, r.created_at",
-    "neo4j": "MATCH (a)-[r]->(b) WHERE type(r) <> 'DIRECTED_BY' "
-    "RETURN a.id, type(r), b.id, r.tick, r.created_at",
+    "embedded": "MATCH (a)-[r]->(b) RETURN a.id, label(r), b.id, r.tick, r.created_at",
+    "neo4j": "MATCH (a)-[r]->(b) RETURN a.id, type(r), b.id, r.tick, r.created_at",
 }
 _LOCI = "MATCH (l:Locus) RETURN l.id, l.tick, l.created_at"
+_PERSONS = "MATCH (p:Person) RETURN p.id, p.name, p.director_key, p.tick, p.created_at"
+_CONFIRMED = "MATCH (e:Encounter)-[r:CONFIRMED]->(n) RETURN e.id, n.id, r.tick, r.why"
 
 
 def _cypher(store: GraphStore, query: str) -> list[tuple[Any, ...]]:
@@ -139,6 +185,21 @@ def _canon(record: Any) -> str:
     return json.dumps(asdict(record), sort_keys=True)
 
 
+def _past(tx: ReadTx, live: list[str], times: list[str]) -> dict[str, Any]:
+    """The record of the past as the as_of reads see it: what stood at every tick, every
+    status move, and the tick each stored time names."""
+    clock = tx.clock()
+    edges = {(t, _canon(e)) for t in range(clock + 1) for e in tx.ended_edges_at(t)}
+    gone = {t: tx.ended_nodes_at(t) for t in range(clock + 1)}
+    ids = sorted({*live, *(n.id for nodes in gone.values() for n in nodes)})
+    return {
+        "ended_edges": sorted(edges),
+        "ended_nodes": sorted((t, _canon(n)) for t, nodes in gone.items() for n in nodes),
+        "moves": [_canon(m) for m in tx.moves_after(ids, 0)],
+        "ticks_at": {at: tx.tick_at(at) for at in times},
+    }
+
+
 def fingerprint(store: GraphStore) -> dict[str, Any]:
     def work(tx: ReadTx) -> dict[str, Any]:
         graph = tx.authored_graph()
@@ -148,6 +209,11 @@ def fingerprint(store: GraphStore) -> dict[str, Any]:
             (str(n.props["source_kind"]), str(n.props["source_label"]), str(n.props["source_key"]))
             for n in graph.nodes
             if n.type == "Component"
+        )
+        live = [n.id for n in graph.nodes]
+        times = sorted(
+            {n.created_at for n in graph.nodes}
+            | {t for e in encounters for t in (e.opened_at, e.sealed_at, e.last_activity_at) if t}
         )
         return {
             "clock": tx.clock(),
@@ -159,9 +225,38 @@ def fingerprint(store: GraphStore) -> dict[str, Any]:
             "members": tx.encounter_members([e.name for e in encounters]),
             "names": tx.head_ids_by_names(names),
             "sources": {t: tx.component_id_by_source(*t) for t in components},
+            "directors": {k: _canon(p) for k, p in tx.directors_of(tx.loci()).items()},
+            "claims": [_canon(c) for c in tx.claims_of(live)],
+            "confirmations": {k: _canon(c) for k, c in tx.confirmations_of(live).items()},
+            "past": _past(tx, live, times),
         }
 
     found = store.read(work)
     found["stamps"] = _cypher(store, _EDGE_STAMPS[store.backend])
     found["loci_stamps"] = _cypher(store, _LOCI)
+    found["persons"] = _cypher(store, _PERSONS)
+    found["confirmed"] = _cypher(store, _CONFIRMED)
     return found
+
+
+def as_of_answers(store: GraphStore) -> dict[int, Any]:
+    """search, find_by_name and trace_provenance at every past tick, as a client sees them."""
+    memory = Memory(store, granted=("pii",))
+    clock = store.read(lambda tx: tx.clock())
+    names = ("c1", "h1", "h3", "cmp1", "n3", "n3 final", "oops", "o5", "scratch")
+    answers: dict[int, Any] = {}
+    # Every fourth tick, and each of the last ten: the seed's deletions, its moved and
+    # restored status, its claims (a read per tick of all of them takes minutes on Neo4j).
+    for tick in sorted({*range(1, clock + 1, 4), *range(max(1, clock - 9), clock + 1)}):
+        hits = memory.search("cache", limit=100, include_superseded=True, as_of=tick).hits
+        found: dict[str, Any] = {}
+        for name in names:
+            try:
+                looked = memory.find_by_name(name, as_of=tick)
+                traced = memory.trace_provenance(name, depth=3, as_of=tick)
+            except NotFound:
+                continue
+            found[name] = (looked.model_dump(), traced.model_dump())
+        # By id: an index that saw a deletion scores a little differently from one rebuilt.
+        answers[tick] = (sorted((h.id, h.status, h.name) for h in hits), found)
+    return answers

@@ -34,7 +34,8 @@ def test_a_minimal_fact_and_what_it_carries() -> None:
         "f.json",
     )
     assert (fact.concept, fact.subjects, fact.sources) == (True, ("runner:r7",), ("human://priya",))
-    assert (fact.derived_from, fact.not_held) == (("fact:y",), ("predicate", "confidence"))
+    assert (fact.derived_from, fact.not_held) == (("fact:y",), ("confidence",))
+    assert (fact.predicate, fact.object) == ("rebooted", None)
 
 
 BAD: list[tuple[str, dict[str, Any], str, str]] = [

@@ -1,9 +1,10 @@
 """``kenning-encounter export``: a whole memory as a stream of lines (dump_format.py).
 
 The memory is read in pages, each its own read transaction, so neither the store
-nor this process ever holds it whole: loci and encounters by name, the spine by
-encounter, the nodes of every type merged into one creation order (tick, ord, id),
-the relations out of each type's nodes by id. Pages are not one snapshot, so the
+nor this process ever holds it whole: persons, loci and encounters by id, the spine
+by encounter, the nodes of every type merged into one creation order (tick, ord, id),
+the relations, claims and confirmations of each type's nodes by id, the record of the
+past by kind and key. Pages are not one snapshot, so the
 clock and the counts are read again at the end: if a write landed meanwhile the
 export fails (stop the servers writing to the memory and export again) rather
 than hand over a dump that no single moment of the memory matches.
@@ -21,7 +22,19 @@ from typing import BinaryIO, Final, TypeVar, cast
 from kenning_encounter.errors import Conflict
 from kenning_encounter.memory import dump_format as fmt
 from kenning_encounter.memory.classification import split
-from kenning_encounter.store.port import DumpedEdge, DumpedNode, DumpTx, GraphStore, ReadTx
+from kenning_encounter.store.persons import ClaimRecord
+from kenning_encounter.store.port import (
+    PAST_KINDS,
+    ConfirmationRecord,
+    DumpedEdge,
+    DumpedEndedEdge,
+    DumpedEndedNode,
+    DumpedMove,
+    DumpedNode,
+    DumpTx,
+    GraphStore,
+    ReadTx,
+)
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
 PAGE: Final = 5_000
@@ -68,16 +81,39 @@ def _nodes_of(store: GraphStore, label: str, page: int) -> Iterator[DumpedNode]:
         after = (last.tick, last.ord, last.id)
 
 
-def records(store: GraphStore, page: int = PAGE) -> Iterator[fmt.Record]:
-    """Every record of the memory, in the dump's order."""
+def _keyed(
+    store: GraphStore, fetch: Callable[[DumpTx, str], list[T]], key: Callable[[T], str], page: int
+) -> Iterator[T]:
+    """Every row ``fetch`` pages by a key, one read per page."""
     after = ""
     while True:
-        key = after
-        loci = bulk_read(store, lambda tx, k=key: tx.dump_loci(k, page))
-        yield from loci
-        if len(loci) < page:
-            break
-        after = loci[-1].id
+        rows = bulk_read(store, lambda tx, k=after: fetch(tx, k))
+        yield from rows
+        if len(rows) < page:
+            return
+        after = key(rows[-1])
+
+
+def _per_node(
+    store: GraphStore, fetch: Callable[[DumpTx, str, list[str]], list[T]], page: int
+) -> Iterator[T]:
+    """``fetch`` over the ids of each type's nodes, a page of ids at a time."""
+    for label in AUTHORED_NODE_TYPES:
+        after = ""
+        while True:
+            key = after
+            ids = bulk_read(store, lambda tx, t=label, k=key: tx.dump_node_ids(t, k, page))
+            if ids:
+                yield from bulk_read(store, lambda tx, t=label, i=ids: fetch(tx, t, i))
+            if len(ids) < page:
+                break
+            after = ids[-1]
+
+
+def records(store: GraphStore, page: int = PAGE) -> Iterator[fmt.Record]:
+    """Every record of the memory, in the dump's order."""
+    yield from _keyed(store, lambda tx, k: tx.dump_persons(k, page), lambda p: p.id, page)
+    yield from _keyed(store, lambda tx, k: tx.dump_loci(k, page), lambda r: r.id, page)
     for spine in (False, True):  # the encounters first, then the edges between them
         after = ""
         while True:
@@ -93,36 +129,54 @@ def records(store: GraphStore, page: int = PAGE) -> Iterator[fmt.Record]:
             after = encounters[-1].name
     streams = [_nodes_of(store, label, page) for label in AUTHORED_NODE_TYPES]
     yield from heapq.merge(*streams, key=lambda d: (d.node.tick, d.node.ord, d.node.id))
-    for label in AUTHORED_NODE_TYPES:
-        after = ""
-        while True:
-            key = after
-            ids = bulk_read(store, lambda tx, t=label, k=key: tx.dump_node_ids(t, k, page))
-            if ids:
-                yield from bulk_read(store, lambda tx, t=label, i=ids: tx.dump_relations(t, i))
-            if len(ids) < page:
-                break
-            after = ids[-1]
+    yield from _per_node(store, lambda tx, t, ids: tx.dump_relations(t, ids), page)
+    yield from _per_node(store, lambda tx, t, ids: tx.dump_claims(t, ids), page)
+    yield from _per_node(store, lambda tx, t, ids: tx.dump_confirmations(t, ids), page)
+    for kind in PAST_KINDS:
+        for _, past in _keyed(
+            store, lambda tx, k, w=kind: tx.dump_past(w, k, page), lambda kr: kr[0], page
+        ):
+            yield past
 
 
 def _classified_ids(store: GraphStore, withheld: frozenset[str], page: int) -> set[str]:
-    """Ids of the nodes an export not granted ``withheld`` holds back (memory/gates.py)."""
+    """Ids of the nodes an export not granted ``withheld`` holds back (memory/gates.py):
+    stored ones, and deleted ones the record of the past keeps."""
     if not withheld:
         return set()
-    return {
+    held = {
         d.node.id
         for label in AUTHORED_NODE_TYPES
         for d in _nodes_of(store, label, page)
         if split(d.node.props.get("classification")) & withheld
     }
+    gone = _keyed(store, lambda tx, k: tx.dump_past("node", k, page), lambda kr: kr[0], page)
+    for _, past in gone:
+        assert isinstance(past, DumpedEndedNode)
+        if split(past.node.props.get("classification")) & withheld:
+            held.add(past.node.id)
+    return held
+
+
+def _touches(record: fmt.Record) -> set[str]:
+    """The node ids a record names."""
+    if isinstance(record, DumpedNode | DumpedEndedNode):
+        return {record.node.id}
+    if isinstance(record, DumpedEdge | DumpedEndedEdge):
+        return {record.edge.source, record.edge.target}
+    if isinstance(record, ClaimRecord):
+        return {record.source, record.target}
+    if isinstance(record, ConfirmationRecord):
+        return {record.node}
+    if isinstance(record, DumpedMove):
+        return {record.move.node}
+    return set()
 
 
 def _shown(records: Iterator[fmt.Record], held_back: set[str]) -> Iterator[fmt.Record]:
-    """The records without the held-back nodes and the relations that touch them."""
+    """The records without the held-back nodes and whatever names them."""
     for record in records:
-        if isinstance(record, DumpedNode) and record.node.id in held_back:
-            continue
-        if isinstance(record, DumpedEdge) and held_back & {record.edge.source, record.edge.target}:
+        if held_back and held_back & _touches(record):
             continue
         yield record
 

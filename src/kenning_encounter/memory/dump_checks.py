@@ -4,8 +4,11 @@ Each record is checked against the records before it (a dump names only what cam
 earlier: ``dump_format.KINDS``) and against DESIGN §3: types and relations from the
 vocabulary, endpoint rules, ids whose prefix names their type, each tick at most the
 dumped clock, encounters opened at distinct ticks, one OPENED per encounter and a
-fork-free spine, supersession chains that stay lines. What the pass keeps is small:
-the node ids, the encounters, the supersession links; never the records themselves.
+fork-free spine, supersession chains that stay lines; each locus directed by a Person
+of the dump, claims joining two stored referents of one type, confirmations of stored
+nodes, and a record of the past whose ids, types and statuses the vocabulary allows.
+What the pass keeps is small: the ids, the encounters, the supersession links; never
+the records themselves.
 """
 
 from __future__ import annotations
@@ -18,11 +21,27 @@ from kenning_encounter.errors import InvalidInput
 from kenning_encounter.memory.dump_format import FIX, Record
 from kenning_encounter.store.endpoints import check_relation
 from kenning_encounter.store.ids import type_of_id
-from kenning_encounter.store.port import DumpedEdge, DumpedNode, LocusRecord, SpineEdge
-from kenning_encounter.store.records import EncounterRecord
-from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES
+from kenning_encounter.store.persons import ClaimRecord, PersonRecord
+from kenning_encounter.store.port import (
+    ConfirmationRecord,
+    DumpedEdge,
+    DumpedEndedEdge,
+    DumpedEndedNode,
+    DumpedMove,
+    DumpedNode,
+    LocusRecord,
+    SpineEdge,
+)
+from kenning_encounter.store.records import EncounterRecord, NodeRecord
+from kenning_encounter.vocabulary import (
+    NODE_TYPES,
+    REFERENT_RESOLUTIONS,
+    REFERENT_TYPES,
+    RELATION_TYPES,
+)
 
 _ID: Final = re.compile(r"^[a-z]{3}_[0-9a-f]{12}$")
+_PERSON_ID: Final = re.compile(r"^per_[0-9a-f]{16}$")
 _OWN_PROPS: Final = frozenset({"name", "description", "status"})
 
 
@@ -43,9 +62,16 @@ class Checks:
     nodes: set[str] = field(default_factory=set[str])
     successor: dict[str, str] = field(default_factory=dict[str, str])  # revised -> reviser
     revises: set[str] = field(default_factory=set[str])
+    persons: set[str] = field(default_factory=set[str])
+    claims: set[tuple[str, str, int]] = field(default_factory=set[tuple[str, str, int]])
+    confirmed: set[tuple[str, str, int]] = field(default_factory=set[tuple[str, str, int]])
+    gone: set[str] = field(default_factory=set[str])  # the deleted nodes of the past
+    past: set[tuple[str, ...]] = field(default_factory=set[tuple[str, ...]])  # its other rows
 
     def record(self, record: Record, where: str) -> None:
-        if isinstance(record, LocusRecord):
+        if isinstance(record, PersonRecord):
+            self._person(record, where)
+        elif isinstance(record, LocusRecord):
             self._locus(record, where)
         elif isinstance(record, EncounterRecord):
             self._encounter(record, where)
@@ -53,8 +79,18 @@ class Checks:
             self._spine(record, where)
         elif isinstance(record, DumpedNode):
             self._node(record, where)
-        else:
+        elif isinstance(record, DumpedEdge):
             self._relation(record, where)
+        elif isinstance(record, ClaimRecord):
+            self._claim(record, where)
+        elif isinstance(record, ConfirmationRecord):
+            self._confirmation(record, where)
+        elif isinstance(record, DumpedEndedNode):
+            self._ended_node(record, where)
+        elif isinstance(record, DumpedEndedEdge):
+            self._ended_edge(record, where)
+        else:
+            self._move(record, where)
 
     def _tick(self, tick: int, where: str) -> None:
         if tick > self.clock:
@@ -69,10 +105,22 @@ class Checks:
         if tick < e.opened_tick or (e.sealed_tick is not None and tick > e.sealed_tick):
             raise _refuse(f"{where}.tick", f"tick {tick} is outside encounter {encounter!r}")
 
+    def _person(self, r: PersonRecord, where: str) -> None:
+        self._tick(r.tick, f"{where}.tick")
+        if not _PERSON_ID.match(r.id):
+            raise _refuse(f"{where}.id", f"{r.id!r} is not the id of a Person")
+        if r.id in self.persons:
+            raise _refuse(f"{where}.id", f"person {r.id!r} appears twice")
+        self.persons.add(r.id)
+
     def _locus(self, r: LocusRecord, where: str) -> None:
         self._tick(r.tick, f"{where}.tick")
         if r.id in self.loci:
             raise _refuse(f"{where}.id", f"locus {r.id!r} appears twice")
+        if r.director is not None:
+            if r.director not in self.persons:
+                raise _refuse(f"{where}.director", f"names no person of the dump: {r.director!r}")
+            self._tick(r.directed_tick or 0, f"{where}.directed_tick")
         self.loci[r.id] = r.tick
 
     def _encounter(self, r: EncounterRecord, where: str) -> None:
@@ -174,6 +222,82 @@ class Checks:
             raise _refuse(f"{where}.source", f"{e.source!r} revises another node already")
         self.successor[e.target] = e.source
         self.revises.add(e.source)
+
+    def _claim(self, r: ClaimRecord, where: str) -> None:
+        for end, node_id in (("source", r.source), ("target", r.target)):
+            if node_id not in self.nodes:
+                raise _refuse(f"{where}.{end}", f"names no node of the dump: {node_id!r}")
+        label = type_of_id(r.source)
+        if label not in REFERENT_TYPES or type_of_id(r.target) != label:
+            raise _refuse(
+                f"{where}.target",
+                f"a claim joins two referents of one type ({', '.join(REFERENT_TYPES)})",
+            )
+        if r.source == r.target:
+            raise _refuse(f"{where}.target", "a node is never claimed against itself")
+        if r.resolution not in REFERENT_RESOLUTIONS:
+            raise _refuse(f"{where}.resolution", f"is one of: {', '.join(REFERENT_RESOLUTIONS)}")
+        self._within(r.encounter, r.tick, where)
+        if (r.source, r.target, r.tick) in self.claims:
+            raise _refuse(where, "the same claim appears twice")
+        self.claims.add((r.source, r.target, r.tick))
+
+    def _confirmation(self, r: ConfirmationRecord, where: str) -> None:
+        if r.node not in self.nodes:
+            raise _refuse(f"{where}.node", f"names no node of the dump: {r.node!r}")
+        self._within(r.encounter, r.tick, where)
+        if (r.node, r.encounter, r.tick) in self.confirmed:
+            raise _refuse(where, "the same confirmation appears twice")
+        self.confirmed.add((r.node, r.encounter, r.tick))
+
+    def _ended(self, tick: int, ended: int, where: str) -> None:
+        self._tick(ended, f"{where}.ended")
+        if ended < tick:
+            raise _refuse(f"{where}.ended", f"ends at {ended}, before it began at {tick}")
+
+    def _typed(self, node_id: str, where: str) -> str:
+        label = type_of_id(node_id)
+        spec = NODE_TYPES.get(label or "")
+        if spec is None or not spec.authored or not _ID.match(node_id):
+            raise _refuse(where, f"{node_id!r} is not the id of an authored node")
+        return spec.name
+
+    def _ended_node(self, r: DumpedEndedNode, where: str) -> None:
+        n: NodeRecord = r.node
+        if self._typed(n.id, f"{where}.id") != n.type:
+            raise _refuse(f"{where}.id", f"{n.id!r} is not the id of a {n.type}")
+        if n.id in self.nodes or n.id in self.gone:
+            raise _refuse(f"{where}.id", f"node {n.id!r} appears twice")
+        self._tick(n.tick, f"{where}.tick")
+        self._ended(n.tick, r.ended, where)
+        self.gone.add(n.id)
+
+    def _ended_edge(self, r: DumpedEndedEdge, where: str) -> None:
+        e = r.edge
+        s_type = self._typed(e.source, f"{where}.source")
+        t_type = self._typed(e.target, f"{where}.target")
+        if e.type not in RELATION_TYPES or not RELATION_TYPES[e.type].authored:
+            raise _refuse(f"{where}.type", f"{e.type!r} is not an authored relation type")
+        check_relation(e.type, s_type, t_type, where)
+        self._tick(e.tick, f"{where}.tick")
+        self._ended(e.tick, r.ended, where)
+        key = ("edge", e.source, e.type, e.target, str(r.ended))
+        if key in self.past:
+            raise _refuse(where, "the same deleted relation appears twice")
+        self.past.add(key)
+
+    def _move(self, r: DumpedMove, where: str) -> None:
+        m = r.move
+        spec = NODE_TYPES[self._typed(m.node, f"{where}.node")]
+        for name, status in (("before", m.before), ("after", m.after)):
+            if status is not None and status not in spec.statuses:
+                allowed = ", ".join(spec.statuses) or "none"
+                raise _refuse(f"{where}.{name}", f"a {spec.name}'s status is one of: {allowed}")
+        self._tick(m.tick, f"{where}.tick")
+        key = ("status", m.node, str(m.tick), str(m.seq))
+        if key in self.past:
+            raise _refuse(where, "the same status move appears twice")
+        self.past.add(key)
 
     def finish(self) -> None:
         """What only the whole dump can show: every encounter opened, chains acyclic."""

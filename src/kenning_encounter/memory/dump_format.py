@@ -4,11 +4,18 @@ A dump is JSON Lines. The first line is the header (the format and its version, 
 version of kenning-encounter that wrote it, the backend it came from, the clock and
 the counts), then one record per line grouped by kind in the order they depend on
 each other (``KINDS``), then the trailer: the counts written and the SHA-256 of
-every line before it, header included. Derived data (the text index, meanings,
-baselines, name and source registries) is not in a dump: an import derives it again.
+every line before it, header included.
+
+Version 2 carries everything authored and every process record: the directors
+(``person``, and each locus's director), the spine, the nodes and relations, referent
+claims, confirmations, and the record of the past (``deleted_node``,
+``deleted_relation``, ``status_move``) that ``as_of`` reads stand on. Derived data
+(the text index, meanings, baselines, name and source registries, the infusion ledger
+and log) is not in a dump: an import derives it again or starts it empty. Version 1
+dumps (loci, encounters, spine, nodes, relations) are still read (memory/load.py).
 
 Reading a line checks it alone: its kind, its exact set of fields, each field's
-type. What lines must agree on (ids, endpoints, ticks, chains) is ``load.py``'s.
+type. What lines must agree on (ids, endpoints, ticks, chains) is ``dump_checks.py``'s.
 """
 
 from __future__ import annotations
@@ -18,15 +25,57 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from kenning_encounter.errors import InvalidInput
-from kenning_encounter.store.port import DumpedEdge, DumpedNode, LocusRecord, SpineEdge
-from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
+from kenning_encounter.memory import dump_lines
+from kenning_encounter.memory.dump_fields import FIX, Fields
+from kenning_encounter.store.persons import ClaimRecord, PersonRecord
+from kenning_encounter.store.port import (
+    ConfirmationRecord,
+    DumpedEdge,
+    DumpedEndedEdge,
+    DumpedEndedNode,
+    DumpedMove,
+    DumpedNode,
+    LocusRecord,
+    SpineEdge,
+)
+from kenning_encounter.store.records import EdgeRecord, EncounterRecord
+
+__all__ = ["FIX", "Fields"]
 
 FORMAT: Final = "kenning-encounter-dump"
-VERSION: Final = 1
+VERSION: Final = 2
 # Records by kind, in the order a dump holds them (each kind names only earlier ones).
-KINDS: Final = ("locus", "encounter", "spine", "node", "relation")
+KINDS: Final = (
+    "person",
+    "locus",
+    "encounter",
+    "spine",
+    "node",
+    "relation",
+    "claim",
+    "confirmation",
+    "deleted_node",
+    "deleted_relation",
+    "status_move",
+)
+KINDS_BY_VERSION: Final[dict[int, tuple[str, ...]]] = {
+    1: ("locus", "encounter", "spine", "node", "relation"),
+    2: KINDS,
+}
 
-Record = LocusRecord | EncounterRecord | SpineEdge | DumpedNode | DumpedEdge
+Record = (
+    PersonRecord
+    | LocusRecord
+    | EncounterRecord
+    | SpineEdge
+    | DumpedNode
+    | DumpedEdge
+    | ClaimRecord
+    | ConfirmationRecord
+    | DumpedEndedNode
+    | DumpedEndedEdge
+    | DumpedMove
+)
 
 
 def encode(line: Mapping[str, Any]) -> bytes:
@@ -53,12 +102,17 @@ def trailer(counts: dict[str, int], digest: str) -> dict[str, Any]:
 
 
 def to_line(record: Record) -> dict[str, Any]:
+    added = dump_lines.to_line(record)
+    if added is not None:
+        return added
     if isinstance(record, LocusRecord):
         return {
             "kind": "locus",
             "id": record.id,
             "tick": record.tick,
             "created_at": record.created_at,
+            "director": record.director,
+            "directed_tick": record.directed_tick,
         }
     if isinstance(record, EncounterRecord):
         return {
@@ -84,21 +138,12 @@ def to_line(record: Record) -> dict[str, Any]:
             "tick": record.tick,
         }
     if isinstance(record, DumpedNode):
-        n = record.node
         return {
             "kind": "node",
-            "type": n.type,
-            "id": n.id,
-            "name": n.name,
-            "description": n.description,
-            "status": n.status,
-            "tick": n.tick,
-            "ord": n.ord,
-            "created_at": n.created_at,
-            "encounter": n.encounter,
+            **dump_lines.node_fields(record.node),
             "recorded_tick": record.recorded_tick,
-            "props": dict(sorted(n.props.items())),
         }
+    assert isinstance(record, DumpedEdge)
     e = record.edge
     return {
         "kind": "relation",
@@ -112,53 +157,17 @@ def to_line(record: Record) -> dict[str, Any]:
     }
 
 
-class Fields:
-    """One line's fields, each read once with its type checked; the field named in a
-    refusal is ``line N: kind.field``."""
-
-    def __init__(self, data: Mapping[str, Any], where: str, expected: frozenset[str]) -> None:
-        self._data = data
-        self.where = where
-        unknown = sorted(set(data) - expected)
-        missing = sorted(expected - set(data))
-        if unknown or missing:
-            parts = [f"unknown field(s) {', '.join(unknown)}"] if unknown else []
-            parts += [f"missing field(s) {', '.join(missing)}"] if missing else []
-            raise InvalidInput(where, f"{'; '.join(parts)}; {FIX}")
-
-    def refuse(self, name: str, message: str) -> InvalidInput:
-        return InvalidInput(f"{self.where}.{name}", f"{message}; {FIX}")
-
-    def text(self, name: str, *, optional: bool = False, empty: bool = True) -> Any:
-        value = self._data[name]
-        if value is None and optional:
-            return None
-        if not isinstance(value, str) or (not empty and not value):
-            kind = "a non-empty string" if not empty else "a string"
-            raise self.refuse(
-                name, f"must be {kind}{' or null' if optional else ''}, not {value!r}"
-            )
-        return value
-
-    def int(self, name: str, *, optional: bool = False, low: int = 0) -> Any:
-        value = self._data[name]
-        if value is None and optional:
-            return None
-        if not isinstance(value, int) or isinstance(value, bool) or value < low:
-            raise self.refuse(name, f"must be an integer of at least {low}, not {value!r}")
-        return value
-
-    def mapping(self, name: str) -> dict[str, Any]:
-        value = self._data[name]
-        if not isinstance(value, dict):
-            raise self.refuse(name, f"must be an object, not {value!r}")
-        return dict(value)  # pyright: ignore[reportUnknownArgumentType]
-
-
-FIX: Final = "the dump is damaged or was edited; export it again from the source memory"
-
-
 def _locus(f: Fields) -> LocusRecord:
+    return LocusRecord(
+        f.text("id", empty=False),
+        f.int("tick", low=1),
+        f.text("created_at"),
+        f.text("director", empty=False),
+        f.int("directed_tick"),
+    )
+
+
+def _locus_v1(f: Fields) -> LocusRecord:
     return LocusRecord(f.text("id", empty=False), f.int("tick", low=1), f.text("created_at"))
 
 
@@ -188,23 +197,7 @@ def _spine(f: Fields) -> SpineEdge:
 
 
 def _node(f: Fields) -> DumpedNode:
-    props = f.mapping("props")
-    for key, value in props.items():
-        if not isinstance(value, str):
-            raise f.refuse(f"props.{key}", f"must be a string, not {value!r}")
-    node = NodeRecord(
-        id=f.text("id", empty=False),
-        type=f.text("type", empty=False),
-        name=f.text("name", empty=False),
-        description=f.text("description"),
-        tick=f.int("tick", low=1),
-        created_at=f.text("created_at"),
-        status=f.text("status", optional=True),
-        props=props,
-        encounter=f.text("encounter", empty=False),
-        ord=f.int("ord"),
-    )
-    return DumpedNode(node, f.int("recorded_tick", low=1))
+    return DumpedNode(dump_lines.read_node(f), f.int("recorded_tick", low=1))
 
 
 def _relation(f: Fields) -> DumpedEdge:
@@ -219,8 +212,10 @@ def _relation(f: Fields) -> DumpedEdge:
     return DumpedEdge(edge, f.text("created_at", optional=True))
 
 
-_READERS: Final[dict[str, tuple[frozenset[str], Callable[[Fields], Record]]]] = {
-    "locus": (frozenset({"kind", "id", "tick", "created_at"}), _locus),
+_Readers = dict[str, tuple[frozenset[str], Callable[[Fields], Any]]]
+_LOCUS_V1: Final = frozenset({"kind", "id", "tick", "created_at"})
+_READERS: Final[_Readers] = {
+    "locus": (_LOCUS_V1 | {"director", "directed_tick"}, _locus),
     "encounter": (
         frozenset(
             {"kind", "name", "locus", "purpose", "opened_tick", "opened_at", "sealed_tick"}
@@ -229,13 +224,7 @@ _READERS: Final[dict[str, tuple[frozenset[str], Callable[[Fields], Record]]]] = 
         _encounter,
     ),
     "spine": (frozenset({"kind", "type", "source", "target", "tick"}), _spine),
-    "node": (
-        frozenset(
-            {"kind", "type", "id", "name", "description", "status", "tick", "ord"}
-            | {"created_at", "encounter", "recorded_tick", "props"}
-        ),
-        _node,
-    ),
+    "node": (dump_lines.NODE_FIELDS | {"kind", "recorded_tick"}, _node),
     "relation": (
         frozenset(
             {"kind", "type", "source", "target", "tick", "encounter", "created_at"}
@@ -243,7 +232,10 @@ _READERS: Final[dict[str, tuple[frozenset[str], Callable[[Fields], Record]]]] = 
         ),
         _relation,
     ),
+    **dump_lines.READERS,
 }
+# What version 1 wrote differently: its loci named no director.
+_V1_READERS: Final[_Readers] = {**_READERS, "locus": (_LOCUS_V1, _locus_v1)}
 HEADER_FIELDS: Final = frozenset(
     {"kind", "format", "version", "kenning_encounter", "backend", "clock", "exported_at", "counts"}
 )
@@ -261,21 +253,26 @@ def parse(raw: bytes, number: int) -> dict[str, Any]:
     return dict(data)  # pyright: ignore[reportUnknownArgumentType]
 
 
-def read_record(data: dict[str, Any], number: int) -> tuple[str, Record]:
+def read_record(data: dict[str, Any], number: int, version: int = VERSION) -> tuple[str, Record]:
+    """One line of a dump of format ``version`` as its record."""
     kind = str(data["kind"])
-    reader = _READERS.get(kind)
-    if reader is None:
+    kinds = KINDS_BY_VERSION[version]
+    readers = _V1_READERS if version == 1 else _READERS
+    if kind not in kinds:
         raise InvalidInput(
-            f"line {number}.kind", f"unknown kind {kind!r}; use one of: {', '.join(KINDS)}; {FIX}"
+            f"line {number}.kind",
+            f"unknown kind {kind!r} for a version {version} dump; use one of: "
+            f"{', '.join(kinds)}; {FIX}",
         )
-    expected, read = reader
+    expected, read = readers[kind]
     return kind, read(Fields(data, f"line {number}: {kind}", expected))
 
 
-def counts_of(f: Fields, name: str) -> dict[str, int]:
+def counts_of(f: Fields, name: str, version: int = VERSION) -> dict[str, int]:
+    kinds = KINDS_BY_VERSION[version]
     counts = f.mapping(name)
-    if set(counts) != set(KINDS) or not all(
+    if set(counts) != set(kinds) or not all(
         isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in counts.values()
     ):
-        raise f.refuse(name, f"must count each of {', '.join(KINDS)} with an integer")
-    return {k: int(counts[k]) for k in KINDS}
+        raise f.refuse(name, f"must count each of {', '.join(kinds)} with an integer")
+    return {k: int(counts[k]) for k in kinds}

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Protocol, TypeVar
 
-from kenning_encounter.memory.kndl_facts import CONTEXT, CONTEXT_PATH
+from kenning_encounter.memory.kndl_facts import CONTEXT, CONTEXT_PATH, object_value
 from kenning_encounter.store.port import ReadTx
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 
@@ -95,7 +95,12 @@ def facts_of(
             "recordedAt": n.created_at,
             "classification": _classes(n.props.get("classification")),
             "retention": n.props.get("retention"),
+            "predicate": n.props.get("predicate"),
         }
+        held = n.props.get("object")
+        if isinstance(held, str):
+            kind = n.props.get("object_type")
+            fact["object"] = object_value(held, kind if isinstance(kind, str) else None)
         edge = revises.get(n.id)
         if edge is not None:
             fact["supersedes"] = name[edge.target]

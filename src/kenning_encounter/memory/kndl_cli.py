@@ -95,7 +95,14 @@ def import_(store: GraphStore, settings: Settings, path: str) -> int:
         f"imported {done.facts} facts in encounter {done.encounter}: {done.citations} new "
         f"citations, {done.subjects} new subjects, {done.relations} relations"
     )
-    if done.not_held:
-        shown = ", ".join(f"{name} ({n})" for name, n in done.not_held.items())
+    rest = {k: n for k, n in done.not_held.items() if k != "confidence"}
+    if rest:
+        shown = ", ".join(f"{name} ({n})" for name, n in rest.items())
         _say(f"read but not held by this memory (see README, KNDL): {shown}")
+    rated = done.not_held.get("confidence", 0)
+    if rated:
+        _say(
+            f"confidence: {rated} fact(s) carried one; not kept, on purpose: this memory "
+            "carries standing by its relations and time, never by an author's number"
+        )
     return EXIT_OK

@@ -45,10 +45,9 @@ CONTEXT_PATH: Final = "context/v1.jsonld"
 FACT_SUFFIX: Final = ".fact.json"
 
 # Fields a fact may carry that this memory reads but does not hold: an import says how
-# many facts carried each (nothing is dropped unannounced).
+# many facts carried each (nothing is dropped unannounced). ``confidence`` stays out on
+# purpose: standing here is carried by edges and time, never by an author's number.
 NOT_HELD: Final = (
-    "predicate",
-    "object",
     "confidence",
     "decay",
     "inference",
@@ -74,6 +73,8 @@ FIELDS: Final = frozenset(
         "retention",
         "label",
         "revisionWhy",
+        "predicate",
+        "object",
         *NOT_HELD,
     }
 )
@@ -102,6 +103,10 @@ class Fact:
     retention: str | None
     tenant: str | None
     not_held: tuple[str, ...]
+    predicate: str | None = None
+    # The triple's object as the memory keeps it: its text and its type (vocabulary
+    # OBJECT_TYPES); (None, None) when the fact has none.
+    object: tuple[str, str] | None = None
 
     def field(self, name: str) -> str:
         return f"{self.where} ({self.id}).{name}"
@@ -189,7 +194,7 @@ def read_fact(data: object, where: str, *, context: bool = True) -> Fact:
         or not 0 <= confidence <= 1
     ):
         raise r.refuse("confidence", f"must be a number from 0 to 1; got {confidence!r}")
-    for name in ("predicate", "decay", "tenant"):
+    for name in ("decay", "tenant"):
         r.text(name)
     r.text("inference", iri=True)
     r.text("consent", iri=True)
@@ -225,7 +230,47 @@ def read_fact(data: object, where: str, *, context: bool = True) -> Fact:
         retention=r.text("retention"),
         tenant=r.text("tenant"),
         not_held=tuple(n for n in NOT_HELD if r.data.get(n) is not None),
+        predicate=r.text("predicate"),
+        object=_object(r),
     )
+
+
+def _object(r: _Reader) -> tuple[str, str] | None:
+    """A triple's object: a string, a number, true or false, or a node named by its
+    ``@id``; kept as text with its type, so an export gives back the same JSON."""
+    value = r.data.get("object")
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return ("true" if value else "false"), "boolean"
+    if isinstance(value, int | float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise r.refuse("object", f"must be a finite number; got {value!r}")
+        return json.dumps(value), "number"
+    if isinstance(value, dict):
+        node = r.text("object", iri=True)
+        assert node is not None
+        if set(cast(dict[str, Any], value)) != {"@id"}:
+            raise r.refuse("object", 'a node as object is {"@id": IRI} and nothing else')
+        return node, "iri"
+    if not isinstance(value, str):
+        raise r.refuse(
+            "object", 'must be a string, a number, true or false, or a node as {"@id": IRI}'
+        )
+    text = r.text("object")
+    assert text is not None
+    return text, "string"
+
+
+def object_value(text: str, kind: str | None) -> object:
+    """The JSON a stored object gives back in a fact (the reverse of ``_object``)."""
+    if kind == "number":
+        return json.loads(text)
+    if kind == "boolean":
+        return text == "true"
+    if kind == "iri":
+        return {"@id": text}
+    return text
 
 
 def _documents(path: Path) -> Iterator[tuple[Path, object]]:

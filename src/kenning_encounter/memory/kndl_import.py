@@ -153,6 +153,10 @@ def _entity(f: Fact, plan: _Plan) -> dict[str, Any]:
     }
     if kind == "Observation":
         entity["t_observed"] = f.observed_at
+    entity["predicate"] = f.predicate
+    if f.object is not None:
+        entity["object"], object_type = f.object
+        entity["object_type"] = None if object_type == "string" else object_type
     props = NODE_TYPES[kind].prop_names()
     for key, value in (
         ("classification", list(f.classification) or None),
@@ -181,6 +185,7 @@ _KNDL_FIELD: Final = {
     "valid_until": "validUntil",
     "t_observed": "observedAt",
     "revision_why": "revisionWhy",
+    "object_type": "object",
 }
 
 

@@ -14,6 +14,11 @@ The target must be empty: no locus, no encounter, no node. Every record keeps it
 own ticks; derived data is made again (the registries of names and sources as the
 nodes load; the embedded text index when the store next opens; meanings by the
 sidecar's reconcile sweep).
+
+A version 1 dump (written before directors, claims, confirmations and the record of
+the past were carried) is read too: its loci are directed by the Person the store
+migration gives loci made before directors, and its record of the past is empty, as
+that version's dump never held one.
 """
 
 from __future__ import annotations
@@ -28,9 +33,13 @@ from kenning_encounter.errors import Conflict, InvalidInput
 from kenning_encounter.memory import dump_format as fmt
 from kenning_encounter.memory.dump import Progress, bulk_read
 from kenning_encounter.memory.dump_checks import Checks
-from kenning_encounter.store.persons import NOT_IN_DUMP
+from kenning_encounter.store.persons import BEFORE_DIRECTORS, ClaimRecord, PersonRecord
 from kenning_encounter.store.port import (
+    ConfirmationRecord,
     DumpedEdge,
+    DumpedEndedEdge,
+    DumpedEndedNode,
+    DumpedMove,
     DumpedNode,
     DumpTx,
     GraphStore,
@@ -58,6 +67,7 @@ class Verified:
     backend: str
     counts: dict[str, int]
     loci_of: dict[str, str]  # encounter -> its locus (a node's locus comes from there)
+    version: int = fmt.VERSION
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,31 +112,34 @@ def verify(path: Path) -> Verified:
     head = fmt.Fields(data, "line 1: header", fmt.HEADER_FIELDS)
     if data["kind"] != "header" or data["format"] != fmt.FORMAT:
         raise head.refuse("format", f"not a {fmt.FORMAT} (a header line opens one)")
-    version = head.int("version")
-    if version != fmt.VERSION:
+    version = head.int("version", low=1)
+    if version not in fmt.KINDS_BY_VERSION:
+        readable = ", ".join(str(v) for v in fmt.KINDS_BY_VERSION)
         raise head.refuse(
             "version",
-            f"format version {version}; this kenning-encounter reads version {fmt.VERSION} "
-            "(an import needs the version that wrote the dump, or a newer one)",
+            f"format version {version} is newer than this kenning-encounter reads "
+            f"(versions {readable}): upgrade kenning-encounter to the version that wrote "
+            "the dump, or a newer one, and import again",
         )
+    kinds = fmt.KINDS_BY_VERSION[version]
     clock = head.int("clock")
     backend = head.text("backend")
-    fmt.counts_of(head, "counts")
+    fmt.counts_of(head, "counts", version)
     digest.update(raw)
     checks = Checks(clock)
-    tallies: dict[str, int] = dict.fromkeys(fmt.KINDS, 0)
+    tallies: dict[str, int] = dict.fromkeys(kinds, 0)
     stage = 0
     for number, raw, data in records:
         if data["kind"] == "end":
             return _trailer(
-                path, records, number, data, digest.hexdigest(), tallies, checks, backend
+                path, records, number, data, digest.hexdigest(), tallies, checks, backend, version
             )
         digest.update(raw)
-        kind, record = fmt.read_record(data, number)
+        kind, record = fmt.read_record(data, number, version)
         where = f"line {number}: {kind}"
-        order = fmt.KINDS.index(kind)
+        order = kinds.index(kind)
         if order < stage:
-            raise InvalidInput(where, f"comes after the {fmt.KINDS[stage]} records; {fmt.FIX}")
+            raise InvalidInput(where, f"comes after the {kinds[stage]} records; {fmt.FIX}")
         stage = order
         checks.record(record, where)
         tallies[kind] += 1
@@ -144,9 +157,10 @@ def _trailer(
     tallies: dict[str, int],
     checks: Checks,
     backend: str,
+    version: int,
 ) -> Verified:
     end = fmt.Fields(data, f"line {number}: end", fmt.TRAILER_FIELDS)
-    if fmt.counts_of(end, "counts") != tallies:
+    if fmt.counts_of(end, "counts", version) != tallies:
         raise end.refuse("counts", f"the dump holds {tallies}, not what its trailer counts")
     if end.text("sha256") != digest:
         raise end.refuse("sha256", "the lines before the trailer do not match its checksum")
@@ -154,7 +168,7 @@ def _trailer(
         raise InvalidInput(f"line {number + 1}", f"lines follow the trailer; {fmt.FIX}")
     checks.finish()
     loci_of = {name: e.locus for name, e in checks.encounters.items()}
-    return Verified(path, digest, checks.clock, backend, tallies, loci_of)
+    return Verified(path, digest, checks.clock, backend, tallies, loci_of, version)
 
 
 def _write_batch(tx: LoadTx, batch: list[fmt.Record], digest: str, done: int) -> None:
@@ -166,18 +180,24 @@ def _write_batch(tx: LoadTx, batch: list[fmt.Record], digest: str, done: int) ->
         while end < len(batch) and type(batch[end]) is kind:
             end += 1
         run: list[Any] = batch[start:end]
-        if kind is LocusRecord:
-            tx.load_loci(run)
-        elif kind is EncounterRecord:
-            tx.load_encounters(run)
-        elif kind is SpineEdge:
-            tx.load_spine(run)
-        elif kind is DumpedNode:
-            tx.load_nodes(run)
+        if kind in (DumpedEndedNode, DumpedEndedEdge, DumpedMove):
+            tx.load_past(run)
         else:
-            tx.load_relations(cast(list[DumpedEdge], run))
+            _LOADERS[kind](tx, run)
         start = end
     tx.mark_loaded(digest, done)
+
+
+_LOADERS: dict[type, Callable[[LoadTx, list[Any]], None]] = {
+    PersonRecord: lambda tx, run: tx.load_persons(run),
+    LocusRecord: lambda tx, run: tx.load_loci(run),
+    EncounterRecord: lambda tx, run: tx.load_encounters(run),
+    SpineEdge: lambda tx, run: tx.load_spine(run),
+    DumpedNode: lambda tx, run: tx.load_nodes(run),
+    DumpedEdge: lambda tx, run: tx.load_relations(run),
+    ClaimRecord: lambda tx, run: tx.load_claims(run),
+    ConfirmationRecord: lambda tx, run: tx.load_confirmations(run),
+}
 
 
 def unfinished(store: GraphStore) -> LoadMarker | None:
@@ -247,7 +267,7 @@ def load(
         done += 1
         if done <= resumed:
             continue
-        _, record = fmt.read_record(data, number)
+        _, record = fmt.read_record(data, number, dump.version)
         if isinstance(record, DumpedNode):
             node = record.node
             locus = dump.loci_of.get(node.encounter or "")
@@ -267,9 +287,10 @@ def load(
     def last(tx: LoadTx) -> None:
         _write_batch(tx, batch, dump.digest, done)
         tx.finish_load(dump.clock)
-        # A dump does not carry directors yet: its loci are directed by the Person that
-        # says so, never left without one (memory/directors.py).
-        tx.direct_undirected(NOT_IN_DUMP)
+        if dump.version == 1:
+            # Written before directors: its loci get the Person the store migration gives
+            # loci made before directors (store/persons.py), never none.
+            tx.direct_undirected(BEFORE_DIRECTORS)
 
     bulk_write(store, last)
     if progress is not None:

@@ -83,6 +83,19 @@ class EntityIn(BaseModel):
         description="Any type: how long to keep it, an ISO-8601 duration from now or the date "
         "it runs out; an operator's purge --due then deletes it. Example: 'P30D', '2027-01-31'.",
     )
+    predicate: str | None = Field(
+        default=None,
+        description="Observation or Concept stating a fact in triple form: what it states "
+        "of its subject (the node it is ABOUT). Example: 'creditScore'.",
+    )
+    object: str | None = Field(
+        default=None,
+        description="With predicate: the value stated, as text. Example: '720'.",
+    )
+    object_type: str | None = Field(
+        default=None,
+        description="What object is: string (default), number, boolean or iri.",
+    )
     source_kind: str | None = Field(
         default=None,
         description="Component (required): kind of source. Example: 'file'.",

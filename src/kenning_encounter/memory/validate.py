@@ -6,7 +6,8 @@ Each refusal names the field (a path into the request such as
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -17,6 +18,7 @@ from kenning_encounter.vocabulary import (
     AUTHORED_NODE_TYPES,
     AUTHORED_RELATION_TYPES,
     NODE_TYPES,
+    OBJECT_TYPES,
     PROCESS_NODE_TYPES,
     PROCESS_RELATION_TYPES,
     RELATION_TYPES,
@@ -85,6 +87,36 @@ def _span(props: Mapping[str, str], field: str) -> None:
             f"{end!r} is before valid_from {start!r}; a span ends after it starts: "
             "swap the two, or leave valid_until out while it still holds",
             value=end,
+        )
+
+
+_NUMBER: Final = re.compile(r"^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$")
+_OBJECT_FORMS: Final[dict[str, tuple[Callable[[str], bool], str]]] = {
+    "number": (lambda v: _NUMBER.match(v) is not None, "a JSON number such as 720 or 0.5"),
+    "boolean": (lambda v: v in ("true", "false"), "true or false"),
+    "iri": (lambda v: not any(c.isspace() for c in v), "an IRI, without white space"),
+    "string": (lambda v: True, "any text"),
+}
+
+
+def _triple(props: Mapping[str, str], field: str) -> None:
+    """A triple's object is what its object_type says (vocabulary.TRIPLE_PROPS)."""
+    kind = props.get("object_type")
+    if kind is None:
+        return
+    if kind not in OBJECT_TYPES:
+        raise InvalidInput(
+            f"{field}.object_type",
+            f"{kind!r} is not an object type; use one of: {', '.join(OBJECT_TYPES)}",
+            value=kind,
+        )
+    value = props.get("object")
+    if value is None:
+        raise InvalidInput(f"{field}.object_type", "only goes with object: give the object too")
+    fits, form = _OBJECT_FORMS[kind]
+    if not fits(value):
+        raise InvalidInput(
+            f"{field}.object", f"{value[:60]!r} is not {form} (object_type {kind})", value=value
         )
 
 
@@ -198,6 +230,7 @@ def entity(raw: EntityIn | Mapping[str, Any], field: str) -> EntityDraft:
             else text(value, path, required=True)
         )
     _span(props, field)
+    _triple(props, field)
     supersedes = data.get("supersedes")
     revision_why = data.get("revision_why")
     if supersedes is not None:

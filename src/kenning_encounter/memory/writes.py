@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from kenning_encounter.errors import (
@@ -59,7 +60,11 @@ def resolve(tx: ReadTx, ref: str, field: str) -> NodeRecord:
 def resolve_shown(store: GraphStore, tx: ReadTx, ref: str, field: str) -> NodeRecord:
     """``resolve`` for a write: a node the caller may not see is refused without a word of
     its id or text (the write reads the whole memory, so it must ask: memory/gates.py)."""
-    node = resolve(tx, ref, field)
+    return shown(store, resolve(tx, ref, field), ref, field)
+
+
+def shown(store: GraphStore, node: NodeRecord, ref: str, field: str) -> NodeRecord:
+    """``node`` if the caller may see it; else refused, naming neither its id nor its text."""
     if hides(store, node):
         raise Withheld(
             field,
@@ -239,10 +244,20 @@ def create_relations(
         made: list[EdgeOut] = []
         changes: list[dict[str, str]] = []
         planned: set[tuple[str, str, str]] = set()
+        # Every end resolved in three reads, not two per end: names never move within
+        # the call (a relation registers none), and what does change as the batch goes
+        # (a status, a successor) is written back into ``nodes`` as it is made.
+        nodes, holders, existing = _ends(tx, rels)
         for i, rel in enumerate(rels):
             field = f"relations[{i}]"
-            source = resolve_shown(store, tx, rel.source, f"{field}.source")
-            target = resolve_shown(store, tx, rel.target, f"{field}.target")
+            source = shown(
+                store, _resolved(rel.source, holders, nodes, f"{field}.source"), rel.source,
+                f"{field}.source",
+            )  # fmt: skip
+            target = shown(
+                store, _resolved(rel.target, holders, nodes, f"{field}.target"), rel.target,
+                f"{field}.target",
+            )  # fmt: skip
             spec = RELATION_TYPES[rel.type]
             if source.id == target.id:
                 raise InvalidInput(f"{field}.target", "a node cannot be linked to itself")
@@ -259,7 +274,7 @@ def create_relations(
                 allowed = [t for t in spec.targets if spec.allows(source.type, t)]
                 raise EndpointRule(f"{field}.target", rel.type, "target", target.type, allowed)
             key = (source.id, target.id, rel.type)
-            if key in planned or tx.edge_exists(*key):
+            if key in planned or key in existing:
                 raise InvalidInput(
                     field,
                     f"{source.name!r} -{rel.type}-> {target.name!r} exists already",
@@ -272,9 +287,12 @@ def create_relations(
             )
             tx.create_edge(edge)
             made.append(EdgeOut(**_edge_fields(edge)))
+            if rel.type == "SUPERSEDES":
+                nodes[target.id] = replace(target, superseded_by=source.id)
             effect = STATUS_EFFECTS.get(rel.type, {}).get(target.type)
             if effect is not None and target.status in effect[0]:
                 tx.set_status(target.id, effect[1])
+                nodes[target.id] = replace(nodes[target.id], status=effect[1])
                 changes.append(
                     {
                         "node": target.id,
@@ -287,6 +305,22 @@ def create_relations(
         return Related(encounter=encounter.name, tick=tx.tick, created=made, status_changes=changes)
 
     return store.write(work)
+
+
+def _ends(
+    tx: ReadTx, rels: Sequence[RelationIn]
+) -> tuple[dict[str, NodeRecord], dict[str, str], set[tuple[str, str, str]]]:
+    """The nodes every relation's ends name, the live names among the ends, and the
+    relations of these types already out of the sources."""
+    refs = [r for rel in rels for r in (rel.source, rel.target)]
+    holders = tx.head_ids_by_names(sorted({r for r in refs if not is_node_id(r)}))
+    ids = {r if is_node_id(r) else holders.get(r) for r in refs}
+    nodes = tx.get_nodes(sorted(i for i in ids if i))
+    sources = {rel.source if is_node_id(rel.source) else holders.get(rel.source) for rel in rels}
+    held = [i for i in sources if i in nodes]
+    types = sorted({rel.type for rel in rels})
+    existing = {(e.source, e.target, e.type) for e in tx.edges_out_of(sorted(held), types)}
+    return dict(nodes), holders, existing
 
 
 def _edge_fields(edge: EdgeRecord) -> dict[str, Any]:

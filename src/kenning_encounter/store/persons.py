@@ -36,8 +36,6 @@ def well_known(key: str, name: str) -> PersonRecord:
 # Loci made before directors existed: their director was never recorded, and saying so
 # is the truth; the configured director of today is no evidence of who directed them.
 BEFORE_DIRECTORS: Final = well_known("kenning:before-directors", "unknown (before directors)")
-# Loci brought in by an import: the dump format does not carry directors yet.
-NOT_IN_DUMP: Final = well_known("kenning:imported", "unknown (imported without directors)")
 # A server told not to require a director still directs every locus: by this one.
 UNDIRECTED: Final = well_known("kenning:undirected", "unknown (no director given)")
 

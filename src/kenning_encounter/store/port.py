@@ -280,9 +280,14 @@ class RelationWrites(Protocol):
 # --- a whole memory, moved in bulk (memory/dump.py) ----------------------------------
 @dataclass(frozen=True, slots=True)
 class LocusRecord:
+    """A locus; ``director`` is the Person it is DIRECTED_BY (None in a version 1 dump,
+    which did not carry directors), ``directed_tick`` that edge's tick."""
+
     id: str
     tick: int
     created_at: str
+    director: str | None = None
+    directed_tick: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,6 +317,50 @@ class DumpedEdge:
 
 
 @dataclass(frozen=True, slots=True)
+class ConfirmationRecord:
+    """One CONFIRMED edge: ``encounter`` reviewed ``node`` at ``tick`` and found it true."""
+
+    node: str
+    encounter: str
+    tick: int
+    created_at: str | None
+    why: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DumpedMove:
+    """A status move of the record of the past, with the time of its write (None for a
+    move a migration backfilled)."""
+
+    move: StatusMove
+    at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DumpedEndedEdge:
+    """A relation an agent deleted: as it stood, the tick that ended it, that write's time."""
+
+    edge: EdgeRecord
+    ended: int
+    at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DumpedEndedNode:
+    """A node an agent deleted: as it stood, the tick that ended it, that write's time."""
+
+    node: NodeRecord
+    ended: int
+    at: str | None
+
+
+PastRecord = DumpedEndedNode | DumpedEndedEdge | DumpedMove
+# The record of the past by kind, in the order a dump holds them (a deleted relation
+# may name a deleted node).
+PAST_KINDS = ("node", "edge", "status")
+
+
+@dataclass(frozen=True, slots=True)
 class LoadMarker:
     """Left by an import that has not finished: which dump, and how many of its records
     are in."""
@@ -324,7 +373,11 @@ class DumpReads(Protocol):
     """Every stored thing, in pages a dump can stream (each page its own read)."""
 
     def dump_counts(self) -> dict[str, int]:
-        """How many loci, encounters, spine edges, nodes and relations are stored."""
+        """How many of each kind a dump holds are stored (dump_format.KINDS)."""
+        ...
+
+    def dump_persons(self, after: str, limit: int) -> list[PersonRecord]:
+        """Persons by id, after ``after``."""
         ...
 
     def dump_loci(self, after: str, limit: int) -> list[LocusRecord]:
@@ -352,6 +405,18 @@ class DumpReads(Protocol):
         """The authored relations out of the given nodes of one type."""
         ...
 
+    def dump_claims(self, label: str, sources: Sequence[str]) -> list[ClaimRecord]:
+        """The referent claims out of the given nodes of one type."""
+        ...
+
+    def dump_confirmations(self, label: str, nodes: Sequence[str]) -> list[ConfirmationRecord]:
+        """The confirmations of the given nodes of one type."""
+        ...
+
+    def dump_past(self, kind: str, after: str, limit: int) -> list[tuple[str, PastRecord]]:
+        """(key, record) of one kind of the record of the past (PAST_KINDS), by key."""
+        ...
+
     def load_marker(self) -> LoadMarker | None: ...
 
 
@@ -364,7 +429,11 @@ class LoadWrites(Protocol):
         """Leave the marker of an import of the dump ``digest`` (nothing loaded yet)."""
         ...
 
-    def load_loci(self, loci: Sequence[LocusRecord]) -> None: ...
+    def load_persons(self, persons: Sequence[PersonRecord]) -> None: ...
+
+    def load_loci(self, loci: Sequence[LocusRecord]) -> None:
+        """Loci, each DIRECTED_BY its director in the same write (a Person loaded before)."""
+        ...
 
     def load_encounters(self, encounters: Sequence[EncounterRecord]) -> None: ...
 
@@ -377,6 +446,14 @@ class LoadWrites(Protocol):
 
     def load_relations(self, edges: Sequence[DumpedEdge]) -> None: ...
 
+    def load_claims(self, claims: Sequence[ClaimRecord]) -> None: ...
+
+    def load_confirmations(self, confirmations: Sequence[ConfirmationRecord]) -> None: ...
+
+    def load_past(self, records: Sequence[PastRecord]) -> None:
+        """Rows of the record of the past, each under the key a live write would give it."""
+        ...
+
     def mark_loaded(self, digest: str, done: int) -> None: ...
 
     def finish_load(self, clock: int) -> None:
@@ -385,7 +462,8 @@ class LoadWrites(Protocol):
 
     def clear_some(self, limit: int) -> int:
         """Delete up to ``limit`` of the memory's nodes (an interrupted import's); once
-        none is left, the registries, the marker and the clock too. How many went."""
+        none is left, the registries, the record of the past, the marker and the clock
+        too. How many went."""
         ...
 
 

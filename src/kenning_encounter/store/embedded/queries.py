@@ -192,9 +192,18 @@ COUNT_SPINE: Final = (
 )
 COUNT_NODES: Final = "MATCH (n:{label}) RETURN count(n)"
 COUNT_RELATIONS: Final = "MATCH (n:{label})-[r]->() WHERE label(r) IN $rels RETURN count(r)"
+COUNT_PERSONS: Final = "MATCH (p:Person) RETURN count(p)"
+COUNT_CLAIMS: Final = "MATCH ()-[r:REFERENT_CLAIM]->() RETURN count(r)"
+COUNT_CONFIRMATIONS: Final = "MATCH ()-[r:CONFIRMED]->() RETURN count(r)"
+COUNT_PAST: Final = "MATCH (p:Past) WHERE p.kind = $kind RETURN count(p)"
+DUMP_PERSONS: Final = (
+    "MATCH (p:Person) WHERE p.id > $after "
+    "RETURN p.id, p.name, p.director_key, p.tick, p.created_at ORDER BY p.id LIMIT $limit"
+)
 DUMP_LOCI: Final = (
-    "MATCH (l:Locus) WHERE l.id > $after RETURN l.id, l.tick, l.created_at "
-    "ORDER BY l.id LIMIT $limit"
+    "MATCH (l:Locus) WHERE l.id > $after WITH l ORDER BY l.id LIMIT $limit "
+    "OPTIONAL MATCH (l)-[d:DIRECTED_BY]->(p:Person) "
+    "RETURN l.id, l.tick, l.created_at, p.id, d.tick"
 )
 DUMP_ENCOUNTERS: Final = (
     "MATCH (e:Encounter) WHERE e.id > $after RETURN e ORDER BY e.id LIMIT $limit"
@@ -222,8 +231,29 @@ DUMP_RELATIONS: Final = (
     "MATCH (n:{label})-[r]->(m) WHERE n.id IN $ids AND label(r) IN $rels "
     "RETURN n.id, m.id, label(r), r.tick, r.encounter, r.revision_why, r.created_at"
 )
+DUMP_CLAIMS: Final = (
+    "MATCH (a:{label})-[r:REFERENT_CLAIM]->(b) WHERE a.id IN $ids "
+    "RETURN a.id, b.id, r.resolution, r.why, r.tick, r.encounter, r.created_at"
+)
+DUMP_CONFIRMATIONS: Final = (
+    "MATCH (e:Encounter)-[r:CONFIRMED]->(n:{label}) WHERE n.id IN $ids "
+    "RETURN n.id, e.id, r.tick, r.created_at, r.why"
+)
+DUMP_PAST: Final = (
+    "MATCH (p:Past) WHERE p.kind = $kind AND p.key > $after "
+    "RETURN p.key, p.node, p.source, p.target, p.rel, p.tick, p.ended, p.seq, p.at, "
+    "p.moved_from, p.moved_to, p.encounter, p.why, p.body ORDER BY p.key LIMIT $limit"
+)
+LOAD_PERSONS: Final = (
+    "UNWIND $rows AS r CREATE (:Person {id: r.id, name: r.name, director_key: r.key, "
+    "created_at: r.created_at, tick: r.tick})"
+)
 LOAD_LOCI: Final = (
     "UNWIND $rows AS r CREATE (:Locus {id: r.id, created_at: r.created_at, tick: r.tick})"
+)
+LOAD_DIRECTED: Final = (
+    "UNWIND $rows AS r MATCH (l:Locus {id: r.locus}), (p:Person {id: r.person}) "
+    "CREATE (l)-[:DIRECTED_BY {tick: r.tick}]->(p)"
 )
 LOAD_ENCOUNTERS: Final = (
     "UNWIND $rows AS r CREATE (:Encounter {id: r.id, locus: r.locus, purpose: r.purpose, "
@@ -255,13 +285,32 @@ LOAD_SUPERSEDES: Final = (
     "CREATE (a)-[:SUPERSEDES {{tick: r.tick, encounter: r.encounter, created_at: r.at, "
     "revision_why: r.why}}]->(n) SET n.superseded_by = a.id"
 )
+LOAD_CLAIMS: Final = (
+    "UNWIND $rows AS r MATCH (a:{label} {{id: r.s}}), (b:{label} {{id: r.t}}) "
+    "CREATE (a)-[:REFERENT_CLAIM {{tick: r.tick, encounter: r.encounter, created_at: r.at, "
+    "resolution: r.resolution, why: r.why}}]->(b)"
+)
+LOAD_CONFIRMATIONS: Final = (
+    "UNWIND $rows AS r MATCH (e:Encounter {{id: r.encounter}}), (n:{label} {{id: r.node}}) "
+    "CREATE (e)-[:CONFIRMED {{tick: r.tick, created_at: r.at, why: r.why}}]->(n)"
+)
+LOAD_PAST: Final = (
+    "UNWIND $rows AS r CREATE (:Past {key: r.key, kind: r.kind, node: r.node, name: r.name, "
+    "source: r.source, target: r.target, rel: r.rel, tick: r.tick, ended: r.ended, "
+    "seq: r.seq, at: r.at, moved_from: r.moved_from, moved_to: r.moved_to, "
+    "encounter: r.encounter, why: r.why, body: r.body})"
+)
 MARKER_GET: Final = "MATCH (m:Meta {key: $key}) RETURN m.sval, m.ival"
 MARKER_PUT: Final = "MERGE (m:Meta {key: $key}) SET m.sval = $digest, m.ival = $done"
 MARKER_DROP: Final = "MATCH (m:Meta {key: $key}) DELETE m"
 CLOCK_SET: Final = "MATCH (m:Meta {key: 'clock'}) SET m.ival = $value"
 # The ids go back to the transaction: the node cache must drop them.
 CLEAR_NODES: Final = "MATCH (n:{label}) WITH n, n.id AS id LIMIT $limit DETACH DELETE n RETURN id"
-CLEAR_REGISTRIES: Final = ("MATCH (k:NameKey) DELETE k", "MATCH (k:SourceKey) DELETE k")
+CLEAR_REGISTRIES: Final = (
+    "MATCH (k:NameKey) DELETE k",
+    "MATCH (k:SourceKey) DELETE k",
+    "MATCH (p:Past) DELETE p",
+)
 LOAD_TEXT: Final = text_of(LoadText, sys.modules[__name__])
 
 # --- directors, confirmations, referent claims (store/ops/identity.py) -----------------

@@ -22,7 +22,7 @@ from kenning_encounter.store.embedded.past import CREATE_TABLE as PAST_TABLE
 from kenning_encounter.store.persons import BEFORE_DIRECTORS
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, NodeType, RelationType
 
-SCHEMA_VERSION: Final = 11
+SCHEMA_VERSION: Final = 12
 
 
 def _node_columns(t: NodeType) -> list[str]:
@@ -196,6 +196,17 @@ def _v11() -> list[str]:
     return stmts
 
 
+def _v12() -> list[str]:
+    # v12: a fact in triple form on Observations and Concepts (predicate, object and its
+    # type), so KNDL facts keep theirs.
+    return [
+        f"ALTER TABLE {name} ADD {p.name} STRING"
+        for name, t in NODE_TYPES.items()
+        for p in t.props
+        if p.since == 12
+    ]
+
+
 MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {
     1: _v1,
     2: _v2,
@@ -208,4 +219,5 @@ MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {
     9: _v9,
     10: _v10,
     11: _v11,
+    12: _v12,
 }

@@ -478,9 +478,20 @@ COUNT_NODES: Final = "MATCH (n:{label}:KenningMemory) RETURN count(n)"
 COUNT_RELATIONS: Final = (
     "MATCH (n:{label}:KenningMemory)-[r]->(:KenningMemory) WHERE type(r) IN $rels RETURN count(r)"
 )
+COUNT_PERSONS: Final = "MATCH (p:Person:KenningMemory) RETURN count(p)"
+COUNT_CLAIMS: Final = "MATCH (:KenningMemory)-[r:REFERENT_CLAIM]->(:KenningMemory) RETURN count(r)"
+COUNT_CONFIRMATIONS: Final = (
+    "MATCH (:Encounter:KenningMemory)-[r:CONFIRMED]->(:KenningMemory) RETURN count(r)"
+)
+COUNT_PAST: Final = "MATCH (p:KenningPast {_memory: $memory, kind: $kind}) RETURN count(p)"
+DUMP_PERSONS: Final = (
+    "MATCH (p:Person:KenningMemory) WHERE p.id > $after "
+    "RETURN p.id, p.name, p.director_key, p.tick, p.created_at ORDER BY p.id LIMIT $limit"
+)
 DUMP_LOCI: Final = (
-    "MATCH (l:Locus:KenningMemory) WHERE l.id > $after RETURN l.id, l.tick, l.created_at "
-    "ORDER BY l.id LIMIT $limit"
+    "MATCH (l:Locus:KenningMemory) WHERE l.id > $after WITH l ORDER BY l.id LIMIT $limit "
+    "OPTIONAL MATCH (l)-[d:DIRECTED_BY]->(p:Person:KenningMemory) "
+    "RETURN l.id, l.tick, l.created_at, p.id, d.tick"
 )
 DUMP_ENCOUNTERS: Final = (
     "MATCH (e:Encounter:KenningMemory) WHERE e.id > $after "
@@ -529,9 +540,31 @@ DUMP_RELATIONS: Final = (
     "AND type(r) IN $rels "
     "RETURN n.id, m.id, type(r), r.tick, r.encounter, r.revision_why, r.created_at"
 )
+DUMP_CLAIMS: Final = (
+    "MATCH (a:{label}:KenningMemory)-[r:REFERENT_CLAIM]->(b:KenningMemory) WHERE a.id IN $ids "
+    "RETURN a.id, b.id, r.resolution, r.why, r.tick, r.encounter, r.created_at"
+)
+DUMP_CONFIRMATIONS: Final = (
+    "MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids "
+    "MATCH (e:Encounter:KenningMemory)-[r:CONFIRMED]->(n) "
+    "RETURN n.id, e.id, r.tick, r.created_at, r.why"
+)
+DUMP_PAST: Final = (
+    "MATCH (p:KenningPast {_memory: $memory, kind: $kind}) WHERE p.key > $after "
+    "RETURN p.key, p.node, p.source, p.target, p.rel, p.tick, p.ended, p.seq, p.at, "
+    "p.moved_from, p.moved_to, p.encounter, p.why, p.body ORDER BY p.key LIMIT $limit"
+)
+LOAD_PERSONS: Final = (
+    "UNWIND $rows AS r CREATE (p:Person:KenningMemory {id: r.id}) "
+    "SET p.name = r.name, p.director_key = r.key, p.tick = r.tick, p.created_at = r.created_at"
+)
 LOAD_LOCI: Final = (
     "UNWIND $rows AS r "
     "CREATE (:Locus:KenningMemory {id: r.id, created_at: r.created_at, tick: r.tick})"
+)
+LOAD_DIRECTED: Final = (
+    "UNWIND $rows AS r MATCH (l:Locus:KenningMemory {id: r.locus}) "
+    "MATCH (p:Person:KenningMemory {id: r.person}) CREATE (l)-[:DIRECTED_BY {tick: r.tick}]->(p)"
 )
 # SET from the map: a property that is null is simply not stored, as on a live write.
 LOAD_ENCOUNTERS: Final = "UNWIND $rows AS r CREATE (e:Encounter:KenningMemory) SET e += r"
@@ -574,6 +607,19 @@ LOAD_SUPERSEDES: Final = (
     "CREATE (a)-[:SUPERSEDES {{tick: r.tick, encounter: r.encounter, created_at: r.at, "
     "revision_why: r.why}}]->(b)"
 )
+LOAD_CLAIMS: Final = (
+    "UNWIND $rows AS r MATCH (a:{label}:KenningMemory {{id: r.s}}) "
+    "MATCH (b:{label}:KenningMemory {{id: r.t}}) "
+    "CREATE (a)-[:REFERENT_CLAIM {{tick: r.tick, encounter: r.encounter, created_at: r.at, "
+    "resolution: r.resolution, why: r.why}}]->(b)"
+)
+LOAD_CONFIRMATIONS: Final = (
+    "UNWIND $rows AS r MATCH (e:Encounter:KenningMemory {{id: r.encounter}}) "
+    "MATCH (n:{label}:KenningMemory {{id: r.node}}) "
+    "CREATE (e)-[:CONFIRMED {{tick: r.tick, created_at: r.at, why: r.why}}]->(n)"
+)
+# SET from the map: a column that is null is not stored, as on a live write.
+LOAD_PAST: Final = "UNWIND $rows AS r CREATE (p:KenningPast {_memory: $memory}) SET p += r"
 MARKER_GET: Final = "MATCH (m:Meta {_memory: $memory, key: $key}) RETURN m.sval, m.ival"
 MARKER_PUT: Final = (
     "MERGE (m:Meta {_memory: $memory, key: $key}) SET m.sval = $digest, m.ival = $done"
@@ -586,6 +632,7 @@ CLEAR_NODES: Final = (
 CLEAR_REGISTRIES: Final = (
     "MATCH (k:NameKey {_memory: $memory}) DELETE k",
     "MATCH (k:SourceKey {_memory: $memory}) DELETE k",
+    "MATCH (p:KenningPast {_memory: $memory}) DELETE p",
 )
 
 ENC_CREATE_STEPS: Final = (ENC_CREATE,)

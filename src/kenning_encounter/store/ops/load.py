@@ -14,16 +14,29 @@ from typing import Any, LiteralString
 from kenning_encounter.errors import StoreError
 from kenning_encounter.store.ids import type_of_id
 from kenning_encounter.store.ops.base import Statements, encounter_from
+from kenning_encounter.store.ops.past import edge_key, node_body, node_key, node_of, status_key
 from kenning_encounter.store.ops.text import LoadText
+from kenning_encounter.store.past import StatusMove
+from kenning_encounter.store.persons import ClaimRecord, PersonRecord
 from kenning_encounter.store.port import (
+    PAST_KINDS,
+    ConfirmationRecord,
     DumpedEdge,
+    DumpedEndedEdge,
+    DumpedEndedNode,
+    DumpedMove,
     DumpedNode,
     LoadMarker,
     LocusRecord,
+    PastRecord,
     SpineEdge,
 )
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
-from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, AUTHORED_RELATION_TYPES
+from kenning_encounter.vocabulary import (
+    AUTHORED_NODE_TYPES,
+    AUTHORED_RELATION_TYPES,
+    REFERENT_TYPES,
+)
 
 _MARKER_KEY = "import"
 
@@ -56,7 +69,14 @@ class LoadOps(Statements):
     def dump_counts(self) -> dict[str, int]:
         text = self._load
         rels = {"rels": list(AUTHORED_RELATION_TYPES)}
+        past = {
+            f"deleted_{kind}" if kind != "status" else "status_move": self._count(
+                text.count_past, {"kind": kind}
+            )
+            for kind in PAST_KINDS
+        }
         return {
+            "person": self._count(text.count_persons),
             "locus": self._count(text.count_loci),
             "encounter": self._count(text.count_encounters),
             "spine": self._count(text.count_spine),
@@ -68,11 +88,33 @@ class LoadOps(Statements):
                 self._count(self.render(text.count_relations, label=label), rels)
                 for label in AUTHORED_NODE_TYPES
             ),
+            "claim": self._count(text.count_claims),
+            "confirmation": self._count(text.count_confirmations),
+            "deleted_node": past["deleted_node"],
+            "deleted_relation": past["deleted_edge"],
+            "status_move": past["status_move"],
         }
+
+    def dump_persons(self, after: str, limit: int) -> list[PersonRecord]:
+        rows = self.rows(self._load.dump_persons, {"after": after, "limit": limit})
+        return [
+            PersonRecord(str(r[0]), str(r[1] or ""), r[2], int(r[3] or 0), str(r[4] or ""))
+            for r in rows
+        ]
 
     def dump_loci(self, after: str, limit: int) -> list[LocusRecord]:
         rows = self.rows(self._load.dump_loci, {"after": after, "limit": limit})
-        return [LocusRecord(str(r[0]), int(r[1]), str(r[2])) for r in rows]
+        loci = [
+            LocusRecord(
+                str(r[0]),
+                int(r[1]),
+                str(r[2]),
+                None if r[3] is None else str(r[3]),
+                None if r[4] is None else int(r[4]),
+            )
+            for r in rows
+        ]
+        return sorted(loci, key=lambda r: r.id)
 
     def dump_encounters(self, after: str, limit: int) -> list[EncounterRecord]:
         rows = self.rows(self._load.dump_encounters, {"after": after, "limit": limit})
@@ -116,6 +158,41 @@ class LoadOps(Statements):
             for r in self.rows(query, params)
         ]
 
+    def dump_claims(self, label: str, sources: Sequence[str]) -> list[ClaimRecord]:
+        if label not in REFERENT_TYPES:
+            return []
+        query = self.render(self._load.dump_claims, label=label)
+        claims = [
+            ClaimRecord(
+                str(r[0]), str(r[1]), str(r[2]), str(r[3] or ""), int(r[4]), str(r[5]), str(r[6])
+            )
+            for r in self.rows(query, {"ids": list(sources)})
+        ]
+        return sorted(claims, key=lambda c: (c.tick, c.source, c.target, c.resolution))
+
+    def dump_confirmations(self, label: str, nodes: Sequence[str]) -> list[ConfirmationRecord]:
+        query = self.render(self._load.dump_confirmations, label=label)
+        found = [
+            ConfirmationRecord(str(r[0]), str(r[1]), int(r[2]), r[3], r[4])
+            for r in self.rows(query, {"ids": list(nodes)})
+        ]
+        return sorted(found, key=lambda c: (c.tick, c.node, c.encounter))
+
+    def dump_past(self, kind: str, after: str, limit: int) -> list[tuple[str, PastRecord]]:
+        rows = self.rows(self._load.dump_past, {"kind": kind, "after": after, "limit": limit})
+        out: list[tuple[str, PastRecord]] = []
+        for key, node, source, target, rel, tick, ended, seq, at, was, now, enc, why, body in rows:
+            record: PastRecord
+            if kind == "node":
+                record = DumpedEndedNode(node_of(str(body)), int(ended), at)
+            elif kind == "edge":
+                edge = EdgeRecord(str(source), str(target), str(rel), int(tick), enc, why)
+                record = DumpedEndedEdge(edge, int(ended), at)
+            else:
+                record = DumpedMove(StatusMove(str(node), int(tick), int(seq), was, now), at)
+            out.append((str(key), record))
+        return sorted(out, key=lambda kr: kr[0])
+
     def load_marker(self) -> LoadMarker | None:
         rows = self.rows(self._load.marker_get, {"key": _MARKER_KEY})
         if not rows or rows[0][0] is None:
@@ -130,11 +207,27 @@ class LoadOps(Statements):
         self._require_writable()
         self.rows(self._load.marker_put, {"key": _MARKER_KEY, "digest": digest, "done": done})
 
+    def load_persons(self, persons: Sequence[PersonRecord]) -> None:
+        self._require_writable()
+        rows = [
+            {"id": p.id, "name": p.name, "key": p.key, "tick": p.tick, "created_at": p.created_at}
+            for p in persons
+        ]
+        if rows:
+            self.rows(self._load.load_persons, {"rows": rows})
+
     def load_loci(self, loci: Sequence[LocusRecord]) -> None:
         self._require_writable()
         rows = [{"id": r.id, "tick": r.tick, "created_at": r.created_at} for r in loci]
         if rows:
             self.rows(self._load.load_loci, {"rows": rows})
+        directed = [
+            {"locus": r.id, "person": r.director, "tick": r.directed_tick}
+            for r in loci
+            if r.director is not None
+        ]
+        if directed:
+            self.rows(self._load.load_directed, {"rows": directed})
 
     def load_encounters(self, encounters: Sequence[EncounterRecord]) -> None:
         self._require_writable()
@@ -198,6 +291,46 @@ class LoadOps(Statements):
                 query = self.render(self._load.load_edges, source=source, target=target, rel=rel)
             self.rows(query, {"rows": rows})
 
+    def load_claims(self, claims: Sequence[ClaimRecord]) -> None:
+        self._require_writable()
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for c in claims:
+            groups.setdefault(_type(c.source), []).append(
+                {
+                    "s": c.source,
+                    "t": c.target,
+                    "resolution": c.resolution,
+                    "why": c.why,
+                    "tick": c.tick,
+                    "encounter": c.encounter,
+                    "at": c.created_at,
+                }
+            )
+        for label, rows in groups.items():
+            self.rows(self.render(self._load.load_claims, label=label), {"rows": rows})
+
+    def load_confirmations(self, confirmations: Sequence[ConfirmationRecord]) -> None:
+        self._require_writable()
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for c in confirmations:
+            groups.setdefault(_type(c.node), []).append(
+                {
+                    "node": c.node,
+                    "encounter": c.encounter,
+                    "tick": c.tick,
+                    "at": c.created_at,
+                    "why": c.why,
+                }
+            )
+        for label, rows in groups.items():
+            self.rows(self.render(self._load.load_confirmations, label=label), {"rows": rows})
+
+    def load_past(self, records: Sequence[PastRecord]) -> None:
+        self._require_writable()
+        rows = [_past_row(r) for r in records]
+        if rows:
+            self.rows(self._load.load_past, {"rows": rows})
+
     def finish_load(self, clock: int) -> None:
         self._require_writable()
         self.rows(self._load.clock_set, {"value": clock})
@@ -206,7 +339,7 @@ class LoadOps(Statements):
 
     def clear_some(self, limit: int) -> int:
         self._require_writable()
-        for label in (*AUTHORED_NODE_TYPES, "Encounter", "Locus"):
+        for label in (*AUTHORED_NODE_TYPES, "Encounter", "Locus", "Person"):
             query = self.render(self._load.clear_nodes, label=label)
             gone = [str(r[0]) for r in self.rows(query, {"limit": limit})]
             if gone:
@@ -219,6 +352,45 @@ class LoadOps(Statements):
         self._on_cleared()
         self.rows(self._load.marker_drop, {"key": _MARKER_KEY})
         return 0
+
+
+_PAST_COLUMNS = [
+    "node",
+    "name",
+    "source",
+    "target",
+    "rel",
+    "tick",
+    "ended",
+    "seq",
+    "at",
+    "moved_from",
+    "moved_to",
+    "encounter",
+    "why",
+    "body",
+]
+
+
+def _past_row(record: PastRecord) -> dict[str, Any]:
+    """A row of the record of the past as the live write leaves it (store/ops/past.py)."""
+    row: dict[str, Any] = dict.fromkeys(_PAST_COLUMNS)
+    if isinstance(record, DumpedEndedNode):
+        n = record.node
+        row |= {"key": node_key(n.id), "kind": "node", "node": n.id, "name": n.name}
+        row |= {"tick": n.tick, "ended": record.ended, "body": node_body(n)}
+    elif isinstance(record, DumpedEndedEdge):
+        e = record.edge
+        row |= {"key": edge_key(e.source, e.type, e.target, record.ended), "kind": "edge"}
+        row |= {"source": e.source, "target": e.target, "rel": e.type, "tick": e.tick}
+        row |= {"ended": record.ended, "encounter": e.encounter, "why": e.revision_why}
+    else:
+        m = record.move
+        row |= {"key": status_key(m.node, m.tick, m.seq), "kind": "status", "node": m.node}
+        row |= {"tick": m.tick, "ended": m.tick, "seq": m.seq}
+        row |= {"moved_from": m.before, "moved_to": m.after}
+    row["at"] = record.at
+    return row
 
 
 def _type(node_id: str) -> str:

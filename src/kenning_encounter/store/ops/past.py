@@ -51,13 +51,26 @@ class PastText:
     tick_at_edges: LiteralString  # $at $rels -> the latest tick of an edge made by then
 
 
-def _node_body(node: NodeRecord) -> str:
+def node_body(node: NodeRecord) -> str:
     return json.dumps(asdict(node), separators=(",", ":"), sort_keys=True)
 
 
-def _node_of(body: str) -> NodeRecord:
+def node_of(body: str) -> NodeRecord:
     fields: dict[str, Any] = json.loads(body)
     return NodeRecord(**fields)
+
+
+# Each row's key: one per move (a node's place in its write), per deleted edge, per node.
+def status_key(node: str, tick: int, seq: int) -> str:
+    return f"s:{node}:{tick}:{seq}"
+
+
+def edge_key(source: str, rel: str, target: str, ended: int) -> str:
+    return f"e:{source}:{rel}:{target}:{ended}"
+
+
+def node_key(node: str) -> str:
+    return f"n:{node}"
 
 
 class PastOps(RelationOps):
@@ -69,7 +82,7 @@ class PastOps(RelationOps):
         self._moves_made += 1
         seq = self._moves_made
         params = {
-            "key": f"s:{node.id}:{self.tick}:{seq}",
+            "key": status_key(node.id, self.tick, seq),
             "node": node.id,
             "tick": self.tick,
             "seq": seq,
@@ -81,7 +94,7 @@ class PastOps(RelationOps):
 
     def _keep_edge(self, edge: EdgeRecord) -> None:
         params = {
-            "key": f"e:{edge.source}:{edge.type}:{edge.target}:{self.tick}",
+            "key": edge_key(edge.source, edge.type, edge.target, self.tick),
             "source": edge.source,
             "target": edge.target,
             "rel": edge.type,
@@ -97,13 +110,13 @@ class PastOps(RelationOps):
         for edge in self.edges_of(node.id):
             self._keep_edge(edge)
         params = {
-            "key": f"n:{node.id}",
+            "key": node_key(node.id),
             "node": node.id,
             "name": node.name,
             "tick": node.tick,
             "ended": self.tick,
             "at": self.now,
-            "body": _node_body(node),
+            "body": node_body(node),
         }
         self.rows(self._past.node_put, params)
 
@@ -131,7 +144,7 @@ class PastOps(RelationOps):
 
     def ended_nodes_at(self, tick: int) -> list[NodeRecord]:
         """Nodes an agent deleted since ``tick`` that stood at it, as they were deleted."""
-        return [_node_of(str(r[0])) for r in self.rows(self._past.nodes_at, {"tick": tick})]
+        return [node_of(str(r[0])) for r in self.rows(self._past.nodes_at, {"tick": tick})]
 
     def edges_into(self, node_ids: Sequence[str], rels: Sequence[str]) -> list[EdgeRecord]:
         """Authored edges of ``rels`` into the nodes."""

@@ -95,7 +95,13 @@ class LoadText:
     count_spine: LiteralString  # -> count of OPENED, NEXT_ENCOUNTER, INSTANTIATED_AFTER
     count_nodes: LiteralString  # {label} -> count
     count_relations: LiteralString  # {label}; $rels -> count of those out of the type's nodes
-    dump_loci: LiteralString  # $after $limit -> id, tick, created_at (by id)
+    count_persons: LiteralString  # -> count
+    count_claims: LiteralString  # -> count of REFERENT_CLAIM edges
+    count_confirmations: LiteralString  # -> count of CONFIRMED edges
+    count_past: LiteralString  # $kind -> count of the record of the past's rows of a kind
+    dump_persons: LiteralString  # $after $limit -> id, name, key, tick, created_at (by id)
+    # $after $limit -> id, tick, created_at, director's id, DIRECTED_BY tick (by id)
+    dump_loci: LiteralString
     dump_encounters: LiteralString  # $after $limit -> properties (by name)
     dump_spine_into: LiteralString  # $names -> source, type, target, tick (OPENED, NEXT in)
     dump_spine_anchor: LiteralString  # $names -> source, type, target, tick (ANCHOR out)
@@ -104,16 +110,28 @@ class LoadText:
     dump_node_ids: LiteralString  # {label}; $after $limit -> id (by id)
     # {label}; $ids $rels -> source, target, type, tick, encounter, revision_why, created_at
     dump_relations: LiteralString
+    # {label}; $ids -> source, target, resolution, why, tick, encounter, created_at
+    dump_claims: LiteralString
+    dump_confirmations: LiteralString  # {label}; $ids -> node, encounter, tick, created_at, why
+    # $kind $after $limit -> key, node, source, target, rel, tick, ended, seq, at,
+    # moved_from, moved_to, encounter, why, body (by key)
+    dump_past: LiteralString
+    load_persons: LiteralString  # $rows of {id, name, key, tick, created_at}
     load_loci: LiteralString  # $rows of {id, tick, created_at}
+    load_directed: LiteralString  # $rows of {locus, person, tick}
     load_encounters: LiteralString  # $rows of an encounter's properties
     load_opened: LiteralString  # $rows of {source, target, tick}
     load_next: LiteralString  # $rows of {source, target, tick}
     load_anchor: LiteralString  # $rows of {source, target, tick}
     load_edges: LiteralString  # {source} {target} {rel}; $rows of {s, t, tick, encounter, at}
     load_supersedes: LiteralString  # {source} {target}; $rows of ... and why
+    # {label}; $rows of {s, t, resolution, why, tick, encounter, at}
+    load_claims: LiteralString
+    load_confirmations: LiteralString  # {label}; $rows of {node, encounter, tick, at, why}
+    load_past: LiteralString  # $rows of a row's every column (dump_past's, and kind, name)
     marker_get: LiteralString  # -> digest, done
     marker_put: LiteralString  # $digest $done
     marker_drop: LiteralString
     clock_set: LiteralString  # $value
     clear_nodes: LiteralString  # {label}; $limit -> the ids deleted
-    clear_registries: tuple[LiteralString, ...]
+    clear_registries: tuple[LiteralString, ...]  # the registries and the record of the past
