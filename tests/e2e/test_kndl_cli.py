@@ -4,6 +4,7 @@ what is said on stderr, facts on files, in a directory or on standard output."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -168,3 +169,27 @@ def test_the_import_session_is_directed_by_the_configured_director(tmp_path: Pat
         store.close()
     assert node.director is not None
     assert (node.director.name, node.director.key) == ("data steward", "steward-1")
+
+
+def test_classified_facts_import_with_the_facts_they_ground(tmp_path: Path) -> None:
+    """The import writes the operator's own facts: a fact derived from a classified one
+    is linked to it, though no server grant would show the classified one to a reader."""
+    import shutil
+
+    folder = tmp_path / "facts-in"
+    shutil.copytree(CI, folder)
+    for path in (folder / "facts").glob("*.fact.json"):
+        fact = json.loads(path.read_text())
+        fact["classification"] = "phi"
+        path.write_text(json.dumps(fact))
+    data = tmp_path / "memory"
+    imported = _cli("import", str(folder), "--data-dir", str(data))
+    assert imported.returncode == 0, imported.stderr
+    linked = re.search(r", (\d+) relations", imported.stderr.decode())
+    assert linked and int(linked.group(1)) > 0, imported.stderr
+    store = EmbeddedStore.open(data)
+    try:
+        node = Memory(store, granted=("phi",)).find_by_name("fact:eviction-explains-dip").node
+        assert "phi" in str(node.model_dump())
+    finally:
+        store.close()

@@ -11,6 +11,7 @@ from kenning_encounter.errors import NotFound
 from kenning_encounter.memory import operator, spine
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.port import GraphStore, ReadTx
+from kenning_encounter.vocabulary import CLASSIFICATIONS
 
 A, B, C = "session-a", "session-b", "session-c"
 
@@ -19,7 +20,7 @@ def seed(store: GraphStore) -> None:
     """Three loci; sealed, dissolved and open encounters; revisions with reasons, a
     renaming one, a Component revised on its source; statuses moved by relations; an
     agent's deletion and an operator's (a tombstone)."""
-    m = Memory(store)
+    m = Memory(store, granted=CLASSIFICATIONS)  # it writes a classified note, and links it
     m.advance_encounter(A, "first pass")
     m.create_entities(
         A,

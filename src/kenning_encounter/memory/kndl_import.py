@@ -395,7 +395,9 @@ def _references(p: _Plan) -> list[dict[str, Any]]:
 
 
 def write(memory: Memory, p: _Plan, source: Path) -> Imported:
-    """Carry out a plan through the memory service (writes only what ``plan`` checked)."""
+    """Carry out a plan through the memory service (writes only what ``plan`` checked),
+    as the operator: every class the facts carry is granted to the import's own writes."""
+    memory = memory.as_operator()
     facts = p.facts
     digest = hashlib.sha256("\n".join(sorted(f.id for f in facts)).encode()).hexdigest()[:16]
     session = f"kndl-import-{digest}"

@@ -7,6 +7,7 @@ stay current off the write path).
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -69,6 +70,13 @@ class Memory:
         # record a CONSULTED edge; never on a reader face, which writes nothing.
         self.activation = activation or Activation()
         self.consults = consults
+
+    def as_operator(self) -> Memory:
+        """This memory with every class granted, for an operator's own writes: a KNDL import
+        writes facts with the classes they carry, and links them to one another."""
+        granted = copy.copy(self)
+        granted.store = gates.gated(self.backend, vocabulary.CLASSIFICATIONS)
+        return granted
 
     def add_listener(self, listener: NodeListener) -> None:
         self._listeners.append(listener)
