@@ -126,7 +126,7 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps):
         if not self._writable:
             raise StoreError("internal: a read transaction has no tick")
         if self._tick is None:
-            self._tick = int(self.rows(q.CLOCK_NEXT)[0][0])
+            self._tick = int(self.rows(q.CLOCK_NEXT, {"key": "clock"})[0][0])
         return self._tick
 
     @property
