@@ -23,6 +23,7 @@ def _server(label: str, per_s: float) -> dict[str, Any]:
 
 def _result(entities: int, ours_per_s: float, reference_per_s: float) -> dict[str, Any]:
     servers = {"ours": _server("ours", ours_per_s), "reference": _server("ref", reference_per_s)}
+    compare = peers_bench._compare  # pyright: ignore[reportPrivateUsage]
     result: dict[str, Any] = {
         "entities": entities,
         "batch": 50,
@@ -30,9 +31,7 @@ def _result(entities: int, ours_per_s: float, reference_per_s: float) -> dict[st
         "cpus": 2,
         "load_average_1m": [1.0, 2.0],
         "servers": servers,
-        "ratios": {
-            "reference vs ours": peers_bench._compare(servers["reference"], servers["ours"])
-        },  # pyright: ignore[reportPrivateUsage]
+        "ratios": {"reference vs ours": compare(servers["reference"], servers["ours"])},
     }
     result["goal"] = peers_bench._goal(result)  # pyright: ignore[reportPrivateUsage]
     write = peers_bench._write_goal(result)  # pyright: ignore[reportPrivateUsage]
