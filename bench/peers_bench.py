@@ -150,8 +150,10 @@ def _goal(result: dict[str, Any]) -> dict[str, Any]:
     ratio = result["ratios"].get("reference vs ours")
     if ratio is None:
         goal["why_not_judged"] = "the reference server did not run"
-    elif result["entities"] < GOAL_AT_ENTITIES:
-        goal["why_not_judged"] = f"judged at {GOAL_AT_ENTITIES:,} entities; this run had fewer"
+    elif result["entities"] != GOAL_AT_ENTITIES:
+        goal["why_not_judged"] = (
+            f"judged at {GOAL_AT_ENTITIES:,} entities; this run had {result['entities']:,}"
+        )
     else:
         goal["met"] = min(ratio["search_p50_x"], ratio["search_p95_x"]) >= GOAL_SEARCH_X
     return goal
