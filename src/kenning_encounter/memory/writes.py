@@ -214,7 +214,7 @@ def create_entities(
             records.append(record)
             if old is not None:
                 links.append((record, old, d.revision_why or ""))
-        tx.create_nodes(records, encounter.name)
+        tx.create_nodes(records, encounter.name, held=holders)
         for new, old, why in links:
             tx.create_edge(EdgeRecord(new.id, old.id, "SUPERSEDES", tx.tick, encounter.name, why))
         tx.touch_encounter(encounter.name)

@@ -257,8 +257,17 @@ class SpineWrites(Protocol):
 
 
 class NodeWrites(Protocol):
-    def create_nodes(self, records: Sequence[NodeRecord], encounter: str) -> None:
-        """Create nodes recorded by ``encounter`` and register their names."""
+    def create_nodes(
+        self,
+        records: Sequence[NodeRecord],
+        encounter: str,
+        *,
+        held: Mapping[str, str] | None = None,
+    ) -> None:
+        """Create nodes recorded by ``encounter`` and register their names. ``held`` is
+        what this transaction already read of the names' holders (name -> head id, for
+        at least every name of ``records``), so a backend need not look them up again;
+        None: it looks them up itself."""
         ...
 
     def set_status(self, node_id: str, status: str) -> None: ...

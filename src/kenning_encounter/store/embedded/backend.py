@@ -221,7 +221,8 @@ class EmbeddedStore:
             self._nodes.end_commit(tx.changed_nodes, created)
             # Under the write lock, so the index takes ticks in commit order.
             if tx.index_upserts or tx.index_deletes:
-                self._index.apply(tx.index_upserts, tx.index_deletes, tx.tick)
+                fresh = {n.id for n in tx.created_nodes}
+                self._index.apply(tx.index_upserts, tx.index_deletes, tx.tick, fresh=fresh)
             elif tx.ticked:
                 self._index.apply([], [], tx.tick)
             return result

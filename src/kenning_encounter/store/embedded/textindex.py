@@ -6,9 +6,13 @@ rebuilt from the graph, so a crash between the graph commit and the index
 commit loses nothing.
 
 A tantivy commit costs tens of milliseconds (it syncs files), far more than the
-graph write it follows, so changes are staged in the writer and committed by a
-background flusher shortly after writes go quiet, or at once by a search that
-finds changes pending: a search always sees every write acknowledged before it.
+graph write it follows, so changes are staged and committed by a background
+flusher shortly after writes go quiet, or at once by a search that finds changes
+pending: a search always sees every write acknowledged before it. A write only
+queues its changes (``apply``): the flusher hands them to tantivy at once (it
+tokenizes them, off the write's path) and commits later, so a write never waits
+for a commit in progress, which under the flusher's lock took as long as the
+write itself.
 
 The corpus statistics (documents, mean length, document frequencies) are all
 read from one searcher and count live documents only. Tantivy's own
@@ -25,7 +29,7 @@ import logging
 import os
 import shutil
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +45,15 @@ _MAX_TERMS = 64
 # 4: each document carries its classes, so a gated caller's statistics leave them out.
 _DOCUMENT_SHAPE = 4
 INDEX_FORMAT = f"{_DOCUMENT_SHAPE}.{TOKENIZER_VERSION}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Staged:
+    """One graph transaction's changes, waiting to be handed to tantivy."""
+
+    replaced: list[str]  # ids whose document goes (deleted, or written anew)
+    docs: list[IndexDoc]
+    tick: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +103,10 @@ class TextIndex:
         self._dir = directory
         self._tick_file = directory / "TICK.json"
         self._schema = _schema()
+        # _lock holds the tantivy writer; _queue_lock only the queue that writes add to.
         self._lock = threading.Lock()
+        self._queue_lock = threading.Lock()
+        self._queue: list[_Staged] = []
         directory.mkdir(parents=True, exist_ok=True)
         try:
             self._index = tantivy.Index(self._schema, path=str(directory))
@@ -137,25 +153,47 @@ class TextIndex:
             doc.add_text("class", c)
         return doc
 
-    def apply(self, upserts: Sequence[IndexDoc], deletes: Iterable[str], tick: int) -> None:
+    def apply(
+        self,
+        upserts: Sequence[IndexDoc],
+        deletes: Iterable[str],
+        tick: int,
+        *,
+        fresh: Collection[str] = (),
+    ) -> None:
         """Stage changes made by the graph transaction at ``tick``.
 
         Only each node's final state is written: a transaction may re-index a node
         twice (its status, then its successor) or restore a node and then delete it
         (forgetting a chain from its head), and either would otherwise leave an extra
-        document. Ids are never reused, so a node deleted in a transaction is gone."""
+        document. Ids are never reused, so a node deleted in a transaction is gone,
+        and one the transaction created (``fresh``) has no document to replace."""
         gone = set(deletes)
         final = {d.id: d for d in upserts if d.id not in gone}
-        with self._lock:
-            for node_id in [*gone, *final]:
-                self._writer.delete_documents_by_term("id", node_id)
-            for d in final.values():
-                self._writer.add_document(self._doc(d))
-            self._pending_tick = tick
+        replaced = [*gone, *(i for i in final if i not in fresh)]
+        with self._queue_lock:
+            self._queue.append(_Staged(replaced, list(final.values()), tick))
         self._wake.set()
+
+    def _take_queue(self) -> None:
+        """Hand the queued changes to the writer, in commit order (the caller holds _lock)."""
+        with self._queue_lock:
+            staged, self._queue = self._queue, []
+        for entry in staged:
+            for node_id in entry.replaced:
+                self._writer.delete_documents_by_term("id", node_id)
+            for d in entry.docs:
+                self._writer.add_document(self._doc(d))
+            self._pending_tick = entry.tick
+
+    @property
+    def _behind(self) -> bool:
+        """Whether some write is not yet searchable (queued, or staged but uncommitted)."""
+        return self._pending_tick is not None or bool(self._queue)
 
     def flush(self) -> None:
         with self._lock:
+            self._take_queue()
             if self._pending_tick is None:
                 return
             self._writer.commit()
@@ -170,19 +208,28 @@ class TextIndex:
             self._wake.clear()
             if self._stopping:
                 return
-            # debounce: wait until writes have been quiet for a moment
-            while self._wake.wait(self._flush_delay):
-                self._wake.clear()
-                if self._stopping:
-                    return
             try:
+                # What writes queued goes to tantivy at once; the commit waits until
+                # writes have been quiet for a moment.
+                self._stage()
+                while self._wake.wait(self._flush_delay):
+                    self._wake.clear()
+                    if self._stopping:
+                        return
+                    self._stage()
                 self.flush()
             except Exception:  # the next flush, a search or a restart's rebuild catches up
                 log.exception("text index flush failed")
 
+    def _stage(self) -> None:
+        with self._lock:
+            self._take_queue()
+
     def rebuild(self, docs: Iterable[IndexDoc], tick: int) -> int:
         n = 0
         with self._lock:
+            with self._queue_lock:
+                self._queue = []
             self._pending_tick = None
             self._writer.delete_all_documents()
             for d in docs:
@@ -199,7 +246,7 @@ class TextIndex:
         terms = list(dict.fromkeys(tokenize(text)))[:_MAX_TERMS]
         if not terms or limit <= 0:
             return []
-        if self._pending_tick is not None:
+        if self._behind:
             self.flush()
         text_q = tantivy.Query.boolean_query(
             [
@@ -238,7 +285,7 @@ class TextIndex:
         Counts include superseded nodes (they are still documents of the memory).
         Every figure comes from one searcher and counts live documents only, so a
         frequency can never exceed the count (see the module docstring)."""
-        if self._pending_tick is not None:
+        if self._behind:
             self.flush()
         searcher = self._index.searcher()
         unique = list(dict.fromkeys(terms))

@@ -8,7 +8,7 @@ one column read.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, LiteralString
 
 import ladybug
@@ -107,6 +107,7 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         # What a write does to stored nodes, for the node cache (nodecache.py).
         self.created_nodes: list[NodeRecord] = []
         self.changed_nodes: set[str] = set()
+        self._touched: set[str] = set()
 
     # --- statements, through the backend's one execute path (engine.py) -------------
     def rows(self, query: LiteralString, params: dict[str, Any] | None = None) -> list[list[Any]]:
@@ -134,7 +135,7 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         if not self._writable:
             raise StoreError("internal: a read transaction has no tick")
         if self._tick is None:
-            self._tick = int(self.rows(q.CLOCK_NEXT)[0][0])
+            self._tick = int(self.rows(q.CLOCK_NEXT, {"key": "clock"})[0][0])
         return self._tick
 
     @property
@@ -142,6 +143,13 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         if self._now is None:
             self._now = self._clock()
         return self._now
+
+    def touch_encounter(self, name: str) -> None:
+        # One timestamp per transaction: a second touch would write the same value again.
+        if name in self._touched:
+            return
+        super().touch_encounter(name)
+        self._touched.add(name)
 
     # --- reads: through the node cache of a read snapshot -------------------------------
     def get_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
@@ -176,8 +184,15 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self.changed_nodes.update(node_ids)
 
     # --- node creation: the engine's own statement shape ---------------------------------
-    def create_nodes(self, records: Sequence[NodeRecord], encounter: str) -> None:
-        """Batch creation: two statements per type, two for the names, one for sources."""
+    def create_nodes(
+        self,
+        records: Sequence[NodeRecord],
+        encounter: str,
+        *,
+        held: Mapping[str, str] | None = None,
+    ) -> None:
+        """Batch creation: two statements per type, one or two for the names, one for
+        sources."""
         self._require_writable()
         by_label: dict[str, list[NodeRecord]] = {}
         for record in records:
@@ -185,19 +200,21 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         for label, group in by_label.items():
             if label not in NODE_TYPES:
                 raise StoreError(f"internal: unknown label {label}")
-            cols = q.node_columns(label)
-            self.rows(q.nodes_create(label), {"rows": [_row_for(r, cols) for r in group]})
+            self._create_group(label, group)
             self.created_nodes.extend(group)
             self.rows(
                 q.render(q.NODES_RECORD, label=label),
                 {"ids": [r.id for r in group], "encounter": encounter, "tick": self.tick},
             )
         # A name already held is being passed down a supersession chain.
-        held = self.head_ids_by_names([r.name for r in records])
+        if held is None:
+            held = self.head_ids_by_names([r.name for r in records])
         moved = [{"name": r.name, "id": r.id} for r in records if r.name in held]
-        fresh = [{"name": r.name, "id": r.id} for r in records if r.name not in held]
+        fresh = [r for r in records if r.name not in held]
         if fresh:
-            self.rows(q.NAMES_CREATE, {"rows": fresh})
+            self.rows(
+                q.NAMES_CREATE, {"names": [r.name for r in fresh], "ids": [r.id for r in fresh]}
+            )
         if moved:
             self.rows(q.NAMES_MOVE, {"rows": moved})
         # A revision that keeps its source takes the bookmark over.
@@ -205,6 +222,14 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         if sources:
             self.rows(q.SOURCE_PUT, {"rows": sources})
         self.index_upserts += [node_to_index_doc(r) for r in records]
+
+    def _create_group(self, label: str, group: Sequence[NodeRecord]) -> None:
+        """One CREATE for a type's nodes: a list per column, naming only the columns
+        some row gives a value (queries.nodes_create says why)."""
+        rows = [_row_for(r, q.node_columns(label)) for r in group]
+        lists = {c: [row[c] for row in rows] for c in q.node_columns(label)}
+        params = {c: v for c, v in lists.items() if c == "id" or any(x is not None for x in v)}
+        self.rows(q.nodes_create(label, list(params)), params)
 
     # --- an import's nodes: no tick taken, none cached, none indexed -------------------
     # The text index is derived again when the store next opens: its recorded tick then
@@ -221,8 +246,7 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             tick = node.tick if dumped.recorded_tick is None else dumped.recorded_tick
             recorded.setdefault((node.type, node.encounter, tick), []).append(node.id)
         for label, group in by_label.items():
-            cols = q.node_columns(label)
-            self.rows(q.nodes_create(label), {"rows": [_row_for(r, cols) for r in group]})
+            self._create_group(label, group)
         # One statement per write the batch holds: the encounter matched once each time.
         for (label, encounter, tick), ids in recorded.items():
             params = {"ids": ids, "encounter": encounter, "tick": tick}

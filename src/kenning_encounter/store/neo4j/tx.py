@@ -10,7 +10,7 @@ transient failure; this object lives for one attempt only and keeps nothing beyo
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
 from kenning_encounter.errors import StoreError
@@ -165,8 +165,15 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         return stored - 1 if self._tick is not None and not self._tick_used else stored
 
     # --- node creation: one statement for the whole batch ---------------------------------
-    def create_nodes(self, records: Sequence[NodeRecord], encounter: str) -> None:
-        """Batch creation: every type, name, source key and counter in one round trip."""
+    def create_nodes(
+        self,
+        records: Sequence[NodeRecord],
+        encounter: str,
+        *,
+        held: Mapping[str, str] | None = None,
+    ) -> None:
+        """Batch creation: every type, name, source key and counter in one round trip
+        (the statement moves a held name itself, so ``held`` is not needed)."""
         self._require_writable()
         if not records:
             return

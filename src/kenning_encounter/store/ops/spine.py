@@ -34,7 +34,11 @@ class SpineOps(Statements):
         return {e.name: e for e in found}
 
     def open_encounter_of(self, locus: str) -> EncounterRecord | None:
-        return self._encounter(self._spine.enc_open_of, {"locus": locus})
+        # The newest is chosen here: a locus has one open encounter, rarely two, and on
+        # the embedded engine sorting them took half of every write's check.
+        rows = self.rows(self._spine.enc_open_of, {"locus": locus})
+        found = [encounter_from(r[0]) for r in rows]
+        return max(found, key=lambda e: e.opened_tick, default=None)
 
     def last_encounter_of(self, locus: str) -> EncounterRecord | None:
         return self._encounter(self._spine.enc_last_of, {"locus": locus})

@@ -41,7 +41,7 @@ class SpineText:
     enc_anchor: LiteralString  # $anchor $name $tick
     enc_get: LiteralString  # $name -> properties
     enc_get_many: LiteralString  # $names -> properties
-    enc_open_of: LiteralString  # $locus -> properties
+    enc_open_of: LiteralString  # $locus -> properties of its open ones (any order)
     enc_last_of: LiteralString  # $locus -> properties
     enc_latest: LiteralString  # -> properties
     enc_list: LiteralString  # $unsealed $exclude $offset $limit -> properties
