@@ -76,6 +76,19 @@ def nodes_create(label: str) -> LiteralString:
     return cast(LiteralString, f"UNWIND $rows AS r CREATE (n:{label} {{{assignments}}})")
 
 
+# An import's nodes keep their standing (the mirrors of their process edges) as dumped.
+STANDING_COLUMNS: Final = ("used_at", "pinned")
+
+
+def nodes_load(label: str) -> LiteralString:
+    """``nodes_create`` with the standing columns an import carries over."""
+    if label not in NODE_TYPES:
+        raise ValueError(f"not a vocabulary name: {label!r}")
+    columns = [*node_columns(label), *STANDING_COLUMNS]
+    assignments = ", ".join(f"{c}: r.{c}" for c in columns)
+    return cast(LiteralString, f"UNWIND $rows AS r CREATE (n:{label} {{{assignments}}})")
+
+
 # The encounter is matched once, before the UNWIND: matched inside it, the anchoring
 # cost several times the creation and grew with the table. (Creating node and edge in
 # one statement is faster still, but its log records failed to replay after a kill.)
@@ -195,6 +208,8 @@ COUNT_RELATIONS: Final = "MATCH (n:{label})-[r]->() WHERE label(r) IN $rels RETU
 COUNT_PERSONS: Final = "MATCH (p:Person) RETURN count(p)"
 COUNT_CLAIMS: Final = "MATCH ()-[r:REFERENT_CLAIM]->() RETURN count(r)"
 COUNT_CONFIRMATIONS: Final = "MATCH ()-[r:CONFIRMED]->() RETURN count(r)"
+COUNT_CONSULTATIONS: Final = "MATCH ()-[r:CONSULTED]->() RETURN count(r)"
+COUNT_PINS: Final = "MATCH ()-[r:PINNED]->() RETURN count(r)"
 COUNT_PAST: Final = "MATCH (p:Past) WHERE p.kind = $kind RETURN count(p)"
 DUMP_PERSONS: Final = (
     "MATCH (p:Person) WHERE p.id > $after "
@@ -238,6 +253,14 @@ DUMP_CLAIMS: Final = (
 DUMP_CONFIRMATIONS: Final = (
     "MATCH (e:Encounter)-[r:CONFIRMED]->(n:{label}) WHERE n.id IN $ids "
     "RETURN n.id, e.id, r.tick, r.created_at, r.why"
+)
+DUMP_CONSULTATIONS: Final = (
+    "MATCH (e:Encounter)-[r:CONSULTED]->(n:{label}) WHERE n.id IN $ids "
+    "RETURN n.id, e.id, r.tick, r.created_at"
+)
+DUMP_PINS: Final = (
+    "MATCH (e:Encounter)-[r:PINNED]->(n:{label}) WHERE n.id IN $ids "
+    "RETURN n.id, e.id, r.tick, r.created_at, r.why, r.state"
 )
 DUMP_PAST: Final = (
     "MATCH (p:Past) WHERE p.kind = $kind AND p.key > $after "
@@ -293,6 +316,14 @@ LOAD_CLAIMS: Final = (
 LOAD_CONFIRMATIONS: Final = (
     "UNWIND $rows AS r MATCH (e:Encounter {{id: r.encounter}}), (n:{label} {{id: r.node}}) "
     "CREATE (e)-[:CONFIRMED {{tick: r.tick, created_at: r.at, why: r.why}}]->(n)"
+)
+LOAD_CONSULTATIONS: Final = (
+    "UNWIND $rows AS r MATCH (e:Encounter {{id: r.encounter}}) MATCH (n:{label} {{id: r.node}}) "
+    "CREATE (e)-[:CONSULTED {{tick: r.tick, created_at: r.at}}]->(n)"
+)
+LOAD_PINS: Final = (
+    "UNWIND $rows AS r MATCH (e:Encounter {{id: r.encounter}}) MATCH (n:{label} {{id: r.node}}) "
+    "CREATE (e)-[:PINNED {{tick: r.tick, created_at: r.at, why: r.why, state: r.state}}]->(n)"
 )
 LOAD_PAST: Final = (
     "UNWIND $rows AS r CREATE (:Past {key: r.key, kind: r.kind, node: r.node, name: r.name, "

@@ -221,8 +221,8 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             tick = node.tick if dumped.recorded_tick is None else dumped.recorded_tick
             recorded.setdefault((node.type, node.encounter, tick), []).append(node.id)
         for label, group in by_label.items():
-            cols = q.node_columns(label)
-            self.rows(q.nodes_create(label), {"rows": [_row_for(r, cols) for r in group]})
+            cols = [*q.node_columns(label), *q.STANDING_COLUMNS]
+            self.rows(q.nodes_load(label), {"rows": [_row_for(r, cols) for r in group]})
         # One statement per write the batch holds: the encounter matched once each time.
         for (label, encounter, tick), ids in recorded.items():
             params = {"ids": ids, "encounter": encounter, "tick": tick}
@@ -253,5 +253,7 @@ def _row_for(record: NodeRecord, cols: list[str]) -> dict[str, Any]:
         "name": record.name,
         "description": record.description,
         "status": record.status,
+        "used_at": record.used_at,
+        "pinned": record.pinned,
     }
     return {c: base[c] if c in base else record.props.get(c) for c in cols}
