@@ -300,10 +300,9 @@ def read_record(
     """One line of a dump of format ``version`` (carrying standing or not) as its record."""
     kind = str(data["kind"])
     kinds = kinds_of(version, standing)
+    readers = _READERS if standing else _UNSTANDING_READERS
     if version == 1:
         readers = _V1_READERS
-    else:
-        readers = _READERS if standing else _UNSTANDING_READERS
     if kind not in kinds:
         which = "" if standing or version == 1 else " whose header counts no standing"
         raise InvalidInput(

@@ -55,7 +55,8 @@ TEXT_FORMAT: Final = TOKENIZER_VERSION
 # 2: every node of the memory also carries the memory label (read_cypher is scoped by it).
 # 3: memories have names: every node of ours carries ``_memory``, keys are unique per memory.
 # 4: a classified node carries a label per class (classified.py; read_cypher's gate).
-SCHEMA_VERSION: Final = 4
+# 5: each node mirrors its latest use, used_at (standing.py backfills older memories).
+SCHEMA_VERSION: Final = 5
 
 
 def _checked(name: str) -> str:

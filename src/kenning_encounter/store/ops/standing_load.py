@@ -6,7 +6,7 @@ that writes these edges leaves them as they were rather than as of the import.""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, LiteralString
 
 from kenning_encounter.errors import StoreError
 from kenning_encounter.store.ids import type_of_id
@@ -23,11 +23,12 @@ class StandingLoadOps(Statements):
     _load: LoadText
 
     def standing_counts(self) -> dict[str, int]:
+        counts: dict[str, LiteralString] = {
+            "consultation": self._load.count_consultations,
+            "pin": self._load.count_pins,
+        }
         found: dict[str, int] = {}
-        for kind, query in (
-            ("consultation", self._load.count_consultations),
-            ("pin", self._load.count_pins),
-        ):
+        for kind, query in counts.items():
             rows = self.rows(query)
             found[kind] = int(rows[0][0]) if rows else 0
         return found
