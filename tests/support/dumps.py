@@ -8,9 +8,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kenning_encounter.errors import NotFound
-from kenning_encounter.memory import activation, operator, spine
+from kenning_encounter.memory import operator, spine
+from kenning_encounter.memory.activation import Activation, last_use
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.port import GraphStore, ReadTx
+from kenning_encounter.vocabulary import CLASSIFICATIONS
 
 A, B, C = "session-a", "session-b", "session-c"
 
@@ -18,8 +20,8 @@ A, B, C = "session-a", "session-b", "session-c"
 def seed(store: GraphStore) -> None:
     """Three loci; sealed, dissolved and open encounters; revisions with reasons, a
     renaming one, a Component revised on its source; statuses moved by relations; an
-    agent's deletion and an operator's (a tombstone); consultations and pins (standing)."""
-    m = Memory(store, granted=("pii",))  # the seed writes a classified node and links it
+    agent's deletion and an operator's (a tombstone)."""
+    m = Memory(store, granted=CLASSIFICATIONS)  # it writes a classified note, and links it
     m.advance_encounter(A, "first pass")
     m.create_entities(
         A,
@@ -261,10 +263,10 @@ def standing(store: GraphStore) -> dict[str, tuple[str, str, str | None]]:
     """Each node's tier (40 days after the memory's last write: a pin keeps a node hot
     while the rest are warm), last use and pin, as the reads see them."""
     nodes = store.read(lambda tx: tx.authored_graph().nodes)
-    latest = max(_instant(activation.last_use(n)) for n in nodes)
+    latest = max(_instant(last_use(n)) for n in nodes)
     now = latest + timedelta(days=40)
-    policy = activation.Activation()
-    return {n.id: (policy.tier(n, now), activation.last_use(n), n.pinned) for n in nodes}
+    policy = Activation()
+    return {n.id: (policy.tier(n, now), last_use(n), n.pinned) for n in nodes}
 
 
 def _instant(stamp: str) -> datetime:
