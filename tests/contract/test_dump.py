@@ -279,7 +279,43 @@ def _ended_before_it_began(lines: list[dict[str, Any]]) -> None:
     gone["ended"] = gone["tick"] - 1
 
 
+def _pin_of_nothing(lines: list[dict[str, Any]]) -> None:
+    _first(lines, kind="pin")["node"] = "con_000000000000"
+
+
+def _bad_pin_state(lines: list[dict[str, Any]]) -> None:
+    _first(lines, kind="pin")["state"] = "stuck"
+
+
+def _consulted_twice(lines: list[dict[str, Any]]) -> None:
+    consulted = _first(lines, kind="consultation")
+    lines.insert(lines.index(consulted) + 1, dict(consulted))
+
+
+def _consulted_from_a_sealed_encounter(lines: list[dict[str, Any]]) -> None:
+    _first(lines, kind="consultation", encounter="E16")["encounter"] = "E1"
+
+
+def _pinned_by_no_encounter(lines: list[dict[str, Any]]) -> None:
+    node = next(line for line in lines if line["kind"] == "node" and line["pinned"])
+    node["pinned"] = "E99"
+
+
+def _pin_not_mirrored(lines: list[dict[str, Any]]) -> None:
+    node = next(line for line in lines if line["kind"] == "node" and line["pinned"])
+    node["pinned"] = None
+
+
 RESEALED: dict[str, tuple[Callable[[list[dict[str, Any]]], None], str]] = {
+    "pin of no node": (_pin_of_nothing, "names no node of the dump"),
+    "pin state outside the two": (_bad_pin_state, "is one of: pinned, unpinned"),
+    "consultation twice": (_consulted_twice, "the same consultation appears twice"),
+    "consultation from a sealed encounter": (
+        _consulted_from_a_sealed_encounter,
+        "outside encounter 'E1'",
+    ),
+    "node pinned by no encounter": (_pinned_by_no_encounter, "names no encounter of the dump"),
+    "pin in force not mirrored": (_pin_not_mirrored, "disagrees with its latest pin"),
     "locus directed by no person": (_unknown_director, "names no person of the dump"),
     "claim between Notes": (_claim_on_a_note, "joins two referents of one type"),
     "claim resolution outside the vocabulary": (_bad_resolution, "is one of: proposed"),
@@ -311,7 +347,7 @@ def test_a_dump_that_breaks_a_rule_is_refused_with_nothing_written(
     lines = _lines(source[0])
     edit(lines)
     path = _write(lines, tmp_path / "bad.jsonl", reseal=True)
-    with pytest.raises(InvalidInput, match=r"line|spine|relations") as refused:
+    with pytest.raises(InvalidInput, match=r"line|spine|relations|pins") as refused:
         load.load(store, load.verify(path))
     assert words in str(refused.value)
     assert _emptiness(store) == EMPTY
@@ -368,7 +404,15 @@ def test_a_dump_with_a_reseal_of_its_own_lines_passes(
 
 
 # What version 2 added is in the fingerprint: a dump without it does not round-trip.
-DROPPABLE = ("claim", "confirmation", "deleted_node", "deleted_relation", "status_move")
+DROPPABLE = (
+    "claim",
+    "confirmation",
+    "consultation",
+    "pin",
+    "deleted_node",
+    "deleted_relation",
+    "status_move",
+)
 
 
 @pytest.mark.parametrize("kind", DROPPABLE)
@@ -379,6 +423,10 @@ def test_a_dump_without_a_kind_of_record_does_not_round_trip(
     kept = [line for line in lines if line["kind"] != kind]
     assert len(kept) < len(lines)  # the seed holds some of the kind
     kept[0]["counts"][kind] = 0
+    if kind == "pin":  # the pins in force go too, or the mirrors refuse the dump
+        for line in kept:
+            if line["kind"] in ("node", "deleted_node"):
+                line["pinned"] = None
     store = EmbeddedStore.open(tmp_path / "copy")
     try:
         load.load(store, load.verify(_write(kept, tmp_path / "less.jsonl", reseal=True)))
@@ -534,6 +582,7 @@ def test_restart_clears_the_persons_and_the_past_an_interrupted_import_wrote(
         load.load(store, dumped, batch_size=total - 1, progress=stop)
     counts = _emptiness(store)[1]
     assert counts["person"] and counts["deleted_node"] and counts["claim"]
+    assert counts["consultation"] and counts["pin"]
     while bulk_write(store, lambda tx: tx.clear_some(load.BATCH)):
         pass
     assert _emptiness(store) == EMPTY

@@ -9,6 +9,7 @@ from typing import Any
 
 from kenning_encounter.errors import NotFound
 from kenning_encounter.memory import operator, spine
+from kenning_encounter.memory.activation import Activation, last_use
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.port import GraphStore, ReadTx
 from kenning_encounter.vocabulary import CLASSIFICATIONS
@@ -101,6 +102,7 @@ def seed(store: GraphStore) -> None:
         ],
     )
     m.create_relations(A, [{"source": "o4", "type": "INFORMS", "target": "c1"}])
+    m.find_by_name("o1", session_id=A)  # a consultation from an encounter sealed since
     m.close_encounter(A, "third pass done")
     operator.forget(store, ["private"])
     m.advance_encounter(C, "still open", director="Ada", director_key="ada@example.org")
@@ -162,6 +164,18 @@ def _seed_identity_and_past(m: Memory) -> None:
     )
     m.delete_relations(C, [{"source": "o5", "type": "SUPPORTS", "target": "h3"}])
     m.delete_entities(C, ["oops"])
+    _seed_standing(m)
+
+
+def _seed_standing(m: Memory) -> None:
+    """Consultations (one read twice: one edge, its latest tick), a pin in force with its
+    reason, a pin undone, and a pin on a classified node."""
+    m.find_by_name("h1", session_id=C)
+    m.trace_provenance("o4", depth=2, session_id=C)
+    m.find_by_name("h1", session_id=C)
+    m.pin_entities(C, ["c1"], why="the layered design")
+    m.pin_entities(C, ["h3", "o5"])
+    m.pin_entities(C, ["h3"], pinned=False, why="tested")
 
 
 # read_cypher in each dialect: what the port's reads do not return (edge stamps, the
@@ -174,6 +188,8 @@ _EDGE_STAMPS = {
 _LOCI = "MATCH (l:Locus) RETURN l.id, l.tick, l.created_at"
 _PERSONS = "MATCH (p:Person) RETURN p.id, p.name, p.director_key, p.tick, p.created_at"
 _CONFIRMED = "MATCH (e:Encounter)-[r:CONFIRMED]->(n) RETURN e.id, n.id, r.tick, r.why"
+_PINNED = "MATCH (e:Encounter)-[r:PINNED]->(n) RETURN e.id, n.id, r.tick, r.why, r.state"
+_CONSULTED = "MATCH (e:Encounter)-[r:CONSULTED]->(n) RETURN e.id, n.id, r.tick, r.created_at"
 
 
 def _cypher(store: GraphStore, query: str) -> list[tuple[Any, ...]]:
@@ -217,6 +233,7 @@ def fingerprint(store: GraphStore) -> dict[str, Any]:
             | {t for e in encounters for t in (e.opened_at, e.sealed_at, e.last_activity_at) if t}
         )
         return {
+            "standing": sorted((n.id, n.used_at, n.pinned) for n in graph.nodes),
             "clock": tx.clock(),
             "nodes": sorted(_canon(n) for n in graph.nodes),
             "edges": sorted(_canon(e) for e in graph.edges),
@@ -237,7 +254,23 @@ def fingerprint(store: GraphStore) -> dict[str, Any]:
     found["loci_stamps"] = _cypher(store, _LOCI)
     found["persons"] = _cypher(store, _PERSONS)
     found["confirmed"] = _cypher(store, _CONFIRMED)
+    found["pinned"] = _cypher(store, _PINNED)
+    found["consulted"] = _cypher(store, _CONSULTED)
     return found
+
+
+def standing(store: GraphStore) -> dict[str, tuple[str, str, str | None]]:
+    """Each node's tier (40 days after the memory's last write: a pin keeps a node hot
+    while the rest are warm), last use and pin, as the reads see them."""
+    nodes = store.read(lambda tx: tx.authored_graph().nodes)
+    latest = max(_instant(last_use(n)) for n in nodes)
+    now = latest + timedelta(days=40)
+    policy = Activation()
+    return {n.id: (policy.tier(n, now), last_use(n), n.pinned) for n in nodes}
+
+
+def _instant(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
 def as_of_answers(store: GraphStore) -> dict[int, Any]:

@@ -3,8 +3,8 @@
 The memory is read in pages, each its own read transaction, so neither the store
 nor this process ever holds it whole: persons, loci and encounters by id, the spine
 by encounter, the nodes of every type merged into one creation order (tick, ord, id),
-the relations, claims and confirmations of each type's nodes by id, the record of the
-past by kind and key. Pages are not one snapshot, so the
+the relations, claims, confirmations, consultations and pins of each type's nodes by
+id, the record of the past by kind and key. Pages are not one snapshot, so the
 clock and the counts are read again at the end: if a write landed meanwhile the
 export fails (stop the servers writing to the memory and export again) rather
 than hand over a dump that no single moment of the memory matches.
@@ -26,6 +26,7 @@ from kenning_encounter.store.persons import ClaimRecord
 from kenning_encounter.store.port import (
     PAST_KINDS,
     ConfirmationRecord,
+    ConsultationRecord,
     DumpedEdge,
     DumpedEndedEdge,
     DumpedEndedNode,
@@ -33,6 +34,7 @@ from kenning_encounter.store.port import (
     DumpedNode,
     DumpTx,
     GraphStore,
+    PinRecord,
     ReadTx,
 )
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
@@ -132,6 +134,8 @@ def records(store: GraphStore, page: int = PAGE) -> Iterator[fmt.Record]:
     yield from _per_node(store, lambda tx, t, ids: tx.dump_relations(t, ids), page)
     yield from _per_node(store, lambda tx, t, ids: tx.dump_claims(t, ids), page)
     yield from _per_node(store, lambda tx, t, ids: tx.dump_confirmations(t, ids), page)
+    yield from _per_node(store, lambda tx, t, ids: tx.dump_consultations(t, ids), page)
+    yield from _per_node(store, lambda tx, t, ids: tx.dump_pins(t, ids), page)
     for kind in PAST_KINDS:
         for _, past in _keyed(
             store, lambda tx, k, w=kind: tx.dump_past(w, k, page), lambda kr: kr[0], page
@@ -166,7 +170,7 @@ def _touches(record: fmt.Record) -> set[str]:
         return {record.edge.source, record.edge.target}
     if isinstance(record, ClaimRecord):
         return {record.source, record.target}
-    if isinstance(record, ConfirmationRecord):
+    if isinstance(record, ConfirmationRecord | ConsultationRecord | PinRecord):
         return {record.node}
     if isinstance(record, DumpedMove):
         return {record.move.node}
@@ -192,7 +196,8 @@ def export(
 ) -> Exported:
     """Write the memory to ``out``; the digest covers every line before the trailer.
 
-    Nodes classified with a ``withheld`` class stay out, with their relations; the
+    Nodes classified with a ``withheld`` class stay out, with their relations and their
+    standing edges (whatever names them); the
     header then counts what the dump holds, so an import checks it as any other."""
     clock, stored = _state(store)
     held_back = _classified_ids(store, withheld, page)

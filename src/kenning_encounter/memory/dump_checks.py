@@ -6,7 +6,9 @@ vocabulary, endpoint rules, ids whose prefix names their type, each tick at most
 dumped clock, encounters opened at distinct ticks, one OPENED per encounter and a
 fork-free spine, supersession chains that stay lines; each locus directed by a Person
 of the dump, claims joining two stored referents of one type, confirmations of stored
-nodes, and a record of the past whose ids, types and statuses the vocabulary allows.
+nodes, consultations and pins of stored nodes from encounters that were open (each
+pinned node's mirror naming the encounter of its latest pin), and a record of the past
+whose ids, types and statuses the vocabulary allows.
 What the pass keeps is small: the ids, the encounters, the supersession links; never
 the records themselves.
 """
@@ -24,12 +26,14 @@ from kenning_encounter.store.ids import type_of_id
 from kenning_encounter.store.persons import ClaimRecord, PersonRecord
 from kenning_encounter.store.port import (
     ConfirmationRecord,
+    ConsultationRecord,
     DumpedEdge,
     DumpedEndedEdge,
     DumpedEndedNode,
     DumpedMove,
     DumpedNode,
     LocusRecord,
+    PinRecord,
     SpineEdge,
 )
 from kenning_encounter.store.records import EncounterRecord, NodeRecord
@@ -43,6 +47,7 @@ from kenning_encounter.vocabulary import (
 _ID: Final = re.compile(r"^[a-z]{3}_[0-9a-f]{12}$")
 _PERSON_ID: Final = re.compile(r"^per_[0-9a-f]{16}$")
 _OWN_PROPS: Final = frozenset({"name", "description", "status"})
+_PIN_STATES: Final = ("pinned", "unpinned")
 
 
 def _refuse(where: str, message: str) -> InvalidInput:
@@ -65,6 +70,12 @@ class Checks:
     persons: set[str] = field(default_factory=set[str])
     claims: set[tuple[str, str, int]] = field(default_factory=set[tuple[str, str, int]])
     confirmed: set[tuple[str, str, int]] = field(default_factory=set[tuple[str, str, int]])
+    consulted: set[tuple[str, str]] = field(default_factory=set[tuple[str, str]])
+    pins: set[tuple[str, str, int]] = field(default_factory=set[tuple[str, str, int]])
+    pinned_by: dict[str, str] = field(default_factory=dict[str, str])  # node -> its mirror
+    last_pin: dict[str, tuple[int, str, str]] = field(
+        default_factory=dict[str, tuple[int, str, str]]
+    )  # node -> (tick, state, encounter) of its latest pin or unpin
     gone: set[str] = field(default_factory=set[str])  # the deleted nodes of the past
     past: set[tuple[str, ...]] = field(default_factory=set[tuple[str, ...]])  # its other rows
 
@@ -85,6 +96,10 @@ class Checks:
             self._claim(record, where)
         elif isinstance(record, ConfirmationRecord):
             self._confirmation(record, where)
+        elif isinstance(record, ConsultationRecord):
+            self._consultation(record, where)
+        elif isinstance(record, PinRecord):
+            self._pin(record, where)
         elif isinstance(record, DumpedEndedNode):
             self._ended_node(record, where)
         elif isinstance(record, DumpedEndedEdge):
@@ -194,6 +209,10 @@ class Checks:
         self._within(n.encounter, n.tick, where)
         if r.recorded_tick is not None:
             self._tick(r.recorded_tick, f"{where}.recorded_tick")
+        if n.pinned is not None:
+            if n.pinned not in self.encounters:
+                raise _refuse(f"{where}.pinned", f"names no encounter of the dump: {n.pinned!r}")
+            self.pinned_by[n.id] = n.pinned
         self.nodes.add(n.id)
 
     def _relation(self, r: DumpedEdge, where: str) -> None:
@@ -250,6 +269,27 @@ class Checks:
             raise _refuse(where, "the same confirmation appears twice")
         self.confirmed.add((r.node, r.encounter, r.tick))
 
+    def _consultation(self, r: ConsultationRecord, where: str) -> None:
+        if r.node not in self.nodes:
+            raise _refuse(f"{where}.node", f"names no node of the dump: {r.node!r}")
+        self._within(r.encounter, r.tick, where)
+        if (r.node, r.encounter) in self.consulted:  # one edge per encounter and node
+            raise _refuse(where, "the same consultation appears twice")
+        self.consulted.add((r.node, r.encounter))
+
+    def _pin(self, r: PinRecord, where: str) -> None:
+        if r.node not in self.nodes:
+            raise _refuse(f"{where}.node", f"names no node of the dump: {r.node!r}")
+        if r.state not in _PIN_STATES:
+            raise _refuse(f"{where}.state", f"is one of: {', '.join(_PIN_STATES)}")
+        self._within(r.encounter, r.tick, where)
+        if (r.node, r.encounter, r.tick) in self.pins:
+            raise _refuse(where, "the same pin appears twice")
+        self.pins.add((r.node, r.encounter, r.tick))
+        latest = self.last_pin.get(r.node)
+        if latest is None or r.tick > latest[0]:
+            self.last_pin[r.node] = (r.tick, r.state, r.encounter)
+
     def _ended(self, tick: int, ended: int, where: str) -> None:
         self._tick(ended, f"{where}.ended")
         if ended < tick:
@@ -300,10 +340,17 @@ class Checks:
         self.past.add(key)
 
     def finish(self) -> None:
-        """What only the whole dump can show: every encounter opened, chains acyclic."""
+        """What only the whole dump can show: every encounter opened, chains acyclic, each
+        pin in force mirrored on its node."""
         unopened = sorted(set(self.encounters) - self.opened)
         if unopened:
             raise _refuse("spine", f"encounter {unopened[0]!r} has no OPENED edge")
+        for node in sorted(set(self.pinned_by) | set(self.last_pin)):
+            _, state, encounter = self.last_pin.get(node, (0, "unpinned", ""))
+            if self.pinned_by.get(node) != (encounter if state == "pinned" else None):
+                raise _refuse(
+                    "pins", f"node {node!r}: its pinned field disagrees with its latest pin"
+                )
         # Each node has at most one reviser and revises at most one: walking back from
         # each chain's newest node reaches every link of a line; a link never reached
         # lies on a cycle.

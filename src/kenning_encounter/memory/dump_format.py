@@ -9,7 +9,11 @@ every line before it, header included.
 Version 2 carries everything authored and every process record: the directors
 (``person``, and each locus's director), the spine, the nodes and relations, referent
 claims, confirmations, and the record of the past (``deleted_node``,
-``deleted_relation``, ``status_move``) that ``as_of`` reads stand on. Derived data
+``deleted_relation``, ``status_move``) that ``as_of`` reads stand on, and standing
+(memory/activation.py): each node line's ``used_at`` and ``pinned``, and the
+``consultation`` and ``pin`` records of its CONSULTED and PINNED edges. A version 2 dump
+written before standing travelled (its header counts neither kind, its node lines carry
+neither field) is still read: its nodes then stand from their creation. Derived data
 (the text index, meanings, baselines, name and source registries, the infusion ledger
 and log) is not in a dump: an import derives it again or starts it empty. Version 1
 dumps (loci, encounters, spine, nodes, relations) are still read (memory/load.py).
@@ -30,12 +34,14 @@ from kenning_encounter.memory.dump_fields import FIX, Fields
 from kenning_encounter.store.persons import ClaimRecord, PersonRecord
 from kenning_encounter.store.port import (
     ConfirmationRecord,
+    ConsultationRecord,
     DumpedEdge,
     DumpedEndedEdge,
     DumpedEndedNode,
     DumpedMove,
     DumpedNode,
     LocusRecord,
+    PinRecord,
     SpineEdge,
 )
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord
@@ -54,6 +60,8 @@ KINDS: Final = (
     "relation",
     "claim",
     "confirmation",
+    "consultation",
+    "pin",
     "deleted_node",
     "deleted_relation",
     "status_move",
@@ -62,6 +70,22 @@ KINDS_BY_VERSION: Final[dict[int, tuple[str, ...]]] = {
     1: ("locus", "encounter", "spine", "node", "relation"),
     2: KINDS,
 }
+# What a version 2 dump carries only once standing travelled (node and deleted node lines
+# also gain ``used_at`` and ``pinned``); a header that counts none of them predates that.
+STANDING_KINDS: Final = ("consultation", "pin")
+STANDING_FIELDS: Final = dump_lines.STANDING_FIELDS
+
+
+def kinds_of(version: int, standing: bool = True) -> tuple[str, ...]:
+    """The kinds a dump of ``version`` holds, with or without standing."""
+    kinds = KINDS_BY_VERSION[version]
+    return kinds if standing else tuple(k for k in kinds if k not in STANDING_KINDS)
+
+
+def carries_standing(version: int, counts: Mapping[str, Any]) -> bool:
+    """Whether a dump carries standing, told by the kinds its header counts."""
+    return version >= 2 and any(k in counts for k in STANDING_KINDS)
+
 
 Record = (
     PersonRecord
@@ -72,6 +96,8 @@ Record = (
     | DumpedEdge
     | ClaimRecord
     | ConfirmationRecord
+    | ConsultationRecord
+    | PinRecord
     | DumpedEndedNode
     | DumpedEndedEdge
     | DumpedMove
@@ -142,6 +168,8 @@ def to_line(record: Record) -> dict[str, Any]:
             "kind": "node",
             **dump_lines.node_fields(record.node),
             "recorded_tick": record.recorded_tick,
+            "used_at": record.node.used_at,
+            "pinned": record.node.pinned,
         }
     assert isinstance(record, DumpedEdge)
     e = record.edge
@@ -197,6 +225,13 @@ def _spine(f: Fields) -> SpineEdge:
 
 
 def _node(f: Fields) -> DumpedNode:
+    node = dump_lines.read_node(
+        f, used_at=f.text("used_at", optional=True), pinned=f.text("pinned", optional=True)
+    )
+    return DumpedNode(node, f.int("recorded_tick", low=1))
+
+
+def _node_unstanding(f: Fields) -> DumpedNode:
     return DumpedNode(dump_lines.read_node(f), f.int("recorded_tick", low=1))
 
 
@@ -224,7 +259,7 @@ _READERS: Final[_Readers] = {
         _encounter,
     ),
     "spine": (frozenset({"kind", "type", "source", "target", "tick"}), _spine),
-    "node": (dump_lines.NODE_FIELDS | {"kind", "recorded_tick"}, _node),
+    "node": (dump_lines.NODE_FIELDS | {"kind", "recorded_tick"} | STANDING_FIELDS, _node),
     "relation": (
         frozenset(
             {"kind", "type", "source", "target", "tick", "encounter", "created_at"}
@@ -234,8 +269,14 @@ _READERS: Final[_Readers] = {
     ),
     **dump_lines.READERS,
 }
-# What version 1 wrote differently: its loci named no director.
-_V1_READERS: Final[_Readers] = {**_READERS, "locus": (_LOCUS_V1, _locus_v1)}
+# What a dump without standing wrote differently: its node lines held none.
+_UNSTANDING_READERS: Final[_Readers] = {
+    **_READERS,
+    **dump_lines.UNSTANDING,
+    "node": (dump_lines.NODE_FIELDS | {"kind", "recorded_tick"}, _node_unstanding),
+}
+# What version 1 wrote differently: that, and its loci named no director.
+_V1_READERS: Final[_Readers] = {**_UNSTANDING_READERS, "locus": (_LOCUS_V1, _locus_v1)}
 HEADER_FIELDS: Final = frozenset(
     {"kind", "format", "version", "kenning_encounter", "backend", "clock", "exported_at", "counts"}
 )
@@ -253,23 +294,30 @@ def parse(raw: bytes, number: int) -> dict[str, Any]:
     return dict(data)  # pyright: ignore[reportUnknownArgumentType]
 
 
-def read_record(data: dict[str, Any], number: int, version: int = VERSION) -> tuple[str, Record]:
-    """One line of a dump of format ``version`` as its record."""
+def read_record(
+    data: dict[str, Any], number: int, version: int = VERSION, standing: bool = True
+) -> tuple[str, Record]:
+    """One line of a dump of format ``version`` (carrying standing or not) as its record."""
     kind = str(data["kind"])
-    kinds = KINDS_BY_VERSION[version]
-    readers = _V1_READERS if version == 1 else _READERS
+    kinds = kinds_of(version, standing)
+    readers = _READERS if standing else _UNSTANDING_READERS
+    if version == 1:
+        readers = _V1_READERS
     if kind not in kinds:
+        which = "" if standing or version == 1 else " whose header counts no standing"
         raise InvalidInput(
             f"line {number}.kind",
-            f"unknown kind {kind!r} for a version {version} dump; use one of: "
+            f"unknown kind {kind!r} for a version {version} dump{which}; use one of: "
             f"{', '.join(kinds)}; {FIX}",
         )
     expected, read = readers[kind]
     return kind, read(Fields(data, f"line {number}: {kind}", expected))
 
 
-def counts_of(f: Fields, name: str, version: int = VERSION) -> dict[str, int]:
-    kinds = KINDS_BY_VERSION[version]
+def counts_of(
+    f: Fields, name: str, version: int = VERSION, standing: bool = True
+) -> dict[str, int]:
+    kinds = kinds_of(version, standing)
     counts = f.mapping(name)
     if set(counts) != set(kinds) or not all(
         isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in counts.values()

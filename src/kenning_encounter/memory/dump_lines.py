@@ -1,5 +1,6 @@
-"""The lines dump format version 2 added: directors, referent claims, confirmations and
-the record of the past ``as_of`` reads stand on (store/ops/past.py).
+"""The lines dump format version 2 added: directors, referent claims, confirmations,
+standing (consultations and pins: memory/activation.py) and the record of the past
+``as_of`` reads stand on (store/ops/past.py).
 
 Each kind is written and read back field by field, as dump_format.py does the others;
 what the lines must agree on is dump_checks.py's.
@@ -15,9 +16,11 @@ from kenning_encounter.store.past import StatusMove
 from kenning_encounter.store.persons import ClaimRecord, PersonRecord
 from kenning_encounter.store.port import (
     ConfirmationRecord,
+    ConsultationRecord,
     DumpedEndedEdge,
     DumpedEndedNode,
     DumpedMove,
+    PinRecord,
 )
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 
@@ -26,6 +29,9 @@ NODE_FIELDS: Final = frozenset(
     {"type", "id", "name", "description", "status", "tick", "ord", "created_at", "encounter"}
     | {"props"}
 )
+# A node's standing (memory/activation.py), on a node line and a deleted node's line of
+# a dump that carries standing (dump_format.py).
+STANDING_FIELDS: Final = frozenset({"used_at", "pinned"})
 
 
 def node_fields(n: NodeRecord) -> dict[str, Any]:
@@ -90,6 +96,24 @@ def to_line(record: object) -> dict[str, Any] | None:
             "created_at": record.created_at,
             "why": record.why,
         }
+    if isinstance(record, ConsultationRecord):
+        return {
+            "kind": "consultation",
+            "node": record.node,
+            "encounter": record.encounter,
+            "tick": record.tick,
+            "created_at": record.created_at,
+        }
+    if isinstance(record, PinRecord):
+        return {
+            "kind": "pin",
+            "node": record.node,
+            "encounter": record.encounter,
+            "tick": record.tick,
+            "created_at": record.created_at,
+            "why": record.why,
+            "state": record.state,
+        }
     if isinstance(record, DumpedEndedNode):
         n = record.node
         return {
@@ -97,6 +121,8 @@ def to_line(record: object) -> dict[str, Any] | None:
             **node_fields(n),
             "locus": n.locus,
             "superseded_by": n.superseded_by,
+            "used_at": n.used_at,
+            "pinned": n.pinned,
             "ended": record.ended,
             "at": record.at,
         }
@@ -159,11 +185,42 @@ def _confirmation(f: Fields) -> ConfirmationRecord:
     )
 
 
+def _consultation(f: Fields) -> ConsultationRecord:
+    return ConsultationRecord(
+        node=f.text("node", empty=False),
+        encounter=f.text("encounter", empty=False),
+        tick=f.int("tick", low=1),
+        created_at=f.text("created_at", optional=True),
+    )
+
+
+def _pin(f: Fields) -> PinRecord:
+    return PinRecord(
+        node=f.text("node", empty=False),
+        encounter=f.text("encounter", empty=False),
+        tick=f.int("tick", low=1),
+        created_at=f.text("created_at", optional=True),
+        why=f.text("why", optional=True),
+        state=f.text("state", empty=False),
+    )
+
+
 def _deleted_node(f: Fields) -> DumpedEndedNode:
+    return _deleted(
+        f, used_at=f.text("used_at", optional=True), pinned=f.text("pinned", optional=True)
+    )
+
+
+def _deleted_node_unstanding(f: Fields) -> DumpedEndedNode:
+    return _deleted(f)
+
+
+def _deleted(f: Fields, **standing: Any) -> DumpedEndedNode:
     node = read_node(
         f,
         locus=f.text("locus", optional=True),
         superseded_by=f.text("superseded_by", optional=True),
+        **standing,
     )
     return DumpedEndedNode(node, f.int("ended", low=1), f.text("at", optional=True))
 
@@ -191,7 +248,9 @@ def _status_move(f: Fields) -> DumpedMove:
     return DumpedMove(move, f.text("at", optional=True))
 
 
-READERS: Final[dict[str, tuple[frozenset[str], Callable[[Fields], Any]]]] = {
+_DELETED_NODE_FIELDS: Final = NODE_FIELDS | {"kind", "locus", "superseded_by", "ended", "at"}
+_Readers = dict[str, tuple[frozenset[str], Callable[[Fields], Any]]]
+READERS: Final[_Readers] = {
     "person": (frozenset({"kind", "id", "name", "key", "tick", "created_at"}), _person),
     "claim": (
         frozenset({"kind", "source", "target", "resolution", "why", "tick", "encounter"})
@@ -202,8 +261,16 @@ READERS: Final[dict[str, tuple[frozenset[str], Callable[[Fields], Any]]]] = {
         frozenset({"kind", "node", "encounter", "tick", "created_at", "why"}),
         _confirmation,
     ),
+    "consultation": (
+        frozenset({"kind", "node", "encounter", "tick", "created_at"}),
+        _consultation,
+    ),
+    "pin": (
+        frozenset({"kind", "node", "encounter", "tick", "created_at", "why", "state"}),
+        _pin,
+    ),
     "deleted_node": (
-        NODE_FIELDS | {"kind", "locus", "superseded_by", "ended", "at"},
+        _DELETED_NODE_FIELDS | STANDING_FIELDS,
         _deleted_node,
     ),
     "deleted_relation": (
@@ -216,3 +283,5 @@ READERS: Final[dict[str, tuple[frozenset[str], Callable[[Fields], Any]]]] = {
         _status_move,
     ),
 }
+# How a dump without standing (dump_format.py) wrote the lines above differently.
+UNSTANDING: Final[_Readers] = {"deleted_node": (_DELETED_NODE_FIELDS, _deleted_node_unstanding)}

@@ -18,7 +18,8 @@ sidecar's reconcile sweep).
 A version 1 dump (written before directors, claims, confirmations and the record of
 the past were carried) is read too: its loci are directed by the Person the store
 migration gives loci made before directors, and its record of the past is empty, as
-that version's dump never held one.
+that version's dump never held one. A version 2 dump written before standing travelled
+(dump_format.py) is read as well: its nodes stand from their creation, none pinned.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from kenning_encounter.memory.dump_checks import Checks
 from kenning_encounter.store.persons import BEFORE_DIRECTORS, ClaimRecord, PersonRecord
 from kenning_encounter.store.port import (
     ConfirmationRecord,
+    ConsultationRecord,
     DumpedEdge,
     DumpedEndedEdge,
     DumpedEndedNode,
@@ -46,6 +48,7 @@ from kenning_encounter.store.port import (
     LoadMarker,
     LoadTx,
     LocusRecord,
+    PinRecord,
     SpineEdge,
     WriteTx,
 )
@@ -68,6 +71,7 @@ class Verified:
     counts: dict[str, int]
     loci_of: dict[str, str]  # encounter -> its locus (a node's locus comes from there)
     version: int = fmt.VERSION
+    standing: bool = True  # False: written before standing travelled (dump_format.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,21 +125,23 @@ def verify(path: Path) -> Verified:
             f"(versions {readable}): upgrade kenning-encounter to the version that wrote "
             "the dump, or a newer one, and import again",
         )
-    kinds = fmt.KINDS_BY_VERSION[version]
+    standing = fmt.carries_standing(version, head.mapping("counts"))
+    kinds = fmt.kinds_of(version, standing)
     clock = head.int("clock")
     backend = head.text("backend")
-    fmt.counts_of(head, "counts", version)
+    fmt.counts_of(head, "counts", version, standing)
     digest.update(raw)
     checks = Checks(clock)
     tallies: dict[str, int] = dict.fromkeys(kinds, 0)
     stage = 0
     for number, raw, data in records:
         if data["kind"] == "end":
+            layout = (version, standing)
             return _trailer(
-                path, records, number, data, digest.hexdigest(), tallies, checks, backend, version
+                path, records, number, data, digest.hexdigest(), tallies, checks, backend, layout
             )
         digest.update(raw)
-        kind, record = fmt.read_record(data, number, version)
+        kind, record = fmt.read_record(data, number, version, standing)
         where = f"line {number}: {kind}"
         order = kinds.index(kind)
         if order < stage:
@@ -157,10 +163,11 @@ def _trailer(
     tallies: dict[str, int],
     checks: Checks,
     backend: str,
-    version: int,
+    layout: tuple[int, bool],
 ) -> Verified:
+    version, standing = layout
     end = fmt.Fields(data, f"line {number}: end", fmt.TRAILER_FIELDS)
-    if fmt.counts_of(end, "counts", version) != tallies:
+    if fmt.counts_of(end, "counts", version, standing) != tallies:
         raise end.refuse("counts", f"the dump holds {tallies}, not what its trailer counts")
     if end.text("sha256") != digest:
         raise end.refuse("sha256", "the lines before the trailer do not match its checksum")
@@ -168,7 +175,7 @@ def _trailer(
         raise InvalidInput(f"line {number + 1}", f"lines follow the trailer; {fmt.FIX}")
     checks.finish()
     loci_of = {name: e.locus for name, e in checks.encounters.items()}
-    return Verified(path, digest, checks.clock, backend, tallies, loci_of, version)
+    return Verified(path, digest, checks.clock, backend, tallies, loci_of, version, standing)
 
 
 def _write_batch(tx: LoadTx, batch: list[fmt.Record], digest: str, done: int) -> None:
@@ -197,6 +204,8 @@ _LOADERS: dict[type, Callable[[LoadTx, list[Any]], None]] = {
     DumpedEdge: lambda tx, run: tx.load_relations(run),
     ClaimRecord: lambda tx, run: tx.load_claims(run),
     ConfirmationRecord: lambda tx, run: tx.load_confirmations(run),
+    ConsultationRecord: lambda tx, run: tx.load_consultations(run),
+    PinRecord: lambda tx, run: tx.load_pins(run),
 }
 
 
@@ -267,7 +276,7 @@ def load(
         done += 1
         if done <= resumed:
             continue
-        _, record = fmt.read_record(data, number, dump.version)
+        _, record = fmt.read_record(data, number, dump.version, dump.standing)
         if isinstance(record, DumpedNode):
             node = record.node
             locus = dump.loci_of.get(node.encounter or "")

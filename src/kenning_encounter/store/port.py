@@ -337,6 +337,28 @@ class ConfirmationRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class ConsultationRecord:
+    """One CONSULTED edge: ``encounter`` read ``node`` deliberately, last at ``tick``."""
+
+    node: str
+    encounter: str
+    tick: int
+    created_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PinRecord:
+    """One PINNED edge: ``encounter`` pinned ``node`` (state ``pinned``) or unpinned it."""
+
+    node: str
+    encounter: str
+    tick: int
+    created_at: str | None
+    why: str | None
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
 class DumpedMove:
     """A status move of the record of the past, with the time of its write (None for a
     move a migration backfilled)."""
@@ -422,6 +444,14 @@ class DumpReads(Protocol):
         """The confirmations of the given nodes of one type."""
         ...
 
+    def dump_consultations(self, label: str, nodes: Sequence[str]) -> list[ConsultationRecord]:
+        """The consultations of the given nodes of one type."""
+        ...
+
+    def dump_pins(self, label: str, nodes: Sequence[str]) -> list[PinRecord]:
+        """The pins and unpins of the given nodes of one type."""
+        ...
+
     def dump_past(self, kind: str, after: str, limit: int) -> list[tuple[str, PastRecord]]:
         """(key, record) of one kind of the record of the past (PAST_KINDS), by key."""
         ...
@@ -458,6 +488,10 @@ class LoadWrites(Protocol):
     def load_claims(self, claims: Sequence[ClaimRecord]) -> None: ...
 
     def load_confirmations(self, confirmations: Sequence[ConfirmationRecord]) -> None: ...
+
+    def load_consultations(self, consultations: Sequence[ConsultationRecord]) -> None: ...
+
+    def load_pins(self, pins: Sequence[PinRecord]) -> None: ...
 
     def load_past(self, records: Sequence[PastRecord]) -> None:
         """Rows of the record of the past, each under the key a live write would give it."""

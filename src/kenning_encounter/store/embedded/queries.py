@@ -87,8 +87,8 @@ def nodes_create(label: str, columns: list[str] | None = None) -> LiteralString:
     """
     if label not in NODE_TYPES:
         raise ValueError(f"not a vocabulary name: {label!r}")
-    known = node_columns(label)
-    chosen = known if columns is None else columns
+    known = [*node_columns(label), *STANDING_COLUMNS]
+    chosen = node_columns(label) if columns is None else columns
     unknown = [c for c in chosen if c not in known]
     if unknown or "id" not in chosen:
         raise ValueError(f"not columns of {label} (or no id): {unknown or chosen!r}")
@@ -96,6 +96,11 @@ def nodes_create(label: str, columns: list[str] | None = None) -> LiteralString:
     return cast(
         LiteralString, f"UNWIND range(1, size($id)) AS i CREATE (n:{label} {{{assignments}}})"
     )
+
+
+# The mirrors of a node's process edges (memory/activation.py): an import carries them
+# over as dumped; a write leaves them to the statements that write those edges.
+STANDING_COLUMNS: Final = ("used_at", "pinned")
 
 
 # The encounter is matched once, before the UNWIND: matched inside it, the anchoring
@@ -218,6 +223,8 @@ COUNT_RELATIONS: Final = "MATCH (n:{label})-[r]->() WHERE label(r) IN $rels RETU
 COUNT_PERSONS: Final = "MATCH (p:Person) RETURN count(p)"
 COUNT_CLAIMS: Final = "MATCH ()-[r:REFERENT_CLAIM]->() RETURN count(r)"
 COUNT_CONFIRMATIONS: Final = "MATCH ()-[r:CONFIRMED]->() RETURN count(r)"
+COUNT_CONSULTATIONS: Final = "MATCH ()-[r:CONSULTED]->() RETURN count(r)"
+COUNT_PINS: Final = "MATCH ()-[r:PINNED]->() RETURN count(r)"
 COUNT_PAST: Final = "MATCH (p:Past) WHERE p.kind = $kind RETURN count(p)"
 DUMP_PERSONS: Final = (
     "MATCH (p:Person) WHERE p.id > $after "
@@ -261,6 +268,14 @@ DUMP_CLAIMS: Final = (
 DUMP_CONFIRMATIONS: Final = (
     "MATCH (e:Encounter)-[r:CONFIRMED]->(n:{label}) WHERE n.id IN $ids "
     "RETURN n.id, e.id, r.tick, r.created_at, r.why"
+)
+DUMP_CONSULTATIONS: Final = (
+    "MATCH (e:Encounter)-[r:CONSULTED]->(n:{label}) WHERE n.id IN $ids "
+    "RETURN n.id, e.id, r.tick, r.created_at"
+)
+DUMP_PINS: Final = (
+    "MATCH (e:Encounter)-[r:PINNED]->(n:{label}) WHERE n.id IN $ids "
+    "RETURN n.id, e.id, r.tick, r.created_at, r.why, r.state"
 )
 DUMP_PAST: Final = (
     "MATCH (p:Past) WHERE p.kind = $kind AND p.key > $after "
@@ -316,6 +331,14 @@ LOAD_CLAIMS: Final = (
 LOAD_CONFIRMATIONS: Final = (
     "UNWIND $rows AS r MATCH (e:Encounter {{id: r.encounter}}), (n:{label} {{id: r.node}}) "
     "CREATE (e)-[:CONFIRMED {{tick: r.tick, created_at: r.at, why: r.why}}]->(n)"
+)
+LOAD_CONSULTATIONS: Final = (
+    "UNWIND $rows AS r MATCH (e:Encounter {{id: r.encounter}}) MATCH (n:{label} {{id: r.node}}) "
+    "CREATE (e)-[:CONSULTED {{tick: r.tick, created_at: r.at}}]->(n)"
+)
+LOAD_PINS: Final = (
+    "UNWIND $rows AS r MATCH (e:Encounter {{id: r.encounter}}) MATCH (n:{label} {{id: r.node}}) "
+    "CREATE (e)-[:PINNED {{tick: r.tick, created_at: r.at, why: r.why, state: r.state}}]->(n)"
 )
 LOAD_PAST: Final = (
     "UNWIND $rows AS r CREATE (:Past {key: r.key, kind: r.kind, node: r.node, name: r.name, "

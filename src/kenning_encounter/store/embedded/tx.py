@@ -223,11 +223,15 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             self.rows(q.SOURCE_PUT, {"rows": sources})
         self.index_upserts += [node_to_index_doc(r) for r in records]
 
-    def _create_group(self, label: str, group: Sequence[NodeRecord]) -> None:
+    def _create_group(
+        self, label: str, group: Sequence[NodeRecord], columns: Sequence[str] | None = None
+    ) -> None:
         """One CREATE for a type's nodes: a list per column, naming only the columns
-        some row gives a value (queries.nodes_create says why)."""
-        rows = [_row_for(r, q.node_columns(label)) for r in group]
-        lists = {c: [row[c] for row in rows] for c in q.node_columns(label)}
+        some row gives a value (queries.nodes_create says why). ``columns``: the type's
+        own by default; an import adds the standing mirrors."""
+        cols = list(columns) if columns is not None else q.node_columns(label)
+        rows = [_row_for(r, cols) for r in group]
+        lists = {c: [row[c] for row in rows] for c in cols}
         params = {c: v for c, v in lists.items() if c == "id" or any(x is not None for x in v)}
         self.rows(q.nodes_create(label, list(params)), params)
 
@@ -246,7 +250,7 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             tick = node.tick if dumped.recorded_tick is None else dumped.recorded_tick
             recorded.setdefault((node.type, node.encounter, tick), []).append(node.id)
         for label, group in by_label.items():
-            self._create_group(label, group)
+            self._create_group(label, group, [*q.node_columns(label), *q.STANDING_COLUMNS])
         # One statement per write the batch holds: the encounter matched once each time.
         for (label, encounter, tick), ids in recorded.items():
             params = {"ids": ids, "encounter": encounter, "tick": tick}
@@ -277,5 +281,7 @@ def _row_for(record: NodeRecord, cols: list[str]) -> dict[str, Any]:
         "name": record.name,
         "description": record.description,
         "status": record.status,
+        "used_at": record.used_at,
+        "pinned": record.pinned,
     }
     return {c: base[c] if c in base else record.props.get(c) for c in cols}

@@ -28,7 +28,7 @@ from kenning_encounter.errors import (
     StoreError,
 )
 from kenning_encounter.store.cypher_guard import check_params
-from kenning_encounter.store.neo4j import engine, past
+from kenning_encounter.store.neo4j import engine, past, standing
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j import text as lexical
 from kenning_encounter.store.neo4j.baselines import Neo4jBaselines
@@ -273,6 +273,8 @@ class Neo4jStore:
                         engine.execute(tx, st, None, read=_consume, tracer=tracer, ns=ns)
 
                     s.execute_write(label)
+            if int(version) < 5:
+                self._backfill_used_at(s)
             if int(version) < q.SCHEMA_VERSION:
                 s.execute_write(
                     lambda tx: engine.execute(
@@ -317,6 +319,28 @@ class Neo4jStore:
             log.warning(
                 "could not tell whether this Neo4j runs GDS (%s); analytics runs in process", exc
             )
+
+    def _backfill_used_at(self, s: Session) -> None:
+        """Schema 5: the used_at of a memory made before relevance over time (standing.py),
+        one page per write transaction."""
+        tracer, ns = self._tracer, self.ns
+
+        def run_page(statement: LiteralString, params: dict[str, Any]) -> list[Any]:
+            def page(tx: ManagedTransaction) -> list[Any]:
+                row = engine.execute(
+                    tx,
+                    statement,
+                    params,
+                    read=lambda r: r.single(strict=True),
+                    tracer=tracer,
+                    ns=ns,
+                )
+                return list(row.values())
+
+            return s.execute_write(page)
+
+        filled = standing.backfill_used_at(run_page, standing.PAGE)
+        log.info("schema 5: %d nodes took their latest use from their dated edges", filled)
 
     def _migrate_unnamed(self, s: Session, existing: set[str]) -> None:
         """A store made before memories had names (schema < 3) becomes the memory named

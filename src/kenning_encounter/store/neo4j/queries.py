@@ -55,7 +55,8 @@ TEXT_FORMAT: Final = TOKENIZER_VERSION
 # 2: every node of the memory also carries the memory label (read_cypher is scoped by it).
 # 3: memories have names: every node of ours carries ``_memory``, keys are unique per memory.
 # 4: a classified node carries a label per class (classified.py; read_cypher's gate).
-SCHEMA_VERSION: Final = 4
+# 5: each node mirrors its latest use, used_at (standing.py backfills older memories).
+SCHEMA_VERSION: Final = 5
 
 
 def _checked(name: str) -> str:
@@ -483,6 +484,10 @@ COUNT_CLAIMS: Final = "MATCH (:KenningMemory)-[r:REFERENT_CLAIM]->(:KenningMemor
 COUNT_CONFIRMATIONS: Final = (
     "MATCH (:Encounter:KenningMemory)-[r:CONFIRMED]->(:KenningMemory) RETURN count(r)"
 )
+COUNT_CONSULTATIONS: Final = (
+    "MATCH (:Encounter:KenningMemory)-[r:CONSULTED]->(:KenningMemory) RETURN count(r)"
+)
+COUNT_PINS: Final = "MATCH (:Encounter:KenningMemory)-[r:PINNED]->(:KenningMemory) RETURN count(r)"
 COUNT_PAST: Final = "MATCH (p:KenningPast {_memory: $memory, kind: $kind}) RETURN count(p)"
 DUMP_PERSONS: Final = (
     "MATCH (p:Person:KenningMemory) WHERE p.id > $after "
@@ -548,6 +553,16 @@ DUMP_CONFIRMATIONS: Final = (
     "MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids "
     "MATCH (e:Encounter:KenningMemory)-[r:CONFIRMED]->(n) "
     "RETURN n.id, e.id, r.tick, r.created_at, r.why"
+)
+DUMP_CONSULTATIONS: Final = (
+    "MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids "
+    "MATCH (e:Encounter:KenningMemory)-[r:CONSULTED]->(n) "
+    "RETURN n.id, e.id, r.tick, r.created_at"
+)
+DUMP_PINS: Final = (
+    "MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids "
+    "MATCH (e:Encounter:KenningMemory)-[r:PINNED]->(n) "
+    "RETURN n.id, e.id, r.tick, r.created_at, r.why, r.state"
 )
 DUMP_PAST: Final = (
     "MATCH (p:KenningPast {_memory: $memory, kind: $kind}) WHERE p.key > $after "
@@ -617,6 +632,16 @@ LOAD_CONFIRMATIONS: Final = (
     "UNWIND $rows AS r MATCH (e:Encounter:KenningMemory {{id: r.encounter}}) "
     "MATCH (n:{label}:KenningMemory {{id: r.node}}) "
     "CREATE (e)-[:CONFIRMED {{tick: r.tick, created_at: r.at, why: r.why}}]->(n)"
+)
+LOAD_CONSULTATIONS: Final = (
+    "UNWIND $rows AS r MATCH (e:Encounter:KenningMemory {{id: r.encounter}}) "
+    "MATCH (n:{label}:KenningMemory {{id: r.node}}) "
+    "CREATE (e)-[:CONSULTED {{tick: r.tick, created_at: r.at}}]->(n)"
+)
+LOAD_PINS: Final = (
+    "UNWIND $rows AS r MATCH (e:Encounter:KenningMemory {{id: r.encounter}}) "
+    "MATCH (n:{label}:KenningMemory {{id: r.node}}) "
+    "CREATE (e)-[:PINNED {{tick: r.tick, created_at: r.at, why: r.why, state: r.state}}]->(n)"
 )
 # SET from the map: a column that is null is not stored, as on a live write.
 LOAD_PAST: Final = "UNWIND $rows AS r CREATE (p:KenningPast {_memory: $memory}) SET p += r"

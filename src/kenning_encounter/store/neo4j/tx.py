@@ -288,8 +288,10 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             if node.type not in NODE_TYPES or node.encounter is None:
                 raise StoreError(f"internal: {node.id} has no type or no encounter")
             tick = node.tick if dumped.recorded_tick is None else dumped.recorded_tick
+            # Its standing as dumped (a null is simply not stored, as on a live write).
             props = _node_row(node)
             tokens += props["_len"]
+            props |= {"used_at": node.used_at, "pinned": node.pinned}
             by_label.setdefault(node.type, []).append(
                 {
                     "encounter": node.encounter,

@@ -13,8 +13,9 @@ from typing import Any, LiteralString
 
 from kenning_encounter.errors import StoreError
 from kenning_encounter.store.ids import type_of_id
-from kenning_encounter.store.ops.base import Statements, encounter_from
+from kenning_encounter.store.ops.base import encounter_from
 from kenning_encounter.store.ops.past import edge_key, node_body, node_key, node_of, status_key
+from kenning_encounter.store.ops.standing_load import StandingLoadOps
 from kenning_encounter.store.ops.text import LoadText
 from kenning_encounter.store.past import StatusMove
 from kenning_encounter.store.persons import ClaimRecord, PersonRecord
@@ -41,7 +42,7 @@ from kenning_encounter.vocabulary import (
 _MARKER_KEY = "import"
 
 
-class LoadOps(Statements):
+class LoadOps(StandingLoadOps):
     _load: LoadText
 
     @abstractmethod
@@ -90,6 +91,7 @@ class LoadOps(Statements):
             ),
             "claim": self._count(text.count_claims),
             "confirmation": self._count(text.count_confirmations),
+            **self.standing_counts(),
             "deleted_node": past["deleted_node"],
             "deleted_relation": past["deleted_edge"],
             "status_move": past["status_move"],

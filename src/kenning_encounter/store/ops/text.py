@@ -98,6 +98,8 @@ class LoadText:
     count_persons: LiteralString  # -> count
     count_claims: LiteralString  # -> count of REFERENT_CLAIM edges
     count_confirmations: LiteralString  # -> count of CONFIRMED edges
+    count_consultations: LiteralString  # -> count of CONSULTED edges
+    count_pins: LiteralString  # -> count of PINNED edges
     count_past: LiteralString  # $kind -> count of the record of the past's rows of a kind
     dump_persons: LiteralString  # $after $limit -> id, name, key, tick, created_at (by id)
     # $after $limit -> id, tick, created_at, director's id, DIRECTED_BY tick (by id)
@@ -113,6 +115,9 @@ class LoadText:
     # {label}; $ids -> source, target, resolution, why, tick, encounter, created_at
     dump_claims: LiteralString
     dump_confirmations: LiteralString  # {label}; $ids -> node, encounter, tick, created_at, why
+    dump_consultations: LiteralString  # {label}; $ids -> node, encounter, tick, created_at
+    # {label}; $ids -> node, encounter, tick, created_at, why, state
+    dump_pins: LiteralString
     # $kind $after $limit -> key, node, source, target, rel, tick, ended, seq, at,
     # moved_from, moved_to, encounter, why, body (by key)
     dump_past: LiteralString
@@ -128,6 +133,8 @@ class LoadText:
     # {label}; $rows of {s, t, resolution, why, tick, encounter, at}
     load_claims: LiteralString
     load_confirmations: LiteralString  # {label}; $rows of {node, encounter, tick, at, why}
+    load_consultations: LiteralString  # {label}; $rows of {node, encounter, tick, at}
+    load_pins: LiteralString  # {label}; $rows of {node, encounter, tick, at, why, state}
     load_past: LiteralString  # $rows of a row's every column (dump_past's, and kind, name)
     marker_get: LiteralString  # -> digest, done
     marker_put: LiteralString  # $digest $done
