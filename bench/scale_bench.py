@@ -27,12 +27,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from bench.stats import pct
 from bench.synth import _PLACES, _TOPICS, _VERBS  # pyright: ignore[reportPrivateUsage]
-from bench.synth_dump import write_dump
+from bench.synth_dump import _at, write_dump  # pyright: ignore[reportPrivateUsage]
 
 SEARCHES = 200
 PROMPTS = 200
@@ -79,15 +80,25 @@ def import_through_cli(path: Path, uri: str, username: str, password: str) -> fl
     return took
 
 
+def memory_now(store: Any) -> datetime:
+    """The synthetic memory's present: the time of its last record. Its records are dated
+    from 2025 (the same arguments give the same file), and standing (memory/activation.py)
+    fades by time since a use, so the reads are put at the memory's own present, as to a
+    memory in use, rather than a year and more after its last work."""
+    tick = store.read(lambda tx: tx.clock())
+    return datetime.fromisoformat(_at(tick).replace("Z", "+00:00"))
+
+
 def measure_search(store: Any, queries: list[str]) -> dict[str, float]:
     from kenning_encounter.memory.service import Memory
 
     memory = Memory(store)
-    memory.search(queries[0], limit=10)
+    now = memory_now(store)
+    memory.search(queries[0], limit=10, now=now)
     times: list[float] = []
     for query in queries:
         started = time.perf_counter()
-        memory.search(query, limit=10)
+        memory.search(query, limit=10, now=now)
         times.append(time.perf_counter() - started)
     return {f"search_{k}": v for k, v in _ms(times).items()}
 
@@ -101,12 +112,13 @@ def measure_infuse(store: Any, queries: list[str]) -> dict[str, Any]:
     # Behind the read gate with nothing granted, as a server serves it by default.
     gated = GatedStore(store, Gate(()))
     infuser = Infuser(gated, InfusionConfig(), ledger=StoreLedger(store.ledgers))
-    infuser.infuse("scale-warm-up", queries[0])
+    now = memory_now(store)
+    infuser.infuse("scale-warm-up", queries[0], now=now)
     totals: list[float] = []
     stages: dict[str, list[float]] = {"select": [], "rank": [], "format": [], "ledger": []}
     silent = 0
     for i, prompt in enumerate(queries):
-        result = infuser.infuse(f"scale-{i}", f"what do we know about the {prompt}?")
+        result = infuser.infuse(f"scale-{i}", f"what do we know about the {prompt}?", now=now)
         timings = result["meta"]["timings_ms"]
         totals.append(timings["total"] / 1000)
         for stage, values in stages.items():

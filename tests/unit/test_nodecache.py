@@ -265,7 +265,8 @@ def test_every_statement_that_changes_a_node_reports_it() -> None:
 
     from kenning_encounter.store.embedded import queries
 
-    changing = re.compile(r"CREATE \(n:|SET n\.|DELETE n\b")
+    # a node made, set or deleted, or its standing mirrors renewed by an edge's statement
+    changing = re.compile(r"CREATE \(n:|SET n\.|DELETE n\b|\b\w+\.(used_at|pinned)\s*=")
     texts = {name: value for name, value in vars(queries).items() if isinstance(value, str)}
     texts["nodes_create"] = queries.nodes_create("Note")
     found = {name for name, value in texts.items() if changing.search(value)}
@@ -276,6 +277,11 @@ def test_every_statement_that_changes_a_node_reports_it() -> None:
         "NODE_DELETE",
         "LOAD_SUPERSEDES",  # an import's revisions: EmbeddedTx._on_load_changed
         "CLEAR_NODES",  # an import --restart empties: EmbeddedTx._on_load_changed
+        # standing (memory/activation.py): each reports the nodes whose used_at it renews
+        "EDGE_CREATE",  # ops/graph.py create_edge: both ends
+        "CONFIRM",  # ops/identity.py confirm_nodes
+        "CONSULT",  # ops/activation.py consult_nodes
+        "PIN",  # ops/activation.py pin_nodes
     }
 
 
