@@ -22,7 +22,6 @@ fresh data directory, in a subprocess whose wall time is the load time. Then:
 from __future__ import annotations
 
 import json
-import os
 import resource
 import shutil
 import statistics
@@ -33,7 +32,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.scale_bench import _queries, measure_infuse, measure_search  # pyright: ignore[reportPrivateUsage]
+from bench.scale_bench import (  # pyright: ignore[reportPrivateUsage]
+    _queries,
+    measure_infuse,
+    measure_search,
+    timed_import,
+)
 from bench.synth_dump import write_dump
 
 SEARCHES = 200
@@ -48,20 +52,8 @@ GOALS = (
 
 def import_embedded(path: Path, data_dir: Path) -> float:
     """Seconds the real ``import`` command took into ``data_dir`` (check, writes, exit)."""
-    env = {**os.environ, "KENNING_ENCOUNTER_STORE": "embedded"}
-    env["KENNING_ENCOUNTER_DATA_DIR"] = str(data_dir)
-    started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "kenning_encounter", "import", str(path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    took = time.perf_counter() - started
-    if done.returncode != 0:
-        raise RuntimeError(f"import failed ({done.returncode}): {done.stderr[-2000:]}")
-    return took
+    settings = {"KENNING_ENCOUNTER_STORE": "embedded", "KENNING_ENCOUNTER_DATA_DIR": str(data_dir)}
+    return timed_import(path, settings)
 
 
 def timed_open(data_dir: Path) -> float:

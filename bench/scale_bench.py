@@ -58,18 +58,24 @@ def _ms(seconds: list[float]) -> dict[str, float]:
 
 def import_through_cli(path: Path, uri: str, username: str, password: str) -> float:
     """Seconds the real ``import`` command took (its check, its writes, its exit)."""
-    env = {
-        **os.environ,
-        "KENNING_ENCOUNTER_STORE": "neo4j",
-        "NEO4J_URI": uri,
-        "NEO4J_USERNAME": username,
-        "NEO4J_PASSWORD": password,
-        "NEO4J_DATABASE": "neo4j",
-    }
+    return timed_import(
+        path,
+        {
+            "KENNING_ENCOUNTER_STORE": "neo4j",
+            "NEO4J_URI": uri,
+            "NEO4J_USERNAME": username,
+            "NEO4J_PASSWORD": password,
+            "NEO4J_DATABASE": "neo4j",
+        },
+    )
+
+
+def timed_import(path: Path, settings: dict[str, str]) -> float:
+    """Seconds ``kenning-encounter import PATH`` took with ``settings`` in its environment."""
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "kenning_encounter", "import", str(path)],
-        env=env,
+        env={**os.environ, **settings},
         capture_output=True,
         text=True,
         check=False,
