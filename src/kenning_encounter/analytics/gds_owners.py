@@ -98,6 +98,21 @@ def run_step(
         return executor.run(statement, params, doing=doing)
 
 
+def _drop_unless_gone(executor: AnalyticsExecutor, name: str) -> bool:
+    """Drop ``name``; False when another sweep dropped it first. GDS 2.13 can fail a drop
+    that races another drop of the same graph (its catalog finds the entry gone between
+    its check and its removal, and says so as a NullPointerException): gone is what the
+    sweep wanted, so that failure counts as "another dropped it" once the graph is gone."""
+    doing = "dropping a GDS graph a stopped server left"
+    try:
+        return bool(run_step(executor, q.DROP, {"graph": name}, doing))
+    except StoreError:
+        rows = run_step(executor, q.EXISTS, {"graph": name}, "checking a GDS graph is gone")
+        if rows and rows[0]["exists"]:
+            raise
+        return False
+
+
 def graph_prefix(memory: str, owner: str) -> str:
     return f"{GRAPH_PREFIX}{memory}:{owner}:"
 
@@ -150,12 +165,11 @@ def sweep(executor: AnalyticsExecutor, *, keep: str | None = None) -> list[str]:
     dead: list[str] = []
     for name in graphs:
         owner = owner_of(name, memory)
-        if (owner is not None and owner not in live) or (
+        unheld = (owner is not None and owner not in live) or (
             owner is None and memory == DEFAULT_MEMORY and _legacy_dead(name)
-        ):
-            doing = "dropping a GDS graph a stopped server left"
-            if run_step(executor, q.DROP, {"graph": name}, doing):
-                dead.append(name)
+        )
+        if unheld and _drop_unless_gone(executor, name):
+            dead.append(name)
     run_step(executor, q.FORGET_EXPIRED, {}, "forgetting expired GDS leases")
     if dead:
         logger.info(

@@ -56,6 +56,7 @@ TO_UNDIRECTED: Final = (
 
 # ``false``: a graph already gone (another server's sweep dropped it) is no error.
 DROP: Final = "CALL gds.graph.drop($graph, false) YIELD graphName RETURN graphName"
+EXISTS: Final = "CALL gds.graph.exists($graph) YIELD exists RETURN exists"
 
 LIST_GRAPHS: Final = "CALL gds.graph.list() YIELD graphName RETURN collect(graphName) AS graphs"
 
