@@ -12,7 +12,7 @@ from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from tests.support.cli import run_cli
 
-LONG_AGO = datetime.now(UTC) - timedelta(days=400)  # 13 half-lives of the default 30 days
+LONG_AGO = datetime.now(UTC) - timedelta(days=2_000)  # 11 half-lives of the default 180 days
 
 
 def _stamp(at: datetime) -> str:
@@ -62,7 +62,7 @@ def test_review_lists_the_frozen_and_erases_only_when_confirmed(tmp_path: Path) 
     assert report["queue"][0]["idle_days"] >= 399
     assert report["tombstones"] == {encounter: 1}
     told = run_cli("review", "--data-dir", str(data_dir))
-    assert "review queue: 1 frozen node(s), unused for 240 days or more" in told.stderr
+    assert "review queue: 1 frozen node(s), unused for 1440 days or more" in told.stderr
     assert "nothing erased: pass --yes to erase" in told.stderr
     granted = run_cli("review", "--data-dir", str(data_dir), "--grant", "phi", "--json")
     assert sorted(q["name"] for q in json.loads(granted.stdout)["queue"]) == [
