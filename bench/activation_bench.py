@@ -24,10 +24,13 @@ from bench.synth import generate, record
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.ledger_store import StoreLedger
 from kenning_encounter.infusion.pipeline import Infuser
+from kenning_encounter.memory.activation import Activation
 from kenning_encounter.memory.gates import Gate, GatedStore
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import WriteTx
 
+# Prompts at T0+110 days find the thirds hot, warm and cold at a 30-day half-life.
+MONTH = Activation(30.0)
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
 BATCH = 1_000
 
@@ -65,7 +68,9 @@ def run_size(nodes: int, prompts: int) -> dict[str, Any]:
             "plain": Infuser(
                 gated, InfusionConfig(), ledger=StoreLedger(store.ledgers), weigh_standing=False
             ),
-            "weighted": Infuser(gated, InfusionConfig(), ledger=StoreLedger(store.ledgers)),
+            "weighted": Infuser(
+                gated, InfusionConfig(), ledger=StoreLedger(store.ledgers), activation=MONTH
+            ),
         }
         queries = (synth.queries * (prompts // len(synth.queries) + 1))[:prompts]
         totals: dict[str, list[float]] = {k: [] for k in infusers}

@@ -17,10 +17,8 @@ from pathlib import Path
 
 from bench.locomo.data import Conversation
 from bench.locomo.retrievers import Searcher, Selection, asked_at
-from kenning_encounter.config import Settings
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.pipeline import Infuser
-from kenning_encounter.memory.activation import Activation
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.records import NodeRecord
@@ -107,10 +105,7 @@ class PipelineRetriever:
         store.flush_index()
         searcher = _PipelineSearcher(
             store,
-            # standing as a server weighs it: the configured half-life (config.Settings)
-            Infuser(
-                store, self.config, activation=Activation(Settings().activation_half_life_days)
-            ),
+            Infuser(store, self.config),
             {o.name: o for o in conversation.observations},
             asked_at(conversation),
             folder,

@@ -17,7 +17,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator, model_vali
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from kenning_encounter.errors import ConfigError
-from kenning_encounter.vocabulary import CLASSIFICATIONS
+from kenning_encounter.vocabulary import ACTIVATION_HALF_LIFE_DAYS, CLASSIFICATIONS
 
 ENV_PREFIX = "KENNING_ENCOUNTER_"
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -132,7 +132,7 @@ class Settings(BaseSettings):
     # it was written (a project paused, a conversation over seasons), and with 30 days its
     # older sessions fell out of default recall: on LoCoMo's dev conversations, which
     # span months, infusion's any@5 fell from 0.774 to 0.428 (180 days: 0.763).
-    activation_half_life_days: float = Field(180.0, gt=0, le=36_500)
+    activation_half_life_days: float = Field(ACTIVATION_HALF_LIFE_DAYS, gt=0, le=36_500)
 
     _split = field_validator(
         "allowed_origins",

@@ -1,7 +1,7 @@
 """Relevance over time on every backend (#16 items 5-6, memory/activation.py).
 
 The store writes the time a controlled clock tells, and reads are asked at that same
-time, so months pass in a line. The half-life is the default, 30 days: hot under 30,
+time, so months pass in a line. The half-life is 30 days (MONTH; the default is longer): hot under 30,
 warm under 90, cold under 240, frozen after.
 """
 
@@ -20,6 +20,8 @@ from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
 from tests.support.backends import BACKENDS, neo4j_unavailable, open_neo4j_store
+
+MONTH = Activation(30.0)
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
@@ -48,7 +50,7 @@ def timed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Memo
             neo4j_unavailable(opened)
         store = opened
     try:
-        yield Memory(store), clock
+        yield Memory(store, activation=MONTH), clock
     finally:
         store.close()
 
@@ -91,7 +93,7 @@ def test_standing_fades_by_half_lives_and_nothing_is_deleted(
     assert _tiers(memory, clock.days(300), include_cold=True) == {}
     found = memory.find_by_name("canary rollback", now=clock.days(300))
     assert found.node.tier == "frozen" and found.node.last_used_at == "2026-01-05T09:00:00.000Z"
-    policy = Activation()
+    policy = MONTH
     assert policy.level(_record(memory, found.node.id), T0 + timedelta(days=30)) == 0.5
 
 
@@ -197,14 +199,14 @@ def test_delivering_a_node_a_hundred_times_does_not_raise_its_rank(
         memory.close_encounter(session, "noted")
         ids.append(made.created[0].id)
     back, out = ids
-    infuser = Infuser(memory.store, preset("balanced"))
+    infuser = Infuser(memory.store, preset("balanced"), activation=MONTH)
 
     def scores(at: datetime) -> list[tuple[str, float]]:
         from kenning_encounter.infusion import rank as ranking
         from kenning_encounter.infusion.select import lexical
 
         chosen, _ = lexical(memory.store, "the canary rolled back", [], infuser.config, now=at)
-        standing = ranking.Standing(Activation(), at, frozenset({"hot", "warm"}))
+        standing = ranking.Standing(MONTH, at, frozenset({"hot", "warm"}))
         ranked = ranking.rank(memory.store, chosen.seeds, infuser.config, standing=standing)
         return [(r.node.id, round(r.score, 9)) for r in ranked.items]
 
@@ -224,7 +226,7 @@ def test_delivering_a_node_a_hundred_times_does_not_raise_its_rank(
 def test_infusion_leaves_faded_nodes_out_unless_asked(timed: tuple[Memory, Clock]) -> None:
     memory, clock = timed
     back, _ = _two_notes(memory)
-    infuser = Infuser(memory.store, preset("balanced"))
+    infuser = Infuser(memory.store, preset("balanced"), activation=MONTH)
     prompt = "why did the canary roll back"
     assert back in infuser.infuse("s-a", prompt, now=clock.days(60))["meta"]["ranked"]
     faded = infuser.infuse("s-b", prompt, now=clock.days(100))
@@ -247,7 +249,7 @@ def test_orient_shows_what_is_fading(timed: tuple[Memory, Clock]) -> None:
         "s-2", [{"source": "fresh", "type": "INFORMS", "target": "canary rollback"}]
     )
     sub = memory.store.read(lambda tx: tx.authored_graph())
-    panel = build_panel(sub.nodes, sub.edges, standing=(Activation(), clock.days(110)))
+    panel = build_panel(sub.nodes, sub.edges, standing=(MONTH, clock.days(110)))
     fading = panel.fading
     assert fading is not None
     assert fading.tiers == {"hot": 2, "warm": 0, "cold": 1, "frozen": 0}

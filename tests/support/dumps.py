@@ -265,7 +265,7 @@ def standing(store: GraphStore) -> dict[str, tuple[str, str, str | None]]:
     nodes = store.read(lambda tx: tx.authored_graph().nodes)
     latest = max(_instant(last_use(n)) for n in nodes)
     now = latest + timedelta(days=40)
-    policy = Activation()
+    policy = Activation(30.0)  # the tiers above are read at a 30-day half-life
     return {n.id: (policy.tier(n, now), last_use(n), n.pinned) for n in nodes}
 
 

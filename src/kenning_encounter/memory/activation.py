@@ -39,6 +39,7 @@ from kenning_encounter.memory.spine import require_open
 from kenning_encounter.memory.writes import resolve
 from kenning_encounter.store.port import GraphStore, WriteTx
 from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.vocabulary import ACTIVATION_HALF_LIFE_DAYS
 
 TIERS: Final = ("hot", "warm", "cold", "frozen")
 RECALLED: Final = frozenset({"hot", "warm"})  # what search and infusion show by default
@@ -61,7 +62,7 @@ class Activation:
     """The half-life and tier thresholds (in half-lives), and how much activation moves a
     ranking: a score is multiplied by ``1 - weight + weight * activation``."""
 
-    half_life_days: float = 30.0
+    half_life_days: float = ACTIVATION_HALF_LIFE_DAYS
     warm_after: float = 1.0
     cold_after: float = 3.0
     frozen_after: float = 8.0
