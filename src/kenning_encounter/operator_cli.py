@@ -131,13 +131,13 @@ def run_review(ns: argparse.Namespace) -> int:
                 "type": n.type,
                 "name": n.name,
                 "last_used_at": activation.last_use(n),
-                "idle_days": round(policy.age_in_half_lives(n, now) * policy.half_life_days, 1),
+                "idle_days": idle_days,
             }
-            for n in frozen
+            for n, idle_days in frozen
         ]
         if not ns.json:
             _show_queue(queue["queue"], policy)
-        ids = [n.id for n in frozen]
+        ids = [n.id for n, _ in frozen]
         return erasure.plan(seen, ids) if ids else erasure.Plan((), ())
 
     return _run(

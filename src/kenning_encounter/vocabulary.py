@@ -116,9 +116,9 @@ TRIPLE_PROPS: Final = (
 
 # The closed vocabulary of classification; a node may carry several, or none (unclassified).
 CLASSIFICATIONS: Final = ("pii", "phi", "pci", "secret")
-# Standing's half-life in days (memory/activation.py), the server's and the library's
-# default alike; config.py says why it is not shorter.
-ACTIVATION_HALF_LIFE_DAYS: Final = 180.0
+# Standing's half-life in days of the memory's work (memory/activation.py), the server's
+# and the library's default alike; config.py says why it is counted in working time.
+ACTIVATION_HALF_LIFE_DAYS: Final = 30.0
 
 QUESTION_STATUSES: Final = ("open", "resolved", "retired")
 HYPOTHESIS_STATUSES: Final = ("untested", "supported", "challenged", "falsified", "retired")

@@ -2,7 +2,9 @@
 
 The store writes the time a controlled clock tells, and reads are asked at that same
 time, so months pass in a line. The half-life is 30 days (MONTH; the default is longer): hot under 30,
-warm under 90, cold under 240, frozen after.
+warm under 90, cold under 240, frozen after. Standing ages in the memory's working time,
+so while the clock moves on, a worker session keeps working every ten days (a pause in
+MONTH ages the memory by up to fifteen), unless a test says the memory stands idle.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ import pytest
 
 from kenning_encounter.infusion.config import preset
 from kenning_encounter.infusion.pipeline import Infuser
-from kenning_encounter.memory.activation import Activation
+from kenning_encounter.memory.activation import Activation, Present, WorkTime
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
 from tests.support.backends import BACKENDS, neo4j_unavailable, open_neo4j_store
 
-MONTH = Activation(30.0)
+MONTH = Activation(30.0, pause_ages_days=15.0)
+WORK_EVERY = 10  # days
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
@@ -29,10 +32,24 @@ T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 class Clock:
     def __init__(self) -> None:
         self.at = T0
+        self.worker: Memory | None = None
+        self.worked = 0  # the last day the worker worked
 
     def days(self, n: float) -> datetime:
-        """Move to ``n`` days after T0; the instant, for the reads."""
+        """Move to ``n`` days after T0, the worker working every WORK_EVERY days on the
+        way (on day n too, before the reads); the instant, for the reads."""
+        day = self.worked + WORK_EVERY
+        while self.worker is not None and day <= n:
+            self.at = T0 + timedelta(days=day)
+            self.worker.advance_encounter("s-work", f"work on day {day}")
+            self.worker.close_encounter("s-work", "worked")
+            self.worked, day = day, day + WORK_EVERY
+        return self.idle(n)
+
+    def idle(self, n: float) -> datetime:
+        """Move to ``n`` days after T0 with nobody working."""
         self.at = T0 + timedelta(days=n)
+        self.worked = max(self.worked, int(n))
         return self.at
 
     def __call__(self) -> str:
@@ -50,7 +67,9 @@ def timed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Memo
             neo4j_unavailable(opened)
         store = opened
     try:
-        yield Memory(store, activation=MONTH), clock
+        memory = Memory(store, activation=MONTH)
+        clock.worker = memory
+        yield memory, clock
     finally:
         store.close()
 
@@ -94,7 +113,9 @@ def test_standing_fades_by_half_lives_and_nothing_is_deleted(
     found = memory.find_by_name("canary rollback", now=clock.days(300))
     assert found.node.tier == "frozen" and found.node.last_used_at == "2026-01-05T09:00:00.000Z"
     policy = MONTH
-    assert policy.level(_record(memory, found.node.id), T0 + timedelta(days=30)) == 0.5
+    assert (
+        policy.level(_record(memory, found.node.id), Present.wall(T0 + timedelta(days=30))) == 0.5
+    )
 
 
 def _record(memory: Memory, node_id: str):
@@ -140,12 +161,13 @@ def test_a_reader_never_consults(timed: tuple[Memory, Clock]) -> None:
     _two_notes(memory)
     memory.advance_encounter("s-2", "reading")
     reader = Memory(memory.backend, consults=False)
+    at = clock.days(200)  # the worker works up to here first
     before = memory.store.read(lambda tx: tx.clock())
-    reader.find_by_name("canary rollback", session_id="s-2", now=clock.days(200))
-    reader.trace_provenance("canary rollback", session_id="s-2", now=clock.days(200))
+    reader.find_by_name("canary rollback", session_id="s-2", now=at)
+    reader.trace_provenance("canary rollback", session_id="s-2", now=at)
     reader.chain_history("canary rollback", session_id="s-2")
     assert memory.store.read(lambda tx: tx.clock()) == before
-    assert _tiers(memory, clock.days(200)) == {}
+    assert _tiers(memory, at) == {}
 
 
 def test_what_the_work_keeps_using_ranks_first_among_equals(timed: tuple[Memory, Clock]) -> None:
@@ -206,7 +228,8 @@ def test_delivering_a_node_a_hundred_times_does_not_raise_its_rank(
         from kenning_encounter.infusion.select import lexical
 
         chosen, _ = lexical(memory.store, "the canary rolled back", [], infuser.config, now=at)
-        standing = ranking.Standing(MONTH, at, frozenset({"hot", "warm"}))
+        present = memory.store.read(lambda tx: WorkTime().present(tx, MONTH, at))
+        standing = ranking.Standing(MONTH, present, frozenset({"hot", "warm"}))
         ranked = ranking.rank(memory.store, chosen.seeds, infuser.config, standing=standing)
         return [(r.node.id, round(r.score, 9)) for r in ranked.items]
 
@@ -249,7 +272,9 @@ def test_orient_shows_what_is_fading(timed: tuple[Memory, Clock]) -> None:
         "s-2", [{"source": "fresh", "type": "INFORMS", "target": "canary rollback"}]
     )
     sub = memory.store.read(lambda tx: tx.authored_graph())
-    panel = build_panel(sub.nodes, sub.edges, standing=(MONTH, clock.days(110)))
+    at = clock.days(110)
+    present = memory.store.read(lambda tx: memory.work_time.present(tx, MONTH, at))
+    panel = build_panel(sub.nodes, sub.edges, standing=(MONTH, present))
     fading = panel.fading
     assert fading is not None
     assert fading.tiers == {"hot": 2, "warm": 0, "cold": 1, "frozen": 0}
@@ -257,3 +282,66 @@ def test_orient_shows_what_is_fading(timed: tuple[Memory, Clock]) -> None:
         ("canary rollout", "cold", 110.0)
     ]
     assert "FADING" in panel.text and "1 cold" in panel.text
+
+
+# --- working time: a memory nobody works in does not fade --------------------------------
+def test_a_memory_nobody_works_in_does_not_fade(timed: tuple[Memory, Clock]) -> None:
+    """Back after a long time away, the memory is as it was left: a pause ages it by at
+    most ``pause_ages_days`` (a day by default). Its daily work is what ages it."""
+    memory, clock = timed
+    policy = Activation(30.0)  # the default pause: a day
+    away = Memory(memory.backend, activation=policy)
+    _two_notes(memory)
+    back = away.search("canary", now=clock.idle(400))
+    assert {h.name: h.tier for h in back.hits} == {
+        "canary rollback": "hot",
+        "canary rollout": "hot",
+    }
+    found = away.find_by_name("canary rollback", now=clock.idle(400))
+    assert found.node.tier == "hot"
+    # Then a month and a half of daily work that never touches them: now they fade.
+    for day in range(401, 446):
+        clock.idle(day)
+        away.advance_encounter("s-daily", f"day {day}")
+        away.close_encounter("s-daily", "worked")
+    later = away.search("canary", now=clock.idle(446))
+    assert {h.name: h.tier for h in later.hits} == {
+        "canary rollback": "warm",
+        "canary rollout": "warm",
+    }
+    node = _record(memory, found.node.id)
+    # 45 days of work, and one day for the 395-day pause and one for the day just begun.
+    present = memory.store.read(lambda tx: WorkTime().present(tx, policy, clock.at))
+    assert round(policy.age_in_half_lives(node, present) * 30) == 46
+
+
+def test_another_writer_s_work_reaches_a_reader_s_cached_work_time(
+    timed: tuple[Memory, Clock],
+) -> None:
+    """Each reader keeps the work spans it read, keyed by the memory's clock: work
+    another writer (a replica) does moves the clock, and the next read sees it."""
+    memory, clock = timed
+    reader = Memory(memory.backend, activation=MONTH)
+    _two_notes(memory)
+    assert _tiers(reader, clock.idle(200)) == {"canary rollback": "hot", "canary rollout": "hot"}
+    clock.worked = 0
+    clock.days(200)  # the writer works every ten days, back from day 10
+    assert _tiers(reader, clock.at) == {}  # 200 working days: frozen, out of recall
+
+
+def test_a_seal_made_when_the_next_session_begins_does_not_make_the_pause_work(
+    timed: tuple[Memory, Clock],
+) -> None:
+    """advance_encounter may close the previous encounter as the next begins: the seal
+    is work at that moment, and the pause before it stays a pause."""
+    memory, clock = timed
+    policy = Activation(30.0)  # the default pause: a day
+    memory.advance_encounter("s-1", "deploys")
+    memory.create_entities("s-1", [{"type": "Note", "name": "canary rollback", "description": "x"}])
+    clock.idle(60)
+    memory.advance_encounter("s-1", "two months on", close_summary="noted")
+    node = memory.store.read(lambda tx: tx.get_node(memory.find_by_name("canary rollback").node.id))
+    assert node is not None
+    present = memory.store.read(lambda tx: WorkTime().present(tx, policy, clock.at))
+    assert policy.age_in_half_lives(node, present) * 30 == pytest.approx(1.0)
+    assert policy.tier(node, present) == "hot"

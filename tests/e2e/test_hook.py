@@ -104,6 +104,19 @@ def test_payload_is_injected_with_prompt_and_trajectory(
     assert "Authorization" not in server.received[0].headers
 
 
+def test_cold_nodes_are_asked_for_only_when_the_setting_says_so(
+    server: FakeHookServer, tmp_path: Path
+) -> None:
+    transcript = write_transcript(tmp_path / "t.jsonl", [typed("first")])
+    for value, asked in (("1", True), ("0", None), ("yes", None)):
+        server.received.clear()
+        env = cli_env(server, KENNING_ENCOUNTER_INFUSE_COLD=value)
+        run = run_hook(["--mode", "prompt"], prompt_event("again", transcript), env)
+        assert run.returncode == 0
+        [body] = infuse_bodies(server)
+        assert body.get("include_cold") is asked, value
+
+
 def test_trajectory_keeps_only_what_the_user_typed(server: FakeHookServer, tmp_path: Path) -> None:
     transcript = write_transcript(
         tmp_path / "t.jsonl",

@@ -148,12 +148,17 @@ async def test_infuse_runs_the_real_pipeline(
 
 
 async def test_infuse_hands_the_request_to_the_pipeline(tmp_path: Path) -> None:
-    seen: list[tuple[str, str, list[str]]] = []
+    seen: list[tuple[str, str, list[str], bool]] = []
 
     def pipeline(
-        session_id: str, prompt: str, trajectory: list[str], *, deadline_s: float | None = None
+        session_id: str,
+        prompt: str,
+        trajectory: list[str],
+        *,
+        deadline_s: float | None = None,
+        include_cold: bool = False,
     ) -> dict[str, Any]:
-        seen.append((session_id, prompt, trajectory))
+        seen.append((session_id, prompt, trajectory, include_cold))
         return {"payload": "held: retry storm", "meta": {"channel": "lexical", "degraded": False}}
 
     async with http_app(tmp_path / "m", infusion=pipeline) as (http, _):
@@ -162,12 +167,22 @@ async def test_infuse_hands_the_request_to_the_pipeline(tmp_path: Path) -> None:
             json={"session_id": SESSION, "prompt": "why nine?", "trajectory": ["earlier"]},
         )
         assert answer.json()["payload"] == "held: retry storm"
-        assert seen == [(SESSION, "why nine?", ["earlier"])]
+        cold = {"session_id": SESSION, "prompt": "and before?", "include_cold": True}
+        assert (await http.post("/infuse", json=cold)).status_code == 200
+        assert seen == [
+            (SESSION, "why nine?", ["earlier"], False),
+            (SESSION, "and before?", [], True),
+        ]
 
 
 async def test_a_failing_pipeline_degrades_instead_of_failing_the_turn(tmp_path: Path) -> None:
     def broken(
-        session_id: str, prompt: str, trajectory: list[str], *, deadline_s: float | None = None
+        session_id: str,
+        prompt: str,
+        trajectory: list[str],
+        *,
+        deadline_s: float | None = None,
+        include_cold: bool = False,
     ) -> dict[str, Any]:
         raise RuntimeError("matcher exploded")
 

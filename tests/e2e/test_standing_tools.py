@@ -91,3 +91,47 @@ async def test_a_reader_face_records_no_consultation(tmp_path: Path) -> None:
         assert "pin_entities" not in names
         await call_ok(reader, "find_by_name", {"name": "deploy runbook", "session_id": ME})
         assert await _uses(reader) == []
+
+
+def _seed_cold(data_dir: Path) -> None:
+    """A note recorded 45 days ago, and other work every day since: with a 10-day
+    half-life it is cold (4.5 half-lives of work), out of default recall."""
+    from datetime import UTC, datetime, timedelta
+
+    from kenning_encounter.memory.service import Memory
+    from kenning_encounter.store.embedded.backend import EmbeddedStore
+
+    start = datetime.now(UTC) - timedelta(days=45)
+    at = {"now": start}
+    store = EmbeddedStore.open(
+        data_dir, clock=lambda: at["now"].isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    )
+    try:
+        memory = Memory(store)
+        memory.advance_encounter("seed", "the rollback")
+        note = {
+            "type": "Note",
+            "name": "canary rollback",
+            "description": "The canary rolled back after a latency spike in the payment gateway.",
+        }
+        memory.create_entities("seed", [note])
+        memory.close_encounter("seed", "noted")
+        for day in range(1, 46):
+            at["now"] = start + timedelta(days=day)
+            memory.advance_encounter("daily", f"day {day}")
+            memory.close_encounter("daily", "worked")
+    finally:
+        store.close()
+
+
+async def test_infuse_leaves_cold_nodes_out_unless_asked(tmp_path: Path) -> None:
+    _seed_cold(tmp_path / "m")
+    prompt = "why did the canary roll back after the latency spike?"
+    async with Client(server_for(tmp_path / "m", activation_half_life_days=10)) as client:
+        plain = await call_ok(client, "infuse", {"session_id": "asker-1", "prompt": prompt})
+        assert plain["status"] == "silent" and "canary rollback" not in plain["payload"]
+        asked = {"session_id": "asker-2", "prompt": prompt, "include_cold": True}
+        cold = await call_ok(client, "infuse", asked)
+        assert cold["status"] == "infused" and "canary rollback" in cold["payload"]
+        wrong = await call_refused(client, "infuse", {**asked, "include_cold": "lots"})
+        assert "include_cold" in wrong

@@ -9,7 +9,7 @@ from typing import Any
 
 from kenning_encounter.errors import NotFound
 from kenning_encounter.memory import operator, spine
-from kenning_encounter.memory.activation import Activation, last_use
+from kenning_encounter.memory.activation import Activation, WorkTime, last_use
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.port import GraphStore, ReadTx
 from kenning_encounter.vocabulary import CLASSIFICATIONS
@@ -261,12 +261,15 @@ def fingerprint(store: GraphStore) -> dict[str, Any]:
 
 def standing(store: GraphStore) -> dict[str, tuple[str, str, str | None]]:
     """Each node's tier (40 days after the memory's last write: a pin keeps a node hot
-    while the rest are warm), last use and pin, as the reads see them."""
+    while the rest are warm), last use and pin, as the reads see them, in the working time
+    the store's encounters give."""
     nodes = store.read(lambda tx: tx.authored_graph().nodes)
     latest = max(_instant(last_use(n)) for n in nodes)
     now = latest + timedelta(days=40)
-    policy = Activation(30.0)  # the tiers above are read at a 30-day half-life
-    return {n.id: (policy.tier(n, now), last_use(n), n.pinned) for n in nodes}
+    # A 30-day half-life, and a pause that ages the memory whole up to 60 days.
+    policy = Activation(30.0, pause_ages_days=60.0)
+    present = store.read(lambda tx: WorkTime().present(tx, policy, now))
+    return {n.id: (policy.tier(n, present), last_use(n), n.pinned) for n in nodes}
 
 
 def _instant(stamp: str) -> datetime:

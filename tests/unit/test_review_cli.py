@@ -12,7 +12,10 @@ from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from tests.support.cli import run_cli
 
-LONG_AGO = datetime.now(UTC) - timedelta(days=2_000)  # 11 half-lives of the default 180 days
+DAYS_AGO = 20
+LONG_AGO = datetime.now(UTC) - timedelta(days=DAYS_AGO)
+# Two-day half-lives: frozen after 16 working days. The memory is worked in daily since.
+HALF_LIFE = ("--activation-half-life-days", "2")
 
 
 def _stamp(at: datetime) -> str:
@@ -20,7 +23,8 @@ def _stamp(at: datetime) -> str:
 
 
 def _seeded(data_dir: Path) -> str:
-    """Four nodes recorded long ago: one pinned then, one withheld (PHI), one used today."""
+    """Four nodes recorded 20 days ago: one pinned then, one withheld (PHI), one used
+    today; other work every day since, so those days count (memory/activation.py)."""
     at = {"now": LONG_AGO}
     store = EmbeddedStore.open(data_dir, clock=lambda: _stamp(at["now"]))
     try:
@@ -43,7 +47,13 @@ def _seeded(data_dir: Path) -> str:
         memory.pin_entities("s", ["runbook"], why="on purpose")
         encounter = memory.find_by_name("stale note").node.encounter
         assert encounter is not None
+        memory.close_encounter("s", "done")
+        for day in range(1, DAYS_AGO):
+            at["now"] = LONG_AGO + timedelta(days=day)
+            memory.advance_encounter("w", f"day {day}")
+            memory.close_encounter("w", "worked")
         at["now"] = datetime.now(UTC)
+        memory.advance_encounter("s", "today")
         memory.find_by_name("used again", session_id="s")  # a use today: hot again
         memory.close_encounter("s", "done")
     finally:
@@ -54,17 +64,17 @@ def _seeded(data_dir: Path) -> str:
 def test_review_lists_the_frozen_and_erases_only_when_confirmed(tmp_path: Path) -> None:
     data_dir = tmp_path / "m"
     encounter = _seeded(data_dir)
-    dry = run_cli("review", "--data-dir", str(data_dir), "--json")
+    dry = run_cli("review", *HALF_LIFE, "--data-dir", str(data_dir), "--json")
     assert dry.returncode == 0, dry.stderr
     report = json.loads(dry.stdout)
     assert report["dry_run"] is True
     assert [q["name"] for q in report["queue"]] == ["stale note"]
-    assert report["queue"][0]["idle_days"] >= 399
+    assert 19 <= report["queue"][0]["idle_days"] <= 21
     assert report["tombstones"] == {encounter: 1}
-    told = run_cli("review", "--data-dir", str(data_dir))
-    assert "review queue: 1 frozen node(s), unused for 1440 days or more" in told.stderr
+    told = run_cli("review", *HALF_LIFE, "--data-dir", str(data_dir))
+    assert "review queue: 1 frozen node(s), unused for 16 days or more" in told.stderr
     assert "nothing erased: pass --yes to erase" in told.stderr
-    granted = run_cli("review", "--data-dir", str(data_dir), "--grant", "phi", "--json")
+    granted = run_cli("review", *HALF_LIFE, "--data-dir", str(data_dir), "--grant", "phi", "--json")
     assert sorted(q["name"] for q in json.loads(granted.stdout)["queue"]) == [
         "patient chart",
         "stale note",
@@ -75,7 +85,7 @@ def test_review_lists_the_frozen_and_erases_only_when_confirmed(tmp_path: Path) 
     finally:
         store.close()
 
-    done = run_cli("review", "--yes", "--data-dir", str(data_dir))
+    done = run_cli("review", *HALF_LIFE, "--yes", "--data-dir", str(data_dir))
     assert done.returncode == 0, done.stderr
     assert f"tombstones: {encounter} +1" in done.stderr
     store = EmbeddedStore.open(data_dir)
@@ -86,7 +96,7 @@ def test_review_lists_the_frozen_and_erases_only_when_confirmed(tmp_path: Path) 
         assert sealed is not None and sealed.tombstones == 1
     finally:
         store.close()
-    empty = run_cli("review", "--data-dir", str(data_dir))
+    empty = run_cli("review", *HALF_LIFE, "--data-dir", str(data_dir))
     assert empty.returncode == 0 and "the review queue is empty" in empty.stderr
 
 

@@ -7,21 +7,23 @@ freezes into the operator's review queue."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 
 from kenning_encounter.analytics.engine import FloatArray
 from kenning_encounter.analytics.panel import Faded, FadingSection, Listing, NodeRef
 from kenning_encounter.analytics.projection import Projection
-from kenning_encounter.memory.activation import TIERS, Activation
+from kenning_encounter.memory.activation import TIERS, Activation, Present
 
-DEFINITION = "standing from each node's latest use (created, linked, consulted, confirmed)"
+DEFINITION = (
+    "standing from each node's latest use (created, linked, consulted, confirmed), "
+    "aged in the memory's working time"
+)
 
 
 def fading_section(
     projection: Projection,
     mass: FloatArray,
     standing: Activation,
-    now: datetime,
+    now: Present,
     ref: Callable[[int], NodeRef],
     k: int,
 ) -> FadingSection:

@@ -50,7 +50,7 @@ from kenning_encounter.analytics.sections import (
     weave_section,
 )
 from kenning_encounter.errors import InvalidInput
-from kenning_encounter.memory.activation import Activation
+from kenning_encounter.memory.activation import Activation, Present
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 
 logger = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ MIN_BUDGET_CHARS = 500
 DEFAULT_TOP_K = 10
 MAX_TOP_K = 50
 # The fading section's policy and the moment it is read at (memory/activation.py).
-Standing = tuple[Activation, datetime]
+Standing = tuple[Activation, Present]
 
 GUIDE_EMPTY = (
     "Nothing recorded yet, so there is nothing to read. To start: call advance_encounter; "

@@ -28,7 +28,7 @@ from kenning_encounter.infusion.ledger import (
 )
 from kenning_encounter.infusion.log import InfusionRecorder
 from kenning_encounter.memory import validate
-from kenning_encounter.memory.activation import Activation, tiers_shown
+from kenning_encounter.memory.activation import Activation, Present, WorkTime, tiers_shown
 from kenning_encounter.store.port import GraphStore
 
 log = logging.getLogger(__name__)
@@ -98,6 +98,7 @@ class Infuser:
         self._wall_clock = wall_clock
         self._log = infusion_log
         self._activation = activation or Activation()
+        self._work_time = WorkTime()
         self._weigh = weigh_standing
 
     @property
@@ -221,9 +222,13 @@ class Infuser:
         include_cold: bool = False,
     ) -> dict[str, Any]:
         cfg = self._config
-        standing = ranking.Standing(
-            self._activation, now or datetime.now(UTC), tiers_shown(include_cold)
+        moment = now or datetime.now(UTC)
+        present = (
+            self._store.read(lambda tx: self._work_time.present(tx, self._activation, moment))
+            if self._weigh
+            else Present.wall(moment)
         )
+        standing = ranking.Standing(self._activation, present, tiers_shown(include_cold))
         started = time.perf_counter()
         now_s = self._wall_clock()
         t0 = time.perf_counter()

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 import numpy as np
 
 from kenning_encounter.analytics import power
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.select import Seed
-from kenning_encounter.memory.activation import Activation
+from kenning_encounter.memory.activation import Activation, Present
 from kenning_encounter.memory.contested import Conflict, challenge_conflicts
 from kenning_encounter.store.port import GraphStore, ReadTx, Subgraph
 from kenning_encounter.store.records import NodeRecord
@@ -40,7 +39,7 @@ class Standing:
     its activation factor, so what the agent's work keeps using leads among equals."""
 
     activation: Activation
-    now: datetime
+    now: Present
     tiers: frozenset[str]
 
     def shows(self, node: NodeRecord) -> bool:

@@ -23,10 +23,20 @@ Tiers are thresholds on the age in half-lives, computed at read time:
 
 A pinned node is hot whatever its age. Reads of the past (``as_of``) show the memory as
 it stood and neither filter by tier nor report activation: standing is a present fact.
+
+Age is counted in the memory's working time, not on the wall clock: a memory nobody
+works in does not fade. Work is what its encounters span, from opening to their last
+write (the spine holds both); a pause between spans ages the memory by at most
+``pause_ages_days`` (a day by default), and so does the time since the last span, so a
+user back after three months finds the memory as they left it, while a node their
+daily work has passed by for months fades. Nothing is stored for this: the spans are
+the encounters themselves, so replicas, exports and imports agree on it exactly.
 """
 
 from __future__ import annotations
 
+import threading
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,7 +47,7 @@ from pydantic import BaseModel, Field
 from kenning_encounter.memory import validate
 from kenning_encounter.memory.spine import require_open
 from kenning_encounter.memory.writes import resolve
-from kenning_encounter.store.port import GraphStore, WriteTx
+from kenning_encounter.store.port import GraphStore, ReadTx, SpineReads, WriteTx
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.vocabulary import ACTIVATION_HALF_LIFE_DAYS
 
@@ -58,27 +68,78 @@ def last_use(node: NodeRecord) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Present:
+    """The moment standing is read at, with the stretches the memory stood idle: the part
+    of each pause in its work beyond what a pause may age it. Ages are the time between a
+    use and ``at`` less the idle time between them."""
+
+    at: datetime
+    idle_starts: tuple[float, ...] = ()  # epoch seconds, sorted, disjoint spans
+    idle_lengths: tuple[float, ...] = ()
+    idle_before: tuple[float, ...] = ()  # idle time before each span starts
+
+    @classmethod
+    def wall(cls, at: datetime) -> Present:
+        """Every second counts: for a memory whose work is not known."""
+        return cls(at)
+
+    @classmethod
+    def of(cls, spans: Sequence[tuple[float, float]], at: datetime, pause_ages_s: float) -> Present:
+        """From the memory's merged work spans (sorted, disjoint, epoch seconds)."""
+        if not spans:
+            return cls(at)
+        starts: list[float] = []
+        lengths: list[float] = []
+        before: list[float] = []
+        total = 0.0
+        ends = [end for _, end in spans]
+        nexts = [start for start, _ in spans[1:]] + [at.timestamp()]
+        for end, resumed in zip(ends, nexts, strict=True):
+            idle_from = end + pause_ages_s
+            if resumed > idle_from:
+                starts.append(idle_from)
+                lengths.append(resumed - idle_from)
+                before.append(total)
+                total += resumed - idle_from
+        return cls(at, tuple(starts), tuple(lengths), tuple(before))
+
+    def _idle_upto(self, t: float) -> float:
+        j = bisect_right(self.idle_starts, t) - 1
+        if j < 0:
+            return 0.0
+        return self.idle_before[j] + min(t - self.idle_starts[j], self.idle_lengths[j])
+
+    def age_s(self, since: datetime) -> float:
+        """Working seconds from ``since`` to this moment (0 for a moment after it)."""
+        a, b = since.timestamp(), self.at.timestamp()
+        if b <= a:
+            return 0.0
+        return max((b - a) - (self._idle_upto(b) - self._idle_upto(a)), 0.0)
+
+
+@dataclass(frozen=True, slots=True)
 class Activation:
-    """The half-life and tier thresholds (in half-lives), and how much activation moves a
-    ranking: a score is multiplied by ``1 - weight + weight * activation``."""
+    """The half-life and tier thresholds (in half-lives), how much one pause in the
+    memory's work ages it, and how much activation moves a ranking: a score is multiplied
+    by ``1 - weight + weight * activation``."""
 
     half_life_days: float = ACTIVATION_HALF_LIFE_DAYS
     warm_after: float = 1.0
     cold_after: float = 3.0
     frozen_after: float = 8.0
     weight: float = 0.5
+    pause_ages_days: float = 1.0
 
-    def age_in_half_lives(self, node: NodeRecord, now: datetime) -> float:
-        age_s = (now - _instant(last_use(node))).total_seconds()
-        return max(age_s, 0.0) / (self.half_life_days * DAY_S)
+    def age_in_half_lives(self, node: NodeRecord, now: Present) -> float:
+        return now.age_s(_instant(last_use(node))) / (self.half_life_days * DAY_S)
 
-    def level(self, node: NodeRecord, now: datetime) -> float:
+    def level(self, node: NodeRecord, now: Present) -> float:
         """1.0 just after a use, halved each half-life since; a pinned node stays 1.0."""
         if node.pinned:
             return 1.0
         return round(0.5 ** self.age_in_half_lives(node, now), 3)
 
-    def tier(self, node: NodeRecord, now: datetime) -> str:
+    def tier(self, node: NodeRecord, now: Present) -> str:
         if node.pinned:
             return "hot"
         age = self.age_in_half_lives(node, now)
@@ -88,12 +149,12 @@ class Activation:
             return "warm"
         return "cold" if age < self.frozen_after else "frozen"
 
-    def factor(self, node: NodeRecord, now: datetime) -> float:
+    def factor(self, node: NodeRecord, now: Present) -> float:
         """What activation multiplies a ranking score by (1.0 for a node in use now)."""
         return 1.0 - self.weight + self.weight * self.level(node, now)
 
     def thresholds(self) -> dict[str, float]:
-        """Each tier's start, in days since the last use."""
+        """Each tier's start, in working days since the last use."""
         h = self.half_life_days
         return {
             "hot": 0.0,
@@ -101,6 +162,50 @@ class Activation:
             "cold": self.cold_after * h,
             "frozen": self.frozen_after * h,
         }
+
+
+class WorkTime:
+    """The memory's work spans, read from its encounters and kept between reads: the
+    cache is keyed by the memory's clock and erasure count, so a write anywhere (another
+    replica's too) makes the next read fetch the spans that moved, and only those."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._key: tuple[int, int] | None = None
+        self._spans: list[tuple[float, float]] = []
+        self._last: str = ""  # the latest activity read so far (ISO, as stored)
+
+    def present(self, tx: SpineReads, policy: Activation, at: datetime) -> Present:
+        key = (tx.clock(), tx.erasures())
+        with self._lock:
+            if key != self._key:
+                # Spans only grow at their end, so only those active since the last read
+                # are fetched; an erasure or a reloaded memory (its clock went back)
+                # reads them all again.
+                fresh = self._key is None or key[0] < self._key[0] or key[1] != self._key[1]
+                last = "" if fresh else self._last
+                found = tx.work_spans(last)
+                kept = [] if fresh else self._spans
+                self._spans = _merged([*kept, *((_seconds(a), _seconds(b)) for a, b in found)])
+                self._last = max([last, *(b for _, b in found)])
+                self._key = key
+            spans = self._spans
+        return Present.of(spans, at, policy.pause_ages_days * DAY_S)
+
+
+def _merged(spans: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Overlapping and touching spans made one, sorted by start."""
+    out: list[tuple[float, float]] = []
+    for start, end in sorted((a, max(a, b)) for a, b in spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _seconds(stamp: str) -> float:
+    return _instant(stamp).timestamp()
 
 
 def tiers_shown(include_cold: bool) -> frozenset[str]:
@@ -111,13 +216,20 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def frozen(store: GraphStore, policy: Activation, now: datetime) -> list[NodeRecord]:
-    """The review queue: live heads in the frozen tier, oldest use first. Reads every
-    node: an operator's command, run now and then, not a hot path. Pass the gated store
-    (memory/gates.py): a withheld node is never listed."""
-    nodes = store.read(lambda tx: tx.authored_graph().nodes)
-    found = [n for n in nodes if n.is_head and policy.tier(n, now) == "frozen"]
-    return sorted(found, key=lambda n: (last_use(n), n.tick, n.ord))
+def frozen(store: GraphStore, policy: Activation, now: datetime) -> list[tuple[NodeRecord, float]]:
+    """The review queue: live heads in the frozen tier, oldest use first, each with the
+    working days since its last use. Reads every node: an operator's command, run now and
+    then, not a hot path. Pass the gated store (memory/gates.py): a withheld node is never
+    listed."""
+
+    def read(tx: ReadTx) -> tuple[list[NodeRecord], Present]:
+        return tx.authored_graph().nodes, WorkTime().present(tx, policy, now)
+
+    nodes, present = store.read(read)
+    found = [n for n in nodes if n.is_head and policy.tier(n, present) == "frozen"]
+    found.sort(key=lambda n: (last_use(n), n.tick, n.ord))
+    days = policy.half_life_days
+    return [(n, round(policy.age_in_half_lives(n, present) * days, 1)) for n in found]
 
 
 # --- uses that write: consultation and pins ------------------------------------------
@@ -135,6 +247,7 @@ def consult(store: GraphStore, session_id: str | None, node_ids: Sequence[str]) 
         encounter = tx.open_encounter_of(session)
         if encounter is None:
             return False
+        tx.touch_encounter(encounter.name)  # a deliberate read is work: the span reaches it
         tx.consult_nodes(encounter.name, ids)
         return True
 

@@ -145,6 +145,9 @@ class GatedReads:
     def erasures(self) -> int:
         return self._tx.erasures()
 
+    def work_spans(self, since: str) -> list[tuple[str, str]]:
+        return self._tx.work_spans(since)
+
     def get_encounter(self, name: str) -> EncounterRecord | None:
         return self._tx.get_encounter(name)
 

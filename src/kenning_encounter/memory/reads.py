@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from kenning_encounter.errors import InvalidInput, NotFound
 from kenning_encounter.memory import asof, directors, identity, validate
-from kenning_encounter.memory.activation import Activation, last_use, tiers_shown
+from kenning_encounter.memory.activation import Activation, Present, WorkTime, last_use, tiers_shown
 from kenning_encounter.memory.models import (
     EdgeOut,
     EncounterOut,
@@ -40,12 +40,25 @@ def _visible(node: NodeRecord, hidden: frozenset[str]) -> bool:
     return node.locus not in hidden
 
 
-def with_standing(out: NodeOut, node: NodeRecord, standing: Activation, now: datetime) -> NodeOut:
+def with_standing(out: NodeOut, node: NodeRecord, standing: Activation, now: Present) -> NodeOut:
     """``out`` with the node's standing as it is read (before this read renews it)."""
     out.tier = standing.tier(node, now)
     out.last_used_at = last_use(node)
     out.pinned = node.pinned is not None
     return out
+
+
+def _standing_now(
+    tx: ReadTx,
+    out: NodeOut,
+    node: NodeRecord,
+    activation: Activation | None,
+    now: datetime | None,
+    work_time: WorkTime | None,
+) -> None:
+    policy = activation or Activation()
+    present = (work_time or WorkTime()).present(tx, policy, now or datetime.now(UTC))
+    with_standing(out, node, policy, present)
 
 
 def when_window(when: str, now: datetime) -> TimeWindow:
@@ -84,6 +97,7 @@ def search(
     as_of: int | str | None = None,
     include_cold: bool = False,
     activation: Activation | None = None,
+    work_time: WorkTime | None = None,
 ) -> SearchResult:
     """Nodes by their words, best first. ``when`` keeps only nodes whose time (world time
     where the node states it, else record time) falls in it; without ``when``, a time the
@@ -117,9 +131,16 @@ def search(
     faded = 0
     tiers: dict[str, str] = {}
     past: asof.Moment | None = None
+    present = Present.wall(moment)
     if as_of is None:
         hits = store.fulltext(words, types=types, heads_only=not include_superseded, limit=fetch)
-        nodes = store.read(lambda tx: tx.get_nodes([h.id for h in hits]))
+        clock = work_time or WorkTime()
+
+        def read(tx: ReadTx) -> tuple[dict[str, NodeRecord], Present]:
+            found = tx.get_nodes([h.id for h in hits])
+            return found, clock.present(tx, standing or Activation(), moment)
+
+        nodes, present = store.read(read)
     else:  # the memory as it stood at a past tick (memory/asof.py)
         hits, nodes, past = asof.search_hits(
             store, as_of, words, types=types, include_superseded=include_superseded, limit=fetch
@@ -133,12 +154,12 @@ def search(
             continue
         score = hit.score
         if standing is not None:
-            tier = standing.tier(node, moment)
+            tier = standing.tier(node, present)
             if tier not in shown_tiers:
                 faded += 1
                 continue
             tiers[node.id] = tier
-            score *= standing.factor(node, moment)
+            score *= standing.factor(node, present)
         if boost is not None:
             score *= 1.0 + boost.certainty * _fit(node, boost)
         scored.append((node, score))
@@ -253,6 +274,7 @@ def find_by_name(
     as_of: int | str | None = None,
     activation: Activation | None = None,
     now: datetime | None = None,
+    work_time: WorkTime | None = None,
 ) -> NameLookup:
     ref = validate.text(name, "name", required=True, limit=validate.MAX_NAME)
     if as_of is not None:
@@ -272,7 +294,7 @@ def find_by_name(
         resolved_from = node.id if head.id != node.id else None
         found = NameLookup(node=NodeOut.of(head), resolved_from=resolved_from, history=history)
         if as_of is None:
-            with_standing(found.node, head, activation or Activation(), now or datetime.now(UTC))
+            _standing_now(tx, found.node, head, activation, now, work_time)
         past = asof.moment_of(tx)
         found.as_of = past.tick if past is not None else None
         directors.with_directors(tx, [found.node, *found.history])
@@ -300,6 +322,7 @@ def trace_provenance(
     as_of: int | str | None = None,
     activation: Activation | None = None,
     now: datetime | None = None,
+    work_time: WorkTime | None = None,
 ) -> Provenance:
     target = validate.text(ref, "ref", required=True, limit=validate.MAX_NAME)
     if not 1 <= depth <= MAX_DEPTH:
@@ -360,7 +383,7 @@ def trace_provenance(
             depth=depth,
         )
         if as_of is None:
-            with_standing(traced.node, node, activation or Activation(), now or datetime.now(UTC))
+            _standing_now(tx, traced.node, node, activation, now, work_time)
         past = asof.moment_of(tx)
         traced.as_of = past.tick if past is not None else None
         # Who said it: the node's director, and each grounding node's and joined node's.

@@ -17,7 +17,7 @@ from kenning_encounter import vocabulary
 from kenning_encounter.errors import InvalidInput
 from kenning_encounter.memory import activation as standing
 from kenning_encounter.memory import gates, history, identity, reads, spine, writes
-from kenning_encounter.memory.activation import Activation
+from kenning_encounter.memory.activation import Activation, WorkTime
 from kenning_encounter.memory.directors import DirectorPolicy, director_in, local_director
 from kenning_encounter.memory.models import (
     Closed,
@@ -69,6 +69,7 @@ class Memory:
         # Relevance over time (memory/activation.py). ``consults``: deliberate reads
         # record a CONSULTED edge; never on a reader face, which writes nothing.
         self.activation = activation or Activation()
+        self.work_time = WorkTime()  # the memory's working time, read from its spine
         self.consults = consults
 
     def as_operator(self) -> Memory:
@@ -201,6 +202,7 @@ class Memory:
             as_of=as_of,
             include_cold=include_cold,
             activation=self.activation,
+            work_time=self.work_time,
         )
 
     def find_by_name(
@@ -219,6 +221,7 @@ class Memory:
             hidden_loci=self.hidden_loci,
             as_of=as_of,
             activation=self.activation,
+            work_time=self.work_time,
             now=now,
         )
         if as_of is None:
@@ -243,6 +246,7 @@ class Memory:
             same_as=same_as,
             as_of=as_of,
             activation=self.activation,
+            work_time=self.work_time,
             now=now,
         )
         if as_of is None:

@@ -51,6 +51,7 @@ class InfuseFn(Protocol):
         trajectory: list[str],
         *,
         deadline_s: float | None = None,
+        include_cold: bool = False,
     ) -> dict[str, Any]: ...
 
 

@@ -66,7 +66,8 @@ IncludeCold = Annotated[
     bool,
     Field(
         description="Also return cold nodes: unused for a long while (3 to 8 half-lives of "
-        "the activation setting, 180 days by default), left out of default recall. Frozen "
+        "the activation setting, 30 days of the memory's work by default), left out of "
+        "default recall. Frozen "
         "ones (older still) wait in the operator's review; find_by_name reads any node. "
         "Default false.",
     ),

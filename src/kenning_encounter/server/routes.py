@@ -55,6 +55,8 @@ class InfuseIn(_Body):
     cwd: str | None = None
     # How long the caller waits; the answer comes within it (the matcher gives way).
     deadline_ms: int | None = Field(default=None, ge=1, le=600_000)
+    # Cold nodes too (memory/activation.py); the hook sends it when its setting asks.
+    include_cold: bool = False
 
 
 def infusion_off(reason: str) -> dict[str, Any]:
@@ -150,7 +152,13 @@ def build_routes(runtime: Runtime) -> list[Route | Mount]:
 
         def run() -> dict[str, Any]:
             locus = app.hold(body.session_id)
-            answer = fn(locus, body.prompt, body.trajectory, deadline_s=deadline)
+            answer = fn(
+                locus,
+                body.prompt,
+                body.trajectory,
+                deadline_s=deadline,
+                include_cold=body.include_cold,
+            )
             # A hook that missed SessionStart learns the handle while the session is unused.
             return {**answer, "handle": app.holds.handle(locus)}
 

@@ -93,8 +93,11 @@ class Services:
         trajectory: Sequence[str] = (),
         *,
         deadline_s: float | None = None,
+        include_cold: bool = False,
     ) -> dict[str, Any]:
-        return self.infuser.infuse(session_id, prompt, trajectory, deadline_s=deadline_s)
+        return self.infuser.infuse(
+            session_id, prompt, trajectory, deadline_s=deadline_s, include_cold=include_cold
+        )
 
     @property
     def catalog(self) -> ProjectionCatalog:

@@ -11,6 +11,7 @@ from pydantic import Field
 from kenning_encounter.analytics.panel import Panel
 from kenning_encounter.analytics.reports import AlgorithmReport, ProjectionInfo
 from kenning_encounter.memory import asof
+from kenning_encounter.memory.activation import Present
 from kenning_encounter.server.calls import ToolContext, run_tool
 from kenning_encounter.server.context import AppContext
 from kenning_encounter.server.holds import split_handle
@@ -85,6 +86,11 @@ def _orient(
 
     services = app.require_services()
     nodes, edges = _graph(app)
+    memory, at = app.memory, datetime.now(UTC)
+
+    def present(tx: ReadTx) -> Present:
+        return memory.work_time.present(tx, memory.activation, at)
+
     return orient_panel(
         nodes,
         edges,
@@ -93,7 +99,7 @@ def _orient(
         budget_chars=budget,
         top_k=top_k,
         engine=services.engine,
-        standing=(app.memory.activation, datetime.now(UTC)),
+        standing=(memory.activation, memory.store.read(present)),
     )
 
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from kenning_encounter.errors import InvalidInput
 from kenning_encounter.server.calls import ToolContext, run_tool
 from kenning_encounter.server.context import AppContext
-from kenning_encounter.server.params import SessionId
+from kenning_encounter.server.params import IncludeCold, SessionId
 from kenning_encounter.server.registry import ToolKind, ToolRegistrar
 
 Prompt = Annotated[
@@ -104,17 +104,23 @@ def register(tools: ToolRegistrar) -> None:
 
     @tools.tool(ToolKind.READ, title="Infuse: what the memory holds about this prompt")
     async def infuse(
-        ctx: ToolContext, session_id: SessionId, prompt: Prompt, trajectory: Trajectory = None
+        ctx: ToolContext,
+        session_id: SessionId,
+        prompt: Prompt,
+        trajectory: Trajectory = None,
+        include_cold: IncludeCold = False,
     ) -> Annotated[CallToolResult, Infusion]:
         """The few things already held that bear on this prompt, signed and budgeted, or
         silence. Normally called by the Claude Code hook once per typed prompt; what was
-        delivered earlier in the session comes back as a one-line handle."""
+        delivered earlier in the session comes back as a one-line handle. Nodes nobody
+        used for long (cold) stay out unless include_cold."""
 
         def work(app: AppContext) -> Infusion:
             if app.infuse is None:
                 raise InvalidInput("prompt", "infusion is not configured on this server")
             locus = app.hold(session_id)
-            return Infusion.of(app.infuse(locus, prompt, trajectory or []))
+            answer = app.infuse(locus, prompt, trajectory or [], include_cold=include_cold)
+            return Infusion.of(answer)
 
         return await run_tool(ctx, work, _render_infusion, deadline=deadline)
 

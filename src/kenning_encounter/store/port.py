@@ -75,6 +75,14 @@ class SpineReads(Protocol):
         that caches node text drops it when the count moves (infusion/select.py)."""
         ...
 
+    def work_spans(self, since: str) -> list[tuple[str, str]]:
+        """When the memory was worked in: each encounter's span from its opening to its
+        last write, and its seal as a moment of its own (a seal made when the next session
+        begins must not count the pause before it as work), for the encounters with either
+        at or after ``since`` (ISO time; "" for all). Standing ages in this time
+        (memory/activation.py)."""
+        ...
+
     def get_encounter(self, name: str) -> EncounterRecord | None: ...
 
     def get_encounters(self, names: Sequence[str]) -> dict[str, EncounterRecord]: ...

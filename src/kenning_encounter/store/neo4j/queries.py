@@ -336,9 +336,14 @@ ENC_LIST: Final = (
     "AND ($exclude = '' OR e.locus <> $exclude) "
     "RETURN properties(e) ORDER BY e.opened_tick DESC SKIP $offset LIMIT $limit"
 )
+# A seal is work at its own moment: it does not stretch the span (memory/activation.py).
+ENC_SPANS: Final = (
+    "MATCH (e:Encounter:KenningMemory) WITH e.opened_at AS a, coalesce(e.last_activity_at, e.opened_at) AS b, "
+    "e.sealed_at AS c WHERE b >= $since OR c >= $since RETURN a, b, c"
+)
 ENC_SEAL: Final = (
     "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.sealed_tick = $tick, e.sealed_at = $at, "
-    "e.summary = $summary, e.last_activity_at = $at"
+    "e.summary = $summary"
 )
 ENC_DISSOLVE: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.dissolved_at = $at"
 ENC_TOUCH: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.last_activity_at = $at"

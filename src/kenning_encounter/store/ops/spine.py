@@ -62,6 +62,14 @@ class SpineOps(Statements):
         }
         return [encounter_from(r[0]) for r in self.rows(self._spine.enc_list, params)]
 
+    def work_spans(self, since: str) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        for opened, last, sealed in self.rows(self._spine.enc_spans, {"since": since}):
+            out.append((str(opened), str(last)))
+            if sealed is not None:
+                out.append((str(sealed), str(sealed)))
+        return out
+
     def loci(self) -> list[str]:
         return [str(r[0]) for r in self.rows(self._spine.loci)]
 
