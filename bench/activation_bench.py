@@ -29,8 +29,10 @@ from kenning_encounter.memory.gates import Gate, GatedStore
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import WriteTx
 
-# Prompts at T0+110 days find the thirds hot, warm and cold at a 30-day half-life.
-MONTH = Activation(30.0)
+# Prompts at T0+110 days find the thirds hot, warm and cold at a 30-day half-life. The
+# synthetic memory has no work between its dates, so here a pause ages it whole (by
+# default a pause counts for a day of the memory's working time, memory/activation.py).
+MONTH = Activation(30.0, pause_ages_days=365.0)
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
 BATCH = 1_000
 

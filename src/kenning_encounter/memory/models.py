@@ -241,10 +241,14 @@ class EncounterOut(BaseModel):
     @model_serializer(mode="wrap")
     def _once(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
         data = handler(self)
-        if isinstance(data, dict) and data.get("last_activity_at") in (
-            self.opened_at,
-            self.sealed_at,
-        ):
+        last = self.last_activity_at
+        # A seal no longer moves the last activity (memory/activation.py), so a sealed
+        # encounter's is earlier than its seal: it says nothing the seal does not.
+        sealed = self.sealed_at
+        said = last is not None and (
+            last == self.opened_at or (sealed is not None and last <= sealed)
+        )
+        if isinstance(data, dict) and said:
             cast(dict[str, Any], data).pop("last_activity_at", None)
         return data
 
