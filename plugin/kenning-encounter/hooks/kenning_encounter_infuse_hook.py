@@ -32,6 +32,9 @@ Environment
                                   infused, SessionStart says so once. SessionStart
                                   and SessionEnd are not gated: an agent needs its
                                   session_id to use the memory tools at all.
+  KENNING_ENCOUNTER_INFUSE_COLD   1 to ask for cold nodes too (unused for 3 to 8
+                                  half-lives of the memory's work), which
+                                  infusion leaves out by default
   KENNING_ENCOUNTER_URL           server base URL (default http://127.0.0.1:8765)
   KENNING_ENCOUNTER_TOKEN         sent as ``Authorization: Bearer`` when set
   KENNING_ENCOUNTER_HOOK_TIMEOUT  seconds for the whole run: stdin, transcript,
@@ -675,6 +678,8 @@ def run_prompt(options: Options, event: dict[str, object], env: Mapping[str, str
         # What is left of the run's deadline, less what parsing the answer needs.
         "deadline_ms": max(1, int((options.deadline - time.monotonic() - DEADLINE_MARGIN) * 1000)),
     }
+    if env.get("KENNING_ENCOUNTER_INFUSE_COLD", "").strip() == "1":
+        body["include_cold"] = True
     try:
         answer = post_json(options, "/infuse", body, env, options.timeout)
         if not isinstance(answer, dict) or not isinstance(answer.get("payload"), str):
