@@ -222,6 +222,7 @@ class Infuser:
         include_cold: bool = False,
     ) -> dict[str, Any]:
         cfg = self._config
+        started = time.perf_counter()  # the whole of it, standing's read of the spine too
         moment = now or datetime.now(UTC)
         present = (
             self._store.read(lambda tx: self._work_time.present(tx, self._activation, moment))
@@ -229,7 +230,6 @@ class Infuser:
             else Present.wall(moment)
         )
         standing = ranking.Standing(self._activation, present, tiers_shown(include_cold))
-        started = time.perf_counter()
         now_s = self._wall_clock()
         t0 = time.perf_counter()
         ledger = self._load_ledger(session)
