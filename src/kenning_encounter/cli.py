@@ -26,12 +26,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from kenning_encounter.config import ENV_PREFIX, Settings, load_settings
 from kenning_encounter.errors import ConfigError, KenningError
+from kenning_encounter.server.front import Launch
 from kenning_encounter.server.info import package_version
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 
 if typing.TYPE_CHECKING:
+    from kenning_encounter.config import Settings
     from kenning_encounter.store.port import GraphStore
 
 PROG: Final = "kenning-encounter"
@@ -186,6 +187,8 @@ NOT_FLAGS: Final = frozenset({"gemini_api_key", "session_key"})
 
 
 def env_name(setting: str) -> str:
+    from kenning_encounter.config import ENV_PREFIX, Settings
+
     alias = Settings.model_fields[setting].validation_alias
     choices = getattr(alias, "choices", ())
     upper = [c for c in choices if isinstance(c, str) and c.isupper()]
@@ -193,6 +196,8 @@ def env_name(setting: str) -> str:
 
 
 def _choices(setting: str) -> list[str] | None:
+    from kenning_encounter.config import Settings
+
     annotation = Settings.model_fields[setting].annotation
     if typing.get_origin(annotation) is typing.Literal:
         return [str(a) for a in typing.get_args(annotation)]
@@ -200,6 +205,8 @@ def _choices(setting: str) -> list[str] | None:
 
 
 def add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    from kenning_encounter.config import Settings
+
     group = parser.add_argument_group("settings (flag > environment variable > .env > default)")
     for flag in SETTING_FLAGS:
         value = Settings.model_fields[flag.setting].get_default(call_default_factory=True)
@@ -226,6 +233,8 @@ def add_setting_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from(ns: argparse.Namespace) -> Settings:
+    from kenning_encounter.config import load_settings
+
     settings = load_settings(**{flag.setting: getattr(ns, flag.setting) for flag in SETTING_FLAGS})
     if settings.log_level.upper() not in LOG_LEVELS:
         raise ConfigError(
@@ -256,7 +265,18 @@ def configure_logging(level: str) -> None:
 
 # --- serve ---------------------------------------------------------------------
 def run_serve(ns: argparse.Namespace) -> int:
+    # The quick start (server/front.py) may be answering already; main() started it.
+    launch: Launch | None = getattr(ns, "launch", None)
+    try:
+        return _serve(ns, launch)
+    finally:
+        if launch is not None:
+            launch.abandon()  # when the start failed before serving took the wire
+
+
+def _serve(ns: argparse.Namespace, launch: Launch | None) -> int:
     # Light: the memory and the store, no MCP SDK yet.
+    from kenning_encounter.config import read_env_names
     from kenning_encounter.server.context import Runtime, check_face
 
     try:
@@ -267,16 +287,23 @@ def run_serve(ns: argparse.Namespace) -> int:
         _error(str(exc))
         return EXIT_CONFIG
     configure_logging(settings.log_level)
+    if launch is not None:
+        if settings.transport == "stdio":
+            launch.configure(read_env_names(settings))
+        else:
+            launch.abandon()
+            launch = None
     runtime = Runtime(settings)
     # The store opens while the SDK is imported; serve still waits for it, and fails on
-    # its error, before it answers or binds anything.
+    # its error, before it binds anything (over stdio the quick start may have answered
+    # initialize by then; the error then ends the process as it would have before).
     runtime.begin_open()
     try:
         import anyio
 
         from kenning_encounter.server.transports import serve
 
-        anyio.run(lambda: serve(settings, runtime=runtime))
+        anyio.run(lambda: serve(settings, runtime=runtime, launch=launch))
     except KenningError as exc:
         _error(str(exc))
         return EXIT_FAILED
@@ -795,6 +822,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = {c.name for c in COMMANDS}
     if not args or (args[0] not in names and args[0] not in ("-h", "--help", "--version")):
         args = ["serve", *args]
+    # A launch (not a call from Python) of serve: answer at once when an earlier launch with
+    # this command line kept its answers (server/front.py), before anything heavy is imported.
+    launch = None
+    if argv is None and args[0] == "serve" and not {"-h", "--help", "--version"} & set(args):
+        launch = Launch.start(args)
     ns = build_parser().parse_args(args)
+    ns.launch = launch
     run: Callable[[argparse.Namespace], int] = ns.run
     return run(ns)
