@@ -268,11 +268,12 @@ class Launch:
         self.front: Front | None = None
 
     @classmethod
-    def start(cls, argv: list[str]) -> Launch:
-        """The launch for ``argv``, answering already when an earlier one kept its answers."""
-        launch = cls(argv)
+    def start(cls, argv: list[str]) -> Launch | None:
+        """The launch for ``argv``, answering already when an earlier one kept its answers;
+        None when the quick start is turned off (nothing is read or kept)."""
         if os.environ.get(OFF_ENV, "").strip().lower() in ("off", "0", "false", "no"):
-            return launch
+            return None
+        launch = cls(argv)
         kept = launch._read()
         if kept is not None:
             launch._kept = kept

@@ -1,0 +1,198 @@
+"""The stdio quick start (server/front.py): a launch answers from the last one's answers.
+
+Every server is a real subprocess with the quick-start files in this test's own
+directory; the clients are the SDK's ``Client`` and raw JSON-RPC lines.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from tests.e2e.conftest import clean_environ, server_command
+
+pytestmark = [pytest.mark.usefixtures("clean_env")]
+
+# What the server imports before its quick start can answer: none of these.
+LATE = ("pydantic", "pydantic_settings", "mcp", "mcp_types", "anyio", "httpx", "starlette")
+LATE += ("uvicorn", "platformdirs", "numpy", "scipy", "igraph", "google.genai", "openai")
+LATE += ("ladybug", "tantivy", "kenning_encounter.config", "kenning_encounter.store")
+
+
+def _request(ident: int | str, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": ident, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def _initialize(ident: int | str = 1, version: str = "2025-11-25") -> dict[str, Any]:
+    return _request(
+        ident,
+        "initialize",
+        {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "quick start check", "version": "1"},
+        },
+    )
+
+
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+SEARCH = _request(3, "tools/call", {"name": "search", "arguments": {"query": "retry"}})
+
+
+class Launches:
+    """One command line, launched as often as asked, its quick-start files kept apart."""
+
+    def __init__(self, tmp_path: Path, **env: str) -> None:
+        self.cache = tmp_path / "cache"
+        self.command = server_command(
+            "serve", "--transport", "stdio", "--data-dir", str(tmp_path / "memory")
+        )
+        self.env = clean_environ(KENNING_ENCOUNTER_CACHE_DIR=str(self.cache), **env)
+
+    def files(self) -> list[Path]:
+        return sorted((self.cache / "quick-start").glob("*.json"))
+
+    def run(self, *messages: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+        """The lines the server wrote on stdout for ``messages`` piped in, and its stderr."""
+        done = subprocess.run(
+            self.command,
+            input="".join(json.dumps(m) + "\n" for m in messages),
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=180,
+        )
+        assert done.returncode == 0, done.stderr[-4_000:]
+        return [json.loads(line) for line in done.stdout.splitlines()], done.stderr
+
+
+def _by_id(lines: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    found: dict[Any, dict[str, Any]] = {}
+    for message in lines:
+        assert message["id"] not in found, f"answered twice: {message['id']}"
+        found[message["id"]] = message
+    return found
+
+
+def test_a_second_launch_gives_the_same_answers_and_each_once(tmp_path: Path) -> None:
+    launches = Launches(tmp_path)
+    script = (_initialize(), INITIALIZED, _request(2, "tools/list"), SEARCH)
+    first, _ = launches.run(*script)
+    assert len(launches.files()) == 1  # kept from the SDK's answers
+    second, stderr = launches.run(*script)
+    assert "quick start" not in stderr  # nothing was stale
+    a, b = _by_id(first), _by_id(second)
+    assert set(a) == set(b) == {1, 2, 3}
+    assert a[1] == b[1] and a[2] == b[2]
+    assert b[3]["result"]["structuredContent"]["hits"] == []
+
+
+def test_kept_answers_are_served_and_a_stale_one_is_corrected(tmp_path: Path) -> None:
+    """The front answers from the file (a changed file shows through), the server's
+    own answer is compared with it, and the file is corrected for the next launch."""
+    launches = Launches(tmp_path)
+    script = (_initialize(), INITIALIZED, _request(2, "tools/list"), SEARCH)
+    truth = _by_id(launches.run(*script)[0])
+    [path] = launches.files()
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    kept["answers"]["initialize"]["2025-11-25"]["instructions"] = "stale instructions"
+    path.write_text(json.dumps(kept), encoding="utf-8")
+
+    served, stderr = launches.run(*script)
+    answers = _by_id(served)
+    assert answers[1]["result"]["instructions"] == "stale instructions"  # the front answered
+    assert answers[2] == truth[2] and "error" not in answers[3]
+    assert "otherwise than the server does" in stderr
+    again = _by_id(launches.run(*script)[0])
+    assert again[1] == truth[1]
+
+
+def test_what_the_front_does_not_know_waits_for_the_server_in_order(tmp_path: Path) -> None:
+    launches = Launches(tmp_path)
+    launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))
+    # A version no launch was asked, then requests the front never answers.
+    other = (_initialize(7, "2025-06-18"), INITIALIZED, _request(8, "ping"))
+    answers = _by_id(launches.run(*other, _request(9, "tools/list", {"cursor": "x"}))[0])
+    assert answers[7]["result"]["protocolVersion"] == "2025-06-18"
+    assert answers[8]["result"] == {}
+    assert answers[9]["result"]["tools"]  # the SDK's answer (it ignores the cursor)
+    # A ping before initialize, on a launch whose answers are kept: the SDK answers all.
+    answers = _by_id(launches.run(_request(1, "ping"), _initialize(2), SEARCH)[0])
+    assert set(answers) == {1, 2, 3} and "error" not in answers[3]
+
+
+def test_turned_off_no_file_is_read_or_written(tmp_path: Path) -> None:
+    launches = Launches(tmp_path, KENNING_ENCOUNTER_QUICK_START="off")
+    answers = _by_id(launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))[0])
+    assert set(answers) == {1, 2}
+    assert launches.files() == []
+
+
+def test_a_changed_setting_is_another_launch(tmp_path: Path) -> None:
+    launches = Launches(tmp_path)
+    full = _by_id(launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))[0])
+    launches.env["KENNING_ENCOUNTER_FACE"] = "reader"
+    reader = _by_id(launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))[0])
+    assert len(reader[2]["result"]["tools"]) < len(full[2]["result"]["tools"])
+    assert "read-only" in reader[1]["result"]["instructions"]
+
+
+@pytest.mark.anyio
+async def test_an_sdk_client_session_is_answered_by_the_front_then_by_the_server(
+    tmp_path: Path,
+) -> None:
+    """The SDK's client session, over the handshake (``initialize``): the second launch's
+    initialize comes from the kept file (a marked answer shows it), and the session then
+    lists and calls tools on the server that took over."""
+    launches = Launches(tmp_path)
+    params = StdioServerParameters(
+        command=launches.command[0], args=launches.command[1:], env=launches.env
+    )
+
+    async def session() -> tuple[str | None, list[dict[str, Any]]]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            started = await client.initialize()
+            tools = await client.list_tools()
+            result = await client.call_tool("search", {"query": "retry"})
+            assert not result.is_error
+            return started.instructions, [t.model_dump() for t in tools.tools]
+
+    instructions, tools = await session()
+    [path] = launches.files()
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    [(version, answer)] = kept["answers"]["initialize"].items()
+    answer["instructions"] = "marked"
+    path.write_text(json.dumps(kept), encoding="utf-8")
+    assert await session() == ("marked", tools)
+    assert await session() == (instructions, tools)
+    assert version in kept["answers"]["tools/list"]
+
+
+def test_the_quick_start_runs_before_anything_heavy_is_imported() -> None:
+    """The command line's module and the front import the standard library and no more."""
+    probe = (
+        "import sys, kenning_encounter.cli, kenning_encounter.server.front; "
+        "print('\\n'.join(sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=clean_environ(),
+        timeout=120,
+        check=True,
+    )
+    modules = set(done.stdout.split())
+    assert "kenning_encounter.server.front" in modules
+    late = sorted(m for m in modules if any(m == x or m.startswith(x + ".") for x in LATE))
+    assert late == []
