@@ -4,7 +4,10 @@ What every stdio client (Claude Desktop, a per-call CLI) pays on each launch.
 Servers, each launched as a fresh process per round:
 
 - ours, ``kenning-encounter serve`` on the embedded store (default settings: with
-  no key the matcher is off), over stdio and over streamable HTTP;
+  no key the matcher is off), over stdio and over streamable HTTP; over stdio both
+  as a client launches it again (the quick start, server/front.py, answers from the
+  launch before) and "cold" (``KENNING_ENCOUNTER_QUICK_START=off``: what the first
+  launch of a command line pays);
 - the floor: a bare MCP server on the same SDK with one tool (bench/startup_floor.py),
   over stdio and HTTP: what the SDK and the interpreter cost before any of ours;
 - the reference memory server (npm @modelcontextprotocol/server-memory), over
@@ -15,8 +18,10 @@ The client is raw JSON-RPC, the same for every server: over stdio it writes
 posts ``initialize`` to the port until the server answers. Then ``tools/list``
 and one tool call (a search on ours and the reference, ``echo`` on the floor).
 Each time is milliseconds from the launch. Every server runs once unmeasured
-(which also creates our store), then ``rounds`` times, the order reversed every
-round so load falls on all alike; the medians are reported.
+(which also creates our store and keeps the quick start's answers), then
+``rounds`` times, the order reversed every round so load falls on all alike; the
+medians are reported. Our source trees are byte-compiled first, as an install
+leaves them.
 
     PYTHONPATH=src python -m bench.startup_bench [--quick] [--rounds N] [--json OUT]
     git worktree add /tmp/before HEAD~1 && \\
@@ -28,6 +33,7 @@ Goal (issue 19): ours answers its first request within 0.8 s over stdio and over
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -76,15 +82,28 @@ def _env(src: Path = SRC) -> dict[str, str]:
     return env
 
 
-def _ours(work: Path, src: Path, key: str, label: str) -> list[Target]:
+def _ours(work: Path, src: Path, key: str, label: str, *, cold: bool = True) -> list[Target]:
     serve = [sys.executable, "-m", "kenning_encounter", "serve", "--data-dir", str(work / key)]
     search = ("search", {"query": "start", "limit": 10})
-    return [
+    # The quick start (server/front.py) answers a launch like the one before it; "cold" is a
+    # launch without it (the first with a command line, or KENNING_ENCOUNTER_QUICK_START=off).
+    off = {**_env(src), "KENNING_ENCOUNTER_QUICK_START": "off"}
+    found = [
         Target(f"{key}_stdio", label, "stdio", [*serve, "--transport", "stdio"], _env(src), search),
         Target(f"{key}_http", label, "http",
                [*serve, "--transport", "streamable-http", "--port", "{port}"], _env(src), search,
                path="/mcp/"),
     ]  # fmt: skip
+    if cold:
+        found.insert(1, Target(f"{key}_cold_stdio", f"{label}, cold", "stdio",
+                               [*serve, "--transport", "stdio"], off, search))  # fmt: skip
+    return found
+
+
+def compiled(src: Path) -> None:
+    """Byte-compile a source tree of ours, as pip does when it installs: a shell with
+    PYTHONDONTWRITEBYTECODE=1 would otherwise have every launch compile every module."""
+    compileall.compile_dir(str(src / "kenning_encounter"), quiet=1)
 
 
 def targets(
@@ -93,9 +112,10 @@ def targets(
     """The servers to launch, and those that cannot run with why; ``before`` is another
     source tree of ours (say a worktree at the previous commit), measured beside this one."""
     echo = ("echo", {"text": "start"})
-    ours_stdio, ours_http = _ours(work, SRC, "ours", "kenning-encounter (embedded)")
+    ours_stdio, ours_cold, ours_http = _ours(work, SRC, "ours", "kenning-encounter (embedded)")
     found = [
         ours_stdio,
+        ours_cold,
         Target("floor_stdio", "bare MCPServer (same SDK)", "stdio",
                [sys.executable, str(FLOOR), "stdio"], _env(), echo),
         ours_http,
@@ -103,7 +123,8 @@ def targets(
                [sys.executable, str(FLOOR), "http", "{port}"], _env(), echo),
     ]  # fmt: skip
     if before is not None:
-        found += _ours(work, before.resolve(), "before", "kenning-encounter (embedded), before")
+        found += _ours(work, before.resolve(), "before", "kenning-encounter (embedded), before",
+                       cold=False)  # fmt: skip
     missing: dict[str, str] = {}
     node = shutil.which("node")
     entry = peers_dir / "node_modules" / REFERENCE_PACKAGE / "dist" / "index.js"
@@ -305,6 +326,9 @@ def run(
     count = rounds or (3 if quick else 7)
     load_start = os.getloadavg()[0]
     work = Path(tempfile.mkdtemp(prefix="kenning-startup-bench-"))
+    for tree in (SRC, before):
+        if tree is not None:
+            compiled(tree)
     try:
         found, missing = targets(work, peers_dir, before)
         for target in found:  # unmeasured: creates our store, warms the file cache
@@ -329,12 +353,14 @@ def run(
 
 
 def _goal(servers: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    ours = {k: servers[k]["initialize_ms"] for k in ("ours_stdio", "ours_http") if k in servers}
+    keys = ("ours_stdio", "ours_http")
+    ours = {k: servers[k]["initialize_ms"] for k in keys if k in servers}
     return {
         "statement": f"ours answers its first request within {GOAL_FIRST_ANSWER_MS:g} ms "
         "over stdio and over HTTP (median)",
         "met": bool(ours) and max(ours.values()) <= GOAL_FIRST_ANSWER_MS,
         "first_answer_ms": ours,
+        "cold_stdio_ms": servers.get("ours_cold_stdio", {}).get("initialize_ms"),
     }
 
 
@@ -356,13 +382,16 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append(f"skipped: {key}: {why}")
     servers = result["servers"]
     for ours, other in (("ours_stdio", "reference_stdio"), ("ours_stdio", "floor_stdio"),
-                        ("ours_http", "floor_http"), ("ours_stdio", "before_stdio"),
+                        ("ours_cold_stdio", "floor_stdio"), ("ours_http", "floor_http"),
+                        ("ours_stdio", "before_stdio"), ("ours_cold_stdio", "before_stdio"),
                         ("ours_http", "before_http")):  # fmt: skip
         if ours in servers and other in servers:
             a, b = servers[ours]["initialize_ms"], servers[other]["initialize_ms"]
             lines.append(f"first answer, {ours} / {other}: {a / b:.2f}x ({a - b:+.0f} ms)")
     goal = result["goal"]
     lines.append(f"goal: {goal['statement']}: {'met' if goal['met'] else 'NOT met'}")
+    if goal["cold_stdio_ms"] is not None:
+        lines.append(f"  (stdio without the quick start: {goal['cold_stdio_ms']:.0f} ms)")
     return "\n".join(lines)
 
 

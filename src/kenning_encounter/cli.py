@@ -18,6 +18,7 @@ Logging is configured here and only here, to stderr.
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import sys
 import time
@@ -204,14 +205,22 @@ def _choices(setting: str) -> list[str] | None:
     return None
 
 
-def add_setting_flags(parser: argparse.ArgumentParser) -> None:
+@functools.cache
+def _flag_texts() -> tuple[tuple[str, list[str] | None], ...]:
+    """Each flag's help text and choices, read from the settings once per process."""
     from kenning_encounter.config import Settings
 
-    group = parser.add_argument_group("settings (flag > environment variable > .env > default)")
+    found: list[tuple[str, list[str] | None]] = []
     for flag in SETTING_FLAGS:
         value = Settings.model_fields[flag.setting].get_default(call_default_factory=True)
         default = f"; default {value!r}" if value not in (None, "", []) else ""
-        text = f"{flag.help} [{env_name(flag.setting)}{default}]"
+        found.append((f"{flag.help} [{env_name(flag.setting)}{default}]", _choices(flag.setting)))
+    return tuple(found)
+
+
+def add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("settings (flag > environment variable > .env > default)")
+    for flag, (text, choices) in zip(SETTING_FLAGS, _flag_texts(), strict=True):
         if flag.switch:
             group.add_argument(
                 flag.option,
@@ -226,7 +235,7 @@ def add_setting_flags(parser: argparse.ArgumentParser) -> None:
             dest=flag.setting,
             type=flag.type,
             default=None,
-            choices=_choices(flag.setting),
+            choices=choices,
             metavar=flag.metavar,
             help=text,
         )
@@ -796,7 +805,9 @@ PASSTHROUGH: Final[dict[str, tuple[str, Callable[[list[str]], int]]]] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line; with ``only``, the other commands are listed but not configured
+    (their flags are not needed to parse ``only``'s arguments)."""
     version = f"{PROG} {package_version()}"
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -808,7 +819,8 @@ def build_parser() -> argparse.ArgumentParser:
     for command in COMMANDS:
         sub = commands.add_parser(command.name, help=command.help, description=command.help)
         sub.add_argument("--version", action="version", version=version)
-        command.configure(sub)
+        if only is None or only == command.name:
+            command.configure(sub)
         sub.set_defaults(run=command.run)
     for name, (text, _) in PASSTHROUGH.items():
         commands.add_parser(name, help=f"{text} ({PROG} {name} --help)", add_help=False)
@@ -827,7 +839,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     launch = None
     if argv is None and args[0] == "serve" and not {"-h", "--help", "--version"} & set(args):
         launch = Launch.start(args)
-    ns = build_parser().parse_args(args)
+    ns = build_parser(args[0] if args[0] in names else None).parse_args(args)
     ns.launch = launch
     run: Callable[[argparse.Namespace], int] = ns.run
     return run(ns)

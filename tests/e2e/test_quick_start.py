@@ -23,7 +23,8 @@ pytestmark = [pytest.mark.usefixtures("clean_env")]
 # What the server imports before its quick start can answer: none of these.
 LATE = ("pydantic", "pydantic_settings", "mcp", "mcp_types", "anyio", "httpx", "starlette")
 LATE += ("uvicorn", "platformdirs", "numpy", "scipy", "igraph", "google.genai", "openai")
-LATE += ("ladybug", "tantivy", "kenning_encounter.config", "kenning_encounter.store")
+LATE += ("ladybug", "tantivy", "importlib.metadata", "kenning_encounter.config")
+LATE += ("kenning_encounter.store", "kenning_encounter.memory", "kenning_encounter.server.app")
 
 
 def _request(ident: int | str, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
