@@ -85,17 +85,23 @@ def _by_id(lines: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
     return found
 
 
+LISTINGS = ("resources/list", "prompts/list", "resources/templates/list", "ping")
+
+
 def test_a_second_launch_gives_the_same_answers_and_each_once(tmp_path: Path) -> None:
     launches = Launches(tmp_path)
-    script = (_initialize(), INITIALIZED, _request(2, "tools/list"), SEARCH)
+    listings = [_request(f"l{i}", method) for i, method in enumerate(LISTINGS)]
+    script = (_initialize(), INITIALIZED, *listings, _request(2, "tools/list"), SEARCH)
     first, _ = launches.run(*script)
     assert len(launches.files()) == 1  # kept from the SDK's answers
     second, stderr = launches.run(*script)
     assert "quick start" not in stderr  # nothing was stale
     a, b = _by_id(first), _by_id(second)
-    assert set(a) == set(b) == {1, 2, 3}
-    assert a[1] == b[1] and a[2] == b[2]
+    assert set(a) == set(b) == {1, 2, 3, "l0", "l1", "l2", "l3"}
+    assert {k: v for k, v in a.items() if k != 3} == {k: v for k, v in b.items() if k != 3}
     assert b[3]["result"]["structuredContent"]["hits"] == []
+    kept = json.loads(launches.files()[0].read_text(encoding="utf-8"))["answers"]
+    assert set(kept) == {"initialize", "tools/list", *LISTINGS}
 
 
 def test_kept_answers_are_served_and_a_stale_one_is_corrected(tmp_path: Path) -> None:
@@ -107,15 +113,17 @@ def test_kept_answers_are_served_and_a_stale_one_is_corrected(tmp_path: Path) ->
     [path] = launches.files()
     kept = json.loads(path.read_text(encoding="utf-8"))
     kept["answers"]["initialize"]["2025-11-25"]["instructions"] = "stale instructions"
+    kept["answers"]["tools/list"]["2025-11-25"]["tools"].pop()
     path.write_text(json.dumps(kept), encoding="utf-8")
 
     served, stderr = launches.run(*script)
     answers = _by_id(served)
     assert answers[1]["result"]["instructions"] == "stale instructions"  # the front answered
-    assert answers[2] == truth[2] and "error" not in answers[3]
+    assert answers[2]["result"]["tools"] == truth[2]["result"]["tools"][:-1]
+    assert "error" not in answers[3]
     assert "otherwise than the server does" in stderr
     again = _by_id(launches.run(*script)[0])
-    assert again[1] == truth[1]
+    assert again[1] == truth[1] and again[2] == truth[2]
 
 
 def test_what_the_front_does_not_know_waits_for_the_server_in_order(tmp_path: Path) -> None:

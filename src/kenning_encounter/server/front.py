@@ -1,22 +1,22 @@
 """The quick start over stdio: the first answers while the rest of the server loads.
 
 A stdio client launches the server afresh every time and waits for its
-``initialize`` answer, then ``tools/list``; the MCP SDK alone takes longer to
+``initialize`` answer, then the listings; the MCP SDK alone takes longer to
 import than the whole reference server takes to answer. Both answers depend only
 on the command line, the settings' environment, the code and the protocol
 version asked, so a launch keeps the answers the SDK gave (a file per command
 line, in the user cache directory), and the next launch with the same command
-line, environment, ``.env``, code and libraries answers ``initialize`` and a
-plain ``tools/list`` from that file, on a thread, while the main thread imports
-the SDK and builds the server.
+line, environment, ``.env``, code and libraries answers ``initialize`` and the
+plain listings from that file, on a thread, while the main thread imports the SDK
+and builds the server.
 
 This module imports nothing beyond the standard library, and runs before
 anything else is imported. It answers only what it knows exactly:
 
 - an ``initialize`` request whose protocol version an earlier launch was asked,
   with the usual envelope and parameters; then
-- ``tools/list`` with no parameters (no cursor), once initialized, for the version
-  that ``initialize`` negotiated; ``notifications/initialized`` is noted.
+- once initialized, the requests in ``KEPT`` with no parameters (no cursor), for
+  the version that ``initialize`` negotiated; ``notifications/initialized`` is noted.
 
 The first message of any other shape ends the quick start: it and all that
 follows wait for the SDK, in order. When the server is ready (``hand_over``), the
@@ -58,6 +58,9 @@ KEPT_FILES: Final = 64  # one per command line; the oldest go first
 _PACKAGE: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _ENVELOPE: Final = frozenset({"jsonrpc", "id", "method", "params"})
 _INIT_PARAMS: Final = frozenset({"protocolVersion", "capabilities", "clientInfo", "_meta"})
+# What a client asks right after initialize, answered the same every time for one server
+# (they list what the server was built with; ping answers nothing).
+KEPT: Final = ("tools/list", "prompts/list", "resources/list", "resources/templates/list", "ping")
 
 Json = dict[str, Any]
 
@@ -155,7 +158,7 @@ class Front:
 
     def __init__(self, answers: Json) -> None:
         self._initialize = cast(dict[str, Json], answers.get("initialize", {}))
-        self._tools = cast(dict[str, Json], answers.get("tools/list", {}))
+        self._answers = answers
         self._negotiated: str | None = None
         self._stop_r, self._stop_w = os.pipe()
         self.handover = Handover(
@@ -219,8 +222,8 @@ class Front:
         result: Json | None = None
         if method == "initialize" and self._negotiated is None:
             result = self._initialize_result(params)
-        elif method == "tools/list" and self._negotiated and (params is None or params == {}):
-            result = self._tools.get(self._negotiated)
+        elif method in KEPT and self._negotiated and params in (None, {}):
+            result = cast(dict[str, Json], self._answers.get(method, {})).get(self._negotiated)
         if result is None:
             return False
         answer = {"jsonrpc": "2.0", "id": ident, "result": result}
@@ -263,7 +266,7 @@ class Launch:
         name = hashlib.sha256(json.dumps([FORMAT, self._argv, self._where]).encode()).hexdigest()
         self.path = os.path.join(cache_dir(), name[:32] + ".json")
         self._kept: Json | None = None  # the file as read, when it still holds
-        self._answers: Json = {"initialize": {}, "tools/list": {}}
+        self._answers: Json = {"initialize": {}}
         self._env_names: list[str] = []
         self.front: Front | None = None
 

@@ -38,7 +38,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from kenning_encounter.server.context import AppContext
-from kenning_encounter.server.front import Launch
+from kenning_encounter.server.front import KEPT, Launch
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ def _libraries() -> list[str]:
 
 
 class _Kept:
-    """Keeps the SDK's answers to ``initialize`` and a plain ``tools/list`` for the next
+    """Keeps the SDK's answers to ``initialize`` and the plain listings for the next
     launch's quick start (front.py), and drops its answers to what the front answered."""
 
     def __init__(self, launch: Launch | None, sent: dict[str | int, dict[str, Any]]) -> None:
@@ -129,8 +129,8 @@ class _Kept:
         params = message.params or {}
         if message.method == "initialize" and isinstance(params.get("protocolVersion"), str):
             self._asked[message.id] = ("initialize", params["protocolVersion"])
-        elif message.method == "tools/list" and not params:
-            self._asked[message.id] = ("tools/list", "")
+        elif message.method in KEPT and not params:
+            self._asked[message.id] = (message.method, "")
 
     def answered(self, message: types.JSONRPCMessage, data: str) -> bool:
         """Keep what ``message`` answers; True when the front already sent that answer."""
