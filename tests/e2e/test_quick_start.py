@@ -156,6 +156,18 @@ def test_a_changed_setting_is_another_launch(tmp_path: Path) -> None:
     assert "read-only" in reader[1]["result"]["instructions"]
 
 
+def test_the_kept_file_holds_no_secret_and_only_its_owner_reads_it(tmp_path: Path) -> None:
+    launches = Launches(tmp_path, KENNING_ENCOUNTER_TOKEN="token-in-the-environment")
+    launches.command += ["--token", "token-on-the-command-line"]
+    answers = _by_id(launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))[0])
+    assert set(answers) == {1, 2}
+    [path] = launches.files()
+    text = path.read_text(encoding="utf-8")
+    assert "token-in-the-environment" not in text and "token-on-the-command-line" not in text
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert _by_id(launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))[0]) == answers
+
+
 @pytest.mark.anyio
 async def test_an_sdk_client_session_is_answered_by_the_front_then_by_the_server(
     tmp_path: Path,

@@ -54,6 +54,7 @@ FORMAT: Final = 1
 ENV_PREFIX: Final = "KENNING_ENCOUNTER_"
 OFF_ENV: Final = ENV_PREFIX + "QUICK_START"
 CACHE_ENV: Final = ENV_PREFIX + "CACHE_DIR"
+SECRET_FLAGS: Final = frozenset({"--token", "--neo4j-password"})
 KEPT_FILES: Final = 64  # one per command line; the oldest go first
 _PACKAGE: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _ENVELOPE: Final = frozenset({"jsonrpc", "id", "method", "params"})
@@ -103,23 +104,35 @@ def file_stamps(paths: Iterable[str]) -> dict[str, list[int]]:
     return stamps
 
 
-def env_digest(names: Iterable[str]) -> dict[str, str]:
-    """Digests of the variables the settings may read: our prefix (in any case, as the
-    settings read them) and the other names given (the Neo4j and matcher variables)."""
+def _environment(names: Iterable[str]) -> list[tuple[str, str]]:
+    """The variables the settings may read: our prefix (in any case, as the settings read
+    them) and the other names given (the Neo4j and matcher variables)."""
     wanted = {n.upper() for n in names}
-    return {
-        key: hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()
+    return [
+        (key, value)
         for key, value in sorted(os.environ.items())
         if (key.upper().startswith(ENV_PREFIX) or key.upper() in wanted) and key.upper() != OFF_ENV
-    }
+    ]
 
 
-def _dotenv_digest() -> str | None:
+def _dotenv() -> str | None:
     try:
         with open(".env", "rb") as f:
             return hashlib.sha256(f.read()).hexdigest()
     except OSError:
         return None
+
+
+def _unsecret(argv: list[str]) -> list[str]:
+    """``argv`` without the values of the flags that carry secrets (for the file's name;
+    the salted key covers them)."""
+    out: list[str] = []
+    hide = False
+    for arg in argv:
+        flag = arg.split("=", 1)[0]
+        out.append("*" if hide else f"{flag}=*" if flag in SECRET_FLAGS and "=" in arg else arg)
+        hide = not hide and arg in SECRET_FLAGS
+    return out
 
 
 def _watchable(fd: int) -> bool:
@@ -263,7 +276,8 @@ class Launch:
     def __init__(self, argv: list[str]) -> None:
         self._argv = list(argv)
         self._where = [os.getcwd(), sys.executable]
-        name = hashlib.sha256(json.dumps([FORMAT, self._argv, self._where]).encode()).hexdigest()
+        named = json.dumps([FORMAT, _unsecret(self._argv), self._where]).encode()
+        name = hashlib.sha256(named).hexdigest()
         self.path = os.path.join(cache_dir(), name[:32] + ".json")
         self._kept: Json | None = None  # the file as read, when it still holds
         self._answers: Json = {"initialize": {}}
@@ -298,18 +312,23 @@ class Launch:
         try:
             holds = (
                 kept["format"] == FORMAT
-                and kept["argv"] == self._argv
-                and kept["where"] == self._where
-                and kept["python"] == sys.version
-                and kept["dotenv"] == _dotenv_digest()
-                and kept["env"] == env_digest(kept["env_names"])
+                and kept["key"] == self._key(kept["env_names"], bytes.fromhex(kept["salt"]))
                 and kept["files"] == file_stamps(kept["files"])
                 and kept["source"] == source_stamp()
                 and isinstance(kept["answers"], dict)
             )
-        except (KeyError, TypeError):
+        except (KeyError, TypeError, ValueError):
             return None
         return kept if holds else None
+
+    def _key(self, env_names: Iterable[str], salt: bytes) -> str:
+        """What the answers depend on besides the code: the command line, where it runs,
+        the interpreter, the settings' variables and ``.env``. Salted, for the command line
+        and the variables may hold secrets (a token, a password)."""
+        material: list[Any] = [FORMAT, self._argv, self._where, sys.version, _dotenv()]
+        material.append(_environment(env_names))
+        text = json.dumps(material, ensure_ascii=False).encode("utf-8", "surrogateescape")
+        return hashlib.sha256(salt + text).hexdigest()
 
     def hand_over(self) -> Handover | None:
         front, self.front = self.front, None
@@ -336,14 +355,12 @@ class Launch:
         if answers.get(version) == result and self._kept is not None:
             return
         answers[version] = result
+        salt = os.urandom(16)
         entry: Json = {
             "format": FORMAT,
-            "argv": self._argv,
-            "where": self._where,
-            "python": sys.version,
-            "dotenv": _dotenv_digest(),
+            "salt": salt.hex(),
+            "key": self._key(self._env_names, salt),
             "env_names": self._env_names,
-            "env": env_digest(self._env_names),
             "files": file_stamps(sorted(set(libraries))),
             "source": source_stamp(),
             "answers": self._answers,
@@ -359,7 +376,9 @@ class Launch:
         folder = os.path.dirname(self.path)
         os.makedirs(folder, exist_ok=True)
         partial = f"{self.path}.{os.getpid()}.partial"
-        with open(partial, "w", encoding="utf-8") as f:
+        # Only its owner reads it (what it holds is public; its key is not for others).
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(descriptor, "w", encoding="utf-8") as f:
             json.dump(entry, f, ensure_ascii=False, separators=(",", ":"))
         os.replace(partial, self.path)
         kept = sorted(
