@@ -77,6 +77,21 @@ class Launches:
         return [json.loads(line) for line in done.stdout.splitlines()], done.stderr
 
 
+def _kept_answer(kept: dict[str, Any], prefix: str) -> dict[str, Any]:
+    [answer] = [a for key, a in kept["answers"].items() if key.startswith(prefix)]
+    return answer
+
+
+def _modern(ident: int | str, method: str, **params: Any) -> dict[str, Any]:
+    """A 2026-era request: every one carries the version and the client in ``_meta``."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "quick start check", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    return _request(ident, method, {"_meta": meta, **params})
+
+
 def _by_id(lines: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
     found: dict[Any, dict[str, Any]] = {}
     for message in lines:
@@ -101,7 +116,10 @@ def test_a_second_launch_gives_the_same_answers_and_each_once(tmp_path: Path) ->
     assert {k: v for k, v in a.items() if k != 3} == {k: v for k, v in b.items() if k != 3}
     assert b[3]["result"]["structuredContent"]["hits"] == []
     kept = json.loads(launches.files()[0].read_text(encoding="utf-8"))["answers"]
-    assert set(kept) == {"initialize", "tools/list", *LISTINGS}
+    assert {key.split(" ")[2] for key in kept if key.startswith("legacy 2025-11-25 ")} == {
+        "tools/list",
+        *LISTINGS,
+    }
 
 
 def test_kept_answers_are_served_and_a_stale_one_is_corrected(tmp_path: Path) -> None:
@@ -112,8 +130,8 @@ def test_kept_answers_are_served_and_a_stale_one_is_corrected(tmp_path: Path) ->
     truth = _by_id(launches.run(*script)[0])
     [path] = launches.files()
     kept = json.loads(path.read_text(encoding="utf-8"))
-    kept["answers"]["initialize"]["2025-11-25"]["instructions"] = "stale instructions"
-    kept["answers"]["tools/list"]["2025-11-25"]["tools"].pop()
+    _kept_answer(kept, "legacy initialize ")["result"]["instructions"] = "stale instructions"
+    _kept_answer(kept, "legacy 2025-11-25 tools/list ")["result"]["tools"].pop()
     path.write_text(json.dumps(kept), encoding="utf-8")
 
     served, stderr = launches.run(*script)
@@ -138,6 +156,91 @@ def test_what_the_front_does_not_know_waits_for_the_server_in_order(tmp_path: Pa
     # A ping before initialize, on a launch whose answers are kept: the SDK answers all.
     answers = _by_id(launches.run(_request(1, "ping"), _initialize(2), SEARCH)[0])
     assert set(answers) == {1, 2, 3} and "error" not in answers[3]
+
+
+def test_a_2026_client_discovers_and_lists_from_the_kept_answers(tmp_path: Path) -> None:
+    """The 2026 era (Claude Code opens with server/discover): each request stands alone,
+    so each is answered from the kept answer to the same parameters; an initialize on
+    that connection gets the SDK's refusal, kept too."""
+    launches = Launches(tmp_path)
+    script = (
+        _modern("probe", "server/discover"),
+        _initialize(0),
+        _modern(1, "tools/list"),
+        _modern(2, "resources/list"),
+        _modern(3, "tools/call", name="search", arguments={"query": "retry"}),
+    )
+    truth = _by_id(launches.run(*script)[0])
+    assert "error" in truth[0] and "result" in truth[1] and "error" not in truth[3]
+    [path] = launches.files()
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    _kept_answer(kept, "modern tools/list ")["result"]["tools"].pop()
+    path.write_text(json.dumps(kept), encoding="utf-8")
+    served, stderr = launches.run(*script)
+    answers = _by_id(served)
+    assert answers[1]["result"]["tools"] == truth[1]["result"]["tools"][:-1]  # the front's
+    assert {k: answers[k] for k in ("probe", 0, 2)} == {k: truth[k] for k in ("probe", 0, 2)}
+    assert "error" not in answers[3] and "otherwise than the server does" in stderr
+
+
+def _listening(launches: Launches) -> tuple[list[dict[str, Any]], str]:
+    """A 2026 client as Claude Code opens: discovery, the list-change stream (waiting for
+    its acknowledgement), then the tools; everything the server wrote, and its stderr."""
+    listen = _modern("listen:0", "subscriptions/listen", notifications={"toolsListChanged": True})
+    proc = subprocess.Popen(
+        launches.command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=launches.env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    seen: list[dict[str, Any]] = []
+
+    def until(done: Any) -> None:
+        assert proc.stdout is not None
+        while not (seen and done(seen[-1])):
+            seen.append(json.loads(proc.stdout.readline()))
+
+    try:
+        for message in (_modern("probe", "server/discover"), listen):
+            proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+        until(lambda m: m.get("method") == "notifications/subscriptions/acknowledged")
+        proc.stdin.write(json.dumps(_modern(1, "tools/list")) + "\n")
+        proc.stdin.flush()
+        until(lambda m: m.get("id") == 1)
+        # Only the server answers a call: once it has, it has taken the wire over.
+        call = _modern(2, "tools/call", name="search", arguments={"query": "retry"})
+        proc.stdin.write(json.dumps(call) + "\n")
+        proc.stdin.flush()
+        until(lambda m: m.get("id") == 2)
+    finally:
+        proc.terminate()  # the stream stays open until the client leaves
+        proc.wait(timeout=60)
+    with proc.stdout, proc.stderr, proc.stdin:
+        seen += [json.loads(line) for line in proc.stdout.read().splitlines()]
+        return seen, proc.stderr.read()
+
+
+def test_a_2026_list_stream_is_acknowledged_by_the_front_and_served_by_the_server(
+    tmp_path: Path,
+) -> None:
+    launches = Launches(tmp_path)
+    truth, _ = _listening(launches)
+    [path] = launches.files()
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    acknowledgement = _kept_answer(kept, "modern subscriptions/listen ")["notification"]
+    acknowledgement["params"]["marked"] = True
+    path.write_text(json.dumps(kept), encoding="utf-8")
+    served, stderr = _listening(launches)
+    acks = [m for m in served if m.get("method") == "notifications/subscriptions/acknowledged"]
+    assert [a["params"].get("marked") for a in acks] == [True]  # the front's, and only it
+    assert "otherwise than the server does" in stderr
+    answers = {m["id"]: m for m in served if "id" in m}
+    assert answers == {m["id"]: m for m in truth if "id" in m}
+    assert set(answers) == {"probe", 1, 2} and "error" not in answers[2]
 
 
 def test_turned_off_no_file_is_read_or_written(tmp_path: Path) -> None:
@@ -191,12 +294,10 @@ async def test_an_sdk_client_session_is_answered_by_the_front_then_by_the_server
     instructions, tools = await session()
     [path] = launches.files()
     kept = json.loads(path.read_text(encoding="utf-8"))
-    [(version, answer)] = kept["answers"]["initialize"].items()
-    answer["instructions"] = "marked"
+    _kept_answer(kept, "legacy initialize ")["result"]["instructions"] = "marked"
     path.write_text(json.dumps(kept), encoding="utf-8")
     assert await session() == ("marked", tools)
     assert await session() == (instructions, tools)
-    assert version in kept["answers"]["tools/list"]
 
 
 def test_the_quick_start_runs_before_anything_heavy_is_imported() -> None:

@@ -1,29 +1,26 @@
 """The quick start over stdio: the first answers while the rest of the server loads.
 
-A stdio client launches the server afresh every time and waits for its
-``initialize`` answer, then the listings; the MCP SDK alone takes longer to
-import than the whole reference server takes to answer. Both answers depend only
-on the command line, the settings' environment, the code and the protocol
-version asked, so a launch keeps the answers the SDK gave (a file per command
-line, in the user cache directory), and the next launch with the same command
-line, environment, ``.env``, code and libraries answers ``initialize`` and the
-plain listings from that file, on a thread, while the main thread imports the SDK
-and builds the server.
+A stdio client launches the server afresh every time and waits for its first
+answers (``initialize``, or a 2026 client's ``server/discover`` and the
+acknowledgement of its list-change stream), then the listings; the MCP SDK alone
+takes longer to import than the whole reference server takes to answer. Those
+answers depend only on the command line, the settings' environment, the code, the
+libraries and the request's own parameters, so a launch keeps the answers the SDK
+gave (a file per command line, in the user cache directory), and the next launch
+with the same command line, environment, ``.env``, code and libraries gives them
+from that file, on a thread, while the main thread imports the SDK and builds the
+server.
 
-This module imports nothing beyond the standard library, and runs before
-anything else is imported. It answers only what it knows exactly:
-
-- an ``initialize`` request whose protocol version an earlier launch was asked,
-  with the usual envelope and parameters; then
-- once initialized, the requests in ``KEPT`` with no parameters (no cursor), for
-  the version that ``initialize`` negotiated; ``notifications/initialized`` is noted.
-
-The first message of any other shape ends the quick start: it and all that
-follows wait for the SDK, in order. When the server is ready (``hand_over``), the
-messages the front took are given to the SDK again, first, so its session is in
-the state the client believes; the SDK's answers to those are compared with what
-the front sent and dropped (stdio.py). A difference is logged and the file is
-rewritten, so a stale file is wrong for at most one launch.
+This module imports nothing beyond the standard library, and runs before anything
+else is imported. It answers a request only when it was kept for exactly the same
+parameters, in the same state of the connection (``Conversation``: the era the
+first request opened, and on a handshake connection the version its first
+``initialize`` negotiated, which the front must have answered itself). Every other
+message waits for the SDK. When the server is ready (``hand_over``), every line
+the front read goes to the SDK first, in order, so its session is in the state the
+client believes; the SDK's answers to what the front answered are compared with
+what it sent and dropped (stdio.py). A difference is logged and the file
+rewritten, so a stale file is wrong for one launch at most.
 
 While the front runs, fd 0 reads the null device and fd 1 writes to stderr, as
 while serving: a stray print during the imports cannot corrupt the protocol.
@@ -50,7 +47,7 @@ from typing import Any, Final, cast
 
 log = logging.getLogger(__name__)
 
-FORMAT: Final = 1
+FORMAT: Final = 2
 ENV_PREFIX: Final = "KENNING_ENCOUNTER_"
 OFF_ENV: Final = ENV_PREFIX + "QUICK_START"
 CACHE_ENV: Final = ENV_PREFIX + "CACHE_DIR"
@@ -58,10 +55,28 @@ SECRET_FLAGS: Final = frozenset({"--token", "--neo4j-password"})
 KEPT_FILES: Final = 64  # one per command line; the oldest go first
 _PACKAGE: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _ENVELOPE: Final = frozenset({"jsonrpc", "id", "method", "params"})
-_INIT_PARAMS: Final = frozenset({"protocolVersion", "capabilities", "clientInfo", "_meta"})
-# What a client asks right after initialize, answered the same every time for one server
-# (they list what the server was built with; ping answers nothing).
-KEPT: Final = ("tools/list", "prompts/list", "resources/list", "resources/templates/list", "ping")
+MODERN_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
+# A 2026 client opens a stream of list-change notices first (Claude Code waits for its
+# acknowledgement before it lists anything): the front sends the acknowledgement the
+# SDK sent for the same request, and the stream itself is the SDK's to serve.
+LISTEN: Final = "subscriptions/listen"
+ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
+SUBSCRIPTION_KEY: Final = "io.modelcontextprotocol/subscriptionId"
+# What a client asks first, answered alike every time for one server and the same
+# parameters: the handshake or discovery, and the listings of what it was built with.
+KEPT: Final = frozenset(
+    {
+        "initialize",
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "ping",
+        LISTEN,
+    }
+)
+KEPT_ANSWERS: Final = 64  # per file; a client whose parameters changed leaves old ones
 
 Json = dict[str, Any]
 
@@ -153,26 +168,89 @@ def _claim(fd: int, diversion: int) -> int:
     return private
 
 
+def _canonical(params: Any) -> str:
+    return json.dumps(params, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _enveloped(params: Any) -> bool:
+    meta = cast(Json, params).get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and MODERN_VERSION_KEY in meta
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A request whose answer may be kept: its era, method and exact parameters."""
+
+    era: str  # "modern" | "legacy"
+    method: str
+    params: str  # canonical JSON
+    first_initialize: bool = False
+
+
+class Conversation:
+    """What the answers to one connection's requests depend on beyond their parameters,
+    followed as the SDK follows it (mcp.server.runner.serve_dual_era_loop): the era the
+    first request opens (a 2026-era ``_meta`` envelope on anything but ``initialize``
+    opens a modern connection, whose requests each stand alone; anything else the
+    handshake), and on a handshake connection the version its first ``initialize``
+    negotiated. The front and the SDK's wire (stdio.py) each keep one, so they key
+    answers alike."""
+
+    def __init__(self) -> None:
+        self._era: str | None = None
+        self._initialize_asked = False
+        self.negotiated: str | None = None
+
+    def ask(self, method: str, params: Any, ident: str | int) -> Asked | None:
+        """Follow a request (every one, in order); what its kept answer is keyed by (a
+        stream's acknowledgement names the request, so its key holds the id too)."""
+        if self._era is None:
+            self._era = "modern" if method != "initialize" and _enveloped(params) else "legacy"
+        first = False
+        if self._era == "legacy" and method == "initialize":
+            first, self._initialize_asked = not self._initialize_asked, True
+        if method not in KEPT:
+            return None
+        if method == LISTEN:
+            return Asked(self._era, method, _canonical({"id": ident, "params": params}))
+        return Asked(self._era, method, _canonical(params), first)
+
+    def key(self, asked: Asked) -> str | None:
+        if asked.era == "modern":
+            return f"modern {asked.method} {asked.params}"
+        if asked.method == "initialize":
+            return f"legacy initialize {asked.params}" if asked.first_initialize else None
+        if self.negotiated is None:  # before the handshake, or after one the front missed
+            return None
+        return f"legacy {self.negotiated} {asked.method} {asked.params}"
+
+    def answered(self, asked: Asked, payload: Json) -> None:
+        result = payload.get("result")
+        if asked.first_initialize and isinstance(result, dict):
+            self.negotiated = str(cast(Json, result).get("protocolVersion"))
+
+
 @dataclass
 class Handover:
-    """What the front leaves the SDK's wire: its private ends of stdin and stdout, the
-    lines it took (to be given to the SDK first), what it read beyond them, and the
-    results it sent, by request id (the SDK's own answers to those are dropped)."""
+    """What the front leaves the SDK's wire: its private ends of stdin and stdout, every
+    line it read (the SDK gets them all, in order), what it read beyond the last whole
+    line, and what it answered, by request id (the SDK's own answers to those are
+    compared and dropped)."""
 
     wire_in: int
     wire_out: int
     replay: list[bytes] = field(default_factory=list[bytes])
     unread: bytes = b""
     sent: dict[str | int, Json] = field(default_factory=dict[str | int, Json])
+    acknowledged: dict[str | int, Json] = field(default_factory=dict[str | int, Json])
 
 
 class Front:
     """The thread answering from the kept answers until the server takes the wire."""
 
     def __init__(self, answers: Json) -> None:
-        self._initialize = cast(dict[str, Json], answers.get("initialize", {}))
         self._answers = answers
-        self._negotiated: str | None = None
+        self._conversation = Conversation()
         self._stop_r, self._stop_w = os.pipe()
         self.handover = Handover(
             wire_in=_claim(0, os.open(os.devnull, os.O_RDONLY)),
@@ -202,66 +280,50 @@ class Front:
                 buffer += chunk
                 while (end := buffer.find(b"\n")) >= 0:
                     line, buffer = buffer[: end + 1], buffer[end + 1 :]
-                    if not self._take(line):
-                        buffer = line + buffer
-                        return
+                    self.handover.replay.append(line)
+                    self._take(line)
         except OSError as exc:  # the SDK's wire meets the same fault and reports it
             log.debug("quick start stopped: %s", exc)
         finally:
             self.handover.unread = buffer
 
-    def _take(self, line: bytes) -> bool:
-        """Answer or note ``line``; False when it is for the SDK (and so is all after it)."""
+    def _take(self, line: bytes) -> None:
+        """Answer ``line`` when it is a request whose answer is kept; the SDK answers the rest
+        (and any line that is not a well-formed request) when it takes over."""
         try:
             message: Any = json.loads(line)
         except ValueError:
-            return False
-        if not isinstance(message, dict) or cast(Json, message).get("jsonrpc") != "2.0":
-            return False
+            return
+        if not isinstance(message, dict):
+            return
         message = cast(Json, message)
-        if not set(message) <= _ENVELOPE:
-            return False
-        method, params = message.get("method"), message.get("params")
-        ident = message.get("id")
-        if "id" not in message:
-            if method == "notifications/initialized" and self._negotiated and params in (None, {}):
-                self.handover.replay.append(line)
-                return True
-            return False
-        if isinstance(ident, bool) or not isinstance(ident, str | int):
-            return False
-        if ident in self.handover.sent:
-            return False
-        result: Json | None = None
-        if method == "initialize" and self._negotiated is None:
-            result = self._initialize_result(params)
-        elif method in KEPT and self._negotiated and params in (None, {}):
-            result = cast(dict[str, Json], self._answers.get(method, {})).get(self._negotiated)
-        if result is None:
-            return False
-        answer = {"jsonrpc": "2.0", "id": ident, "result": result}
+        ident, method = message.get("id"), message.get("method")
+        if (
+            message.get("jsonrpc") != "2.0"
+            or not set(message) <= _ENVELOPE
+            or "id" not in message
+            or isinstance(ident, bool)
+            or not isinstance(ident, str | int)
+            or not isinstance(method, str)
+        ):
+            return
+        asked = self._conversation.ask(method, message.get("params"), ident)
+        key = self._conversation.key(asked) if asked is not None else None
+        payload = cast(Json | None, self._answers.get(key)) if key is not None else None
+        if asked is None or payload is None or ident in self.handover.sent:
+            return
+        if method == LISTEN:
+            if "notification" in payload and ident not in self.handover.acknowledged:
+                notice = {"jsonrpc": "2.0", **cast(Json, payload["notification"])}
+                data = json.dumps(notice, ensure_ascii=False, separators=(",", ":")).encode()
+                self._write(data + b"\n")
+                self.handover.acknowledged[ident] = payload
+            return
+        answer = {"jsonrpc": "2.0", "id": ident, **payload}
         data = json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode()
         self._write(data + b"\n")
-        self.handover.replay.append(line)
-        self.handover.sent[ident] = result
-        if method == "initialize":
-            self._negotiated = str(result["protocolVersion"])
-        return True
-
-    def _initialize_result(self, params: Any) -> Json | None:
-        if not isinstance(params, dict):
-            return None
-        params = cast(Json, params)
-        info, capabilities = params.get("clientInfo"), params.get("capabilities")
-        if not (
-            set(params) <= _INIT_PARAMS
-            and isinstance(capabilities, dict)
-            and isinstance(info, dict)
-            and isinstance(cast(Json, info).get("name"), str)
-            and isinstance(cast(Json, info).get("version"), str)
-        ):
-            return None
-        return self._initialize.get(str(params.get("protocolVersion")))
+        self.handover.sent[ident] = payload
+        self._conversation.answered(asked, payload)
 
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
@@ -280,7 +342,7 @@ class Launch:
         name = hashlib.sha256(named).hexdigest()
         self.path = os.path.join(cache_dir(), name[:32] + ".json")
         self._kept: Json | None = None  # the file as read, when it still holds
-        self._answers: Json = {"initialize": {}}
+        self._answers: Json = {}
         self._env_names: list[str] = []
         self.front: Front | None = None
 
@@ -296,7 +358,7 @@ class Launch:
             launch._kept = kept
             launch._answers = cast(Json, kept["answers"])
             launch._env_names = cast(list[str], kept["env_names"])
-            if launch._answers.get("initialize") and _watchable(0) and _watchable(1):
+            if launch._answers and _watchable(0) and _watchable(1):
                 launch.front = Front(launch._answers)
         return launch
 
@@ -332,7 +394,15 @@ class Launch:
 
     def hand_over(self) -> Handover | None:
         front, self.front = self.front, None
-        return front.hand_over() if front is not None else None
+        if front is None:
+            return None
+        handover = front.hand_over()
+        log.debug(
+            "the quick start answered %d of %d message(s) before the server took over",
+            len(handover.sent),
+            len(handover.replay),
+        )
+        return handover
 
     def abandon(self) -> None:
         """Stop the front (if it runs) and give fds 0 and 1 back, as they were."""
@@ -347,14 +417,16 @@ class Launch:
         """The variables besides our prefix that the settings read (from config.py)."""
         self._env_names = sorted({n.upper() for n in env_names})
 
-    def record(self, method: str, version: str, result: Json, libraries: Iterable[str]) -> None:
-        """Keep ``result``, the SDK's answer to ``method`` at ``version``; written at once
-        when it differs from what was kept. ``libraries`` are files whose change (an
-        upgrade) makes the kept answers stale."""
-        answers = cast(dict[str, Json], self._answers.setdefault(method, {}))
-        if answers.get(version) == result and self._kept is not None:
+    def record(self, key: str, payload: Json, libraries: Iterable[str]) -> None:
+        """Keep ``payload`` (``result`` or ``error``), the SDK's answer to the request
+        ``key`` names; written at once when it differs from what was kept. ``libraries``
+        are files whose change (an upgrade) makes the kept answers stale."""
+        if self._answers.get(key) == payload and self._kept is not None:
             return
-        answers[version] = result
+        self._answers.pop(key, None)
+        self._answers[key] = payload
+        for old in list(self._answers)[:-KEPT_ANSWERS]:
+            del self._answers[old]
         salt = os.urandom(16)
         entry: Json = {
             "format": FORMAT,

@@ -38,7 +38,15 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from kenning_encounter.server.context import AppContext
-from kenning_encounter.server.front import KEPT, Launch
+from kenning_encounter.server.front import (
+    ACKNOWLEDGED,
+    LISTEN,
+    SUBSCRIPTION_KEY,
+    Asked,
+    Conversation,
+    Handover,
+    Launch,
+)
 
 log = logging.getLogger(__name__)
 
@@ -114,26 +122,28 @@ def _libraries() -> list[str]:
 
 
 class _Kept:
-    """Keeps the SDK's answers to ``initialize`` and the plain listings for the next
-    launch's quick start (front.py), and drops its answers to what the front answered."""
+    """Keeps the SDK's answers to the requests whose answers the next launch's quick start
+    may give (front.py), and drops its answers to those the front gave already."""
 
-    def __init__(self, launch: Launch | None, sent: dict[str | int, dict[str, Any]]) -> None:
+    def __init__(self, launch: Launch | None, handover: Handover | None) -> None:
         self._launch = launch
-        self._sent = sent
-        self._asked: dict[types.RequestId, tuple[str, str]] = {}
-        self._negotiated: str | None = None
+        self._sent = handover.sent if handover is not None else {}
+        self._acknowledged = handover.acknowledged if handover is not None else {}
+        self._conversation = Conversation()
+        self._asked: dict[types.RequestId, Asked] = {}
+        self._listens: dict[types.RequestId, Asked] = {}
 
     def asked(self, message: types.JSONRPCMessage) -> None:
-        if self._launch is None or not isinstance(message, types.JSONRPCRequest):
+        if not isinstance(message, types.JSONRPCRequest):
             return
-        params = message.params or {}
-        if message.method == "initialize" and isinstance(params.get("protocolVersion"), str):
-            self._asked[message.id] = ("initialize", params["protocolVersion"])
-        elif message.method in KEPT and not params:
-            self._asked[message.id] = (message.method, "")
+        asked = self._conversation.ask(message.method, message.params, message.id)
+        if asked is not None:
+            (self._listens if asked.method == LISTEN else self._asked)[message.id] = asked
 
     def answered(self, message: types.JSONRPCMessage, data: str) -> bool:
         """Keep what ``message`` answers; True when the front already sent that answer."""
+        if isinstance(message, types.JSONRPCNotification) and message.method == ACKNOWLEDGED:
+            return self._acknowledges(data)
         if not isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
             return False
         if message.id is None:
@@ -143,24 +153,39 @@ class _Kept:
         sent = self._sent.pop(message.id, None)
         if asked is None and not front_sent:
             return False
-        result: dict[str, Any] | None = None
-        if isinstance(message, types.JSONRPCResponse):
-            result = json.loads(data)["result"]
-        if asked is not None and result is not None and self._launch is not None:
-            method, version = asked
-            if method == "initialize":
-                self._negotiated = str(result.get("protocolVersion"))
-            else:
-                version = self._negotiated or ""
-            if version:
-                self._launch.record(method, version, result, _libraries())
-        if not front_sent:
+        parsed: dict[str, Any] = json.loads(data)
+        payload = {k: parsed[k] for k in ("result", "error") if k in parsed}
+        if asked is not None:
+            self._keep(asked, payload)
+        return front_sent and self._same(message.id, payload, sent)
+
+    def _acknowledges(self, data: str) -> bool:
+        parsed: dict[str, Any] = json.loads(data)
+        subscription = (parsed.get("params") or {}).get("_meta", {}).get(SUBSCRIPTION_KEY)
+        if not isinstance(subscription, str | int) or isinstance(subscription, bool):
             return False
-        if result != sent:
+        asked = self._listens.pop(subscription, None)
+        payload = {"notification": {k: parsed[k] for k in ("method", "params") if k in parsed}}
+        if asked is not None:
+            self._keep(asked, payload)
+        if subscription not in self._acknowledged:
+            return False
+        return self._same(subscription, payload, self._acknowledged.pop(subscription))
+
+    def _keep(self, asked: Asked, payload: dict[str, Any]) -> None:
+        key = self._conversation.key(asked)
+        self._conversation.answered(asked, payload)
+        if key is not None and self._launch is not None:
+            self._launch.record(key, payload, _libraries())
+
+    @staticmethod
+    def _same(ident: object, payload: dict[str, Any], sent: object) -> bool:
+        """True (drop the SDK's copy); a difference is logged, for the client has the front's."""
+        if payload != sent:
             log.warning(
-                "the quick start answered request %r otherwise than the server does (its "
-                "kept answers were stale); the server's answers are kept for the next launch",
-                message.id,
+                "the quick start answered %r otherwise than the server does (its kept "
+                "answers were stale); the server's answers are kept for the next launch",
+                ident,
             )
         return True
 
@@ -236,7 +261,8 @@ async def _write(
             message = item.message
             data = message.model_dump_json(by_alias=True, exclude_unset=True)
             if kept.answered(message, data):
-                pending.answered(message.id)  # pyright: ignore[reportAttributeAccessIssue]
+                if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+                    pending.answered(message.id)
                 continue
             try:
                 await out.write(data.encode("utf-8") + b"\n")
@@ -294,7 +320,7 @@ async def stdio_streams(
         if handover is not None:
             # What the front took goes to the SDK first, then what it read beyond.
             reader.feed_data(b"".join(handover.replay) + handover.unread)
-        kept = _Kept(launch, handover.sent if handover else {})
+        kept = _Kept(launch, handover)
         in_transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader),
             os.fdopen(os.dup(wire_in), "rb", buffering=0),
