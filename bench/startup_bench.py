@@ -7,7 +7,9 @@ Servers, each launched as a fresh process per round:
   no key the matcher is off), over stdio and over streamable HTTP; over stdio both
   as a client launches it again (the quick start, server/front.py, answers from the
   launch before) and "cold" (``KENNING_ENCOUNTER_QUICK_START=off``: what the first
-  launch of a command line pays);
+  launch of a command line pays); and with a 2026-era client, as Claude Code opens
+  (``server/discover``, the list-change stream and its acknowledgement, then the
+  tools, every request in the 2026 envelope; "initialize" is then discovery);
 - the floor: a bare MCP server on the same SDK with one tool (bench/startup_floor.py),
   over stdio and HTTP: what the SDK and the interpreter cost before any of ours;
 - the reference memory server (npm @modelcontextprotocol/server-memory), over
@@ -69,6 +71,7 @@ class Target:
     env: dict[str, str]
     call: tuple[str, dict[str, Any]]
     path: str = "/mcp"
+    era: str = "2025"  # "2026": discovery and the list-change stream, as Claude Code opens
 
 
 def _env(src: Path = SRC) -> dict[str, str]:
@@ -97,6 +100,9 @@ def _ours(work: Path, src: Path, key: str, label: str, *, cold: bool = True) -> 
     if cold:
         found.insert(1, Target(f"{key}_cold_stdio", f"{label}, cold", "stdio",
                                [*serve, "--transport", "stdio"], off, search))  # fmt: skip
+        found.insert(2, Target(f"{key}_2026_stdio", f"{label}, 2026 client", "stdio",
+                               [*serve, "--transport", "stdio"], _env(src), search,
+                               era="2026"))  # fmt: skip
     return found
 
 
@@ -112,10 +118,13 @@ def targets(
     """The servers to launch, and those that cannot run with why; ``before`` is another
     source tree of ours (say a worktree at the previous commit), measured beside this one."""
     echo = ("echo", {"text": "start"})
-    ours_stdio, ours_cold, ours_http = _ours(work, SRC, "ours", "kenning-encounter (embedded)")
+    ours_stdio, ours_cold, ours_2026, ours_http = _ours(
+        work, SRC, "ours", "kenning-encounter (embedded)"
+    )
     found = [
         ours_stdio,
         ours_cold,
+        ours_2026,
         Target("floor_stdio", "bare MCPServer (same SDK)", "stdio",
                [sys.executable, str(FLOOR), "stdio"], _env(), echo),
         ours_http,
@@ -149,7 +158,7 @@ def targets(
     return found, missing
 
 
-def _message(method: str, params: dict[str, Any], ident: int | None) -> dict[str, Any]:
+def _message(method: str, params: dict[str, Any], ident: int | str | None) -> dict[str, Any]:
     out: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
     if ident is not None:
         out["id"] = ident
@@ -172,14 +181,40 @@ def _checked(answer: dict[str, Any], what: str) -> dict[str, Any]:
     return result
 
 
-def _read_answer(out: IO[str], ident: int) -> dict[str, Any]:
+def _read_answer(out: IO[str], ident: int | str, method: str | None = None) -> dict[str, Any]:
+    """The answer to request ``ident``, or (with ``method``) the first such notification."""
     while True:
         line = out.readline()
         if not line:
             raise RuntimeError("the server closed its stdout before answering")
         message = json.loads(line)
-        if message.get("id") == ident:
+        if (message.get("method") == method) if method else (message.get("id") == ident):
             return message
+
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "startup-bench", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def _stdio_2026(target: Target, ask: Any, out: IO[str], mark: Any) -> None:
+    """What Claude Code sends first: discovery, then the list-change stream (it waits for
+    the acknowledgement), then the tools; every request carries the 2026 envelope."""
+    meta = {"_meta": MODERN_META}
+    ask(1, "server/discover", meta)
+    _checked(_read_answer(out, 1), "server/discover")
+    mark("initialize")
+    ask("listen:0", "subscriptions/listen", {**meta, "notifications": {"toolsListChanged": True}})
+    _read_answer(out, "", "notifications/subscriptions/acknowledged")
+    ask(2, "tools/list", meta)
+    _checked(_read_answer(out, 2), "tools/list")
+    mark("tools_list")
+    name, arguments = target.call
+    ask(3, "tools/call", {**meta, "name": name, "arguments": arguments})
+    _checked(_read_answer(out, 3), name)
+    mark("first_call")
 
 
 def _stdio(target: Target, log: IO[str]) -> dict[str, float]:
@@ -195,7 +230,7 @@ def _stdio(target: Target, log: IO[str]) -> dict[str, float]:
     assert proc.stdin is not None and proc.stdout is not None
     times: dict[str, float] = {}
 
-    def ask(ident: int | None, method: str, params: dict[str, Any]) -> None:
+    def ask(ident: int | str | None, method: str, params: dict[str, Any]) -> None:
         assert proc.stdin is not None
         proc.stdin.write(json.dumps(_message(method, params, ident)) + "\n")
         proc.stdin.flush()
@@ -204,6 +239,10 @@ def _stdio(target: Target, log: IO[str]) -> dict[str, float]:
         times[phase] = (time.perf_counter() - started) * 1000
 
     try:
+        if target.era == "2026":
+            _stdio_2026(target, ask, proc.stdout, mark)
+            proc.terminate()  # the stream stays open until the client leaves
+            return times
         ask(1, "initialize", INITIALIZE)
         _checked(_read_answer(proc.stdout, 1), "initialize")
         mark("initialize")
@@ -381,7 +420,8 @@ def format_table(result: dict[str, Any]) -> str:
     for key, why in result["skipped"].items():
         lines.append(f"skipped: {key}: {why}")
     servers = result["servers"]
-    for ours, other in (("ours_stdio", "reference_stdio"), ("ours_stdio", "floor_stdio"),
+    for ours, other in (("ours_stdio", "reference_stdio"), ("ours_2026_stdio", "reference_stdio"),
+                        ("ours_stdio", "floor_stdio"),
                         ("ours_cold_stdio", "floor_stdio"), ("ours_http", "floor_http"),
                         ("ours_stdio", "before_stdio"), ("ours_cold_stdio", "before_stdio"),
                         ("ours_http", "before_http")):  # fmt: skip
