@@ -243,6 +243,41 @@ def test_a_2026_list_stream_is_acknowledged_by_the_front_and_served_by_the_serve
     assert set(answers) == {"probe", 1, 2} and "error" not in answers[2]
 
 
+def test_a_store_another_server_holds_still_stops_the_start(tmp_path: Path) -> None:
+    """The one change a client can see: the front may have answered initialize before the
+    store's owner is found; the start then fails as before, saying who holds it."""
+    launches = Launches(tmp_path)
+    launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))
+    holder = subprocess.Popen(
+        launches.command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**launches.env, "KENNING_ENCOUNTER_QUICK_START": "off"},
+    )
+    assert holder.stdin is not None and holder.stdout is not None
+    try:
+        holder.stdin.write(json.dumps(_initialize()) + "\n")
+        holder.stdin.flush()
+        assert json.loads(holder.stdout.readline())["id"] == 1  # it holds the store now
+        done = subprocess.run(
+            launches.command,
+            input=json.dumps(_initialize()) + "\n",
+            capture_output=True,
+            text=True,
+            env=launches.env,
+            timeout=180,
+        )
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+        holder.stdout.close()
+    assert done.returncode == 1
+    assert f"is owned by process {holder.pid}" in done.stderr
+    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] in ([], [1])
+
+
 def test_turned_off_no_file_is_read_or_written(tmp_path: Path) -> None:
     launches = Launches(tmp_path, KENNING_ENCOUNTER_QUICK_START="off")
     answers = _by_id(launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))[0])
