@@ -4,7 +4,12 @@ What every stdio client (Claude Desktop, a per-call CLI) pays on each launch.
 Servers, each launched as a fresh process per round:
 
 - ours, ``kenning-encounter serve`` on the embedded store (default settings: with
-  no key the matcher is off), over stdio and over streamable HTTP;
+  no key the matcher is off), over stdio and over streamable HTTP; over stdio both
+  as a client launches it again (the quick start, server/front.py, answers from the
+  launch before) and "cold" (``KENNING_ENCOUNTER_QUICK_START=off``: what the first
+  launch of a command line pays); and with a 2026-era client, as Claude Code opens
+  (``server/discover``, the list-change stream and its acknowledgement, then the
+  tools, every request in the 2026 envelope; "initialize" is then discovery);
 - the floor: a bare MCP server on the same SDK with one tool (bench/startup_floor.py),
   over stdio and HTTP: what the SDK and the interpreter cost before any of ours;
 - the reference memory server (npm @modelcontextprotocol/server-memory), over
@@ -15,8 +20,10 @@ The client is raw JSON-RPC, the same for every server: over stdio it writes
 posts ``initialize`` to the port until the server answers. Then ``tools/list``
 and one tool call (a search on ours and the reference, ``echo`` on the floor).
 Each time is milliseconds from the launch. Every server runs once unmeasured
-(which also creates our store), then ``rounds`` times, the order reversed every
-round so load falls on all alike; the medians are reported.
+(which also creates our store and keeps the quick start's answers), then
+``rounds`` times, the order reversed every round so load falls on all alike; the
+medians are reported. Our source trees are byte-compiled first, as an install
+leaves them.
 
     PYTHONPATH=src python -m bench.startup_bench [--quick] [--rounds N] [--json OUT]
     git worktree add /tmp/before HEAD~1 && \\
@@ -28,6 +35,7 @@ Goal (issue 19): ours answers its first request within 0.8 s over stdio and over
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -63,6 +71,7 @@ class Target:
     env: dict[str, str]
     call: tuple[str, dict[str, Any]]
     path: str = "/mcp"
+    era: str = "2025"  # "2026": discovery and the list-change stream, as Claude Code opens
 
 
 def _env(src: Path = SRC) -> dict[str, str]:
@@ -76,15 +85,31 @@ def _env(src: Path = SRC) -> dict[str, str]:
     return env
 
 
-def _ours(work: Path, src: Path, key: str, label: str) -> list[Target]:
+def _ours(work: Path, src: Path, key: str, label: str, *, cold: bool = True) -> list[Target]:
     serve = [sys.executable, "-m", "kenning_encounter", "serve", "--data-dir", str(work / key)]
     search = ("search", {"query": "start", "limit": 10})
-    return [
+    # The quick start (server/front.py) answers a launch like the one before it; "cold" is a
+    # launch without it (the first with a command line, or KENNING_ENCOUNTER_QUICK_START=off).
+    off = {**_env(src), "KENNING_ENCOUNTER_QUICK_START": "off"}
+    found = [
         Target(f"{key}_stdio", label, "stdio", [*serve, "--transport", "stdio"], _env(src), search),
         Target(f"{key}_http", label, "http",
                [*serve, "--transport", "streamable-http", "--port", "{port}"], _env(src), search,
                path="/mcp/"),
     ]  # fmt: skip
+    if cold:
+        found.insert(1, Target(f"{key}_cold_stdio", f"{label}, cold", "stdio",
+                               [*serve, "--transport", "stdio"], off, search))  # fmt: skip
+        found.insert(2, Target(f"{key}_2026_stdio", f"{label}, 2026 client", "stdio",
+                               [*serve, "--transport", "stdio"], _env(src), search,
+                               era="2026"))  # fmt: skip
+    return found
+
+
+def compiled(src: Path) -> None:
+    """Byte-compile a source tree of ours, as pip does when it installs: a shell with
+    PYTHONDONTWRITEBYTECODE=1 would otherwise have every launch compile every module."""
+    compileall.compile_dir(str(src / "kenning_encounter"), quiet=1)
 
 
 def targets(
@@ -93,9 +118,13 @@ def targets(
     """The servers to launch, and those that cannot run with why; ``before`` is another
     source tree of ours (say a worktree at the previous commit), measured beside this one."""
     echo = ("echo", {"text": "start"})
-    ours_stdio, ours_http = _ours(work, SRC, "ours", "kenning-encounter (embedded)")
+    ours_stdio, ours_cold, ours_2026, ours_http = _ours(
+        work, SRC, "ours", "kenning-encounter (embedded)"
+    )
     found = [
         ours_stdio,
+        ours_cold,
+        ours_2026,
         Target("floor_stdio", "bare MCPServer (same SDK)", "stdio",
                [sys.executable, str(FLOOR), "stdio"], _env(), echo),
         ours_http,
@@ -103,7 +132,8 @@ def targets(
                [sys.executable, str(FLOOR), "http", "{port}"], _env(), echo),
     ]  # fmt: skip
     if before is not None:
-        found += _ours(work, before.resolve(), "before", "kenning-encounter (embedded), before")
+        found += _ours(work, before.resolve(), "before", "kenning-encounter (embedded), before",
+                       cold=False)  # fmt: skip
     missing: dict[str, str] = {}
     node = shutil.which("node")
     entry = peers_dir / "node_modules" / REFERENCE_PACKAGE / "dist" / "index.js"
@@ -128,7 +158,7 @@ def targets(
     return found, missing
 
 
-def _message(method: str, params: dict[str, Any], ident: int | None) -> dict[str, Any]:
+def _message(method: str, params: dict[str, Any], ident: int | str | None) -> dict[str, Any]:
     out: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
     if ident is not None:
         out["id"] = ident
@@ -151,14 +181,40 @@ def _checked(answer: dict[str, Any], what: str) -> dict[str, Any]:
     return result
 
 
-def _read_answer(out: IO[str], ident: int) -> dict[str, Any]:
+def _read_answer(out: IO[str], ident: int | str, method: str | None = None) -> dict[str, Any]:
+    """The answer to request ``ident``, or (with ``method``) the first such notification."""
     while True:
         line = out.readline()
         if not line:
             raise RuntimeError("the server closed its stdout before answering")
         message = json.loads(line)
-        if message.get("id") == ident:
+        if (message.get("method") == method) if method else (message.get("id") == ident):
             return message
+
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "startup-bench", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def _stdio_2026(target: Target, ask: Any, out: IO[str], mark: Any) -> None:
+    """What Claude Code sends first: discovery, then the list-change stream (it waits for
+    the acknowledgement), then the tools; every request carries the 2026 envelope."""
+    meta = {"_meta": MODERN_META}
+    ask(1, "server/discover", meta)
+    _checked(_read_answer(out, 1), "server/discover")
+    mark("initialize")
+    ask("listen:0", "subscriptions/listen", {**meta, "notifications": {"toolsListChanged": True}})
+    _read_answer(out, "", "notifications/subscriptions/acknowledged")
+    ask(2, "tools/list", meta)
+    _checked(_read_answer(out, 2), "tools/list")
+    mark("tools_list")
+    name, arguments = target.call
+    ask(3, "tools/call", {**meta, "name": name, "arguments": arguments})
+    _checked(_read_answer(out, 3), name)
+    mark("first_call")
 
 
 def _stdio(target: Target, log: IO[str]) -> dict[str, float]:
@@ -174,7 +230,7 @@ def _stdio(target: Target, log: IO[str]) -> dict[str, float]:
     assert proc.stdin is not None and proc.stdout is not None
     times: dict[str, float] = {}
 
-    def ask(ident: int | None, method: str, params: dict[str, Any]) -> None:
+    def ask(ident: int | str | None, method: str, params: dict[str, Any]) -> None:
         assert proc.stdin is not None
         proc.stdin.write(json.dumps(_message(method, params, ident)) + "\n")
         proc.stdin.flush()
@@ -183,6 +239,10 @@ def _stdio(target: Target, log: IO[str]) -> dict[str, float]:
         times[phase] = (time.perf_counter() - started) * 1000
 
     try:
+        if target.era == "2026":
+            _stdio_2026(target, ask, proc.stdout, mark)
+            proc.terminate()  # the stream stays open until the client leaves
+            return times
         ask(1, "initialize", INITIALIZE)
         _checked(_read_answer(proc.stdout, 1), "initialize")
         mark("initialize")
@@ -305,6 +365,9 @@ def run(
     count = rounds or (3 if quick else 7)
     load_start = os.getloadavg()[0]
     work = Path(tempfile.mkdtemp(prefix="kenning-startup-bench-"))
+    for tree in (SRC, before):
+        if tree is not None:
+            compiled(tree)
     try:
         found, missing = targets(work, peers_dir, before)
         for target in found:  # unmeasured: creates our store, warms the file cache
@@ -329,12 +392,14 @@ def run(
 
 
 def _goal(servers: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    ours = {k: servers[k]["initialize_ms"] for k in ("ours_stdio", "ours_http") if k in servers}
+    keys = ("ours_stdio", "ours_http")
+    ours = {k: servers[k]["initialize_ms"] for k in keys if k in servers}
     return {
         "statement": f"ours answers its first request within {GOAL_FIRST_ANSWER_MS:g} ms "
         "over stdio and over HTTP (median)",
         "met": bool(ours) and max(ours.values()) <= GOAL_FIRST_ANSWER_MS,
         "first_answer_ms": ours,
+        "cold_stdio_ms": servers.get("ours_cold_stdio", {}).get("initialize_ms"),
     }
 
 
@@ -355,14 +420,18 @@ def format_table(result: dict[str, Any]) -> str:
     for key, why in result["skipped"].items():
         lines.append(f"skipped: {key}: {why}")
     servers = result["servers"]
-    for ours, other in (("ours_stdio", "reference_stdio"), ("ours_stdio", "floor_stdio"),
-                        ("ours_http", "floor_http"), ("ours_stdio", "before_stdio"),
+    for ours, other in (("ours_stdio", "reference_stdio"), ("ours_2026_stdio", "reference_stdio"),
+                        ("ours_stdio", "floor_stdio"),
+                        ("ours_cold_stdio", "floor_stdio"), ("ours_http", "floor_http"),
+                        ("ours_stdio", "before_stdio"), ("ours_cold_stdio", "before_stdio"),
                         ("ours_http", "before_http")):  # fmt: skip
         if ours in servers and other in servers:
             a, b = servers[ours]["initialize_ms"], servers[other]["initialize_ms"]
             lines.append(f"first answer, {ours} / {other}: {a / b:.2f}x ({a - b:+.0f} ms)")
     goal = result["goal"]
     lines.append(f"goal: {goal['statement']}: {'met' if goal['met'] else 'NOT met'}")
+    if goal["cold_stdio_ms"] is not None:
+        lines.append(f"  (stdio without the quick start: {goal['cold_stdio_ms']:.0f} ms)")
     return "\n".join(lines)
 
 

@@ -18,6 +18,7 @@ Logging is configured here and only here, to stderr.
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import sys
 import time
@@ -26,12 +27,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from kenning_encounter.config import ENV_PREFIX, Settings, load_settings
 from kenning_encounter.errors import ConfigError, KenningError
+from kenning_encounter.server.front import Launch
 from kenning_encounter.server.info import package_version
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 
 if typing.TYPE_CHECKING:
+    from kenning_encounter.config import Settings
     from kenning_encounter.store.port import GraphStore
 
 PROG: Final = "kenning-encounter"
@@ -186,6 +188,8 @@ NOT_FLAGS: Final = frozenset({"gemini_api_key", "session_key"})
 
 
 def env_name(setting: str) -> str:
+    from kenning_encounter.config import ENV_PREFIX, Settings
+
     alias = Settings.model_fields[setting].validation_alias
     choices = getattr(alias, "choices", ())
     upper = [c for c in choices if isinstance(c, str) and c.isupper()]
@@ -193,18 +197,30 @@ def env_name(setting: str) -> str:
 
 
 def _choices(setting: str) -> list[str] | None:
+    from kenning_encounter.config import Settings
+
     annotation = Settings.model_fields[setting].annotation
     if typing.get_origin(annotation) is typing.Literal:
         return [str(a) for a in typing.get_args(annotation)]
     return None
 
 
-def add_setting_flags(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("settings (flag > environment variable > .env > default)")
+@functools.cache
+def _flag_texts() -> tuple[tuple[str, list[str] | None], ...]:
+    """Each flag's help text and choices, read from the settings once per process."""
+    from kenning_encounter.config import Settings
+
+    found: list[tuple[str, list[str] | None]] = []
     for flag in SETTING_FLAGS:
         value = Settings.model_fields[flag.setting].get_default(call_default_factory=True)
         default = f"; default {value!r}" if value not in (None, "", []) else ""
-        text = f"{flag.help} [{env_name(flag.setting)}{default}]"
+        found.append((f"{flag.help} [{env_name(flag.setting)}{default}]", _choices(flag.setting)))
+    return tuple(found)
+
+
+def add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("settings (flag > environment variable > .env > default)")
+    for flag, (text, choices) in zip(SETTING_FLAGS, _flag_texts(), strict=True):
         if flag.switch:
             group.add_argument(
                 flag.option,
@@ -219,13 +235,15 @@ def add_setting_flags(parser: argparse.ArgumentParser) -> None:
             dest=flag.setting,
             type=flag.type,
             default=None,
-            choices=_choices(flag.setting),
+            choices=choices,
             metavar=flag.metavar,
             help=text,
         )
 
 
 def settings_from(ns: argparse.Namespace) -> Settings:
+    from kenning_encounter.config import load_settings
+
     settings = load_settings(**{flag.setting: getattr(ns, flag.setting) for flag in SETTING_FLAGS})
     if settings.log_level.upper() not in LOG_LEVELS:
         raise ConfigError(
@@ -256,7 +274,18 @@ def configure_logging(level: str) -> None:
 
 # --- serve ---------------------------------------------------------------------
 def run_serve(ns: argparse.Namespace) -> int:
+    # The quick start (server/front.py) may be answering already; main() started it.
+    launch: Launch | None = getattr(ns, "launch", None)
+    try:
+        return _serve(ns, launch)
+    finally:
+        if launch is not None:
+            launch.abandon()  # when the start failed before serving took the wire
+
+
+def _serve(ns: argparse.Namespace, launch: Launch | None) -> int:
     # Light: the memory and the store, no MCP SDK yet.
+    from kenning_encounter.config import read_env_names
     from kenning_encounter.server.context import Runtime, check_face
 
     try:
@@ -267,16 +296,23 @@ def run_serve(ns: argparse.Namespace) -> int:
         _error(str(exc))
         return EXIT_CONFIG
     configure_logging(settings.log_level)
+    if launch is not None:
+        if settings.transport == "stdio":
+            launch.configure(read_env_names(settings))
+        else:
+            launch.abandon()
+            launch = None
     runtime = Runtime(settings)
     # The store opens while the SDK is imported; serve still waits for it, and fails on
-    # its error, before it answers or binds anything.
+    # its error, before it binds anything (over stdio the quick start may have answered
+    # initialize by then; the error then ends the process as it would have before).
     runtime.begin_open()
     try:
         import anyio
 
         from kenning_encounter.server.transports import serve
 
-        anyio.run(lambda: serve(settings, runtime=runtime))
+        anyio.run(lambda: serve(settings, runtime=runtime, launch=launch))
     except KenningError as exc:
         _error(str(exc))
         return EXIT_FAILED
@@ -769,7 +805,9 @@ PASSTHROUGH: Final[dict[str, tuple[str, Callable[[list[str]], int]]]] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line; with ``only``, the other commands are listed but not configured
+    (their flags are not needed to parse ``only``'s arguments)."""
     version = f"{PROG} {package_version()}"
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -781,7 +819,8 @@ def build_parser() -> argparse.ArgumentParser:
     for command in COMMANDS:
         sub = commands.add_parser(command.name, help=command.help, description=command.help)
         sub.add_argument("--version", action="version", version=version)
-        command.configure(sub)
+        if only is None or only == command.name:
+            command.configure(sub)
         sub.set_defaults(run=command.run)
     for name, (text, _) in PASSTHROUGH.items():
         commands.add_parser(name, help=f"{text} ({PROG} {name} --help)", add_help=False)
@@ -795,6 +834,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = {c.name for c in COMMANDS}
     if not args or (args[0] not in names and args[0] not in ("-h", "--help", "--version")):
         args = ["serve", *args]
-    ns = build_parser().parse_args(args)
+    # A launch (not a call from Python) of serve: answer at once when an earlier launch with
+    # this command line kept its answers (server/front.py), before anything heavy is imported.
+    launch = None
+    if argv is None and args[0] == "serve" and not {"-h", "--help", "--version"} & set(args):
+        launch = Launch.start(args)
+    ns = build_parser(args[0] if args[0] in names else None).parse_args(args)
+    ns.launch = launch
     run: Callable[[argparse.Namespace], int] = ns.run
     return run(ns)

@@ -243,6 +243,16 @@ def grant_classes(value: list[str]) -> list[str]:
     return words
 
 
+def read_env_names(settings: Settings) -> frozenset[str]:
+    """The variables without our prefix that the settings read (the Neo4j and Gemini names,
+    and the matcher's key variable): with the prefix, all that may change a server."""
+    names = {settings.matcher_api_key_env.upper()}
+    for info in Settings.model_fields.values():
+        choices = getattr(info.validation_alias, "choices", ())
+        names.update(c.upper() for c in choices if isinstance(c, str) and c.isupper())
+    return frozenset(names)
+
+
 def load_settings(**cli: Any) -> Settings:
     """Settings from CLI values (None means 'not given'), the environment, .env, defaults."""
     given = {k: v for k, v in cli.items() if v is not None}

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import tomllib
-from importlib import metadata
+import functools
 from pathlib import Path
 
 DIST = "kenning-encounter"
 
 
+@functools.cache
 def package_version() -> str:
+    # importlib.metadata costs more to import than the quick start takes to answer
+    # (server/front.py runs before this is first asked).
+    import tomllib
+    from importlib import metadata
+
     try:
         return metadata.version(DIST)
     except metadata.PackageNotFoundError:

@@ -22,9 +22,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import json
 import logging
 import os
 import stat
+import sys
 from collections.abc import AsyncGenerator, Generator
 from typing import Any
 
@@ -36,6 +38,15 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from kenning_encounter.server.context import AppContext
+from kenning_encounter.server.front import (
+    ACKNOWLEDGED,
+    LISTEN,
+    SUBSCRIPTION_KEY,
+    Asked,
+    Conversation,
+    Handover,
+    Launch,
+)
 
 log = logging.getLogger(__name__)
 
@@ -104,10 +115,86 @@ class _Pending:
             log.warning("stdin closed; %d request(s) still unanswered, stopping", len(self._ids))
 
 
+def _libraries() -> list[str]:
+    """Files an upgrade of the SDK, its types or pydantic rewrites (front.py)."""
+    names = ("mcp", "mcp_types", "pydantic", "pydantic_core", "anyio")
+    return [str(getattr(sys.modules[n], "__file__", "")) for n in names if n in sys.modules]
+
+
+class _Kept:
+    """Keeps the SDK's answers to the requests whose answers the next launch's quick start
+    may give (front.py), and drops its answers to those the front gave already."""
+
+    def __init__(self, launch: Launch | None, handover: Handover | None) -> None:
+        self._launch = launch
+        self._sent = handover.sent if handover is not None else {}
+        self._acknowledged = handover.acknowledged if handover is not None else {}
+        self._conversation = Conversation()
+        self._asked: dict[types.RequestId, Asked] = {}
+        self._listens: dict[types.RequestId, Asked] = {}
+
+    def asked(self, message: types.JSONRPCMessage) -> None:
+        if not isinstance(message, types.JSONRPCRequest):
+            return
+        asked = self._conversation.ask(message.method, message.params, message.id)
+        if asked is not None:
+            (self._listens if asked.method == LISTEN else self._asked)[message.id] = asked
+
+    def answered(self, message: types.JSONRPCMessage, data: str) -> bool:
+        """Keep what ``message`` answers; True when the front already sent that answer."""
+        if isinstance(message, types.JSONRPCNotification) and message.method == ACKNOWLEDGED:
+            return self._acknowledges(data)
+        if not isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            return False
+        if message.id is None:
+            return False
+        asked = self._asked.pop(message.id, None)
+        front_sent = message.id in self._sent
+        sent = self._sent.pop(message.id, None)
+        if asked is None and not front_sent:
+            return False
+        parsed: dict[str, Any] = json.loads(data)
+        payload = {k: parsed[k] for k in ("result", "error") if k in parsed}
+        if asked is not None:
+            self._keep(asked, payload)
+        return front_sent and self._same(message.id, payload, sent)
+
+    def _acknowledges(self, data: str) -> bool:
+        parsed: dict[str, Any] = json.loads(data)
+        subscription = (parsed.get("params") or {}).get("_meta", {}).get(SUBSCRIPTION_KEY)
+        if not isinstance(subscription, str | int) or isinstance(subscription, bool):
+            return False
+        asked = self._listens.pop(subscription, None)
+        payload = {"notification": {k: parsed[k] for k in ("method", "params") if k in parsed}}
+        if asked is not None:
+            self._keep(asked, payload)
+        if subscription not in self._acknowledged:
+            return False
+        return self._same(subscription, payload, self._acknowledged.pop(subscription))
+
+    def _keep(self, asked: Asked, payload: dict[str, Any]) -> None:
+        key = self._conversation.key(asked)
+        self._conversation.answered(asked, payload)
+        if key is not None and self._launch is not None:
+            self._launch.record(key, payload, _libraries())
+
+    @staticmethod
+    def _same(ident: object, payload: dict[str, Any], sent: object) -> bool:
+        """True (drop the SDK's copy); a difference is logged, for the client has the front's."""
+        if payload != sent:
+            log.warning(
+                "the quick start answered %r otherwise than the server does (its kept "
+                "answers were stale); the server's answers are kept for the next launch",
+                ident,
+            )
+        return True
+
+
 async def _read(
     reader: asyncio.StreamReader,
     send: MemoryObjectSendStream[Incoming],
     pending: _Pending,
+    kept: _Kept,
     drain_seconds: float,
     scope: anyio.CancelScope,
 ) -> None:
@@ -119,6 +206,7 @@ async def _read(
                 await send.send(exc)
                 continue
             pending.asked(message)
+            kept.asked(message)
             await send.send(SessionMessage(message))
         await pending.drained(drain_seconds)
 
@@ -165,12 +253,17 @@ async def _write(
     out: _PipeOut,
     receive: MemoryObjectReceiveStream[SessionMessage],
     pending: _Pending,
+    kept: _Kept,
     reading: anyio.CancelScope,
 ) -> None:
     async with receive:
         async for item in receive:
             message = item.message
             data = message.model_dump_json(by_alias=True, exclude_unset=True)
+            if kept.answered(message, data):
+                if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+                    pending.answered(message.id)
+                continue
             try:
                 await out.write(data.encode("utf-8") + b"\n")
             except ConnectionError as exc:
@@ -184,13 +277,16 @@ async def _write(
 
 
 @contextlib.contextmanager
-def _claimed(fd: int, diversion: int) -> Generator[int]:
-    """A private duplicate of ``fd`` for the wire, while ``fd`` itself points at ``diversion``."""
-    private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
-    try:
-        os.dup2(diversion, fd)
-    finally:
-        os.close(diversion)
+def _claimed(fd: int, diversion: int | None, private: int | None = None) -> Generator[int]:
+    """A private duplicate of ``fd`` for the wire, while ``fd`` itself points at ``diversion``;
+    or ``private``, which the quick start claimed so already."""
+    if private is None:
+        assert diversion is not None
+        private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+        try:
+            os.dup2(diversion, fd)
+        finally:
+            os.close(diversion)
     try:
         yield private
     finally:
@@ -200,19 +296,31 @@ def _claimed(fd: int, diversion: int) -> Generator[int]:
 
 @contextlib.asynccontextmanager
 async def stdio_streams(
-    drain_seconds: float = DRAIN_SECONDS,
+    drain_seconds: float = DRAIN_SECONDS, launch: Launch | None = None
 ) -> AsyncGenerator[tuple[Any, Any]]:
-    """The (read, write) message streams over this process's stdin and stdout."""
-    if not (_watchable(0) and _watchable(1)):
+    """The (read, write) message streams over this process's stdin and stdout; with
+    ``launch``, carrying on from its quick start (front.py) and keeping its answers."""
+    handover = launch.hand_over() if launch is not None else None
+    if handover is None and not (_watchable(0) and _watchable(1)):
         async with stdio_server() as streams:
             yield streams
         return
     loop = asyncio.get_running_loop()
     with (
-        _claimed(0, os.open(os.devnull, os.O_RDONLY)) as wire_in,
-        _claimed(1, os.dup(2)) as wire_out,
+        _claimed(
+            0,
+            os.open(os.devnull, os.O_RDONLY) if handover is None else None,
+            handover.wire_in if handover else None,
+        ) as wire_in,
+        _claimed(
+            1, os.dup(2) if handover is None else None, handover.wire_out if handover else None
+        ) as wire_out,
     ):
         reader = asyncio.StreamReader(limit=MAX_LINE)
+        if handover is not None:
+            # What the front took goes to the SDK first, then what it read beyond.
+            reader.feed_data(b"".join(handover.replay) + handover.unread)
+        kept = _Kept(launch, handover)
         in_transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader),
             os.fdopen(os.dup(wire_in), "rb", buffering=0),
@@ -226,8 +334,10 @@ async def stdio_streams(
         reading = anyio.CancelScope()
         try:
             async with anyio.create_task_group() as group:
-                group.start_soon(_read, reader, incoming_send, pending, drain_seconds, reading)
-                group.start_soon(_write, out, outgoing_receive, pending, reading)
+                group.start_soon(
+                    _read, reader, incoming_send, pending, kept, drain_seconds, reading
+                )
+                group.start_soon(_write, out, outgoing_receive, pending, kept, reading)
                 try:
                     yield incoming, outgoing
                 finally:
@@ -243,7 +353,11 @@ class KenningMCPServer(MCPServer[AppContext]):
     """The SDK's server, serving stdio over the thread-free wire above."""
 
     async def run_stdio_async(self) -> None:
-        async with stdio_streams() as (read_stream, write_stream):
+        await self.serve_stdio(None)
+
+    async def serve_stdio(self, launch: Launch | None) -> None:
+        """Serve stdio, carrying on from ``launch``'s quick start when it has one."""
+        async with stdio_streams(launch=launch) as (read_stream, write_stream):
             await self._lowlevel_server.run(
                 read_stream,
                 write_stream,

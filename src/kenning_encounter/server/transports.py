@@ -36,6 +36,7 @@ from kenning_encounter.server.context import (
     StoreFactory,
     open_store,
 )
+from kenning_encounter.server.front import Launch
 from kenning_encounter.server.info import package_version
 from kenning_encounter.server.registry import ToolGroup
 from kenning_encounter.server.routes import build_routes
@@ -47,6 +48,7 @@ from kenning_encounter.server.security import (
     allowed_origin,
     host_policy,
 )
+from kenning_encounter.server.stdio import KenningMCPServer
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +240,7 @@ async def _serve_http(
 
 
 async def _serve_stdio(
-    server: MCPServer[AppContext], settings: Settings, announce: Announce
+    server: MCPServer[AppContext], settings: Settings, announce: Announce, launch: Launch | None
 ) -> None:
     announce(stdio_banner(settings))
     async with anyio.create_task_group() as tg:
@@ -250,7 +252,10 @@ async def _serve_stdio(
                     return
 
         tg.start_soon(stop_on_signal)
-        await server.run_stdio_async()
+        if isinstance(server, KenningMCPServer):
+            await server.serve_stdio(launch)
+        else:
+            await server.run_stdio_async()
         tg.cancel_scope.cancel()
 
 
@@ -262,9 +267,11 @@ async def serve(
     infusion_factory: InfusionFactory | None = None,
     announce: Announce = _to_stderr,
     runtime: Runtime | None = None,
+    launch: Launch | None = None,
 ) -> None:
     """Serve until the client leaves (stdio) or a signal arrives (HTTP); ``runtime``, when
-    given, is one the caller made (it may be opening the memory already)."""
+    given, is one the caller made (it may be opening the memory already); ``launch``, the
+    stdio quick start to carry on from and keep answers for (server/front.py)."""
     settings.require_safe_bind()
     check_face(settings)
     if runtime is None:
@@ -272,7 +279,7 @@ async def serve(
     server = build_server(settings, runtime, groups)
     async with runtime.session():
         if settings.transport == "stdio":
-            await _serve_stdio(server, settings, announce)
+            await _serve_stdio(server, settings, announce, launch)
         else:
             await _serve_http(
                 build_http_app(server, runtime, settings), runtime, settings, announce

@@ -1,0 +1,355 @@
+"""The stdio quick start (server/front.py): a launch answers from the last one's answers.
+
+Every server is a real subprocess with the quick-start files in this test's own
+directory; the clients are the SDK's ``Client`` and raw JSON-RPC lines.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from tests.e2e.conftest import clean_environ, server_command
+
+pytestmark = [pytest.mark.usefixtures("clean_env")]
+
+# What the server imports before its quick start can answer: none of these.
+LATE = ("pydantic", "pydantic_settings", "mcp", "mcp_types", "anyio", "httpx", "starlette")
+LATE += ("uvicorn", "platformdirs", "numpy", "scipy", "igraph", "google.genai", "openai")
+LATE += ("ladybug", "tantivy", "importlib.metadata", "kenning_encounter.config")
+LATE += ("kenning_encounter.store", "kenning_encounter.memory", "kenning_encounter.server.app")
+
+
+def _request(ident: int | str, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": ident, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def _initialize(ident: int | str = 1, version: str = "2025-11-25") -> dict[str, Any]:
+    return _request(
+        ident,
+        "initialize",
+        {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "quick start check", "version": "1"},
+        },
+    )
+
+
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+SEARCH = _request(3, "tools/call", {"name": "search", "arguments": {"query": "retry"}})
+
+
+class Launches:
+    """One command line, launched as often as asked, its quick-start files kept apart."""
+
+    def __init__(self, tmp_path: Path, **env: str) -> None:
+        self.cache = tmp_path / "cache"
+        self.command = server_command(
+            "serve", "--transport", "stdio", "--data-dir", str(tmp_path / "memory")
+        )
+        self.env = clean_environ(KENNING_ENCOUNTER_CACHE_DIR=str(self.cache), **env)
+
+    def files(self) -> list[Path]:
+        return sorted((self.cache / "quick-start").glob("*.json"))
+
+    def run(self, *messages: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+        """The lines the server wrote on stdout for ``messages`` piped in, and its stderr."""
+        done = subprocess.run(
+            self.command,
+            input="".join(json.dumps(m) + "\n" for m in messages),
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=180,
+        )
+        assert done.returncode == 0, done.stderr[-4_000:]
+        return [json.loads(line) for line in done.stdout.splitlines()], done.stderr
+
+
+def _kept_answer(kept: dict[str, Any], prefix: str) -> dict[str, Any]:
+    [answer] = [a for key, a in kept["answers"].items() if key.startswith(prefix)]
+    return answer
+
+
+def _modern(ident: int | str, method: str, **params: Any) -> dict[str, Any]:
+    """A 2026-era request: every one carries the version and the client in ``_meta``."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "quick start check", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    return _request(ident, method, {"_meta": meta, **params})
+
+
+def _by_id(lines: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    found: dict[Any, dict[str, Any]] = {}
+    for message in lines:
+        assert message["id"] not in found, f"answered twice: {message['id']}"
+        found[message["id"]] = message
+    return found
+
+
+LISTINGS = ("resources/list", "prompts/list", "resources/templates/list", "ping")
+
+
+def test_a_second_launch_gives_the_same_answers_and_each_once(tmp_path: Path) -> None:
+    launches = Launches(tmp_path)
+    listings = [_request(f"l{i}", method) for i, method in enumerate(LISTINGS)]
+    script = (_initialize(), INITIALIZED, *listings, _request(2, "tools/list"), SEARCH)
+    first, _ = launches.run(*script)
+    assert len(launches.files()) == 1  # kept from the SDK's answers
+    second, stderr = launches.run(*script)
+    assert "quick start" not in stderr  # nothing was stale
+    a, b = _by_id(first), _by_id(second)
+    assert set(a) == set(b) == {1, 2, 3, "l0", "l1", "l2", "l3"}
+    assert {k: v for k, v in a.items() if k != 3} == {k: v for k, v in b.items() if k != 3}
+    assert b[3]["result"]["structuredContent"]["hits"] == []
+    kept = json.loads(launches.files()[0].read_text(encoding="utf-8"))["answers"]
+    assert {key.split(" ")[2] for key in kept if key.startswith("legacy 2025-11-25 ")} == {
+        "tools/list",
+        *LISTINGS,
+    }
+
+
+def test_kept_answers_are_served_and_a_stale_one_is_corrected(tmp_path: Path) -> None:
+    """The front answers from the file (a changed file shows through), the server's
+    own answer is compared with it, and the file is corrected for the next launch."""
+    launches = Launches(tmp_path)
+    script = (_initialize(), INITIALIZED, _request(2, "tools/list"), SEARCH)
+    truth = _by_id(launches.run(*script)[0])
+    [path] = launches.files()
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    _kept_answer(kept, "legacy initialize ")["result"]["instructions"] = "stale instructions"
+    _kept_answer(kept, "legacy 2025-11-25 tools/list ")["result"]["tools"].pop()
+    path.write_text(json.dumps(kept), encoding="utf-8")
+
+    served, stderr = launches.run(*script)
+    answers = _by_id(served)
+    assert answers[1]["result"]["instructions"] == "stale instructions"  # the front answered
+    assert answers[2]["result"]["tools"] == truth[2]["result"]["tools"][:-1]
+    assert "error" not in answers[3]
+    assert "otherwise than the server does" in stderr
+    again = _by_id(launches.run(*script)[0])
+    assert again[1] == truth[1] and again[2] == truth[2]
+
+
+def test_what_the_front_does_not_know_waits_for_the_server_in_order(tmp_path: Path) -> None:
+    launches = Launches(tmp_path)
+    launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))
+    # A version no launch was asked, then requests the front never answers.
+    other = (_initialize(7, "2025-06-18"), INITIALIZED, _request(8, "ping"))
+    answers = _by_id(launches.run(*other, _request(9, "tools/list", {"cursor": "x"}))[0])
+    assert answers[7]["result"]["protocolVersion"] == "2025-06-18"
+    assert answers[8]["result"] == {}
+    assert answers[9]["result"]["tools"]  # the SDK's answer (it ignores the cursor)
+    # A ping before initialize, on a launch whose answers are kept: the SDK answers all.
+    answers = _by_id(launches.run(_request(1, "ping"), _initialize(2), SEARCH)[0])
+    assert set(answers) == {1, 2, 3} and "error" not in answers[3]
+
+
+def test_a_2026_client_discovers_and_lists_from_the_kept_answers(tmp_path: Path) -> None:
+    """The 2026 era (Claude Code opens with server/discover): each request stands alone,
+    so each is answered from the kept answer to the same parameters; an initialize on
+    that connection gets the SDK's refusal, kept too."""
+    launches = Launches(tmp_path)
+    script = (
+        _modern("probe", "server/discover"),
+        _initialize(0),
+        _modern(1, "tools/list"),
+        _modern(2, "resources/list"),
+        _modern(3, "tools/call", name="search", arguments={"query": "retry"}),
+    )
+    truth = _by_id(launches.run(*script)[0])
+    assert "error" in truth[0] and "result" in truth[1] and "error" not in truth[3]
+    [path] = launches.files()
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    _kept_answer(kept, "modern tools/list ")["result"]["tools"].pop()
+    path.write_text(json.dumps(kept), encoding="utf-8")
+    served, stderr = launches.run(*script)
+    answers = _by_id(served)
+    assert answers[1]["result"]["tools"] == truth[1]["result"]["tools"][:-1]  # the front's
+    assert {k: answers[k] for k in ("probe", 0, 2)} == {k: truth[k] for k in ("probe", 0, 2)}
+    assert "error" not in answers[3] and "otherwise than the server does" in stderr
+
+
+def _listening(launches: Launches) -> tuple[list[dict[str, Any]], str]:
+    """A 2026 client as Claude Code opens: discovery, the list-change stream (waiting for
+    its acknowledgement), then the tools; everything the server wrote, and its stderr."""
+    listen = _modern("listen:0", "subscriptions/listen", notifications={"toolsListChanged": True})
+    proc = subprocess.Popen(
+        launches.command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=launches.env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    seen: list[dict[str, Any]] = []
+
+    def until(done: Any) -> None:
+        assert proc.stdout is not None
+        while not (seen and done(seen[-1])):
+            seen.append(json.loads(proc.stdout.readline()))
+
+    try:
+        for message in (_modern("probe", "server/discover"), listen):
+            proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+        until(lambda m: m.get("method") == "notifications/subscriptions/acknowledged")
+        proc.stdin.write(json.dumps(_modern(1, "tools/list")) + "\n")
+        proc.stdin.flush()
+        until(lambda m: m.get("id") == 1)
+        # Only the server answers a call: once it has, it has taken the wire over.
+        call = _modern(2, "tools/call", name="search", arguments={"query": "retry"})
+        proc.stdin.write(json.dumps(call) + "\n")
+        proc.stdin.flush()
+        until(lambda m: m.get("id") == 2)
+    finally:
+        proc.terminate()  # the stream stays open until the client leaves
+        proc.wait(timeout=60)
+    with proc.stdout, proc.stderr, proc.stdin:
+        seen += [json.loads(line) for line in proc.stdout.read().splitlines()]
+        return seen, proc.stderr.read()
+
+
+def test_a_2026_list_stream_is_acknowledged_by_the_front_and_served_by_the_server(
+    tmp_path: Path,
+) -> None:
+    launches = Launches(tmp_path)
+    truth, _ = _listening(launches)
+    [path] = launches.files()
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    acknowledgement = _kept_answer(kept, "modern subscriptions/listen ")["notification"]
+    acknowledgement["params"]["marked"] = True
+    path.write_text(json.dumps(kept), encoding="utf-8")
+    served, stderr = _listening(launches)
+    acks = [m for m in served if m.get("method") == "notifications/subscriptions/acknowledged"]
+    assert [a["params"].get("marked") for a in acks] == [True]  # the front's, and only it
+    assert "otherwise than the server does" in stderr
+    answers = {m["id"]: m for m in served if "id" in m}
+    assert answers == {m["id"]: m for m in truth if "id" in m}
+    assert set(answers) == {"probe", 1, 2} and "error" not in answers[2]
+
+
+def test_a_store_another_server_holds_still_stops_the_start(tmp_path: Path) -> None:
+    """The one change a client can see: the front may have answered initialize before the
+    store's owner is found; the start then fails as before, saying who holds it."""
+    launches = Launches(tmp_path)
+    launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))
+    holder = subprocess.Popen(
+        launches.command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**launches.env, "KENNING_ENCOUNTER_QUICK_START": "off"},
+    )
+    assert holder.stdin is not None and holder.stdout is not None
+    try:
+        holder.stdin.write(json.dumps(_initialize()) + "\n")
+        holder.stdin.flush()
+        assert json.loads(holder.stdout.readline())["id"] == 1  # it holds the store now
+        done = subprocess.run(
+            launches.command,
+            input=json.dumps(_initialize()) + "\n",
+            capture_output=True,
+            text=True,
+            env=launches.env,
+            timeout=180,
+        )
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+        holder.stdout.close()
+    assert done.returncode == 1
+    assert f"is owned by process {holder.pid}" in done.stderr
+    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] in ([], [1])
+
+
+def test_turned_off_no_file_is_read_or_written(tmp_path: Path) -> None:
+    launches = Launches(tmp_path, KENNING_ENCOUNTER_QUICK_START="off")
+    answers = _by_id(launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))[0])
+    assert set(answers) == {1, 2}
+    assert launches.files() == []
+
+
+def test_a_changed_setting_is_another_launch(tmp_path: Path) -> None:
+    launches = Launches(tmp_path)
+    full = _by_id(launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))[0])
+    launches.env["KENNING_ENCOUNTER_FACE"] = "reader"
+    reader = _by_id(launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))[0])
+    assert len(reader[2]["result"]["tools"]) < len(full[2]["result"]["tools"])
+    assert "read-only" in reader[1]["result"]["instructions"]
+
+
+def test_the_kept_file_holds_no_secret_and_only_its_owner_reads_it(tmp_path: Path) -> None:
+    launches = Launches(tmp_path, KENNING_ENCOUNTER_TOKEN="token-in-the-environment")
+    launches.command += ["--token", "token-on-the-command-line"]
+    answers = _by_id(launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))[0])
+    assert set(answers) == {1, 2}
+    [path] = launches.files()
+    text = path.read_text(encoding="utf-8")
+    assert "token-in-the-environment" not in text and "token-on-the-command-line" not in text
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert _by_id(launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))[0]) == answers
+
+
+@pytest.mark.anyio
+async def test_an_sdk_client_session_is_answered_by_the_front_then_by_the_server(
+    tmp_path: Path,
+) -> None:
+    """The SDK's client session, over the handshake (``initialize``): the second launch's
+    initialize comes from the kept file (a marked answer shows it), and the session then
+    lists and calls tools on the server that took over."""
+    launches = Launches(tmp_path)
+    params = StdioServerParameters(
+        command=launches.command[0], args=launches.command[1:], env=launches.env
+    )
+
+    async def session() -> tuple[str | None, list[dict[str, Any]]]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            started = await client.initialize()
+            tools = await client.list_tools()
+            result = await client.call_tool("search", {"query": "retry"})
+            assert not result.is_error
+            return started.instructions, [t.model_dump() for t in tools.tools]
+
+    instructions, tools = await session()
+    [path] = launches.files()
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    _kept_answer(kept, "legacy initialize ")["result"]["instructions"] = "marked"
+    path.write_text(json.dumps(kept), encoding="utf-8")
+    assert await session() == ("marked", tools)
+    assert await session() == (instructions, tools)
+
+
+def test_the_quick_start_runs_before_anything_heavy_is_imported() -> None:
+    """The command line's module and the front import the standard library and no more."""
+    probe = (
+        "import sys, kenning_encounter.cli, kenning_encounter.server.front; "
+        "print('\\n'.join(sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=clean_environ(),
+        timeout=120,
+        check=True,
+    )
+    modules = set(done.stdout.split())
+    assert "kenning_encounter.server.front" in modules
+    late = sorted(m for m in modules if any(m == x or m.startswith(x + ".") for x in LATE))
+    assert late == []
