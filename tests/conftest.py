@@ -50,15 +50,19 @@ def _no_production_neo4j() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _state_home_of_our_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Every hook a test runs keeps its session handles in a test folder, never the user's."""
-    before = os.environ.get("XDG_STATE_HOME")
-    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("xdg-state"))
+def _homes_of_our_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every hook a test runs keeps its session handles, and every server its quick-start
+    answers (server/front.py), in a test folder, never the user's."""
+    names = ("XDG_STATE_HOME", "XDG_CACHE_HOME")
+    before = {name: os.environ.get(name) for name in names}
+    for name in names:
+        os.environ[name] = str(tmp_path_factory.mktemp(name.lower()))
     yield
-    if before is None:
-        os.environ.pop("XDG_STATE_HOME", None)
-    else:
-        os.environ["XDG_STATE_HOME"] = before
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(params=BACKENDS)
