@@ -150,7 +150,8 @@ def _unsecret(argv: list[str]) -> list[str]:
     return out
 
 
-def _watchable(fd: int) -> bool:
+def watchable(fd: int) -> bool:
+    """Whether ``fd`` is a pipe or a socket, which a thread may wait on."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
@@ -358,7 +359,7 @@ class Launch:
             launch._kept = kept
             launch._answers = cast(Json, kept["answers"])
             launch._env_names = cast(list[str], kept["env_names"])
-            if launch._answers and _watchable(0) and _watchable(1):
+            if launch._answers and watchable(0) and watchable(1):
                 launch.front = Front(launch._answers)
         return launch
 

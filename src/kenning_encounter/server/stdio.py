@@ -25,7 +25,6 @@ import fcntl
 import json
 import logging
 import os
-import stat
 import sys
 from collections.abc import AsyncGenerator, Generator
 from typing import Any
@@ -46,6 +45,7 @@ from kenning_encounter.server.front import (
     Conversation,
     Handover,
     Launch,
+    watchable,
 )
 
 log = logging.getLogger(__name__)
@@ -56,14 +56,6 @@ MAX_LINE = 64 * 1024 * 1024
 DRAIN_SECONDS = 30.0
 
 Incoming = SessionMessage | Exception
-
-
-def _watchable(fd: int) -> bool:
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 async def next_line(reader: asyncio.StreamReader) -> bytes | None:
@@ -301,7 +293,7 @@ async def stdio_streams(
     """The (read, write) message streams over this process's stdin and stdout; with
     ``launch``, carrying on from its quick start (front.py) and keeping its answers."""
     handover = launch.hand_over() if launch is not None else None
-    if handover is None and not (_watchable(0) and _watchable(1)):
+    if handover is None and not (watchable(0) and watchable(1)):
         async with stdio_server() as streams:
             yield streams
         return
