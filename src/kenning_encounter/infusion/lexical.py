@@ -10,12 +10,17 @@ turns'), and the time the prompt names, if it names one.
 fulltext index proposed, with what the graph tells cheaply about each:
 - lexical evidence: BM25 with the query's term weights, scaled by how much of
   the query's weight a node covers (two rare words together beat one);
+- related keys: a derived word of the prompt reaches the word it comes from
+  ("mentorship": "mentor") and two adjacent words the word they make together
+  ("work out": "workout"), as weaker evidence of that one word;
 - attribution: a description headed by a label ("Caroline: ...") that the
-  prompt names is about that subject, so it rises; the name itself is not
-  counted as a word, since it heads every record of that subject;
+  prompt names is about that subject, so it rises (a name the prompt only
+  mentions after the one it asks about, "... to Melanie", less); the name
+  itself is not counted as a word, since it heads every record of that subject;
 - co-occurrence: a node recorded next to a match in the same encounter
   inherits part of its score — the answer often sits beside the words that
-  name the matter (a reply after the question that named it);
+  name the matter (a reply after the question that named it, which inherits
+  the most);
 - the encounter: knowledge about one matter is recorded together, so the best
   evidence of each encounter is pooled and members of strong encounters rise;
 - time: when the prompt names a time ("in May", "last week", "on 2023-05-07",
@@ -23,7 +28,8 @@ fulltext index proposed, with what the graph tells cheaply about each:
   in it rise — a node's world time where it states one, else its record time,
   or a time its own text states ("yesterday", read against when it was
   recorded). Nodes recorded then are candidates by that alone (the caller adds
-  them), and their time is evidence of its own, beside their words.
+  them), and their time is evidence of its own, beside their words; a prompt
+  asking when ("When did ...") lifts the nodes whose text says when.
 
 The caller supplies the candidates (fulltext hits, plus the records next to
 them in their encounter with a zero retrieval score, so that propagation can
