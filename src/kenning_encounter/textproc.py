@@ -119,6 +119,45 @@ def tokenize(text: str) -> list[str]:
     return [stem(w) for w in words(text) if w not in STOPWORDS]
 
 
+# Derivational endings as ``stem`` leaves them ("-ity" as "iti", "-ly" as "li"): a
+# derived word and the word it comes from ("mentorship", "mentor"; "artist", "art")
+# are related keys, never one key (``related_keys``).
+_DERIVATIONS: Final = (
+    "ation",
+    "ion",
+    "ship",
+    "ment",
+    "ness",
+    "iti",
+    "ist",
+    "er",
+    "or",
+    "al",
+    "iv",
+    "li",
+)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def related_keys(key: str) -> tuple[str, ...]:
+    """Keys of the words a stemmed key derives from by one common ending:
+    "mentorship" -> "mentor", "collaboration" -> "collaborat", "recentli" -> "recent".
+
+    The tokenizer never folds these (over-folding merges unrelated words); a query may
+    still reach them as weaker evidence. Some returned keys occur in no text at all."""
+    if len(key) < 5 or not key.isalpha():
+        return ()
+    found: dict[str, None] = {}
+    for ending in _DERIVATIONS:
+        # A two-letter ending leaves four letters at least: "water" is not "wat" + "-er".
+        if key.endswith(ending) and len(key) - len(ending) >= (4 if len(ending) == 2 else 3):
+            base = _undouble(key[: -len(ending)])  # "runner" -> "run"
+            found[stem(base)] = None
+            found[stem(base + "e")] = None
+    found.pop(key, None)
+    return tuple(k for k in found if len(k) >= 3 and k not in STOPWORDS)
+
+
 MONTH_NAMES: Final = (
     "january",
     "february",

@@ -31,6 +31,7 @@ from kenning_encounter.infusion.lexical import (
 )
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.textproc import (
+    related_keys,
     split_label,
     stem,
     tokenize,
@@ -63,6 +64,30 @@ def test_stem_leaves_short_and_non_alphabetic_words() -> None:
     assert stem("2023") == "2023"
     assert stem("glass") == "glass"
     assert stem("need") == "need"
+
+
+@pytest.mark.parametrize(
+    ("word", "kin"),
+    [
+        ("mentorship", "mentor"),
+        ("collaboration", "collaborat"),  # "collaborate", stemmed
+        ("teacher", "teach"),
+        ("runner", "run"),  # the doubled consonant undone
+        ("recently", "recent"),
+        ("creative", "creat"),
+        ("artist", "art"),
+    ],
+)
+def test_a_derived_word_is_related_to_the_word_it_comes_from(word: str, kin: str) -> None:
+    assert kin in related_keys(stem(word))
+    assert kin != stem(word)  # related, never folded: the tokenizer keeps them apart
+
+
+def test_short_words_and_bare_two_letter_endings_have_no_kin() -> None:
+    assert related_keys(stem("water")) == ()  # not "wat" + "-er"
+    assert related_keys(stem("color")) == ()
+    assert related_keys("art") == ()
+    assert related_keys("2023") == ()
 
 
 def test_contractions_and_possessives_reduce_to_their_head() -> None:
@@ -427,3 +452,74 @@ def test_any_statistics_give_finite_non_negative_scores(
         assert math.isfinite(scored.score) and scored.score > 0.0
     # The words still decide: the node sharing the most of them comes first.
     assert ranked and ranked[0].node.id in {"n0-0", "n0-2"}
+
+
+# --- what the question asks of the answer ------------------------------------------
+
+
+def test_a_question_asking_when_prefers_the_record_that_says_when() -> None:
+    nodes, opened = _memory([(0, ["sold the old bike", "sold the old bike yesterday"])])
+    assert extract_terms("When did I sell the bike?").asks_when
+    assert not extract_terms("Why did I sell the bike?").asks_when
+    order = _rank("When did I sell the bike?", nodes, opened)
+    assert order[0] == "n0-1"
+    # Nothing else tells them apart: without the signal the earlier record leads.
+    assert _rank("When did I sell the bike?", nodes, opened, LexicalConfig(when_weight=0.0))[0] == (
+        "n0-0"
+    )
+    # A question that does not ask when is not moved by it.
+    assert _rank("Why did I sell the bike?", nodes, opened)[0] == "n0-0"
+    stats = CorpusStats.from_token_lists(node_tokens(n) for n in nodes)
+    query = extract_terms("When did I sell the bike?")
+    ranked = rank_candidates(query, [Candidate(n) for n in nodes], GraphContext(stats, opened), 2)
+    assert "says when" in ranked[0].why
+
+
+def test_the_record_after_a_question_inherits_more_of_it_than_the_one_before() -> None:
+    # The answer shares no word with the prompt; the question before it does. The
+    # record before the question is as near, but it answers nothing.
+    nodes, opened = _memory(
+        [(0, ["lunch was pasta", "how often do you swim laps?", "three times a week", "ok"])]
+    )
+    config = LexicalConfig(encounter_weight=0.0)
+    order = _rank("How often does she swim laps?", nodes, opened, config)
+    assert order[0] == "n0-1"
+    assert order.index("n0-2") < order.index("n0-0")
+    flat = _rank("How often does she swim laps?", nodes, opened, replace(config, reply_boost=0.0))
+    assert flat.index("n0-0") < flat.index("n0-2")  # equal shares: the earlier record first
+
+
+def test_the_name_asked_about_leads_the_name_mentioned_after_it() -> None:
+    nodes, opened = _memory(
+        [(0, ["Melanie: the book recommended to me", "Caroline: the book recommended to me"])]
+    )
+    prompt = "What book did Caroline recommend to Melanie?"
+    assert _rank(prompt, nodes, opened)[0] == "n0-1"
+    assert _rank(prompt, nodes, opened, LexicalConfig(object_share=1.0))[0] == "n0-0"
+    # Names joined to the first are asked about too.
+    query = extract_terms("How do Jon and Gina like to relax with Maria?")
+    subjects = {t.surface for t in query.terms if t.subject}
+    assert subjects == {"Jon", "Gina"}
+
+
+def test_a_derived_word_reaches_the_word_it_comes_from_as_weaker_evidence() -> None:
+    nodes, opened = _memory(
+        [(0, ["got mentored by a founder", "the mentorship program opened", *_FILLER[:2]])]
+    )
+    alone = LexicalConfig(neighbour_weight=0.0, encounter_weight=0.0)
+    order = _rank("who gave the mentorship", nodes, opened, alone)
+    assert order == ["n0-1", "n0-0"]  # its own word first, its kin after
+    without = replace(alone, related_weight=0.0)
+    assert _rank("who gave the mentorship", nodes, opened, without) == ["n0-1"]
+    query = extract_terms("who gave the mentorship")
+    assert [(t.key, t.of) for t in query.terms if t.of] == [("mentor", "mentorship")]
+
+
+def test_two_words_of_the_prompt_reach_the_word_they_make_together() -> None:
+    nodes, opened = _memory([(0, ["a short workout before work", *_FILLER[:3]])])
+    query = extract_terms("did she work out?")
+    assert ("workout", "work") in {(t.key, t.of) for t in query.terms}
+    stats = CorpusStats.from_token_lists(node_tokens(n) for n in nodes)
+    ranked = rank_candidates(query, [Candidate(n) for n in nodes], GraphContext(stats, opened), 3)
+    # "work" and "workout" are evidence of one word: matched once, named once.
+    assert ranked[0].matched == ("work",)

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -311,3 +312,25 @@ def test_runner_refuses_a_missing_data_file(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "LoCoMo data not found" in done.stderr
+
+
+def test_misses_list_only_the_development_conversations(sample_file: Path) -> None:
+    from bench.locomo.misses import find_misses, render
+
+    conversations = load(sample_file)
+    # Recency selects the last turns whatever is asked: it misses the cat and the pottery.
+    development = [replace(c, sample_id="conv-26") for c in conversations[:1]]
+    found = find_misses(RecencyRetriever(), [*development, *conversations[1:]], k=1)
+    assert {(m.conversation, m.index) for m in found} == {("conv-26", 0), ("conv-26", 1)}
+    cat = next(m for m in found if m.index == 0)
+    # Read ten deep, the ranking says where the evidence stood: seventh of seven turns.
+    assert cat.evidence == (("D1:1", "2024-03-02", 7, "Ann: I adopted a cat named Miso."),)
+    assert cat.selected == (("D10:2", "2024-04-20", "Ann: Did you fix the tyre?"),)
+    text = render(found)
+    assert "=== conv-26#0 cat 4: What is the name of Ann's cat?" in text
+    assert "evidence D1:1 [2024-03-02] rank 7: Ann: I adopted a cat named Miso." in text
+    assert text.endswith("misses: 2")
+    # A question whose evidence was selected is no miss.
+    assert [m.index for m in find_misses(LexicalRetriever(), development, k=3)] == []
+    # The holdout's misses are never listed, whatever is passed.
+    assert find_misses(RecencyRetriever(), conversations, k=1) == []

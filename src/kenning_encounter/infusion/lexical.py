@@ -10,12 +10,17 @@ turns'), and the time the prompt names, if it names one.
 fulltext index proposed, with what the graph tells cheaply about each:
 - lexical evidence: BM25 with the query's term weights, scaled by how much of
   the query's weight a node covers (two rare words together beat one);
+- related keys: a derived word of the prompt reaches the word it comes from
+  ("mentorship": "mentor") and two adjacent words the word they make together
+  ("work out": "workout"), as weaker evidence of that one word;
 - attribution: a description headed by a label ("Caroline: ...") that the
-  prompt names is about that subject, so it rises; the name itself is not
-  counted as a word, since it heads every record of that subject;
+  prompt names is about that subject, so it rises (a name the prompt only
+  mentions after the one it asks about, "... to Melanie", less); the name
+  itself is not counted as a word, since it heads every record of that subject;
 - co-occurrence: a node recorded next to a match in the same encounter
   inherits part of its score — the answer often sits beside the words that
-  name the matter (a reply after the question that named it);
+  name the matter (a reply after the question that named it, which inherits
+  the most);
 - the encounter: knowledge about one matter is recorded together, so the best
   evidence of each encounter is pooled and members of strong encounters rise;
 - time: when the prompt names a time ("in May", "last week", "on 2023-05-07",
@@ -23,7 +28,8 @@ fulltext index proposed, with what the graph tells cheaply about each:
   in it rise — a node's world time where it states one, else its record time,
   or a time its own text states ("yesterday", read against when it was
   recorded). Nodes recorded then are candidates by that alone (the caller adds
-  them), and their time is evidence of its own, beside their words.
+  them), and their time is evidence of its own, beside their words; a prompt
+  asking when ("When did ...") lifts the nodes whose text says when.
 
 The caller supplies the candidates (fulltext hits, plus the records next to
 them in their encounter with a zero retrieval score, so that propagation can
@@ -34,16 +40,18 @@ ticks are shared by a batch pass the node's place in its encounter instead.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Final, Protocol
 
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.textproc import (
     STOPWORDS,
+    related_keys,
     split_label,
     stem,
     surface_words,
@@ -53,6 +61,7 @@ from kenning_encounter.textproc import (
 from kenning_encounter.textproc_time import (
     NodeTime,
     TimeWindow,
+    asks_time,
     find_times,
     node_time,
     read_time,
@@ -137,15 +146,28 @@ class Term:
     weight: float
     surface: str  # the form the user wrote, for the payload's "why"
     proper: bool = False  # capitalized mid-sentence: probably a name
+    subject: bool = False  # the name the prompt asks about, not one it mentions in passing
+    of: str = ""  # for a related key ("mentor" for "mentorship"): the key it stands in for
+
+    @property
+    def group(self) -> str:
+        """The prompt's word this term is evidence of."""
+        return self.of or self.key
 
 
 @dataclass(frozen=True, slots=True)
 class Query:
     terms: tuple[Term, ...]
     window: TimeWindow | None = None  # the time the prompt names, if any
+    asks_when: bool = False  # the prompt asks for a time ("When did ...", "What year ...")
 
     def weights(self) -> dict[str, float]:
         return {t.key: t.weight for t in self.terms}
+
+    @property
+    def own(self) -> tuple[Term, ...]:
+        """The prompt's own terms, without the related keys standing in for them."""
+        return tuple(t for t in self.terms if not t.of)
 
     @property
     def empty(self) -> bool:
@@ -167,10 +189,14 @@ class LexicalConfig:
     neighbour_weight: float = 0.5  # share of a neighbour's score a node inherits
     neighbour_radius: int = 2  # how many places away a neighbour may be
     neighbour_decay: float = 0.5  # per place beyond the first
+    reply_boost: float = 0.75  # extra share the record right after a question inherits of it
     encounter_weight: float = 0.3  # pull of the best-matching encounter
     encounter_top: int = 3  # an encounter's evidence: the mean of its best this-many
     time_weight: float = 1.0  # a node whose time falls in the time the prompt names
+    object_share: float = 0.5  # label boost of a subject only mentioned ("... to Melanie")
     time_base: float = 0.25  # ... and its pull on its own, in shares of the best lexical score
+    related_weight: float = 0.5  # a related key ("mentor" for "mentorship") against its word
+    when_weight: float = 0.5  # a node whose text says when, for a prompt that asks when
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +249,28 @@ def _is_proper(text: str, surface: str) -> bool:
     return False
 
 
+_JOINS: Final = frozenset({"and", "or"})
+# Words that close a phrasal verb written as one word too ("workout", "setup", "backup").
+_PARTICLES: Final = frozenset({"up", "out", "off", "down", "over", "back", "in", "on", "away"})
+
+
+def _subject_keys(prompt: str) -> set[str]:
+    """Keys of the names a prompt asks about: its first name, with the names joined to it
+    ("Jon and Gina", "Amy Ellis Nutt"). A name further on ("... recommend to Melanie",
+    "... about Gina's store") is one the question mentions, not the one it is about."""
+    subjects: set[str] = set()
+    seen = chain = False
+    for surface, word in surface_words(prompt):
+        if word not in STOPWORDS and _is_proper(prompt, surface):
+            if not seen or chain:
+                subjects.add(stem(word))
+                chain = True
+            seen = True
+        elif not (chain and word in _JOINS):
+            chain = False
+    return subjects
+
+
 def extract_terms(
     prompt: str,
     trajectory: Sequence[str] = (),
@@ -237,11 +285,13 @@ def extract_terms(
     """
     cfg = config or LexicalConfig()
     window = read_time(prompt, now=now)
+    asks_when = asks_time(prompt)
     # A time is matched against when nodes hold, not against their words.
     for found in reversed(find_times(prompt, now=now)):
         start, end = found.span
         prompt = f"{prompt[:start]} {prompt[end:]}"
     recent = list(trajectory[-cfg.trajectory_turns :]) if cfg.trajectory_turns > 0 else []
+    subjects = _subject_keys(prompt)
     weights: dict[str, float] = {}
     surfaces: dict[str, str] = {}
     proper: set[str] = set()
@@ -257,11 +307,42 @@ def extract_terms(
                 proper.add(key)
     terms = tuple(
         Term(
-            key, w * (1.0 + cfg.proper_boost) if key in proper else w, surfaces[key], key in proper
+            key,
+            w * (1.0 + cfg.proper_boost) if key in proper else w,
+            surfaces[key],
+            key in proper,
+            key in proper and key in subjects,
         )
         for key, w in weights.items()
     )
-    return Query(terms, window)
+    return Query(terms + _related_terms(terms, prompt, cfg), window, asks_when)
+
+
+def _related_terms(terms: tuple[Term, ...], prompt: str, cfg: LexicalConfig) -> tuple[Term, ...]:
+    """Weaker stand-ins for the prompt's words: their derivational kin ("mentor" for
+    "mentorship") and two adjacent words written as one ("work out": "workout")."""
+    if cfg.related_weight <= 0:
+        return ()
+    own = {t.key: t for t in terms}
+    related: dict[str, Term] = {}
+
+    def add(key: str, term: Term) -> None:
+        weight = term.weight * cfg.related_weight
+        if key not in own and (key not in related or related[key].weight < weight):
+            related[key] = Term(key, weight, term.surface, of=term.key)
+
+    for term in terms:
+        if not term.proper:
+            for key in related_keys(term.key):
+                add(key, term)
+    for (_, a), (written, b) in itertools.pairwise(surface_words(prompt)):
+        # A word and the word or particle after it: "road trip", "work out", "set up".
+        head = own.get(stem(a))
+        if head is None or head.proper or not (a.isalpha() and b.isalpha()):
+            continue
+        if b in _PARTICLES or (b not in STOPWORDS and not written[:1].isupper()):
+            add(stem(a + b), head)
+    return tuple(related.values())
 
 
 def _label_keys(label: str | None, query: Query) -> set[str]:
@@ -271,7 +352,7 @@ def _label_keys(label: str | None, query: Query) -> set[str]:
     parts = [stem(w) for w in words(label)]
     return {
         t.key
-        for t in query.terms
+        for t in query.own
         for part in parts
         if t.key == part or (t.proper and len(t.key) >= 3 and part.startswith(t.key))
     }
@@ -282,6 +363,7 @@ class _Evidence:
     lexical: float
     matched: tuple[str, ...]
     attributed: bool
+    subject: bool  # attributed to a name the prompt asks about (or names no one in passing)
 
 
 def _lexical_evidence(
@@ -296,27 +378,34 @@ def _lexical_evidence(
         named.append(by_label[label])
     weights = query.weights()
     surfaces = {t.key: t.surface for t in query.terms}
+    groups = {t.key: t.group for t in query.terms}
+    subjects = {t.key for t in query.terms if t.subject}
     mass = {k: w * idf(stats, k) for k, w in weights.items()}
-    total = sum(mass.values())
+    # Coverage counts each of the prompt's words once, at its own weight.
+    own_mass = {t.key: mass[t.key] for t in query.own}
+    total = sum(own_mass.values())
     found: list[_Evidence] = []
     for cand, (naming, label_tokens) in zip(candidates, named, strict=True):
         tokens = cand.tokens if cand.tokens is not None else node_tokens(cand.node)
         length = len(tokens) - len(label_tokens)
-        score = 0.0
-        covered = 0.0
-        hits: list[str] = []
+        best: dict[str, float] = {}  # per word of the prompt: its best-matching key's share
+        cover: dict[str, float] = {}
         for key in weights:
             # The label heading a record attributes it; it is not part of what it says.
             tf = tokens.count(key) - label_tokens.count(key)
             if tf > 0:
                 saturated = bm25_weight(tf, length, stats.avg_len, cfg.k1, cfg.b)
-                score += mass[key] * saturated
-                covered += mass[key]
-                hits.append(surfaces[key])
+                group = groups[key]
+                best[group] = max(best.get(group, 0.0), mass[key] * saturated)
+                cover[group] = max(cover.get(group, 0.0), min(mass[key], own_mass[group]))
+        score = sum(best.values())
+        covered = sum(cover.values())
+        hits = [surfaces[g] for g in best]
         if total > 0:
             # Held to [0, 1]: a fractional power of a negative share is a complex number.
             score *= min(1.0, max(0.0, covered / total)) ** cfg.coverage_power
-        found.append(_Evidence(_finite_or_zero(score), tuple(hits), bool(naming)))
+        subject = bool(naming) and (not subjects or not naming.isdisjoint(subjects))
+        found.append(_Evidence(_finite_or_zero(score), tuple(hits), bool(naming), subject))
     return found
 
 
@@ -337,7 +426,10 @@ def _inherited(
                 if gap > cfg.neighbour_radius:
                     break
                 share = cfg.neighbour_decay ** (gap - 1)
-                inherited[b] = max(inherited[b], share * evidence[a].lexical)
+                # The record after a question is its answer: it inherits more of it.
+                asked = gap == 1 and "?" in candidates[a].node.description
+                reply = share * (1.0 + cfg.reply_boost) if asked else share
+                inherited[b] = max(inherited[b], reply * evidence[a].lexical)
                 inherited[a] = max(inherited[a], share * evidence[b].lexical)
     return inherited
 
@@ -360,15 +452,18 @@ def _node_time(node: NodeRecord, context: GraphContext) -> NodeTime | None:
     return node_time(node, utc(opened) if opened is not None else None)
 
 
+def _stated(cand: Candidate, held: NodeTime | None) -> tuple[TimeWindow, ...]:
+    if cand.stated is not None:
+        return cand.stated
+    return stated_times(cand.node, held.start if held is not None else None)
+
+
 def _time_fit(window: TimeWindow, cand: Candidate, context: GraphContext) -> float:
     """How well a candidate's time falls in the window, by its own time or a time its
     text states, scaled by how sure the prompt's reading was."""
     held = _node_time(cand.node, context)
     fit = window.fit(held) if held is not None else 0.0
-    stated = cand.stated
-    if stated is None:
-        stated = stated_times(cand.node, held.start if held is not None else None)
-    for told in stated:
+    for told in _stated(cand, held):
         if told.start is not None:
             fit = max(fit, window.fit(NodeTime(told.start, told.end, "stated")))
     return fit * window.certainty
@@ -419,11 +514,15 @@ def rank_candidates(
         elif inherit > 0:
             why.append("recorded beside a match")
         if ev.attributed:
-            score *= 1.0 + cfg.label_boost
+            score *= 1.0 + cfg.label_boost * (1.0 if ev.subject else cfg.object_share)
             why.append("about the subject named")
         if window is not None and fit > 0:
             score *= 1.0 + cfg.time_weight * fit
             why.append(f"in the time asked about ({window.label})")
+        if query.asks_when and _stated(cand, _node_time(cand.node, context)):
+            # A prompt asking when is answered by a record that says when.
+            score *= 1.0 + cfg.when_weight
+            why.append("says when")
         score = _finite_or_zero(score)
         if score > 0:
             scored.append(Scored(cand.node, score, ev.matched, tuple(why), fit, ev.attributed))

@@ -207,7 +207,7 @@ def _gather(
 ) -> _Gathered:
     strongest = set(sorted(hits, key=lambda i: -hits[i])[:around])
     window = query.window
-    times = window is not None
+    times = window is not None or query.asks_when  # stated times: read when time counts
     found = tx.get_nodes(list(hits))
     if window is not None and (timed := _encounters_in(tx, window)):
         # What was recorded then is a candidate by that alone, scored by its time.
@@ -260,7 +260,9 @@ def _gather(
 
 
 def _query_text(query: Query) -> str:
-    return " ".join(t.surface for t in query.terms)
+    # A related key is searched as itself: the index tokenizes the text again, and a
+    # stemmed key is its own stem.
+    return " ".join(t.key if t.of else t.surface for t in query.terms)
 
 
 def lexical(
@@ -305,7 +307,7 @@ def lexical(
     ranked = rank_candidates(
         query, gathered.candidates, GraphContext(stats, gathered.opened), cfg.seeds * 3, config=lcfg
     )
-    strength = {t.surface: t.weight * idf(stats, t.key) for t in query.terms}
+    strength = {t.surface: t.weight * idf(stats, t.key) for t in query.own}
 
     # Silence is decided for the prompt, not per node: something held bears on it when
     # one candidate shares a word rare in this memory, or two of the prompt's words
