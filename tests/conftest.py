@@ -12,6 +12,7 @@ failure to open it fails the test.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -65,10 +66,29 @@ def _homes_of_our_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
             os.environ[name] = value
 
 
+@pytest.fixture(scope="session")
+def pristine_embedded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new embedded store, created once per worker and closed: each test's own starts
+    as a copy of it. Creating one runs every schema migration (about 0.3 s, 0.8 s on a
+    loaded machine); a new store holds only its schema, its clock at 0 and its schema
+    version, so every copy is the store a fresh open would have made."""
+    folder = tmp_path_factory.mktemp("pristine-embedded") / "memory"
+    EmbeddedStore.open(folder).close()
+    return folder
+
+
+def open_fresh_embedded(pristine: Path, data_dir: Path) -> EmbeddedStore:
+    """A new, empty embedded store in ``data_dir``: a copy of the pristine one, opened."""
+    shutil.copytree(pristine, data_dir)
+    return EmbeddedStore.open(data_dir)
+
+
 @pytest.fixture(params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
+def store(
+    request: pytest.FixtureRequest, tmp_path: Path, pristine_embedded: Path
+) -> Iterator[GraphStore]:
     if request.param == "embedded":
-        s: GraphStore = EmbeddedStore.open(tmp_path / "memory")
+        s: GraphStore = open_fresh_embedded(pristine_embedded, tmp_path / "memory")
     else:
         opened = open_neo4j_store()
         if isinstance(opened, str):
@@ -87,8 +107,8 @@ def memory(store: GraphStore) -> Memory:
 
 
 @pytest.fixture
-def embedded(tmp_path: Path) -> Iterator[EmbeddedStore]:
-    s = EmbeddedStore.open(tmp_path / "memory")
+def embedded(tmp_path: Path, pristine_embedded: Path) -> Iterator[EmbeddedStore]:
+    s = open_fresh_embedded(pristine_embedded, tmp_path / "memory")
     try:
         yield s
     finally:

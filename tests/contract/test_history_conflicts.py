@@ -104,10 +104,14 @@ def test_a_revision_linked_later_carries_the_tick_of_its_link(memory: Memory) ->
 
 def test_a_long_chain_is_cut_and_says_where_to_ask_again(memory: Memory) -> None:
     memory.advance_encounter(S, "long")
-    memory.create_entities(S, [_entity("Note", "long note", "0")])
+    head = memory.create_entities(S, [_entity("Note", "long note", "0")]).created[0].id
     total = MAX_VERSIONS + 5
     for i in range(1, total):
-        _revise(memory, S, "long note", str(i), f"step {i}")
+        # Each revision names the head it revises by id: a lookup by name per step would
+        # walk the chain grown so far (find_by_name returns the whole history), quadratic.
+        revision = {**_entity("Note", "long note", str(i)), "supersedes": head}
+        revision["revision_why"] = f"step {i}"
+        head = memory.create_entities(S, [revision]).created[0].id
     h = history.chain_history(memory.store, "long note")
     assert len(h.versions) == MAX_VERSIONS
     assert h.versions[-1].head and h.versions[0].description == "5"
