@@ -179,12 +179,15 @@ class TextIndex:
         """Hand the queued changes to the writer, in commit order (the caller holds _lock)."""
         with self._queue_lock:
             staged, self._queue = self._queue, []
+            # Pending before the queue's lock is let go: a search between the two would
+            # find nothing queued and nothing pending, and read the index without them.
+            if staged:
+                self._pending_tick = staged[-1].tick
         for entry in staged:
             for node_id in entry.replaced:
                 self._writer.delete_documents_by_term("id", node_id)
             for d in entry.docs:
                 self._writer.add_document(self._doc(d))
-            self._pending_tick = entry.tick
 
     @property
     def _behind(self) -> bool:
@@ -198,9 +201,10 @@ class TextIndex:
                 return
             self._writer.commit()
             self._mark(self._pending_tick)
-            self._pending_tick = None
-            # Inside the lock: a search that finds nothing pending must find it searchable.
+            # Reloaded before nothing is pending: a search that finds nothing pending
+            # must find it searchable.
             self._index.reload()
+            self._pending_tick = None
 
     def _flush_loop(self) -> None:
         while not self._stopping:
