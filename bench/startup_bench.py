@@ -90,18 +90,20 @@ def _ours(work: Path, src: Path, key: str, label: str, *, cold: bool = True) -> 
     search = ("search", {"query": "start", "limit": 10})
     # The quick start (server/front.py) answers a launch like the one before it; "cold" is a
     # launch without it (the first with a command line, or KENNING_ENCOUNTER_QUICK_START=off).
-    off = {**_env(src), "KENNING_ENCOUNTER_QUICK_START": "off"}
+    # Its answers are kept in the bench's own folder, never the user's cache.
+    env = {**_env(src), "KENNING_ENCOUNTER_CACHE_DIR": str(work / f"{key}-cache")}
+    off = {**env, "KENNING_ENCOUNTER_QUICK_START": "off"}
     found = [
-        Target(f"{key}_stdio", label, "stdio", [*serve, "--transport", "stdio"], _env(src), search),
+        Target(f"{key}_stdio", label, "stdio", [*serve, "--transport", "stdio"], env, search),
         Target(f"{key}_http", label, "http",
-               [*serve, "--transport", "streamable-http", "--port", "{port}"], _env(src), search,
+               [*serve, "--transport", "streamable-http", "--port", "{port}"], env, search,
                path="/mcp/"),
     ]  # fmt: skip
     if cold:
         found.insert(1, Target(f"{key}_cold_stdio", f"{label}, cold", "stdio",
                                [*serve, "--transport", "stdio"], off, search))  # fmt: skip
         found.insert(2, Target(f"{key}_2026_stdio", f"{label}, 2026 client", "stdio",
-                               [*serve, "--transport", "stdio"], _env(src), search,
+                               [*serve, "--transport", "stdio"], env, search,
                                era="2026"))  # fmt: skip
     return found
 

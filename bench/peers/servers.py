@@ -96,16 +96,21 @@ def _ours_write_calls(done_before: int, batch: list[Entity]) -> list[ToolCall]:
     return calls
 
 
-def _ours_env() -> dict[str, str]:
-    # The client starts servers with a minimal environment; ours runs from the source tree.
-    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
+def _ours_env(data_dir: Path) -> dict[str, str]:
+    # The client starts servers with a minimal environment; ours runs from the source tree,
+    # and keeps its quick-start answers (server/front.py) beside the bench's memory, not
+    # in the user's cache.
+    return {
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")])),
+        "KENNING_ENCOUNTER_CACHE_DIR": str(data_dir.parent / f"{data_dir.name}-cache"),
+    }
 
 
 def ours(data_dir: Path, neo4j: Neo4jTarget | None = None) -> Recipe:
     """``kenning-encounter serve`` on the embedded store, or on Neo4j when a target is given."""
     args = ["-m", "kenning_encounter", "serve", "--transport", "stdio"]
     args += ["--data-dir", str(data_dir), "--matcher", "off"]
-    env = _ours_env()
+    env = _ours_env(data_dir)
     key, label = "ours", "kenning-encounter (embedded)"
     if neo4j is not None:
         args += ["--store", "neo4j", "--neo4j-uri", neo4j.uri]
