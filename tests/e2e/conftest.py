@@ -65,6 +65,20 @@ def make_settings(data_dir: Path, **values: Any) -> Settings:
     return load_settings(data_dir=data_dir, **values)
 
 
+def modules_after_import(*names: str) -> set[str]:
+    """Every module a fresh interpreter holds after importing ``names`` (none of ours set)."""
+    probe = f"import sys, {', '.join(names)}; print('\\n'.join(sys.modules))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=clean_environ(),
+        timeout=120,
+        check=True,
+    )
+    return set(done.stdout.split())
+
+
 def server_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "kenning_encounter", *args]
 

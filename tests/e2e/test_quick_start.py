@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.e2e.conftest import clean_environ, server_command
+from tests.e2e.conftest import clean_environ, modules_after_import, server_command
 
 pytestmark = [pytest.mark.usefixtures("clean_env")]
 
@@ -337,19 +336,7 @@ async def test_an_sdk_client_session_is_answered_by_the_front_then_by_the_server
 
 def test_the_quick_start_runs_before_anything_heavy_is_imported() -> None:
     """The command line's module and the front import the standard library and no more."""
-    probe = (
-        "import sys, kenning_encounter.cli, kenning_encounter.server.front; "
-        "print('\\n'.join(sys.modules))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        env=clean_environ(),
-        timeout=120,
-        check=True,
-    )
-    modules = set(done.stdout.split())
+    modules = modules_after_import("kenning_encounter.cli", "kenning_encounter.server.front")
     assert "kenning_encounter.server.front" in modules
     late = sorted(m for m in modules if any(m == x or m.startswith(x + ".") for x in LATE))
     assert late == []

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import clean_environ, server_command
+from tests.e2e.conftest import clean_environ, modules_after_import, server_command
 
 pytestmark = [pytest.mark.usefixtures("clean_env")]
 
@@ -87,16 +87,7 @@ def _serve_importing(
 
 
 def test_importing_the_entry_modules_loads_nothing_heavy() -> None:
-    probe = f"import sys, {', '.join(ENTRY)}; print('\\n'.join(sys.modules))"
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        env=clean_environ(),
-        timeout=120,
-        check=True,
-    )
-    modules = set(done.stdout.split())
+    modules = modules_after_import(*ENTRY)
     assert set(ENTRY) <= modules
     assert _heavy(modules) == []
 
