@@ -81,10 +81,12 @@ class Infuser:
         infusion_log: InfusionRecorder | None = None,
         activation: Activation | None = None,
         weigh_standing: bool = True,
+        work_time: WorkTime | None = None,
     ) -> None:
         """``ledger``: where sessions' ledgers live (default: this process only);
         ``infusion_log``: where each prompt's delivery is recorded (default: nowhere);
-        ``activation``: how standing fades (memory/activation.py). Delivering a node never
+        ``activation``: how standing fades (memory/activation.py), in the working time
+        ``work_time`` reads (share the memory's, so one cache serves both). Delivering a node never
         renews it: nothing on this path writes a use. ``weigh_standing=False`` is the plain
         read (no tier, no weight), for the bench to set beside it."""
         self._store = store
@@ -98,7 +100,7 @@ class Infuser:
         self._wall_clock = wall_clock
         self._log = infusion_log
         self._activation = activation or Activation()
-        self._work_time = WorkTime()
+        self._work_time = work_time or WorkTime()
         self._weigh = weigh_standing
 
     @property

@@ -83,6 +83,7 @@ class Services:
                     ledger=self.ledger,
                     infusion_log=self.infusion_log,
                     activation=self.memory.activation,
+                    work_time=self.memory.work_time,
                 )
             return self._infuser
 
