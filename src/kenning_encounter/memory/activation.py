@@ -35,6 +35,7 @@ the encounters themselves, so replicas, exports and imports agree on it exactly.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -68,6 +69,48 @@ def last_use(node: NodeRecord) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Pauses:
+    """The idle stretches between the memory's work spans, the part of each pause beyond
+    what a pause may age it: they change only when the spans do, so a reader keeps them,
+    and each read adds only the stretch since the last span."""
+
+    pause_ages_s: float
+    last_end: float | None = None  # the end of the latest span; None: no work known
+    starts: tuple[float, ...] = ()
+    lengths: tuple[float, ...] = ()
+    before: tuple[float, ...] = ()
+    total: float = 0.0
+
+    @classmethod
+    def of(cls, spans: Sequence[tuple[float, float]], pause_ages_s: float) -> Pauses:
+        """From merged work spans (sorted, disjoint, epoch seconds)."""
+        starts: list[float] = []
+        lengths: list[float] = []
+        before: list[float] = []
+        total = 0.0
+        for (_, end), (resumed, _) in itertools.pairwise(spans):
+            idle_from = end + pause_ages_s
+            if resumed > idle_from:
+                starts.append(idle_from)
+                lengths.append(resumed - idle_from)
+                before.append(total)
+                total += resumed - idle_from
+        last = spans[-1][1] if spans else None
+        return cls(pause_ages_s, last, tuple(starts), tuple(lengths), tuple(before), total)
+
+    def present(self, at: datetime) -> Present:
+        """The moment ``at``, with the time since the last span as a pause too."""
+        if self.last_end is None:
+            return Present(at)
+        starts, lengths, before = self.starts, self.lengths, self.before
+        idle_from = self.last_end + self.pause_ages_s
+        if at.timestamp() > idle_from:
+            starts, lengths = (*starts, idle_from), (*lengths, at.timestamp() - idle_from)
+            before = (*before, self.total)
+        return Present(at, starts, lengths, before)
+
+
+@dataclass(frozen=True, slots=True)
 class Present:
     """The moment standing is read at, with the stretches the memory stood idle: the part
     of each pause in its work beyond what a pause may age it. Ages are the time between a
@@ -86,22 +129,7 @@ class Present:
     @classmethod
     def of(cls, spans: Sequence[tuple[float, float]], at: datetime, pause_ages_s: float) -> Present:
         """From the memory's merged work spans (sorted, disjoint, epoch seconds)."""
-        if not spans:
-            return cls(at)
-        starts: list[float] = []
-        lengths: list[float] = []
-        before: list[float] = []
-        total = 0.0
-        ends = [end for _, end in spans]
-        nexts = [start for start, _ in spans[1:]] + [at.timestamp()]
-        for end, resumed in zip(ends, nexts, strict=True):
-            idle_from = end + pause_ages_s
-            if resumed > idle_from:
-                starts.append(idle_from)
-                lengths.append(resumed - idle_from)
-                before.append(total)
-                total += resumed - idle_from
-        return cls(at, tuple(starts), tuple(lengths), tuple(before))
+        return Pauses.of(spans, pause_ages_s).present(at)
 
     def _idle_upto(self, t: float) -> float:
         j = bisect_right(self.idle_starts, t) - 1
@@ -174,6 +202,7 @@ class WorkTime:
         self._key: tuple[int, int] | None = None
         self._spans: list[tuple[float, float]] = []
         self._last: str = ""  # the latest activity read so far (ISO, as stored)
+        self._pauses: Pauses | None = None  # from _spans, for the last policy asked
 
     def present(self, tx: SpineReads, policy: Activation, at: datetime) -> Present:
         key = (tx.clock(), tx.erasures())
@@ -189,8 +218,12 @@ class WorkTime:
                 self._spans = _merged([*kept, *((_seconds(a), _seconds(b)) for a, b in found)])
                 self._last = max([last, *(b for _, b in found)])
                 self._key = key
-            spans = self._spans
-        return Present.of(spans, at, policy.pause_ages_days * DAY_S)
+                self._pauses = None
+            allowance = policy.pause_ages_days * DAY_S
+            if self._pauses is None or self._pauses.pause_ages_s != allowance:
+                self._pauses = Pauses.of(self._spans, allowance)
+            pauses = self._pauses
+        return pauses.present(at)
 
 
 def _merged(spans: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
