@@ -133,6 +133,7 @@ class EmbeddedStore:
     def close(self) -> None:
         if self._closed:
             return
+        self._ledgers.close()  # the saves written behind their answers, first
         self._closed = True
         if self._sandbox is not None:
             self._sandbox.close()
@@ -218,7 +219,7 @@ class EmbeddedStore:
             # Created nodes go in as written: a node changed after its creation
             # in the same write is dropped instead.
             created = [n for n in tx.created_nodes if n.id not in tx.changed_nodes]
-            self._nodes.end_commit(tx.changed_nodes, created)
+            self._nodes.end_commit(tx.changed_nodes, created, tx.changed_edges)
             # Under the write lock, so the index takes ticks in commit order.
             if tx.index_upserts or tx.index_deletes:
                 fresh = {n.id for n in tx.created_nodes}

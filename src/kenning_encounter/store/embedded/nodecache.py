@@ -31,17 +31,28 @@ from collections.abc import Iterable
 import ladybug
 
 from kenning_encounter.store.embedded.engine import DEFAULT_TRACER, execute
-from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.store.persons import Confirmation
+from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
 
 DEFAULT_CAPACITY = 50_000
 # Roughly what the cached nodes may hold in memory; the oldest go first past it.
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 _OVERHEAD = 400  # a record, its dict slot and its short strings, roughly
+_EDGE_OVERHEAD = 250  # an edge record and its strings, roughly
+
+# A node's authored relations: those out of it, then those into it.
+Adjacency = tuple[tuple[EdgeRecord, ...], tuple[EdgeRecord, ...]]
 
 
 def _weight(node: NodeRecord) -> int:
     return _OVERHEAD + len(node.description) + sum(len(str(v)) for v in node.props.values())
+
+
+def _edges_weight(edges: Adjacency) -> int:
+    return _OVERHEAD + sum(
+        _EDGE_OVERHEAD + len(e.revision_why or "") for e in (*edges[0], *edges[1])
+    )
 
 
 class SnapshotMoved(Exception):
@@ -57,6 +68,8 @@ class NodeCache:
         self._lock = threading.Lock()
         self._generation = 0
         self._nodes: dict[str, NodeRecord] = {}
+        self._edges: dict[str, Adjacency] = {}
+        self._confirmed: dict[str, Confirmation | None] = {}
         self._bytes = 0
 
     @property
@@ -68,17 +81,36 @@ class NodeCache:
         with self._lock:
             self._generation += 1
 
-    def end_commit(self, changed: Iterable[str] | None, created: Iterable[NodeRecord] = ()) -> None:
+    def end_commit(
+        self,
+        changed: Iterable[str] | None,
+        created: Iterable[NodeRecord] = (),
+        edges_changed: Iterable[str] | None = None,
+    ) -> None:
         """The commit is done: drop what it changed (None: it may have changed anything),
-        keep what it created."""
+        keep what it created; drop the relation lists of ``edges_changed`` (None: all),
+        and start an empty one for each created node that gained none."""
         with self._lock:
+            if edges_changed is None:
+                for node_id in list(self._edges):
+                    self._drop_edges(node_id)
+                self._confirmed = {}
+            else:
+                for node_id in edges_changed:
+                    self._drop_edges(node_id)
             if changed is None:
                 self._nodes = {}
+                self._edges = {}
+                self._confirmed = {}
                 self._bytes = 0
             else:
                 for node_id in changed:
                     self._drop(node_id)
+                created = list(created)
                 self._put(created)
+                if edges_changed is not None:
+                    moved = set(edges_changed)
+                    self._put_edges({n.id: ((), ()) for n in created if n.id not in moved})
             self._generation += 1
 
     def _serves(self, generation: int) -> bool:
@@ -96,17 +128,65 @@ class NodeCache:
             if self._serves(generation):
                 self._put(found.values())
 
+    def get_edges(self, generation: int, ids: list[str]) -> dict[str, Adjacency]:
+        with self._lock:
+            if not self._serves(generation):
+                return {}
+            edges = self._edges
+            return {i: edges[i] for i in ids if i in edges}
+
+    def offer_edges(self, generation: int, found: dict[str, Adjacency]) -> None:
+        with self._lock:
+            if self._serves(generation):
+                self._put_edges(found)
+
+    def get_confirmations(self, generation: int, ids: list[str]) -> dict[str, Confirmation | None]:
+        with self._lock:
+            if not self._serves(generation):
+                return {}
+            held = self._confirmed
+            return {i: held[i] for i in ids if i in held}
+
+    def offer_confirmations(self, generation: int, found: dict[str, Confirmation | None]) -> None:
+        with self._lock:
+            if self._serves(generation):
+                self._confirmed.update(found)
+                excess = len(self._confirmed) - self._capacity
+                for stale in list(itertools.islice(self._confirmed, max(0, excess))):
+                    del self._confirmed[stale]
+
     def _drop(self, node_id: str) -> None:
+        self._confirmed.pop(node_id, None)
         gone = self._nodes.pop(node_id, None)
         if gone is not None:
             self._bytes -= _weight(gone)
+
+    def _drop_edges(self, node_id: str) -> None:
+        gone = self._edges.pop(node_id, None)
+        if gone is not None:
+            self._bytes -= _edges_weight(gone)
+
+    def _put_edges(self, found: dict[str, Adjacency]) -> None:
+        for node_id, edges in found.items():
+            self._drop_edges(node_id)
+            self._edges[node_id] = edges
+            self._bytes += _edges_weight(edges)
+        self._bound()
 
     def _put(self, records: Iterable[NodeRecord]) -> None:
         for record in records:
             self._drop(record.id)
             self._nodes[record.id] = record
             self._bytes += _weight(record)
-        # Oldest first out (a dict keeps insertion order), past either bound.
+        self._bound()
+
+    def _bound(self) -> None:
+        # Oldest first out (a dict keeps insertion order), past either bound; relation
+        # lists go before nodes, being cheaper to read again.
+        while self._edges and (len(self._edges) > self._capacity or self._bytes > self._max_bytes):
+            excess = max(1, len(self._edges) - self._capacity)
+            for stale in list(itertools.islice(self._edges, excess)):
+                self._drop_edges(stale)
         while self._nodes and (len(self._nodes) > self._capacity or self._bytes > self._max_bytes):
             excess = max(1, len(self._nodes) - self._capacity)
             for stale in list(itertools.islice(self._nodes, excess)):
@@ -114,6 +194,11 @@ class NodeCache:
 
     def __len__(self) -> int:
         return len(self._nodes)
+
+    @property
+    def relation_lists(self) -> int:
+        """How many nodes' relation lists are held."""
+        return len(self._edges)
 
     @property
     def weight(self) -> int:
@@ -147,6 +232,28 @@ class LazySnapshot:
     def offer(self, found: dict[str, NodeRecord]) -> None:
         if self._cache is not None and self.generation is not None:
             self._cache.offer(self.generation, found)
+
+    def cached_edges(self, ids: list[str]) -> dict[str, Adjacency]:
+        if self._cache is None or self.generation is None:
+            return {}
+        found = self._cache.get_edges(self.generation, ids)
+        self._served = self._served or bool(found)
+        return found
+
+    def offer_edges(self, found: dict[str, Adjacency]) -> None:
+        if self._cache is not None and self.generation is not None:
+            self._cache.offer_edges(self.generation, found)
+
+    def cached_confirmations(self, ids: list[str]) -> dict[str, Confirmation | None]:
+        if self._cache is None or self.generation is None:
+            return {}
+        found = self._cache.get_confirmations(self.generation, ids)
+        self._served = self._served or bool(found)
+        return found
+
+    def offer_confirmations(self, found: dict[str, Confirmation | None]) -> None:
+        if self._cache is not None and self.generation is not None:
+            self._cache.offer_confirmations(self.generation, found)
 
     def ensure_open(self) -> None:
         if self._open:

@@ -17,7 +17,7 @@ from kenning_encounter.errors import EngineError, StoreError
 from kenning_encounter.store.embedded import engine
 from kenning_encounter.store.embedded import past as past_text
 from kenning_encounter.store.embedded import queries as q
-from kenning_encounter.store.embedded.nodecache import LazySnapshot
+from kenning_encounter.store.embedded.nodecache import Adjacency, LazySnapshot
 from kenning_encounter.store.embedded.textindex import IndexDoc, classes_of
 from kenning_encounter.store.ids import component_key, type_of_id
 from kenning_encounter.store.ops.activation import ActivationOps
@@ -26,10 +26,15 @@ from kenning_encounter.store.ops.identity import IdentityOps
 from kenning_encounter.store.ops.load import LoadOps
 from kenning_encounter.store.ops.past import PastOps
 from kenning_encounter.store.ops.spine import SpineOps
+from kenning_encounter.store.persons import Confirmation
 from kenning_encounter.store.port import DumpedNode
-from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
-from kenning_encounter.vocabulary import NODE_TYPES
+from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES, NODE_TYPES
+
+_AUTHORED = frozenset(AUTHORED_RELATION_TYPES)
+# Which list of a node's relations a read of edges out of or into nodes takes.
+_WAYS = {q.RELATION_TEXT.edges_out_many: 0, q.RELATION_TEXT.edges_in_many: 1}
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +112,8 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         # What a write does to stored nodes, for the node cache (nodecache.py).
         self.created_nodes: list[NodeRecord] = []
         self.changed_nodes: set[str] = set()
+        # Nodes whose authored relations this write made or removed; None: it cannot say.
+        self.changed_edges: set[str] | None = set()
         self._touched: set[str] = set()
 
     # --- statements, through the backend's one execute path (engine.py) -------------
@@ -163,9 +170,58 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self._snapshot.offer(fetched)
         return cached | fetched
 
+    def _edges_many(
+        self, template: str, ids: Sequence[str], rels: Sequence[str]
+    ) -> list[EdgeRecord]:
+        """Authored relations out of (or into) the nodes: in a read, from each node's list
+        in the cache (nodecache.py), read whole, both ways, for the nodes it lacks."""
+        way = _WAYS.get(template)
+        wanted = frozenset(rels)
+        if self._snapshot is None or way is None or not wanted <= _AUTHORED:
+            return super()._edges_many(template, ids, rels)
+        listed = self._relation_lists(list(dict.fromkeys(ids)))
+        return [e for edges in listed.values() for e in edges[way] if e.type in wanted]
+
+    def _relation_lists(self, ids: list[str]) -> dict[str, Adjacency]:
+        assert self._snapshot is not None
+        found = self._snapshot.cached_edges(ids)
+        missing = [i for i in ids if i not in found]
+        if not missing:
+            return found
+        lists: dict[str, tuple[list[EdgeRecord], list[EdgeRecord]]] = {i: ([], []) for i in missing}
+        text = self._relations
+        for e in super()._edges_many(text.edges_out_many, missing, AUTHORED_RELATION_TYPES):
+            lists[e.source][0].append(e)
+        for e in super()._edges_many(text.edges_in_many, missing, AUTHORED_RELATION_TYPES):
+            lists[e.target][1].append(e)
+        fetched = {i: (tuple(out), tuple(into)) for i, (out, into) in lists.items()}
+        self._snapshot.offer_edges(fetched)
+        return {i: found[i] if i in found else fetched[i] for i in ids}
+
+    def confirmations_of(self, node_ids: Sequence[str]) -> dict[str, Confirmation]:
+        """The latest confirmation of each node that has one; in a read, through the cache
+        (a node that has none is kept as having none)."""
+        if self._snapshot is None:
+            return super().confirmations_of(node_ids)
+        ids = list(dict.fromkeys(node_ids))
+        found = self._snapshot.cached_confirmations(ids)
+        missing = [i for i in ids if i not in found]
+        if missing:
+            fetched = super().confirmations_of(missing)
+            more = {i: fetched.get(i) for i in missing}
+            self._snapshot.offer_confirmations(more)
+            found |= more
+        return {i: c for i in ids if (c := found[i]) is not None}
+
     # --- the bookkeeping beside the graph ------------------------------------------------
     def _on_changed(self, node_id: str) -> None:
         self.changed_nodes.add(node_id)
+
+    def _on_edges(self, node_ids: Sequence[str] | None) -> None:
+        if node_ids is None:
+            self.changed_edges = None
+        elif self.changed_edges is not None:
+            self.changed_edges.update(node_ids)
 
     def _on_successor(self, node_id: str, successor: str | None) -> None:
         label = type_of_id(node_id)

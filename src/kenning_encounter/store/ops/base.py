@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any, LiteralString
 
 from kenning_encounter.errors import StoreError
@@ -41,6 +42,10 @@ class Statements(ABC):
     def _on_changed(self, node_id: str) -> None:  # noqa: B027 - a hook, a no-op by default
         """A stored node's status, successor or use is about to change (a backend that
         keeps nodes beside the graph hears it)."""
+
+    def _on_edges(self, node_ids: Sequence[str] | None) -> None:  # noqa: B027 - a hook
+        """Authored relations of these nodes were made or removed (None: of any node, as
+        a deletion's or an import's); a backend that keeps them beside the graph hears it."""
 
     def _require_writable(self) -> None:
         if not self._writable:

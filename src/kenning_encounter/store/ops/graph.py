@@ -134,6 +134,7 @@ class NodeOps(Statements):
             self.rows(self._nodes.source_drop, {"key": component_key(node), "id": node_id})
         predecessors = [pid for pid, _ in self.predecessors(node_id)]
         self._on_changed(node_id)
+        self._on_edges(None)  # its relations go with it, at every other end too
         self.rows(self.render(self._nodes.node_delete, label=node.type), {"id": node_id})
         self._on_deleted(node_id)
         for pid in predecessors:
@@ -230,6 +231,7 @@ class RelationOps(NodeOps):
         if edge.type != "SUPERSEDES":  # the link renews both ends' used_at (its query)
             self._on_changed(edge.source)
             self._on_changed(edge.target)
+        self._on_edges([edge.source, edge.target])
         self.rows(query, params)
         if edge.type == "SUPERSEDES":
             self._revised(edge.target, edge.source)
@@ -245,6 +247,7 @@ class RelationOps(NodeOps):
             if edge.target == target:
                 self._keep_edge(edge)
         query = self.render(text.edge_delete, source=s_label, target=t_label, rel=rel_type)
+        self._on_edges([source, target])
         self.rows(query, {"s": source, "t": target})
         if rel_type == "SUPERSEDES":
             self._revised(target, None)

@@ -285,6 +285,8 @@ class LoadOps(StandingLoadOps):
             if e.type == "SUPERSEDES":
                 row["why"] = e.revision_why
             groups.setdefault(key, []).append(row)
+        if groups:
+            self._on_edges(None)
         for (source, target, rel), rows in groups.items():
             if rel == "SUPERSEDES":
                 self._on_load_changed([r["t"] for r in rows])
@@ -324,6 +326,8 @@ class LoadOps(StandingLoadOps):
                     "why": c.why,
                 }
             )
+        if groups:
+            self._on_edges(None)  # confirmations are relations too, held beside the nodes
         for label, rows in groups.items():
             self.rows(self.render(self._load.load_confirmations, label=label), {"rows": rows})
 
@@ -346,6 +350,7 @@ class LoadOps(StandingLoadOps):
             gone = [str(r[0]) for r in self.rows(query, {"limit": limit})]
             if gone:
                 self._on_load_changed(gone)
+                self._on_edges(None)
                 return len(gone)
         for statement in self._load.clear_registries:
             self.rows(statement)

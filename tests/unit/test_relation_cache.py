@@ -1,0 +1,169 @@
+"""The embedded store keeps each read node's relations and confirmation beside it.
+
+A neighbourhood read is a pair of engine statements per node type, and infusion
+makes several per prompt; the node cache (nodecache.py) keeps each node's authored
+relations, both ways, and its latest confirmation, and every write that makes or
+removes one reports the nodes it touched. These tests hold the cache to the
+engine through every kind of write, on a real embedded store.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kenning_encounter.memory import operator
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.embedded import queries
+from kenning_encounter.store.embedded.backend import EmbeddedStore
+from kenning_encounter.store.port import ReadTx
+from kenning_encounter.store.records import EdgeRecord
+from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES, PROVENANCE_RELATION_TYPES
+from tests.support.embedded_store import read_uncached
+
+S = "relations-locus"
+AUTHORED = list(AUTHORED_RELATION_TYPES)
+
+
+def _key(e: EdgeRecord) -> tuple[Any, ...]:
+    return (e.source, e.type, e.target, e.tick, e.encounter, e.revision_why)
+
+
+def _view(tx: ReadTx, ids: list[str]) -> dict[str, Any]:
+    """What the cache serves: neighbourhoods, provenance, one node's edges, confirmations."""
+    hood = tx.neighbourhood(ids, AUTHORED)
+    coherent = tx.neighbourhood(ids, ["ABOUT", "RESOLVES", "CHALLENGES"])
+    return {
+        "edges": sorted(map(_key, hood.edges)),
+        "nodes": sorted(n.id for n in hood.nodes),
+        "coherent": sorted(map(_key, coherent.edges)),
+        "provenance": {
+            i: sorted(map(_key, tx.provenance(i, PROVENANCE_RELATION_TYPES, 3).edges)) for i in ids
+        },
+        "edges_of": {i: sorted(map(_key, tx.edges_of(i))) for i in ids},
+        "confirmed": tx.confirmations_of(ids),
+    }
+
+
+@pytest.fixture
+def memory(embedded: EmbeddedStore) -> Memory:
+    memory = Memory(embedded)
+    memory.advance_encounter(S, "watch the relations")
+    return memory
+
+
+def test_relations_agree_with_the_engine_through_every_kind_of_write(
+    embedded: EmbeddedStore, memory: Memory
+) -> None:
+    seen: set[str] = set()
+
+    def agree(step: str) -> None:
+        ids = sorted(seen)
+        first = embedded.read(lambda tx: _view(tx, ids))
+        again = embedded.read(lambda tx: _view(tx, ids))  # now surely from the cache
+        engine = read_uncached(embedded, lambda tx: _view(tx, ids))
+        assert first == engine, step
+        assert again == engine, step
+
+    created = memory.create_entities(
+        S,
+        [
+            {"type": "Observation", "name": "o1", "description": "the retry storm"},
+            {"type": "Observation", "name": "o2", "description": "the queue backs up"},
+            {"type": "Question", "name": "q1", "description": "why the storm?"},
+            {"type": "Hypothesis", "name": "h1", "description": "a tight backoff"},
+            {"type": "Concept", "name": "c1", "description": "backoff"},
+        ],
+    )
+    seen.update(n.id for n in created.created)
+    agree("created with no relation: each starts with an empty list")
+    memory.create_relations(
+        S,
+        [
+            {"source": "o1", "type": "ABOUT", "target": "c1"},
+            {"source": "o1", "type": "SUPPORTS", "target": "h1"},
+            {"source": "o2", "type": "CHALLENGES", "target": "h1"},
+            {"source": "o1", "type": "RESOLVES", "target": "q1"},
+        ],
+    )
+    agree("relations made")
+    memory.confirm_entities(S, ["o1", "h1"])
+    agree("confirmed")
+    revised = memory.create_entities(
+        S,
+        [
+            {
+                "type": "Concept",
+                "name": "c2",
+                "description": "backoff with jitter",
+                "supersedes": "c1",
+                "revision_why": "sharper",
+            },
+            {"type": "Note", "name": "n1", "description": "jitter first"},
+        ],
+    )
+    seen.update(n.id for n in revised.created)
+    memory.create_relations(S, [{"source": "n1", "type": "ABOUT", "target": "c2"}])
+    agree("a revision supersedes, and a new node is linked")
+    memory.delete_relations(S, [{"source": "o1", "type": "RESOLVES", "target": "q1"}])
+    agree("a relation undone")
+    memory.delete_entities(S, ["c2"])
+    agree("a revision undone: its relations go at both ends")
+    operator.forget(embedded, ["o2"])
+    agree("a node forgotten")
+    assert embedded.read(lambda tx: tx.confirmations_of(sorted(seen))), "confirmations kept"
+
+
+def test_a_neighbourhood_read_again_runs_no_statement(tmp_path: Path) -> None:
+    """The cache is what serves the second read: it fails if the lists are not kept."""
+    statements: list[str] = []
+    store = EmbeddedStore.open(tmp_path / "m", tracer=lambda q, _p, _s: statements.append(q))
+    try:
+        memory = Memory(store)
+        memory.advance_encounter(S, "count statements")
+        memory.create_entities(
+            S,
+            [
+                {"type": "Observation", "name": "o1", "description": "seen"},
+                {"type": "Concept", "name": "c1", "description": "idea"},
+            ],
+        )
+        memory.create_relations(S, [{"source": "o1", "type": "ABOUT", "target": "c1"}])
+        memory.confirm_entities(S, ["o1"])
+        ids = [memory.find_by_name(n).node.id for n in ("o1", "c1")]
+
+        def read() -> list[str]:
+            statements.clear()
+            store.read(lambda tx: (tx.neighbourhood(ids, AUTHORED), tx.confirmations_of(ids)))
+            return list(statements)
+
+        assert any("-[r]" in q or "CONFIRMED" in q for q in read()), "the first read asks"
+        assert read() == [], "the second is served whole from the cache"
+    finally:
+        store.close()
+
+
+def test_every_statement_that_makes_or_removes_a_relation_reports_it() -> None:
+    """The cache learns of relation changes from the write methods that report them
+    (ops ``_on_edges``; confirmations through ``_on_changed``). A new statement that
+    makes or removes authored relations or confirmations must report too: then add it."""
+    kinds = "|".join([*AUTHORED_RELATION_TYPES, "CONFIRMED"])
+    making = re.compile(
+        rf"(CREATE|MERGE) \(\w+\)-\[\w*:(\{{rel\}}|({kinds})\b)|DELETE r\b|DETACH DELETE"
+    )
+    texts = {name: value for name, value in vars(queries).items() if isinstance(value, str)}
+    found = {name for name, value in texts.items() if making.search(value)}
+    assert found == {
+        "EDGE_CREATE",  # ops/graph.py create_edge: both ends
+        "EDGE_CREATE_SUPERSEDES",  # the same
+        "EDGE_DELETE",  # ops/graph.py delete_edge: both ends
+        "NODE_DELETE",  # ops/graph.py delete_node: any (every other end)
+        "CONFIRM",  # ops/identity.py confirm_nodes: each node changed
+        "LOAD_EDGES",  # ops/load.py load_relations: any
+        "LOAD_SUPERSEDES",  # the same
+        "LOAD_CONFIRMATIONS",  # ops/load.py load_confirmations: any
+        "CLEAR_NODES",  # ops/load.py clear_some: any
+    }
