@@ -19,6 +19,7 @@ from kenning_encounter.memory import operator
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded import queries
 from kenning_encounter.store.embedded.backend import EmbeddedStore
+from kenning_encounter.store.persons import Confirmation
 from kenning_encounter.store.port import ReadTx
 from kenning_encounter.store.records import EdgeRecord
 from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES, PROVENANCE_RELATION_TYPES
@@ -26,6 +27,8 @@ from tests.support.embedded_store import read_uncached
 
 S = "relations-locus"
 AUTHORED = list(AUTHORED_RELATION_TYPES)
+COHERENT = frozenset({"ABOUT", "RESOLVES", "CHALLENGES"})
+PROVENANCE = frozenset(PROVENANCE_RELATION_TYPES)
 
 
 def _key(e: EdgeRecord) -> tuple[Any, ...]:
@@ -35,16 +38,60 @@ def _key(e: EdgeRecord) -> tuple[Any, ...]:
 def _view(tx: ReadTx, ids: list[str]) -> dict[str, Any]:
     """What the cache serves: neighbourhoods, provenance, one node's edges, confirmations."""
     hood = tx.neighbourhood(ids, AUTHORED)
-    coherent = tx.neighbourhood(ids, ["ABOUT", "RESOLVES", "CHALLENGES"])
+    coherent = tx.neighbourhood(ids, list(COHERENT))
     return {
-        "edges": sorted(map(_key, hood.edges)),
+        "edges": sorted(set(map(_key, hood.edges))),
         "nodes": sorted(n.id for n in hood.nodes),
-        "coherent": sorted(map(_key, coherent.edges)),
+        "coherent": sorted(set(map(_key, coherent.edges))),
         "provenance": {
-            i: sorted(map(_key, tx.provenance(i, PROVENANCE_RELATION_TYPES, 3).edges)) for i in ids
+            i: sorted(set(map(_key, tx.provenance(i, PROVENANCE_RELATION_TYPES, 3).edges)))
+            for i in ids
         },
-        "edges_of": {i: sorted(map(_key, tx.edges_of(i))) for i in ids},
+        "edges_of": {i: sorted(set(map(_key, tx.edges_of(i)))) for i in ids},
         "confirmed": tx.confirmations_of(ids),
+    }
+
+
+def _engine_view(store: EmbeddedStore, ids: list[str]) -> dict[str, Any]:
+    """The same, worked out here from every relation the engine holds (an oracle apart
+    from the store's own reads)."""
+    with store._reader() as conn:  # pyright: ignore[reportPrivateUsage]
+        rows = conn.execute(
+            "MATCH (a)-[r]->(b) WHERE label(r) IN $rels "
+            "RETURN a.id, b.id, label(r), r.tick, r.encounter, r.revision_why",
+            {"rels": AUTHORED},
+        ).get_all()  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
+        marks = conn.execute(
+            "MATCH (e:Encounter)-[r:CONFIRMED]->(n) RETURN n.id, e.id, r.tick, r.created_at"
+        ).get_all()  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
+    edges = [EdgeRecord(*row) for row in rows]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    live = set(store.read(lambda tx: tx.get_nodes(ids)))
+
+    def touching(of: set[str], kinds: frozenset[str]) -> list[EdgeRecord]:
+        return [e for e in edges if e.type in kinds and (e.source in of or e.target in of)]
+
+    def provenance(node_id: str) -> list[EdgeRecord]:
+        seen, frontier, found = {node_id}, [node_id], []
+        for _ in range(3):
+            incoming = [e for e in edges if e.type in PROVENANCE and e.target in frontier]
+            found += incoming
+            frontier = [e.source for e in incoming if e.source not in seen]
+            seen.update(frontier)
+        return found
+
+    hood = touching(set(ids), frozenset(AUTHORED))
+    latest: dict[str, Confirmation] = {}
+    for node, encounter, tick, at in marks:  # pyright: ignore[reportUnknownVariableType]
+        if node in ids and (node not in latest or tick > latest[node].tick):
+            latest[str(node)] = Confirmation(str(node), str(encounter), int(tick), str(at or ""))  # pyright: ignore[reportUnknownArgumentType]
+    ends = {e.source for e in hood} | {e.target for e in hood}
+    return {
+        "edges": sorted(set(map(_key, hood))),
+        "nodes": sorted(i for i in ends if store.read(lambda tx, i=i: tx.get_node(i))),
+        "coherent": sorted(set(map(_key, touching(set(ids), COHERENT)))),
+        "provenance": {i: sorted(set(map(_key, provenance(i)))) for i in ids},
+        "edges_of": {i: sorted(set(map(_key, touching({i}, frozenset(AUTHORED))))) for i in ids},
+        "confirmed": {i: c for i, c in latest.items() if i in live},
     }
 
 
@@ -64,9 +111,11 @@ def test_relations_agree_with_the_engine_through_every_kind_of_write(
         ids = sorted(seen)
         first = embedded.read(lambda tx: _view(tx, ids))
         again = embedded.read(lambda tx: _view(tx, ids))  # now surely from the cache
-        engine = read_uncached(embedded, lambda tx: _view(tx, ids))
+        engine = _engine_view(embedded, ids)
+        uncached = read_uncached(embedded, lambda tx: _view(tx, ids))
         assert first == engine, step
         assert again == engine, step
+        assert uncached == engine, step
 
     created = memory.create_entities(
         S,
@@ -108,6 +157,8 @@ def test_relations_agree_with_the_engine_through_every_kind_of_write(
     seen.update(n.id for n in revised.created)
     memory.create_relations(S, [{"source": "n1", "type": "ABOUT", "target": "c2"}])
     agree("a revision supersedes, and a new node is linked")
+    memory.confirm_entities(S, ["o1"], why="seen again")
+    agree("confirmed again: the latest counts")
     memory.delete_relations(S, [{"source": "o1", "type": "RESOLVES", "target": "q1"}])
     agree("a relation undone")
     memory.delete_entities(S, ["c2"])

@@ -137,6 +137,10 @@ EDGES_IN_MANY: Final = (
     "MATCH (n:{label})<-[r]-(m) WHERE n.id IN $ids AND label(r) IN $rels "
     "RETURN m.id, n.id, label(r), r.tick, r.encounter, r.revision_why"
 )
+# Every relation of one node, either way: a seek on the node's key, where a list of ids
+# (``WHERE n.id IN $ids``) scans the node's whole table. The relation comes whole, so
+# its direction is read from its ends (``_SRC``) against the node's own id.
+EDGES_OF_ONE: Final = "MATCH (n:{label} {{id: $id}})-[r]-(m) RETURN id(n), m.id, r"
 EDGES_ALL: Final = (
     "MATCH (a)-[r]->(b) WHERE label(r) IN $rels "
     "RETURN a.id, b.id, label(r), r.tick, r.encounter, r.revision_why"

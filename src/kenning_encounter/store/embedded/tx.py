@@ -33,6 +33,9 @@ from kenning_encounter.store.tracing import Tracer
 from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES, NODE_TYPES
 
 _AUTHORED = frozenset(AUTHORED_RELATION_TYPES)
+# Up to this many nodes a relation read seeks each one; more, and one scan of each type's
+# table costs less than the seeks.
+SEEK_LIMIT = 128
 # Which list of a node's relations a read of edges out of or into nodes takes.
 _WAYS = {q.RELATION_TEXT.edges_out_many: 0, q.RELATION_TEXT.edges_in_many: 1}
 
@@ -173,13 +176,18 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
     def _edges_many(
         self, template: str, ids: Sequence[str], rels: Sequence[str]
     ) -> list[EdgeRecord]:
-        """Authored relations out of (or into) the nodes: in a read, from each node's list
-        in the cache (nodecache.py), read whole, both ways, for the nodes it lacks."""
+        """Authored relations out of (or into) the nodes. In a read, from each node's
+        lists in the cache (nodecache.py); for a few nodes, each node's own seek
+        (``EDGES_OF_ONE``), whose cost does not grow with the memory."""
         way = _WAYS.get(template)
         wanted = frozenset(rels)
-        if self._snapshot is None or way is None or not wanted <= _AUTHORED:
+        unique = list(dict.fromkeys(ids))
+        if way is None or not wanted <= _AUTHORED or len(unique) > SEEK_LIMIT:
             return super()._edges_many(template, ids, rels)
-        listed = self._relation_lists(list(dict.fromkeys(ids)))
+        if self._snapshot is None:
+            listed = {i: lists for i, (lists, _) in self._seek_relations(unique).items()}
+        else:
+            listed = self._relation_lists(unique)
         return [e for edges in listed.values() for e in edges[way] if e.type in wanted]
 
     def _relation_lists(self, ids: list[str]) -> dict[str, Adjacency]:
@@ -188,15 +196,42 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         missing = [i for i in ids if i not in found]
         if not missing:
             return found
-        lists: dict[str, tuple[list[EdgeRecord], list[EdgeRecord]]] = {i: ([], []) for i in missing}
-        text = self._relations
-        for e in super()._edges_many(text.edges_out_many, missing, AUTHORED_RELATION_TYPES):
-            lists[e.source][0].append(e)
-        for e in super()._edges_many(text.edges_in_many, missing, AUTHORED_RELATION_TYPES):
-            lists[e.target][1].append(e)
-        fetched = {i: (tuple(out), tuple(into)) for i, (out, into) in lists.items()}
+        sought = self._seek_relations(missing)
+        fetched = {i: lists for i, (lists, _) in sought.items()}
         self._snapshot.offer_edges(fetched)
+        # The same rows held each node's confirmations: its latest is kept too.
+        self._snapshot.offer_confirmations({i: c for i, (_, c) in sought.items()})
         return {i: found[i] if i in found else fetched[i] for i in ids}
+
+    def _seek_relations(self, ids: list[str]) -> dict[str, tuple[Adjacency, Confirmation | None]]:
+        """Each node's authored relations (out of it, into it) and latest confirmation,
+        a seek per node."""
+        found: dict[str, tuple[Adjacency, Confirmation | None]] = {}
+        for node_id in ids:
+            label = type_of_id(node_id)
+            out: list[EdgeRecord] = []
+            into: list[EdgeRecord] = []
+            latest: Confirmation | None = None
+            if label is not None and label in NODE_TYPES:
+                query = q.render(q.EDGES_OF_ONE, label=label)
+                for own, other, rel in self.rows(query, {"id": node_id}):
+                    kind = str(rel["_LABEL"])
+                    outward = rel["_SRC"] == own
+                    if kind == "CONFIRMED" and not outward:
+                        tick = int(rel["tick"])
+                        if latest is None or tick > latest.tick:
+                            at = str(rel.get("created_at") or "")
+                            latest = Confirmation(node_id, str(other), tick, at)
+                        continue
+                    if kind not in _AUTHORED:
+                        continue
+                    tick, enc, why = int(rel["tick"]), rel.get("encounter"), rel.get("revision_why")
+                    if outward:
+                        out.append(EdgeRecord(node_id, str(other), kind, tick, enc, why))
+                    if rel["_DST"] == own:
+                        into.append(EdgeRecord(str(other), node_id, kind, tick, enc, why))
+            found[node_id] = ((tuple(out), tuple(into)), latest)
+        return found
 
     def confirmations_of(self, node_ids: Sequence[str]) -> dict[str, Confirmation]:
         """The latest confirmation of each node that has one; in a read, through the cache
@@ -206,7 +241,14 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         ids = list(dict.fromkeys(node_ids))
         found = self._snapshot.cached_confirmations(ids)
         missing = [i for i in ids if i not in found]
-        if missing:
+        if missing and len(missing) <= SEEK_LIMIT:
+            # A seek per node brings its relations and its confirmations together.
+            sought = self._seek_relations(missing)
+            self._snapshot.offer_edges({i: lists for i, (lists, _) in sought.items()})
+            more = {i: latest for i, (_, latest) in sought.items()}
+            self._snapshot.offer_confirmations(more)
+            found |= more
+        elif missing:
             fetched = super().confirmations_of(missing)
             more = {i: fetched.get(i) for i in missing}
             self._snapshot.offer_confirmations(more)
