@@ -96,7 +96,9 @@ def test_the_reply_after_a_question_rises_with_the_question(
         ],
     )
     ranked, _ = _ranked(store, "How often does she swim laps?")
-    assert ranked[0] == ids["asked"]
-    # The answer shares no word with the prompt, yet it leads the record before the
-    # question, which shares one: it is what the question was answered with.
+    # The answer shares no word with the prompt, yet it leads the question that does
+    # (a record that ends by asking puts the question, it does not answer it) and the
+    # record before the question, which shares one: it is what the question was
+    # answered with.
+    assert ranked[:2] == [ids["answer"], ids["asked"]]
     assert ranked.index(ids["answer"]) < ranked.index(ids["before"])

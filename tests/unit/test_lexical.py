@@ -246,7 +246,8 @@ def test_neighbour_propagation_surfaces_the_reply_next_to_a_match() -> None:
             (1, ["ledger notes", *_FILLER[2:5]]),
         ]
     )
-    config = LexicalConfig(encounter_weight=0.0)
+    # Propagation alone: the question is not held lower for asking.
+    config = LexicalConfig(encounter_weight=0.0, asking_share=1.0)
     order = _rank("ledger database", nodes, opened, config)
     assert order[0] == "n0-2"
     # Beside a full match beats a partial match of its own.
@@ -481,12 +482,30 @@ def test_the_record_after_a_question_inherits_more_of_it_than_the_one_before() -
     nodes, opened = _memory(
         [(0, ["lunch was pasta", "how often do you swim laps?", "three times a week", "ok"])]
     )
-    config = LexicalConfig(encounter_weight=0.0)
+    config = LexicalConfig(encounter_weight=0.0, asking_share=1.0)
     order = _rank("How often does she swim laps?", nodes, opened, config)
     assert order[0] == "n0-1"
     assert order.index("n0-2") < order.index("n0-0")
     flat = _rank("How often does she swim laps?", nodes, opened, replace(config, reply_boost=0.0))
     assert flat.index("n0-0") < flat.index("n0-2")  # equal shares: the earlier record first
+
+
+def test_a_record_that_asks_ranks_below_the_reply_that_answers_it() -> None:
+    # The question shares the prompt's words; the answer after it shares none.
+    nodes, opened = _memory(
+        [(0, ["lunch was pasta", "how often do you swim laps?", "three times a week"])]
+    )
+    config = LexicalConfig(encounter_weight=0.0)
+    prompt = "How often does she swim laps?"
+    assert _rank(prompt, nodes, opened, config)[:2] == ["n0-2", "n0-1"]
+    # Not held lower, the question leads its answer.
+    assert _rank(prompt, nodes, opened, replace(config, asking_share=1.0))[:2] == [
+        "n0-1",
+        "n0-2",
+    ]
+    # The memory's own open Question is work to surface: it is not held lower.
+    asked = [replace(n, type="Question") if n.id == "n0-1" else n for n in nodes]
+    assert _rank(prompt, asked, opened, config)[0] == "n0-1"
 
 
 def test_the_name_asked_about_leads_the_name_mentioned_after_it() -> None:

@@ -20,7 +20,8 @@ fulltext index proposed, with what the graph tells cheaply about each:
 - co-occurrence: a node recorded next to a match in the same encounter
   inherits part of its score — the answer often sits beside the words that
   name the matter (a reply after the question that named it, which inherits
-  the most);
+  the most), and a record that ends by asking is itself held a little lower:
+  it puts the question, the records after it answer;
 - the encounter: knowledge about one matter is recorded together, so the best
   evidence of each encounter is pooled and members of strong encounters rise;
 - time: when the prompt names a time ("in May", "last week", "on 2023-05-07",
@@ -197,6 +198,7 @@ class LexicalConfig:
     time_base: float = 0.25  # ... and its pull on its own, in shares of the best lexical score
     related_weight: float = 0.5  # a related key ("mentor" for "mentorship") against its word
     when_weight: float = 0.5  # a node whose text says when, for a prompt that asks when
+    asking_share: float = 0.8  # a record that ends by asking: a question put, not an answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -447,6 +449,12 @@ def _encounter_pull(
     return {name: p / best for name, p in pooled.items()} if best > 0 else {}
 
 
+def _asks(node: NodeRecord) -> bool:
+    """A record whose text ends with a question: one put in passing, not the memory's
+    own open Question (that is work to surface, and the rank gives it its own voice)."""
+    return node.type != "Question" and node.description.rstrip().endswith("?")
+
+
 def _node_time(node: NodeRecord, context: GraphContext) -> NodeTime | None:
     opened = context.encounter_opened.get(node.encounter) if node.encounter else None
     return node_time(node, utc(opened) if opened is not None else None)
@@ -523,6 +531,10 @@ def rank_candidates(
             # A prompt asking when is answered by a record that says when.
             score *= 1.0 + cfg.when_weight
             why.append("says when")
+        if _asks(cand.node):
+            # A record that ends by asking is a question put, not its answer; the reply
+            # after it still inherits its words in full.
+            score *= cfg.asking_share
         score = _finite_or_zero(score)
         if score > 0:
             scored.append(Scored(cand.node, score, ev.matched, tuple(why), fit, ev.attributed))
