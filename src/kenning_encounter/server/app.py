@@ -17,6 +17,7 @@ from kenning_encounter.server import (
     tools_session,
     tools_write,
 )
+from kenning_encounter.server.app_tools import KeptSchemas
 from kenning_encounter.server.context import AppContext, Runtime, check_face
 from kenning_encounter.server.info import package_version
 from kenning_encounter.server.manual import HOWTO_URI, howto_text, instructions
@@ -42,8 +43,12 @@ def build_server(
     settings: Settings,
     runtime: Runtime,
     groups: Sequence[ToolGroup] = DEFAULT_TOOL_GROUPS,
+    *,
+    kept_schemas: bool = True,
 ) -> MCPServer[AppContext]:
-    """An MCP server over the runtime's memory, serving the groups the face allows."""
+    """An MCP server over the runtime's memory, serving the groups the face allows;
+    with ``kept_schemas``, its tools are listed from the schemas an earlier start
+    generated, where they still hold (app_tools.py), and built when first called."""
     check_face(settings)
 
     @asynccontextmanager
@@ -51,6 +56,12 @@ def build_server(
         async with runtime.session() as context:
             yield context
 
+    kept = KeptSchemas.for_this_process() if kept_schemas else None
+    registrar = ToolRegistrar(settings, kept)
+    for register in groups:
+        register(registrar)
+    if kept is not None:
+        kept.save()
     server: MCPServer[AppContext] = KenningMCPServer(
         SERVER_NAME,
         title="kenning-encounter memory",
@@ -58,10 +69,8 @@ def build_server(
         version=package_version(),
         lifespan=lifespan,
         log_level="DEBUG" if settings.log_level.upper() == "DEBUG" else "INFO",
+        tools=registrar.tools,
     )
-    registrar = ToolRegistrar(server, settings)
-    for register in groups:
-        register(registrar)
 
     @server.resource(
         HOWTO_URI,
