@@ -108,3 +108,28 @@ def test_orient_loads_the_analytics_stack_when_it_runs(tmp_path: Path) -> None:
     modules, answers = _serve_importing(tmp_path / "memory", ("orient", {}))
     assert "error" not in answers[3] and not answers[3]["result"].get("isError"), answers[3]
     assert {"numpy", "igraph", "kenning_encounter.analytics.orient"} <= set(_heavy(modules))
+
+
+def test_a_launch_starts_with_the_collector_off_and_serves_with_it_on(tmp_path: Path) -> None:
+    """cli.main turns the garbage collector off for a launch's start; the built server turns
+    it back on, the start's objects frozen out of its walks (server/app.py settle_start)."""
+    script = (
+        "import gc, sys\n"
+        "from kenning_encounter.cli import main\n"
+        f"sys.argv = ['kenning-encounter', 'serve', '--transport', 'stdio', "
+        f"'--data-dir', {str(tmp_path / 'memory')!r}]\n"
+        "code = main()\n"
+        "sys.stderr.write(f'after: {code} {gc.isenabled()} {gc.get_freeze_count()}\\n')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input="",
+        capture_output=True,
+        text=True,
+        env=clean_environ(KENNING_ENCOUNTER_QUICK_START="off"),
+        timeout=180,
+    )
+    [after] = [line for line in done.stderr.splitlines() if line.startswith("after: ")]
+    code, enabled, frozen = after.split()[1:]
+    assert (code, enabled) == ("0", "True"), done.stderr[-4_000:]
+    assert int(frozen) > 50_000  # the start's objects, out of the collector's walks

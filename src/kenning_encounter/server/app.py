@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
 from typing import Final
@@ -71,6 +72,7 @@ def build_server(
         log_level="DEBUG" if settings.log_level.upper() == "DEBUG" else "INFO",
         tools=registrar.tools,
     )
+    settle_start()
 
     @server.resource(
         HOWTO_URI,
@@ -84,3 +86,13 @@ def build_server(
         return howto_text()
 
     return server
+
+
+def settle_start() -> None:
+    """Turn the collector back on if the launch turned it off (cli.main), once the start's
+    objects exist: they live as long as the process, so they are first moved where the
+    collector never walks them again (``gc.freeze``; the little garbage among them is
+    kept). A server built with the collector on (in a test, from Python) is left alone."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
