@@ -18,7 +18,13 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import clean_environ, modules_after_import, server_command
+from tests.e2e.conftest import (
+    LISTENING,
+    clean_environ,
+    modules_after_import,
+    run_server,
+    server_command,
+)
 
 pytestmark = [pytest.mark.usefixtures("clean_env")]
 
@@ -29,6 +35,8 @@ HEAVY = (
     "igraph",
     "google.genai",
     "openai",
+    "rich",  # the SDK's log handler, which a configured command line never installs
+    "websockets",  # uvicorn's WebSocket protocol; nothing of ours speaks it
     "kenning_encounter.analytics.algorithms",
     "kenning_encounter.analytics.catalog",
     "kenning_encounter.analytics.orient",
@@ -100,6 +108,17 @@ def test_a_server_answering_initialize_a_listing_and_a_search_loads_nothing_heav
     assert "orient" in {t["name"] for t in answers[2]["result"]["tools"]}
     assert answers[3]["result"]["structuredContent"]["hits"] == []
     assert "kenning_encounter.server.app" in modules  # the check reads this process's imports
+    assert _heavy(modules) == []
+
+
+def test_an_http_server_listens_having_loaded_nothing_heavy(tmp_path: Path) -> None:
+    """Over HTTP the infuser is readied on a thread once the server listens (its numeric
+    stack is imported then); what the start imported before it listens is checked."""
+    with run_server(tmp_path / "memory", env={"PYTHONPROFILEIMPORTTIME": "1"}) as server:
+        lines = list(server.lines)
+    before = lines[: next(i for i, line in enumerate(lines) if LISTENING.search(line))]
+    modules = {m.group(1) for m in map(IMPORTED.match, before) if m}
+    assert {"uvicorn", "kenning_encounter.server.app"} <= modules
     assert _heavy(modules) == []
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import AsyncGenerator, Sequence
-from contextlib import asynccontextmanager
+import logging
+from collections.abc import AsyncGenerator, Generator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import Final
 
+import mcp.server.mcpserver.server as sdk_server
 from mcp.server.mcpserver import MCPServer
 
 from kenning_encounter.config import Settings
@@ -63,15 +65,16 @@ def build_server(
         register(registrar)
     if kept is not None:
         kept.save()
-    server: MCPServer[AppContext] = KenningMCPServer(
-        SERVER_NAME,
-        title="kenning-encounter memory",
-        instructions=instructions(settings),
-        version=package_version(),
-        lifespan=lifespan,
-        log_level="DEBUG" if settings.log_level.upper() == "DEBUG" else "INFO",
-        tools=registrar.tools,
-    )
+    with _logging_configured():
+        server: MCPServer[AppContext] = KenningMCPServer(
+            SERVER_NAME,
+            title="kenning-encounter memory",
+            instructions=instructions(settings),
+            version=package_version(),
+            lifespan=lifespan,
+            log_level="DEBUG" if settings.log_level.upper() == "DEBUG" else "INFO",
+            tools=registrar.tools,
+        )
     settle_start()
 
     @server.resource(
@@ -86,6 +89,28 @@ def build_server(
         return howto_text()
 
     return server
+
+
+@contextmanager
+def _logging_configured() -> Generator[None]:
+    """MCPServer() configures logging with ``logging.basicConfig``, which does nothing once
+    the root logger has handlers (the command line's: cli.configure_logging), but first
+    imports rich for a handler it would then drop (a fiftieth of a start). Once logging is
+    configured, that call is skipped; otherwise the SDK configures it as it always has."""
+    if not logging.getLogger().handlers:
+        yield
+        return
+    # The name MCPServer.__init__ calls, in the SDK's server module.
+    configure = getattr(sdk_server, "configure_logging")  # noqa: B009
+    setattr(sdk_server, "configure_logging", _configured)  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(sdk_server, "configure_logging", configure)  # noqa: B010
+
+
+def _configured(level: str = "INFO") -> None:
+    del level  # logging is configured already
 
 
 def settle_start() -> None:
