@@ -9,6 +9,8 @@ give the same schemas every time. So a start that generated them keeps them
 the libraries and the interpreter), and the next start lists each tool from that file
 (``DeferredTool``) and builds the tool the SDK's way the first time it is called.
 
+A tool's schemas must therefore follow from its code alone, never from settings
+(its public name does, and is applied at every start; the face only chooses tools).
 A kept schema is checked against the generated one when the tool is built; a
 difference (which the stamps should never let through) is logged and the file
 dropped, so a stale file is wrong for one start at most.
