@@ -29,7 +29,8 @@ leaves them.
     git worktree add /tmp/before HEAD~1 && \\
         PYTHONPATH=src python -m bench.startup_bench --before /tmp/before/src
 
-Goal (issue 19): ours answers its first request within 0.8 s over stdio and over HTTP.
+Goal (issue 19): ours answers its first request within 0.8 s over stdio (cold: without
+the quick start) and over HTTP.
 """
 
 from __future__ import annotations
@@ -85,26 +86,34 @@ def _env(src: Path = SRC) -> dict[str, str]:
     return env
 
 
-def _ours(work: Path, src: Path, key: str, label: str, *, cold: bool = True) -> list[Target]:
+def _ours(
+    work: Path, src: Path, key: str, label: str, *, quick: bool = True, first: bool = True
+) -> list[Target]:
     serve = [sys.executable, "-m", "kenning_encounter", "serve", "--data-dir", str(work / key)]
     search = ("search", {"query": "start", "limit": 10})
+    stdio, http = [*serve, "--transport", "stdio"], [*serve, "--transport", "streamable-http",
+                                                     "--port", "{port}"]  # fmt: skip
     # The quick start (server/front.py) answers a launch like the one before it; "cold" is a
     # launch without it (the first with a command line, or KENNING_ENCOUNTER_QUICK_START=off).
-    # Its answers are kept in the bench's own folder, never the user's cache.
+    # Every launch but a code version's first lists its tools from the schemas an earlier
+    # one kept (server/app_tools.py); "nothing kept" is that first launch, as after an
+    # install or an upgrade. Both are kept in the bench's own folder, never the user's cache.
     env = {**_env(src), "KENNING_ENCOUNTER_CACHE_DIR": str(work / f"{key}-cache")}
     off = {**env, "KENNING_ENCOUNTER_QUICK_START": "off"}
+    bare = {**off, "KENNING_ENCOUNTER_TOOL_SCHEMAS": "off"}
     found = [
-        Target(f"{key}_stdio", label, "stdio", [*serve, "--transport", "stdio"], env, search),
-        Target(f"{key}_http", label, "http",
-               [*serve, "--transport", "streamable-http", "--port", "{port}"], env, search,
-               path="/mcp/"),
-    ]  # fmt: skip
-    if cold:
-        found.insert(1, Target(f"{key}_cold_stdio", f"{label}, cold", "stdio",
-                               [*serve, "--transport", "stdio"], off, search))  # fmt: skip
-        found.insert(2, Target(f"{key}_2026_stdio", f"{label}, 2026 client", "stdio",
-                               [*serve, "--transport", "stdio"], env, search,
-                               era="2026"))  # fmt: skip
+        Target(f"{key}_cold_stdio", f"{label}, cold", "stdio", stdio, off, search),
+        Target(f"{key}_http", label, "http", http, env, search, path="/mcp/"),
+    ]
+    if quick:
+        found.insert(0, Target(f"{key}_stdio", label, "stdio", stdio, env, search))
+        found.insert(2, Target(f"{key}_2026_stdio", f"{label}, 2026 client", "stdio", stdio,
+                               env, search, era="2026"))  # fmt: skip
+    if first:
+        found.insert(-1, Target(f"{key}_bare_stdio", f"{label}, nothing kept", "stdio", stdio,
+                                bare, search))  # fmt: skip
+        found.append(Target(f"{key}_bare_http", f"{label}, nothing kept", "http", http, bare,
+                            search, path="/mcp/"))  # fmt: skip
     return found
 
 
@@ -120,22 +129,20 @@ def targets(
     """The servers to launch, and those that cannot run with why; ``before`` is another
     source tree of ours (say a worktree at the previous commit), measured beside this one."""
     echo = ("echo", {"text": "start"})
-    ours_stdio, ours_cold, ours_2026, ours_http = _ours(
-        work, SRC, "ours", "kenning-encounter (embedded)"
-    )
+    ours = _ours(work, SRC, "ours", "kenning-encounter (embedded)")
+    http_at = next(i for i, t in enumerate(ours) if t.transport == "http")
     found = [
-        ours_stdio,
-        ours_cold,
-        ours_2026,
+        *ours[:http_at],
         Target("floor_stdio", "bare MCPServer (same SDK)", "stdio",
                [sys.executable, str(FLOOR), "stdio"], _env(), echo),
-        ours_http,
+        *ours[http_at:],
         Target("floor_http", "bare MCPServer (same SDK)", "http",
                [sys.executable, str(FLOOR), "http", "{port}"], _env(), echo),
     ]  # fmt: skip
     if before is not None:
+        # A tree from before the kept schemas has nothing to keep: its cold launch is its first.
         found += _ours(work, before.resolve(), "before", "kenning-encounter (embedded), before",
-                       cold=False)  # fmt: skip
+                       quick=False, first=False)  # fmt: skip
     missing: dict[str, str] = {}
     node = shutil.which("node")
     entry = peers_dir / "node_modules" / REFERENCE_PACKAGE / "dist" / "index.js"
@@ -394,14 +401,19 @@ def run(
 
 
 def _goal(servers: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    keys = ("ours_stdio", "ours_http")
+    keys = ("ours_cold_stdio", "ours_http")
     ours = {k: servers[k]["initialize_ms"] for k in keys if k in servers}
     return {
         "statement": f"ours answers its first request within {GOAL_FIRST_ANSWER_MS:g} ms "
-        "over stdio and over HTTP (median)",
-        "met": bool(ours) and max(ours.values()) <= GOAL_FIRST_ANSWER_MS,
+        "over stdio without the quick start and over HTTP (median)",
+        "met": len(ours) == len(keys) and max(ours.values()) <= GOAL_FIRST_ANSWER_MS,
         "first_answer_ms": ours,
-        "cold_stdio_ms": servers.get("ours_cold_stdio", {}).get("initialize_ms"),
+        "quick_stdio_ms": servers.get("ours_stdio", {}).get("initialize_ms"),
+        "nothing_kept_ms": {
+            k: servers[k]["initialize_ms"]
+            for k in ("ours_bare_stdio", "ours_bare_http")
+            if k in servers
+        },
     }
 
 
@@ -425,15 +437,19 @@ def format_table(result: dict[str, Any]) -> str:
     for ours, other in (("ours_stdio", "reference_stdio"), ("ours_2026_stdio", "reference_stdio"),
                         ("ours_stdio", "floor_stdio"),
                         ("ours_cold_stdio", "floor_stdio"), ("ours_http", "floor_http"),
-                        ("ours_stdio", "before_stdio"), ("ours_cold_stdio", "before_stdio"),
+                        ("ours_bare_stdio", "floor_stdio"), ("ours_bare_http", "floor_http"),
+                        ("ours_cold_stdio", "reference_stdio"),
+                        ("ours_cold_stdio", "before_cold_stdio"),
                         ("ours_http", "before_http")):  # fmt: skip
         if ours in servers and other in servers:
             a, b = servers[ours]["initialize_ms"], servers[other]["initialize_ms"]
             lines.append(f"first answer, {ours} / {other}: {a / b:.2f}x ({a - b:+.0f} ms)")
     goal = result["goal"]
     lines.append(f"goal: {goal['statement']}: {'met' if goal['met'] else 'NOT met'}")
-    if goal["cold_stdio_ms"] is not None:
-        lines.append(f"  (stdio without the quick start: {goal['cold_stdio_ms']:.0f} ms)")
+    if goal["quick_stdio_ms"] is not None:
+        lines.append(f"  (stdio with the quick start: {goal['quick_stdio_ms']:.0f} ms)")
+    for key, ms in goal["nothing_kept_ms"].items():
+        lines.append(f"  ({key}, a code version's first launch: {ms:.0f} ms)")
     return "\n".join(lines)
 
 

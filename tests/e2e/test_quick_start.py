@@ -340,3 +340,23 @@ def test_the_quick_start_runs_before_anything_heavy_is_imported() -> None:
     assert "kenning_encounter.server.front" in modules
     late = sorted(m for m in modules if any(m == x or m.startswith(x + ".") for x in LATE))
     assert late == []
+
+
+def test_a_launch_lists_and_calls_tools_from_the_schemas_the_last_one_kept(
+    tmp_path: Path,
+) -> None:
+    """Without quick-start answers the SDK answers the listing, from tools listed from the
+    schemas the first launch kept (server/app_tools.py) and built when first called."""
+    launches = Launches(tmp_path, KENNING_ENCOUNTER_QUICK_START="off")
+    unknown = _request(4, "tools/call", {"name": "search", "arguments": {"query": "x", "k": 1}})
+    script = (_initialize(), INITIALIZED, _request(2, "tools/list"), SEARCH, unknown)
+    first, _ = launches.run(*script)
+    kept = launches.cache / "tool-schemas.json"
+    assert kept.is_file() and not launches.files()
+    stamp = kept.stat().st_mtime_ns
+    second, _ = launches.run(*script)
+    assert kept.stat().st_mtime_ns == stamp  # used as it was, not written again
+    assert _by_id(first) == _by_id(second)
+    assert _by_id(second)[3]["result"]["structuredContent"]["hits"] == []
+    refused = _by_id(second)[4]["result"]
+    assert refused["isError"] and "k" in refused["content"][0]["text"]

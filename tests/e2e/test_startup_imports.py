@@ -18,7 +18,13 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import clean_environ, modules_after_import, server_command
+from tests.e2e.conftest import (
+    LISTENING,
+    clean_environ,
+    modules_after_import,
+    run_server,
+    server_command,
+)
 
 pytestmark = [pytest.mark.usefixtures("clean_env")]
 
@@ -29,6 +35,9 @@ HEAVY = (
     "igraph",
     "google.genai",
     "openai",
+    "rich",  # the SDK's log handler, which a configured command line never installs
+    "websockets",  # uvicorn's WebSocket protocol; nothing of ours speaks it
+    "tomllib",  # the version from pyproject.toml, read only when the package is not installed
     "kenning_encounter.analytics.algorithms",
     "kenning_encounter.analytics.catalog",
     "kenning_encounter.analytics.orient",
@@ -103,8 +112,44 @@ def test_a_server_answering_initialize_a_listing_and_a_search_loads_nothing_heav
     assert _heavy(modules) == []
 
 
+def test_an_http_server_listens_having_loaded_nothing_heavy(tmp_path: Path) -> None:
+    """Over HTTP the infuser is readied on a thread once the server listens (its numeric
+    stack is imported then); what the start imported before it listens is checked."""
+    with run_server(tmp_path / "memory", env={"PYTHONPROFILEIMPORTTIME": "1"}) as server:
+        lines = list(server.lines)
+    before = lines[: next(i for i, line in enumerate(lines) if LISTENING.search(line))]
+    modules = {m.group(1) for m in map(IMPORTED.match, before) if m}
+    assert {"uvicorn", "kenning_encounter.server.app"} <= modules
+    assert _heavy(modules) == []
+
+
 def test_orient_loads_the_analytics_stack_when_it_runs(tmp_path: Path) -> None:
     """The other side of the check: the stack is deferred, not gone, and the tool works."""
     modules, answers = _serve_importing(tmp_path / "memory", ("orient", {}))
     assert "error" not in answers[3] and not answers[3]["result"].get("isError"), answers[3]
     assert {"numpy", "igraph", "kenning_encounter.analytics.orient"} <= set(_heavy(modules))
+
+
+def test_a_launch_starts_with_the_collector_off_and_serves_with_it_on(tmp_path: Path) -> None:
+    """cli.main turns the garbage collector off for a launch's start; the built server turns
+    it back on, the start's objects frozen out of its walks (server/app.py settle_start)."""
+    script = (
+        "import gc, sys\n"
+        "from kenning_encounter.cli import main\n"
+        f"sys.argv = ['kenning-encounter', 'serve', '--transport', 'stdio', "
+        f"'--data-dir', {str(tmp_path / 'memory')!r}]\n"
+        "code = main()\n"
+        "sys.stderr.write(f'after: {code} {gc.isenabled()} {gc.get_freeze_count()}\\n')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input="",
+        capture_output=True,
+        text=True,
+        env=clean_environ(KENNING_ENCOUNTER_QUICK_START="off"),
+        timeout=180,
+    )
+    [after] = [line for line in done.stderr.splitlines() if line.startswith("after: ")]
+    code, enabled, frozen = after.split()[1:]
+    assert (code, enabled) == ("0", "True"), done.stderr[-4_000:]
+    assert int(frozen) > 50_000  # the start's objects, out of the collector's walks

@@ -22,7 +22,8 @@ from kenning_encounter.server.registry import closed_model
 @pytest.mark.parametrize("values", [{}, {"face": "reader"}, {"namespace": "myapp"}])
 def test_the_derived_schema_is_the_generated_one(tmp_path: Path, values: dict[str, str]) -> None:
     settings = load_settings(data_dir=tmp_path / "memory", matcher="off", **values)
-    server = build_server(settings, Runtime(settings))  # builds, opens nothing
+    # Generated, not listed from schemas an earlier start kept (tests/unit/test_app_tools.py).
+    server = build_server(settings, Runtime(settings), kept_schemas=False)  # opens nothing
     tools = server._tool_manager.list_tools()  # pyright: ignore[reportPrivateUsage]
     assert len(tools) >= 10
     for tool in tools:

@@ -81,16 +81,22 @@ KEPT_ANSWERS: Final = 64  # per file; a client whose parameters changed leaves o
 Json = dict[str, Any]
 
 
-def cache_dir() -> str:
-    """Where the quick-start files live (the platform's user cache directory)."""
+def cache_root() -> str:
+    """Our folder in the platform's user cache directory (``KENNING_ENCOUNTER_CACHE_DIR``
+    moves it)."""
     chosen = os.environ.get(CACHE_ENV)
     if chosen:
-        return os.path.join(os.path.expanduser(chosen), "quick-start")
+        return os.path.expanduser(chosen)
     if sys.platform == "darwin":
         base = os.path.expanduser("~/Library/Caches")
     else:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return os.path.join(base, "kenning-encounter", "quick-start")
+    return os.path.join(base, "kenning-encounter")
+
+
+def cache_dir() -> str:
+    """Where the quick-start files live."""
+    return os.path.join(cache_root(), "quick-start")
 
 
 def source_stamp() -> str:

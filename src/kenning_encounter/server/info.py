@@ -12,7 +12,6 @@ DIST = "kenning-encounter"
 def package_version() -> str:
     # importlib.metadata costs more to import than the quick start takes to answer
     # (server/front.py runs before this is first asked).
-    import tomllib
     from importlib import metadata
 
     try:
@@ -20,6 +19,8 @@ def package_version() -> str:
     except metadata.PackageNotFoundError:
         pass
     # Run from a source checkout without installing: the version is in pyproject.
+    import tomllib
+
     pyproject = Path(__file__).resolve().parents[3] / "pyproject.toml"
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))

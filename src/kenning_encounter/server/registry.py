@@ -24,7 +24,6 @@ from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import Any, Final, TypeVar, cast
 
-from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
@@ -32,7 +31,7 @@ from mcp_types import ToolAnnotations
 from pydantic import ConfigDict, ValidationError
 
 from kenning_encounter.config import Settings
-from kenning_encounter.server.context import AppContext
+from kenning_encounter.server.app_tools import DeferredTool, KeptSchemas
 from kenning_encounter.server.refusals import refusal_text
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -51,12 +50,16 @@ FACE_KINDS: Final[dict[str, frozenset[ToolKind]]] = {
 
 
 class ToolRegistrar:
-    """Adds tools to one server, filtered by the face and named by the namespace."""
+    """Builds the tools of one server, filtered by the face and named by the namespace.
 
-    def __init__(self, server: MCPServer[AppContext], settings: Settings) -> None:
-        self.server = server
+    With ``kept`` schemas (app_tools.py), a tool they hold is listed from them and built
+    on its first call; any other is built now, and its schemas kept for the next start."""
+
+    def __init__(self, settings: Settings, kept: KeptSchemas | None = None) -> None:
         self.settings = settings
         self._kinds = FACE_KINDS[settings.face]
+        self._kept = kept
+        self.tools: list[Tool] = []  # the server's, in registration order
         self.served: dict[str, ToolKind] = {}  # base name -> kind, in registration order
         self.declared: dict[str, ToolKind] = {}  # including those the face leaves out
 
@@ -79,24 +82,41 @@ class ToolRegistrar:
             if kind not in self._kinds:
                 return fn
             public = self.settings.tool_name(name)
-            self.server.add_tool(
-                fn,
-                name=public,
+            description = inspect.cleandoc(fn.__doc__ or "")
+            annotations = ToolAnnotations(
                 title=title,
-                description=inspect.cleandoc(fn.__doc__ or ""),
-                annotations=ToolAnnotations(
-                    title=title,
-                    read_only_hint=kind is ToolKind.READ,
-                    destructive_hint=destructive,
-                    idempotent_hint=idempotent or kind is ToolKind.READ,
-                    open_world_hint=open_world,
-                ),
+                read_only_hint=kind is ToolKind.READ,
+                destructive_hint=destructive,
+                idempotent_hint=idempotent or kind is ToolKind.READ,
+                open_world_hint=open_world,
             )
-            # The SDK offers no public handle on a registered tool's argument model.
-            tool = self.server._tool_manager.get_tool(public)  # pyright: ignore[reportPrivateUsage]
-            if tool is None:  # pragma: no cover - add_tool just stored it
-                raise RuntimeError(f"tool {public!r} was not registered")
-            close_arguments(tool)
+
+            def build() -> Tool:
+                # What MCPServer.add_tool does, then closed to unknown arguments.
+                tool = Tool.from_function(
+                    fn, name=public, title=title, description=description, annotations=annotations
+                )
+                close_arguments(tool)
+                return tool
+
+            kept = self._kept
+            schemas = None if kept is None else kept.get(name)
+            if kept is None or schemas is None:
+                tool = build()
+                if kept is not None:
+                    kept.keep(name, tool)
+            else:
+                tool = DeferredTool.listed(
+                    build,
+                    kept,
+                    schemas,
+                    fn=fn,
+                    name=public,
+                    title=title,
+                    description=description,
+                    annotations=annotations,
+                )
+            self.tools.append(tool)
             self.served[name] = kind
             return fn
 

@@ -212,6 +212,7 @@ async def _serve_http(
         log_config=None,
         access_log=settings.log_level.upper() == "DEBUG",
         lifespan="on",
+        ws="none",  # nothing here speaks WebSocket; uvicorn would import an implementation
     )
     web = _Uvicorn(config)
     bind_failed = False
