@@ -96,7 +96,9 @@ def _measure(memory: Memory, counter: Counter, ids: list[str], reps: int) -> dic
     return row
 
 
-def _run_on(store: GraphStore, counter: Counter, lengths: list[int], reps: int) -> list[dict[str, Any]]:
+def _run_on(
+    store: GraphStore, counter: Counter, lengths: list[int], reps: int
+) -> list[dict[str, Any]]:
     memory = Memory(store)
     memory.advance_encounter(SESSION, "one observation, revised and revised")
     ids: list[str] = []

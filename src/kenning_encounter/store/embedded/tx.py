@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, LiteralString, cast
 
 import ladybug
@@ -155,7 +155,7 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self._touched.add(name)
 
     @contextlib.contextmanager
-    def _walks(self) -> Iterator[None]:
+    def _walks(self) -> Generator[None]:
         """The engine refuses a walk longer than a connection's bound (30 by default): a
         chain's walks raise it and set it back after, so no other statement on the pooled
         connection (a read_cypher among them) walks further than it did."""

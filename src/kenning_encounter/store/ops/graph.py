@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from typing import Any
 
 from kenning_encounter.errors import StoreError
@@ -24,7 +24,7 @@ from kenning_encounter.vocabulary import (
 
 def with_hops(template: str, hops: int) -> str:
     """A walk's bound written into its template: a number of ours, never a caller's."""
-    if isinstance(hops, bool) or not isinstance(hops, int) or not 1 <= hops <= MAX_CHAIN:
+    if not 1 <= hops <= MAX_CHAIN:
         raise StoreError(f"internal: a walk's bound must be 1 to {MAX_CHAIN}, not {hops!r}")
     return template.replace("{hops}", str(hops))
 
@@ -154,7 +154,7 @@ class NodeOps(Statements):
         return self.rows(self.render(with_hops(template, hops), label=label), {"id": node_id})
 
     @contextlib.contextmanager
-    def _walks(self) -> Iterator[None]:
+    def _walks(self) -> Generator[None]:
         """Around a chain's walks: an engine that bounds a walk's length lifts the bound
         inside (``_walk_up_to``) and sets it back here."""
         yield
