@@ -40,6 +40,7 @@ BENCHES: dict[str, str] = {
     "startup": "bench.startup_bench",
     "ui": "bench.ui_bench",
     "asof": "bench.asof_bench",
+    "chain": "bench.chain_bench",
 }
 # Only these take --nodes (their one size); the others measure their own sizes.
 SIZED = frozenset({"scale", "local-scale", "ui"})

@@ -11,10 +11,13 @@ from collections.abc import Callable
 from typing import Any
 
 from kenning_encounter.store.neo4j import Neo4jStore
+from kenning_encounter.store.tracing import Tracer
 from tests.support.neo4j_target import at, empty_marked
 
 
-def open_emptied(uri: str, clock: Callable[[], str] | None = None) -> Neo4jStore:
+def open_emptied(
+    uri: str, clock: Callable[[], str] | None = None, tracer: Tracer | None = None
+) -> Neo4jStore:
     """A store on an emptied database: every node but the test marker deleted (the clock
     and meta too, so the store starts at tick 0), constraints and indexes kept.
 
@@ -22,6 +25,8 @@ def open_emptied(uri: str, clock: Callable[[], str] | None = None) -> Neo4jStore
     target = at(uri)
     empty_marked(target)
     timed: dict[str, Any] = {} if clock is None else {"clock": clock}
+    if tracer is not None:
+        timed["tracer"] = tracer
     return Neo4jStore.open(
         target.uri,
         target.username,

@@ -23,7 +23,15 @@ from typing import Any, cast
 from kenning_encounter.errors import InvalidInput
 from kenning_encounter.memory import directors
 from kenning_encounter.memory.models import EncounterOut, NodeOut, ReEntry
-from kenning_encounter.store.port import GraphStore, ReadTx, SearchHit, Subgraph
+from kenning_encounter.store.port import (
+    MAX_CHAIN,
+    ChainLink,
+    ChainSpan,
+    GraphStore,
+    ReadTx,
+    SearchHit,
+    Subgraph,
+)
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.textproc import tokenize
 from kenning_encounter.vocabulary import (
@@ -194,7 +202,12 @@ class Past:
         return self.node(node_id)
 
     def head_ids_by_names(self, names: Sequence[str]) -> dict[str, str]:
-        found = {name: self.head_id_by_name(name) for name in names}
+        # The holders of now in two statements for every name; only a name whose holder
+        # came after the tick is looked for among older versions, one by one.
+        wanted = list(dict.fromkeys(names))
+        holders = self.tx.head_ids_by_names(wanted)
+        now = self.tx.get_nodes(list(dict.fromkeys(holders.values())))
+        found = {name: self._holder_then(name, now.get(holders.get(name, ""))) for name in wanted}
         return {name: i for name, i in found.items() if i is not None}
 
     def edge_exists(self, source: str, target: str, rel_type: str) -> bool:
@@ -226,9 +239,12 @@ class Past:
         name goes to the newest node made with it and stays with that node's chain (an
         older version keeps a name its revision changed), back to the one before when
         that node is deleted."""
-        gone = [n for n in self.gone_nodes().values() if n.name == name]
         holder = self.tx.head_id_by_name(name)
-        now = self.tx.get_nodes([holder]).get(holder) if holder else None
+        return self._holder_then(name, self.tx.get_nodes([holder]).get(holder) if holder else None)
+
+    def _holder_then(self, name: str, now: NodeRecord | None) -> str | None:
+        """``head_id_by_name`` at the tick, given the node holding ``name`` now."""
+        gone = [n for n in self.gone_nodes().values() if n.name == name]
         if now is not None and now.tick <= self.tick:
             # No node standing now took the name after it (it would hold it now), so only
             # a node deleted since can be newer: no scan for older versions is needed.
@@ -237,6 +253,82 @@ class Past:
             versions = [n for n in self.tx.nodes_named(name) if n.tick <= self.tick] + gone
         newest = max(versions, key=lambda n: (n.tick, n.ord), default=None)
         return newest.id if newest is not None else None
+
+    def chain(self, node_id: str, *, older: int, newer: int) -> ChainSpan:
+        """``ReadTx.chain`` at the tick: the line of the SUPERSEDES edges standing then
+        (those made by then, and those deleted since), each version as it was then.
+
+        The chain of now through a version is read whole, once per stretch the line of
+        then runs along (a version deleted since joins two of them), so the statements
+        grow with the deletions along the chain, not with its length."""
+        gone = self.gone_nodes()
+        back_of: dict[str, EdgeRecord] = {}  # a version's edge to the one it revised
+        ahead_of: dict[str, EdgeRecord] = {}  # a version's edge from the one revising it
+        for e in self.gone_edges():
+            if e.type == "SUPERSEDES":
+                back_of[e.source] = e
+                ahead_of[e.target] = e
+        records: dict[str, NodeRecord] = dict(gone)
+        read: set[str] = set()
+
+        def take(start: str) -> None:
+            if start in read or start in gone:
+                return
+            span = self.tx.chain(start, older=MAX_CHAIN, newer=MAX_CHAIN)
+            read.add(start)
+            if start not in records:  # reached by an edge deleted since: not read yet
+                found = self.tx.get_node(start)
+                if found is not None:
+                    records[start] = found
+            for link in [*span.older, *span.newer]:
+                read.add(link.node.id)
+                records.setdefault(link.node.id, link.node)
+                if link.edge.tick <= self.tick:
+                    back_of.setdefault(link.edge.source, link.edge)
+                    ahead_of.setdefault(link.edge.target, link.edge)
+
+        def walk(edges: dict[str, EdgeRecord], forward: bool) -> list[ChainLink]:
+            links: list[ChainLink] = []
+            seen, current = {node_id}, node_id
+            while len(links) < MAX_CHAIN:
+                take(current)
+                edge = edges.get(current)
+                if edge is None:
+                    break
+                step = edge.source if forward else edge.target
+                take(step)
+                if step in seen or step not in records:
+                    break
+                links.append(ChainLink(records[step], edge))
+                seen.add(step)
+                current = step
+            return links
+
+        ahead = walk(ahead_of, forward=True)
+        whole = ChainSpan(node_id, ahead[-1].node.id if ahead else node_id, walk(back_of, False))
+        span = replace(whole, newer=ahead).window(older, newer)
+        then = self._as_then({x.node.id: x.node for x in [*span.older, *span.newer]})
+        return replace(
+            span,
+            older=[ChainLink(then[x.node.id], x.edge) for x in span.older],
+            newer=[ChainLink(then[x.node.id], x.edge) for x in span.newer],
+        )
+
+    def provenance_from(
+        self, node_ids: Sequence[str], rel_types: Sequence[str], depth: int
+    ) -> Subgraph:
+        """``ReadTx.provenance_from`` at the tick."""
+        seen = set(node_ids)
+        frontier = list(dict.fromkeys(node_ids))
+        edges: list[EdgeRecord] = []
+        for _ in range(depth):
+            if not frontier:
+                break
+            incoming = self.edges_into(frontier, rel_types)
+            edges += incoming
+            frontier = list(dict.fromkeys(e.source for e in incoming if e.source not in seen))
+            seen.update(frontier)
+        return Subgraph(list(self.nodes(sorted(seen)).values()), edges)
 
     def predecessors(self, node_id: str) -> list[tuple[str, str]]:
         return [
@@ -260,17 +352,7 @@ class Past:
 
     def provenance(self, node_id: str, rels: Sequence[str], depth: int) -> Subgraph:
         """``ReadTx.provenance`` at the tick: incoming ``rels`` walked ``depth`` hops back."""
-        seen = {node_id}
-        frontier = [node_id]
-        edges: list[EdgeRecord] = []
-        for _ in range(depth):
-            if not frontier:
-                break
-            incoming = self.edges_into(frontier, rels)
-            edges += incoming
-            frontier = list(dict.fromkeys(e.source for e in incoming if e.source not in seen))
-            seen.update(frontier)
-        return Subgraph(list(self.nodes(sorted(seen)).values()), edges)
+        return self.provenance_from([node_id], rels, depth)
 
     def authored_graph(self) -> Subgraph:
         """Every node and relation standing at the tick (orient's input)."""

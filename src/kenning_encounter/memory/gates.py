@@ -24,6 +24,8 @@ from typing import Any, TypeVar, cast
 
 from kenning_encounter.memory.classification import split
 from kenning_encounter.store.port import (
+    MAX_CHAIN,
+    ChainSpan,
     CypherResult,
     GraphStore,
     ReadTx,
@@ -230,6 +232,20 @@ class GatedReads:
         shown = self._shown(i for i, _ in got)
         return [(i, why) for i, why in got if i in shown]
 
+    def chain(self, node_id: str, *, older: int, newer: int) -> ChainSpan:
+        # A withheld version ends a walk where it stands, as if the chain ended there. A
+        # window without one says nothing of what lies beyond it: that side is read whole.
+        span = self._tx.chain(node_id, older=older, newer=newer)
+
+        def keep(node: NodeRecord) -> bool:
+            return not self._gate.hides(node)
+
+        back = MAX_CHAIN if span.older_left and all(keep(x.node) for x in span.older) else older
+        ahead = MAX_CHAIN if span.newer_left and all(keep(x.node) for x in span.newer) else newer
+        if (back, ahead) != (older, newer):
+            span = self._tx.chain(node_id, older=back, newer=ahead)
+        return span.window(older, newer, keep)
+
     def heads_by_status(
         self, node_type: str, statuses: Sequence[str], limit: int
     ) -> list[NodeRecord]:
@@ -255,7 +271,16 @@ class GatedReads:
         # A withheld node is no step of a walk either: what lies behind it stays unseen.
         if node_id not in self._shown([node_id]):
             return Subgraph()
-        return _reachable(self._sub(self._tx.provenance(node_id, rel_types, depth)), node_id)
+        return _reachable(self._sub(self._tx.provenance(node_id, rel_types, depth)), [node_id])
+
+    def provenance_from(
+        self, node_ids: Sequence[str], rel_types: Sequence[str], depth: int
+    ) -> Subgraph:
+        shown = self._shown(node_ids)
+        starts = [i for i in dict.fromkeys(node_ids) if i in shown]
+        if not starts:
+            return Subgraph()
+        return _reachable(self._sub(self._tx.provenance_from(starts, rel_types, depth)), starts)
 
     def neighbourhood(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> Subgraph:
         shown = self._shown(node_ids)
@@ -265,12 +290,12 @@ class GatedReads:
         return self._sub(self._tx.authored_graph())
 
 
-def _reachable(sub: Subgraph, start: str) -> Subgraph:
-    """What of a provenance walk still reaches ``start`` once withheld nodes are gone."""
+def _reachable(sub: Subgraph, starts: Sequence[str]) -> Subgraph:
+    """What of a provenance walk still reaches ``starts`` once withheld nodes are gone."""
     into: dict[str, list[EdgeRecord]] = {}
     for e in sub.edges:
         into.setdefault(e.target, []).append(e)
-    seen, todo = {start}, [start]
+    seen, todo = set(starts), list(starts)
     while todo:
         for e in into.get(todo.pop(), []):
             if e.source not in seen:

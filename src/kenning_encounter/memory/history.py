@@ -1,9 +1,12 @@
 """A chain's whole history: every version of a node, oldest first, and who revised it why.
 
-A chain is the line SUPERSEDES makes (DESIGN §3: one successor, no cycle), so it is walked
-one link at a time both ways from the version asked about. The walk is bounded: past
-``MAX_VERSIONS`` it stops, keeps the versions nearest the one asked about, and says which
-end was cut and where to ask again.
+A chain is the line SUPERSEDES makes (DESIGN §3: one successor, no cycle), so it is read
+both ways from the version asked about in one store read (``ReadTx.chain``: a few
+statements, whatever the chain's length). An answer is one page of at most
+``MAX_VERSIONS``: by default the versions nearest the one asked about (``around``), or the
+page before it (``older``) or after it (``newer``). Each says how many versions lie beyond
+either end and the call that reads the next page, so a chain of any length is read in order
+page by page.
 
 Deletion leaves no version behind: an agent's undo or an operator's ``forget`` removes the
 node with its edges, and only the encounter that recorded it keeps a tombstone count. So a
@@ -20,12 +23,12 @@ from typing import Final
 
 from pydantic import BaseModel, Field
 
-from kenning_encounter.errors import NotFound
+from kenning_encounter.errors import InvalidInput, NotFound
 from kenning_encounter.memory import validate
 from kenning_encounter.memory.directors import director_out
 from kenning_encounter.memory.models import DirectorOut, shown_session
 from kenning_encounter.memory.writes import resolve
-from kenning_encounter.store.port import GraphStore, ReadTx
+from kenning_encounter.store.port import MAX_CHAIN, ChainLink, GraphStore, ReadTx
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 
 MAX_VERSIONS: Final = 100
@@ -65,11 +68,19 @@ class ChainHistory(BaseModel):
     asked: str | None = Field(
         default=None, description="The version the request named, when it is not the head"
     )
-    versions: list[Version] = Field(description="Every version, oldest first")
+    versions: list[Version] = Field(
+        description="Every version, oldest first (one page of them: at most 100)"
+    )
     cut: str | None = Field(
         default=None,
         description="Sent when the chain is longer than one answer holds: which end was cut "
-        "and the id to ask from to see past it",
+        "and the call that reads the page past it",
+    )
+    older_left: int = Field(
+        default=0, description="Versions older than the oldest shown: the pages before this"
+    )
+    newer_left: int = Field(
+        default=0, description="Versions newer than the newest shown: the pages after this"
     )
     tombstones: list[Tombstones] = Field(
         default_factory=list[Tombstones],
@@ -78,70 +89,103 @@ class ChainHistory(BaseModel):
     )
 
 
-def _back(tx: ReadTx, node: NodeRecord, limit: int) -> tuple[list[NodeRecord], bool]:
-    """Older versions, nearest first; True when more were left unwalked."""
-    older: list[NodeRecord] = []
-    current = node
-    while True:
-        preds = tx.predecessors(current.id)
-        pred = tx.get_node(preds[0][0]) if preds else None
-        if pred is None:
-            return older, False
-        if len(older) == limit:
-            return older, True
-        older.append(pred)
-        current = pred
+DIRECTIONS: Final = ("around", "older", "newer")
 
 
-def _forward(tx: ReadTx, node: NodeRecord, limit: int) -> tuple[list[NodeRecord], bool]:
-    """Newer versions, nearest first; True when more were left unwalked."""
-    newer: list[NodeRecord] = []
-    current = node
-    while current.superseded_by is not None:
-        nxt = tx.get_node(current.superseded_by)
-        if nxt is None:
-            break
-        if len(newer) == limit:
-            return newer, True
-        newer.append(nxt)
-        current = nxt
-    return newer, False
+def _page(
+    tx: ReadTx, node: NodeRecord, direction: str, hidden: frozenset[str]
+) -> tuple[list[ChainLink], list[ChainLink], int, int, list[ChainLink]]:
+    """The versions of one page either side of ``node`` (nearest first), how many shown
+    versions lie beyond each end, and every link read (one past each end, for the
+    reason on the edge out of the last version shown)."""
+    # With loci hidden the chain is read whole: their versions are passed over, never
+    # counted, so what lies beyond a page can only be counted from all of it.
+    reach = MAX_CHAIN if hidden else MAX_VERSIONS + 1
+    span = tx.chain(
+        node.id,
+        older=reach if direction in ("around", "older") else 0,
+        newer=reach if direction in ("around", "newer") else 0,
+    )
+
+    def shown(links: list[ChainLink]) -> int:
+        return sum(1 for x in links if x.node.locus not in hidden)
+
+    room = MAX_VERSIONS if direction != "around" else MAX_VERSIONS - 1
+    take_old = room if direction == "older" else 0
+    take_new = room if direction == "newer" else 0
+    if direction == "around":
+        # Half the room behind the version asked about, the rest ahead; a short side
+        # lends what it leaves to the other.
+        take_old = min(shown(span.older), room // 2)
+        take_new = min(shown(span.newer), room - take_old)
+        take_old = min(shown(span.older), room - take_new)
+
+    def cut(links: list[ChainLink], take: int, beyond: int) -> tuple[list[ChainLink], int]:
+        kept: list[ChainLink] = []
+        count = 0
+        for x in links:
+            if count == take:
+                break
+            kept.append(x)
+            count += x.node.locus not in hidden
+        return kept, shown(links[len(kept) :]) + beyond
+
+    older, older_left = cut(span.older, take_old, span.older_left)
+    newer, newer_left = cut(span.newer, take_new, span.newer_left)
+    return older, newer, older_left, newer_left, [*span.older, *span.newer]
 
 
-def _cut_note(shown: list[Version], older_cut: bool, newer_cut: bool) -> str | None:
+def _cut_note(shown: list[Version], older_left: int, newer_left: int) -> str | None:
+    if not shown:
+        return None
     ends: list[str] = []
-    if older_cut:
-        ends.append(f"older versions left out: ask chain_history({shown[0].id!r}) for them")
-    if newer_cut:
-        ends.append(f"newer versions left out: ask chain_history({shown[-1].id!r}) for them")
+    if older_left:
+        ends.append(
+            f"older versions left out ({older_left}): ask "
+            f"chain_history(node={shown[0].id!r}, direction='older') for them"
+        )
+    if newer_left:
+        ends.append(
+            f"newer versions left out ({newer_left}): ask "
+            f"chain_history(node={shown[-1].id!r}, direction='newer') for them"
+        )
     return f"showing {len(shown)} versions; " + "; ".join(ends) if ends else None
 
 
 def chain_history(
-    store: GraphStore, ref: str, *, hidden_loci: frozenset[str] = frozenset()
+    store: GraphStore,
+    ref: str,
+    *,
+    direction: str = "around",
+    hidden_loci: frozenset[str] = frozenset(),
 ) -> ChainHistory:
     target = validate.text(ref, "node", required=True, limit=validate.MAX_NAME)
+    if direction not in DIRECTIONS:
+        raise InvalidInput(
+            "direction",
+            "must be 'around' (the version named and those either side), 'older' (the "
+            "versions before it) or 'newer' (the versions after it)",
+            value=direction,
+        )
 
     def work(tx: ReadTx) -> ChainHistory:
         node = resolve(tx, target, "node")
         if node.locus in hidden_loci:
             raise NotFound("node", target, "node must name or id an existing node; try search")
-        # Half the room behind the version asked about, the rest ahead; a short side
-        # lends what it leaves to the other.
-        older, older_cut = _back(tx, node, (MAX_VERSIONS - 1) // 2)
-        newer, newer_cut = _forward(tx, node, MAX_VERSIONS - 1 - len(older))
-        if older_cut and not newer_cut:
-            more, older_cut = _back(tx, older[-1], MAX_VERSIONS - 1 - len(older) - len(newer))
-            older += more
-        chain = [*reversed(older), node, *newer]
-        edges = tx.neighbourhood([n.id for n in chain], ["SUPERSEDES"]).edges
+        older, newer, older_left, newer_left, read = _page(tx, node, direction, hidden_loci)
+        itself = [node] if direction == "around" else []
+        chain = [*(x.node for x in reversed(older)), *itself, *(x.node for x in newer)]
+        known = {node.id: node, **{x.node.id: x.node for x in read}}
+        edges = [x.edge for x in read]
         encounters = tx.get_encounters(
             sorted(
                 {n.encounter for n in chain if n.encounter}
                 | {e.encounter for e in edges if e.encounter}
             )
         )
-        found = _history(chain, node, edges, encounters, hidden_loci, (older_cut, newer_cut))
+        found = _history(
+            chain, node, known, edges, encounters, hidden_loci, (older_left, newer_left)
+        )
         loci = {n.id: n.locus for n in chain}
         held = tx.directors_of([locus for locus in loci.values() if locus])
         for v in found.versions:
@@ -155,10 +199,11 @@ def chain_history(
 def _history(
     chain: list[NodeRecord],
     asked: NodeRecord,
+    known: dict[str, NodeRecord],
     edges: list[EdgeRecord],
     encounters: dict[str, EncounterRecord],
     hidden: frozenset[str],
-    cuts: tuple[bool, bool],
+    left: tuple[int, int],
 ) -> ChainHistory:
     def seen(locus: str | None) -> bool:
         return locus not in hidden
@@ -167,15 +212,15 @@ def _history(
         enc = encounters.get(edge.encounter) if edge.encounter else None
         return enc is None or seen(enc.locus)
 
-    by_id = {n.id: n for n in chain}
+    by_id = known
     # The edge by which each version revised the one before it.
     revising = {
         e.source: e
         for e in edges
         if e.type == "SUPERSEDES" and e.source in by_id and e.target in by_id
     }
-    last = chain[-1]
-    head = last if last.is_head else None  # a cut newer end leaves no head shown
+    last = chain[-1] if chain else None
+    head = last if last is not None and last.is_head else None  # only a head shown is named
     versions: list[Version] = []
     for n in chain:
         if not seen(n.locus):
@@ -211,6 +256,8 @@ def _history(
         head=head.id if head is not None and seen(head.locus) else None,
         asked=asked.id if asked is not head else None,
         versions=versions,
-        cut=_cut_note(versions, *cuts),
+        cut=_cut_note(versions, *left),
+        older_left=left[0],
+        newer_left=left[1],
         tombstones=[Tombstones(encounter=name, removed=count) for name, count in marks],
     )

@@ -417,7 +417,19 @@ class NameLookup(BaseModel):
         default=None, description="When the name belonged to an older revision: its id."
     )
     history: list[NodeOut] = Field(
-        default_factory=list[NodeOut], description="Older revisions, newest first."
+        default_factory=list[NodeOut],
+        description="Older revisions, newest first: the 20 newest (history_left_out says "
+        "how many older ones there are beyond them).",
+    )
+    history_left_out: int = Field(
+        default=0,
+        description="Older revisions beyond the history listed; chain_history pages "
+        "through them (history_next says how).",
+    )
+    history_next: str | None = Field(
+        default=None,
+        description="Sent with history_left_out: the chain_history call that reads the "
+        "revisions before the oldest listed.",
     )
     as_of: int | None = Field(
         default=None, description="With as_of: the tick this answer reads the memory at."

@@ -19,13 +19,15 @@ from kenning_encounter.memory.models import (
     SearchResult,
 )
 from kenning_encounter.memory.writes import is_node_id, resolve
-from kenning_encounter.store.port import GraphStore, ReadTx
+from kenning_encounter.store.port import MAX_CHAIN, ChainLink, GraphStore, ReadTx
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.textproc_time import TimeWindow, find_times, node_time, read_range, read_time
 from kenning_encounter.vocabulary import PROVENANCE_RELATION_TYPES
 
 MAX_LIMIT = 100
 MAX_DEPTH = 10
+# Older revisions find_by_name lists (the newest of them); chain_history pages the rest.
+HISTORY_LIMIT = 20
 _SEARCH_PREVIEW = 400
 # Hits read before a ``when`` filter: the index ranks by words, not by time.
 _WHEN_FETCH = 1_000
@@ -235,35 +237,27 @@ def _with_same_as(
     return out, joined
 
 
-def _chain_back(
-    tx: ReadTx, node: NodeRecord, hidden: frozenset[str]
-) -> list[tuple[NodeRecord, str]]:
-    history: list[tuple[NodeRecord, str]] = []
-    current = node
-    for _ in range(1_000):
-        preds = tx.predecessors(current.id)
-        if not preds:
-            break
-        pred_id, why = preds[0]
-        pred = tx.get_node(pred_id)
-        if pred is None:
-            break
-        if _visible(pred, hidden):
-            history.append((pred, why))
-        current = pred
-    return history
+def older_versions(
+    tx: ReadTx, node: NodeRecord, limit: int, hidden: frozenset[str]
+) -> tuple[list[ChainLink], int]:
+    """Up to ``limit`` versions ``node`` revised, nearest first, and how many more there
+    are beyond them. A hidden locus's versions are walked through, never listed or
+    counted, so with loci hidden the chain behind is read whole."""
+    if not hidden:
+        span = tx.chain(node.id, older=limit, newer=0)
+        return span.older, span.older_left
+    shown = [
+        x for x in tx.chain(node.id, older=MAX_CHAIN, newer=0).older if _visible(x.node, hidden)
+    ]
+    return shown[:limit], max(0, len(shown) - limit)
 
 
-def _head_of(tx: ReadTx, node: NodeRecord) -> NodeRecord:
-    current = node
-    for _ in range(1_000):
-        if current.superseded_by is None:
-            return current
-        nxt = tx.get_node(current.superseded_by)
-        if nxt is None:
-            return current
-        current = nxt
-    return current
+def head_of(tx: ReadTx, node: NodeRecord) -> NodeRecord:
+    """The live version of ``node``'s chain, exact however long the chain."""
+    if node.superseded_by is None:
+        return node
+    span = tx.chain(node.id, older=0, newer=0)
+    return tx.get_node(span.head) or node
 
 
 def find_by_name(
@@ -287,12 +281,20 @@ def find_by_name(
         node = tx.get_node(node_id) if node_id else None
         if node is None:
             return None
-        head = _head_of(tx, node)
+        head = head_of(tx, node)
         if not _visible(head, hidden_loci):
             return None
-        history = [NodeOut.of(n) for n, _ in _chain_back(tx, head, hidden_loci)]
-        resolved_from = node.id if head.id != node.id else None
-        found = NameLookup(node=NodeOut.of(head), resolved_from=resolved_from, history=history)
+        older, left = older_versions(tx, head, HISTORY_LIMIT, hidden_loci)
+        history = [NodeOut.of(x.node) for x in older]
+        found = NameLookup(
+            node=NodeOut.of(head),
+            resolved_from=node.id if head.id != node.id else None,
+            history=history,
+            history_left_out=left,
+            history_next=f"chain_history(node={history[-1].id!r}, direction='older')"
+            if left and history
+            else None,
+        )
         if as_of is None:
             _standing_now(tx, found.node, head, activation, now, work_time)
         past = asof.moment_of(tx)
@@ -336,7 +338,12 @@ def trace_provenance(
         node = resolve(tx, target, "ref")
         if not _visible(node, hidden_loci):
             raise NotFound("node", target)
-        chain = _chain_back(tx, node, hidden_loci)
+        # Every version behind it: the revisions, and what grounded each (one walk).
+        chain = [
+            (x.node, x.edge.revision_why or "")
+            for x in tx.chain(node.id, older=MAX_CHAIN, newer=0).older
+            if _visible(x.node, hidden_loci)
+        ]
         # Asked for: what confirmed claims say is the same referent stands on its own
         # grounding, which is then this one's too (nothing is merged).
         joined: list[NodeOut] = []
@@ -349,15 +356,25 @@ def trace_provenance(
                     joined.append(out)
         # A revision stands on what grounded the versions it revised, too.
         subs = [
-            tx.provenance(n, PROVENANCE_RELATION_TYPES, depth)
-            for n in [node.id, *(c.id for c, _ in chain), *(j.id for j in joined)]
+            tx.provenance_from(
+                [node.id, *(c.id for c, _ in chain), *(j.id for j in joined)],
+                PROVENANCE_RELATION_TYPES,
+                depth,
+            )
         ]
         visible = {n.id: n for sub in subs for n in sub.nodes if _visible(n, hidden_loci)}
         chain_ids = {c.id for c, _ in chain}
         joined_ids = {j.id for j in joined}
         visible = {k: v for k, v in visible.items() if k not in chain_ids | joined_ids}
-        all_edges = [e for sub in subs for e in sub.edges]
-        grounding = sorted((n for n in visible.values() if n.id != node.id), key=lambda n: n.tick)
+        # One walk from every version: the store's row order is no order, so these are put
+        # in one (oldest first) that every backend gives alike.
+        all_edges = sorted(
+            (e for sub in subs for e in sub.edges),
+            key=lambda e: (e.tick, e.source, e.type, e.target),
+        )
+        grounding = sorted(
+            (n for n in visible.values() if n.id != node.id), key=lambda n: (n.tick, n.ord, n.id)
+        )
         edges = [
             EdgeOut(
                 source=e.source,

@@ -253,8 +253,12 @@ class Memory:
             self._consult(session_id, [traced.node.id])
         return traced
 
-    def chain_history(self, ref: str, *, session_id: str | None = None) -> history.ChainHistory:
-        found = history.chain_history(self.store, ref, hidden_loci=self.hidden_loci)
+    def chain_history(
+        self, ref: str, *, direction: str = "around", session_id: str | None = None
+    ) -> history.ChainHistory:
+        found = history.chain_history(
+            self.store, ref, direction=direction, hidden_loci=self.hidden_loci
+        )
         self._consult(session_id, [found.head] if found.head else [])
         return found
 

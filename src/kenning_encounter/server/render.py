@@ -155,6 +155,10 @@ def name_lookup(n: NameLookup) -> str:
         )
     if n.history:
         lines.append(f"Older revisions: {', '.join(h.id for h in n.history)}")
+    if n.history_left_out:
+        lines.append(
+            f"({n.history_left_out} older revision(s) left out; {n.history_next} reads them)"
+        )
     return "\n".join(lines)
 
 

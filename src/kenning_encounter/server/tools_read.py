@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp_types import CallToolResult
 from pydantic import Field
@@ -109,10 +109,12 @@ def register(tools: ToolRegistrar) -> None:
     async def find_by_name(
         ctx: ToolContext, name: NodeRef, as_of: AsOf = None, session_id: ConsultedBy = None
     ) -> Annotated[CallToolResult, NameLookup]:
-        """The live node carrying this name (or id), with its older revisions and its tier
-        (hot, warm, cold, frozen: any tier is found here); with `as_of`, the node that was
-        live then, as it was then. With your session_id the read counts as a use of the
-        node (a CONSULTED edge from your open encounter): a faded node is hot again."""
+        """The live node carrying this name (or id), with its 20 newest older revisions and
+        its tier (hot, warm, cold, frozen: any tier is found here); with `as_of`, the node
+        that was live then, as it was then. A longer chain says how many older revisions
+        it left out (history_left_out) and the chain_history call that pages through them
+        (history_next). With your session_id the read counts as a use of the node (a
+        CONSULTED edge from your open encounter): a faded node is hot again."""
         return await run_tool(
             ctx,
             lambda app: app.memory.find_by_name(
@@ -158,18 +160,30 @@ def register(tools: ToolRegistrar) -> None:
 
     @tools.tool(ToolKind.READ, title="A chain's whole history")
     async def chain_history(
-        ctx: ToolContext, node: NodeRef, session_id: ConsultedBy = None
+        ctx: ToolContext,
+        node: NodeRef,
+        direction: Annotated[
+            Literal["around", "older", "newer"],
+            Field(
+                description="Which page: 'around' the version named (default), the versions "
+                "'older' than it, or those 'newer' than it. Example: 'older'."
+            ),
+        ] = "around",
+        session_id: ConsultedBy = None,
     ) -> Annotated[CallToolResult, ChainHistory]:
         """Every version of a node's revision chain, oldest first, whichever version you name:
         each version's text and status, why it replaced the one before (revision_why), the
         encounter and session that wrote it, its tick and time, and which version is the
         live head. A node never revised is a one-version history. At most 100 versions per
-        answer (it says which end was cut and which id to ask from). A deleted version leaves
-        no trace in its chain; the answer lists the encounters of these versions that had
-        nodes deleted."""
+        answer, a page: older_left and newer_left count the versions beyond it, and `cut`
+        gives the call for the next page (direction 'older' or 'newer' from the last id
+        shown). A deleted version leaves no trace in its chain; the answer lists the
+        encounters of these versions that had nodes deleted."""
         return await run_tool(
             ctx,
-            lambda app: app.memory.chain_history(node, session_id=_consulting(app, session_id)),
+            lambda app: app.memory.chain_history(
+                node, direction=direction, session_id=_consulting(app, session_id)
+            ),
             render.chain_history,
             deadline=deadline,
         )

@@ -18,9 +18,10 @@ builds its engine on that executor, and the store never imports analytics.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, LiteralString, Protocol, TypeVar
+from typing import Any, Final, LiteralString, Protocol, TypeVar
 
 from kenning_encounter.store.ledger import SessionLedgers
 from kenning_encounter.store.past import StatusMove
@@ -28,6 +29,10 @@ from kenning_encounter.store.persons import ClaimRecord, Confirmation, PersonRec
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 
 T = TypeVar("T")
+
+# The most versions a chain read walks either way (``NodeReads.chain``): a bound on each
+# statement's walk, far past any chain a memory grows by revising.
+MAX_CHAIN: Final = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +67,52 @@ class CypherResult:
 class Subgraph:
     nodes: list[NodeRecord] = field(default_factory=list)
     edges: list[EdgeRecord] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ChainLink:
+    """A version met walking a revision chain, and the SUPERSEDES edge that joins it to the
+    version met just before it: walking back, the edge into it; walking forward, its own."""
+
+    node: NodeRecord
+    edge: EdgeRecord
+
+
+@dataclass(frozen=True, slots=True)
+class ChainSpan:
+    """A revision chain around one version, ``node`` (``NodeReads.chain``).
+
+    ``older`` and ``newer`` are nearest first; ``older_left`` and ``newer_left`` count the
+    versions beyond them that were not read; ``head`` is the chain's live version (``node``
+    itself when nothing is newer)."""
+
+    node: str
+    head: str
+    older: list[ChainLink] = field(default_factory=list[ChainLink])
+    newer: list[ChainLink] = field(default_factory=list[ChainLink])
+    older_left: int = 0
+    newer_left: int = 0
+
+    def window(
+        self, older: int, newer: int, keep: Callable[[NodeRecord], bool] | None = None
+    ) -> ChainSpan:
+        """This span cut to ``older`` and ``newer`` versions. With ``keep``, a walk ends at
+        the first version ``keep`` refuses, as if the chain ended there; the span must then
+        have been read whole (nothing left beyond it), or the counts would not be exact."""
+        head = self.head
+        back, ahead = self.older, self.newer
+        if keep is not None:
+            back = list(itertools.takewhile(lambda link: keep(link.node), back))
+            ahead = list(itertools.takewhile(lambda link: keep(link.node), ahead))
+            if len(ahead) < len(self.newer):
+                head = ahead[-1].node.id if ahead else self.node
+        older_left = (self.older_left if len(back) == len(self.older) else 0) + max(
+            0, len(back) - older
+        )
+        newer_left = (self.newer_left if len(ahead) == len(self.newer) else 0) + max(
+            0, len(ahead) - newer
+        )
+        return ChainSpan(self.node, head, back[:older], ahead[:newer], older_left, newer_left)
 
 
 # --- a unit of work's operations, by aggregate ------------------------------------
@@ -145,6 +196,13 @@ class NodeReads(Protocol):
         """(id, revision_why) of nodes this one supersedes."""
         ...
 
+    def chain(self, node_id: str, *, older: int, newer: int) -> ChainSpan:
+        """The revision chain around ``node_id``, in a few statements whatever its length:
+        up to ``older`` versions it revised and up to ``newer`` that revised it, each with
+        its edge, how many lie beyond (counted), and the head. Each walk is bounded by
+        ``MAX_CHAIN``. A node that does not exist is a chain of itself alone."""
+        ...
+
     def heads_by_status(
         self, node_type: str, statuses: Sequence[str], limit: int
     ) -> list[NodeRecord]: ...
@@ -163,6 +221,13 @@ class RelationReads(Protocol):
 
     def provenance(self, node_id: str, rel_types: Sequence[str], depth: int) -> Subgraph:
         """Nodes and edges reached walking *into* the node along ``rel_types``."""
+        ...
+
+    def provenance_from(
+        self, node_ids: Sequence[str], rel_types: Sequence[str], depth: int
+    ) -> Subgraph:
+        """``provenance`` of several nodes at once: one walk from all of them, each node
+        and edge once (a chain's versions, traced together)."""
         ...
 
     def neighbourhood(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> Subgraph:

@@ -148,6 +148,25 @@ EDGES_ALL: Final = (
 PREDECESSORS: Final = (
     "MATCH (n:{label} {{id: $id}})-[r:SUPERSEDES]->(p:{label}) RETURN p.id, r.revision_why"
 )
+# A chain's walks. SHORTEST, not the engine's default walk semantics: those keep every
+# path they find, and a walk of a few hundred links fills the buffer pool. A bound over
+# VAR_LENGTH_DEFAULT needs the connection's var_length_extend_max_depth raised first.
+CHAIN_OLDER: Final = (
+    "MATCH (n:{label} {{id: $id}})-[:SUPERSEDES* SHORTEST 1..{hops}]->(p:{label})"
+    "<-[e:SUPERSEDES]-(s:{label}) RETURN p, s.id, e.tick, e.encounter, e.revision_why"
+)
+CHAIN_NEWER: Final = (
+    "MATCH (n:{label} {{id: $id}})<-[:SUPERSEDES* SHORTEST 1..{hops}]-(q:{label})"
+    "-[e:SUPERSEDES]->(t:{label}) RETURN q, t.id, e.tick, e.encounter, e.revision_why"
+)
+CHAIN_ENDS: Final = (
+    "MATCH (n:{label} {{id: $id}}) "
+    "OPTIONAL MATCH (n)-[:SUPERSEDES* SHORTEST 1..{hops}]->(p:{label}) WITH n, count(p) AS older "
+    "OPTIONAL MATCH (n)<-[:SUPERSEDES* SHORTEST 1..{hops}]-(q:{label}) "
+    "RETURN older, count(q), max(CASE WHEN q.superseded_by IS NULL THEN q.id END)"
+)
+VAR_LENGTH_DEFAULT: Final = 30  # the engine's own bound on a walk's length
+VAR_LENGTH_SET: Final = "CALL var_length_extend_max_depth={hops}"
 
 # --- spine ------------------------------------------------------------------
 LOCUS_GET: Final = "MATCH (l:Locus {id: $id}) RETURN l.id"

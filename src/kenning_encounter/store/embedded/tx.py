@@ -7,9 +7,10 @@ one column read.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, LiteralString
+from collections.abc import Callable, Generator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, LiteralString, cast
 
 import ladybug
 
@@ -22,12 +23,13 @@ from kenning_encounter.store.embedded.textindex import IndexDoc, classes_of
 from kenning_encounter.store.ids import component_key, type_of_id
 from kenning_encounter.store.ops.activation import ActivationOps
 from kenning_encounter.store.ops.base import node_record
+from kenning_encounter.store.ops.graph import with_hops
 from kenning_encounter.store.ops.identity import IdentityOps
 from kenning_encounter.store.ops.load import LoadOps
 from kenning_encounter.store.ops.past import PastOps
 from kenning_encounter.store.ops.spine import SpineOps
 from kenning_encounter.store.persons import Confirmation
-from kenning_encounter.store.port import DumpedNode
+from kenning_encounter.store.port import MAX_CHAIN, DumpedNode
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
 from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES, NODE_TYPES
@@ -118,6 +120,7 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         # Nodes whose authored relations this write made or removed; None: it cannot say.
         self.changed_edges: set[str] | None = set()
         self._touched: set[str] = set()
+        self._walk_bound = q.VAR_LENGTH_DEFAULT
 
     # --- statements, through the backend's one execute path (engine.py) -------------
     def rows(self, query: LiteralString, params: dict[str, Any] | None = None) -> list[list[Any]]:
@@ -160,6 +163,29 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             return
         super().touch_encounter(name)
         self._touched.add(name)
+
+    @contextlib.contextmanager
+    def _walks(self) -> Generator[None]:
+        """The engine refuses a walk longer than a connection's bound (30 by default): a
+        chain's walks raise it and set it back after, so no other statement on the pooled
+        connection (a read_cypher among them) walks further than it did."""
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(EngineError):  # the failure that ended the walk wins
+                self._walk_back()
+            raise
+        self._walk_back()
+
+    def _walk_back(self) -> None:
+        if self._walk_bound != q.VAR_LENGTH_DEFAULT:
+            self._walk_bound = q.VAR_LENGTH_DEFAULT
+            self.rows(cast(LiteralString, with_hops(q.VAR_LENGTH_SET, q.VAR_LENGTH_DEFAULT)))
+
+    def _walk_up_to(self, hops: int) -> None:
+        if hops > self._walk_bound:
+            self.rows(cast(LiteralString, with_hops(q.VAR_LENGTH_SET, MAX_CHAIN)))
+            self._walk_bound = MAX_CHAIN
 
     # --- reads: through the node cache of a read snapshot -------------------------------
     def get_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:

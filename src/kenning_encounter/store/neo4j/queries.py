@@ -299,6 +299,31 @@ EDGES_ALL: Final = cast(
     "RETURN a.id, b.id, type(r), r.tick, r.encounter, r.revision_why",
 )
 PREDECESSORS: Final = "MATCH (n:{label}:KenningMemory {{id: $id}})-[r:SUPERSEDES]->(p:{label}:KenningMemory) RETURN p.id, r.revision_why"
+# A chain's walks: DISTINCT lets the planner walk breadth first, each version once (a
+# walk that keeps every path costs the square of the chain's length).
+CHAIN_OLDER: Final = (
+    "MATCH (n:{label}:KenningMemory {{id: $id}})-[:SUPERSEDES*1..{hops}]->(p:{label}:KenningMemory) "
+    "WITH DISTINCT p MATCH (s:{label}:KenningMemory)-[e:SUPERSEDES]->(p) "
+    "OPTIONAL MATCH (enc:Encounter:KenningMemory)-[:RECORDED]->(p) "
+    "RETURN properties(p), enc.id, enc.locus, s.id, s.id AS other, e.tick, e.encounter, e.revision_why"
+)
+CHAIN_NEWER: Final = (
+    "MATCH (n:{label}:KenningMemory {{id: $id}})<-[:SUPERSEDES*1..{hops}]-(q:{label}:KenningMemory) "
+    "WITH DISTINCT q MATCH (q)-[e:SUPERSEDES]->(t:{label}:KenningMemory) "
+    "OPTIONAL MATCH (enc:Encounter:KenningMemory)-[:RECORDED]->(q) "
+    "OPTIONAL MATCH (u:{label}:KenningMemory)-[:SUPERSEDES]->(q) "
+    "RETURN properties(q), enc.id, enc.locus, u.id, t.id, e.tick, e.encounter, e.revision_why"
+)
+CHAIN_ENDS: Final = (
+    "MATCH (n:{label}:KenningMemory {{id: $id}}) "
+    "OPTIONAL MATCH (n)-[:SUPERSEDES*1..{hops}]->(p:{label}:KenningMemory) "
+    "WITH n, count(DISTINCT p) AS older "
+    "OPTIONAL MATCH (n)<-[:SUPERSEDES*1..{hops}]-(q:{label}:KenningMemory) "
+    "WITH n, older, count(DISTINCT q) AS newer "
+    "OPTIONAL MATCH (n)<-[:SUPERSEDES*1..{hops}]-(h:{label}:KenningMemory) "
+    "WHERE NOT EXISTS {{ MATCH (h)<-[:SUPERSEDES]-() }} "
+    "RETURN older, newer, h.id"
+)
 
 
 # --- spine ----------------------------------------------------------------------

@@ -3,8 +3,9 @@ chain's names, source keys and heads true."""
 
 from __future__ import annotations
 
+import contextlib
 from abc import abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from typing import Any
 
 from kenning_encounter.errors import StoreError
@@ -12,13 +13,20 @@ from kenning_encounter.store.endpoints import check_relation
 from kenning_encounter.store.ids import component_key, group_by_type, source_key, type_of_id
 from kenning_encounter.store.ops.base import Statements, edge_from_row
 from kenning_encounter.store.ops.text import NodeText, RelationText
-from kenning_encounter.store.port import Subgraph
+from kenning_encounter.store.port import MAX_CHAIN, ChainLink, ChainSpan, Subgraph
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.vocabulary import (
     AUTHORED_NODE_TYPES,
     AUTHORED_RELATION_TYPES,
     RELATION_TYPES,
 )
+
+
+def with_hops(template: str, hops: int) -> str:
+    """A walk's bound written into its template: a number of ours, never a caller's."""
+    if not 1 <= hops <= MAX_CHAIN:
+        raise StoreError(f"internal: a walk's bound must be 1 to {MAX_CHAIN}, not {hops!r}")
+    return template.replace("{hops}", str(hops))
 
 
 class NodeOps(Statements):
@@ -94,6 +102,65 @@ class NodeOps(Statements):
             return []
         rows = self.rows(self.render(self._nodes.predecessors, label=label), {"id": node_id})
         return [(str(r[0]), str(r[1] or "")) for r in rows]
+
+    def chain(self, node_id: str, *, older: int, newer: int) -> ChainSpan:
+        # One statement a side, and one more to count what lies beyond a window read full.
+        label = type_of_id(node_id)
+        if label is None:
+            return ChainSpan(node_id, node_id)
+        text = self._nodes
+        with self._walks():
+            back = self._walk(text.chain_older, label, node_id, older, back=True)
+            ahead = self._walk(text.chain_newer, label, node_id, newer, back=False)
+            head = ahead[-1].node.id if ahead else node_id
+            if len(back) < older and len(ahead) < newer:
+                return ChainSpan(node_id, head, back, ahead)
+            rows = self._walk_rows(text.chain_ends, label, node_id, MAX_CHAIN)
+        if not rows:
+            return ChainSpan(node_id, node_id)
+        older_total, newer_total, last = rows[0]
+        return ChainSpan(
+            node_id,
+            str(last) if last is not None and newer_total else head,
+            back,
+            ahead,
+            int(older_total) - len(back) if len(back) == older else 0,
+            int(newer_total) - len(ahead) if len(ahead) == newer else 0,
+        )
+
+    def _walk(
+        self, template: str, label: str, node_id: str, hops: int, *, back: bool
+    ) -> list[ChainLink]:
+        """One side of a chain, nearest first: the rows come in no order, so the line is
+        followed link by link from ``node_id``."""
+        if hops <= 0:
+            return []
+        by_end: dict[str, ChainLink] = {}
+        for row in self._walk_rows(template, label, node_id, hops):
+            node = self.node(label, row[:-4])
+            other, tick, encounter, why = row[-4:]
+            source, target = (str(other), node.id) if back else (node.id, str(other))
+            edge = EdgeRecord(source, target, "SUPERSEDES", int(tick), encounter, why)
+            by_end[source if back else target] = ChainLink(node, edge)
+        links: list[ChainLink] = []
+        current = node_id
+        while len(links) < hops and (link := by_end.get(current)) is not None:
+            links.append(link)
+            current = link.node.id
+        return links
+
+    def _walk_rows(self, template: str, label: str, node_id: str, hops: int) -> list[list[Any]]:
+        self._walk_up_to(hops)
+        return self.rows(self.render(with_hops(template, hops), label=label), {"id": node_id})
+
+    @contextlib.contextmanager
+    def _walks(self) -> Generator[None]:
+        """Around a chain's walks: an engine that bounds a walk's length lifts the bound
+        inside (``_walk_up_to``) and sets it back here."""
+        yield
+
+    def _walk_up_to(self, hops: int) -> None:
+        """A walk of up to ``hops`` links comes next (inside ``_walks``)."""
 
     def heads_by_status(
         self, node_type: str, statuses: Sequence[str], limit: int
@@ -186,8 +253,13 @@ class RelationOps(NodeOps):
 
     def provenance(self, node_id: str, rel_types: Sequence[str], depth: int) -> Subgraph:
         """What a node rests on: incoming edges of ``rel_types``, ``depth`` hops back."""
-        seen = {node_id}
-        frontier = [node_id]
+        return self.provenance_from([node_id], rel_types, depth)
+
+    def provenance_from(
+        self, node_ids: Sequence[str], rel_types: Sequence[str], depth: int
+    ) -> Subgraph:
+        seen = set(node_ids)
+        frontier = list(dict.fromkeys(node_ids))
         edges: list[EdgeRecord] = []
         for _ in range(depth):
             if not frontier:

@@ -64,6 +64,11 @@ class NodeText:
     heads_by_status: LiteralString  # {label}; $statuses $limit -> node rows
     recent_heads: LiteralString  # {label}; $limit -> node rows
     predecessors: LiteralString  # {label}; $id -> revised id, revision_why
+    # A chain's walks ({hops}: their bound, a number). Each row: a node row, then the id
+    # at the edge's other end, its tick, encounter and revision_why; in no order.
+    chain_older: LiteralString  # {label} {hops}; $id -> the versions it revised
+    chain_newer: LiteralString  # {label} {hops}; $id -> the versions that revised it
+    chain_ends: LiteralString  # {label} {hops}; $id -> older count, newer count, head id
     node_set_status: LiteralString  # {label}; $id $status
     node_delete: LiteralString  # {label}; $id
     name_get: LiteralString  # $name -> head id

@@ -1,0 +1,182 @@
+"""Long revision chains on every backend: find_by_name gives the exact head and the newest
+revisions with the count of the rest, chain_history pages through every version in order,
+as_of stays exact, and no chain read sends more statements for a longer chain."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kenning_encounter.memory import history
+from kenning_encounter.memory.history import MAX_VERSIONS
+from kenning_encounter.memory.reads import HISTORY_LIMIT
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.embedded.backend import EmbeddedStore
+from kenning_encounter.store.port import GraphStore
+from tests.support.backends import BACKENDS, neo4j_target, neo4j_unavailable
+
+S = "chain-reads"
+NAME = "pump hum"
+_STANDING = ("tier", "last_used_at", "pinned")
+
+
+def grow(memory: Memory, ids: list[str], upto: int) -> None:
+    """Revise one Observation until its chain holds ``upto`` versions (by id: no lookup)."""
+    if not ids:
+        memory.advance_encounter(S, "one observation, revised and revised")
+        made = memory.create_entities(S, [{"type": "Observation", "name": NAME}])
+        ids.append(made.created[0].id)
+    while len(ids) < upto:
+        revision = {
+            "type": "Observation",
+            "name": NAME,
+            "description": f"version {len(ids)}",
+            "supersedes": ids[-1],
+            "revision_why": f"step {len(ids)}",
+        }
+        ids.append(memory.create_entities(S, [revision]).created[0].id)
+
+
+@pytest.fixture
+def long_chain(memory: Memory) -> list[str]:
+    ids: list[str] = []
+    grow(memory, ids, 200)
+    return ids
+
+
+def test_a_long_chain_gives_the_head_and_the_newest_revisions_with_the_count_left(
+    memory: Memory, long_chain: list[str]
+) -> None:
+    for ref in (NAME, long_chain[0], long_chain[120]):
+        found = memory.find_by_name(ref)
+        assert found.node.id == long_chain[-1], ref  # the head, exact, from any version
+        assert [h.id for h in found.history] == long_chain[-2 : -2 - HISTORY_LIMIT : -1]
+        assert found.history_left_out == 200 - 1 - HISTORY_LIMIT
+        assert found.history_next is not None and found.history[-1].id in found.history_next
+    short = memory.find_by_name(long_chain[5])
+    assert short.resolved_from == long_chain[5]
+
+
+def test_chain_history_pages_through_every_version_in_order_with_its_reason(
+    memory: Memory, long_chain: list[str]
+) -> None:
+    seen: list[tuple[str, str | None]] = []
+    page = history.chain_history(memory.store, long_chain[-1], direction="older")
+    pages = 1
+    assert page.versions == [] or page.versions[-1].id == long_chain[-2]
+    head = history.chain_history(memory.store, NAME)
+    assert head.versions[-1].id == long_chain[-1] and head.newer_left == 0
+    assert head.older_left == 200 - len(head.versions)
+    while True:
+        seen[:0] = [(v.id, v.revision_why) for v in page.versions]
+        if not page.older_left:
+            break
+        assert page.cut is not None and "direction='older'" in page.cut
+        page = history.chain_history(memory.store, page.versions[0].id, direction="older")
+        pages += 1
+    assert pages == -(-199 // MAX_VERSIONS)
+    assert [i for i, _ in seen] == long_chain[:-1]
+    assert [why for _, why in seen] == [None, *(f"step {k}" for k in range(1, 199))]
+    # And forward from the first version, to the head.
+    forward: list[str] = []
+    page = history.chain_history(memory.store, long_chain[0], direction="newer")
+    while True:
+        forward += [v.id for v in page.versions]
+        if not page.newer_left:
+            break
+        page = history.chain_history(memory.store, page.versions[-1].id, direction="newer")
+    assert forward == long_chain[1:]
+    assert page.head == long_chain[-1]
+
+
+def test_a_bad_direction_names_its_field(memory: Memory, long_chain: list[str]) -> None:
+    from kenning_encounter.errors import InvalidInput
+
+    with pytest.raises(InvalidInput) as bad:
+        history.chain_history(memory.store, NAME, direction="sideways")
+    assert bad.value.field == "direction" and "'older'" in str(bad.value)
+
+
+def _lookup(memory: Memory, ref: str, as_of: int | None = None) -> Any:
+    found = memory.find_by_name(ref, as_of=as_of)
+    node = {k: v for k, v in found.node.model_dump().items() if k not in _STANDING}
+    return node, [h.id for h in found.history], found.history_left_out
+
+
+def test_as_of_on_a_long_chain_is_the_lookup_taken_then(memory: Memory) -> None:
+    ids: list[str] = []
+    grow(memory, ids, 150)
+    tick = memory.store.read(lambda tx: tx.clock())
+    then = _lookup(memory, NAME), _lookup(memory, ids[3])
+    grow(memory, ids, 190)
+    memory.delete_entities(S, [ids[-1]])  # an undo since: the line of then is read back
+    assert (_lookup(memory, NAME, tick), _lookup(memory, ids[3], tick)) == then
+    assert then[0][2] == 150 - 1 - HISTORY_LIMIT
+
+
+# --- statements per read, counted on the store's one execute path ----------------------
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.sent = 0
+
+    def __call__(self, statement: str, params: Mapping[str, Any] | None, seconds: float) -> None:
+        self.sent += 1
+
+
+@pytest.fixture(params=BACKENDS)
+def counted(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[GraphStore, Counter]]:
+    counter = Counter()
+    if request.param == "embedded":
+        store: GraphStore = EmbeddedStore.open(tmp_path / "memory", tracer=counter)
+    else:
+        from tests.support.neo4j_store import open_emptied
+
+        try:
+            store = open_emptied(neo4j_target().uri, tracer=counter)
+        except Exception as exc:  # nothing answers: skip, or fail when Neo4j is required
+            from tests.support.backends import nothing_answers
+
+            if not nothing_answers(exc):
+                raise
+            neo4j_unavailable(f"no Neo4j answered: {exc}")
+    try:
+        yield store, counter
+    finally:
+        store.close()
+
+
+def test_no_chain_read_sends_more_statements_for_a_longer_chain(
+    counted: tuple[GraphStore, Counter],
+) -> None:
+    store, counter = counted
+    memory = Memory(store)
+    ids: list[str] = []
+
+    def statements() -> dict[str, int]:
+        middle = store.read(lambda tx: tx.clock()) - len(ids) // 2
+        reads = {
+            "find_by_name": lambda: memory.find_by_name(NAME),
+            "find_by_name from the first": lambda: memory.find_by_name(ids[0]),
+            "find_by_name as_of": lambda: memory.find_by_name(NAME, as_of=middle),
+            "trace_provenance": lambda: memory.trace_provenance(ids[-1]),
+            "chain_history": lambda: history.chain_history(store, ids[-1]),
+        }
+        sent: dict[str, int] = {}
+        for name, read in reads.items():
+            before = counter.sent
+            read()
+            sent[name] = counter.sent - before
+        return sent
+
+    grow(memory, ids, 2 * HISTORY_LIMIT + 5)
+    short = statements()
+    grow(memory, ids, 4 * MAX_VERSIONS)
+    long = statements()
+    # A read may take one statement more once a window is full (to count what lies
+    # beyond it), never one per version: 160 more versions would be hundreds.
+    assert all(long[k] <= short[k] + 1 for k in short), (short, long)
