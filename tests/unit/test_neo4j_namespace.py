@@ -17,6 +17,7 @@ from kenning_encounter.store.neo4j.namespace import (
     label_of,
     name_problem,
 )
+from kenning_encounter.store.port import MAX_CHAIN
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES
 
 # Sent as written, never namespaced: they make a store of schema < 3 the default memory.
@@ -41,10 +42,14 @@ def _statements() -> Iterator[str]:
         if "{label}" in text or "{source}" in text:
             for label in NODE_TYPES:
                 yield text.format(
-                    label=label, source=label, target=label, rel=next(iter(RELATION_TYPES))
+                    label=label,
+                    source=label,
+                    target=label,
+                    rel=next(iter(RELATION_TYPES)),
+                    hops=MAX_CHAIN,  # a chain read's bound (store/port.py)
                 )
         elif "{{" in text:
-            yield text.format()
+            yield text.format(hops=MAX_CHAIN)
         else:
             yield text
 
