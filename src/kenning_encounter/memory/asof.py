@@ -23,6 +23,7 @@ from typing import Any, cast
 from kenning_encounter.errors import InvalidInput
 from kenning_encounter.memory import directors
 from kenning_encounter.memory.models import EncounterOut, NodeOut, ReEntry
+from kenning_encounter.store.ops.graph import walk_back
 from kenning_encounter.store.port import (
     MAX_CHAIN,
     ChainLink,
@@ -318,16 +319,9 @@ class Past:
         self, node_ids: Sequence[str], rel_types: Sequence[str], depth: int
     ) -> Subgraph:
         """``ReadTx.provenance_from`` at the tick."""
-        seen = set(node_ids)
-        frontier = list(dict.fromkeys(node_ids))
-        edges: list[EdgeRecord] = []
-        for _ in range(depth):
-            if not frontier:
-                break
-            incoming = self.edges_into(frontier, rel_types)
-            edges += incoming
-            frontier = list(dict.fromkeys(e.source for e in incoming if e.source not in seen))
-            seen.update(frontier)
+        seen, edges = walk_back(
+            node_ids, lambda frontier: self.edges_into(frontier, rel_types), depth
+        )
         return Subgraph(list(self.nodes(sorted(seen)).values()), edges)
 
     def predecessors(self, node_id: str) -> list[tuple[str, str]]:

@@ -87,9 +87,8 @@ def _put(rows: Rows, session: str, turn: int, at: float, stamps: Sequence[Stamp]
 
 
 class EmbeddedLedgers:
-    def __init__(self, units: LedgerUnits, *, behind: bool = True) -> None:
+    def __init__(self, units: LedgerUnits) -> None:
         self._units = units
-        self._behind = behind
         self._lock = threading.Condition()
         # Each session's ledger as it stands here (None: it has none), and the ones
         # saved here and not yet written.
@@ -163,10 +162,10 @@ class EmbeddedLedgers:
     # --- behind the answer -----------------------------------------------------------
     def _put_due(self, session: str, ledger: StoredLedger) -> dict[str, StoredLedger]:
         """Hold it and mark it due (the lock held); what the caller must write itself
-        (not behind, or closed), else nothing."""
+        (once closed), else nothing."""
         self._held[session] = ledger
         self._due[session] = ledger
-        if not self._behind or self._closed:
+        if self._closed:
             return self._take()
         if self._writer is None:
             self._writer = threading.Thread(target=self._run, name="ledger-writer", daemon=True)

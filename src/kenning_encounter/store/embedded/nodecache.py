@@ -196,11 +196,6 @@ class NodeCache:
         return len(self._nodes)
 
     @property
-    def relation_lists(self) -> int:
-        """How many nodes' relation lists are held."""
-        return len(self._edges)
-
-    @property
     def weight(self) -> int:
         """Roughly the bytes the cached nodes hold."""
         return self._bytes

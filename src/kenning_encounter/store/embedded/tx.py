@@ -222,12 +222,17 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         missing = [i for i in ids if i not in found]
         if not missing:
             return found
-        sought = self._seek_relations(missing)
-        fetched = {i: lists for i, (lists, _) in sought.items()}
-        self._snapshot.offer_edges(fetched)
-        # The same rows held each node's confirmations: its latest is kept too.
-        self._snapshot.offer_confirmations({i: c for i, (_, c) in sought.items()})
+        fetched = {i: lists for i, (lists, _) in self._seek_and_keep(missing).items()}
         return {i: found[i] if i in found else fetched[i] for i in ids}
+
+    def _seek_and_keep(self, ids: list[str]) -> dict[str, tuple[Adjacency, Confirmation | None]]:
+        """The seeks, each node's relation lists and latest confirmation offered to the
+        cache (a read's): one seek brings both."""
+        assert self._snapshot is not None
+        sought = self._seek_relations(ids)
+        self._snapshot.offer_edges({i: lists for i, (lists, _) in sought.items()})
+        self._snapshot.offer_confirmations({i: latest for i, (_, latest) in sought.items()})
+        return sought
 
     def _seek_relations(self, ids: list[str]) -> dict[str, tuple[Adjacency, Confirmation | None]]:
         """Each node's authored relations (out of it, into it) and latest confirmation,
@@ -268,12 +273,7 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         found = self._snapshot.cached_confirmations(ids)
         missing = [i for i in ids if i not in found]
         if missing and len(missing) <= SEEK_LIMIT:
-            # A seek per node brings its relations and its confirmations together.
-            sought = self._seek_relations(missing)
-            self._snapshot.offer_edges({i: lists for i, (lists, _) in sought.items()})
-            more = {i: latest for i, (_, latest) in sought.items()}
-            self._snapshot.offer_confirmations(more)
-            found |= more
+            found |= {i: latest for i, (_, latest) in self._seek_and_keep(missing).items()}
         elif missing:
             fetched = super().confirmations_of(missing)
             more = {i: fetched.get(i) for i in missing}

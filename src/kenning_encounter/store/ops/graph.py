@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import abstractmethod
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any
 
 from kenning_encounter.errors import StoreError
@@ -27,6 +27,24 @@ def with_hops(template: str, hops: int) -> str:
     if not 1 <= hops <= MAX_CHAIN:
         raise StoreError(f"internal: a walk's bound must be 1 to {MAX_CHAIN}, not {hops!r}")
     return template.replace("{hops}", str(hops))
+
+
+def walk_back(
+    starts: Sequence[str], incoming: Callable[[list[str]], list[EdgeRecord]], depth: int
+) -> tuple[set[str], list[EdgeRecord]]:
+    """``depth`` hops back from ``starts`` along what ``incoming`` gives for a frontier:
+    every node reached (the starts too) and the edges walked."""
+    seen = set(starts)
+    frontier = list(dict.fromkeys(starts))
+    edges: list[EdgeRecord] = []
+    for _ in range(depth):
+        if not frontier:
+            break
+        found = incoming(frontier)
+        edges += found
+        frontier = list(dict.fromkeys(e.source for e in found if e.source not in seen))
+        seen.update(frontier)
+    return seen, edges
 
 
 class NodeOps(Statements):
@@ -258,16 +276,10 @@ class RelationOps(NodeOps):
     def provenance_from(
         self, node_ids: Sequence[str], rel_types: Sequence[str], depth: int
     ) -> Subgraph:
-        seen = set(node_ids)
-        frontier = list(dict.fromkeys(node_ids))
-        edges: list[EdgeRecord] = []
-        for _ in range(depth):
-            if not frontier:
-                break
-            incoming = self._edges_many(self._relations.edges_in_many, frontier, rel_types)
-            edges += incoming
-            frontier = [e.source for e in incoming if e.source not in seen]
-            seen.update(frontier)
+        template = self._relations.edges_in_many
+        seen, edges = walk_back(
+            node_ids, lambda frontier: self._edges_many(template, frontier, rel_types), depth
+        )
         return Subgraph(list(self.get_nodes(sorted(seen)).values()), edges)
 
     def neighbourhood(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> Subgraph:
