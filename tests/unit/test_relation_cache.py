@@ -136,6 +136,7 @@ def test_relations_agree_with_the_engine_through_every_kind_of_write(
             {"source": "o1", "type": "SUPPORTS", "target": "h1"},
             {"source": "o2", "type": "CHALLENGES", "target": "h1"},
             {"source": "o1", "type": "RESOLVES", "target": "q1"},
+            {"source": "h1", "type": "INFORMS", "target": "q1"},  # q1's provenance: two hops
         ],
     )
     agree("relations made")
