@@ -2,6 +2,9 @@
 
     python -m bench local-scale --nodes N      (or python -m bench.local_scale_bench N)
 
+With ``KENNING_BENCH_KEEP=DIR`` the loaded store stays in DIR, and a later run with the
+same DIR measures it again without loading it anew (a load at 1M takes about an hour).
+
 A synthetic dump of N nodes (bench.synth_dump with three rounds of relations: about
 three authored edges per node, shaped like an agent's memory) is written and imported by the real command into a
 fresh data directory, in a subprocess whose wall time is the load time. Then:
@@ -22,6 +25,7 @@ fresh data directory, in a subprocess whose wall time is the load time. Then:
 from __future__ import annotations
 
 import json
+import os
 import resource
 import shutil
 import statistics
@@ -104,21 +108,41 @@ def serve(data_dir: Path, nodes: int, searches: int, prompts: int) -> dict[str, 
     return row
 
 
-def run_size(nodes: int, *, searches: int = SEARCHES, prompts: int = PROMPTS) -> dict[str, Any]:
+def load_into(folder: Path, nodes: int) -> dict[str, Any]:
+    """Write the dump and import it into ``folder / "data"``; the load's figures."""
+    row: dict[str, Any] = {}
+    dump, data_dir = folder / "memory.jsonl", folder / "data"
+    started = time.perf_counter()
+    counts = write_dump(dump, nodes, seed=nodes, density=DENSITY)
+    row["dump_written_s"] = round(time.perf_counter() - started, 1)
+    records = sum(counts.values())
+    row |= {"records": records, "relations": counts["relation"]}
+    took = import_embedded(dump, data_dir)
+    dump.unlink()
+    row["import_s"] = round(took, 1)
+    row["import_records_per_s"] = round(records / took)
+    row["index_build_s"] = round(timed_open(data_dir), 2)
+    return row
+
+
+def run_size(
+    nodes: int, *, searches: int = SEARCHES, prompts: int = PROMPTS, keep: Path | None = None
+) -> dict[str, Any]:
+    """``keep``: a folder the loaded store stays in; a store loaded there before (its load
+    figures in ``load.json``) is measured again without a new load."""
     row: dict[str, Any] = {"nodes": nodes}
     with tempfile.TemporaryDirectory(prefix="kenning-local-scale-") as tmp:
-        folder = Path(tmp)
-        dump, data_dir = folder / "memory.jsonl", folder / "data"
-        started = time.perf_counter()
-        counts = write_dump(dump, nodes, seed=nodes, density=DENSITY)
-        row["dump_written_s"] = round(time.perf_counter() - started, 1)
-        records = sum(counts.values())
-        row |= {"records": records, "relations": counts["relation"]}
-        took = import_embedded(dump, data_dir)
-        dump.unlink()
-        row["import_s"] = round(took, 1)
-        row["import_records_per_s"] = round(records / took)
-        row["index_build_s"] = round(timed_open(data_dir), 2)
+        folder = keep or Path(tmp)
+        data_dir = folder / "data"
+        kept = folder / "load.json"
+        if keep is not None and kept.exists() and data_dir.exists():
+            row |= json.loads(kept.read_text()) | {"load_reused": True}
+        else:
+            folder.mkdir(parents=True, exist_ok=True)
+            loaded = load_into(folder, nodes)
+            if keep is not None:
+                kept.write_text(json.dumps(loaded))
+            row |= loaded
         row["reopen_s"] = round(statistics.median(timed_open(data_dir) for _ in range(REOPENS)), 2)
         shutil.rmtree(data_dir / "textindex")
         row["index_rebuild_s"] = round(timed_open(data_dir), 2)
@@ -140,7 +164,13 @@ def run(quick: bool = False, nodes: int | None = None) -> dict[str, Any]:
     """``python -m bench local-scale [--nodes N]``: 100k nodes by default, 2k when quick."""
     size = nodes or (2_000 if quick else 100_000)
     small = quick or size <= 5_000
-    row = run_size(size, searches=50 if small else SEARCHES, prompts=50 if small else PROMPTS)
+    keep = os.environ.get("KENNING_BENCH_KEEP")
+    row = run_size(
+        size,
+        searches=50 if small else SEARCHES,
+        prompts=50 if small else PROMPTS,
+        keep=Path(keep) if keep else None,
+    )
     return {"goals": GOALS, "rows": [row]}
 
 

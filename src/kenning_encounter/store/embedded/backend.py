@@ -219,7 +219,7 @@ class EmbeddedStore:
             # Created nodes go in as written: a node changed after its creation
             # in the same write is dropped instead.
             created = [n for n in tx.created_nodes if n.id not in tx.changed_nodes]
-            self._nodes.end_commit(tx.changed_nodes, created, tx.changed_edges)
+            self._nodes.end_commit(tx.changed_nodes, created, tx.changed_edges, tx.created_marks)
             # Under the write lock, so the index takes ticks in commit order.
             if tx.index_upserts or tx.index_deletes:
                 fresh = {n.id for n in tx.created_nodes}

@@ -11,7 +11,10 @@ makes it odd just before COMMIT, and after it drops the nodes the transaction
 changed, adds the ones it created (as written), and makes it even again. A
 failed COMMIT empties the cache. Every change to a stored node goes through
 the few write methods of ``EmbeddedTx`` that report it (a test holds the list
-of node-changing statements to them).
+of node-changing statements to them). Beside the nodes it keeps their relations,
+their latest confirmations and the classification of every classified node (the
+read gate's question, answered without reading a node); a classification is fixed
+when its node is created, so only the statement that creates nodes moves that set.
 
 A read transaction notes the generation when it starts and opens its engine
 snapshot only when it first needs the engine (a read served
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import ladybug
 
@@ -70,6 +73,10 @@ class NodeCache:
         self._nodes: dict[str, NodeRecord] = {}
         self._edges: dict[str, Adjacency] = {}
         self._confirmed: dict[str, Confirmation | None] = {}
+        # Every classified node's classification (the read gate's question), whole once a
+        # read filled it from a scan; None while not known. A node's classification is
+        # fixed when the node is written, so only the writes that create nodes move it.
+        self._marks: dict[str, str] | None = None
         self._bytes = 0
 
     @property
@@ -86,11 +93,18 @@ class NodeCache:
         changed: Iterable[str] | None,
         created: Iterable[NodeRecord] = (),
         edges_changed: Iterable[str] | None = None,
+        marks: Mapping[str, str | None] | None = None,
     ) -> None:
         """The commit is done: drop what it changed (None: it may have changed anything),
         keep what it created; drop the relation lists of ``edges_changed`` (None: all),
-        and start an empty one for each created node that gained none."""
+        and start an empty one for each created node that gained none. ``marks``: the
+        classification (or None) of every node the commit wrote into being, an import's
+        included; None when that is not known, which forgets the classified set."""
         with self._lock:
+            if changed is None or marks is None:
+                self._marks = None
+            elif self._marks is not None:
+                self._mark(marks)
             if edges_changed is None:
                 for node_id in list(self._edges):
                     self._drop_edges(node_id)
@@ -154,6 +168,32 @@ class NodeCache:
                 excess = len(self._confirmed) - self._capacity
                 for stale in list(itertools.islice(self._confirmed, max(0, excess))):
                     del self._confirmed[stale]
+
+    def _mark(self, marks: Mapping[str, str | None]) -> None:
+        # A reader of an older state may still hold the set: a new node's mark goes in
+        # as is (that reader never meets the id), but a mark that would change or go
+        # (an id written again after its erasure) goes into a copy.
+        held = self._marks
+        assert held is not None
+        if any(held.get(i) not in (None, m) for i, m in marks.items()):
+            held = dict(held)
+        for node_id, mark in marks.items():
+            if mark:
+                held[node_id] = mark
+            else:
+                held.pop(node_id, None)
+        self._marks = held
+
+    def get_marks(self, generation: int) -> Mapping[str, str] | None:
+        """Every classified node's classification at ``generation``; None when not known
+        (or not serving): the caller reads them from the store and offers them."""
+        with self._lock:
+            return self._marks if self._serves(generation) else None
+
+    def offer_marks(self, generation: int, marks: dict[str, str]) -> None:
+        with self._lock:
+            if self._serves(generation) and self._marks is None:
+                self._marks = marks
 
     def _drop(self, node_id: str) -> None:
         self._confirmed.pop(node_id, None)
@@ -249,6 +289,21 @@ class LazySnapshot:
     def offer_confirmations(self, found: dict[str, Confirmation | None]) -> None:
         if self._cache is not None and self.generation is not None:
             self._cache.offer_confirmations(self.generation, found)
+
+    @property
+    def uses_cache(self) -> bool:
+        return self._cache is not None and self.generation is not None
+
+    def cached_marks(self) -> Mapping[str, str] | None:
+        if self._cache is None or self.generation is None:
+            return None
+        found = self._cache.get_marks(self.generation)
+        self._served = self._served or found is not None
+        return found
+
+    def offer_marks(self, marks: dict[str, str]) -> None:
+        if self._cache is not None and self.generation is not None:
+            self._cache.offer_marks(self.generation, marks)
 
     def ensure_open(self) -> None:
         if self._open:

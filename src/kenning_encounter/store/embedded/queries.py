@@ -110,6 +110,10 @@ NODES_RECORD: Final = (
     "MATCH (e:Encounter {{id: $encounter}}) UNWIND $ids AS i MATCH (n:{label} {{id: i}}) "
     "CREATE (e)-[:RECORDED {{tick: $tick}}]->(n)"
 )
+# Every classified node of a type, for the read gate's set (nodecache.py).
+MARKS_ALL: Final = (
+    "MATCH (n:{label}) WHERE n.classification IS NOT NULL RETURN n.id, n.classification"
+)
 NODE_SET_STATUS: Final = "MATCH (n:{label} {{id: $id}}) SET n.status = $status"
 NODE_DELETE: Final = "MATCH (n:{label} {{id: $id}}) DETACH DELETE n"
 

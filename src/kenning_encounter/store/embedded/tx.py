@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Generator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, LiteralString, cast
+from typing import TYPE_CHECKING, Any, Final, LiteralString, cast
 
 import ladybug
 
@@ -117,6 +117,8 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         # What a write does to stored nodes, for the node cache (nodecache.py).
         self.created_nodes: list[NodeRecord] = []
         self.changed_nodes: set[str] = set()
+        # The classification (or None) of every node this write creates, an import's too.
+        self.created_marks: dict[str, str | None] = {}
         # Nodes whose authored relations this write made or removed; None: it cannot say.
         self.changed_edges: set[str] | None = set()
         self._touched: set[str] = set()
@@ -198,6 +200,22 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         fetched = self._fetch_nodes(missing)
         self._snapshot.offer(fetched)
         return cached | fetched
+
+    def classified(self, node_ids: Sequence[str]) -> dict[str, str]:
+        """The read gate's question. In a read, from the cache's classified set, filled by
+        one scan per type when not known (a classified node is rare: the set stays small);
+        a node is not read for it."""
+        if self._snapshot is None or not self._snapshot.uses_cache:
+            return super().classified(node_ids)
+        marks = self._snapshot.cached_marks()
+        if marks is None:
+            found: dict[str, str] = {}
+            for label in _MARKED:
+                for row in self.rows(q.render(q.MARKS_ALL, label=label)):
+                    found[str(row[0])] = str(row[1])
+            self._snapshot.offer_marks(found)
+            marks = found
+        return {i: m for i in node_ids if (m := marks.get(i))}
 
     def _edges_many(
         self, template: str, ids: Sequence[str], rels: Sequence[str]
@@ -354,6 +372,9 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         some row gives a value (queries.nodes_create says why). ``columns``: the type's
         own by default; an import adds the standing mirrors."""
         cols = list(columns) if columns is not None else q.node_columns(label)
+        for r in group:
+            mark = r.props.get("classification")
+            self.created_marks[r.id] = str(mark) if mark else None
         rows = [_row_for(r, cols) for r in group]
         lists = {c: [row[c] for row in rows] for c in cols}
         params = {c: v for c, v in lists.items() if c == "id" or any(x is not None for x in v)}
@@ -392,6 +413,10 @@ if TYPE_CHECKING:
     from kenning_encounter.store.port import LoadTx
 
     _CARRIES_THE_BULK_OPERATIONS: type[LoadTx] = EmbeddedTx
+
+
+# The types whose nodes may carry a classification.
+_MARKED: Final = tuple(name for name, t in NODE_TYPES.items() if "classification" in t.prop_names())
 
 
 def _row_for(record: NodeRecord, cols: list[str]) -> dict[str, Any]:
