@@ -392,7 +392,10 @@ def _lexical_evidence(
         length = len(tokens) - len(label_tokens)
         best: dict[str, float] = {}  # per word of the prompt: its best-matching key's share
         cover: dict[str, float] = {}
+        held = set(tokens)
         for key in weights:
+            if key not in held:
+                continue
             # The label heading a record attributes it; it is not part of what it says.
             tf = tokens.count(key) - label_tokens.count(key)
             if tf > 0:

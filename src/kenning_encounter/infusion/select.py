@@ -196,6 +196,10 @@ class _Gathered:
     originals: dict[str, NodeRecord]
 
 
+def _placed(node: NodeRecord, place: int) -> NodeRecord:
+    return node if place == node.tick else replace(node, tick=place)
+
+
 def _gather(
     tx: ReadTx,
     hits: dict[str, float],
@@ -249,7 +253,7 @@ def _gather(
         # Within an encounter, a record's place stands in for its tick, so
         # neighbours are neighbours even inside one batched write.
         Candidate(
-            replace(node, tick=position.get(node.id, node.tick)),
+            _placed(node, position.get(node.id, node.tick)),
             hits.get(node.id, 0.0),
             tokens.get(node),
             tokens.stated(node) if times else None,
