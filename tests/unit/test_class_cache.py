@@ -13,9 +13,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kenning_encounter.memory import dump, load, operator
 from kenning_encounter.memory.gates import Gate, GatedStore
 from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.embedded import nodecache
+from kenning_encounter.store.embedded import tx as tx_module
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.embedded.nodecache import NodeCache
 from kenning_encounter.vocabulary import CLASSIFICATIONS
@@ -173,3 +177,28 @@ def test_a_mark_that_goes_leaves_an_older_reader_its_own_set() -> None:
     cache.begin_commit()
     cache.end_commit(set(), [], set(), None)
     assert cache.get_marks(4) is None, "a write that cannot say forgets the set"
+
+
+def test_a_memory_of_many_classified_nodes_reads_the_nodes_instead(
+    embedded: EmbeddedStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the bound the set is not kept, and the gate still answers right (from the
+    nodes): fails if a set cut at the bound were served as whole."""
+    monkeypatch.setattr(nodecache, "MAX_MARKS", 2)
+    monkeypatch.setattr(tx_module, "MAX_MARKS", 2)
+    memory = Memory(embedded, granted=CLASSIFICATIONS)
+    memory.advance_encounter(S, "many marks")
+    memory.create_entities(
+        S,
+        _entities(
+            ("a", "first", ["pii"]),
+            ("b", "second", ["phi"]),
+            ("c", "third", ["pci"]),
+            ("d", "fourth", ["secret"]),
+            ("f", "plain", None),
+        ),
+    )
+    _agree(embedded, "four classified, the bound two: a scan cut at three")
+    assert embedded._nodes.get_marks(embedded._nodes.generation) is nodecache.TOO_MANY  # pyright: ignore[reportPrivateUsage]
+    memory.create_entities(S, _entities(("e", "fifth", ["secret"])))
+    _agree(embedded, "one more after the set was refused")

@@ -30,6 +30,8 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Final, cast
 
 import ladybug
 
@@ -39,6 +41,10 @@ from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
 
 DEFAULT_CAPACITY = 50_000
+# Past this many classified nodes the set is not kept: the gate reads the nodes instead.
+MAX_MARKS = 100_000
+# The classified set of a memory that holds more than MAX_MARKS of them.
+TOO_MANY: Final[Mapping[str, str]] = MappingProxyType({})
 # Roughly what the cached nodes may hold in memory; the oldest go first past it.
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 _OVERHEAD = 400  # a record, its dict slot and its short strings, roughly
@@ -76,7 +82,7 @@ class NodeCache:
         # Every classified node's classification (the read gate's question), whole once a
         # read filled it from a scan; None while not known. A node's classification is
         # fixed when the node is written, so only the writes that create nodes move it.
-        self._marks: dict[str, str] | None = None
+        self._marks: Mapping[str, str] | None = None
         self._bytes = 0
 
     @property
@@ -173,8 +179,10 @@ class NodeCache:
         # A reader of an older state may still hold the set: a new node's mark goes in
         # as is (that reader never meets the id), but a mark that would change or go
         # (an id written again after its erasure) goes into a copy.
-        held = self._marks
-        assert held is not None
+        kept = self._marks
+        if kept is None or kept is TOO_MANY:
+            return
+        held = cast(dict[str, str], kept)
         if any(held.get(i) not in (None, m) for i, m in marks.items()):
             held = dict(held)
         for node_id, mark in marks.items():
@@ -182,18 +190,19 @@ class NodeCache:
                 held[node_id] = mark
             else:
                 held.pop(node_id, None)
-        self._marks = held
+        self._marks = held if len(held) <= MAX_MARKS else TOO_MANY
 
     def get_marks(self, generation: int) -> Mapping[str, str] | None:
         """Every classified node's classification at ``generation``; None when not known
-        (or not serving): the caller reads them from the store and offers them."""
+        (or not serving): the caller reads them from the store and offers them. TOO_MANY:
+        more than MAX_MARKS, so not kept."""
         with self._lock:
             return self._marks if self._serves(generation) else None
 
     def offer_marks(self, generation: int, marks: dict[str, str]) -> None:
         with self._lock:
             if self._serves(generation) and self._marks is None:
-                self._marks = marks
+                self._marks = marks if len(marks) <= MAX_MARKS else TOO_MANY
 
     def _drop(self, node_id: str) -> None:
         self._confirmed.pop(node_id, None)

@@ -112,7 +112,8 @@ NODES_RECORD: Final = (
 )
 # Every classified node of a type, for the read gate's set (nodecache.py).
 MARKS_ALL: Final = (
-    "MATCH (n:{label}) WHERE n.classification IS NOT NULL RETURN n.id, n.classification"
+    "MATCH (n:{label}) WHERE n.classification IS NOT NULL "
+    "RETURN n.id, n.classification LIMIT $limit"
 )
 NODE_SET_STATUS: Final = "MATCH (n:{label} {{id: $id}}) SET n.status = $status"
 NODE_DELETE: Final = "MATCH (n:{label} {{id: $id}}) DETACH DELETE n"

@@ -18,7 +18,7 @@ from kenning_encounter.errors import EngineError, StoreError
 from kenning_encounter.store.embedded import engine
 from kenning_encounter.store.embedded import past as past_text
 from kenning_encounter.store.embedded import queries as q
-from kenning_encounter.store.embedded.nodecache import Adjacency, LazySnapshot
+from kenning_encounter.store.embedded.nodecache import MAX_MARKS, TOO_MANY, Adjacency, LazySnapshot
 from kenning_encounter.store.embedded.textindex import IndexDoc, classes_of
 from kenning_encounter.store.ids import component_key, type_of_id
 from kenning_encounter.store.ops.activation import ActivationOps
@@ -204,17 +204,22 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
     def classified(self, node_ids: Sequence[str]) -> dict[str, str]:
         """The read gate's question. In a read, from the cache's classified set, filled by
         one scan per type when not known (a classified node is rare: the set stays small);
-        a node is not read for it."""
+        a node is not read for it. Past MAX_MARKS of them the nodes are read instead."""
         if self._snapshot is None or not self._snapshot.uses_cache:
             return super().classified(node_ids)
         marks = self._snapshot.cached_marks()
         if marks is None:
             found: dict[str, str] = {}
             for label in _MARKED:
-                for row in self.rows(q.render(q.MARKS_ALL, label=label)):
+                left = {"limit": MAX_MARKS + 1 - len(found)}
+                for row in self.rows(q.render(q.MARKS_ALL, label=label), left):
                     found[str(row[0])] = str(row[1])
+                if len(found) > MAX_MARKS:
+                    break
             self._snapshot.offer_marks(found)
-            marks = found
+            marks = found if len(found) <= MAX_MARKS else TOO_MANY
+        if marks is TOO_MANY:
+            return super().classified(node_ids)
         return {i: m for i in node_ids if (m := marks.get(i))}
 
     def _edges_many(
