@@ -72,8 +72,8 @@ NODES_AT: Final = (
     "MATCH (p:Past) WHERE p.kind = 'node' AND p.tick <= $tick AND p.ended > $tick "
     "RETURN p.body, p.ended"
 )
-NODES_NAMED: Final = "MATCH (n:{label}) WHERE n.name = $name RETURN n"
-NODES_UPTO: Final = "MATCH (n:{label}) WHERE n.tick <= $tick RETURN n"
+NODES_NAMED: Final = "MATCH (n:{label}) WHERE n.name = $name RETURN {n}"
+NODES_UPTO: Final = "MATCH (n:{label}) WHERE n.tick <= $tick RETURN {n}"
 TICK_AT_STEPS: Final[tuple[LiteralString, ...]] = (
     "MATCH (e:Encounter) WHERE e.opened_at <= $at RETURN max(e.opened_tick)",
     "MATCH (e:Encounter) WHERE e.sealed_at <= $at RETURN max(e.sealed_tick)",

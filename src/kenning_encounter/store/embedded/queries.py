@@ -7,6 +7,7 @@ with names from the closed vocabulary.
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import Final, LiteralString, cast
 
@@ -19,17 +20,22 @@ from kenning_encounter.store.ops.text import (
     SpineText,
     text_of,
 )
-from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, NODE_TYPES, RELATION_TYPES
 
 _ALLOWED_NAMES: Final = frozenset(NODE_TYPES) | frozenset(RELATION_TYPES)
 
 
 def render(template: str, **names: str) -> LiteralString:
+    """A template's slots filled: vocabulary names, and for an authored ``label`` the
+    columns of a whole node (``{n}``, ``{p}``, ``{q}``: that variable's, ``stored_columns``
+    order), which the engine hands over about six times quicker than the node itself."""
     for value in names.values():
         if value not in _ALLOWED_NAMES:
             raise ValueError(f"not a vocabulary name: {value!r}")
+    label = names.get("label")
+    whole = _WHOLE.get(label, {}) if label is not None else {}
     # Safe to treat as a literal: every slot came from the closed vocabulary.
-    return cast(LiteralString, template.format(**names))
+    return cast(LiteralString, template.format(**whole, **names))
 
 
 # --- meta -------------------------------------------------------------------
@@ -56,14 +62,14 @@ SOURCE_PUT: Final = "UNWIND $rows AS r MERGE (k:SourceKey {key: r.key}) SET k.id
 SOURCE_DROP: Final = "MATCH (k:SourceKey {key: $key}) WHERE k.id = $id DELETE k"
 
 # --- authored nodes ---------------------------------------------------------
-NODES_GET: Final = "UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN n"
-NODES_ALL: Final = "MATCH (n:{label}) RETURN n"
+NODES_GET: Final = "UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN {n}"
+NODES_ALL: Final = "MATCH (n:{label}) RETURN {n}"
 HEADS_BY_STATUS: Final = (
     "MATCH (n:{label}) WHERE n.status IN $statuses AND n.superseded_by IS NULL "
-    "RETURN n ORDER BY n.tick DESC LIMIT $limit"
+    "RETURN {n} ORDER BY n.tick DESC LIMIT $limit"
 )
 RECENT_HEADS: Final = (
-    "MATCH (n:{label}) WHERE n.superseded_by IS NULL RETURN n ORDER BY n.tick DESC LIMIT $limit"
+    "MATCH (n:{label}) WHERE n.superseded_by IS NULL RETURN {n} ORDER BY n.tick DESC LIMIT $limit"
 )
 NODE_SET_SUCCESSOR: Final = "MATCH (n:{label} {{id: $id}}) SET n.superseded_by = $successor"
 
@@ -101,6 +107,19 @@ def nodes_create(label: str, columns: list[str] | None = None) -> LiteralString:
 # The mirrors of a node's process edges (memory/activation.py): an import carries them
 # over as dumped; a write leaves them to the statements that write those edges.
 STANDING_COLUMNS: Final = ("used_at", "pinned")
+
+
+@functools.cache
+def stored_columns(label: str) -> tuple[str, ...]:
+    """Every column an authored type's table holds (its migrations' too), in the order a
+    whole-node read returns them (``render``'s ``{n}``)."""
+    return (*node_columns(label), *STANDING_COLUMNS, "superseded_by")
+
+
+_WHOLE: Final[dict[str, dict[str, str]]] = {
+    label: {var: ", ".join(f"{var}.{c}" for c in stored_columns(label)) for var in "npq"}
+    for label in AUTHORED_NODE_TYPES
+}
 
 
 # The encounter is matched once, before the UNWIND: matched inside it, the anchoring
@@ -158,11 +177,11 @@ PREDECESSORS: Final = (
 # VAR_LENGTH_DEFAULT needs the connection's var_length_extend_max_depth raised first.
 CHAIN_OLDER: Final = (
     "MATCH (n:{label} {{id: $id}})-[:SUPERSEDES* SHORTEST 1..{hops}]->(p:{label})"
-    "<-[e:SUPERSEDES]-(s:{label}) RETURN p, s.id, e.tick, e.encounter, e.revision_why"
+    "<-[e:SUPERSEDES]-(s:{label}) RETURN {p}, s.id, e.tick, e.encounter, e.revision_why"
 )
 CHAIN_NEWER: Final = (
     "MATCH (n:{label} {{id: $id}})<-[:SUPERSEDES* SHORTEST 1..{hops}]-(q:{label})"
-    "-[e:SUPERSEDES]->(t:{label}) RETURN q, t.id, e.tick, e.encounter, e.revision_why"
+    "-[e:SUPERSEDES]->(t:{label}) RETURN {q}, t.id, e.tick, e.encounter, e.revision_why"
 )
 CHAIN_ENDS: Final = (
     "MATCH (n:{label} {{id: $id}}) "
@@ -285,7 +304,7 @@ DUMP_NODES: Final = (
     "(n.ord > $ord OR (n.ord = $ord AND n.id > $id))) "
     "WITH n ORDER BY n.tick, n.ord, n.id LIMIT $limit "
     "OPTIONAL MATCH (:Encounter)-[r:RECORDED]->(n) "
-    "RETURN n, r.tick ORDER BY n.tick, n.ord, n.id"
+    "RETURN {n}, r.tick ORDER BY n.tick, n.ord, n.id"
 )
 DUMP_NODE_IDS: Final = (
     "MATCH (n:{label}) WHERE n.id > $after RETURN n.id ORDER BY n.id LIMIT $limit"

@@ -74,12 +74,13 @@ def node_to_index_doc(node: NodeRecord) -> IndexDoc:
     )
 
 
-def node_from_row(row: list[Any]) -> NodeRecord:
-    """A node row (the whole node, its table in ``_LABEL``) as a record."""
-    props: dict[str, Any] = row[0]
+def node_from_row(label: str, row: Sequence[Any]) -> NodeRecord:
+    """A node row as a record: its columns first, in ``q.stored_columns`` order (a
+    whole-node read's ``{n}``); what follows them is the caller's."""
+    props = dict(zip(q.stored_columns(label), row, strict=False))
     return node_record(
         props,
-        label=str(props["_LABEL"]),
+        label=label,
         encounter=props.get("encounter"),
         locus=props.get("locus"),
         superseded_by=props.get("superseded_by"),
@@ -137,7 +138,7 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         return q.render(template, **names)
 
     def node(self, label: str, row: list[Any]) -> NodeRecord:
-        return node_from_row(row)
+        return node_from_row(label, row)
 
     # --- write context ----------------------------------------------------------------
     @property

@@ -62,11 +62,7 @@ def node_record(
 ) -> NodeRecord:
     """A stored node's properties as a record; ``_``-prefixed ones are the engine's or
     derived (tokens), and never reach the services."""
-    extra = {
-        k: v
-        for k, v in props.items()
-        if not k.startswith("_") and k not in _COMMON and v is not None
-    }
+    extra = {k: v for k, v in props.items() if v is not None and k not in _COMMON and k[:1] != "_"}
     return NodeRecord(
         id=str(props["id"]),
         type=label,
