@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from dataclasses import dataclass
 from typing import Final, LiteralString, cast
 
 from kenning_encounter.store.ops.activation import ActivationText
@@ -49,16 +50,35 @@ CLOCK_NEXT: Final = "MATCH (m:Meta {key: $key}) SET m.ival = m.ival + 1 RETURN m
 
 # --- registries (uniqueness by primary key) ---------------------------------
 NAME_GET: Final = "MATCH (k:NameKey {name: $name}) RETURN k.id"
-NAME_PUT: Final = "UNWIND $rows AS r MERGE (k:NameKey {name: r.name}) SET k.id = r.id"
 NAMES_GET: Final = "UNWIND $names AS nm MATCH (k:NameKey {name: nm}) RETURN k.name, k.id"
-# One list per column, as nodes_create binds them (quicker than a list of row structs).
-NAMES_CREATE: Final = (
-    "UNWIND range(1, size($names)) AS i CREATE (:NameKey {name: $names[i], id: $ids[i]})"
+
+
+@dataclass(frozen=True)
+class KeyText:
+    """A key table's writes (tx.py ``_put_keys``): which keys are held ($keys), new keys
+    made ($keys, $ids: one list per column, as nodes_create binds them), held ones
+    pointed elsewhere ($rows of key, id). Never an unwound MERGE: it scans the table."""
+
+    get: LiteralString
+    create: LiteralString
+    move: LiteralString
+
+
+NAME_KEYS: Final = KeyText(
+    "UNWIND $keys AS k MATCH (n:NameKey {name: k}) RETURN n.name",
+    "UNWIND range(1, size($keys)) AS i CREATE (:NameKey {name: $keys[i], id: $ids[i]})",
+    "UNWIND $rows AS r MATCH (k:NameKey {name: r.key}) SET k.id = r.id",
 )
-NAMES_MOVE: Final = "UNWIND $rows AS r MATCH (k:NameKey {name: r.name}) SET k.id = r.id"
+SOURCE_KEYS: Final = KeyText(
+    "UNWIND $keys AS k MATCH (s:SourceKey {key: k}) RETURN s.key",
+    "UNWIND range(1, size($keys)) AS i CREATE (:SourceKey {key: $keys[i], id: $ids[i]})",
+    "UNWIND $rows AS r MATCH (s:SourceKey {key: r.key}) SET s.id = r.id",
+)
+# One key, set or moved: a MERGE of plain parameters seeks (unwound, it scans).
+NAME_SET: Final = "MERGE (k:NameKey {name: $name}) SET k.id = $id"
 NAME_DROP: Final = "MATCH (k:NameKey {name: $name}) WHERE k.id = $id DELETE k"
 SOURCE_GET: Final = "MATCH (k:SourceKey {key: $key}) RETURN k.id"
-SOURCE_PUT: Final = "UNWIND $rows AS r MERGE (k:SourceKey {key: r.key}) SET k.id = r.id"
+SOURCE_SET: Final = "MERGE (k:SourceKey {key: $key}) SET k.id = $id"
 SOURCE_DROP: Final = "MATCH (k:SourceKey {key: $key}) WHERE k.id = $id DELETE k"
 
 # --- authored nodes ---------------------------------------------------------

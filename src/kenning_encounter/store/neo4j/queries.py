@@ -232,11 +232,13 @@ NAMES_GET: Final = (
 NAME_PUT: Final = (
     "UNWIND $rows AS r MERGE (k:NameKey {_memory: $memory, name: r.name}) SET k.id = r.id"
 )
+NAME_SET: Final = "MERGE (k:NameKey {_memory: $memory, name: $name}) SET k.id = $id"
 NAME_DROP: Final = "MATCH (k:NameKey {_memory: $memory, name: $name}) WHERE k.id = $id DELETE k"
 SOURCE_GET: Final = "MATCH (k:SourceKey {_memory: $memory, key: $key}) RETURN k.id"
 SOURCE_PUT: Final = (
     "UNWIND $rows AS r MERGE (k:SourceKey {_memory: $memory, key: r.key}) SET k.id = r.id"
 )
+SOURCE_SET: Final = "MERGE (k:SourceKey {_memory: $memory, key: $key}) SET k.id = $id"
 SOURCE_DROP: Final = "MATCH (k:SourceKey {_memory: $memory, key: $key}) WHERE k.id = $id DELETE k"
 
 # --- authored nodes -----------------------------------------------------------

@@ -227,13 +227,11 @@ class NodeOps(Statements):
         # Undoing a revision makes the revised node a head again, under its own name.
         for restored in self.get_nodes(predecessors).values():
             if self.head_id_by_name(restored.name) is None:
-                self.rows(
-                    self._nodes.name_put, {"rows": [{"name": restored.name, "id": restored.id}]}
-                )
+                self.rows(self._nodes.name_set, {"name": restored.name, "id": restored.id})
             if restored.type == "Component":
                 key = component_key(restored)
                 if not self.rows(self._nodes.source_get, {"key": key}):
-                    self.rows(self._nodes.source_put, {"rows": [{"key": key, "id": restored.id}]})
+                    self.rows(self._nodes.source_set, {"key": key, "id": restored.id})
             self._on_reindex(restored)
 
 

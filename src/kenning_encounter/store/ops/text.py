@@ -73,10 +73,10 @@ class NodeText:
     node_delete: LiteralString  # {label}; $id
     name_get: LiteralString  # $name -> head id
     names_get: LiteralString  # $names -> name, head id
-    name_put: LiteralString  # $rows of {name, id}: set or move
+    name_set: LiteralString  # $name $id: set or move (one key)
     name_drop: LiteralString  # $name $id
     source_get: LiteralString  # $key -> id
-    source_put: LiteralString  # $rows of {key, id}: set or move
+    source_set: LiteralString  # $key $id: set or move (one key)
     source_drop: LiteralString  # $key $id
 
 
