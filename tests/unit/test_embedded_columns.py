@@ -65,3 +65,61 @@ def test_no_statement_merges_a_node_for_each_unwound_row() -> None:
         if isinstance(value, str) and unwound_merge.search(value)
     }
     assert found == set(), found
+
+
+def test_the_authored_graph_read_in_pages_is_every_node_and_relation_once(
+    embedded: EmbeddedStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole-memory read pages each node type and relation type by row offsets; the
+    holes a deletion leaves and a last short page lose nothing and repeat nothing (fails
+    with the pages cut short)."""
+    from kenning_encounter.memory import operator
+    from kenning_encounter.memory.service import Memory
+    from kenning_encounter.store.embedded import tx as tx_module
+
+    memory = Memory(embedded)
+    memory.advance_encounter("pages", "many nodes")
+    made = memory.create_entities(
+        "pages",
+        [
+            {
+                "type": "Concept" if i % 3 == 2 else "Observation",
+                "name": f"n{i}",
+                "description": f"{i}",
+            }
+            for i in range(23)
+        ],
+    )
+    memory.create_relations(
+        "pages",
+        [{"source": f"n{i}", "type": "ABOUT", "target": f"n{i + 1}"} for i in range(1, 21, 3)],
+    )
+    memory.create_entities(
+        "pages",
+        [
+            {
+                "type": "Observation",
+                "name": f"r{i}",
+                "description": "again",
+                "supersedes": f"n{i}",
+                "revision_why": f"why {i}",
+            }
+            for i in (1, 7, 10)
+        ],
+    )
+    operator.forget(embedded, [made.created[4].id, made.created[9].id])
+
+    def graph() -> tuple[list[str], list[tuple[object, ...]]]:
+        sub = embedded.read(lambda tx: tx.authored_graph())
+        edges = [
+            (e.source, e.type, e.target, e.tick, e.encounter, e.revision_why) for e in sub.edges
+        ]
+        return [n.id for n in sub.nodes], edges
+
+    nodes, edges = graph()
+    monkeypatch.setattr(tx_module, "ALL_NODES_PAGE", 4)
+    paged_nodes, paged_edges = graph()
+    assert sorted(paged_nodes) == sorted(nodes) and len(set(paged_nodes)) == len(nodes) == 24
+    assert sorted(paged_edges) == sorted(edges) and len(set(paged_edges)) == len(edges)
+    assert {e[1] for e in edges} == {"ABOUT", "SUPERSEDES"}
+    assert {e[5] for e in edges if e[1] == "SUPERSEDES"} == {"why 1", "why 7", "why 10"}

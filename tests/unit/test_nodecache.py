@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -298,3 +299,20 @@ def test_the_cache_is_bounded_by_size_too() -> None:
     cache.end_commit({"n3"})
     assert set(cache.get(cache.generation, ["n2", "n3", "n4"])) == {"n2", "n4"}
     assert cache.weight == 2 * (400 + 3_000)
+
+
+def test_a_read_the_engine_ended_raises_its_own_failure(embedded: EmbeddedStore) -> None:
+    """A statement can end the read's transaction as it fails (the buffer pool ran out at
+    a million nodes): the failure is what the caller sees, not the ROLLBACK's refusal."""
+
+    class Ended(Exception):
+        pass
+
+    def work(tx: Any) -> None:
+        tx.rows("RETURN 1")  # the snapshot opens
+        tx.rows("ROLLBACK")  # as the engine does when a statement fails that way
+        raise Ended
+
+    with pytest.raises(Ended):
+        embedded.read(work)
+    assert embedded.read(lambda tx: tx.clock()) >= 0, "the connection serves again"

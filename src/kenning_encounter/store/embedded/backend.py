@@ -254,13 +254,19 @@ class EmbeddedStore:
     ) -> T:
         snapshot = LazySnapshot(conn, cache, self._tracer)
         try:
-            return work(
+            result = work(
                 EmbeddedTx(
                     conn, clock=self._clock, writable=False, tracer=self._tracer, snapshot=snapshot
                 )
             )
-        finally:
-            snapshot.close()
+        except BaseException:
+            # A statement that failed may have ended the transaction already: the
+            # ROLLBACK's own refusal must not hide the failure that ended the read.
+            with contextlib.suppress(RuntimeError):
+                snapshot.close()
+            raise
+        snapshot.close()
+        return result
 
     # --- the infusion ledger (store/embedded/ledger.py): no tick, no cache, no index ---
     @property

@@ -84,6 +84,12 @@ SOURCE_DROP: Final = "MATCH (k:SourceKey {key: $key}) WHERE k.id = $id DELETE k"
 # --- authored nodes ---------------------------------------------------------
 NODES_GET: Final = "UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN {n}"
 NODES_ALL: Final = "MATCH (n:{label}) RETURN {n}"
+# A type's nodes a page at a time, by the engine's own row offsets: one result holding a
+# million nodes whole did not fit the buffer pool (tx.py ``all_nodes``).
+NODES_LAST_OFFSET: Final = "MATCH (n:{label}) RETURN max(offset(id(n)))"
+NODES_PAGE: Final = (
+    "MATCH (n:{label}) WHERE offset(id(n)) >= $lo AND offset(id(n)) < $hi RETURN {n}"
+)
 HEADS_BY_STATUS: Final = (
     "MATCH (n:{label}) WHERE n.status IN $statuses AND n.superseded_by IS NULL "
     "RETURN {n} ORDER BY n.tick DESC LIMIT $limit"
@@ -187,6 +193,17 @@ EDGES_IN_MANY: Final = (
 EDGES_OF_ONE: Final = "MATCH (n:{label} {{id: $id}})-[r]-(m) RETURN id(n), m.id, r"
 EDGES_ALL: Final = (
     "MATCH (a)-[r]->(b) WHERE label(r) IN $rels "
+    "RETURN a.id, b.id, label(r), r.tick, r.encounter, r.revision_why"
+)
+# The same a relation type and a page of its row offsets at a time (tx.py
+# ``authored_graph``): three million relations as one result ran the buffer pool out.
+EDGES_LAST_OFFSET: Final = "MATCH ()-[r:{rel}]->() RETURN max(offset(id(r)))"
+EDGES_PAGE: Final = (
+    "MATCH (a)-[r:{rel}]->(b) WHERE offset(id(r)) >= $lo AND offset(id(r)) < $hi "
+    "RETURN a.id, b.id, label(r), r.tick, r.encounter, NULL"
+)
+SUPERSEDES_PAGE: Final = (
+    "MATCH (a)-[r:SUPERSEDES]->(b) WHERE offset(id(r)) >= $lo AND offset(id(r)) < $hi "
     "RETURN a.id, b.id, label(r), r.tick, r.encounter, r.revision_why"
 )
 PREDECESSORS: Final = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, LiteralString, cast
 
 import ladybug
@@ -22,17 +22,17 @@ from kenning_encounter.store.embedded.nodecache import MAX_MARKS, TOO_MANY, Adja
 from kenning_encounter.store.embedded.textindex import IndexDoc, classes_of
 from kenning_encounter.store.ids import component_key, type_of_id
 from kenning_encounter.store.ops.activation import ActivationOps
-from kenning_encounter.store.ops.base import node_record
+from kenning_encounter.store.ops.base import edge_from_row, node_record
 from kenning_encounter.store.ops.graph import with_hops
 from kenning_encounter.store.ops.identity import IdentityOps
 from kenning_encounter.store.ops.load import LoadOps
 from kenning_encounter.store.ops.past import PastOps
 from kenning_encounter.store.ops.spine import SpineOps
 from kenning_encounter.store.persons import Confirmation
-from kenning_encounter.store.port import MAX_CHAIN, DumpedNode
+from kenning_encounter.store.port import MAX_CHAIN, DumpedNode, Subgraph
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
-from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES, NODE_TYPES
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, AUTHORED_RELATION_TYPES, NODE_TYPES
 
 _AUTHORED = frozenset(AUTHORED_RELATION_TYPES)
 # Up to this many nodes a relation read seeks each one; more, and one scan of each type's
@@ -201,6 +201,35 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         fetched = self._fetch_nodes(missing)
         self._snapshot.offer(fetched)
         return cached | fetched
+
+    def all_nodes(self) -> Iterable[NodeRecord]:
+        """Every authored node, each type read in pages of its row offsets (inside the one
+        read snapshot the offsets stand still): a whole type as one result ran the buffer
+        pool out at a million nodes."""
+        for label in AUTHORED_NODE_TYPES:
+            for row in self._pages(
+                q.render(q.NODES_LAST_OFFSET, label=label), q.render(q.NODES_PAGE, label=label)
+            ):
+                yield self.node(label, row)
+
+    def authored_graph(self) -> Subgraph:
+        """The whole authored graph, its relations paged like its nodes (``all_nodes``)."""
+        edges: list[EdgeRecord] = []
+        for rel in AUTHORED_RELATION_TYPES:
+            page = q.SUPERSEDES_PAGE if rel == "SUPERSEDES" else q.EDGES_PAGE
+            last = q.render(q.EDGES_LAST_OFFSET, rel=rel)
+            edges += [edge_from_row(r) for r in self._pages(last, q.render(page, rel=rel))]
+        return Subgraph(list(self.all_nodes()), edges)
+
+    def _pages(self, last: LiteralString, page: LiteralString) -> Iterable[list[Any]]:
+        """The rows of ``page`` ($lo, $hi: a span of row offsets) over every offset up to
+        the one ``last`` gives, ALL_NODES_PAGE at a time."""
+        rows = self.rows(last)
+        top = rows[0][0] if rows else None
+        if top is None:
+            return
+        for lo in range(0, int(top) + 1, ALL_NODES_PAGE):
+            yield from self.rows(page, {"lo": lo, "hi": lo + ALL_NODES_PAGE})
 
     def classified(self, node_ids: Sequence[str]) -> dict[str, str]:
         """The read gate's question. In a read, from the cache's classified set, filled by
@@ -428,6 +457,9 @@ if TYPE_CHECKING:
 
     _CARRIES_THE_BULK_OPERATIONS: type[LoadTx] = EmbeddedTx
 
+
+# Rows of a whole-memory node read at a time (``all_nodes``).
+ALL_NODES_PAGE: Final = 50_000
 
 # The types whose nodes may carry a classification.
 _MARKED: Final = tuple(name for name, t in NODE_TYPES.items() if "classification" in t.prop_names())
