@@ -117,7 +117,7 @@ def test_the_authored_graph_read_in_pages_is_every_node_and_relation_once(
         return [n.id for n in sub.nodes], edges
 
     nodes, edges = graph()
-    monkeypatch.setattr(tx_module, "ALL_NODES_PAGE", 4)
+    monkeypatch.setattr(tx_module, "PAGE_ROWS", 4)
     paged_nodes, paged_edges = graph()
     assert sorted(paged_nodes) == sorted(nodes) and len(set(paged_nodes)) == len(nodes) == 24
     assert sorted(paged_edges) == sorted(edges) and len(set(paged_edges)) == len(edges)

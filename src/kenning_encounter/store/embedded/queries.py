@@ -33,8 +33,7 @@ def render(template: str, **names: str) -> LiteralString:
     for value in names.values():
         if value not in _ALLOWED_NAMES:
             raise ValueError(f"not a vocabulary name: {value!r}")
-    label = names.get("label")
-    whole = _WHOLE.get(label, {}) if label is not None else {}
+    whole = _WHOLE.get(names.get("label", ""), {})
     # Safe to treat as a literal: every slot came from the closed vocabulary.
     return cast(LiteralString, template.format(**whole, **names))
 

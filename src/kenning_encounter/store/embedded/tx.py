@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Generator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, LiteralString, cast
 
 import ladybug
@@ -223,13 +223,13 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
 
     def _pages(self, last: LiteralString, page: LiteralString) -> Iterable[list[Any]]:
         """The rows of ``page`` ($lo, $hi: a span of row offsets) over every offset up to
-        the one ``last`` gives, ALL_NODES_PAGE at a time."""
+        the one ``last`` gives, PAGE_ROWS at a time."""
         rows = self.rows(last)
         top = rows[0][0] if rows else None
         if top is None:
             return
-        for lo in range(0, int(top) + 1, ALL_NODES_PAGE):
-            yield from self.rows(page, {"lo": lo, "hi": lo + ALL_NODES_PAGE})
+        for lo in range(0, int(top) + 1, PAGE_ROWS):
+            yield from self.rows(page, {"lo": lo, "hi": lo + PAGE_ROWS})
 
     def classified(self, node_ids: Sequence[str]) -> dict[str, str]:
         """The read gate's question. In a read, from the cache's classified set, filled by
@@ -386,15 +386,15 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         # A name already held is being passed down a supersession chain.
         if held is None:
             held = self.head_ids_by_names([r.name for r in records])
-        self._put_keys(q.NAME_KEYS, {r.name: r.id for r in records}, set(held))
+        self._put_keys(q.NAME_KEYS, {r.name: r.id for r in records}, held)
         # A revision that keeps its source takes the bookmark over.
-        sources = {component_key(r): r.id for r in records if r.type == "Component"}
-        if sources:
-            self._put_keys(q.SOURCE_KEYS, sources)
+        self._put_keys(
+            q.SOURCE_KEYS, {component_key(r): r.id for r in records if r.type == "Component"}
+        )
         self.index_upserts += [node_to_index_doc(r) for r in records]
 
     def _put_keys(
-        self, text: q.KeyText, keys: Mapping[str, str], held: set[str] | None = None
+        self, text: q.KeyText, keys: Mapping[str, str], held: Container[str] | None = None
     ) -> None:
         """Point each key (a name, a source) at its node: created where new, moved where
         held (``held``: the keys known to be held; read when not given). Never one MERGE:
@@ -458,8 +458,8 @@ if TYPE_CHECKING:
     _CARRIES_THE_BULK_OPERATIONS: type[LoadTx] = EmbeddedTx
 
 
-# Rows of a whole-memory node read at a time (``all_nodes``).
-ALL_NODES_PAGE: Final = 50_000
+# Rows a whole-memory read takes at a time (``all_nodes``, ``authored_graph``).
+PAGE_ROWS: Final = 50_000
 
 # The types whose nodes may carry a classification.
 _MARKED: Final = tuple(name for name, t in NODE_TYPES.items() if "classification" in t.prop_names())
