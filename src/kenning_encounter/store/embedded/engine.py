@@ -50,9 +50,19 @@ def rows(
     *,
     tracer: Tracer = DEFAULT_TRACER,
 ) -> list[list[Any]]:
-    """Run one statement and read all its rows."""
+    """Run one statement and read all its rows.
+
+    The rows are taken from the engine's own result, each a new list: the wrapper's
+    iterator checks twice a row that the result is still open, which was a third of
+    the time a read of a million rows took."""
     result = execute(conn, statement, params, tracer=tracer)
     try:
-        return [list(r) for r in result.get_all()]
+        result.check_for_query_result_close()
+        native = result._query_result  # pyright: ignore[reportPrivateUsage]
+        more, take = native.hasNext, native.getNext
+        found: list[list[Any]] = []
+        while more():
+            found.append(take())
+        return found
     finally:
         result.close()

@@ -192,18 +192,19 @@ EDGES_IN_MANY: Final = (
 EDGES_OF_ONE: Final = "MATCH (n:{label} {{id: $id}})-[r]-(m) RETURN id(n), m.id, r"
 EDGES_ALL: Final = (
     "MATCH (a)-[r]->(b) WHERE label(r) IN $rels "
-    "RETURN a.id, b.id, label(r), r.tick, r.encounter, r.revision_why"
+    "RETURN a.id, b.id, r.tick, r.encounter, r.revision_why"
 )
 # The same a relation type and a page of its row offsets at a time (tx.py
 # ``authored_graph``): three million relations as one result ran the buffer pool out.
 EDGES_LAST_OFFSET: Final = "MATCH ()-[r:{rel}]->() RETURN max(offset(id(r)))"
+# A page of one relation type (its type is the caller's): ends, tick, encounter, reason.
 EDGES_PAGE: Final = (
     "MATCH (a)-[r:{rel}]->(b) WHERE offset(id(r)) >= $lo AND offset(id(r)) < $hi "
-    "RETURN a.id, b.id, label(r), r.tick, r.encounter, NULL"
+    "RETURN a.id, b.id, r.tick, r.encounter, NULL"
 )
 SUPERSEDES_PAGE: Final = (
     "MATCH (a)-[r:SUPERSEDES]->(b) WHERE offset(id(r)) >= $lo AND offset(id(r)) < $hi "
-    "RETURN a.id, b.id, label(r), r.tick, r.encounter, r.revision_why"
+    "RETURN a.id, b.id, r.tick, r.encounter, r.revision_why"
 )
 PREDECESSORS: Final = (
     "MATCH (n:{label} {{id: $id}})-[r:SUPERSEDES]->(p:{label}) RETURN p.id, r.revision_why"

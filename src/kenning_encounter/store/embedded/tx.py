@@ -8,6 +8,7 @@ one column read.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import Callable, Container, Generator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, LiteralString, cast
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, LiteralString, cast
 import ladybug
 
 from kenning_encounter.errors import EngineError, StoreError
+from kenning_encounter.store.bulk import collector_paused
 from kenning_encounter.store.embedded import engine
 from kenning_encounter.store.embedded import past as past_text
 from kenning_encounter.store.embedded import queries as q
@@ -22,7 +24,7 @@ from kenning_encounter.store.embedded.nodecache import MAX_MARKS, TOO_MANY, Adja
 from kenning_encounter.store.embedded.textindex import IndexDoc, classes_of
 from kenning_encounter.store.ids import component_key, type_of_id
 from kenning_encounter.store.ops.activation import ActivationOps
-from kenning_encounter.store.ops.base import edge_from_row, node_record
+from kenning_encounter.store.ops.base import node_record
 from kenning_encounter.store.ops.graph import with_hops
 from kenning_encounter.store.ops.identity import IdentityOps
 from kenning_encounter.store.ops.load import LoadOps
@@ -205,21 +207,47 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
     def all_nodes(self) -> Iterable[NodeRecord]:
         """Every authored node, each type read in pages of its row offsets (inside the one
         read snapshot the offsets stand still): a whole type as one result ran the buffer
-        pool out at a million nodes."""
+        pool out at a million nodes. The strings many nodes share (encounter, locus, time
+        of writing, status) are held once (store/bulk.py)."""
+        return self._all_nodes({})
+
+    def _all_nodes(self, held: dict[str | None, str | None]) -> Iterable[NodeRecord]:
+        same = held.setdefault
         for label in AUTHORED_NODE_TYPES:
+            shared = _shared_columns(label)
             for row in self._pages(
                 q.render(q.NODES_LAST_OFFSET, label=label), q.render(q.NODES_PAGE, label=label)
             ):
+                for i in shared:
+                    row[i] = same(row[i], row[i])
                 yield self.node(label, row)
 
     def authored_graph(self) -> Subgraph:
-        """The whole authored graph, its relations paged like its nodes (``all_nodes``)."""
-        edges: list[EdgeRecord] = []
-        for rel in AUTHORED_RELATION_TYPES:
-            page = q.SUPERSEDES_PAGE if rel == "SUPERSEDES" else q.EDGES_PAGE
-            last = q.render(q.EDGES_LAST_OFFSET, rel=rel)
-            edges += [edge_from_row(r) for r in self._pages(last, q.render(page, rel=rel))]
-        return Subgraph(list(self.all_nodes()), edges)
+        """The whole authored graph, its relations paged like its nodes (``all_nodes``).
+        A relation's ends are its nodes' own id strings, and its type and encounter are
+        held once; the collector rests while the records are made (store/bulk.py)."""
+        held: dict[str | None, str | None] = {}
+        same = held.setdefault
+        with collector_paused():
+            nodes = list(self._all_nodes(held))
+            ids = {n.id: n.id for n in nodes}
+            end = ids.setdefault
+            edges: list[EdgeRecord] = []
+            for rel in AUTHORED_RELATION_TYPES:
+                page = q.SUPERSEDES_PAGE if rel == "SUPERSEDES" else q.EDGES_PAGE
+                last = q.render(q.EDGES_LAST_OFFSET, rel=rel)
+                edges += [
+                    EdgeRecord(
+                        source=end(r[0], r[0]),
+                        target=end(r[1], r[1]),
+                        type=rel,
+                        tick=int(r[2]),
+                        encounter=same(r[3], r[3]),
+                        revision_why=r[4],
+                    )
+                    for r in self._pages(last, q.render(page, rel=rel))
+                ]
+        return Subgraph(nodes, edges)
 
     def _pages(self, last: LiteralString, page: LiteralString) -> Iterable[list[Any]]:
         """The rows of ``page`` ($lo, $hi: a span of row offsets) over every offset up to
@@ -456,6 +484,15 @@ if TYPE_CHECKING:
     from kenning_encounter.store.port import LoadTx
 
     _CARRIES_THE_BULK_OPERATIONS: type[LoadTx] = EmbeddedTx
+
+
+# The columns whose strings many nodes share: a whole-memory read holds each value once.
+_SHARED: Final = frozenset({"encounter", "locus", "created_at", "status", "used_at", "pinned"})
+
+
+@functools.cache
+def _shared_columns(label: str) -> tuple[int, ...]:
+    return tuple(i for i, c in enumerate(q.stored_columns(label)) if c in _SHARED)
 
 
 # Rows a whole-memory read takes at a time (``all_nodes``, ``authored_graph``).
