@@ -45,10 +45,12 @@ DAMPING = 0.85
 # nodes); beyond it, sources are sampled. The sample is bounded both by count
 # and by the work it implies (sources x (nodes + edges)), because one source
 # costs a full traversal: ~1 ms of CPU at 10k nodes but ~40 ms at 100k (cache
-# misses grow with the graph). So 10k nodes get 256 sources, 100k get 64.
+# misses grow with the graph). So 10k nodes get 256 sources, 100k get 62, and a
+# million get the floor of 16 (0.47 s a source there: 64 of them took 30 s of a
+# 30 s orient budget).
 EXACT_BETWEENNESS_LIMIT = 2_000
 MAX_BETWEENNESS_SOURCES = 256
-MIN_BETWEENNESS_SOURCES = 64
+MIN_BETWEENNESS_SOURCES = 16
 BETWEENNESS_WORK = 25_000_000
 
 # Leiden runs to convergence on small graphs; on large ones two iterations give

@@ -51,6 +51,7 @@ from kenning_encounter.analytics.sections import (
 )
 from kenning_encounter.errors import InvalidInput
 from kenning_encounter.memory.activation import Activation, Present
+from kenning_encounter.store.bulk import collector_paused
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 
 logger = logging.getLogger(__name__)
@@ -177,6 +178,24 @@ def _compose(
         )
     if not 1 <= top_k <= MAX_TOP_K:
         raise InvalidInput("top_k", f"must be between 1 and {MAX_TOP_K}", value=top_k)
+    with collector_paused():  # a panel makes no cycles; the memory's records are many
+        return _composed(
+            nodes, edges, baseline, budget_chars, top_k, engine, seed, timer, encounter, standing
+        )
+
+
+def _composed(
+    nodes: Sequence[NodeRecord],
+    edges: Sequence[EdgeRecord],
+    baseline: Baseline | None,
+    budget_chars: int,
+    top_k: int,
+    engine: Engine | None,
+    seed: int,
+    timer: SectionTimer | None,
+    encounter: str | None,
+    standing: Standing | None,
+) -> tuple[Panel, Baseline | None]:
     clock = timer if timer is not None else SectionTimer()
     started = time.perf_counter()
     with clock.step("projection"):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from types import MappingProxyType
 
 import numpy as np
@@ -81,7 +82,7 @@ class Projection:
     folded: int
     scope: Scope
     index: Mapping[str, int]
-    heads: Mapping[str, str]  # every input node id -> the id standing for it here
+    heads: Mapping[str, str]  # each folded (superseded) input id -> the head standing for it
 
     @property
     def node_count(self) -> int:
@@ -125,15 +126,14 @@ def build_projection(
         raise InvalidInput("hops", f"must be between 1 and {MAX_HOPS}", value=hops)
 
     by_id = {n.id: n for n in nodes}
-    heads = {i: i for i in by_id}
-    if not include_history:
-        heads.update(_folded_into(by_id, edges))
-    kept = sorted((n for i, n in by_id.items() if heads[i] == i), key=lambda n: (n.tick, n.id))
+    # Only the superseded ids are mapped; any other id stands for itself.
+    heads = {} if include_history else _folded_into(by_id, edges)
+    kept = sorted((n for i, n in by_id.items() if i not in heads), key=attrgetter("tick", "id"))
     index = {n.id: i for i, n in enumerate(kept)}
-    position = {i: index[h] for i, h in heads.items()}
+    position = index if not heads else index | {i: index[h] for i, h in heads.items()}
 
     first_tick = np.fromiter((n.tick for n in kept), dtype=np.int64, count=len(kept))
-    folded_ids = [i for i, h in heads.items() if h != i]
+    folded_ids = list(heads)
     if folded_ids:
         np.minimum.at(
             first_tick,
@@ -202,7 +202,8 @@ def _check_types(node_types: Collection[str] | None) -> tuple[str, ...] | None:
 
 
 def _folded_into(by_id: Mapping[str, NodeRecord], edges: Iterable[EdgeRecord]) -> dict[str, str]:
-    """Map each superseded node id to the head of its supersession chain."""
+    """Map each superseded node id to the head of its supersession chain (a head is not
+    mapped: where a bad record makes a cycle, one of its nodes stands as the head)."""
     successor: dict[str, str] = {
         i: n.superseded_by
         for i, n in by_id.items()
@@ -222,7 +223,7 @@ def _folded_into(by_id: Mapping[str, NodeRecord], edges: Iterable[EdgeRecord]) -
         head = heads.get(cur, cur)
         for p in path:
             heads[p] = head
-    return heads
+    return {i: h for i, h in heads.items() if i != h}
 
 
 def _edges(
@@ -260,8 +261,8 @@ def _edges(
 def _resolve(
     ref: str, by_id: Mapping[str, NodeRecord], heads: Mapping[str, str], kept: Sequence[NodeRecord]
 ) -> str:
-    if ref in heads:
-        return heads[ref]
+    if ref in by_id:
+        return heads.get(ref, ref)
     live = [n.id for n in kept if n.name == ref]
     if live:
         return live[0]
