@@ -13,7 +13,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from kenning_encounter.infusion.config import InfusionConfig
@@ -197,7 +197,7 @@ class _Gathered:
 
 
 def _placed(node: NodeRecord, place: int) -> NodeRecord:
-    return node if place == node.tick else replace(node, tick=place)
+    return node if place == node.tick else node.at_tick(place)
 
 
 def _gather(

@@ -31,6 +31,26 @@ class NodeRecord:
     def is_head(self) -> bool:
         return self.superseded_by is None
 
+    def at_tick(self, tick: int) -> NodeRecord:
+        """This record with another tick (``dataclasses.replace`` without its field walk:
+        infusion places a few hundred candidates a prompt)."""
+        return NodeRecord(
+            self.id,
+            self.type,
+            self.name,
+            self.description,
+            tick,
+            self.created_at,
+            self.status,
+            self.props,
+            self.encounter,
+            self.locus,
+            self.superseded_by,
+            self.ord,
+            self.used_at,
+            self.pinned,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class EdgeRecord:
