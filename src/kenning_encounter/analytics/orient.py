@@ -113,18 +113,19 @@ def build_panel(
     before the budget trims it. An empty graph gives a panel that says how to
     start, not an error.
     """
-    panel, _ = _compose(
-        nodes,
-        edges,
-        baseline=baseline,
-        budget_chars=budget_chars,
-        top_k=top_k,
-        engine=engine,
-        seed=seed,
-        timer=timer,
-        encounter=None,
-        standing=standing,
-    )
+    with collector_paused():  # a panel makes no cycles; the memory's records are many
+        panel, _ = _compose(
+            nodes,
+            edges,
+            baseline=baseline,
+            budget_chars=budget_chars,
+            top_k=top_k,
+            engine=engine,
+            seed=seed,
+            timer=timer,
+            encounter=None,
+            standing=standing,
+        )
     return panel
 
 
@@ -141,18 +142,19 @@ def orient_panel(
 ) -> Panel:
     """build_panel with drift against the previous encounter's reading, saving this
     reading as ``encounter``'s baseline. A reading outside any encounter is not saved."""
-    panel, reading = _compose(
-        nodes,
-        edges,
-        baseline=baselines.previous(encounter),
-        budget_chars=budget_chars,
-        top_k=top_k,
-        engine=engine,
-        seed=DEFAULT_SEED,
-        timer=None,
-        encounter=encounter,
-        standing=standing,
-    )
+    with collector_paused():
+        panel, reading = _compose(
+            nodes,
+            edges,
+            baseline=baselines.previous(encounter),
+            budget_chars=budget_chars,
+            top_k=top_k,
+            engine=engine,
+            seed=DEFAULT_SEED,
+            timer=None,
+            encounter=encounter,
+            standing=standing,
+        )
     if reading is not None and encounter is not None:
         baselines.save(reading)
     return panel
@@ -178,24 +180,6 @@ def _compose(
         )
     if not 1 <= top_k <= MAX_TOP_K:
         raise InvalidInput("top_k", f"must be between 1 and {MAX_TOP_K}", value=top_k)
-    with collector_paused():  # a panel makes no cycles; the memory's records are many
-        return _composed(
-            nodes, edges, baseline, budget_chars, top_k, engine, seed, timer, encounter, standing
-        )
-
-
-def _composed(
-    nodes: Sequence[NodeRecord],
-    edges: Sequence[EdgeRecord],
-    baseline: Baseline | None,
-    budget_chars: int,
-    top_k: int,
-    engine: Engine | None,
-    seed: int,
-    timer: SectionTimer | None,
-    encounter: str | None,
-    standing: Standing | None,
-) -> tuple[Panel, Baseline | None]:
     clock = timer if timer is not None else SectionTimer()
     started = time.perf_counter()
     with clock.step("projection"):
