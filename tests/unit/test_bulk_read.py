@@ -19,7 +19,8 @@ import pytest
 
 from kenning_encounter.store.bulk import collector_paused
 from kenning_encounter.store.embedded.backend import EmbeddedStore
-from kenning_encounter.store.port import Subgraph
+from kenning_encounter.store.ops.graph import RelationOps
+from kenning_encounter.store.port import ReadTx, Subgraph
 from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES
 from tests.support.dumps import seed
 
@@ -60,6 +61,25 @@ def test_the_graph_holds_every_relation_as_an_independent_read_finds_it(
     assert sorted(store.read(lambda tx: tx.get_nodes(ids)).values(), key=lambda n: n.id) == sorted(
         graph.nodes, key=lambda n: n.id
     )
+
+
+def test_the_shared_read_on_the_embedded_texts_gives_the_same_graph(store: EmbeddedStore) -> None:
+    """The embedded store pages its own read, so the shared one (``RelationOps``, on the
+    embedded texts ``EDGES_ALL`` and ``NODES_ALL``) is not run there otherwise; a text
+    that drifted from the protocol would go unseen."""
+
+    def both(tx: ReadTx) -> tuple[Subgraph, Subgraph]:
+        assert isinstance(tx, RelationOps)
+        return tx.authored_graph(), RelationOps.authored_graph(tx)
+
+    paged, shared = store.read(both)
+
+    def key(graph: Subgraph) -> tuple[list[object], list[object]]:
+        return sorted(graph.nodes, key=lambda n: n.id), sorted(
+            graph.edges, key=lambda e: (e.source, e.target, e.type)
+        )
+
+    assert key(paged) == key(shared)
 
 
 def test_a_relation_s_ends_are_its_nodes_own_id_strings(store: EmbeddedStore) -> None:

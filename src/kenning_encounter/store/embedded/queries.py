@@ -192,7 +192,7 @@ EDGES_IN_MANY: Final = (
 EDGES_OF_ONE: Final = "MATCH (n:{label} {{id: $id}})-[r]-(m) RETURN id(n), m.id, r"
 EDGES_ALL: Final = (
     "MATCH (a)-[r]->(b) WHERE label(r) IN $rels "
-    "RETURN a.id, b.id, r.tick, r.encounter, r.revision_why"
+    "RETURN a.id, b.id, label(r), r.tick, r.encounter, r.revision_why"
 )
 # The same a relation type and a page of its row offsets at a time (tx.py
 # ``authored_graph``): three million relations as one result ran the buffer pool out.
