@@ -21,6 +21,7 @@ from kenning_encounter.store.bulk import collector_paused
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.ops.graph import RelationOps
 from kenning_encounter.store.port import ReadTx, Subgraph
+from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES
 from tests.support.dumps import seed
 
@@ -74,7 +75,7 @@ def test_the_shared_read_on_the_embedded_texts_gives_the_same_graph(store: Embed
 
     paged, shared = store.read(both)
 
-    def key(graph: Subgraph) -> tuple[list[object], list[object]]:
+    def key(graph: Subgraph) -> tuple[list[NodeRecord], list[EdgeRecord]]:
         return sorted(graph.nodes, key=lambda n: n.id), sorted(
             graph.edges, key=lambda e: (e.source, e.target, e.type)
         )
