@@ -161,6 +161,27 @@ def test_around_accepts_a_name_and_an_old_revision() -> None:
         assert sorted(n.id for n in p.nodes) == ["c3", "o1", "o2", "q1"]
 
 
+def test_around_accepts_a_head_s_own_id() -> None:
+    by_id = build_projection(CHAIN_NODES, CHAIN_EDGES, around="c3", hops=1)
+    assert by_id.scope.around == "c3"
+    assert sorted(n.id for n in by_id.nodes) == ["c3", "o1", "o2", "q1"]
+
+
+def test_a_supersession_cycle_from_a_bad_record_keeps_one_of_its_nodes_as_the_head() -> None:
+    """The store forbids cycles; were a bad record to make one, the idea still stands once."""
+    nodes = [
+        node("x1", "Concept", 1, superseded_by="x2"),
+        node("x2", "Concept", 2, superseded_by="x1"),
+        node("o1", "Observation", 3),
+    ]
+    p = build_projection(nodes, [edge("o1", "x2", "GROUNDS", 4)])
+    concepts = [n.id for n in p.nodes if n.type == "Concept"]
+    assert len(concepts) == 1
+    assert p.folded == 1
+    assert p.position("x1") == p.position("x2") == p.index[concepts[0]]
+    assert p.edge_count == 1
+
+
 def test_unknown_centre_is_refused() -> None:
     with pytest.raises(NotFound, match="no node 'nowhere'"):
         build_projection(LINE_NODES, LINE_EDGES, around="nowhere")
