@@ -79,7 +79,7 @@ def measure_orient(store: Any) -> dict[str, Any]:
     from kenning_encounter.analytics.orient import build_panel
 
     started = time.perf_counter()
-    graph = store.read(lambda tx: tx.authored_graph())
+    graph = store.read(lambda tx: tx.authored_outline())
     read = time.perf_counter() - started
     started = time.perf_counter()
     panel = build_panel(graph.nodes, graph.edges)

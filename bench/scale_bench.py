@@ -150,7 +150,7 @@ def measure_orient(store: Any, runs: int, *, warm: bool = True) -> dict[str, Any
     chars = 0
     for attempt in range(runs + warm):  # a first run warms GDS's code paths up
         started = time.perf_counter()
-        graph = store.read(lambda tx: tx.authored_graph())
+        graph = store.read(lambda tx: tx.authored_outline())
         read = time.perf_counter() - started
         started = time.perf_counter()
         panel = build_panel(graph.nodes, graph.edges, engine=engine)

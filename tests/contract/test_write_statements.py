@@ -79,3 +79,74 @@ def test_a_batch_sends_parameters_with_every_statement_and_touches_once(tmp_path
     statements = [statement for statement, _ in sent]
     assert statements.count(q.ENC_TOUCH) == 1
     assert statements.count(q.NAMES_GET) == 1
+
+
+def _revising_batch(memory: Memory) -> dict[str, str]:
+    """Three heads of two types, then one batch revising all three (with reasons)."""
+    memory.advance_encounter(SESSION, "revisions together")
+    first = memory.create_entities(
+        SESSION,
+        [
+            {"type": "Concept", "name": "cache", "description": "one layer"},
+            {"type": "Concept", "name": "queue", "description": "fifo"},
+            {"type": "Note", "name": "plan", "description": "measure"},
+        ],
+    )
+    second = memory.create_entities(
+        SESSION,
+        [
+            {"type": "Concept", "name": "cache", "description": "two layers",
+             "supersedes": "cache", "revision_why": "a second layer was found"},
+            {"type": "Concept", "name": "queue v2", "description": "priority",
+             "supersedes": "queue", "revision_why": "urgent work jumps ahead"},
+            {"type": "Note", "name": "plan", "description": "measure twice",
+             "supersedes": "plan", "revision_why": "the first count was off"},
+            {"type": "Observation", "name": "beside them"},
+        ],
+    )  # fmt: skip
+    old = {f"old {n.name}": n.id for n in first.created}
+    return old | {n.name: n.id for n in second.created}
+
+
+def test_revisions_of_several_types_in_one_batch_each_stand_alone(memory: Memory) -> None:
+    ids = _revising_batch(memory)
+    pairs = {
+        "old cache": ("cache", "a second layer was found"),
+        "old queue": ("queue v2", "urgent work jumps ahead"),
+        "old plan": ("plan", "the first count was off"),
+    }
+    nodes = memory.store.write(lambda tx: tx.get_nodes(list(ids.values())))
+    for old, (new, why) in pairs.items():
+        assert nodes[ids[old]].superseded_by == ids[new]
+        assert nodes[ids[new]].superseded_by is None
+        edges = memory.store.read(lambda tx, i=ids[old]: tx.edges_of(i))
+        (link,) = [e for e in edges if e.type == "SUPERSEDES"]
+        assert (link.source, link.target, link.revision_why) == (ids[new], ids[old], why)
+    # The text index follows: an old version is found only when asked for.
+    found = {h.id for h in memory.search("fifo", limit=10).hits}
+    assert ids["old queue"] not in found
+    everything = {h.id for h in memory.search("fifo", limit=10, include_superseded=True).hits}
+    assert ids["old queue"] in everything
+
+
+def test_a_batch_makes_its_revisions_together(tmp_path: Path) -> None:
+    """Embedded: one edge statement and one successor statement per revised type, not
+    one of each per revision (and one node read for the revised nodes)."""
+    sent: list[str] = []
+
+    def tracer(statement: str, params: Mapping[str, Any] | None, seconds: float) -> None:
+        sent.append(statement)
+
+    store = EmbeddedStore.open(tmp_path / "memory", tracer=tracer)
+    try:
+        memory = Memory(store)
+        sent.clear()
+        ids = _revising_batch(memory)
+        assert len(ids) == 7
+    finally:
+        store.close()
+    made = [s for s in sent if "CREATE (a)-[:SUPERSEDES" in s]
+    assert sorted(made) == sorted(
+        q.render(q.REVISIONS_CREATE, label=t) for t in ("Concept", "Note")
+    )
+    assert not [s for s in sent if "SET n.superseded_by = $successor" in s and "UNWIND" not in s]

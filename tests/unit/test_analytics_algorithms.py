@@ -283,3 +283,25 @@ def test_an_empty_graph_gives_empty_results() -> None:
     assert loaded.leiden().count == 0
     assert loaded.wcc().count == 0
     assert loaded.fragility().bridges.shape == (0, 2)
+
+
+def test_a_projection_loaded_a_chunk_at_a_time_is_the_same_graph(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The edges go to igraph in chunks (a list of every pair at once held 675 MiB at a
+    million nodes); edge j must still be edge j, or a bridge would name the wrong ends."""
+    from kenning_encounter.analytics import algorithms
+
+    pairs = [*random_pairs(40, 90, seed=7), (40, 41), (41, 42)]  # bridges out to a tail
+    whole = graph(43, pairs)
+    monkeypatch.setattr(algorithms, "LOAD_CHUNK", 4)
+    chunked = graph(43, pairs)
+    p = chunked.projection
+    loaded = chunked._directed.get_edgelist()  # pyright: ignore[reportPrivateUsage]
+    assert loaded == list(zip(p.sources.tolist(), p.targets.tolist(), strict=True))
+    assert len(loaded) == len(pairs)
+    a, b = whole.fragility(), chunked.fragility()
+    assert b.bridges.tolist() == a.bridges.tolist() and len(b.bridges) >= 2
+    assert b.articulation_points.tolist() == a.articulation_points.tolist()
+    assert b.cut_off.tolist() == a.cut_off.tolist()
+    assert np.array_equal(chunked.wcc().membership, whole.wcc().membership)

@@ -352,8 +352,14 @@ class Past:
         """Every node and relation standing at the tick (orient's input)."""
         nodes = [n for t in AUTHORED_NODE_TYPES for n in self.of_type(t)]
         # An edge standing now stood at the tick exactly when it was made by then.
-        now = [e for e in self.tx.authored_graph().edges if e.tick <= self.tick]
+        now = [e for e in self.tx.authored_outline().edges if e.tick <= self.tick]
         return Subgraph(nodes, now + self.gone_edges())
+
+    def authored_outline(self) -> Subgraph:
+        """``authored_graph`` at the tick, its nodes outlined (handed on, it would be
+        the present's)."""
+        whole = self.authored_graph()
+        return Subgraph([n.outline() for n in whole.nodes], whole.edges)
 
     def gone_matching(self, text: str, types: Sequence[str] | None) -> list[tuple[NodeRecord, int]]:
         """Nodes deleted since the tick whose words meet the query's, as the text index

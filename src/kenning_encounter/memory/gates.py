@@ -289,6 +289,9 @@ class GatedReads:
     def authored_graph(self) -> Subgraph:
         return self._sub(self._tx.authored_graph())
 
+    def authored_outline(self) -> Subgraph:
+        return self._sub(self._tx.authored_outline())
+
 
 def _reachable(sub: Subgraph, starts: Sequence[str]) -> Subgraph:
     """What of a provenance walk still reaches ``starts`` once withheld nodes are gone."""

@@ -215,8 +215,9 @@ def create_entities(
             if old is not None:
                 links.append((record, old, d.revision_why or ""))
         tx.create_nodes(records, encounter.name, held=holders)
-        for new, old, why in links:
-            tx.create_edge(EdgeRecord(new.id, old.id, "SUPERSEDES", tx.tick, encounter.name, why))
+        tx.create_revisions(
+            [EdgeRecord(n.id, o.id, "SUPERSEDES", tx.tick, encounter.name, w) for n, o, w in links]
+        )
         tx.touch_encounter(encounter.name)
         revised = {new.id: old.id for new, old, _ in links}
         created = Created(

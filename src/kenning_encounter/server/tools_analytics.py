@@ -35,7 +35,7 @@ TopK = Annotated[int, Field(ge=1, le=100, description="How many nodes to list. E
 
 
 def _graph(app: AppContext) -> tuple[list[NodeRecord], list[EdgeRecord]]:
-    sub: Subgraph = app.store.read(lambda tx: tx.authored_graph())
+    sub: Subgraph = app.store.read(lambda tx: tx.authored_outline())
     return _visible(app, sub)
 
 
@@ -68,7 +68,7 @@ def _orient_then(app: AppContext, as_of: int | str, budget: int, top_k: int) -> 
     def work(tx: ReadTx) -> tuple[Subgraph, int]:
         then = asof.view(tx, as_of)
         past = asof.moment_of(then)
-        return then.authored_graph(), past.tick if past is not None else 0
+        return then.authored_outline(), past.tick if past is not None else 0
 
     sub, tick = app.store.read(work)
     nodes, edges = _visible(app, sub)

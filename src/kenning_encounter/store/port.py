@@ -235,7 +235,14 @@ class RelationReads(Protocol):
         ...
 
     def authored_graph(self) -> Subgraph:
-        """Every authored node and authored edge (the analytics projection's input)."""
+        """Every authored node and authored edge."""
+        ...
+
+    def authored_outline(self) -> Subgraph:
+        """``authored_graph`` without the nodes' words: each node as ``NodeRecord.outline``
+        gives it (no description; of its properties, only its classification). The
+        analytics projection's input: a panel reads who, when and what standing, never
+        the text, and at a million nodes the text is most of the read."""
         ...
 
 
@@ -355,6 +362,10 @@ class NodeWrites(Protocol):
 
 class RelationWrites(Protocol):
     def create_edge(self, edge: EdgeRecord) -> None: ...
+
+    def create_revisions(self, edges: Sequence[EdgeRecord]) -> None:
+        """SUPERSEDES edges of one write (``create_edge`` each, made together)."""
+        ...
 
     def delete_edge(self, source: str, target: str, rel_type: str) -> None: ...
 

@@ -31,6 +31,27 @@ class NodeRecord:
     def is_head(self) -> bool:
         return self.superseded_by is None
 
+    def outline(self) -> NodeRecord:
+        """This record without its words: no description, and of its properties only the
+        classification (the read gate's question). What whole-graph analytics read."""
+        mark = self.props.get("classification")
+        return NodeRecord(
+            self.id,
+            self.type,
+            self.name,
+            "",
+            self.tick,
+            self.created_at,
+            self.status,
+            {} if mark is None else {"classification": mark},
+            self.encounter,
+            self.locus,
+            self.superseded_by,
+            self.ord,
+            self.used_at,
+            self.pinned,
+        )
+
     def at_tick(self, tick: int) -> NodeRecord:
         """This record with another tick (``dataclasses.replace`` without its field walk:
         infusion places a few hundred candidates a prompt)."""

@@ -45,7 +45,7 @@ class OrientView:
 
 
 def _graph(tx: ReadTx) -> tuple[Subgraph, int]:
-    return tx.authored_graph(), tx.clock()
+    return tx.authored_outline(), tx.clock()
 
 
 class OrientReadings:

@@ -89,6 +89,9 @@ NODES_LAST_OFFSET: Final = "MATCH (n:{label}) RETURN max(offset(id(n)))"
 NODES_PAGE: Final = (
     "MATCH (n:{label}) WHERE offset(id(n)) >= $lo AND offset(id(n)) < $hi RETURN {n}"
 )
+NODES_OUTLINE_PAGE: Final = (
+    "MATCH (n:{label}) WHERE offset(id(n)) >= $lo AND offset(id(n)) < $hi RETURN {o}"
+)
 HEADS_BY_STATUS: Final = (
     "MATCH (n:{label}) WHERE n.status IN $statuses AND n.superseded_by IS NULL "
     "RETURN {n} ORDER BY n.tick DESC LIMIT $limit"
@@ -97,6 +100,18 @@ RECENT_HEADS: Final = (
     "MATCH (n:{label}) WHERE n.superseded_by IS NULL RETURN {n} ORDER BY n.tick DESC LIMIT $limit"
 )
 NODE_SET_SUCCESSOR: Final = "MATCH (n:{label} {{id: $id}}) SET n.superseded_by = $successor"
+# A write's revisions of one type at once (tx.py ``create_revisions``): row i of the
+# lists is revision i, as ``EDGE_CREATE_SUPERSEDES`` and ``NODE_SET_SUCCESSOR`` make one.
+REVISIONS_CREATE: Final = (
+    "UNWIND range(1, size($s)) AS i "
+    "MATCH (a:{label} {{id: $s[i]}}), (b:{label} {{id: $t[i]}}) "
+    "CREATE (a)-[:SUPERSEDES {{tick: $tick, encounter: $encounter[i], created_at: $at, "
+    "revision_why: $why[i]}}]->(b)"
+)
+SUCCESSORS_SET: Final = (
+    "UNWIND range(1, size($id)) AS i MATCH (n:{label} {{id: $id[i]}}) "
+    "SET n.superseded_by = $successor[i]"
+)
 
 
 def node_columns(label: str) -> list[str]:
@@ -141,8 +156,38 @@ def stored_columns(label: str) -> tuple[str, ...]:
     return (*node_columns(label), *STANDING_COLUMNS, "superseded_by")
 
 
+# An outline's columns (``NodeRecord.outline``), in this order; a type without a status
+# has no status column.
+OUTLINE_COLUMNS: Final = (
+    "id",
+    "tick",
+    "ord",
+    "created_at",
+    "encounter",
+    "locus",
+    "name",
+    "classification",
+    "used_at",
+    "pinned",
+    "superseded_by",
+    "status",
+)
+
+
+@functools.cache
+def outline_columns(label: str) -> tuple[str, ...]:
+    """The columns of a node an outline read returns (``render``'s ``{o}``): every type
+    holds all of them but the status, which comes last where it is held."""
+    held = stored_columns(label)
+    missing = [c for c in OUTLINE_COLUMNS[:-1] if c not in held]
+    if missing:
+        raise ValueError(f"{label} lacks an outline's columns {missing}")
+    return tuple(c for c in OUTLINE_COLUMNS if c in held)
+
+
 _WHOLE: Final[dict[str, dict[str, str]]] = {
     label: {var: ", ".join(f"{var}.{c}" for c in stored_columns(label)) for var in "npq"}
+    | {"o": ", ".join(f"n.{c}" for c in outline_columns(label))}
     for label in AUTHORED_NODE_TYPES
 }
 

@@ -290,6 +290,10 @@ class RelationOps(NodeOps):
         rows = self.rows(self._relations.edges_all, {"rels": list(AUTHORED_RELATION_TYPES)})
         return Subgraph(list(self.all_nodes()), [edge_from_row(r) for r in rows])
 
+    def authored_outline(self) -> Subgraph:
+        whole = self.authored_graph()
+        return Subgraph([n.outline() for n in whole.nodes], whole.edges)
+
     # --- writes --------------------------------------------------------------------
     def create_edge(self, edge: EdgeRecord) -> None:
         self._require_writable()
@@ -317,6 +321,12 @@ class RelationOps(NodeOps):
         self.rows(query, params)
         if edge.type == "SUPERSEDES":
             self._revised(edge.target, edge.source)
+
+    def create_revisions(self, edges: Sequence[EdgeRecord]) -> None:
+        """A write's SUPERSEDES edges, each from a new node to the one it revises; a
+        backend may make them together."""
+        for edge in edges:
+            self.create_edge(edge)
 
     def delete_edge(self, source: str, target: str, rel_type: str) -> None:
         self._require_writable()
