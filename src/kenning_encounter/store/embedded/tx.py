@@ -430,18 +430,14 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         for label, group in by_label.items():
             olds = [e.target for e in group]
             self._on_edges([e.source for e in group] + olds)
-            params: dict[str, Any] = {
-                "s": [e.source for e in group],
-                "t": olds,
-                "why": [e.revision_why for e in group],
-                "encounter": [e.encounter for e in group],
-                "tick": self.tick,
-                "at": self.now,
-            }
+            rows = [
+                {"s": e.source, "t": e.target, "why": e.revision_why, "encounter": e.encounter}
+                for e in group
+            ]
+            params = {"rows": rows, "tick": self.tick, "at": self.now}
             self.rows(q.render(q.REVISIONS_CREATE, label=label), params)
             self.changed_nodes.update(olds)
-            successors = {"id": olds, "successor": params["s"]}
-            self.rows(q.render(q.SUCCESSORS_SET, label=label), successors)
+            self.rows(q.render(q.SUCCESSORS_SET, label=label), {"rows": rows})
         for old in self.get_nodes([e.target for e in edges]).values():
             self._on_reindex(old)
 
