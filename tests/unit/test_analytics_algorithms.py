@@ -233,6 +233,9 @@ def test_sampling_plan_is_exact_for_small_graphs_and_bounded_for_large() -> None
     assert betweenness_sources(1_000_000, 3_000_000) == 16  # the floor: work bounds it lower
     assert leiden_iterations(1_000) == -1
     assert leiden_iterations(100_000) == 2
+    assert leiden_iterations(500_000) == 2
+    assert leiden_iterations(500_001) == 1
+    assert leiden_iterations(1_000_000) == 1
 
 
 def test_leiden_separates_two_cliques_and_is_reproducible() -> None:

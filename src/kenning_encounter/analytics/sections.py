@@ -255,7 +255,8 @@ def communities_section(
         )
         for c in range(shown)
     )
-    how = "until stable" if communities.iterations < 0 else f"{communities.iterations} iterations"
+    runs = communities.iterations
+    how = "until stable" if runs < 0 else f"{runs} iteration{'' if runs == 1 else 's'}"
     return CommunitiesSection(
         detail=f"Leiden, modularity objective, {how}, seed {communities.seed}; "
         "labelled by their most massive members",
