@@ -87,6 +87,8 @@ class EmbeddedStore:
         self._cypher_slots = threading.BoundedSemaphore(CYPHER_CONCURRENCY)
         self._closed = False
         self._nodes = NodeCache()
+        # Each locus's open encounter as writes last found it (EmbeddedTx.open_encounter_of).
+        self._open_names: dict[str, str] = {}
         self._ledgers = EmbeddedLedgers(self)
         self._infusion_log = EmbeddedInfusionLog(self)
         self._migrate()
@@ -208,7 +210,13 @@ class EmbeddedStore:
 
     def write(self, work: Callable[[WriteTx], T]) -> T:
         with self._writing() as conn:
-            tx = EmbeddedTx(conn, clock=self._clock, writable=True, tracer=self._tracer)
+            tx = EmbeddedTx(
+                conn,
+                clock=self._clock,
+                writable=True,
+                tracer=self._tracer,
+                open_names=self._open_names,
+            )
             result = work(tx)
             self._nodes.begin_commit()
             try:

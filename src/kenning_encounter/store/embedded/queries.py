@@ -110,9 +110,7 @@ REVISIONS_CREATE: Final = (
     "CREATE (a)-[:SUPERSEDES {{tick: $tick, encounter: r.encounter, created_at: $at, "
     "revision_why: r.why}}]->(b)"
 )
-SUCCESSORS_SET: Final = (
-    "UNWIND $rows AS r MATCH (n:{label} {{id: r.t}}) SET n.superseded_by = r.s"
-)
+SUCCESSORS_SET: Final = "UNWIND $rows AS r MATCH (n:{label} {{id: r.t}}) SET n.superseded_by = r.s"
 
 
 def node_columns(label: str) -> list[str]:
