@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from kenning_encounter.store.bulk import collector_paused
+from kenning_encounter.store.embedded import tx as embedded_tx
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.ops.graph import RelationOps
 from kenning_encounter.store.port import ReadTx, Subgraph
@@ -26,8 +27,14 @@ from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES
 from tests.support.dumps import seed
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[EmbeddedStore]:
+@pytest.fixture(params=["by type", "by pair"])
+def store(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[EmbeddedStore]:
+    """Both ways the relations are read: by type with their ends' ids (a small memory),
+    and by pair of node types with their ends' row offsets (from PAIRS_FROM nodes)."""
+    if request.param == "by pair":
+        monkeypatch.setattr(embedded_tx, "PAIRS_FROM", 0)
     opened = EmbeddedStore.open(tmp_path / "memory")
     try:
         seed(opened)
@@ -62,6 +69,15 @@ def test_the_graph_holds_every_relation_as_an_independent_read_finds_it(
     assert sorted(store.read(lambda tx: tx.get_nodes(ids)).values(), key=lambda n: n.id) == sorted(
         graph.nodes, key=lambda n: n.id
     )
+
+
+def test_the_outline_holds_the_same_relations(store: EmbeddedStore) -> None:
+    def both(tx: ReadTx) -> tuple[Subgraph, Subgraph]:
+        return tx.authored_graph(), tx.authored_outline()
+
+    whole, outline = store.read(both)
+    assert sorted(whole.edges, key=repr) == sorted(outline.edges, key=repr)
+    assert [n.outline() for n in whole.nodes] == outline.nodes
 
 
 def test_the_shared_read_on_the_embedded_texts_gives_the_same_graph(store: EmbeddedStore) -> None:

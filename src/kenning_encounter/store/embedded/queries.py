@@ -86,11 +86,12 @@ NODES_ALL: Final = "MATCH (n:{label}) RETURN {n}"
 # A type's nodes a page at a time, by the engine's own row offsets: one result holding a
 # million nodes whole did not fit the buffer pool (tx.py ``all_nodes``).
 NODES_LAST_OFFSET: Final = "MATCH (n:{label}) RETURN max(offset(id(n)))"
+# A page of a type's rows by offset; its last column is the row's offset.
 NODES_PAGE: Final = (
-    "MATCH (n:{label}) WHERE offset(id(n)) >= $lo AND offset(id(n)) < $hi RETURN {n}"
+    "MATCH (n:{label}) WHERE offset(id(n)) >= $lo AND offset(id(n)) < $hi RETURN {n}, offset(id(n))"
 )
 NODES_OUTLINE_PAGE: Final = (
-    "MATCH (n:{label}) WHERE offset(id(n)) >= $lo AND offset(id(n)) < $hi RETURN {o}"
+    "MATCH (n:{label}) WHERE offset(id(n)) >= $lo AND offset(id(n)) < $hi RETURN {o}, offset(id(n))"
 )
 HEADS_BY_STATUS: Final = (
     "MATCH (n:{label}) WHERE n.status IN $statuses AND n.superseded_by IS NULL "
@@ -245,6 +246,18 @@ EDGES_LAST_OFFSET: Final = "MATCH ()-[r:{rel}]->() RETURN max(offset(id(r)))"
 EDGES_PAGE: Final = (
     "MATCH (a)-[r:{rel}]->(b) WHERE offset(id(r)) >= $lo AND offset(id(r)) < $hi "
     "RETURN a.id, b.id, r.tick, r.encounter, NULL"
+)
+# The same for one pair of node types, the ends by their row offsets (tx.py
+# ``_edges_by_pair``).
+EDGES_PAIR_LAST_OFFSET: Final = "MATCH (:{source})-[r:{rel}]->(:{target}) RETURN max(offset(id(r)))"
+EDGES_PAIR_PAGE: Final = (
+    "MATCH (a:{source})-[r:{rel}]->(b:{target}) WHERE offset(id(r)) >= $lo "
+    "AND offset(id(r)) < $hi RETURN offset(id(a)), offset(id(b)), r.tick, r.encounter, NULL"
+)
+SUPERSEDES_PAIR_PAGE: Final = (
+    "MATCH (a:{source})-[r:SUPERSEDES]->(b:{target}) WHERE offset(id(r)) >= $lo "
+    "AND offset(id(r)) < $hi "
+    "RETURN offset(id(a)), offset(id(b)), r.tick, r.encounter, r.revision_why"
 )
 SUPERSEDES_PAGE: Final = (
     "MATCH (a)-[r:SUPERSEDES]->(b) WHERE offset(id(r)) >= $lo AND offset(id(r)) < $hi "
