@@ -58,6 +58,15 @@ def _note(memory: Memory, locus: str, name: str) -> str:
     return memory.create_entities(locus, [{"type": "Note", "name": name}]).encounter
 
 
+def _opened(tx: WriteTx, purpose: str, previous: str) -> EncounterRecord:
+    """An encounter of L1 made by hand in ``tx``, the one before it left as it is."""
+    record = EncounterRecord(
+        name=f"E{tx.tick}", locus=L1, purpose=purpose, opened_tick=tx.tick, opened_at=tx.now
+    )
+    tx.create_encounter(record, previous=previous, anchor=None)
+    return record
+
+
 def _scanned(store: EmbeddedStore, locus: str) -> EncounterRecord | None:
     """The plain answer: the scan itself, outside any write."""
     return store.read(lambda tx: tx.open_encounter_of(locus))
@@ -112,10 +121,7 @@ def test_an_encounter_made_by_a_write_that_rolled_back_is_not_taken(
     kept = _note(memory, L1, "a")
 
     def opens_then_fails(tx: WriteTx) -> None:
-        record = EncounterRecord(
-            name=f"E{tx.tick}", locus=L1, purpose="lost", opened_tick=tx.tick, opened_at=tx.now
-        )
-        tx.create_encounter(record, previous=kept, anchor=None)
+        record = _opened(tx, "lost", kept)
         found = tx.open_encounter_of(L1)  # remembered inside the write
         assert found is not None and found.name == record.name
         raise RuntimeError("the write fails after its encounter was remembered")
@@ -147,11 +153,7 @@ def test_a_second_open_encounter_is_taken_as_the_scan_takes_it(store: EmbeddedSt
     first = _note(memory, L1, "a")
 
     def opens_another(tx: WriteTx) -> str:
-        record = EncounterRecord(
-            name=f"E{tx.tick}", locus=L1, purpose="beside", opened_tick=tx.tick, opened_at=tx.now
-        )
-        tx.create_encounter(record, previous=first, anchor=None)
-        return record.name
+        return _opened(tx, "beside", first).name
 
     second = store.write(opens_another)
     assert getattr(_scanned(store, L1), "name", None) == second

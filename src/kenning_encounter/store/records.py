@@ -35,35 +35,23 @@ class NodeRecord:
         """This record without its words: no description, and of its properties only the
         classification (the read gate's question). What whole-graph analytics read."""
         mark = self.props.get("classification")
-        return NodeRecord(
-            self.id,
-            self.type,
-            self.name,
-            "",
-            self.tick,
-            self.created_at,
-            self.status,
-            {} if mark is None else {"classification": mark},
-            self.encounter,
-            self.locus,
-            self.superseded_by,
-            self.ord,
-            self.used_at,
-            self.pinned,
-        )
+        return self._copy(self.tick, "", {} if mark is None else {"classification": mark})
 
     def at_tick(self, tick: int) -> NodeRecord:
         """This record with another tick (``dataclasses.replace`` without its field walk:
         infusion places a few hundred candidates a prompt)."""
+        return self._copy(tick, self.description, self.props)
+
+    def _copy(self, tick: int, description: str, props: dict[str, Any]) -> NodeRecord:
         return NodeRecord(
             self.id,
             self.type,
             self.name,
-            self.description,
+            description,
             tick,
             self.created_at,
             self.status,
-            self.props,
+            props,
             self.encounter,
             self.locus,
             self.superseded_by,
