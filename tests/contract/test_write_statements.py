@@ -92,6 +92,10 @@ def _revising_batch(memory: Memory) -> dict[str, str]:
             {"type": "Note", "name": "plan", "description": "measure"},
         ],
     )
+    # Each head's relations read once before it is revised: a cache that keeps them must
+    # learn of the revision.
+    heads = [n.id for n in first.created]
+    memory.store.read(lambda tx: [tx.edges_of(i) for i in heads])
     second = memory.create_entities(
         SESSION,
         [
