@@ -140,7 +140,7 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
     def rows(self, query: LiteralString, params: dict[str, Any] | None = None) -> list[list[Any]]:
         if self._snapshot is not None:
             self._snapshot.ensure_open()
-        if self._open_names and _OPENS.search(query):
+        if self._open_names and _opens(query):
             self._open_names.clear()  # a new encounter: it may be its locus's newest open one
         try:
             return engine.rows(self._conn, query, params, tracer=self._tracer)
@@ -260,24 +260,24 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
                         row[i] = same(row[i], row[i])
                     yield label, row[-1], self.node(label, row)
                 continue
-            status = 11 if "status" in q.outline_columns(label) else None
+            status = _OUT["status"] if "status" in q.outline_columns(label) else None
             for r in self._pages(last, q.render(q.NODES_OUTLINE_PAGE, label=label)):
-                mark = r[7]
+                mark = r[_MARK]
                 node = NodeRecord(
-                    r[0],
+                    r[_NID],
                     label,
-                    r[6] or "",
+                    r[_NAME] or "",
                     "",
-                    int(r[1]),
-                    same(r[3], r[3]) or "",
+                    int(r[_TICK]),
+                    same(r[_MADE], r[_MADE]) or "",
                     None if status is None else same(r[status], r[status]),
                     {} if mark is None else {"classification": mark},
-                    same(r[4], r[4]),
-                    same(r[5], r[5]),
-                    r[10],
-                    int(r[2] or 0),
-                    same(r[8], r[8]),
-                    same(r[9], r[9]) or None,
+                    same(r[_ENC], r[_ENC]),
+                    same(r[_LOCUS], r[_LOCUS]),
+                    r[_NEXT],
+                    int(r[_ORD] or 0),
+                    same(r[_USED], r[_USED]),
+                    same(r[_PIN], r[_PIN]) or None,
                 )
                 yield label, r[-1], node
 
@@ -629,6 +629,23 @@ PAIRS_FROM = 50_000
 
 # A write statement that gives a locus an encounter (ENC_OPENED, an import's LOAD_OPENED).
 _OPENS: Final = re.compile(r"CREATE\s*\([^)]*\)\s*-\s*\[:OPENED\b")
+# Where each column of an outline read stands in its row (q.outline_columns).
+_OUT: Final = {column: i for i, column in enumerate(q.OUTLINE_COLUMNS)}
+_NID, _TICK, _ORD, _MADE, _ENC, _LOCUS, _NAME, _MARK, _USED, _PIN, _NEXT = (
+    _OUT[c]
+    for c in (
+        "id", "tick", "ord", "created_at", "encounter", "locus", "name",
+        "classification", "used_at", "pinned", "superseded_by",
+    )
+)  # fmt: skip
+
+
+@functools.cache
+def _opens(statement: str) -> bool:
+    """Whether a statement gives a locus an encounter: asked of every statement a write
+    sends, answered once per text (the texts are the queries module's)."""
+    return _OPENS.search(statement) is not None
+
 
 # The types whose nodes may carry a classification.
 _MARKED: Final = tuple(name for name, t in NODE_TYPES.items() if "classification" in t.prop_names())
