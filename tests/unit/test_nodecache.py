@@ -198,13 +198,18 @@ def test_a_store_opened_again_starts_with_an_empty_cache(tmp_path: Path) -> None
         again.close()
 
 
+@pytest.mark.parametrize("whole", [True, False], ids=["read-whole", "fetched"])
 def test_the_cache_agrees_with_the_engine_through_every_kind_of_write(
-    embedded: EmbeddedStore,
+    embedded: EmbeddedStore, whole: bool
 ) -> None:
     """After each write, every node read through the cache equals the engine's copy:
     created nodes of every type with every property, statuses moved and restored,
-    revisions made and undone, nodes forgotten."""
+    revisions made and undone, nodes forgotten. Filled either way: the small memory read
+    whole by its first read, or each missing node fetched."""
     from kenning_encounter.memory import operator
+
+    if not whole:
+        embedded._nodes.warm_limit = 0  # pyright: ignore[reportPrivateUsage]
 
     memory = _memory(embedded)
     seen: set[str] = set()

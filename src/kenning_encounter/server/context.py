@@ -292,8 +292,10 @@ class Runtime:
             context.memory.backend.set_owner_url(url)
         services = context.services
         if services is not None and context.infuse is not None:
+            backend = context.memory.backend
+            warm = backend.warm if isinstance(backend, EmbeddedStore) else None
             threading.Thread(
-                target=_ready_infusion, args=(services, self.infusion_ready), daemon=True
+                target=_ready_infusion, args=(services, self.infusion_ready, warm), daemon=True
             ).start()
 
 
@@ -306,12 +308,17 @@ def _close(context: AppContext) -> None:
     log.info("memory closed")
 
 
-def _ready_infusion(services: Services, done: threading.Event) -> None:
+def _ready_infusion(
+    services: Services, done: threading.Event, warm: Callable[[], bool] | None = None
+) -> None:
     """Make the infuser now that the server answers. A listening server serves the hook,
     whose first prompt waits a few seconds at most; the pipeline's imports (numpy, scipy)
-    are paid here, not inside that wait. A stdio server leaves it to the first call."""
+    are paid here, not inside that wait, and so is reading a small embedded memory into
+    its node cache (``warm``). A stdio server leaves both to the first call."""
     try:
         services.infuser  # noqa: B018 - made on first access
+        if warm is not None:
+            warm()
     except Exception:  # the first infusion makes it again and reports its own failure
         log.exception("readying the infusion pipeline failed")
     finally:

@@ -36,7 +36,12 @@ from kenning_encounter.store.embedded import queries as q
 from kenning_encounter.store.embedded.cypher import CYPHER_CONCURRENCY, run_read_cypher
 from kenning_encounter.store.embedded.infusion_log import EmbeddedInfusionLog
 from kenning_encounter.store.embedded.ledger import EmbeddedLedgers, Rows
-from kenning_encounter.store.embedded.nodecache import LazySnapshot, NodeCache, SnapshotMoved
+from kenning_encounter.store.embedded.nodecache import (
+    WARM_LIMIT,
+    LazySnapshot,
+    NodeCache,
+    SnapshotMoved,
+)
 from kenning_encounter.store.embedded.schema import MIGRATIONS, SCHEMA_VERSION
 from kenning_encounter.store.embedded.textindex import IndexDoc, TextIndex
 from kenning_encounter.store.embedded.tx import EmbeddedTx, engine_error, node_to_index_doc
@@ -74,6 +79,7 @@ class EmbeddedStore:
         read_pool: int = 4,
         clock: Callable[[], str] = _utc_now,
         tracer: Tracer | None = None,
+        warm_limit: int = WARM_LIMIT,
     ) -> None:
         self.data_dir = data_dir
         self._db = db
@@ -86,7 +92,7 @@ class EmbeddedStore:
             self._readers.put(ladybug.Connection(db))
         self._cypher_slots = threading.BoundedSemaphore(CYPHER_CONCURRENCY)
         self._closed = False
-        self._nodes = NodeCache()
+        self._nodes = NodeCache(warm_limit=warm_limit)
         # Each locus's open encounter as writes last found it (EmbeddedTx.open_encounter_of).
         self._open_names: dict[str, str] = {}
         self._ledgers = EmbeddedLedgers(self)
@@ -109,10 +115,12 @@ class EmbeddedStore:
         clock: Callable[[], str] = _utc_now,
         tracer: Tracer | None = None,
         slow_query_ms: float = DEFAULT_SLOW_QUERY_MS,
+        warm_limit: int = WARM_LIMIT,
     ) -> EmbeddedStore:
         """Open (or create) the store in ``data_dir``. Statements go to ``tracer``;
         without one, to the query log, which calls one slower than ``slow_query_ms``
-        slow (0: never)."""
+        slow (0: never). A memory of at most ``warm_limit`` authored nodes is read whole
+        into the node cache by the first read that misses it (0: never)."""
         data_dir.mkdir(parents=True, exist_ok=True)
         path = data_dir / "graph.lbdb"
         try:
@@ -125,7 +133,7 @@ class EmbeddedStore:
                 raise StoreLocked(str(data_dir), pid, owner.get("url")) from exc
             raise StoreError(f"cannot open the store at {path}: {exc}") from exc
         tracer = tracer or QueryLog(slow_query_ms, backend=cls.backend)
-        store = cls(data_dir, db, clock=clock, tracer=tracer)
+        store = cls(data_dir, db, clock=clock, tracer=tracer, warm_limit=warm_limit)
         write_owner(data_dir, os.getpid(), None)
         return store
 
@@ -248,6 +256,11 @@ class EmbeddedStore:
 
     def read(self, work: Callable[[ReadTx], T]) -> T:
         return self._read(work)
+
+    def warm(self) -> bool:
+        """Read a small memory whole into the node cache now, not at the first read that
+        needs it; True when this call did (see ``EmbeddedTx.warm``)."""
+        return self._read(lambda tx: tx.warm())
 
     def _read(self, work: Callable[[EmbeddedTx], T]) -> T:
         with self._reader() as conn:

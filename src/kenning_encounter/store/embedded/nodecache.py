@@ -41,6 +41,10 @@ from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
 
 DEFAULT_CAPACITY = 50_000
+# A memory of at most this many authored nodes is read whole into the cache by the first
+# read that misses it (``EmbeddedTx.warm``): every later read of its nodes and their
+# relations is answered here, not by a seek per node (about 1 ms each).
+WARM_LIMIT = 20_000
 # Past this many classified nodes the set is not kept: the gate reads the nodes instead.
 MAX_MARKS = 100_000
 # The classified set of a memory that holds more than MAX_MARKS of them.
@@ -52,6 +56,9 @@ _EDGE_OVERHEAD = 250  # an edge record and its strings, roughly
 
 # A node's authored relations: those out of it, then those into it.
 Adjacency = tuple[tuple[EdgeRecord, ...], tuple[EdgeRecord, ...]]
+# A whole memory for the cache: its nodes, their relation lists, their latest confirmations.
+Whole = tuple[Iterable[NodeRecord], dict[str, Adjacency], dict[str, Confirmation | None]]
+_COLD, _WARMING, _WARM = "cold", "warming", "warm"
 
 
 def _weight(node: NodeRecord) -> int:
@@ -70,9 +77,14 @@ class SnapshotMoved(Exception):
 
 class NodeCache:
     def __init__(
-        self, capacity: int = DEFAULT_CAPACITY, max_bytes: int = DEFAULT_MAX_BYTES
+        self,
+        capacity: int = DEFAULT_CAPACITY,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        *,
+        warm_limit: int = WARM_LIMIT,
     ) -> None:
         self._capacity = capacity
+        self.warm_limit = min(warm_limit, capacity)
         self._max_bytes = max_bytes
         self._lock = threading.Lock()
         self._generation = 0
@@ -84,6 +96,9 @@ class NodeCache:
         # fixed when the node is written, so only the writes that create nodes move it.
         self._marks: Mapping[str, str] | None = None
         self._bytes = 0
+        # Whether the whole memory is yet to be offered (cold), is being read by one
+        # reader (warming), or was offered or found too large (warm): ``take_warming``.
+        self._warmth = _COLD
 
     @property
     def generation(self) -> int:
@@ -123,6 +138,7 @@ class NodeCache:
                 self._edges = {}
                 self._confirmed = {}
                 self._bytes = 0
+                self._warmth = _COLD
             else:
                 for node_id in changed:
                     self._drop(node_id)
@@ -132,6 +148,30 @@ class NodeCache:
                     moved = set(edges_changed)
                     self._put_edges({n.id: ((), ()) for n in created if n.id not in moved})
             self._generation += 1
+
+    def take_warming(self, generation: int) -> bool:
+        """Whether the reader at ``generation`` is to read the whole memory and hand it
+        over (``end_warming``): True for one reader at a time, while the cache is cold."""
+        with self._lock:
+            if not self._serves(generation) or self._warmth != _COLD:
+                return False
+            self._warmth = _WARMING
+            return True
+
+    def end_warming(self, generation: int, whole: Whole | None) -> None:
+        """The warming reader is done: ``whole`` is the memory it read at ``generation``
+        (None: it read nothing, the memory being too large). If a commit landed since,
+        the cache stays cold for a later reader; a failed read passes ``generation`` -1."""
+        with self._lock:
+            if not self._serves(generation):
+                self._warmth = _COLD
+                return
+            self._warmth = _WARM
+            if whole is not None:
+                nodes, edges, confirmed = whole
+                self._put(nodes)
+                self._put_edges(edges)
+                self._confirmed.update(confirmed)
 
     def _serves(self, generation: int) -> bool:
         return generation == self._generation and generation % 2 == 0
@@ -298,6 +338,26 @@ class LazySnapshot:
     def offer_confirmations(self, found: dict[str, Confirmation | None]) -> None:
         if self._cache is not None and self.generation is not None:
             self._cache.offer_confirmations(self.generation, found)
+
+    def take_warming(self) -> bool:
+        """Whether this reader is to read the whole memory for the cache (its snapshot
+        open first, so that what it reads is the state the cache holds)."""
+        if self._cache is None or self.generation is None or self._cache.warm_limit <= 0:
+            return False
+        self.ensure_open()  # which forgets the generation if a commit landed since
+        generation = self._generation_now()
+        return generation is not None and self._cache.take_warming(generation)
+
+    def _generation_now(self) -> int | None:
+        return self.generation
+
+    def end_warming(self, whole: Whole | None, *, failed: bool = False) -> None:
+        if self._cache is not None and self.generation is not None:
+            self._cache.end_warming(-1 if failed else self.generation, whole)
+
+    @property
+    def warm_limit(self) -> int:
+        return 0 if self._cache is None else self._cache.warm_limit
 
     @property
     def uses_cache(self) -> bool:

@@ -527,6 +527,10 @@ CONFIRMATIONS_OF: Final = (
     "MATCH (e:Encounter)-[r:CONFIRMED]->(n:{label}) WHERE n.id IN $ids "
     "RETURN n.id, e.id, r.tick, r.created_at"
 )
+# Every confirmation, for the node cache's whole read (tx.py ``_warm``).
+CONFIRMATIONS_ALL: Final = (
+    "MATCH (e:Encounter)-[r:CONFIRMED]->(n) RETURN n.id, e.id, r.tick, r.created_at"
+)
 CLAIM_CREATE: Final = (
     "MATCH (a:{label} {{id: $s}}), (b:{label} {{id: $t}}) "
     "CREATE (a)-[:REFERENT_CLAIM {{tick: $tick, encounter: $encounter, created_at: $at, "
