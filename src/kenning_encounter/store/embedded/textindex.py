@@ -279,7 +279,9 @@ class TextIndex:
             head_0 = tantivy.Query.term_query(self._schema, "head", "0")
             clauses.append((tantivy.Occur.MustNot, head_0))
         searcher = self._index.searcher()
-        result = searcher.search(tantivy.Query.boolean_query(clauses), limit)
+        # Not counted: the count of every matching document is never read, and counting
+        # visits each one (at a million nodes about a tenth of a search's time).
+        result = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=False)
         hits: list[SearchHit] = []
         for score, address in result.hits:
             doc = searcher.doc(address)
