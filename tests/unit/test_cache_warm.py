@@ -86,18 +86,25 @@ def _open(path: Path, statements: list[str], **kwargs: Any) -> EmbeddedStore:
     return EmbeddedStore.open(path, tracer=lambda s, _p, _t: statements.append(s), **kwargs)
 
 
-def test_a_small_memory_is_read_whole_once_then_served_without_a_statement(
-    tmp_path: Path,
-) -> None:
-    statements: list[str] = []
-    store = _open(tmp_path / "m", statements)
+def _reopened(path: Path, statements: list[str], **kwargs: Any) -> tuple[EmbeddedStore, list[str]]:
+    """The seeded memory opened again (a fresh cache, as a server starts), its ids, and
+    the statement list emptied."""
+    store = _open(path, statements, **kwargs)
     try:
         ids = _seed(store)
     finally:
         store.close()
-    store = _open(tmp_path / "m", statements)  # a fresh cache, as a server starts
+    store = _open(path, statements, **kwargs)
+    statements.clear()
+    return store, ids
+
+
+def test_a_small_memory_is_read_whole_once_then_served_without_a_statement(
+    tmp_path: Path,
+) -> None:
+    statements: list[str] = []
+    store, ids = _reopened(tmp_path / "m", statements)
     try:
-        statements.clear()
         first = store.read(lambda tx: _view(tx, ids))
         sent = list(statements)
         assert any(WHOLE in s for s in sent), "the first read reads the memory whole"
@@ -115,12 +122,8 @@ def test_a_small_memory_is_read_whole_once_then_served_without_a_statement(
 
 def test_a_memory_past_the_limit_is_sought_node_by_node(tmp_path: Path) -> None:
     statements: list[str] = []
-    store = _open(tmp_path / "m", statements, warm_limit=3)
+    store, ids = _reopened(tmp_path / "m", statements, warm_limit=3)
     try:
-        ids = _seed(store)
-        store.close()
-        store = _open(tmp_path / "m", statements, warm_limit=3)
-        statements.clear()
         seen = store.read(lambda tx: _view(tx, ids))
         assert not any(WHOLE in s for s in statements), "seven nodes are past a limit of 3"
         assert any(SEEK in s for s in statements)
@@ -185,11 +188,8 @@ def test_a_listening_server_reads_the_memory_whole_before_the_first_prompt(
 ) -> None:
     """``warm`` is what an HTTP server calls once it listens (server/context.py)."""
     statements: list[str] = []
-    store = _open(tmp_path / "m", statements)
+    store, ids = _reopened(tmp_path / "m", statements)
     try:
-        ids = _seed(store)
-        store.close()
-        store = _open(tmp_path / "m", statements)
         assert store.warm(), "a fresh cache is read whole"
         assert not store.warm(), "once"
         statements.clear()
