@@ -4,8 +4,6 @@ as_of stays exact, and no chain read sends more statements for a longer chain.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,9 +12,8 @@ from kenning_encounter.memory import history
 from kenning_encounter.memory.history import MAX_VERSIONS
 from kenning_encounter.memory.reads import HISTORY_LIMIT
 from kenning_encounter.memory.service import Memory
-from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
-from tests.support.backends import BACKENDS, neo4j_target, neo4j_unavailable
+from tests.support.counted import Counter
 
 S = "chain-reads"
 NAME = "pump hum"
@@ -117,39 +114,7 @@ def test_as_of_on_a_long_chain_is_the_lookup_taken_then(memory: Memory) -> None:
     assert then[0][2] == 150 - 1 - HISTORY_LIMIT
 
 
-# --- statements per read, counted on the store's one execute path ----------------------
-
-
-class Counter:
-    def __init__(self) -> None:
-        self.sent = 0
-
-    def __call__(self, statement: str, params: Mapping[str, Any] | None, seconds: float) -> None:
-        self.sent += 1
-
-
-@pytest.fixture(params=BACKENDS)
-def counted(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[GraphStore, Counter]]:
-    counter = Counter()
-    if request.param == "embedded":
-        # Not read whole into the cache (nodecache.py WARM_LIMIT): that one read, landing
-        # on whichever read first misses, would hide what a chain read sends.
-        store: GraphStore = EmbeddedStore.open(tmp_path / "memory", tracer=counter, warm_limit=0)
-    else:
-        from tests.support.neo4j_store import open_emptied
-
-        try:
-            store = open_emptied(neo4j_target().uri, tracer=counter)
-        except Exception as exc:  # nothing answers: skip, or fail when Neo4j is required
-            from tests.support.backends import nothing_answers
-
-            if not nothing_answers(exc):
-                raise
-            neo4j_unavailable(f"no Neo4j answered: {exc}")
-    try:
-        yield store, counter
-    finally:
-        store.close()
+# --- statements per read, counted on the store's one execute path (conftest.py) -----------
 
 
 def test_no_chain_read_sends_more_statements_for_a_longer_chain(

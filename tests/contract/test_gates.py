@@ -376,3 +376,39 @@ def test_the_embedded_store_knows_whether_it_holds_a_withheld_class(
     assert embedded.holds_withheld(every) and embedded.holds_withheld(frozenset({"secret"}))
     assert not embedded.holds_withheld(frozenset({"pii", "phi", "pci"}))
     assert not embedded.holds_withheld(frozenset())
+
+
+def test_a_gated_list_of_relations_asks_about_their_ends_once(
+    counted: tuple[GraphStore, Any],
+) -> None:
+    """A list of relations is checked against the gate in one question about all their
+    ends: asked per relation, it was one statement per relation on Neo4j (an as-of
+    provenance walk reads its relations this way). The withheld end still hides its
+    relation."""
+    store, counter = counted
+    writer = Memory(store, granted=ALL)
+    writer.advance_encounter("gate-count", "many relations into one node")
+    writer.create_entities("gate-count", [{"type": "Concept", "name": "hub", "description": "x"}])
+    hub = writer.find_by_name("hub").node.id
+    gated = GatedStore(store, Gate(()))
+
+    def into_hub(first: int, count: int, secret: bool = False) -> tuple[int, int]:
+        names = [f"o{i}" for i in range(first, first + count)]
+        entities: list[dict[str, Any]] = [
+            {"type": "Observation", "name": n, "description": "seen"} for n in names
+        ]
+        if secret:
+            entities[0]["classification"] = "pii"
+        writer.create_entities("gate-count", entities)
+        writer.create_relations(
+            "gate-count", [{"source": n, "type": "GROUNDS", "target": "hub"} for n in names]
+        )
+        gated.read(lambda tx: tx.edges_into([hub], ["GROUNDS"]))  # anything first read, read
+        before = counter.sent
+        shown = gated.read(lambda tx: tx.edges_into([hub], ["GROUNDS"]))
+        return counter.sent - before, len(shown)
+
+    few, shown_few = into_hub(0, 2)
+    many, shown_many = into_hub(2, 12, secret=True)
+    assert (shown_few, shown_many) == (2, 13), "the withheld observation's relation is hidden"
+    assert many == few, (few, many)

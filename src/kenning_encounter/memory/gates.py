@@ -59,6 +59,11 @@ class Gate:
         return bool(split(node.props.get("classification")) & self.withheld)
 
 
+def _if_shown(edge: EdgeRecord, shown: set[str]) -> EdgeRecord | None:
+    """The relation if both its ends are among ``shown``."""
+    return edge if edge.source in shown and edge.target in shown else None
+
+
 class GatedReads:
     """A read transaction with the withheld nodes left out of every answer."""
 
@@ -86,19 +91,20 @@ class GatedReads:
         if isinstance(value, Subgraph):
             return self._sub(value)
         if isinstance(value, EdgeRecord):
-            return (
-                value
-                if len(self._shown([value.source, value.target]))
-                == len({value.source, value.target})
-                else None
-            )
+            return _if_shown(value, self._shown([value.source, value.target]))
         if isinstance(value, dict):
             items = cast(dict[Any, Any], value)
             kept = {k: self._filter(v) for k, v in items.items()}
             return {k: v for k, v in kept.items() if v is not None or items[k] is None}
         if isinstance(value, list | tuple):
             seq = cast(Sequence[Any], value)
-            kept_list = [self._filter(v) for v in seq]
+            # The ends of every relation in the list asked about at once: one question
+            # per relation was one statement per relation on Neo4j.
+            ends = {x for v in seq if isinstance(v, EdgeRecord) for x in (v.source, v.target)}
+            shown = self._shown(ends) if ends else set[str]()
+            kept_list = [
+                _if_shown(v, shown) if isinstance(v, EdgeRecord) else self._filter(v) for v in seq
+            ]
             out = [v for v, raw in zip(kept_list, seq, strict=True) if v is not None or raw is None]
             return out if isinstance(value, list) else tuple(out)
         return value

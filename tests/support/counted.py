@@ -1,0 +1,14 @@
+"""A tracer that counts the statements a store sends, for tests that bound them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.sent = 0
+
+    def __call__(self, statement: str, params: Mapping[str, Any] | None, seconds: float) -> None:
+        self.sent += 1
