@@ -201,7 +201,9 @@ def test_a_neighbourhood_read_again_runs_no_statement(tmp_path: Path, warm_limit
             return list(statements)
 
         first = read()
-        if not warm_limit:  # read whole, the memory was already read by the lookups above
+        # Read whole, the memory went into the cache with the lookups above; sought, the
+        # first neighbourhood read asks the engine.
+        if not warm_limit:
             assert any("-[r]" in q or "CONFIRMED" in q for q in first), "the first read asks"
         assert read() == [], "the second is served whole from the cache"
     finally:

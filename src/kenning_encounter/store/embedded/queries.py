@@ -527,7 +527,7 @@ CONFIRMATIONS_OF: Final = (
     "MATCH (e:Encounter)-[r:CONFIRMED]->(n:{label}) WHERE n.id IN $ids "
     "RETURN n.id, e.id, r.tick, r.created_at"
 )
-# Every confirmation, for the node cache's whole read (tx.py ``_warm``).
+# Every confirmation, for the node cache's whole read (tx.py ``warm``).
 CONFIRMATIONS_ALL: Final = (
     "MATCH (e:Encounter)-[r:CONFIRMED]->(n) RETURN n.id, e.id, r.tick, r.created_at"
 )

@@ -12,7 +12,7 @@ import functools
 import logging
 import re
 from collections.abc import Callable, Container, Generator, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, LiteralString, cast
+from typing import TYPE_CHECKING, Any, Final, LiteralString, TypeVar, cast
 
 import ladybug
 
@@ -53,6 +53,8 @@ _AUTHORED = frozenset(AUTHORED_RELATION_TYPES)
 # Up to this many nodes a relation read seeks each one; more, and one scan of each type's
 # table costs less than the seeks.
 SEEK_LIMIT = 128
+# What the node cache holds per id: a node, its relation lists, or its confirmation.
+V = TypeVar("V")
 # Which list of a node's relations a read of edges out of or into nodes takes.
 _WAYS = {q.RELATION_TEXT.edges_out_many: 0, q.RELATION_TEXT.edges_in_many: 1}
 
@@ -233,15 +235,9 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
     def get_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
         if self._snapshot is None:
             return self._fetch_nodes(node_ids)
-        cached = self._snapshot.cached(list(node_ids))
-        missing = [i for i in node_ids if i not in cached]
+        cached, missing = self._from_cache(self._snapshot.cached, list(node_ids))
         if not missing:
             return cached
-        if self._warm():
-            cached = self._snapshot.cached(list(node_ids))
-            missing = [i for i in node_ids if i not in cached]
-            if not missing:
-                return cached
         fetched = self._fetch_nodes(missing)
         self._snapshot.offer(fetched)
         return cached | fetched
@@ -411,20 +407,25 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
 
     def _relation_lists(self, ids: list[str]) -> dict[str, Adjacency]:
         assert self._snapshot is not None
-        found = self._snapshot.cached_edges(ids)
-        missing = [i for i in ids if i not in found]
-        if missing and self._warm():
-            found = self._snapshot.cached_edges(ids)
-            missing = [i for i in ids if i not in found]
+        found, missing = self._from_cache(self._snapshot.cached_edges, ids)
         if not missing:
             return found
         fetched = {i: lists for i, (lists, _) in self._seek_and_keep(missing).items()}
         return {i: found[i] if i in found else fetched[i] for i in ids}
 
-    def warm(self) -> bool:
-        return self._warm()
+    def _from_cache(
+        self, cached: Callable[[list[str]], dict[str, V]], ids: list[str]
+    ) -> tuple[dict[str, V], list[str]]:
+        """What the cache holds of ``ids``, and the ids it lacks; on a miss the small
+        memory is read whole first (``warm``), once."""
+        found = cached(ids)
+        missing = [i for i in ids if i not in found]
+        if missing and self.warm():
+            found = cached(ids)
+            missing = [i for i in ids if i not in found]
+        return found, missing
 
-    def _warm(self) -> bool:
+    def warm(self) -> bool:
         """Read the whole memory into the node cache, once, if it is small (at most the
         cache's ``warm_limit`` authored nodes): its nodes, each one's relation lists and
         latest confirmation. True when that was done now. A cold prompt at 10k nodes made
@@ -516,11 +517,7 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         if self._snapshot is None:
             return super().confirmations_of(node_ids)
         ids = list(dict.fromkeys(node_ids))
-        found = self._snapshot.cached_confirmations(ids)
-        missing = [i for i in ids if i not in found]
-        if missing and self._warm():
-            found = self._snapshot.cached_confirmations(ids)
-            missing = [i for i in ids if i not in found]
+        found, missing = self._from_cache(self._snapshot.cached_confirmations, ids)
         if missing and len(missing) <= SEEK_LIMIT:
             found |= {i: latest for i, (_, latest) in self._seek_and_keep(missing).items()}
         elif missing:
