@@ -20,7 +20,13 @@ from mcp import Client
 
 from kenning_encounter.server.app import build_server
 from kenning_encounter.server.context import Runtime
-from tests.e2e.conftest import call_ok, clean_environ, make_settings, server_command
+from tests.e2e.conftest import (
+    call_ok,
+    clean_environ,
+    make_settings,
+    run_server,
+    server_command,
+)
 from tests.support.handles import signed
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_env")]
@@ -166,6 +172,19 @@ def _files_holding(folder: Path, needle: bytes) -> list[Path]:
     return [p for p in folder.rglob("*") if p.is_file() and needle in p.read_bytes()]
 
 
+def _words_on_disk(folder: Path) -> dict[str, list[str]]:
+    """Each of the two words, where a file holds it: the file and the bytes around its
+    first place (what a failure needs to tell a row's text from a query's)."""
+    found: dict[str, list[str]] = {}
+    for word in (MARK, UNDONE):
+        for path in _files_holding(folder, word.encode()):
+            data = path.read_bytes()
+            at = data.index(word.encode())
+            around = data[max(0, at - 80) : at + 80]
+            found.setdefault(word, []).append(f"{path.relative_to(folder)}: {around!r}")
+    return found
+
+
 def test_directors_claims_a_gated_phi_note_and_an_erasure(tmp_path: Path) -> None:
     import anyio
 
@@ -178,9 +197,15 @@ def test_directors_claims_a_gated_phi_note_and_an_erasure(tmp_path: Path) -> Non
     assert erased.returncode == 0, erased.stderr
     report = json.loads(erased.stdout)
     assert report, report
+    # The erasure's own promise, before anything opens the memory again: no file of the
+    # data directory holds the note's word, nor the past of a note about her that Ada
+    # deleted (it went with her too).
+    assert _words_on_disk(data) == {}
 
-    async def after() -> None:
-        async with Client(server_for(data, grant="all")) as client:
+    # The operator starts the server again, as a new process (the erasure ran with it
+    # stopped), and a caller granted everything looks everywhere the note could be.
+    async def after(url: str) -> None:
+        async with Client(url) as client:
             for answer in await _reads(client):
                 assert MARK not in answer
             gone = await client.call_tool("find_by_name", {"name": "billing alice"})
@@ -196,7 +221,7 @@ def test_directors_claims_a_gated_phi_note_and_an_erasure(tmp_path: Path) -> Non
             # the concept and the note only about it, counted on Ada's encounter
             assert int(cypher["rows"][0][0]) == 2
 
-    anyio.run(after)
-    assert _files_holding(data, MARK.encode()) == []
-    # the past of a note about her that Ada deleted went with her too
-    assert _files_holding(data, UNDONE.encode()) == []
+    with run_server(data, "--grant", "all") as server:
+        anyio.run(after, server.url)
+    # Reading for it brought nothing of it back.
+    assert _words_on_disk(data) == {}
