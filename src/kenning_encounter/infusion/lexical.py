@@ -84,8 +84,17 @@ def bm25_weight(tf: int, length: int, avg_len: float, k1: float, b: float) -> fl
     would turn every length into an overflowing ratio) reads as one token."""
     if tf <= 0:
         return 0.0
+    return _saturated(tf, _length_norm(length, avg_len, b), k1)
+
+
+def _length_norm(length: int, avg_len: float, b: float) -> float:
+    """BM25's length normalisation of a document (``bm25_weight``'s reading of a broken
+    mean length included): one per document, shared by all its terms."""
     ratio = max(0, length) / max(avg_len, 1.0) if math.isfinite(avg_len) and avg_len > 0 else 1.0
-    norm = max(0.0, 1.0 - b + b * ratio)
+    return max(0.0, 1.0 - b + b * ratio)
+
+
+def _saturated(tf: int, norm: float, k1: float) -> float:
     denominator = tf + k1 * norm
     return _finite_or_zero(tf * (k1 + 1.0) / denominator) if denominator > 0 else 0.0
 
@@ -380,29 +389,39 @@ def _lexical_evidence(
         named.append(by_label[label])
     weights = query.weights()
     surfaces = {t.key: t.surface for t in query.terms}
-    groups = {t.key: t.group for t in query.terms}
     subjects = {t.key for t in query.terms if t.subject}
     mass = {k: w * idf(stats, k) for k, w in weights.items()}
     # Coverage counts each of the prompt's words once, at its own weight.
     own_mass = {t.key: mass[t.key] for t in query.own}
     total = sum(own_mass.values())
+    groups = {t.key: t.group for t in query.terms}
+    # Per key, in the prompt's order: its word (group), its mass, and what it covers.
+    plan = [
+        (key, groups[key], mass[key], min(mass[key], own_mass.get(groups[key], mass[key])))
+        for key in weights
+    ]
+    keys = frozenset(weights)
+    k1, b, avg_len = cfg.k1, cfg.b, stats.avg_len
     found: list[_Evidence] = []
     for cand, (naming, label_tokens) in zip(candidates, named, strict=True):
         tokens = cand.tokens if cand.tokens is not None else node_tokens(cand.node)
-        length = len(tokens) - len(label_tokens)
         best: dict[str, float] = {}  # per word of the prompt: its best-matching key's share
         cover: dict[str, float] = {}
-        held = set(tokens)
-        for key in weights:
-            if key not in held:
-                continue
-            # The label heading a record attributes it; it is not part of what it says.
-            tf = tokens.count(key) - label_tokens.count(key)
-            if tf > 0:
-                saturated = bm25_weight(tf, length, stats.avg_len, cfg.k1, cfg.b)
-                group = groups[key]
-                best[group] = max(best.get(group, 0.0), mass[key] * saturated)
-                cover[group] = max(cover.get(group, 0.0), min(mass[key], own_mass[group]))
+        present = keys.intersection(tokens)
+        if present:
+            norm = _length_norm(len(tokens) - len(label_tokens), avg_len, b)
+            for key, group, key_mass, covers in plan:
+                if key not in present:
+                    continue
+                # The label heading a record attributes it; it is not part of what it says.
+                tf = tokens.count(key) - label_tokens.count(key)
+                if tf <= 0:
+                    continue
+                share = key_mass * _saturated(tf, norm, k1)
+                if share > best.get(group, 0.0) or group not in best:
+                    best[group] = share
+                if covers > cover.get(group, 0.0) or group not in cover:
+                    cover[group] = covers
         score = sum(best.values())
         covered = sum(cover.values())
         hits = [surfaces[g] for g in best]
@@ -503,14 +522,14 @@ def rank_candidates(
         return []
     inherited = _inherited(candidates, evidence, cfg)
     pull = _encounter_pull(candidates, evidence, cfg.encounter_top)
-    window = query.window
-    scored: list[Scored] = []
-    for cand, ev, inherit in zip(candidates, evidence, inherited, strict=True):
-        if not cand.node.is_head:
-            continue
+
+    def judged(i: int, why: list[str] | None) -> float:
+        """Candidate ``i``'s score; its reasons go to ``why`` when one is given (only
+        the few returned are explained)."""
+        cand, ev, inherit = candidates[i], evidence[i], inherited[i]
         enc = cand.node.encounter
         enc_pull = pull.get(enc, 0.0) if enc is not None else 0.0
-        fit = _time_fit(window, cand, context) if window is not None else 0.0
+        fit = fits[i]
         # A time the prompt names is evidence of its own: what was held then may share
         # no word with the question ("What did Jo do in July 2022?").
         score = (
@@ -519,27 +538,47 @@ def rank_candidates(
             + cfg.encounter_weight * enc_pull * top_lexical
             + cfg.time_base * fit * top_lexical
         )
-        why: list[str] = []
-        if ev.matched:
-            why.append("matched " + ", ".join(ev.matched))
-        elif inherit > 0:
-            why.append("recorded beside a match")
+        if why is not None:
+            if ev.matched:
+                why.append("matched " + ", ".join(ev.matched))
+            elif inherit > 0:
+                why.append("recorded beside a match")
         if ev.attributed:
             score *= 1.0 + cfg.label_boost * (1.0 if ev.subject else cfg.object_share)
-            why.append("about the subject named")
+            if why is not None:
+                why.append("about the subject named")
         if window is not None and fit > 0:
             score *= 1.0 + cfg.time_weight * fit
-            why.append(f"in the time asked about ({window.label})")
+            if why is not None:
+                why.append(f"in the time asked about ({window.label})")
         if query.asks_when and _stated(cand, _node_time(cand.node, context)):
             # A prompt asking when is answered by a record that says when.
             score *= 1.0 + cfg.when_weight
-            why.append("says when")
+            if why is not None:
+                why.append("says when")
         if _asks(cand.node):
             # A record that ends by asking is a question put, not its answer; the reply
             # after it still inherits its words in full.
             score *= cfg.asking_share
-        score = _finite_or_zero(score)
-        if score > 0:
-            scored.append(Scored(cand.node, score, ev.matched, tuple(why), fit, ev.attributed))
-    scored.sort(key=lambda s: (-s.score, s.node.tick, s.node.id))
-    return scored[:limit]
+        return _finite_or_zero(score)
+
+    window = query.window
+    fits = [
+        _time_fit(window, cand, context) if window is not None and cand.node.is_head else 0.0
+        for cand in candidates
+    ]
+    # Heads only, best first; ties by creation, then id.
+    order = [
+        (-score, cand.node.tick, cand.node.id, i)
+        for i, cand in enumerate(candidates)
+        if cand.node.is_head and (score := judged(i, None)) > 0
+    ]
+    order.sort()
+    scored: list[Scored] = []
+    for negative, _, _, i in order[:limit]:
+        why: list[str] = []
+        judged(i, why)
+        ev = evidence[i]
+        node = candidates[i].node
+        scored.append(Scored(node, -negative, ev.matched, tuple(why), fits[i], ev.attributed))
+    return scored

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -30,7 +30,7 @@ from kenning_encounter.infusion.lexical import (
     stated_times,
 )
 from kenning_encounter.store.port import GraphStore, ReadTx, SearchHit, TermStatsSnapshot
-from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.store.records import EncounterRecord, NodeRecord
 from kenning_encounter.textproc_time import TimeWindow
 
 log = logging.getLogger(__name__)
@@ -122,15 +122,33 @@ class TokenCache(_FollowsErasures):
 
 
 class MemberCache(_FollowsErasures):
-    """What each closed encounter recorded, in order. An encounter that is no longer open
-    takes no writes, so its list changes only by an operator's erasure (``follow``);
-    open encounters are always read."""
+    """What each closed encounter recorded, in order, and its record. An encounter that
+    is no longer open takes no writes, so its list and record change only by an
+    operator's erasure (``follow``: the record's tombstone count); open encounters are
+    always read."""
 
-    def __init__(self, max_ids: int = 500_000) -> None:
+    def __init__(self, max_ids: int = 500_000, max_records: int = 100_000) -> None:
         self._lists: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+        self._records: OrderedDict[str, EncounterRecord] = OrderedDict()
         self._held = 0
         self._max = max_ids
+        self._max_records = max_records
         self._lock = threading.Lock()
+
+    def records(self, names: Iterable[str]) -> dict[str, EncounterRecord]:
+        """The closed encounters' records held, of those ``names``."""
+        with self._lock:
+            return {n: r for n in names if (r := self._records.get(n)) is not None}
+
+    def keep(self, records: Iterable[EncounterRecord]) -> None:
+        """Hold the records of those encounters that are closed; the oldest go past the
+        bound."""
+        with self._lock:
+            for record in records:
+                if not record.is_open:
+                    self._records[record.name] = record
+            while len(self._records) > self._max_records:
+                self._records.popitem(last=False)
 
     def __len__(self) -> int:
         return len(self._lists)
@@ -142,6 +160,7 @@ class MemberCache(_FollowsErasures):
 
     def _clear(self) -> None:
         self._lists.clear()
+        self._records.clear()
         self._held = 0
 
     def get(self, name: str) -> tuple[str, ...] | None:
@@ -219,7 +238,11 @@ def _gather(
         found.update(tx.get_nodes(ids))
     encounters = sorted({n.encounter for n in found.values() if n.encounter})
     near = sorted({n.encounter for i in strongest if (n := found.get(i)) and n.encounter})
-    records = tx.get_encounters(encounters)
+    records = cache.records(encounters)
+    if unknown := [name for name in encounters if name not in records]:
+        fetched = tx.get_encounters(unknown)
+        cache.keep(fetched.values())
+        records.update(fetched)
     members: dict[str, Sequence[str]] = {}
     if radius and near:
         missing = []
@@ -237,12 +260,10 @@ def _gather(
     position: dict[str, int] = {}
     extra: list[str] = []
     for ids in members.values():
-        for i, node_id in enumerate(ids):
-            position[node_id] = i
-            if node_id in strongest:
-                for j in range(max(0, i - radius), min(len(ids), i + radius + 1)):
-                    if ids[j] not in hits:
-                        extra.append(ids[j])
+        position.update(zip(ids, range(len(ids)), strict=True))
+        for node_id in strongest.intersection(ids):
+            i = position[node_id]
+            extra.extend(j for j in ids[max(0, i - radius) : i + radius + 1] if j not in hits)
     found.update(tx.get_nodes(sorted(set(extra))))
     opened = {
         name: when
