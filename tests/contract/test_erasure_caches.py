@@ -1,6 +1,6 @@
 """An erasure empties what a serving process cached of node text, on both backends.
 
-The infusion path keeps tokens of node text and closed encounters' member lists in
+The infusion path keeps tokens of node text and closed encounters' member lists and records in
 process (infusion/select.py); on Neo4j the store keeps term counts too. Each erasure's
 transaction moves the store's erasure count, and the next infusion that reads the count
 moved drops them, so a server serving beside the operator's erasure holds nothing of
@@ -66,3 +66,24 @@ def test_term_counts_held_before_an_erasure_are_not_used_after_it() -> None:
     held.keep({"zqxgone": 3, "lantern": 9}, docs=10)
     assert held.known(["zqxgone", "lantern"], docs=10) == {"zqxgone": 3, "lantern": 9}
     assert held.known(["zqxgone", "lantern"], docs=10, erasures=1) == {}
+
+
+def test_a_closed_encounter_s_record_is_kept_until_an_erasure(store: GraphStore) -> None:
+    """A warm prompt reads no closed encounter again; an open one is always read, and
+    an erasure (which moves a record's tombstone count) drops what was kept."""
+    ids = _written(store)
+    memory = Memory(store)
+    memory.advance_encounter("still-open", "lanterns again")
+    lamp = {"type": "Note", "name": "open lantern", "description": "a zqxgone lamp"}
+    ids["open lantern"] = memory.create_entities("still-open", [lamp]).created[0].id
+    wanted = [ids["kept lantern"], ids["open lantern"]]
+    nodes = store.read(lambda tx: tx.get_nodes(wanted))
+    closed, still_open = (nodes[i].encounter for i in wanted)
+    assert closed is not None and still_open is not None
+    tokens, members = select.TokenCache(), select.MemberCache()
+    _infuse(store, tokens, members)
+    assert set(members.records([closed, still_open])) == {closed}
+    erasure.erase(Memory(store).store, erasure.plan(store, [GONE]))
+    _infuse(store, tokens, members)
+    kept = members.records([closed])
+    assert kept[closed].tombstones == 1  # read again after the erasure, not the old record
