@@ -216,6 +216,14 @@ class Candidate:
     retrieval_score: float = 0.0  # the generator's score; 0 for a context-only neighbour
     tokens: tuple[str, ...] | None = None  # ``tokenize(name + description)``, when known
     stated: tuple[TimeWindow, ...] | None = None  # ``stated_times(node)``, when known
+    # Its place in its encounter, where known: records written in one batch share a tick,
+    # and neighbours are neighbours by place. None: the node's tick stands in.
+    place: int | None = None
+
+    @property
+    def at(self) -> int:
+        """Where it stands among its neighbours: its place, else its tick."""
+        return self.node.tick if self.place is None else self.place
 
 
 @dataclass(frozen=True, slots=True)
@@ -443,10 +451,10 @@ def _inherited(
         if cand.node.encounter is not None:
             by_encounter.setdefault(cand.node.encounter, []).append(i)
     for members in by_encounter.values():
-        ordered = sorted(members, key=lambda i: candidates[i].node.tick)
+        ordered = sorted(members, key=lambda i: candidates[i].at)
         for at, a in enumerate(ordered):
             for b in ordered[at + 1 :]:
-                gap = max(1, candidates[b].node.tick - candidates[a].node.tick)
+                gap = max(1, candidates[b].at - candidates[a].at)
                 if gap > cfg.neighbour_radius:
                     break
                 share = cfg.neighbour_decay ** (gap - 1)
@@ -569,7 +577,7 @@ def rank_candidates(
     ]
     # Heads only, best first; ties by creation, then id.
     order = [
-        (-score, cand.node.tick, cand.node.id, i)
+        (-score, cand.at, cand.node.id, i)
         for i, cand in enumerate(candidates)
         if cand.node.is_head and (score := judged(i, None)) > 0
     ]

@@ -212,11 +212,6 @@ def _parse_time(value: str | None) -> datetime | None:
 class _Gathered:
     candidates: list[Candidate]
     opened: dict[str, datetime]
-    originals: dict[str, NodeRecord]
-
-
-def _placed(node: NodeRecord, place: int) -> NodeRecord:
-    return node if place == node.tick else node.at_tick(place)
 
 
 def _gather(
@@ -274,14 +269,15 @@ def _gather(
         # Within an encounter, a record's place stands in for its tick, so
         # neighbours are neighbours even inside one batched write.
         Candidate(
-            _placed(node, position.get(node.id, node.tick)),
+            node,
             hits.get(node.id, 0.0),
             tokens.get(node),
             tokens.stated(node) if times else None,
+            position.get(node.id),
         )
         for node in found.values()
     ]
-    return _Gathered(candidates, opened, found)
+    return _Gathered(candidates, opened)
 
 
 def _query_text(query: Query) -> str:
@@ -354,8 +350,7 @@ def lexical(
             # Time is one declared signal among the others: the reason says when it counted.
             told = [w for w in scored.why if not w.startswith("matched ")]
             reason = "; ".join([f"matched {why}"] * bool(why) + told) or "recorded beside a match"
-            node = gathered.originals.get(scored.node.id, scored.node)
-            seeds.append(Seed(node, scored.score / top, reason))
+            seeds.append(Seed(scored.node, scored.score / top, reason))
             if len(seeds) == cfg.seeds:
                 break
     matched_terms = tuple(dict.fromkeys(s for sc in ranked[: len(seeds)] for s in sc.matched))

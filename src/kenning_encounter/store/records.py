@@ -37,11 +37,6 @@ class NodeRecord:
         mark = self.props.get("classification")
         return self._copy(self.tick, "", {} if mark is None else {"classification": mark})
 
-    def at_tick(self, tick: int) -> NodeRecord:
-        """This record with another tick (``dataclasses.replace`` without its field walk:
-        infusion places a few hundred candidates a prompt)."""
-        return self._copy(tick, self.description, self.props)
-
     def _copy(self, tick: int, description: str, props: dict[str, Any]) -> NodeRecord:
         return NodeRecord(
             self.id,
