@@ -205,7 +205,7 @@ class WorkTime:
         self._pauses: Pauses | None = None  # from _spans, for the last policy asked
 
     def present(self, tx: SpineReads, policy: Activation, at: datetime) -> Present:
-        key = (tx.clock(), tx.erasures())
+        key = tx.clock_and_erasures()
         with self._lock:
             if key != self._key:
                 # Spans only grow at their end, so only those active since the last read

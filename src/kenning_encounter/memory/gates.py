@@ -153,6 +153,9 @@ class GatedReads:
     def erasures(self) -> int:
         return self._tx.erasures()
 
+    def clock_and_erasures(self) -> tuple[int, int]:
+        return self._tx.clock_and_erasures()
+
     def work_spans(self, since: str) -> list[tuple[str, str]]:
         return self._tx.work_spans(since)
 

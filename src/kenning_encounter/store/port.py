@@ -126,6 +126,11 @@ class SpineReads(Protocol):
         that caches node text drops it when the count moves (infusion/select.py)."""
         ...
 
+    def clock_and_erasures(self) -> tuple[int, int]:
+        """``clock()`` and ``erasures()`` in one read: what a cache keyed by both asks
+        at every call (memory/activation.py)."""
+        ...
+
     def work_spans(self, since: str) -> list[tuple[str, str]]:
         """When the memory was worked in: each encounter's span from its opening to its
         last write, and its seal as a moment of its own (a seal made when the next session

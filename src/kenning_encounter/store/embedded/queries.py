@@ -41,6 +41,7 @@ def render(template: str, **names: str) -> LiteralString:
 # --- meta -------------------------------------------------------------------
 SHOW_TABLES: Final = "CALL show_tables() RETURN name"
 META_GET: Final = "MATCH (m:Meta {key: $key}) RETURN m.ival"
+META_GET_MANY: Final = "MATCH (m:Meta) WHERE m.key IN $keys RETURN m.key, m.ival"
 META_SET: Final = "MATCH (m:Meta {key: $key}) SET m.ival = $value"
 # The key is a parameter although it never varies: the engine keeps the plan of a
 # statement sent with parameters, and plans one sent without anew each time (a

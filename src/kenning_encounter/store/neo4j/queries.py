@@ -184,6 +184,7 @@ META_INIT: Final = (
     "RETURN v.ival, f.ival"
 )
 META_GET: Final = "MATCH (m:Meta {_memory: $memory, key: $key}) RETURN m.ival"
+META_GET_MANY: Final = "MATCH (m:Meta {_memory: $memory}) WHERE m.key IN $keys RETURN m.key, m.ival"
 # Schema 1 -> 2: the memory label on the nodes made before it (in batches, autocommit).
 MIGRATE_MEMORY_LABEL: Final = cast(
     LiteralString,

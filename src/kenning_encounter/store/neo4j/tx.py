@@ -161,7 +161,13 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
 
     def clock(self) -> int:
         """The last tick taken; inside a write, the reserved tick once the unit uses it."""
-        stored = self.meta("clock")
+        return self._taken(self.meta("clock"))
+
+    def clock_and_erasures(self) -> tuple[int, int]:
+        found = self.metas(("clock", "erasures"))
+        return self._taken(found["clock"]), found["erasures"]
+
+    def _taken(self, stored: int) -> int:
         return stored - 1 if self._tick is not None and not self._tick_used else stored
 
     # --- node creation: one statement for the whole batch ---------------------------------

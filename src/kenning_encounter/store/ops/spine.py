@@ -18,8 +18,18 @@ class SpineOps(Statements):
         rows = self.rows(self._spine.meta_get, {"key": key})
         return int(rows[0][0]) if rows and rows[0][0] is not None else 0
 
+    def metas(self, keys: Sequence[str]) -> dict[str, int]:
+        """Several counters in one read; a key never set reads 0, as with ``meta``."""
+        rows = self.rows(self._spine.meta_get_many, {"keys": list(keys)})
+        held = {str(r[0]): int(r[1]) for r in rows if r[1] is not None}
+        return {key: held.get(key, 0) for key in keys}
+
     def clock(self) -> int:
         return self.meta("clock")
+
+    def clock_and_erasures(self) -> tuple[int, int]:
+        found = self.metas(("clock", "erasures"))
+        return found["clock"], found["erasures"]
 
     def _encounter(self, query: LiteralString, params: dict[str, Any]) -> EncounterRecord | None:
         rows = self.rows(query, params)

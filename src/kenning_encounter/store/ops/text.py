@@ -32,6 +32,7 @@ def text_of(kind: type[T], queries: ModuleType) -> T:
 @dataclass(frozen=True, slots=True)
 class SpineText:
     meta_get: LiteralString  # $key -> ival
+    meta_get_many: LiteralString  # $keys -> key, ival (keys held)
     locus_get: LiteralString  # $id -> id
     locus_create: LiteralString  # $id $at $tick
     loci: LiteralString  # -> id, oldest first
