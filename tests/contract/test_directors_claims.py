@@ -13,6 +13,7 @@ from kenning_encounter.memory.directors import Director, DirectorPolicy
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.persons import UNDIRECTED
 from kenning_encounter.store.port import GraphStore, ReadTx
+from tests.support.counted import Counter
 
 ADA = {"director": "Ada", "director_key": "ada@example.org"}
 
@@ -291,3 +292,33 @@ def test_a_confirmation_renews_the_standing_infusion_sees(memory: Memory) -> Non
     renewed = infuser.infuse("reader", prompt)
     assert renewed["meta"]["renewal"][node_id] == "fact-state changed"
     assert node_id in infuser.infuse("reader", prompt)["meta"]["standing"]  # once only
+
+
+def test_confirmations_of_nodes_of_several_types_are_each_node_s_latest(
+    counted: tuple[GraphStore, Counter],
+) -> None:
+    store, counter = counted
+    memory = Memory(store)
+    memory.advance_encounter("s1", "w")
+    made = memory.create_entities(
+        "s1",
+        [
+            {"type": "Concept", "name": "c1", "description": "a concept"},
+            {"type": "Observation", "name": "o1", "description": "an observation"},
+            {"type": "Note", "name": "n1", "description": "a note, never confirmed"},
+        ],
+    ).created
+    ids = {m.name: m.id for m in made}
+    memory.close_encounter("s1", "first pass")
+    memory.advance_encounter("s1", "review")
+    first = memory.confirm_entities("s1", ["c1", "o1"], why="re-read")
+    second = memory.confirm_entities("s1", ["o1"], why="read again")
+    wanted = [ids["c1"], ids["o1"], ids["n1"]]
+    before = counter.sent
+    latest = store.read(lambda tx: tx.confirmations_of(wanted))
+    assert {i: c.tick for i, c in latest.items()} == {
+        ids["c1"]: first.tick,
+        ids["o1"]: second.tick,
+    }
+    if store.backend == "neo4j":  # three types, one statement (the embedded cache may serve)
+        assert counter.sent - before == 1

@@ -758,6 +758,22 @@ def _classified_all() -> LiteralString:
     return cast(LiteralString, f"CALL () {{ {seeks} }} RETURN id, c")
 
 
+def _confirmations_all() -> LiteralString:
+    seeks = " UNION ALL ".join(
+        f"MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids RETURN n"
+        for label in AUTHORED_NODE_TYPES
+    )
+    return cast(
+        LiteralString,
+        f"CALL () {{ {seeks} }} MATCH (e:Encounter:KenningMemory)-[r:CONFIRMED]->(n) "
+        "RETURN n.id, e.id, r.tick, r.created_at",
+    )
+
+
+# The confirmations of nodes of any types ($ids), as CONFIRMATIONS_OF gives them for one:
+# infusion asks about nodes of four or five types a prompt, a round trip each before.
+CONFIRMATIONS_OF_ALL: Final = _confirmations_all()
+
 # The classified among ids of any types ($ids): what the read gate needs of the ids an
 # answer names, a row only for those that carry a class. Each branch reads its type's
 # (_memory, classification) index, which holds only classified nodes.

@@ -23,10 +23,11 @@ from kenning_encounter.store.neo4j.namespace import Namespace
 from kenning_encounter.store.neo4j.text import text_props
 from kenning_encounter.store.ops.activation import ActivationOps
 from kenning_encounter.store.ops.base import edge_from_row, encounter_from, node_record
-from kenning_encounter.store.ops.identity import IdentityOps
+from kenning_encounter.store.ops.identity import IdentityOps, keep_latest
 from kenning_encounter.store.ops.load import LoadOps
 from kenning_encounter.store.ops.past import PastOps
 from kenning_encounter.store.ops.spine import SpineOps
+from kenning_encounter.store.persons import Confirmation
 from kenning_encounter.store.port import DumpedNode, Subgraph
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
@@ -239,6 +240,17 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             ids = [i for group in groups.values() for i in group]
             marks |= {str(i): str(c) for i, c in self.rows(q.CLASSIFIED_ALL, {"ids": ids})}
         return marks
+
+    def confirmations_of(self, node_ids: Sequence[str]) -> dict[str, Confirmation]:
+        """The shared form asks once per type; ids of several types go in one statement
+        (every branch given every id, as ``_fetch_nodes`` does, for one plan)."""
+        groups = group_by_type(node_ids)
+        if len(groups) < 2:
+            return super().confirmations_of(node_ids)
+        ids = [i for group in groups.values() for i in group]
+        latest: dict[str, Confirmation] = {}
+        keep_latest(latest, self.rows(q.CONFIRMATIONS_OF_ALL, {"ids": ids}))
+        return latest
 
     def remember(self, nodes: Sequence[NodeRecord], encounters: Sequence[EncounterRecord]) -> None:
         """What a statement of this read brought beside its answer, for later reads of it

@@ -4,7 +4,7 @@ part two referents. Written once for both backends over their own text."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, LiteralString
 
@@ -52,6 +52,15 @@ def _claim(row: list[Any]) -> ClaimRecord:
     )
 
 
+def keep_latest(latest: dict[str, Confirmation], rows: Iterable[Sequence[Any]]) -> None:
+    """Confirmation rows (node, encounter, tick, at) into ``latest``: the newest a node."""
+    for r in rows:
+        found = Confirmation(str(r[0]), str(r[1]), int(r[2]), str(r[3] or ""))
+        held = latest.get(found.node)
+        if held is None or found.tick > held.tick:
+            latest[found.node] = found
+
+
 class IdentityOps(Statements):
     _identity: IdentityText
 
@@ -70,11 +79,7 @@ class IdentityOps(Statements):
         latest: dict[str, Confirmation] = {}
         for label, ids in group_by_type(node_ids).items():
             query = self.render(self._identity.confirmations_of, label=label)
-            for r in self.rows(query, {"ids": ids}):
-                found = Confirmation(str(r[0]), str(r[1]), int(r[2]), str(r[3] or ""))
-                held = latest.get(found.node)
-                if held is None or found.tick > held.tick:
-                    latest[found.node] = found
+            keep_latest(latest, self.rows(query, {"ids": ids}))
         return latest
 
     def claims_of(self, node_ids: Sequence[str]) -> list[ClaimRecord]:
