@@ -426,9 +426,9 @@ def _lexical_evidence(
                 if tf <= 0:
                     continue
                 share = key_mass * _saturated(tf, norm, k1)
-                if share > best.get(group, 0.0) or group not in best:
+                if group not in best or share > best[group]:
                     best[group] = share
-                if covers > cover.get(group, 0.0) or group not in cover:
+                if group not in cover or covers > cover[group]:
                     cover[group] = covers
         score = sum(best.values())
         covered = sum(cover.values())
@@ -575,7 +575,7 @@ def rank_candidates(
         _time_fit(window, cand, context) if window is not None and cand.node.is_head else 0.0
         for cand in candidates
     ]
-    # Heads only, best first; ties by creation, then id.
+    # Heads only, best first; ties by place (creation), then id.
     order = [
         (-score, cand.at, cand.node.id, i)
         for i, cand in enumerate(candidates)
