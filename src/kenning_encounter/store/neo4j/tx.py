@@ -243,7 +243,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
 
     def confirmations_of(self, node_ids: Sequence[str]) -> dict[str, Confirmation]:
         """The shared form asks once per type; ids of several types go in one statement
-        (every branch given every id, as ``_fetch_nodes`` does, for one plan)."""
+        (one list, each branch taking its own type's ids, as ``_fetch_nodes`` does)."""
         groups = group_by_type(node_ids)
         if len(groups) < 2:
             return super().confirmations_of(node_ids)
