@@ -10,7 +10,9 @@ included. Then, in this process, on the loaded store:
 
 - search: Memory.search over the synthetic topics, p50/p95;
 - infuse: the lexical infusion pipeline, a fresh session per prompt with the ledger
-  in the store (as bench.infuse_bench measures it), p50/p95 of its own total;
+  in the store (as bench.infuse_bench measures it), p50/p95 of its own total: first
+  the prompts right after the load, then as many others on the same infuser (warm:
+  its caches filled by serving, as a server's are after a while);
 - orient: the authored graph read from the store, then the whole panel on GDS
   (build_panel with the GDS engine), each timed, ``ORIENTS`` runs after one warm-up.
 
@@ -109,7 +111,12 @@ def measure_search(store: Any, queries: list[str]) -> dict[str, float]:
     return {f"search_{k}": v for k, v in _ms(times).items()}
 
 
-def measure_infuse(store: Any, queries: list[str]) -> dict[str, Any]:
+def measure_infuse(
+    store: Any, queries: list[str], warm_queries: list[str] | None = None
+) -> dict[str, Any]:
+    """The first prompts after the load (the process's caches empty: its node cache,
+    term counts and member lists fill as they go), then, when ``warm_queries`` are given,
+    as many other prompts on the same infuser: a server that has been serving a while."""
     from kenning_encounter.infusion.config import InfusionConfig
     from kenning_encounter.infusion.ledger_store import StoreLedger
     from kenning_encounter.infusion.pipeline import Infuser
@@ -130,10 +137,18 @@ def measure_infuse(store: Any, queries: list[str]) -> dict[str, Any]:
         for stage, values in stages.items():
             values.append(timings[stage])
         silent += result["payload"] == ""
+    warm: dict[str, Any] = {}
+    if warm_queries:
+        again: list[float] = []
+        for i, prompt in enumerate(warm_queries):
+            result = infuser.infuse(f"warm-{i}", f"what do we know about the {prompt}?", now=now)
+            again.append(result["meta"]["timings_ms"]["total"] / 1000)
+        warm = {f"infuse_warm_{k}": v for k, v in _ms(again).items()}
     return {
         **{f"infuse_{k}": v for k, v in _ms(totals).items()},
         **{f"infuse_{s}_p95_ms": round(pct(v, 0.95), 2) for s, v in stages.items()},
         "infuse_silent": silent,
+        **warm,
     }
 
 
@@ -234,9 +249,9 @@ def run_size(
     row["import_records_per_s"] = round(records / took)
     store = open_emptied_not(target)
     try:
-        queries = _queries(max(searches, prompts), seed=nodes)
+        queries = _queries(max(searches, 2 * prompts), seed=nodes)
         row |= measure_search(store, queries[:searches])
-        row |= measure_infuse(store, queries[:prompts])
+        row |= measure_infuse(store, queries[:prompts], queries[prompts : 2 * prompts])
         row["infuse_goal_p95_ms"] = INFUSE_GOAL_MS
         # at a million nodes one panel takes minutes: measured once, unwarmed
         row |= measure_orient(store, orients, warm=nodes < HUGE)

@@ -39,6 +39,7 @@ from kenning_encounter.store.neo4j.infusion_log import Neo4jInfusionLog
 from kenning_encounter.store.neo4j.ledger import Neo4jLedgers
 from kenning_encounter.store.neo4j.meanings import Neo4jMeanings
 from kenning_encounter.store.neo4j.namespace import DEFAULT_MEMORY, Namespace, name_problem
+from kenning_encounter.store.neo4j.nodecache import NodeCache
 from kenning_encounter.store.neo4j.scope import check_scope, scope_nodes
 from kenning_encounter.store.neo4j.translate import translated
 from kenning_encounter.store.neo4j.tx import Neo4jTx
@@ -116,6 +117,8 @@ class Neo4jStore:
         self.server_version = ""
         self._gds: GdsExecutor | None = None
         self._doc_freqs: dict[frozenset[str], lexical.DocFreqs] = {}
+        # Nodes read before, kept while other writers are heard (nodecache.py).
+        self._node_cache = NodeCache()
         self._freqs_lock = threading.Lock()
         self._ledgers = Neo4jLedgers(self._ledger_unit, self._tracer, self.ns)
         self._meanings = Neo4jMeanings(self._ledger_unit, self._tracer, self.ns)
@@ -385,7 +388,14 @@ class Neo4jStore:
 
     # --- units of work ---------------------------------------------------------------
     def _tx(self, tx: ManagedTransaction, *, write: bool) -> Neo4jTx:
-        return Neo4jTx(tx, clock=self._clock, writable=write, tracer=self._tracer, ns=self.ns)
+        return Neo4jTx(
+            tx,
+            clock=self._clock,
+            writable=write,
+            tracer=self._tracer,
+            ns=self.ns,
+            cache=self._node_cache,
+        )
 
     def write(self, work: Callable[[WriteTx], T]) -> T:
         def attempt(tx: ManagedTransaction) -> T:

@@ -140,7 +140,7 @@ def check_plan(query_type: str | None, plan: Mapping[str, Any] | None) -> None:
                 raise _plan(f"the plan evaluates function {function!r}, which is not read-only")
 
 
-INDEX_FIELDS: Final = frozenset({q.TEXT_PROPERTY, q.TEXT_LENGTH, MEMORY_PROPERTY})
+INDEX_FIELDS: Final = frozenset({q.TEXT_PROPERTY, q.TEXT_LENGTH, q.TOUCHED, MEMORY_PROPERTY})
 
 
 def to_json(value: Any) -> Any:

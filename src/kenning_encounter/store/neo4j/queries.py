@@ -50,13 +50,14 @@ FULLTEXT_INDEX: Final = "kenning_text"
 FULLTEXT_ANALYZER: Final = "whitespace"
 TEXT_PROPERTY: Final = "_terms"  # derived: the tokenizer's output for name + description
 TEXT_LENGTH: Final = "_len"  # derived: how many tokens that is
+TOUCHED: Final = "_touched"  # bookkeeping: the tick of the last write that changed it
 # Follows the tokenizer's version: when its output changes, every node's tokens are derived again.
 TEXT_FORMAT: Final = TOKENIZER_VERSION
 # 2: every node of the memory also carries the memory label (read_cypher is scoped by it).
 # 3: memories have names: every node of ours carries ``_memory``, keys are unique per memory.
 # 4: a classified node carries a label per class (classified.py; read_cypher's gate).
 # 5: each node mirrors its latest use, used_at (standing.py backfills older memories).
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6
 
 
 def _checked(name: str) -> str:
@@ -105,6 +106,20 @@ def _world_time_indexes() -> list[tuple[str, LiteralString]]:
     return out
 
 
+def _touched_indexes() -> list[tuple[str, LiteralString]]:
+    """A range index on (_memory, _touched) per authored type: what a node cache asks of
+    the nodes changed since it last looked (nodecache.py, NODES_TOUCHED_SINCE)."""
+    out: list[tuple[str, LiteralString]] = []
+    for label in AUTHORED_NODE_TYPES:
+        name = f"kenning_{label.lower()}_memory_touched"
+        statement = (
+            f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{_checked(label)}) "
+            "ON (n._memory, n._touched)"
+        )
+        out.append((name, cast(LiteralString, statement)))
+    return out
+
+
 def schema_statements() -> list[tuple[str, LiteralString]]:
     """(name, statement) pairs; every statement is idempotent (IF NOT EXISTS)."""
     out: list[tuple[str, LiteralString]] = [
@@ -119,6 +134,7 @@ def schema_statements() -> list[tuple[str, LiteralString]]:
         )
     )
     out += _world_time_indexes()
+    out += _touched_indexes()
     out.append((FULLTEXT_INDEX, fulltext_index()))
     out += dump_indexes()  # an export's paging order
     out += LEDGER_SCHEMA  # the infusion ledger's own labels, beside the memory
@@ -278,12 +294,12 @@ NODE_DELETE: Final = (
 EDGE_CREATE: Final = (
     "MATCH (a:{source}:KenningMemory {{id: $s}}) MATCH (b:{target}:KenningMemory {{id: $t}}) "
     "CREATE (a)-[:{rel} {{tick: $tick, encounter: $encounter, created_at: $at}}]->(b) "
-    "SET a.used_at = $at, b.used_at = $at"
+    "SET a.used_at = $at, b.used_at = $at, a._touched = $tick, b._touched = $tick"
 )
 EDGE_CREATE_SUPERSEDES: Final = (
     "MATCH (a:{source}:KenningMemory {{id: $s}}) MATCH (b:{target}:KenningMemory {{id: $t}}) "
     "CREATE (a)-[:SUPERSEDES {{tick: $tick, encounter: $encounter, created_at: $at, "
-    "revision_why: $why}}]->(b)"
+    "revision_why: $why}}]->(b) SET b._touched = $tick"
 )
 EDGE_COUNT: Final = "MATCH (a:{source}:KenningMemory {{id: $s}})-[r:{rel}]->(b:{target}:KenningMemory {{id: $t}}) RETURN count(r)"
 EDGE_DELETE: Final = "MATCH (a:{source}:KenningMemory {{id: $s}})-[r:{rel}]->(b:{target}:KenningMemory {{id: $t}}) DELETE r"
@@ -382,6 +398,42 @@ ERASURES_COUNT: Final = (
     "MERGE (m:Meta {_memory: $memory, key: 'erasures'}) "
     "ON CREATE SET m.ival = 1 ON MATCH SET m.ival = m.ival + 1"
 )
+# Every write that deletes a node (an undo, an erasure, an operator's deletion) or empties
+# the memory counts itself here: a node cache in another process then starts again.
+DELETIONS_COUNT: Final = (
+    "MERGE (m:Meta {_memory: $memory, key: 'deletions'}) "
+    "ON CREATE SET m.ival = 1 ON MATCH SET m.ival = m.ival + 1"
+)
+# A write marks the stored nodes it changed (status, successor, use, pin) with its tick;
+# the statements that link, revise, confirm, consult and pin mark theirs themselves.
+NODES_TOUCH: Final = "MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids SET n._touched = $tick"
+
+
+def _nodes_touched_since() -> LiteralString:
+    # The clock is read first, and a writer holds the clock's lock until it commits:
+    # a change this statement does not see has a tick above the clock it returns.
+    seeks = " UNION ALL ".join(
+        f"MATCH (n:{label}:KenningMemory) WHERE n._touched > $since RETURN n.id AS id"
+        for label in AUTHORED_NODE_TYPES
+    )
+    statement = (
+        "MATCH (c:Meta {_memory: $memory, key: 'clock'}) "
+        "OPTIONAL MATCH (x:Meta {_memory: $memory, key: 'erasures'}) "
+        "OPTIONAL MATCH (d:Meta {_memory: $memory, key: 'deletions'}) "
+        "OPTIONAL MATCH (t:Meta {_memory: $memory, key: 'text_docs'}) "
+        "OPTIONAL MATCH (l:Meta {_memory: $memory, key: 'text_len'}) "
+        "WITH c.ival AS clock, coalesce(x.ival, 0) AS erasures, coalesce(d.ival, 0) AS deletions, "
+        "coalesce(t.ival, 0) AS docs, coalesce(l.ival, 0) AS tokens "
+        f"RETURN clock, erasures, deletions, docs, tokens, COLLECT {{ {seeks} }} AS touched"
+    )
+    return cast(LiteralString, statement)
+
+
+# A node cache's synchronisation (nodecache.py): the clock, the erasure and deletion
+# counts, the lexical counters (TEXT_COUNTERS's, which a read then need not ask again),
+# and the ids of nodes changed after the tick $since.
+NODES_TOUCHED_SINCE: Final = _nodes_touched_since()
+
 SPINE: Final = "MATCH (a:Encounter:KenningMemory)-[r]->(b:Encounter:KenningMemory) RETURN a.id, type(r), b.id ORDER BY a.opened_tick"
 ENC_RECORDED: Final = "MATCH (:Encounter:KenningMemory {id: $name})-[:RECORDED]->(n) RETURN n.id"
 # One row per encounter, its members listed in order (tx.py reads it): a row per member
@@ -819,7 +871,7 @@ CONFIRM: Final = (
     "MATCH (e:Encounter:KenningMemory {{id: $encounter}}) UNWIND $ids AS i "
     "MATCH (n:{label}:KenningMemory {{id: i}}) "
     "CREATE (e)-[:CONFIRMED {{tick: $tick, created_at: $at, why: $why}}]->(n) "
-    "SET n.used_at = $at"
+    "SET n.used_at = $at, n._touched = $tick"
 )
 CONFIRMATIONS_OF: Final = (
     "MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids "
@@ -856,12 +908,13 @@ IDENTITY_TEXT: Final = text_of(IdentityText, sys.modules[__name__])
 CONSULT: Final = (
     "MATCH (e:Encounter:KenningMemory {{id: $encounter}}) UNWIND $ids AS i "
     "MATCH (n:{label}:KenningMemory {{id: i}}) "
-    "MERGE (e)-[r:CONSULTED]->(n) SET r.tick = $tick, r.created_at = $at, n.used_at = $at"
+    "MERGE (e)-[r:CONSULTED]->(n) SET r.tick = $tick, r.created_at = $at, n.used_at = $at, "
+    "n._touched = $tick"
 )
 PIN: Final = (
     "MATCH (e:Encounter:KenningMemory {{id: $encounter}}) UNWIND $ids AS i "
     "MATCH (n:{label}:KenningMemory {{id: i}}) "
     "CREATE (e)-[:PINNED {{tick: $tick, created_at: $at, why: $why, state: $state}}]->(n) "
-    "SET n.pinned = $pinned, n.used_at = $at"
+    "SET n.pinned = $pinned, n.used_at = $at, n._touched = $tick"
 )
 ACTIVATION_TEXT: Final = text_of(ActivationText, sys.modules[__name__])

@@ -89,6 +89,7 @@ def search_remembered(tx: Neo4jTx, text: str, *, limit: int) -> list[SearchHit]:
         "limit": limit,
         "kinds": list(AUTHORED_NODE_TYPES),
     }
+    generation = tx.cache_generation()  # noted before the read (nodecache.py)
     hits: list[SearchHit] = []
     nodes: list[NodeRecord] = []
     encounters: list[EncounterRecord] = []
@@ -102,7 +103,7 @@ def search_remembered(tx: Neo4jTx, text: str, *, limit: int) -> list[SearchHit]:
         )
         if encounter is not None:
             encounters.append(encounter_from(encounter))
-    tx.remember(nodes, encounters)
+    tx.remember(nodes, encounters, generation)
     return hits
 
 
@@ -120,6 +121,7 @@ class DocFreqs:
         self._lock = threading.Lock()
         self._held: OrderedDict[str, tuple[int, int]] = OrderedDict()  # term -> (df, docs)
         self._erasures = 0
+        self._hidden: tuple[tuple[int, int, int], tuple[int, int]] | None = None
 
     def known(self, terms: Sequence[str], docs: int, erasures: int = 0) -> dict[str, int]:
         """What is held of ``terms``; all of it is dropped first when the memory's
@@ -136,6 +138,18 @@ class DocFreqs:
                     self._held.move_to_end(term)
                     found[term] = held[0]
         return found
+
+    def hidden(self, moment: tuple[int, int, int]) -> tuple[int, int] | None:
+        """The withheld classes' documents and tokens, when counted at this moment (clock,
+        erasures, deletions): any write moves the clock, so they hold while it stands."""
+        with self._lock:
+            return (
+                self._hidden[1] if self._hidden is not None and self._hidden[0] == moment else None
+            )
+
+    def keep_hidden(self, moment: tuple[int, int, int], totals: tuple[int, int]) -> None:
+        with self._lock:
+            self._hidden = (moment, totals)
 
     def keep(self, counted: dict[str, int], docs: int) -> None:
         with self._lock:
@@ -159,17 +173,17 @@ def stats(
     and a read-committed read sees them a commit apart while writes land, in either
     order, even inside one statement. A frequency is therefore held to the count:
     above it, the snapshot would claim a word in more documents than exist."""
-    counters = tx.rows(q.TEXT_COUNTERS)
-    docs, tokens, erasures = (
-        (int(counters[0][0] or 0), int(counters[0][1] or 0), int(counters[0][2] or 0))
-        if counters
-        else (0, 0, 0)
-    )
+    docs, tokens, erasures = tx.text_counters()
     if withheld:
-        hidden = tx.rows(q.withheld_text_totals(withheld))
-        if hidden:
-            docs -= int(hidden[0][0] or 0)
-            tokens -= int(hidden[0][1] or 0)
+        moment = tx.moment()
+        hidden = held.hidden(moment) if held is not None and moment is not None else None
+        if hidden is None:
+            rows = tx.rows(q.withheld_text_totals(withheld))
+            hidden = (int(rows[0][0] or 0), int(rows[0][1] or 0)) if rows else (0, 0)
+            if held is not None and moment is not None:
+                held.keep_hidden(moment, hidden)
+        docs -= hidden[0]
+        tokens -= hidden[1]
     docs = max(0, docs)
     tokens = max(0, tokens)
     wanted = [t for t in dict.fromkeys(terms) if t]

@@ -10,7 +10,7 @@ transient failure; this object lives for one attempt only and keeps nothing beyo
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
 from kenning_encounter.errors import StoreError
@@ -20,6 +20,7 @@ from kenning_encounter.store.neo4j import past as past_text
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j.classified import class_labels
 from kenning_encounter.store.neo4j.namespace import Namespace
+from kenning_encounter.store.neo4j.nodecache import NodeCache
 from kenning_encounter.store.neo4j.text import text_props
 from kenning_encounter.store.ops.activation import ActivationOps
 from kenning_encounter.store.ops.base import edge_from_row, encounter_from, node_record
@@ -37,6 +38,10 @@ if TYPE_CHECKING:
     from neo4j import ManagedTransaction
 
 log = logging.getLogger(__name__)
+
+
+# A tick no clock reaches: a cache that never synchronised asks for no touched ids.
+_NEVER: Final = 2**62
 
 
 def node_from_row(label: str, row: list[Any]) -> NodeRecord:
@@ -83,8 +88,16 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         writable: bool,
         tracer: Tracer,
         ns: Namespace,
+        cache: NodeCache | None = None,
     ) -> None:
         self._tx = tx
+        # Reads only: a write reads afresh what it may change, and marks what it changed.
+        self._cache = None if writable else cache
+        self._synced = False
+        self._counters: tuple[int, int, int] | None = None  # docs, tokens, erasures
+        self._moment: tuple[int, int, int] | None = None  # clock, erasures, deletions
+        self._changed: set[str] = set()
+        self._deleted = False
         self._ns = ns
         self._clock = clock
         self._writable = writable
@@ -139,8 +152,55 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self._tick = int(reserved[0][0])
 
     def end_write(self) -> None:
+        """Mark what this write changed for the node caches of every process
+        (nodecache.py), then hand back the tick if it went unused."""
+        if self._changed and self._tick is None:
+            self._deleted = True  # the clock was set outright: every cache starts again
+        elif self._changed:
+            tick = self.tick
+            for label, ids in group_by_type(sorted(self._changed)).items():
+                self.rows(q.render(q.NODES_TOUCH, label=label), {"ids": ids, "tick": tick})
+        if self._deleted:
+            self.rows(q.DELETIONS_COUNT)
         if self._tick is not None and not self._tick_used:
             self.rows(q.CLOCK_UNDO)
+
+    # --- what a write changed, for the node caches (nodecache.py) ---------------------
+    def _on_changed(self, node_id: str) -> None:
+        self._changed.add(node_id)
+
+    def _on_successor(self, node_id: str, successor: str | None) -> None:
+        self._changed.add(node_id)
+
+    def _on_deleted(self, node_id: str) -> None:
+        self._deleted = True
+
+    def _on_load_changed(self, node_ids: Sequence[str]) -> None:
+        # An import's batch holds no tick of its own (the clock is the dump's): every
+        # process's cache starts again instead.
+        self._deleted = True
+
+    def _marked(self, node_ids: Iterable[str]) -> None:
+        """A statement of this write marked these nodes itself (it sets ``_touched``)."""
+        self._changed.difference_update(node_ids)
+
+    def create_edge(self, edge: EdgeRecord) -> None:
+        super().create_edge(edge)
+        self._marked((edge.source, edge.target))
+
+    def confirm_nodes(self, encounter: str, node_ids: Sequence[str], why: str = "") -> None:
+        super().confirm_nodes(encounter, node_ids, why)
+        self._marked(node_ids)
+
+    def consult_nodes(self, encounter: str, node_ids: Sequence[str]) -> None:
+        super().consult_nodes(encounter, node_ids)
+        self._marked(node_ids)
+
+    def pin_nodes(
+        self, encounter: str, node_ids: Sequence[str], *, pinned: bool, why: str = ""
+    ) -> None:
+        super().pin_nodes(encounter, node_ids, pinned=pinned, why=why)
+        self._marked(node_ids)
 
     @property
     def ticked(self) -> bool:
@@ -217,6 +277,66 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         if seen:
             rest = [i for i in node_ids if i not in seen]
             return {**seen, **(self._fetch_nodes(rest) if rest else {})}
+        cache = self._cache
+        if cache is None:
+            return self._read_nodes(node_ids)
+        generation = cache.generation  # noted before reading: see NodeCache.offer
+        if not self._synced and (cache.synced is None or cache.holds_any(node_ids)):
+            generation = self._synchronise(cache)
+        cached = cache.get(node_ids) if self._synced else {}
+        self._nodes_seen.update(cached)
+        rest = [i for i in node_ids if i not in cached]
+        found = self._read_nodes(rest) if rest else {}
+        cache.offer(generation, found)
+        return {**cached, **found}
+
+    def _synchronise(self, cache: NodeCache) -> int:
+        """Bring the process's node cache up to the clock, once per read (nodecache.py)."""
+        since = cache.synced
+        params = {"since": _NEVER if since is None else since}
+        row = self.rows(q.NODES_TOUCHED_SINCE, params)
+        if not row:
+            raise StoreError(
+                "this memory's clock is missing from the Neo4j database: it was emptied or "
+                "the memory removed while this server ran; restart the server"
+            )
+        clock, erasures, deletions, docs, tokens, touched = row[0]
+        self._synced = True
+        self._counters = (int(docs), int(tokens), int(erasures))
+        self._moment = (int(clock), int(erasures), int(deletions))
+        return cache.synchronise(int(clock), (int(erasures), int(deletions)), touched)
+
+    def moment(self) -> tuple[int, int, int] | None:
+        """The clock, erasure and deletion counts as this read's synchronisation found them
+        (what was counted then holds while they stand); None in a write."""
+        if self._cache is None:
+            return None
+        if self._moment is None:
+            self._synchronise(self._cache)
+        return self._moment
+
+    def erasures(self) -> int:
+        """From the node cache's synchronisation when this read has one (the same count)."""
+        if self._cache is None:
+            return super().erasures()
+        return self.text_counters()[2]
+
+    def text_counters(self) -> tuple[int, int, int]:
+        """Documents, tokens and erasures, as TEXT_COUNTERS reads them; a read with a node
+        cache takes them from its synchronisation, one statement for both."""
+        if self._cache is None:  # a write reads them afresh: its own writes move them
+            rows = self.rows(q.TEXT_COUNTERS)
+            row = rows[0] if rows else [0, 0, 0]
+            return int(row[0] or 0), int(row[1] or 0), int(row[2] or 0)
+        if self._counters is None:
+            self._synchronise(self._cache)
+        return self._counters or (0, 0, 0)
+
+    def cache_generation(self) -> int | None:
+        """The node cache's generation before a read that may offer it nodes."""
+        return None if self._cache is None else self._cache.generation
+
+    def _read_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
         groups = group_by_type(node_ids)
         if len(groups) < 2:
             return super()._fetch_nodes(node_ids)
@@ -234,6 +354,11 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         """Two columns of the few that carry a class, not every node whole (the gate's
         question of 900 encounter members took a node read as long as infusion's own)."""
         seen = {i: n for i in node_ids if (n := self._nodes_seen.get(i)) is not None}
+        cache = self._cache
+        if cache is not None and cache.holds_any(i for i in node_ids if i not in seen):
+            if not self._synced:
+                self._synchronise(cache)
+            seen |= cache.get([i for i in node_ids if i not in seen])
         marks = {i: str(c) for i, n in seen.items() if (c := n.props.get("classification"))}
         groups = group_by_type([i for i in node_ids if i not in seen])
         if groups:
@@ -252,13 +377,21 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         keep_latest(latest, self.rows(q.CONFIRMATIONS_OF_ALL, {"ids": ids}))
         return latest
 
-    def remember(self, nodes: Sequence[NodeRecord], encounters: Sequence[EncounterRecord]) -> None:
+    def remember(
+        self,
+        nodes: Sequence[NodeRecord],
+        encounters: Sequence[EncounterRecord],
+        generation: int | None = None,
+    ) -> None:
         """What a statement of this read brought beside its answer, for later reads of it
-        (never in a write, which reads afresh what it may have changed)."""
+        (never in a write, which reads afresh what it may have changed); offered to the
+        node cache too when the read noted its ``generation`` before that statement."""
         if self._writable:
             return
         self._nodes_seen.update((n.id, n) for n in nodes)
         self._encounters_seen.update((e.name, e) for e in encounters)
+        if self._cache is not None and generation is not None:
+            self._cache.offer(generation, {n.id: n for n in nodes})
 
     def get_encounters(self, names: Sequence[str]) -> dict[str, EncounterRecord]:
         """Encounters a read met beside their nodes are not fetched again (infusion asks
@@ -289,7 +422,9 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self._touched.add(name)
 
     def _revised(self, node_id: str, successor: str | None) -> None:
-        """Heads are read from the graph and the index needs no entry moved: nothing to do."""
+        """Heads are read from the graph and the index needs no entry moved: only the node
+        caches hear of it."""
+        self._changed.add(node_id)
 
     # --- an import's nodes: one statement per type for the whole batch ----------------
     def load_nodes(self, nodes: Sequence[DumpedNode]) -> None:
@@ -335,6 +470,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self._tick = None
 
     def _on_cleared(self) -> None:
+        self._deleted = True
         self._touched.clear()
         self.rows(q.TEXT_RESET, {"docs": 0, "tokens": 0, "format": q.TEXT_FORMAT})
 

@@ -1,0 +1,103 @@
+"""Nodes already read, kept by one server process while other processes write.
+
+A read of a node by id costs a seek on the server (tens of microseconds each, and a
+prompt's infusion reads a hundred and more of them); most of those nodes have not
+changed since the last prompt read them. Here a node changes only when a write
+commits, and every write that changes a stored node (its status, successor, use or
+pin: the ops' ``_on_changed`` family of hooks) marks it with the tick it was
+written at (``_touched``, indexed per type). Deleting a node or emptying the memory
+moves the ``deletions`` count, and an erasure moves ``erasures``.
+
+The cache knows the clock as it was at its last synchronisation (``synced``). To
+synchronise, a read asks in one statement, clock first, for the counts and for the
+ids touched after ``synced``; it drops those ids (everything, when a count moved)
+and moves ``synced`` to the clock it read. Every write that commits after that read
+holds a later tick, because a writer takes the clock's lock for its whole
+transaction; so the next synchronisation sees it.
+
+A node read from the server may be offered to the cache by a read that noted the
+cache's generation before reading it: the offer is taken only if no synchronisation
+dropped anything since (the node may otherwise predate a change already dropped).
+A read uses cached nodes only after synchronising once itself. Derived and per
+process, like the term frequencies beside it: a replica keeps its own.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
+
+from kenning_encounter.store.records import NodeRecord
+
+DEFAULT_CAPACITY: Final = 50_000
+
+
+class NodeCache:
+    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+        self._capacity = capacity
+        self._lock = threading.Lock()
+        self._nodes: OrderedDict[str, NodeRecord] = OrderedDict()
+        self._synced: int | None = None  # the clock at the last synchronisation
+        self._counts: tuple[int, int] | None = None  # erasures, deletions then
+        self._generation = 0  # moves whenever anything is dropped
+
+    @property
+    def synced(self) -> int | None:
+        return self._synced
+
+    @property
+    def generation(self) -> int:
+        return self._generation
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def holds_any(self, ids: Iterable[str]) -> bool:
+        nodes = self._nodes
+        return any(i in nodes for i in ids)
+
+    def synchronise(self, clock: int, counts: tuple[int, int], touched: Sequence[str]) -> int:
+        """Apply one synchronisation's answer; the generation a read then goes on with."""
+        with self._lock:
+            if self._synced is None or counts != self._counts:
+                self._nodes.clear()
+                self._generation += 1
+            else:
+                dropped = [i for i in touched if self._nodes.pop(i, None) is not None]
+                if dropped:
+                    self._generation += 1
+            self._counts = counts
+            if self._synced is None or clock > self._synced:
+                self._synced = clock
+            return self._generation
+
+    def get(self, ids: Iterable[str]) -> dict[str, NodeRecord]:
+        with self._lock:
+            nodes = self._nodes
+            found = {i: n for i in ids if (n := nodes.get(i)) is not None}
+            for i in found:
+                nodes.move_to_end(i)
+            return found
+
+    def offer(self, generation: int, found: Mapping[str, NodeRecord]) -> None:
+        """Keep nodes read by a read that noted ``generation`` before reading them."""
+        if not found:
+            return
+        with self._lock:
+            if generation != self._generation or self._synced is None:
+                return
+            nodes = self._nodes
+            nodes.update(found)
+            for i in found:
+                nodes.move_to_end(i)
+            while len(nodes) > self._capacity:
+                nodes.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._nodes.clear()
+            self._synced = None
+            self._counts = None
+            self._generation += 1

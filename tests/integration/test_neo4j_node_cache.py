@@ -1,0 +1,223 @@
+"""A server's node cache on Neo4j stays true while another process writes.
+
+Each Neo4j store keeps the nodes its reads fetched (store/neo4j/nodecache.py) and asks,
+once per read that would use them, which nodes changed since it last asked. Here a
+reader store holds every node in its cache, a writer store (another server, to the
+database) changes them in every way the tools can, and after each change the reader's
+answer must equal that of a store opened afresh (no cache): status moves, links
+renewing use, revisions, confirmations, pins, consultations, an unlinking, an undo,
+an erasure and an operator's deletion."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from kenning_encounter.memory import activation, erasure, operator
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.neo4j.nodecache import NodeCache
+from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.vocabulary import CLASSIFICATIONS
+from tests.support.backends import neo4j_target
+
+pytestmark = pytest.mark.neo4j
+
+S = "cache-writer"
+
+
+def _open(tracer: Callable[[str, Any, float], None] | None = None) -> Any:
+    from kenning_encounter.store.neo4j import Neo4jStore
+
+    t = neo4j_target()
+    if tracer is None:
+        return Neo4jStore.open(t.uri, t.username, t.password, t.database)
+    return Neo4jStore.open(t.uri, t.username, t.password, t.database, tracer=tracer)
+
+
+@pytest.fixture
+def reader(neo4j_store: Any) -> Iterator[Any]:
+    store = _open()
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _nodes(store: Any, ids: list[str]) -> dict[str, NodeRecord]:
+    return store.read(lambda tx: tx.get_nodes(ids))
+
+
+def _truth(ids: list[str]) -> dict[str, NodeRecord]:
+    fresh = _open()
+    try:
+        return _nodes(fresh, ids)
+    finally:
+        fresh.close()
+
+
+def _written(memory: Memory) -> dict[str, str]:
+    memory.advance_encounter(S, "lanterns")
+    made = memory.create_entities(
+        S,
+        [
+            {"type": "Question", "name": "which lantern", "description": "which one lights"},
+            {"type": "Observation", "name": "brass lantern", "description": "the brass one lit"},
+            {"type": "Hypothesis", "name": "oil matters", "description": "oil makes it light"},
+            {"type": "Note", "name": "lantern note", "description": "kept for the record"},
+            {"type": "Note", "name": "zqxgone lamp", "description": "to be erased"},
+            {"type": "Note", "name": "forgotten lamp", "description": "to be forgotten"},
+        ],
+    ).created
+    return {m.name: m.id for m in made}
+
+
+def test_a_reader_s_cache_follows_every_change_another_store_writes(
+    neo4j_store: Any, reader: Any
+) -> None:
+    memory = Memory(neo4j_store)
+    ids = _written(memory)
+    every = sorted(ids.values())
+
+    def step(change: Callable[[], object]) -> None:
+        _nodes(reader, every)  # held in the reader's cache before the change
+        change()
+        assert _nodes(reader, every) == _truth(every)
+
+    relate = memory.create_relations
+    step(
+        lambda: relate(
+            S, [{"source": "brass lantern", "type": "RESOLVES", "target": "which lantern"}]
+        )
+    )
+    step(
+        lambda: relate(
+            S, [{"source": "brass lantern", "type": "SUPPORTS", "target": "oil matters"}]
+        )
+    )
+    step(lambda: memory.confirm_entities(S, ["lantern note"], why="seen again"))
+    step(lambda: memory.pin_entities(S, ["lantern note"]))
+    step(lambda: memory.pin_entities(S, ["lantern note"], pinned=False))
+    step(lambda: activation.consult(neo4j_store, S, [ids["oil matters"]]))
+    revised: dict[str, str] = {}
+
+    def revise() -> None:
+        entity = {"type": "Note", "name": "lantern note", "description": "the record, revised"}
+        made = memory.create_entities(
+            S, [{**entity, "supersedes": ids["lantern note"], "revision_why": "said better"}]
+        ).created
+        revised["id"] = made[0].id
+        every.append(made[0].id)  # the reader holds the revision too, until it is undone
+
+    step(revise)
+    step(
+        lambda: memory.delete_relations(
+            S, [{"source": "brass lantern", "type": "SUPPORTS", "target": "oil matters"}]
+        )
+    )
+    step(lambda: memory.delete_entities(S, [revised["id"]]))  # an undo: a head again
+    assert revised["id"] not in _nodes(reader, every)
+    assert _nodes(reader, [ids["lantern note"]])[ids["lantern note"]].superseded_by is None
+    step(lambda: erasure.erase(neo4j_store, erasure.plan(neo4j_store, ["zqxgone lamp"])))
+    assert ids["zqxgone lamp"] not in _nodes(reader, every)
+    step(lambda: operator.forget(neo4j_store, ["forgotten lamp"]))
+    assert ids["forgotten lamp"] not in _nodes(reader, every)
+
+
+def test_a_read_with_nothing_changed_takes_its_nodes_from_the_cache(neo4j_store: Any) -> None:
+    memory = Memory(neo4j_store)
+    ids = sorted(_written(memory).values())
+    statements: list[str] = []
+    store = _open(lambda text, params, seconds: statements.append(text))
+    try:
+        first = _nodes(store, ids)
+        statements.clear()
+        assert _nodes(store, ids) == first
+        # only the synchronisation: no node was read again
+        assert len(statements) == 1 and "_touched > $since" in statements[0]
+        memory.create_relations(
+            S, [{"source": "brass lantern", "type": "RESOLVES", "target": "which lantern"}]
+        )
+        statements.clear()
+        again = _nodes(store, ids)
+        assert again == _truth(ids)
+        assert len(statements) == 2  # the synchronisation, and the two changed nodes read
+    finally:
+        store.close()
+
+
+def test_a_write_marks_what_it_changed_with_its_tick(neo4j_store: Any, raw_driver: Any) -> None:
+    memory = Memory(neo4j_store)
+    ids = _written(memory)
+    before = neo4j_store.read(lambda tx: tx.clock())
+    memory.create_relations(
+        S, [{"source": "brass lantern", "type": "RESOLVES", "target": "which lantern"}]
+    )
+    with raw_driver.session() as s:
+        rows = s.run("MATCH (n) WHERE n._touched > $t RETURN n.id, n._touched", t=before).values()
+    after = neo4j_store.read(lambda tx: tx.clock())
+    assert {r[0] for r in rows} == {ids["brass lantern"], ids["which lantern"]}
+    assert {r[1] for r in rows} == {after}
+
+
+def _record(i: str, status: str = "open") -> NodeRecord:
+    return NodeRecord(i, "Question", i, "", 1, "2026-01-01T00:00:00Z", status)
+
+
+def test_an_offer_from_before_a_drop_is_refused() -> None:
+    cache = NodeCache()
+    cache.offer(cache.generation, {"que_a": _record("que_a")})
+    assert len(cache) == 0  # never synchronised: nothing is known to be current
+    noted = cache.synchronise(5, (0, 0), [])
+    cache.offer(noted, {"que_a": _record("que_a")})
+    assert cache.get(["que_a"]) == {"que_a": _record("que_a")}
+    stale = cache.generation
+    cache.synchronise(6, (0, 0), ["que_a"])  # changed at tick 6
+    assert cache.get(["que_a"]) == {}
+    cache.offer(stale, {"que_a": _record("que_a")})  # read before the drop: refused
+    assert cache.get(["que_a"]) == {}
+    cache.offer(cache.generation, {"que_a": _record("que_a", "resolved")})
+    assert cache.get(["que_a"])["que_a"].status == "resolved"
+
+
+def test_a_moved_count_empties_the_cache_and_the_clock_never_goes_back() -> None:
+    cache = NodeCache()
+    cache.offer(cache.synchronise(5, (0, 0), []), {"que_a": _record("que_a")})
+    cache.synchronise(4, (0, 0), [])  # an older answer, applied late
+    assert cache.synced == 5 and cache.get(["que_a"])
+    cache.synchronise(7, (0, 1), [])  # a deletion somewhere: nothing is trusted
+    assert cache.get(["que_a"]) == {}
+    cache.offer(cache.generation, {"que_a": _record("que_a")})
+    cache.synchronise(8, (1, 1), [])  # an erasure
+    assert cache.get(["que_a"]) == {}
+
+
+def test_a_reader_s_withheld_totals_follow_another_store_s_writes(
+    neo4j_store: Any, reader: Any
+) -> None:
+    """The documents a gate withholds are counted once per clock (store/neo4j/text.py):
+    a classified note another store writes moves the clock, and the count with it."""
+    writer = Memory(neo4j_store, granted=tuple(CLASSIFICATIONS))
+    writer.advance_encounter(S, "words")
+    note = {"type": "Note", "description": "a lantern"}
+    writer.create_entities(S, [{**note, "name": "lamp a", "classification": ["phi"]}])
+    hide = frozenset(CLASSIFICATIONS)
+
+    def docs(store: Any) -> tuple[int, float]:
+        got = store.fulltext_stats(["lantern"], withheld=hide)
+        return got.n_docs, got.avg_len
+
+    assert docs(reader) == docs(reader) == (0, 0.0)
+    writer.create_entities(
+        S,
+        [
+            {**note, "name": "lamp b", "classification": ["phi"]},
+            {**note, "name": "lamp c"},  # shown
+        ],
+    )
+    fresh = _open()
+    try:
+        assert docs(reader) == docs(fresh) == (1, 3.0)
+    finally:
+        fresh.close()

@@ -1,0 +1,53 @@
+"""Every Neo4j statement that changes a stored authored node is heard by the node caches
+of every process (store/neo4j/nodecache.py): it marks the nodes with its tick itself, or
+its write method reports them (Neo4jTx's hooks mark them when the write ends), or it
+moves the deletion count. A new statement that changes nodes must do one of these, and
+be added here with how."""
+
+from __future__ import annotations
+
+import re
+
+from kenning_encounter.store.neo4j import classified, past, queries, standing
+
+# an assignment to a node's property (the index's own fields aside), a label or map set
+# on it, or its deletion
+CHANGING = re.compile(
+    r"\b[abn]\.(?!_terms\b|_len\b|_memory\b|_touched\b)\w+\s*=[^=]"
+    r"|SET [abn] \+=|SET [abn]:|DELETE n\b|DETACH DELETE"
+)
+
+
+def _changing() -> dict[str, bool]:
+    found: dict[str, bool] = {}
+    for module in (queries, standing, classified, past):
+        for name, value in vars(module).items():
+            if isinstance(value, str) and CHANGING.search(value):
+                found[name] = "_touched = $tick" in value
+    return found
+
+
+def test_every_statement_that_changes_a_node_is_heard_by_the_caches() -> None:
+    assert _changing() == {
+        # marks the nodes it changes with the write's tick
+        "CONFIRM": True,
+        "CONSULT": True,
+        "PIN": True,
+        "EDGE_CREATE": True,  # and EDGE_CREATE_SUPERSEDES (its SET is of _touched alone)
+        # reported: ops set_status calls _on_changed, and the write's end marks the node
+        "NODE_SET_STATUS": False,
+        # new nodes: no cache holds them yet
+        "NODES_CREATE_ALL": False,
+        # deletions: ops delete_node calls _on_deleted, which moves the deletion count
+        "NODE_DELETE": False,
+        # an import's statements: _on_cleared / _on_load_changed move the deletion count
+        "CLEAR_NODES": False,
+        "LOAD_NODES": False,  # new nodes
+        # schema migrations, run while a store opens, before it serves
+        "MIGRATE_MEMORY_LABEL": False,
+        "BACKFILL_USED_AT": False,
+    }
+
+
+def test_a_revision_marks_the_node_it_revises() -> None:
+    assert "SET b._touched = $tick" in queries.EDGE_CREATE_SUPERSEDES
