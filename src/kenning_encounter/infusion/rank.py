@@ -17,8 +17,9 @@ peripheral otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
@@ -27,6 +28,7 @@ from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.select import Seed
 from kenning_encounter.memory.activation import Activation, Present
 from kenning_encounter.memory.contested import Conflict, challenge_conflicts
+from kenning_encounter.store.persons import Confirmation
 from kenning_encounter.store.port import GraphStore, ReadTx, Subgraph
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.vocabulary import COHERENCE_RELATION_TYPES, FRONTIER_STATUSES
@@ -65,6 +67,9 @@ class Ranking:
     challenged: frozenset[str]
     revised: frozenset[str]
     graph_size: tuple[int, int]
+    # node id -> tick of its latest confirmation, for the items that have one (read with
+    # the challenges reaching them: one read, not two)
+    confirmed: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def _is_frontier(node: NodeRecord) -> bool:
@@ -182,8 +187,13 @@ def rank(
             break
 
     shown = {r.node.id for r in items}
+
     # Challenges reaching what surfaced, from anywhere: tension is never out of reach.
-    tension = store.read(lambda tx: tx.neighbourhood(sorted(shown), ["CHALLENGES"]))
+    def around(tx: ReadTx) -> tuple[Subgraph, dict[str, Confirmation]]:
+        ids = sorted(shown)
+        return tx.neighbourhood(ids, ["CHALLENGES"]), (tx.confirmations_of(ids) if ids else {})
+
+    tension, confirmations = store.read(around)
     for n in tension.nodes:
         if n.locus not in hidden:
             nodes.setdefault(n.id, n)
@@ -200,4 +210,5 @@ def rank(
         challenged,
         frozenset(revised),
         (len(ids), len(edges)),
+        MappingProxyType({node: c.tick for node, c in confirmations.items()}),
     )

@@ -225,6 +225,9 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         return self._taken(self.meta("clock"))
 
     def clock_and_erasures(self) -> tuple[int, int]:
+        moment = self.moment()  # a read with a node cache: its synchronisation read both
+        if moment is not None:
+            return moment[0], moment[1]
         found = self.metas(("clock", "erasures"))
         return self._taken(found["clock"]), found["erasures"]
 
