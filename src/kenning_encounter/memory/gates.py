@@ -369,6 +369,45 @@ class GatedStore:
         # them would tell a caller which words what it may not see holds.
         return self.inner.fulltext_stats(terms, withheld=self.gate.withheld | withheld)
 
+    def search_read(
+        self,
+        text: str,
+        work: Callable[[ReadTx, list[SearchHit]], T],
+        *,
+        types: Iterable[str] | None = None,
+        heads_only: bool = True,
+        limit: int = 10,
+    ) -> T:
+        """As ``fulltext`` gives hits: the withheld ones dropped, and a page that came up
+        short asked again, larger, before ``work`` sees what is shown (in the same read)."""
+        gate = self.gate
+        if gate.open:
+            return self.inner.search_read(
+                text, work, types=types, heads_only=heads_only, limit=limit
+            )
+        kinds = None if types is None else list(types)
+        ask = limit
+        for round_ in range(_MORE):
+            last = round_ == _MORE - 1
+
+            def gated(
+                tx: ReadTx, hits: list[SearchHit], ask: int = ask, last: bool = last
+            ) -> tuple[bool, T | None]:
+                reads = cast(ReadTx, GatedReads(tx, gate))
+                shown = reads.get_nodes([h.id for h in hits])
+                kept = [h for h in hits if h.id in shown]
+                if len(kept) >= limit or len(hits) < ask or last:
+                    return True, work(reads, kept[:limit])
+                return False, None  # short, and more there: asked again, larger
+
+            done, result = self.inner.search_read(
+                text, gated, types=kinds, heads_only=heads_only, limit=ask
+            )
+            if done:
+                return cast(T, result)
+            ask *= 4
+        raise AssertionError("unreachable: the last round always answers")
+
     def read_text(
         self,
         text: str,

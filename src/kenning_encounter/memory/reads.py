@@ -19,7 +19,7 @@ from kenning_encounter.memory.models import (
     SearchResult,
 )
 from kenning_encounter.memory.writes import is_node_id, resolve
-from kenning_encounter.store.port import MAX_CHAIN, ChainLink, GraphStore, ReadTx
+from kenning_encounter.store.port import MAX_CHAIN, ChainLink, GraphStore, ReadTx, SearchHit
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.textproc_time import TimeWindow, find_times, node_time, read_range, read_time
 from kenning_encounter.vocabulary import PROVENANCE_RELATION_TYPES
@@ -135,14 +135,18 @@ def search(
     past: asof.Moment | None = None
     present = Present.wall(moment)
     if as_of is None:
-        hits = store.fulltext(words, types=types, heads_only=not include_superseded, limit=fetch)
         clock = work_time or WorkTime()
 
-        def read(tx: ReadTx) -> tuple[dict[str, NodeRecord], Present]:
+        def read(
+            tx: ReadTx, hits: list[SearchHit]
+        ) -> tuple[list[SearchHit], dict[str, NodeRecord], Present]:
             found = tx.get_nodes([h.id for h in hits])
-            return found, clock.present(tx, standing or Activation(), moment)
+            return hits, found, clock.present(tx, standing or Activation(), moment)
 
-        nodes, present = store.read(read)
+        # the hits, their nodes and the clock in one read
+        hits, nodes, present = store.search_read(
+            words, read, types=types, heads_only=not include_superseded, limit=fetch
+        )
     else:  # the memory as it stood at a past tick (memory/asof.py)
         hits, nodes, past = asof.search_hits(
             store, as_of, words, types=types, include_superseded=include_superseded, limit=fetch

@@ -675,6 +675,19 @@ class TextSearch(Protocol):
         caller's ranking says nothing of the words of what it may not see."""
         ...
 
+    def search_read(
+        self,
+        text: str,
+        work: Callable[[ReadTx, list[SearchHit]], T],
+        *,
+        types: Iterable[str] | None = None,
+        heads_only: bool = True,
+        limit: int = 10,
+    ) -> T:
+        """``work`` over the hits ``fulltext`` finds, in the same read: what a search does
+        (its hits, their nodes, the clock), one round of the store instead of two."""
+        ...
+
     def read_text(
         self,
         text: str,

@@ -333,6 +333,19 @@ class EmbeddedStore:
     ) -> TermStatsSnapshot:
         return self._index.stats(terms, withheld)
 
+    def search_read(
+        self,
+        text: str,
+        work: Callable[[ReadTx, list[SearchHit]], T],
+        *,
+        types: Iterable[str] | None = None,
+        heads_only: bool = True,
+        limit: int = 10,
+    ) -> T:
+        # The index lives in this process: only the graph read is a round of the engine.
+        hits = self.fulltext(text, types=types, heads_only=heads_only, limit=limit)
+        return self.read(lambda tx: work(tx, hits))
+
     def read_text(
         self,
         text: str,

@@ -476,6 +476,26 @@ class Neo4jStore:
         with self._translate_errors("reading corpus statistics"), self._session(write=False) as s:
             return s.execute_read(work)
 
+    def search_read(
+        self,
+        text: str,
+        work: Callable[[ReadTx, list[SearchHit]], T],
+        *,
+        types: Iterable[str] | None = None,
+        heads_only: bool = True,
+        limit: int = 10,
+    ) -> T:
+        def attempt(tx: ManagedTransaction) -> T:
+            ntx = self._tx(tx, write=False)
+            if heads_only:  # a head's node comes with its hit (a successor is another read)
+                hits = lexical.search_remembered(ntx, text, limit=limit, types=types)
+            else:
+                hits = lexical.search(ntx, text, types=types, heads_only=False, limit=limit)
+            return work(ntx, hits)
+
+        with self._translate_errors("searching"), self._session(write=False) as s:
+            return s.execute_read(attempt)
+
     def read_text(
         self,
         text: str,

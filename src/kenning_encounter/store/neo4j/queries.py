@@ -469,6 +469,16 @@ FULLTEXT_QUERY_NODES: Final = (
     "RETURN node.id, score, [l IN labels(node) WHERE l IN $kinds][0], properties(node), "
     "e.id, e.locus, properties(e)"
 )
+# The same, of some types only ($types): a search's, whose hits' nodes come with them.
+FULLTEXT_QUERY_NODES_TYPED: Final = (
+    "CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score "
+    "WHERE node:KenningMemory AND any(l IN labels(node) WHERE l IN $types) "
+    "AND NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() } "
+    "WITH node, score LIMIT $limit "
+    "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(node) "
+    "RETURN node.id, score, [l IN labels(node) WHERE l IN $kinds][0], properties(node), "
+    "e.id, e.locus, properties(e)"
+)
 # With the erasure count (ERASURES_COUNT): frequencies counted before an erasure go.
 TEXT_COUNTERS: Final = (
     "MATCH (d:Meta {_memory: $memory, key: 'text_docs'}) "

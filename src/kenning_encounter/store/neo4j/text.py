@@ -77,25 +77,29 @@ def search(
     return [SearchHit(id=str(r[0]), score=float(r[1])) for r in tx.rows(q.FULLTEXT_QUERY, params)]
 
 
-def search_remembered(tx: Neo4jTx, text: str, *, limit: int) -> list[SearchHit]:
-    """``search`` for heads of every type, leaving each hit's node and encounter with
-    the transaction (Neo4jTx.remember) for the reads that follow in it."""
+def search_remembered(
+    tx: Neo4jTx, text: str, *, limit: int, types: Iterable[str] | None = None
+) -> list[SearchHit]:
+    """``search`` for heads (of ``types``, or every type), leaving each hit's node and
+    encounter with the transaction (Neo4jTx.remember) for the reads that follow in it."""
     terms = query_terms(text)
     if not terms or limit <= 0:
         return []
-    params = {
+    params: dict[str, Any] = {
         "index": q.FULLTEXT_INDEX,
         "query": " ".join(lucene_term(t) for t in terms),
         "limit": limit,
         "kinds": list(AUTHORED_NODE_TYPES),
     }
+    statement = q.FULLTEXT_QUERY_NODES
+    if kinds := list(types or []):  # none named: every type, as ``search`` takes it
+        params["types"] = kinds
+        statement = q.FULLTEXT_QUERY_NODES_TYPED
     generation = tx.cache_generation()  # noted before the read (nodecache.py)
     hits: list[SearchHit] = []
     nodes: list[NodeRecord] = []
     encounters: list[EncounterRecord] = []
-    for node_id, score, label, props, enc, locus, encounter in tx.rows(
-        q.FULLTEXT_QUERY_NODES, params
-    ):
+    for node_id, score, label, props, enc, locus, encounter in tx.rows(statement, params):
         hits.append(SearchHit(id=str(node_id), score=float(score)))
         # a head: no successor
         nodes.append(

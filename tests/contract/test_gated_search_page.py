@@ -1,0 +1,33 @@
+"""A gated search fills its page past what it withholds, on both backends: the hits it
+may not show are dropped inside the read (GatedStore.search_read), and a page that came
+up short is asked again, larger, so the hits that follow them still come."""
+
+from __future__ import annotations
+
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.port import GraphStore
+from kenning_encounter.vocabulary import CLASSIFICATIONS
+
+WRITER = "page-writer"
+WORD = "zqxlamp"
+
+
+def test_a_gated_page_is_filled_with_what_it_may_show(store: GraphStore) -> None:
+    writer = Memory(store, granted=tuple(CLASSIFICATIONS))
+    writer.advance_encounter(WRITER, "lamps")
+    hidden = [
+        {"type": "Note", "name": f"{WORD} {i}", "description": f"{WORD} {WORD} {WORD} lit",
+         "classification": ["phi"]}
+        for i in range(12)
+    ]  # fmt: skip
+    shown = [
+        {"type": "Note", "name": f"plain lamp {i}", "description": f"one {WORD} among other words"}
+        for i in range(5)
+    ]
+    writer.create_entities(WRITER, [*hidden, *shown])
+    granted = writer.search(WORD, limit=3)
+    assert all(h.name.startswith(WORD) for h in granted.hits)  # the withheld rank first
+    gated = Memory(store).search(WORD, limit=3)
+    assert [h.name.startswith("plain lamp") for h in gated.hits] == [True, True, True]
+    wide = Memory(store).search(WORD, limit=20)
+    assert sorted(h.name for h in wide.hits) == sorted(s["name"] for s in shown)
