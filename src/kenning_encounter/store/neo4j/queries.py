@@ -92,32 +92,27 @@ def _unique(name: str, label: str, prop: str) -> tuple[str, LiteralString]:
     return name, cast(LiteralString, statement)
 
 
-def _world_time_indexes() -> list[tuple[str, LiteralString]]:
-    """A range index on (_memory, valid_from) per authored type: a window over when
-    things held in the world seeks it."""
+def _per_type_indexes(prop: str, suffix: str) -> list[tuple[str, LiteralString]]:
+    """A range index on (_memory, ``prop``) for each authored type."""
     out: list[tuple[str, LiteralString]] = []
     for label in AUTHORED_NODE_TYPES:
-        name = f"kenning_{label.lower()}_memory_valid_from"
+        name = f"kenning_{label.lower()}_memory_{suffix}"
         statement = (
-            f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{_checked(label)}) "
-            "ON (n._memory, n.valid_from)"
+            f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{_checked(label)}) ON (n._memory, n.{prop})"
         )
         out.append((name, cast(LiteralString, statement)))
     return out
+
+
+def _world_time_indexes() -> list[tuple[str, LiteralString]]:
+    """A window over when things held in the world seeks these."""
+    return _per_type_indexes("valid_from", "valid_from")
 
 
 def _touched_indexes() -> list[tuple[str, LiteralString]]:
-    """A range index on (_memory, _touched) per authored type: what a node cache asks of
-    the nodes changed since it last looked (nodecache.py, NODES_TOUCHED_SINCE)."""
-    out: list[tuple[str, LiteralString]] = []
-    for label in AUTHORED_NODE_TYPES:
-        name = f"kenning_{label.lower()}_memory_touched"
-        statement = (
-            f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{_checked(label)}) "
-            "ON (n._memory, n._touched)"
-        )
-        out.append((name, cast(LiteralString, statement)))
-    return out
+    """What a node cache asks of the nodes changed since it last looked (nodecache.py,
+    NODES_TOUCHED_SINCE)."""
+    return _per_type_indexes("_touched", "touched")
 
 
 def schema_statements() -> list[tuple[str, LiteralString]]:
@@ -638,14 +633,7 @@ DUMP_NODES: Final = (
 
 def dump_indexes() -> list[tuple[str, LiteralString]]:
     """A range index on (_memory, tick) per authored type: what DUMP_NODES pages by."""
-    out: list[tuple[str, LiteralString]] = []
-    for label in AUTHORED_NODE_TYPES:
-        name = f"kenning_{label.lower()}_memory_tick"
-        statement = (
-            f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{_checked(label)}) ON (n._memory, n.tick)"
-        )
-        out.append((name, cast(LiteralString, statement)))
-    return out
+    return _per_type_indexes("tick", "tick")
 
 
 DUMP_NODE_IDS: Final = (
