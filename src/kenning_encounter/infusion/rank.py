@@ -28,7 +28,6 @@ from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.select import Seed
 from kenning_encounter.memory.activation import Activation, Present
 from kenning_encounter.memory.contested import Conflict, challenge_conflicts
-from kenning_encounter.store.persons import Confirmation
 from kenning_encounter.store.port import GraphStore, ReadTx, Subgraph
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.vocabulary import COHERENCE_RELATION_TYPES, FRONTIER_STATUSES
@@ -99,23 +98,30 @@ def rank(
     """``hidden`` loci are left out of the graph itself, not only of the answer: their nodes
     neither surface (not even as suppressed ids) nor lend rank to what does. So are the
     nodes ``standing`` does not show (faded), and it weighs each focal seed."""
-    seeds = [s for s in seeds if s.node.locus not in hidden]
-    if not seeds:
+    shown = [s for s in seeds if s.node.locus not in hidden]
+    if not shown:
         return Ranking((), (), (), frozenset(), frozenset(), (0, 0))
+    # One read for the neighbourhood and for what reaches the items it ranks (the ranking
+    # itself runs between them, in this process).
+    return store.read(lambda tx: _rank(tx, shown, cfg, hidden, standing))
+
+
+def _rank(
+    tx: ReadTx,
+    seeds: list[Seed],
+    cfg: InfusionConfig,
+    hidden: frozenset[str],
+    standing: Standing | None,
+) -> Ranking:
     focal = {s.node.id: s for s in seeds}
     coherence = list(COHERENCE_RELATION_TYPES)
-
-    def work(tx: ReadTx) -> tuple[Subgraph, Subgraph, set[str]]:
-        concepts = [i for i, s in focal.items() if s.node.type == "Concept"]
-        hop = tx.neighbourhood(concepts, coherence) if concepts else Subgraph()
-        inner = set(focal) | {
-            n.id for n in hop.nodes if n.type == "Concept" and n.is_head and n.locus not in hidden
-        }
-        context = tx.neighbourhood(sorted(inner), [*coherence, "SUPERSEDES"])
-        revised = {e.source for e in context.edges if e.type == "SUPERSEDES"}
-        return hop, context, revised
-
-    hop, context, revised = store.read(work)
+    concepts = [i for i, s in focal.items() if s.node.type == "Concept"]
+    hop = tx.neighbourhood(concepts, coherence) if concepts else Subgraph()
+    inner = set(focal) | {
+        n.id for n in hop.nodes if n.type == "Concept" and n.is_head and n.locus not in hidden
+    }
+    context = tx.neighbourhood(sorted(inner), [*coherence, "SUPERSEDES"])
+    revised = {e.source for e in context.edges if e.type == "SUPERSEDES"}
     nodes: dict[str, NodeRecord] = {s.node.id: s.node for s in seeds}
     for n in [*hop.nodes, *context.nodes]:
         if n.is_head and n.locus not in hidden and (standing is None or standing.shows(n)):
@@ -189,11 +195,9 @@ def rank(
     shown = {r.node.id for r in items}
 
     # Challenges reaching what surfaced, from anywhere: tension is never out of reach.
-    def around(tx: ReadTx) -> tuple[Subgraph, dict[str, Confirmation]]:
-        ids = sorted(shown)
-        return tx.neighbourhood(ids, ["CHALLENGES"]), (tx.confirmations_of(ids) if ids else {})
-
-    tension, confirmations = store.read(around)
+    surfaced = sorted(shown)
+    tension = tx.neighbourhood(surfaced, ["CHALLENGES"])
+    confirmations = tx.confirmations_of(surfaced) if surfaced else {}
     for n in tension.nodes:
         if n.locus not in hidden:
             nodes.setdefault(n.id, n)
