@@ -17,7 +17,6 @@ import pytest
 
 from kenning_encounter.memory import activation, erasure, operator
 from kenning_encounter.memory.service import Memory
-from kenning_encounter.store.neo4j.nodecache import NodeCache
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 from tests.support.backends import neo4j_target
@@ -159,38 +158,6 @@ def test_a_write_marks_what_it_changed_with_its_tick(neo4j_store: Any, raw_drive
     after = neo4j_store.read(lambda tx: tx.clock())
     assert {r[0] for r in rows} == {ids["brass lantern"], ids["which lantern"]}
     assert {r[1] for r in rows} == {after}
-
-
-def _record(i: str, status: str = "open") -> NodeRecord:
-    return NodeRecord(i, "Question", i, "", 1, "2026-01-01T00:00:00Z", status)
-
-
-def test_an_offer_from_before_a_drop_is_refused() -> None:
-    cache = NodeCache()
-    cache.offer(cache.generation, {"que_a": _record("que_a")})
-    assert len(cache) == 0  # never synchronised: nothing is known to be current
-    noted = cache.synchronise(5, (0, 0), [])
-    cache.offer(noted, {"que_a": _record("que_a")})
-    assert cache.get(["que_a"]) == {"que_a": _record("que_a")}
-    stale = cache.generation
-    cache.synchronise(6, (0, 0), ["que_a"])  # changed at tick 6
-    assert cache.get(["que_a"]) == {}
-    cache.offer(stale, {"que_a": _record("que_a")})  # read before the drop: refused
-    assert cache.get(["que_a"]) == {}
-    cache.offer(cache.generation, {"que_a": _record("que_a", "resolved")})
-    assert cache.get(["que_a"])["que_a"].status == "resolved"
-
-
-def test_a_moved_count_empties_the_cache_and_the_clock_never_goes_back() -> None:
-    cache = NodeCache()
-    cache.offer(cache.synchronise(5, (0, 0), []), {"que_a": _record("que_a")})
-    cache.synchronise(4, (0, 0), [])  # an older answer, applied late
-    assert cache.synced == 5 and cache.get(["que_a"])
-    cache.synchronise(7, (0, 1), [])  # a deletion somewhere: nothing is trusted
-    assert cache.get(["que_a"]) == {}
-    cache.offer(cache.generation, {"que_a": _record("que_a")})
-    cache.synchronise(8, (1, 1), [])  # an erasure
-    assert cache.get(["que_a"]) == {}
 
 
 def test_a_reader_s_withheld_totals_follow_another_store_s_writes(

@@ -85,3 +85,11 @@ class EncounterRecord:
     @property
     def is_open(self) -> bool:
         return self.sealed_at is None and self.dissolved_at is None
+
+
+_RECORD_OVERHEAD = 400  # a record, its dict slot and its short strings, roughly
+
+
+def approx_bytes(node: NodeRecord) -> int:
+    """Roughly what a record holds in memory: what bounds the node caches."""
+    return _RECORD_OVERHEAD + len(node.description) + sum(len(str(v)) for v in node.props.values())

@@ -37,7 +37,7 @@ import ladybug
 
 from kenning_encounter.store.embedded.engine import DEFAULT_TRACER, execute
 from kenning_encounter.store.persons import Confirmation
-from kenning_encounter.store.records import EdgeRecord, NodeRecord
+from kenning_encounter.store.records import EdgeRecord, NodeRecord, approx_bytes
 from kenning_encounter.store.tracing import Tracer
 
 DEFAULT_CAPACITY = 50_000
@@ -61,8 +61,7 @@ Whole = tuple[Iterable[NodeRecord], dict[str, Adjacency], dict[str, Confirmation
 _COLD, _WARMING, _WARM = "cold", "warming", "warm"
 
 
-def _weight(node: NodeRecord) -> int:
-    return _OVERHEAD + len(node.description) + sum(len(str(v)) for v in node.props.values())
+_weight = approx_bytes
 
 
 def _edges_weight(edges: Adjacency) -> int:

@@ -29,14 +29,20 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
-from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.store.records import NodeRecord, approx_bytes
 
 DEFAULT_CAPACITY: Final = 50_000
+# Roughly what the cached nodes may hold in memory; the least recently used go first past it.
+DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
 
 
 class NodeCache:
-    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+    def __init__(
+        self, capacity: int = DEFAULT_CAPACITY, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
         self._capacity = capacity
+        self._max_bytes = max_bytes
+        self._bytes = 0
         self._lock = threading.Lock()
         self._nodes: OrderedDict[str, NodeRecord] = OrderedDict()
         self._synced: int | None = None  # the clock at the last synchronisation
@@ -54,6 +60,21 @@ class NodeCache:
     def __len__(self) -> int:
         return len(self._nodes)
 
+    @property
+    def held_bytes(self) -> int:
+        return self._bytes
+
+    def _drop(self, node_id: str) -> bool:
+        gone = self._nodes.pop(node_id, None)
+        if gone is None:
+            return False
+        self._bytes -= approx_bytes(gone)
+        return True
+
+    def _empty(self) -> None:
+        self._nodes.clear()
+        self._bytes = 0
+
     def holds_any(self, ids: Iterable[str]) -> bool:
         nodes = self._nodes
         return any(i in nodes for i in ids)
@@ -62,10 +83,10 @@ class NodeCache:
         """Apply one synchronisation's answer; the generation a read then goes on with."""
         with self._lock:
             if self._synced is None or counts != self._counts:
-                self._nodes.clear()
+                self._empty()
                 self._generation += 1
             else:
-                dropped = [i for i in touched if self._nodes.pop(i, None) is not None]
+                dropped = [i for i in touched if self._drop(i)]
                 if dropped:
                     self._generation += 1
             self._counts = counts
@@ -89,15 +110,16 @@ class NodeCache:
             if generation != self._generation or self._synced is None:
                 return
             nodes = self._nodes
-            nodes.update(found)
-            for i in found:
-                nodes.move_to_end(i)
-            while len(nodes) > self._capacity:
-                nodes.popitem(last=False)
+            for i, node in found.items():
+                self._drop(i)
+                nodes[i] = node
+                self._bytes += approx_bytes(node)
+            while nodes and (len(nodes) > self._capacity or self._bytes > self._max_bytes):
+                self._drop(next(iter(nodes)))
 
     def clear(self) -> None:
         with self._lock:
-            self._nodes.clear()
+            self._empty()
             self._synced = None
             self._counts = None
             self._generation += 1

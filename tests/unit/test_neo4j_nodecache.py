@@ -1,0 +1,59 @@
+"""The Neo4j node cache's own rules, without a server: what it takes, what it drops, and
+how much it keeps (store/neo4j/nodecache.py; tests/integration/test_neo4j_node_cache.py
+runs it against other writers)."""
+
+from __future__ import annotations
+
+from kenning_encounter.store.neo4j.nodecache import NodeCache
+from kenning_encounter.store.records import NodeRecord, approx_bytes
+
+
+def _record(i: str, status: str = "open") -> NodeRecord:
+    return NodeRecord(i, "Question", i, "", 1, "2026-01-01T00:00:00Z", status)
+
+
+def test_an_offer_from_before_a_drop_is_refused() -> None:
+    cache = NodeCache()
+    cache.offer(cache.generation, {"que_a": _record("que_a")})
+    assert len(cache) == 0  # never synchronised: nothing is known to be current
+    noted = cache.synchronise(5, (0, 0), [])
+    cache.offer(noted, {"que_a": _record("que_a")})
+    assert cache.get(["que_a"]) == {"que_a": _record("que_a")}
+    stale = cache.generation
+    cache.synchronise(6, (0, 0), ["que_a"])  # changed at tick 6
+    assert cache.get(["que_a"]) == {}
+    cache.offer(stale, {"que_a": _record("que_a")})  # read before the drop: refused
+    assert cache.get(["que_a"]) == {}
+    cache.offer(cache.generation, {"que_a": _record("que_a", "resolved")})
+    assert cache.get(["que_a"])["que_a"].status == "resolved"
+
+
+def test_a_moved_count_empties_the_cache_and_the_clock_never_goes_back() -> None:
+    cache = NodeCache()
+    cache.offer(cache.synchronise(5, (0, 0), []), {"que_a": _record("que_a")})
+    cache.synchronise(4, (0, 0), [])  # an older answer, applied late
+    assert cache.synced == 5 and cache.get(["que_a"])
+    cache.synchronise(7, (0, 1), [])  # a deletion somewhere: nothing is trusted
+    assert cache.get(["que_a"]) == {}
+    cache.offer(cache.generation, {"que_a": _record("que_a")})
+    cache.synchronise(8, (1, 1), [])  # an erasure
+    assert cache.get(["que_a"]) == {}
+
+
+def test_the_cache_is_bounded_by_count_and_by_size() -> None:
+    by_count = NodeCache(capacity=3)
+    generation = by_count.synchronise(1, (0, 0), [])
+    by_count.offer(generation, {f"que_{i}": _record(f"que_{i}") for i in range(5)})
+    assert len(by_count) == 3 and set(by_count.get(["que_2", "que_3", "que_4"])) == {
+        "que_2", "que_3", "que_4",
+    }  # fmt: skip
+    big = NodeRecord("que_big", "Question", "big", "x" * 10_000, 1, "2026-01-01T00:00:00Z")
+    by_size = NodeCache(max_bytes=approx_bytes(big) + 2 * approx_bytes(_record("que_a")))
+    generation = by_size.synchronise(1, (0, 0), [])
+    by_size.offer(generation, {"que_a": _record("que_a"), "que_b": _record("que_b")})
+    by_size.offer(generation, {"que_big": big})
+    assert by_size.held_bytes <= approx_bytes(big) + 2 * approx_bytes(_record("que_a"))
+    by_size.offer(generation, {"que_c": _record("que_c")})  # the oldest goes first
+    assert set(by_size.get(["que_a", "que_b", "que_big", "que_c"])) == {"que_b", "que_big", "que_c"}
+    by_size.synchronise(2, (0, 0), ["que_big"])
+    assert by_size.held_bytes == 2 * approx_bytes(_record("que_a"))
