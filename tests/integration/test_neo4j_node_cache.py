@@ -146,6 +146,19 @@ def test_a_read_with_nothing_changed_takes_its_nodes_from_the_cache(neo4j_store:
         store.close()
 
 
+def test_a_synchronisation_asks_for_at_most_one_id_past_the_drop_limit(
+    neo4j_store: Any, reader: Any
+) -> None:
+    memory = Memory(neo4j_store)
+    ids = sorted(_written(memory).values())
+    reader._node_cache.drop_limit = 1  # pyright: ignore[reportPrivateUsage]
+    first = _nodes(reader, ids)
+    memory.create_relations(
+        S, [{"source": "brass lantern", "type": "RESOLVES", "target": "which lantern"}]
+    )  # two nodes touched: past the limit, the reader's cache starts again
+    assert _nodes(reader, ids) == _truth(ids) != first
+
+
 def test_a_write_marks_what_it_changed_with_its_tick(neo4j_store: Any, raw_driver: Any) -> None:
     memory = Memory(neo4j_store)
     ids = _written(memory)

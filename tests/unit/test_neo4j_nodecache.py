@@ -57,3 +57,12 @@ def test_the_cache_is_bounded_by_count_and_by_size() -> None:
     assert set(by_size.get(["que_a", "que_b", "que_big", "que_c"])) == {"que_b", "que_big", "que_c"}
     by_size.synchronise(2, (0, 0), ["que_big"])
     assert by_size.held_bytes == 2 * approx_bytes(_record("que_a"))
+
+
+def test_more_touched_than_the_drop_limit_empties_the_cache() -> None:
+    cache = NodeCache(drop_limit=2)
+    cache.offer(cache.synchronise(1, (0, 0), []), {"que_a": _record("que_a")})
+    cache.synchronise(2, (0, 0), ["que_x", "que_y"])  # at the limit: dropped one by one
+    assert cache.get(["que_a"])
+    cache.synchronise(3, (0, 0), ["que_x", "que_y", "que_z"])  # past it: everything goes
+    assert cache.get(["que_a"]) == {} and cache.synced == 3

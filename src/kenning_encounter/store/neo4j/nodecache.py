@@ -32,14 +32,21 @@ from typing import Final
 from kenning_encounter.store.records import NodeRecord, approx_bytes
 
 DEFAULT_CAPACITY: Final = 50_000
+# More nodes touched than this since the last synchronisation (a process that read
+# nothing through a long run of writes): the cache starts again rather than drop each.
+DROP_LIMIT: Final = 5_000
 # Roughly what the cached nodes may hold in memory; the least recently used go first past it.
 DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
 
 
 class NodeCache:
     def __init__(
-        self, capacity: int = DEFAULT_CAPACITY, max_bytes: int = DEFAULT_MAX_BYTES
+        self,
+        capacity: int = DEFAULT_CAPACITY,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        drop_limit: int = DROP_LIMIT,
     ) -> None:
+        self.drop_limit = drop_limit
         self._capacity = capacity
         self._max_bytes = max_bytes
         self._bytes = 0
@@ -82,7 +89,7 @@ class NodeCache:
     def synchronise(self, clock: int, counts: tuple[int, int], touched: Sequence[str]) -> int:
         """Apply one synchronisation's answer; the generation a read then goes on with."""
         with self._lock:
-            if self._synced is None or counts != self._counts:
+            if self._synced is None or counts != self._counts or len(touched) > self.drop_limit:
                 self._empty()
                 self._generation += 1
             else:

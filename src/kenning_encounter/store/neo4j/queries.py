@@ -422,7 +422,9 @@ def _nodes_touched_since() -> LiteralString:
         "OPTIONAL MATCH (l:Meta {_memory: $memory, key: 'text_len'}) "
         "WITH c.ival AS clock, coalesce(x.ival, 0) AS erasures, coalesce(d.ival, 0) AS deletions, "
         "coalesce(t.ival, 0) AS docs, coalesce(l.ival, 0) AS tokens "
-        f"RETURN clock, erasures, deletions, docs, tokens, COLLECT {{ {seeks} }} AS touched"
+        # at most $over ids: more than the cache would drop one by one empties it instead
+        f"RETURN clock, erasures, deletions, docs, tokens, COLLECT {{ {seeks} }}[0..$over] "
+        "AS touched"
     )
     return cast(LiteralString, statement)
 

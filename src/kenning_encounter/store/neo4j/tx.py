@@ -296,7 +296,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
     def _synchronise(self, cache: NodeCache) -> int:
         """Bring the process's node cache up to the clock, once per read (nodecache.py)."""
         since = cache.synced
-        params = {"since": _NEVER if since is None else since}
+        params = {"since": _NEVER if since is None else since, "over": cache.drop_limit + 1}
         row = self.rows(q.NODES_TOUCHED_SINCE, params)
         if not row:
             raise StoreError(
