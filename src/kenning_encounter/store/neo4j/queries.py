@@ -776,10 +776,12 @@ LOAD_TEXT: Final = text_of(LoadText, sys.modules[__name__])
 # A batch's nodes ($rows of {label, classes, props, source}: label an authored type, checked
 # by authored_label; classes its class labels (classified.class_labels); source a
 # Component's key, else null), their RECORDED edges, live names,
-# source keys, and the corpus counters ($made nodes, $tokens tokens). The type label is
+# source keys, and the corpus counters ($made nodes, $tokens tokens), touching the
+# encounter when $touched_at is given (Neo4jTx.touch_encounter). The type label is
 # set from the row (a dynamic label), so one short statement serves every type.
 NODES_CREATE_ALL: Final = (
     "MATCH (e:Encounter:KenningMemory {id: $encounter}) "
+    "SET e.last_activity_at = coalesce($touched_at, e.last_activity_at) WITH e "
     "CALL (e) { UNWIND $rows AS r "
     "CREATE (e)-[:RECORDED {tick: $tick}]->(n:KenningMemory) "
     "SET n:$(r.label), n:$(r.classes), n += r.props "

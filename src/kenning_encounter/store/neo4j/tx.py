@@ -98,6 +98,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self._moment: tuple[int, int, int] | None = None  # clock, erasures, deletions
         self._changed: set[str] = set()
         self._deleted = False
+        self._touch_due: set[str] = set()  # encounters to touch before the write ends
         self._ns = ns
         self._clock = clock
         self._writable = writable
@@ -152,8 +153,12 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self._tick = int(reserved[0][0])
 
     def end_write(self) -> None:
-        """Mark what this write changed for the node caches of every process
-        (nodecache.py), then hand back the tick if it went unused."""
+        """Touch the encounters no statement touched yet, mark what this write changed for
+        the node caches of every process (nodecache.py), then hand back the tick if it went
+        unused."""
+        for name in sorted(self._touch_due):
+            super().touch_encounter(name)
+        self._touch_due.clear()
         if self._changed and self._tick is None:
             self._deleted = True  # the clock was set outright: every cache starts again
         elif self._changed:
@@ -267,8 +272,10 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             "tick": self.tick,
             "made": len(rows),
             "tokens": tokens,
+            "touched_at": self.now if encounter in self._touch_due else None,
         }
         self.rows(q.NODES_CREATE_ALL, params)
+        self._touch_due.discard(encounter)
 
     def _fetch_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
         """Nodes of several types in one round trip (the shared form takes one per type).
@@ -419,10 +426,12 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
 
     def touch_encounter(self, name: str) -> None:
         # One timestamp per transaction: a second touch would write the same value again.
+        # It is written by the statement that creates the write's nodes, which matches
+        # the encounter anyway, or else when the write ends (end_write): a round trip less.
         if name in self._touched:
             return
-        super().touch_encounter(name)
         self._touched.add(name)
+        self._touch_due.add(name)
 
     def _revised(self, node_id: str, successor: str | None) -> None:
         """Heads are read from the graph and the index needs no entry moved: only the node
