@@ -87,7 +87,7 @@ class NodeCache:
         return any(i in nodes for i in ids)
 
     def synchronise(self, clock: int, counts: tuple[int, int], touched: Sequence[str]) -> int:
-        """Apply one synchronisation's answer; the generation a read then goes on with."""
+        """Apply one synchronisation's answer; the generation after it."""
         with self._lock:
             if self._synced is None or counts != self._counts or len(touched) > self.drop_limit:
                 self._empty()
@@ -123,10 +123,3 @@ class NodeCache:
                 self._bytes += approx_bytes(node)
             while nodes and (len(nodes) > self._capacity or self._bytes > self._max_bytes):
                 self._drop(next(iter(nodes)))
-
-    def clear(self) -> None:
-        with self._lock:
-            self._empty()
-            self._synced = None
-            self._counts = None
-            self._generation += 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, LiteralString
+from typing import TYPE_CHECKING, Any, Final, LiteralString, NamedTuple
 
 from kenning_encounter.errors import StoreError
 from kenning_encounter.store.ids import component_key, group_by_type
@@ -42,6 +42,16 @@ log = logging.getLogger(__name__)
 
 # A tick no clock reaches: a cache that never synchronised asks for no touched ids.
 _NEVER: Final = 2**62
+
+
+class _Synced(NamedTuple):
+    """What a read's synchronisation of the node cache found (NODES_TOUCHED_SINCE)."""
+
+    clock: int
+    erasures: int
+    deletions: int
+    docs: int
+    tokens: int
 
 
 def node_from_row(label: str, row: list[Any]) -> NodeRecord:
@@ -93,9 +103,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self._tx = tx
         # Reads only: a write reads afresh what it may change, and marks what it changed.
         self._cache = None if writable else cache
-        self._synced = False
-        self._counters: tuple[int, int, int] | None = None  # docs, tokens, erasures
-        self._moment: tuple[int, int, int] | None = None  # clock, erasures, deletions
+        self._synced: _Synced | None = None  # this read's synchronisation, once made
         self._changed: set[str] = set()
         self._deleted = False
         self._touch_due: set[str] = set()  # encounters to touch before the write ends
@@ -230,9 +238,9 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         return self._taken(self.meta("clock"))
 
     def clock_and_erasures(self) -> tuple[int, int]:
-        moment = self.moment()  # a read with a node cache: its synchronisation read both
-        if moment is not None:
-            return moment[0], moment[1]
+        synced = self._synced_read()  # a read with a node cache: its synchronisation read both
+        if synced is not None:
+            return synced.clock, synced.erasures
         found = self.metas(("clock", "erasures"))
         return self._taken(found["clock"]), found["erasures"]
 
@@ -290,17 +298,26 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         cache = self._cache
         if cache is None:
             return self._read_nodes(node_ids)
-        generation = cache.generation  # noted before reading: see NodeCache.offer
-        if not self._synced and (cache.synced is None or cache.holds_any(node_ids)):
-            generation = self._synchronise(cache)
-        cached = cache.get(node_ids) if self._synced else {}
+        # The first read of a process synchronises even with nothing cached: only a
+        # synchronised cache keeps what is offered.
+        cached = self._cached(cache, node_ids, first=cache.synced is None)
         self._nodes_seen.update(cached)
         rest = [i for i in node_ids if i not in cached]
+        generation = cache.generation  # noted before reading: see NodeCache.offer
         found = self._read_nodes(rest) if rest else {}
         cache.offer(generation, found)
         return {**cached, **found}
 
-    def _synchronise(self, cache: NodeCache) -> int:
+    def _cached(
+        self, cache: NodeCache, node_ids: Sequence[str], *, first: bool = False
+    ) -> dict[str, NodeRecord]:
+        """What the cache holds of ``node_ids``, once this read has synchronised (which it
+        does now if the cache holds any of them, or when ``first``)."""
+        if self._synced is None and (first or cache.holds_any(node_ids)):
+            self._synchronise(cache)
+        return cache.get(node_ids) if self._synced is not None else {}
+
+    def _synchronise(self, cache: NodeCache) -> _Synced:
         """Bring the process's node cache up to the clock, once per read (nodecache.py)."""
         since = cache.synced
         params = {"since": _NEVER if since is None else since, "over": cache.drop_limit + 1}
@@ -311,36 +328,37 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
                 "the memory removed while this server ran; restart the server"
             )
         clock, erasures, deletions, docs, tokens, touched = row[0]
-        self._synced = True
-        self._counters = (int(docs), int(tokens), int(erasures))
-        self._moment = (int(clock), int(erasures), int(deletions))
-        return cache.synchronise(int(clock), (int(erasures), int(deletions)), touched)
+        synced = _Synced(int(clock), int(erasures), int(deletions), int(docs), int(tokens))
+        self._synced = synced
+        cache.synchronise(synced.clock, (synced.erasures, synced.deletions), touched)
+        return synced
+
+    def _synced_read(self) -> _Synced | None:
+        """This read's synchronisation (made now if not yet); None in a write."""
+        if self._cache is None:
+            return None
+        return self._synced or self._synchronise(self._cache)
 
     def moment(self) -> tuple[int, int, int] | None:
         """The clock, erasure and deletion counts as this read's synchronisation found them
         (what was counted then holds while they stand); None in a write."""
-        if self._cache is None:
-            return None
-        if self._moment is None:
-            self._synchronise(self._cache)
-        return self._moment
+        synced = self._synced_read()
+        return None if synced is None else (synced.clock, synced.erasures, synced.deletions)
 
     def erasures(self) -> int:
         """From the node cache's synchronisation when this read has one (the same count)."""
-        if self._cache is None:
-            return super().erasures()
-        return self.text_counters()[2]
+        synced = self._synced_read()
+        return super().erasures() if synced is None else synced.erasures
 
     def text_counters(self) -> tuple[int, int, int]:
         """Documents, tokens and erasures, as TEXT_COUNTERS reads them; a read with a node
         cache takes them from its synchronisation, one statement for both."""
-        if self._cache is None:  # a write reads them afresh: its own writes move them
+        synced = self._synced_read()
+        if synced is None:  # a write reads them afresh: its own writes move them
             rows = self.rows(q.TEXT_COUNTERS)
             row = rows[0] if rows else [0, 0, 0]
             return int(row[0] or 0), int(row[1] or 0), int(row[2] or 0)
-        if self._counters is None:
-            self._synchronise(self._cache)
-        return self._counters or (0, 0, 0)
+        return synced.docs, synced.tokens, synced.erasures
 
     def cache_generation(self) -> int | None:
         """The node cache's generation before a read that may offer it nodes."""
@@ -364,11 +382,8 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         """Two columns of the few that carry a class, not every node whole (the gate's
         question of 900 encounter members took a node read as long as infusion's own)."""
         seen = {i: n for i in node_ids if (n := self._nodes_seen.get(i)) is not None}
-        cache = self._cache
-        if cache is not None and cache.holds_any(i for i in node_ids if i not in seen):
-            if not self._synced:
-                self._synchronise(cache)
-            seen |= cache.get([i for i in node_ids if i not in seen])
+        if self._cache is not None:
+            seen |= self._cached(self._cache, [i for i in node_ids if i not in seen])
         marks = {i: str(c) for i, n in seen.items() if (c := n.props.get("classification"))}
         groups = group_by_type([i for i in node_ids if i not in seen])
         if groups:
