@@ -98,12 +98,12 @@ def rank(
     """``hidden`` loci are left out of the graph itself, not only of the answer: their nodes
     neither surface (not even as suppressed ids) nor lend rank to what does. So are the
     nodes ``standing`` does not show (faded), and it weighs each focal seed."""
-    shown = [s for s in seeds if s.node.locus not in hidden]
-    if not shown:
+    visible = [s for s in seeds if s.node.locus not in hidden]
+    if not visible:
         return Ranking((), (), (), frozenset(), frozenset(), (0, 0))
     # One read for the neighbourhood and for what reaches the items it ranks (the ranking
     # itself runs between them, in this process).
-    return store.read(lambda tx: _rank(tx, shown, cfg, hidden, standing))
+    return store.read(lambda tx: _rank(tx, visible, cfg, hidden, standing))
 
 
 def _rank(
@@ -193,7 +193,6 @@ def _rank(
             break
 
     shown = {r.node.id for r in items}
-
     # Challenges reaching what surfaced, from anywhere: tension is never out of reach.
     surfaced = sorted(shown)
     tension = tx.neighbourhood(surfaced, ["CHALLENGES"])

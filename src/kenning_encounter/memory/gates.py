@@ -351,16 +351,9 @@ class GatedStore:
     ) -> list[SearchHit]:
         if self.gate.open:
             return self.inner.fulltext(text, types=types, heads_only=heads_only, limit=limit)
-        kinds = None if types is None else list(types)
-        ask, kept = limit, list[SearchHit]()
-        for _ in range(_MORE):
-            hits = self.inner.fulltext(text, types=kinds, heads_only=heads_only, limit=ask)
-            shown = self.read(lambda tx, h=hits: set(tx.get_nodes([x.id for x in h])))
-            kept = [h for h in hits if h.id in shown]
-            if len(kept) >= limit or len(hits) < ask:
-                return kept[:limit]
-            ask *= 4
-        return kept[:limit]
+        return self.search_read(
+            text, lambda _tx, hits: hits, types=types, heads_only=heads_only, limit=limit
+        )
 
     def fulltext_stats(
         self, terms: Iterable[str], *, withheld: frozenset[str] = frozenset()
