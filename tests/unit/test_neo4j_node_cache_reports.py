@@ -36,8 +36,8 @@ def test_every_statement_that_changes_a_node_is_heard_by_the_caches() -> None:
         "EDGE_CREATE": True,  # and EDGE_CREATE_SUPERSEDES (its SET is of _touched alone)
         # reported: ops set_status calls _on_changed, and the write's end marks the node
         "NODE_SET_STATUS": False,
-        # new nodes: no cache holds them yet
-        "NODES_CREATE_ALL": False,
+        # new nodes: no cache holds them yet; the nodes they revise are marked (below)
+        "NODES_CREATE_ALL": True,
         # deletions: ops delete_node calls _on_deleted, which moves the deletion count
         "NODE_DELETE": False,
         # an import's statements: _on_cleared / _on_load_changed move the deletion count
@@ -50,4 +50,6 @@ def test_every_statement_that_changes_a_node_is_heard_by_the_caches() -> None:
 
 
 def test_a_revision_marks_the_node_it_revises() -> None:
+    # one revision, and a batch's revisions made with its nodes
     assert "SET b._touched = $tick" in queries.EDGE_CREATE_SUPERSEDES
+    assert "revision_why: r.why}]->(b) SET b._touched = $tick }" in queries.NODES_CREATE_ALL

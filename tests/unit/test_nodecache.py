@@ -279,7 +279,7 @@ def test_every_statement_that_changes_a_node_reports_it() -> None:
     assert found == {
         "nodes_create",
         "NODE_SET_SUCCESSOR",
-        "SUCCESSORS_SET",  # tx.py create_revisions: the revised nodes
+        "SUCCESSORS_SET",  # tx.py _create_revisions: the revised nodes
         "NODE_SET_STATUS",
         "NODE_DELETE",
         "LOAD_SUPERSEDES",  # an import's revisions: EmbeddedTx._on_load_changed

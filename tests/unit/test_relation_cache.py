@@ -223,7 +223,7 @@ def test_every_statement_that_makes_or_removes_a_relation_reports_it() -> None:
     assert found == {
         "EDGE_CREATE",  # ops/graph.py create_edge: both ends
         "EDGE_CREATE_SUPERSEDES",  # the same
-        "REVISIONS_CREATE",  # embedded tx.py create_revisions: both ends of each
+        "REVISIONS_CREATE",  # embedded tx.py _create_revisions: both ends of each
         "EDGE_DELETE",  # ops/graph.py delete_edge: both ends
         "NODE_DELETE",  # ops/graph.py delete_node: any (every other end)
         "CONFIRM",  # ops/identity.py confirm_nodes: each node changed

@@ -235,7 +235,12 @@ def session_end(store: GraphStore, session_id: str) -> str | None:
 
 def require_open(tx: ReadTx, session: str) -> EncounterRecord:
     """The session's open encounter, or the refusal that says how to get one."""
-    current = tx.open_encounter_of(session)
+    return ensure_open(tx, session, tx.open_encounter_of(session))
+
+
+def ensure_open(tx: ReadTx, session: str, current: EncounterRecord | None) -> EncounterRecord:
+    """``current``, the session's open encounter as just read, or the refusal that says
+    how to get one."""
     if current is not None:
         return current
     last = tx.last_encounter_of(session)

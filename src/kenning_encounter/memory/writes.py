@@ -32,8 +32,8 @@ from kenning_encounter.memory.models import (
     Related,
     RelationIn,
 )
-from kenning_encounter.memory.spine import require_open
-from kenning_encounter.store.port import GraphStore, ReadTx, WriteTx
+from kenning_encounter.memory.spine import ensure_open, require_open
+from kenning_encounter.store.port import BatchStart, GraphStore, ReadTx, WriteTx
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, STATUS_EFFECTS
 
@@ -131,21 +131,17 @@ def create_entities(
         seen_names[d.name] = d.field
 
     def work(tx: WriteTx) -> tuple[Created, list[NodeRecord]]:
-        encounter = require_open(tx, session)
+        # The open encounter, the batch's names and the nodes it revises, asked together:
+        # a few round trips for the whole batch (one on Neo4j), not two per revision.
+        revised_refs = [d.supersedes for d in drafts if d.supersedes is not None]
+        by_name = [r for r in revised_refs if not is_node_id(r)]
+        names = list(dict.fromkeys([d.name for d in drafts] + by_name))
+        by_id = [r for r in revised_refs if is_node_id(r)]
+        start = tx.begin_batch(session, names, by_id, by_name)
+        encounter = ensure_open(tx, session, start.encounter)
         # Activity keeps the encounter from the idle sweep (spine.dissolve_idle).
         tx.touch_encounter(encounter.name)
-        # The batch's names and the nodes it revises, looked up together: a few round
-        # trips for the whole batch, not two per revision.
-        revised_refs = [d.supersedes for d in drafts if d.supersedes is not None]
-        holders = tx.head_ids_by_names(
-            list(
-                dict.fromkeys(
-                    [d.name for d in drafts] + [r for r in revised_refs if not is_node_id(r)]
-                )
-            )
-        )
-        revised_ids = [r if is_node_id(r) else holders.get(r) for r in revised_refs]
-        revisable = tx.get_nodes([i for i in revised_ids if i]) if revised_refs else {}
+        holders, revisable = start.heads, start.nodes
         records: list[NodeRecord] = []
         links: list[tuple[NodeRecord, NodeRecord, str]] = []
         seen_sources: set[tuple[str, str, str]] = set()
@@ -214,10 +210,10 @@ def create_entities(
             records.append(record)
             if old is not None:
                 links.append((record, old, d.revision_why or ""))
-        tx.create_nodes(records, encounter.name, held=holders)
-        tx.create_revisions(
-            [EdgeRecord(n.id, o.id, "SUPERSEDES", tx.tick, encounter.name, w) for n, o, w in links]
-        )
+        revises = [
+            EdgeRecord(n.id, o.id, "SUPERSEDES", tx.tick, encounter.name, w) for n, o, w in links
+        ]
+        tx.create_nodes(records, encounter.name, held=holders, revises=revises)
         tx.touch_encounter(encounter.name)
         revised = {new.id: old.id for new, old, _ in links}
         created = Created(
@@ -239,16 +235,18 @@ def create_relations(
     rels = [validate.relation(raw, f"relations[{i}]") for i, raw in enumerate(items)]
 
     def work(tx: WriteTx) -> Related:
-        encounter = require_open(tx, session)
+        # Every end resolved in a read or two with the open encounter (``_ends``), not two
+        # per end: names never move within the call (a relation registers none), and what
+        # does change as the batch goes (a status, a successor) is written back into
+        # ``nodes`` as it is made.
+        start = _ends(tx, session, rels)
+        encounter = ensure_open(tx, session, start.encounter)
         # Activity keeps the encounter from the idle sweep (spine.dissolve_idle).
         tx.touch_encounter(encounter.name)
         made: list[EdgeOut] = []
         changes: list[dict[str, str]] = []
         planned: set[tuple[str, str, str]] = set()
-        # Every end resolved in three reads, not two per end: names never move within
-        # the call (a relation registers none), and what does change as the batch goes
-        # (a status, a successor) is written back into ``nodes`` as it is made.
-        nodes, holders, existing = _ends(tx, rels)
+        nodes, holders, existing = dict(start.nodes), start.heads, _existing(tx, rels, start)
         for i, rel in enumerate(rels):
             field = f"relations[{i}]"
             source = shown(
@@ -308,20 +306,23 @@ def create_relations(
     return store.write(work)
 
 
-def _ends(
-    tx: ReadTx, rels: Sequence[RelationIn]
-) -> tuple[dict[str, NodeRecord], dict[str, str], set[tuple[str, str, str]]]:
-    """The nodes every relation's ends name, the live names among the ends, and the
-    relations of these types already out of the sources."""
+def _ends(tx: WriteTx, session: str, rels: Sequence[RelationIn]) -> BatchStart:
+    """The session's open encounter, the live names among the relations' ends, and the
+    nodes every end names."""
     refs = [r for rel in rels for r in (rel.source, rel.target)]
-    holders = tx.head_ids_by_names(sorted({r for r in refs if not is_node_id(r)}))
-    ids = {r if is_node_id(r) else holders.get(r) for r in refs}
-    nodes = tx.get_nodes(sorted(i for i in ids if i))
+    names = sorted({r for r in refs if not is_node_id(r)})
+    return tx.begin_batch(session, names, sorted({r for r in refs if is_node_id(r)}), names)
+
+
+def _existing(
+    tx: ReadTx, rels: Sequence[RelationIn], ends: BatchStart
+) -> set[tuple[str, str, str]]:
+    """The relations of these types already out of the sources."""
+    holders = ends.heads
     sources = {rel.source if is_node_id(rel.source) else holders.get(rel.source) for rel in rels}
-    held = [i for i in sources if i in nodes]
+    held = [i for i in sources if i in ends.nodes]
     types = sorted({rel.type for rel in rels})
-    existing = {(e.source, e.target, e.type) for e in tx.edges_out_of(sorted(held), types)}
-    return dict(nodes), holders, existing
+    return {(e.source, e.target, e.type) for e in tx.edges_out_of(sorted(held), types)}
 
 
 def _edge_fields(edge: EdgeRecord) -> dict[str, Any]:

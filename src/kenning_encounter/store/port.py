@@ -79,6 +79,15 @@ class ChainLink:
 
 
 @dataclass(frozen=True, slots=True)
+class BatchStart:
+    """A write's first questions, answered together (``WriteContext.begin_batch``)."""
+
+    encounter: EncounterRecord | None  # the locus's open encounter
+    heads: dict[str, str]  # name -> id of the live node holding it, for the names asked
+    nodes: dict[str, NodeRecord]  # the nodes asked for, by id (absent ones left out)
+
+
+@dataclass(frozen=True, slots=True)
 class ChainSpan:
     """A revision chain around one version, ``node`` (``NodeReads.chain``).
 
@@ -318,6 +327,15 @@ class WriteContext(Protocol):
     @property
     def now(self) -> str: ...
 
+    def begin_batch(
+        self, locus: str, names: Sequence[str], node_ids: Sequence[str], named: Sequence[str]
+    ) -> BatchStart:
+        """What a batch write asks before it writes, in as few round trips as the backend
+        can: ``locus``'s open encounter (``open_encounter_of``), the heads holding
+        ``names`` (``head_ids_by_names``), and the nodes ``node_ids`` and the heads of
+        ``named`` (names among ``names``) are (``get_nodes``)."""
+        ...
+
 
 class SpineWrites(Protocol):
     def ensure_locus(self, locus: str) -> bool:
@@ -348,11 +366,13 @@ class NodeWrites(Protocol):
         encounter: str,
         *,
         held: Mapping[str, str] | None = None,
+        revises: Sequence[EdgeRecord] = (),
     ) -> None:
         """Create nodes recorded by ``encounter`` and register their names. ``held`` is
         what this transaction already read of the names' holders (name -> head id, for
         at least every name of ``records``), so a backend need not look them up again;
-        None: it looks them up itself."""
+        None: it looks them up itself. ``revises``: SUPERSEDES edges, each from one of
+        ``records`` to a node of its type that it revises, made with the nodes."""
         ...
 
     def set_status(self, node_id: str, status: str) -> None: ...
@@ -367,10 +387,6 @@ class NodeWrites(Protocol):
 
 class RelationWrites(Protocol):
     def create_edge(self, edge: EdgeRecord) -> None: ...
-
-    def create_revisions(self, edges: Sequence[EdgeRecord]) -> None:
-        """SUPERSEDES edges of one write (``create_edge`` each, made together)."""
-        ...
 
     def delete_edge(self, source: str, target: str, rel_type: str) -> None: ...
 

@@ -102,7 +102,7 @@ RECENT_HEADS: Final = (
     "MATCH (n:{label}) WHERE n.superseded_by IS NULL RETURN {n} ORDER BY n.tick DESC LIMIT $limit"
 )
 NODE_SET_SUCCESSOR: Final = "MATCH (n:{label} {{id: $id}}) SET n.superseded_by = $successor"
-# A write's revisions of one type at once (tx.py ``create_revisions``): a row of $rows
+# A write's revisions of one type at once (tx.py ``_create_revisions``): a row of $rows
 # is a revision, as ``EDGE_CREATE_SUPERSEDES`` and ``NODE_SET_SUCCESSOR`` make one. Each
 # MATCH binds one node by its key: two in one MATCH of an unwound row made the engine
 # join both tables whole (84 ms for two revisions among 20k nodes, 0.6 ms this way).

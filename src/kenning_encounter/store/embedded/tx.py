@@ -29,11 +29,10 @@ from kenning_encounter.store.embedded.nodecache import (
     Whole,
 )
 from kenning_encounter.store.embedded.textindex import IndexDoc, classes_of
-from kenning_encounter.store.endpoints import check_relation
 from kenning_encounter.store.ids import component_key, type_of_id
 from kenning_encounter.store.ops.activation import ActivationOps
 from kenning_encounter.store.ops.base import node_record
-from kenning_encounter.store.ops.graph import with_hops
+from kenning_encounter.store.ops.graph import revisions_by_type, with_hops
 from kenning_encounter.store.ops.identity import IdentityOps
 from kenning_encounter.store.ops.load import LoadOps
 from kenning_encounter.store.ops.past import PastOps
@@ -544,24 +543,12 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             query = q.render(q.NODE_SET_SUCCESSOR, label=label)
             self.rows(query, {"id": node_id, "successor": successor})
 
-    def create_revisions(self, edges: Sequence[EdgeRecord]) -> None:
+    def _create_revisions(self, edges: Sequence[EdgeRecord]) -> None:
         """Two statements per type instead of two per revision (and one node read for
         all of them): the edges, then the successors they make."""
-        self._require_writable()
-        by_label: dict[str, list[EdgeRecord]] = {}
-        for edge in edges:
-            label = type_of_id(edge.source)
-            if edge.type != "SUPERSEDES" or label is None or type_of_id(edge.target) != label:
-                raise StoreError("internal: a revision supersedes a node of its own type")
-            check_relation(edge.type, label, label)
-            by_label.setdefault(label, []).append(edge)
-        for label, group in by_label.items():
-            olds = [e.target for e in group]
-            self._on_edges([e.source for e in group] + olds)
-            rows = [
-                {"s": e.source, "t": e.target, "why": e.revision_why, "encounter": e.encounter}
-                for e in group
-            ]
+        for label, rows in revisions_by_type(edges).items():
+            olds = [r["t"] for r in rows]
+            self._on_edges([r["s"] for r in rows] + olds)
             params = {"rows": rows, "tick": self.tick, "at": self.now}
             self.rows(q.render(q.REVISIONS_CREATE, label=label), params)
             self.changed_nodes.update(olds)
@@ -585,9 +572,10 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         encounter: str,
         *,
         held: Mapping[str, str] | None = None,
+        revises: Sequence[EdgeRecord] = (),
     ) -> None:
         """Batch creation: two statements per type, one or two for the names, one for
-        sources."""
+        sources, two per type revised."""
         self._require_writable()
         by_label: dict[str, list[NodeRecord]] = {}
         for record in records:
@@ -610,6 +598,8 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             q.SOURCE_KEYS, {component_key(r): r.id for r in records if r.type == "Component"}
         )
         self.index_upserts += [node_to_index_doc(r) for r in records]
+        if revises:
+            self._create_revisions(revises)
 
     def _put_keys(
         self, text: q.KeyText, keys: Mapping[str, str], held: Container[str] | None = None

@@ -232,6 +232,28 @@ SCHEMA_VERSION_SET: Final = (
 CLOCK_NEXT: Final = (
     "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival + 1 RETURN c.ival"
 )
+# The same, then the locus's open encounter (ops/spine.py ``open_encounter_of``): a write's
+# first question asked with its reservation, after the lock (Neo4jTx.begin_write).
+CLOCK_NEXT_OPEN_OF: Final = (
+    "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival + 1 WITH c "
+    "OPTIONAL MATCH (e:Encounter:KenningMemory {locus: $locus}) "
+    "WHERE e.sealed_at IS NULL AND e.dissolved_at IS NULL "
+    "RETURN c.ival, properties(e) ORDER BY e.opened_tick DESC LIMIT 1"
+)
+# A batch write's first statement (Neo4jTx.begin_batch): the same, and the heads of $names.
+# $names holds '', which names nothing, first: never empty, its type is always a list of
+# strings, so one plan serves every batch (see NODES_CREATE_ALL). The nodes a batch
+# reads are not sought here: a branch per type made this plan take half a second,
+# made again every few seconds while the data grows.
+BATCH_BEGIN: Final = (
+    "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival + 1 WITH c "
+    "OPTIONAL MATCH (e:Encounter:KenningMemory {locus: $locus}) "
+    "WHERE e.sealed_at IS NULL AND e.dissolved_at IS NULL "
+    "WITH c, e ORDER BY e.opened_tick DESC LIMIT 1 "
+    "CALL () { UNWIND $names AS nm MATCH (k:NameKey {_memory: $memory, name: nm}) "
+    "RETURN collect([k.name, k.id]) AS held } "
+    "RETURN c.ival, properties(e), held"
+)
 CLOCK_UNDO: Final = "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival - 1"
 
 CLOCK_LOCK: Final = "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival"
@@ -258,7 +280,7 @@ NODES_GET: Final = (
     "MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids "
     "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) "
     "OPTIONAL MATCH (s:{label}:KenningMemory)-[:SUPERSEDES]->(n) "
-    "RETURN properties(n), e.id, e.locus, s.id"
+    "RETURN properties(n), e.id, e.locus, s.id, elementId(n)"
 )
 NODES_ALL: Final = (
     "MATCH (n:{label}:KenningMemory) "
@@ -779,13 +801,23 @@ LOAD_TEXT: Final = text_of(LoadText, sys.modules[__name__])
 # source keys, and the corpus counters ($made nodes, $tokens tokens), touching the
 # encounter when $touched_at is given (Neo4jTx.touch_encounter). The type label is
 # set from the row (a dynamic label), so one short statement serves every type.
+#
+# A row's ``revises``, when not null, is the element id of the node it revises (read by this
+# write, Neo4jTx.create_nodes): its SUPERSEDES edge is made here, and the revised node is
+# marked for the node caches. Sought by element id, so one branch serves every type (a
+# dynamic label in a MATCH scans every node; a branch per type made a plan of half a
+# second, made again as the data grew).
 NODES_CREATE_ALL: Final = (
     "MATCH (e:Encounter:KenningMemory {id: $encounter}) "
     "SET e.last_activity_at = coalesce($touched_at, e.last_activity_at) WITH e "
     "CALL (e) { UNWIND $rows AS r "
     "CREATE (e)-[:RECORDED {tick: $tick}]->(n:KenningMemory) "
     "SET n:$(r.label), n:$(r.classes), n += r.props "
-    "MERGE (k:NameKey {_memory: $memory, name: r.props.name}) SET k.id = r.props.id } "
+    "MERGE (k:NameKey {_memory: $memory, name: r.props.name}) SET k.id = r.props.id "
+    "WITH n, r WHERE r.revises IS NOT NULL "
+    "MATCH (b:KenningMemory) WHERE elementId(b) = r.revises AND b.id = r.revised "
+    "CREATE (n)-[:SUPERSEDES {tick: $tick, encounter: $encounter, created_at: $at, "
+    "revision_why: r.why}]->(b) SET b._touched = $tick } "
     "CALL () { UNWIND $rows AS r WITH r WHERE r.source IS NOT NULL "
     "MERGE (k:SourceKey {_memory: $memory, key: r.source}) SET k.id = r.props.id } "
     "MATCH (d:Meta {_memory: $memory, key: 'text_docs'}) "
@@ -816,7 +848,7 @@ def _nodes_get_all() -> LiteralString:
         f"CALL () {{ {seeks} }} "
         "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) "
         "OPTIONAL MATCH (s:KenningMemory)-[:SUPERSEDES]->(n) "
-        "RETURN label, properties(n), e.id, e.locus, s.id, properties(e)"
+        "RETURN label, properties(n), e.id, e.locus, s.id, properties(e), elementId(n)"
     )
     return cast(LiteralString, statement)
 

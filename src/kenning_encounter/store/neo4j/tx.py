@@ -24,12 +24,13 @@ from kenning_encounter.store.neo4j.nodecache import NodeCache
 from kenning_encounter.store.neo4j.text import text_props
 from kenning_encounter.store.ops.activation import ActivationOps
 from kenning_encounter.store.ops.base import edge_from_row, encounter_from, node_record
+from kenning_encounter.store.ops.graph import revisions_by_type
 from kenning_encounter.store.ops.identity import IdentityOps, keep_latest
 from kenning_encounter.store.ops.load import LoadOps
 from kenning_encounter.store.ops.past import PastOps
 from kenning_encounter.store.ops.spine import SpineOps
 from kenning_encounter.store.persons import Confirmation
-from kenning_encounter.store.port import DumpedNode, Subgraph
+from kenning_encounter.store.port import BatchStart, DumpedNode, Subgraph
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
 from kenning_encounter.vocabulary import NODE_TYPES
@@ -112,21 +113,30 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self._writable = writable
         self._tracer = tracer
         self._tick: int | None = None
+        self._reserve_due = False  # begin_write's reservation, made by the first statement
         self._tick_used = False
         self._now: str | None = None
         self._touched: set[str] = set()
         self._encounters_seen: dict[str, EncounterRecord] = {}
         self._nodes_seen: dict[str, NodeRecord] = {}
+        # A write's nodes as it read them: id -> element id, valid for this transaction
+        # (NODES_CREATE_ALL seeks a revised node by it).
+        self._element_ids: dict[str, str] = {}
 
     # --- statements, through the backend's one execute path (engine.py) -------------
     def rows(self, query: LiteralString, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        if self._reserve_due:
+            self._reserve(q.CLOCK_NEXT, {})
         return engine.rows(self._tx, query, params, tracer=self._tracer, ns=self._ns)
 
     def render(self, template: str, **names: str) -> LiteralString:
         return q.render(template, **names)
 
     def node(self, label: str, row: list[Any]) -> NodeRecord:
-        return node_from_row(label, row)
+        node = node_from_row(label, row)
+        if len(row) > 4 and self._writable:  # a node read (NODES_GET): its element id too
+            self._element_ids[node.id] = str(row[4])
+        return node
 
     # --- edges of ids of several types: one statement, not one per type ---------------
     def _edges_many(
@@ -143,13 +153,21 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
 
     # --- write context ----------------------------------------------------------------
     def begin_write(self) -> None:
-        """Reserve the next tick first thing: writing the clock node takes its lock.
+        """Reserve the next tick before anything else: writing the clock node takes its lock.
 
         Concurrent writers (from any process) queue on that lock until this
         transaction ends, so ticks follow commit order. Reserving eagerly saves a
-        round trip on every write; ``end_write`` hands back a tick left unused.
-        """
-        reserved = self.rows(q.CLOCK_NEXT)
+        round trip on every write; ``end_write`` hands back a tick left unused. The
+        reservation is made by the write's first statement: a write that begins by
+        looking up its session's open encounter (every tool's does) asks in the same
+        statement (``open_encounter_of``), else it is a statement of its own."""
+        self._reserve_due = True
+
+    def _reserve(self, statement: LiteralString, params: dict[str, Any]) -> list[list[Any]]:
+        """Run ``statement``, which reserves the tick in its first column (CLOCK_NEXT and
+        the statements that begin as it does), and return its rows."""
+        self._reserve_due = False
+        reserved = engine.rows(self._tx, statement, params, tracer=self._tracer, ns=self._ns)
         if not reserved:
             # The memory's clock is made when a store opens: gone, the database was
             # emptied (or the memory removed) under this server, and no write can be ordered.
@@ -159,6 +177,25 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
                 "memory there (an export taken before holds what was lost)"
             )
         self._tick = int(reserved[0][0])
+        return reserved
+
+    def begin_batch(
+        self, locus: str, names: Sequence[str], node_ids: Sequence[str], named: Sequence[str]
+    ) -> BatchStart:
+        """A batch write's first questions, all but the nodes in the statement that reserves
+        its tick."""
+        if not self._reserve_due:
+            return super().begin_batch(locus, names, node_ids, named)
+        [(_, found, held)] = self._reserve(q.BATCH_BEGIN, {"locus": locus, "names": ["", *names]})
+        heads = {str(name): str(i) for name, i in held}
+        encounter = None if found is None else encounter_from(found)
+        return self._batch_nodes(encounter, heads, node_ids, named)
+
+    def open_encounter_of(self, locus: str) -> EncounterRecord | None:
+        if not self._reserve_due:
+            return super().open_encounter_of(locus)
+        [(_, found)] = self._reserve(q.CLOCK_NEXT_OPEN_OF, {"locus": locus})
+        return None if found is None else encounter_from(found)
 
     def end_write(self) -> None:
         """Touch the encounters no statement touched yet, mark what this write changed for
@@ -177,6 +214,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             self.rows(q.DELETIONS_COUNT)
         if self._tick is not None and not self._tick_used:
             self.rows(q.CLOCK_UNDO)
+        self._reserve_due = False  # a write that sent nothing reserved nothing
 
     # --- what a write changed, for the node caches (nodecache.py) ---------------------
     def _on_changed(self, node_id: str) -> None:
@@ -222,6 +260,8 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
 
     @property
     def tick(self) -> int:
+        if self._reserve_due:
+            self._reserve(q.CLOCK_NEXT, {})
         if not self._writable or self._tick is None:
             raise StoreError("internal: only a write transaction has a tick")
         self._tick_used = True
@@ -254,24 +294,35 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         encounter: str,
         *,
         held: Mapping[str, str] | None = None,
+        revises: Sequence[EdgeRecord] = (),
     ) -> None:
-        """Batch creation: every type, name, source key and counter in one round trip
-        (the statement moves a held name itself, so ``held`` is not needed)."""
+        """Batch creation: every type, name, source key, revision and counter in one
+        round trip (the statement moves a held name itself, so ``held`` is not needed)."""
         self._require_writable()
+        revising = {r["s"]: r for rows in revisions_by_type(revises).values() for r in rows}
+        if {r["encounter"] for r in revising.values()} - {encounter}:
+            raise StoreError("internal: a revision is recorded by its new node's encounter")
+        if revising.keys() - {r.id for r in records}:
+            raise StoreError("internal: a revision is made with the node that revises")
         if not records:
             return
+        element_ids = self._element_ids_of([r["t"] for r in revising.values()])
         rows: list[dict[str, Any]] = []
         tokens = 0
         for r in records:
             props = _node_row(r)
             tokens += int(props[q.TEXT_LENGTH])
             source = component_key(r) if r.type == "Component" else None
+            revision = revising.get(r.id)
             rows.append(
                 {
                     "label": q.authored_label(r.type),
                     "classes": class_labels(props.get("classification")),
                     "props": props,
                     "source": source,
+                    "revised": None if revision is None else revision["t"],
+                    "revises": None if revision is None else element_ids[revision["t"]],
+                    "why": None if revision is None else revision["why"],
                 }
             )
         params = {
@@ -280,10 +331,21 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             "tick": self.tick,
             "made": len(rows),
             "tokens": tokens,
+            "at": self.now,
             "touched_at": self.now if encounter in self._touch_due else None,
         }
         self.rows(q.NODES_CREATE_ALL, params)
         self._touch_due.discard(encounter)
+
+    def _element_ids_of(self, node_ids: Sequence[str]) -> dict[str, str]:
+        """The element ids of nodes this write reads (it reads those it revises first)."""
+        unread = [i for i in node_ids if i not in self._element_ids]
+        if unread:
+            self._read_nodes(unread)
+        missing = [i for i in node_ids if i not in self._element_ids]
+        if missing:
+            raise StoreError(f"internal: {missing[0]} is revised but not stored")
+        return {i: self._element_ids[i] for i in node_ids}
 
     def _fetch_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
         """Nodes of several types in one round trip (the shared form takes one per type).
@@ -371,9 +433,11 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         ids = [i for group in groups.values() for i in group]
         found: dict[str, NodeRecord] = {}
         rows = self.rows(q.NODES_GET_ALL, {"ids": ids})
-        for label, props, enc, locus, successor, encounter in rows:
+        for label, props, enc, locus, successor, encounter, element_id in rows:
             node = node_from_row(str(label), [props, enc, locus, successor])
             found[node.id] = node
+            if self._writable:
+                self._element_ids[node.id] = str(element_id)
             if encounter is not None and not self._writable:
                 self._encounters_seen[str(enc)] = encounter_from(encounter)
         return found

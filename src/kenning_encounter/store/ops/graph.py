@@ -13,8 +13,8 @@ from kenning_encounter.store.endpoints import check_relation
 from kenning_encounter.store.ids import component_key, group_by_type, source_key, type_of_id
 from kenning_encounter.store.ops.base import Statements, edge_from_row
 from kenning_encounter.store.ops.text import NodeText, RelationText
-from kenning_encounter.store.port import MAX_CHAIN, ChainLink, ChainSpan, Subgraph
-from kenning_encounter.store.records import EdgeRecord, NodeRecord
+from kenning_encounter.store.port import MAX_CHAIN, BatchStart, ChainLink, ChainSpan, Subgraph
+from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.vocabulary import (
     AUTHORED_NODE_TYPES,
     AUTHORED_RELATION_TYPES,
@@ -53,6 +53,28 @@ class NodeOps(Statements):
     @abstractmethod
     def node(self, label: str, row: list[Any]) -> NodeRecord:
         """One node row of the backend's node queries, as a record."""
+
+    @abstractmethod
+    def open_encounter_of(self, locus: str) -> EncounterRecord | None:
+        """(ops/spine.py)"""
+
+    def begin_batch(
+        self, locus: str, names: Sequence[str], node_ids: Sequence[str], named: Sequence[str]
+    ) -> BatchStart:
+        encounter = self.open_encounter_of(locus)
+        heads = self.head_ids_by_names(names) if names else {}
+        return self._batch_nodes(encounter, heads, node_ids, named)
+
+    def _batch_nodes(
+        self,
+        encounter: EncounterRecord | None,
+        heads: dict[str, str],
+        node_ids: Sequence[str],
+        named: Sequence[str],
+    ) -> BatchStart:
+        """``begin_batch``'s answer, once the encounter and heads are read: the nodes."""
+        ids = list(dict.fromkeys([*node_ids, *(heads[n] for n in named if n in heads)]))
+        return BatchStart(encounter, heads, self.get_nodes(ids) if ids else {})
 
     # --- bookkeeping a backend may keep beside the graph (no-ops by default) ----------
     def _on_successor(self, node_id: str, successor: str | None) -> None:
@@ -322,12 +344,6 @@ class RelationOps(NodeOps):
         if edge.type == "SUPERSEDES":
             self._revised(edge.target, edge.source)
 
-    def create_revisions(self, edges: Sequence[EdgeRecord]) -> None:
-        """A write's SUPERSEDES edges, each from a new node to the one it revises; a
-        backend may make them together."""
-        for edge in edges:
-            self.create_edge(edge)
-
     def delete_edge(self, source: str, target: str, rel_type: str) -> None:
         self._require_writable()
         s_label, t_label = type_of_id(source), type_of_id(target)
@@ -350,3 +366,17 @@ class RelationOps(NodeOps):
         old = self.get_node(node_id)
         if old is not None:
             self._on_reindex(old)
+
+
+def revisions_by_type(edges: Sequence[EdgeRecord]) -> dict[str, list[dict[str, Any]]]:
+    """A write's revisions (``create_nodes``'s ``revises``) as statement rows, grouped by
+    the type both ends share: a revision supersedes a node of its own type."""
+    by_label: dict[str, list[dict[str, Any]]] = {}
+    for edge in edges:
+        label = type_of_id(edge.source)
+        if edge.type != "SUPERSEDES" or label is None or type_of_id(edge.target) != label:
+            raise StoreError("internal: a revision supersedes a node of its own type")
+        check_relation(edge.type, label, label)
+        row = {"label": label, "s": edge.source, "t": edge.target, "why": edge.revision_why}
+        by_label.setdefault(label, []).append(row | {"encounter": edge.encounter})
+    return by_label
