@@ -99,7 +99,11 @@ def search_remembered(
     hits: list[SearchHit] = []
     nodes: list[NodeRecord] = []
     encounters: list[EncounterRecord] = []
-    for node_id, score, label, props, enc, locus, encounter in tx.rows(statement, params):
+    moment: tuple[int, int] | None = None
+    for node_id, score, label, props, enc, locus, encounter, clock, erasures in tx.rows(
+        statement, params
+    ):
+        moment = (int(clock), int(erasures))
         hits.append(SearchHit(id=str(node_id), score=float(score)))
         # a head: no successor
         nodes.append(
@@ -107,7 +111,7 @@ def search_remembered(
         )
         if encounter is not None:
             encounters.append(encounter_from(encounter))
-    tx.remember(nodes, encounters, generation)
+    tx.remember(nodes, encounters, generation, moment=moment)
     return hits
 
 

@@ -105,6 +105,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         # Reads only: a write reads afresh what it may change, and marks what it changed.
         self._cache = None if writable else cache
         self._synced: _Synced | None = None  # this read's synchronisation, once made
+        self._moment_seen: tuple[int, int] | None = None  # (clock, erasures), ``remember``
         self._changed: set[str] = set()
         self._deleted = False
         self._touch_due: set[str] = set()  # encounters to touch before the write ends
@@ -278,6 +279,8 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         return self._taken(self.meta("clock"))
 
     def clock_and_erasures(self) -> tuple[int, int]:
+        if self._synced is None and self._moment_seen is not None:
+            return self._moment_seen  # a statement of this read brought them (``remember``)
         synced = self._synced_read()  # a read with a node cache: its synchronisation read both
         if synced is not None:
             return synced.clock, synced.erasures
@@ -471,12 +474,16 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         nodes: Sequence[NodeRecord],
         encounters: Sequence[EncounterRecord],
         generation: int | None = None,
+        *,
+        moment: tuple[int, int] | None = None,
     ) -> None:
         """What a statement of this read brought beside its answer, for later reads of it
         (never in a write, which reads afresh what it may have changed); offered to the
-        node cache too when the read noted its ``generation`` before that statement."""
+        node cache too when the read noted its ``generation`` before that statement. The
+        ``moment`` (clock, erasures) it read answers ``clock_and_erasures``."""
         if self._writable:
             return
+        self._moment_seen = self._moment_seen or moment
         self._nodes_seen.update((n.id, n) for n in nodes)
         self._encounters_seen.update((e.name, e) for e in encounters)
         if self._cache is not None and generation is not None:
