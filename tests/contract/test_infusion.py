@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -247,3 +248,35 @@ def test_a_failing_store_is_a_stated_failure_never_a_raise(tmp_path: Path) -> No
     assert answer["status"] == "failed" and answer["payload"] == ""
     assert answer["meta"]["degraded"] is True
     assert "infusion failed on the server" in answer["meta"]["degraded_reason"]
+
+
+class _ReadsCounted:
+    """The real store, every read it is asked for counted (the graph's reads only)."""
+
+    def __init__(self, inner: GraphStore) -> None:
+        self.inner = inner
+        self.reads: list[str] = []
+
+    def __getattr__(self, name: str) -> object:
+        found = getattr(self.inner, name)
+        if name in ("read", "read_text", "search_read", "fulltext"):
+            self.reads.append(name)
+        return found
+
+
+def test_a_lexical_infusion_selects_ranks_and_weighs_standing_in_one_read(
+    memory: Memory, store: GraphStore
+) -> None:
+    """The lexical path's search, its statistics, the working time standing is measured
+    in and the ranking share one read: every read is a round trip on a served store."""
+    _memory(memory)
+    counted = _ReadsCounted(store)
+    infuser = Infuser(cast(GraphStore, counted), InfusionConfig())
+    answer = infuser.infuse(S, PROMPT)
+    assert memory.find_by_name("retry storm").node.id in _ids(answer)
+    assert answer["meta"]["counts"]["graph_nodes"] > 1  # it ranked, in that read
+    assert counted.reads == ["read_text"]
+    # a prompt nothing bears on reads once too, and ranks nothing
+    counted.reads.clear()
+    silent = infuser.infuse(S, "zebra quartz violin")
+    assert silent["status"] == "silent" and counted.reads == ["read_text"]

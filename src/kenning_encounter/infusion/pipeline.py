@@ -8,10 +8,12 @@ believed gets the empty payload.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from kenning_encounter.errors import InvalidInput
 from kenning_encounter.infusion import rank as ranking
@@ -28,8 +30,8 @@ from kenning_encounter.infusion.ledger import (
 )
 from kenning_encounter.infusion.log import InfusionRecorder
 from kenning_encounter.memory import validate
-from kenning_encounter.memory.activation import Activation, Present, WorkTime, tiers_shown
-from kenning_encounter.store.port import GraphStore
+from kenning_encounter.memory.activation import Activation, WorkTime, tiers_shown
+from kenning_encounter.store.port import GraphStore, ReadTx
 
 log = logging.getLogger(__name__)
 MAX_PROMPT = 32_000
@@ -53,6 +55,9 @@ class MatcherLike(Protocol):
         *,
         timeout_s: float | None = None,
     ) -> select.Selection: ...
+
+
+T = TypeVar("T")
 
 
 def answer_failed(reason: str) -> dict[str, Any]:
@@ -102,6 +107,8 @@ class Infuser:
         self._activation = activation or Activation()
         self._work_time = work_time or WorkTime()
         self._weigh = weigh_standing
+        self._reader: ThreadPoolExecutor | None = None  # the ledger's reads, made when first used
+        self._reader_lock = threading.Lock()
 
     @property
     def config(self) -> InfusionConfig:
@@ -134,6 +141,19 @@ class Infuser:
         ``deadline`` (a ``time.monotonic()`` instant) bounds the matcher so the
         lexical path still answers in time when it is late.
         """
+        return self._select(prompt, trajectory, None, now=now, deadline=deadline)[0]
+
+    def _select(
+        self,
+        prompt: str,
+        trajectory: Sequence[str],
+        then: Callable[[ReadTx, select.Selection], T] | None,
+        *,
+        now: datetime | None = None,
+        deadline: float | None = None,
+    ) -> tuple[select.Selection, T | None]:
+        """``select``, and ``then`` of the lexical selection in the read that made it
+        (None otherwise: a matcher's seeds need no read of their own)."""
         fallback: select.Selection | None = None
         if self._matcher is not None:
             budget = None if deadline is None else deadline - time.monotonic() - LEXICAL_RESERVE_S
@@ -149,19 +169,20 @@ class Infuser:
                     prompt, trajectory, self._config.seeds, timeout_s=budget
                 )
             if chosen.channel == "meaning":
-                return chosen
+                return chosen, None
             fallback = chosen
-        lexical, _ = select.lexical(
+        lexical, _, after = select.lexical_then(
             self._store,
             prompt,
             trajectory,
             self._config,
+            then,
             now=now,
             tokens=self._tokens,
             members=self._members,
         )
         if fallback is not None:
-            return select.Selection(
+            chosen = select.Selection(
                 "lexical",
                 lexical.seeds,
                 fallback_reason=fallback.fallback_reason,
@@ -172,13 +193,15 @@ class Infuser:
                 matched_terms=lexical.matched_terms,
                 candidates=lexical.candidates,
             )
-        return select.Selection(
+            return chosen, after
+        chosen = select.Selection(
             "lexical",
             lexical.seeds,
             fallback_reason="matcher off",
             matched_terms=lexical.matched_terms,
             candidates=lexical.candidates,
         )
+        return chosen, after
 
     def infuse(
         self,
@@ -226,36 +249,51 @@ class Infuser:
         cfg = self._config
         started = time.perf_counter()  # the whole of it, standing's read of the spine too
         moment = now or datetime.now(UTC)
-        present = (
-            self._store.read(lambda tx: self._work_time.present(tx, self._activation, moment))
-            if self._weigh
-            else Present.wall(moment)
-        )
-        standing = ranking.Standing(self._activation, present, tiers_shown(include_cold))
+        tiers = tiers_shown(include_cold)
+
+        def standing(tx: ReadTx) -> ranking.Standing:
+            """Standing in the working time as the ranking's read finds it."""
+            present = self._work_time.present(tx, self._activation, moment)
+            return ranking.Standing(self._activation, present, tiers)
+
         now_s = self._wall_clock()
+        # The ledger is first needed once the ranking is done: read meanwhile, on a
+        # thread of its own (a store's ledger is a round trip away).
+        pending = self._ledger_reader().submit(self._load_ledger, session)
+
+        weighed = standing if self._weigh else None
+        ranking_took = [0.0]
+
+        def rank_in(tx: ReadTx, chosen: select.Selection) -> ranking.Ranking:
+            """The ranking, in the lexical selection's own read."""
+            t0 = time.perf_counter()
+            found = ranking.rank_in(tx, chosen.seeds, cfg, hidden=self._hidden, standing=weighed)
+            ranking_took[0] += time.perf_counter() - t0
+            return found
+
         t0 = time.perf_counter()
-        ledger = self._load_ledger(session)
-        t_ledger = time.perf_counter() - t0
+        turns = trajectory[-cfg.trajectory_turns :] if cfg.trajectory_turns else []
+        selection, ranked = self._select(text, turns, rank_in, now=now, deadline=deadline)
+        t_select = round((time.perf_counter() - t0 - ranking_took[0]) * 1000, 2)
+
+        t0 = time.perf_counter()
+        if ranked is None:  # the matcher's seeds, or a lexical read that found nothing
+            chosen = selection.seeds
+            ranked = ranking.rank(self._store, chosen, cfg, hidden=self._hidden, standing=weighed)
+        faded = list(ranked.faded)
+        seeds = tuple(
+            s
+            for s in selection.seeds
+            if s.node.locus not in self._hidden and s.node.id not in faded
+        )
+        items = [r for r in ranked.items if r.node.locus not in self._hidden]
+        t_rank = round((time.perf_counter() - t0 + ranking_took[0]) * 1000, 2)
+
+        t0 = time.perf_counter()
+        ledger = pending.result()
+        t_ledger = time.perf_counter() - t0  # what the answer waited for it
         turn = (ledger.turn if ledger is not None else 0) + 1
         seen = ledger if ledger is not None else SessionLedger()
-
-        t0 = time.perf_counter()
-        selection = self.select(
-            text,
-            trajectory[-cfg.trajectory_turns :] if cfg.trajectory_turns else [],
-            now=now,
-            deadline=deadline,
-        )
-        seeds = tuple(s for s in selection.seeds if s.node.locus not in self._hidden)
-        faded = [s.node.id for s in seeds if self._weigh and not standing.shows(s.node)]
-        seeds = tuple(s for s in seeds if s.node.id not in faded)
-        t_select = _ms(t0)
-
-        t0 = time.perf_counter()
-        weighed = standing if self._weigh else None
-        ranked = ranking.rank(self._store, seeds, cfg, hidden=self._hidden, standing=weighed)
-        items = [r for r in ranked.items if r.node.locus not in self._hidden]
-        t_rank = _ms(t0)
 
         t0 = time.perf_counter()
         bodies: list[Body] = []
@@ -376,6 +414,12 @@ class Infuser:
                 },
             },
         }
+
+    def _ledger_reader(self) -> ThreadPoolExecutor:
+        with self._reader_lock:
+            if self._reader is None:
+                self._reader = ThreadPoolExecutor(2, thread_name_prefix="infusion-ledger")
+            return self._reader
 
     def _load_ledger(self, session: str) -> SessionLedger | None:
         """The session's ledger; None when it cannot be read (every body is then due,

@@ -17,9 +17,10 @@ peripheral otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import Final
 
 import numpy as np
 
@@ -69,6 +70,12 @@ class Ranking:
     # node id -> tick of its latest confirmation, for the items that have one (read with
     # the challenges reaching them: one read, not two)
     confirmed: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    faded: tuple[str, ...] = ()  # seeds left out because their standing faded
+
+
+# Standing as of the ranking's own read: the working time it is measured in is read there
+# (memory/activation.py WorkTime.present), not in a read of its own.
+StandingOf = Callable[[ReadTx], Standing]
 
 
 def _is_frontier(node: NodeRecord) -> bool:
@@ -93,17 +100,34 @@ def rank(
     cfg: InfusionConfig,
     *,
     hidden: frozenset[str] = frozenset(),
-    standing: Standing | None = None,
+    standing: Standing | StandingOf | None = None,
 ) -> Ranking:
     """``hidden`` loci are left out of the graph itself, not only of the answer: their nodes
     neither surface (not even as suppressed ids) nor lend rank to what does. So are the
-    nodes ``standing`` does not show (faded), and it weighs each focal seed."""
+    nodes ``standing`` does not show (faded: seeds among them are listed in ``faded``),
+    and it weighs each focal seed. Given as a function of the read, standing is made in
+    the ranking's own read."""
+    if all(s.node.locus in hidden for s in seeds):
+        return _NOTHING
+    # One read for the standing, the neighbourhood and what reaches the items it ranks
+    # (the ranking itself runs between them, in this process).
+    return store.read(lambda tx: rank_in(tx, seeds, cfg, hidden=hidden, standing=standing))
+
+
+_NOTHING: Final = Ranking((), (), (), frozenset(), frozenset(), (0, 0))
+
+
+def rank_in(
+    tx: ReadTx,
+    seeds: Sequence[Seed],
+    cfg: InfusionConfig,
+    *,
+    hidden: frozenset[str] = frozenset(),
+    standing: Standing | StandingOf | None = None,
+) -> Ranking:
+    """``rank`` in a read already open (the lexical selection's: one read for both)."""
     visible = [s for s in seeds if s.node.locus not in hidden]
-    if not visible:
-        return Ranking((), (), (), frozenset(), frozenset(), (0, 0))
-    # One read for the neighbourhood and for what reaches the items it ranks (the ranking
-    # itself runs between them, in this process).
-    return store.read(lambda tx: _rank(tx, visible, cfg, hidden, standing))
+    return _rank(tx, visible, cfg, hidden, standing) if visible else _NOTHING
 
 
 def _rank(
@@ -111,8 +135,14 @@ def _rank(
     seeds: list[Seed],
     cfg: InfusionConfig,
     hidden: frozenset[str],
-    standing: Standing | None,
+    standing_given: Standing | StandingOf | None,
 ) -> Ranking:
+    standing = standing_given(tx) if callable(standing_given) else standing_given
+    faded = tuple(s.node.id for s in seeds if standing is not None and not standing.shows(s.node))
+    if faded:
+        seeds = [s for s in seeds if s.node.id not in faded]
+        if not seeds:
+            return replace(_NOTHING, faded=faded)
     focal = {s.node.id: s for s in seeds}
     coherence = list(COHERENCE_RELATION_TYPES)
     concepts = [i for i, s in focal.items() if s.node.type == "Concept"]
@@ -214,4 +244,5 @@ def _rank(
         frozenset(revised),
         (len(ids), len(edges)),
         MappingProxyType({node: c.tick for node, c in confirmations.items()}),
+        faded,
     )

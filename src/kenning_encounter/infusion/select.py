@@ -15,6 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.lexical import (
@@ -286,6 +287,9 @@ def _query_text(query: Query) -> str:
     return " ".join(t.key if t.of else t.surface for t in query.terms)
 
 
+T = TypeVar("T")
+
+
 def lexical(
     store: GraphStore,
     prompt: str,
@@ -297,19 +301,47 @@ def lexical(
     tokens: TokenCache | None = None,
     members: MemberCache | None = None,
 ) -> tuple[Selection, Query]:
+    selection, query, _ = lexical_then(
+        store,
+        prompt,
+        trajectory,
+        cfg,
+        None,
+        lexical_config=lexical_config,
+        now=now,
+        tokens=tokens,
+        members=members,
+    )
+    return selection, query
+
+
+def lexical_then(
+    store: GraphStore,
+    prompt: str,
+    trajectory: Sequence[str],
+    cfg: InfusionConfig,
+    then: Callable[[ReadTx, Selection], T] | None,
+    *,
+    lexical_config: LexicalConfig | None = None,
+    now: datetime | None = None,
+    tokens: TokenCache | None = None,
+    members: MemberCache | None = None,
+) -> tuple[Selection, Query, T | None]:
+    """The lexical selection, and ``then`` of it in the same read (None when the prompt
+    found nothing to search or no hit: ``then`` is not called)."""
     lcfg = lexical_config or LexicalConfig(trajectory_turns=cfg.trajectory_turns)
     # The prompt's moment is now unless the caller says otherwise: "last week" is read
     # against it.
     moment = now if now is not None else datetime.now(UTC)
     query = extract_terms(prompt, trajectory, now=moment, config=lcfg)
     if query.empty:
-        return Selection("lexical", ()), query
+        return Selection("lexical", ()), query, None
     token_cache = tokens if tokens is not None else TokenCache()
     member_cache = members if members is not None else MemberCache()
 
     def work(
         tx: ReadTx, found: list[SearchHit], stats_of: Callable[[], TermStatsSnapshot]
-    ) -> tuple[_Gathered, TermStatsSnapshot] | None:
+    ) -> tuple[Selection, T | None] | None:
         hits = {h.id: h.score for h in found}
         if not hits:
             return None
@@ -317,14 +349,26 @@ def lexical(
         token_cache.follow(erasures)
         member_cache.follow(erasures)
         around = (cfg.neighbours, cfg.neighbour_hits)
-        return _gather(tx, hits, *around, token_cache, member_cache, query), stats_of()
+        gathered = _gather(tx, hits, *around, token_cache, member_cache, query)
+        selection = _selected(query, gathered, stats_of(), cfg, lcfg)
+        return selection, (then(tx, selection) if then is not None else None)
 
-    # One read for the search, what it found and the corpus statistics.
+    # One read for the search, what it found, the corpus statistics and ``then``.
     keys = [t.key for t in query.terms]
     read = store.read_text(_query_text(query), keys, work, limit=cfg.candidates)
     if read is None:
-        return Selection("lexical", ()), query
-    gathered, stats = read
+        return Selection("lexical", ()), query, None
+    selection, after = read
+    return selection, query, after
+
+
+def _selected(
+    query: Query,
+    gathered: _Gathered,
+    stats: TermStatsSnapshot,
+    cfg: InfusionConfig,
+    lcfg: LexicalConfig,
+) -> Selection:
     ranked = rank_candidates(
         query, gathered.candidates, GraphContext(stats, gathered.opened), cfg.seeds * 3, config=lcfg
     )
@@ -354,12 +398,9 @@ def lexical(
             if len(seeds) == cfg.seeds:
                 break
     matched_terms = tuple(dict.fromkeys(s for sc in ranked[: len(seeds)] for s in sc.matched))
-    return (
-        Selection(
-            "lexical",
-            tuple(seeds),
-            matched_terms=matched_terms,
-            candidates=len(gathered.candidates),
-        ),
-        query,
+    return Selection(
+        "lexical",
+        tuple(seeds),
+        matched_terms=matched_terms,
+        candidates=len(gathered.candidates),
     )
