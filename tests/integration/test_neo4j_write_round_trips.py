@@ -227,3 +227,45 @@ def test_a_write_touches_its_encounter_in_a_statement_it_sends_anyway(
         memory.create_relations, "s", [{"source": "a", "type": "INFORMS", "target": "b"}]
     )
     assert len([s for s in related if "SET e.last_activity_at = $at" in s]) == 1
+
+
+def test_a_search_asks_the_index_again_when_its_best_hits_were_revised(
+    traced: tuple[Memory, Recorder],
+) -> None:
+    """The index is asked for a few more hits than the page holds; when superseded nodes
+    fill all of them, it is asked again for more, and the page is still full."""
+    memory, recorder = traced
+    memory.advance_encounter("s", "revised words")
+    strong = [
+        {"type": "Note", "name": f"strong {i}", "description": "zephyr zephyr zephyr zephyr"}
+        for i in range(70)
+    ]
+    for part in (strong[:35], strong[35:]):
+        memory.create_entities("s", part)
+    for start in (0, 35):
+        memory.create_entities(
+            "s",
+            [
+                {
+                    "type": "Note",
+                    "name": f"strong {i} v2",
+                    "description": "reworded",
+                    "supersedes": f"strong {i}",
+                    "revision_why": "the word went",
+                }
+                for i in range(start, start + 35)
+            ],
+        )
+    weak = [
+        {"type": "Note", "name": f"weak {i}", "description": f"a zephyr among many other words {i}"}
+        for i in range(30)
+    ]
+    memory.create_entities("s", weak)
+    sent = recorder.during(memory.search, "zephyr")
+    asked = [s for s in sent if "db.index.fulltext.queryNodes" in s]
+    assert len(asked) == 2  # the first answer was all revised nodes
+    found = memory.search("zephyr", limit=10)
+    assert len(found.hits) == 10
+    assert all(h.name.startswith("weak ") for h in found.hits)
+    # a page the first answer fills asks once
+    assert len([s for s in recorder.during(memory.search, "among") if "queryNodes" in s]) == 1

@@ -16,7 +16,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from kenning_encounter.store.neo4j import engine
 from kenning_encounter.store.neo4j import queries as q
@@ -77,6 +77,11 @@ def search(
     return [SearchHit(id=str(r[0]), score=float(r[1])) for r in tx.rows(q.FULLTEXT_QUERY, params)]
 
 
+# Hits asked of the index beyond a search's limit, for those its filter drops (another
+# memory's, superseded ones) before it asks again for more.
+FETCH_SLACK: Final = 20
+
+
 def search_remembered(
     tx: Neo4jTx, text: str, *, limit: int, types: Iterable[str] | None = None
 ) -> list[SearchHit]:
@@ -96,14 +101,16 @@ def search_remembered(
         params["types"] = kinds
         statement = q.FULLTEXT_QUERY_NODES_TYPED
     generation = tx.cache_generation()  # noted before the read (nodecache.py)
+    fetch = max(2 * limit, limit + FETCH_SLACK)
+    while True:
+        [(clock, erasures, seen, rows)] = tx.rows(statement, params | {"fetch": fetch})
+        if len(rows) >= limit or int(seen) < fetch:
+            break
+        fetch *= 4  # the index gave all that was asked and too few were kept: ask for more
     hits: list[SearchHit] = []
     nodes: list[NodeRecord] = []
     encounters: list[EncounterRecord] = []
-    moment: tuple[int, int] | None = None
-    for node_id, score, label, props, enc, locus, encounter, clock, erasures in tx.rows(
-        statement, params
-    ):
-        moment = (int(clock), int(erasures))
+    for node_id, score, label, props, enc, locus, encounter in rows:
         hits.append(SearchHit(id=str(node_id), score=float(score)))
         # a head: no successor
         nodes.append(
@@ -111,6 +118,7 @@ def search_remembered(
         )
         if encounter is not None:
             encounters.append(encounter_from(encounter))
+    moment = (int(clock), int(erasures))
     tx.remember(nodes, encounters, generation, moment=moment)
     return hits
 
