@@ -280,3 +280,26 @@ def test_a_lexical_infusion_selects_ranks_and_weighs_standing_in_one_read(
     counted.reads.clear()
     silent = infuser.infuse(S, "zebra quartz violin")
     assert silent["status"] == "silent" and counted.reads == ["read_text"]
+
+
+def test_the_tokens_a_store_keeps_are_the_tokens_of_the_text(memory: Memory) -> None:
+    """Where the store hands over its own tokens of a node (Neo4j's), the lexical path
+    matches by them: they must be exactly what tokenizing the text again gives."""
+    from kenning_encounter.infusion.lexical import node_tokens
+    from kenning_encounter.textproc import tokenize
+
+    texts = [
+        ("Ünïcode façade", "Straße, naïve café — 東京 and émigrés' résumés"),
+        ("punctuation!", "a/b c-d e_f (g) [h] {i} 'j' \"k\" 3.14 v2.0 #tag @who"),
+        ("empty description", ""),
+        ("Stems and STOPWORDS", "The running runners ran; it is what it is."),
+    ]
+    memory.advance_encounter("writer", "tokens")
+    made = memory.create_entities(
+        "writer", [{"type": "Note", "name": n, "description": d} for n, d in texts]
+    ).created
+    nodes = memory.store.read(lambda tx: tx.get_nodes([m.id for m in made]))
+    for (name, description), m in zip(texts, made, strict=True):
+        node = nodes[m.id]
+        assert node_tokens(node) == tuple(tokenize(f"{name}\n{description}"))
+        assert (node.terms is not None) == (memory.store.backend == "neo4j")

@@ -199,7 +199,9 @@ def _cypher(store: GraphStore, query: str) -> list[tuple[Any, ...]]:
 
 
 def _canon(record: Any) -> str:
-    return json.dumps(asdict(record), sort_keys=True)
+    fields = asdict(record)
+    fields.pop("terms", None)  # a node's tokens as one store keeps them: derived, not data
+    return json.dumps(fields, sort_keys=True)
 
 
 def _past(tx: ReadTx, live: list[str], times: list[str]) -> dict[str, Any]:

@@ -243,7 +243,10 @@ class Scored:
 
 
 def node_tokens(node: NodeRecord) -> tuple[str, ...]:
-    """The tokens the lexical path matches a node by: its name and description."""
+    """The tokens the lexical path matches a node by: its name and description (as the
+    store keeps them, when it does: the same tokenizer made them)."""
+    if node.terms is not None:
+        return tuple(node.terms.split())
     return tuple(tokenize(f"{node.name}\n{node.description}"))
 
 

@@ -26,6 +26,10 @@ class NodeRecord:
     # consultation, a confirmation; None: only its creation) and the pin in force.
     used_at: str | None = None
     pinned: str | None = None  # the encounter that pinned it, while the pin stands
+    # The store's own tokens of name and description, space-separated, when it keeps them
+    # (Neo4j's ``_terms``, made by the one tokenizer): the lexical path reads them
+    # instead of tokenizing the text again. Derived, so not part of what the record is.
+    terms: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_head(self) -> bool:
@@ -92,4 +96,5 @@ _RECORD_OVERHEAD = 400  # a record, its dict slot and its short strings, roughly
 
 def approx_bytes(node: NodeRecord) -> int:
     """Roughly what a record holds in memory: what bounds the node caches."""
-    return _RECORD_OVERHEAD + len(node.description) + sum(len(str(v)) for v in node.props.values())
+    held = len(node.description) + len(node.terms or "")
+    return _RECORD_OVERHEAD + held + sum(len(str(v)) for v in node.props.values())

@@ -78,6 +78,7 @@ def node_record(
         ord=int(props.get("ord") or 0),
         used_at=props.get("used_at"),
         pinned=props.get("pinned") or None,
+        terms=terms if isinstance(terms := props.get("_terms"), str) else None,
     )
 
 

@@ -52,7 +52,9 @@ class PastText:
 
 
 def node_body(node: NodeRecord) -> str:
-    return json.dumps(asdict(node), separators=(",", ":"), sort_keys=True)
+    fields = asdict(node)
+    del fields["terms"]  # derived from the text, never kept in the record of the past
+    return json.dumps(fields, separators=(",", ":"), sort_keys=True)
 
 
 def node_of(body: str) -> NodeRecord:
