@@ -159,9 +159,10 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         Concurrent writers (from any process) queue on that lock until this
         transaction ends, so ticks follow commit order. Reserving eagerly saves a
         round trip on every write; ``end_write`` hands back a tick left unused. The
-        reservation is made by the write's first statement: a write that begins by
-        looking up its session's open encounter (every tool's does) asks in the same
-        statement (``open_encounter_of``), else it is a statement of its own."""
+        reservation is made by the write's first statement: a write that begins with
+        its session's open encounter (every tool's does) asks for it, and for a batch's
+        names, in the same statement (``open_encounter_of``, ``begin_batch``); any other
+        first statement is preceded by the reservation's own."""
         self._reserve_due = True
 
     def _reserve(self, statement: LiteralString, params: dict[str, Any]) -> list[list[Any]]:
