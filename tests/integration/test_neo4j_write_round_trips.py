@@ -269,3 +269,37 @@ def test_a_search_asks_the_index_again_when_its_best_hits_were_revised(
     assert all(h.name.startswith("weak ") for h in found.hits)
     # a page the first answer fills asks once
     assert len([s for s in recorder.during(memory.search, "among") if "queryNodes" in s]) == 1
+
+
+def test_a_revision_the_create_statement_could_not_make_ends_the_write(
+    traced: tuple[Memory, Recorder],
+) -> None:
+    """The create statement seeks a revised node by the element id this write read, and
+    checks its id; it answers how many revisions it made, and a shortfall ends the write
+    with nothing written (here the element id read is made to name another node)."""
+    from kenning_encounter.errors import StoreError
+    from kenning_encounter.memory.writes import new_id
+    from kenning_encounter.store.neo4j.tx import Neo4jTx
+    from kenning_encounter.store.records import EdgeRecord, NodeRecord
+
+    memory, _ = traced
+    memory.advance_encounter("s", "a revision gone astray")
+    old, other = memory.create_entities(
+        "s", [{"type": "Note", "name": "old"}, {"type": "Note", "name": "other"}]
+    ).created
+    before = memory.store.read(lambda tx: tx.clock())
+
+    def work(tx: Neo4jTx) -> None:
+        encounter = tx.open_encounter_of("s")
+        assert encounter is not None
+        tx.get_nodes([old.id, other.id])  # what a revising write reads first
+        tx._element_ids[old.id] = tx._element_ids[other.id]  # pyright: ignore[reportPrivateUsage]
+        record = NodeRecord(new_id("Note"), "Note", "old v2", "", tx.tick, tx.now)
+        revises = [EdgeRecord(record.id, old.id, "SUPERSEDES", tx.tick, encounter.name, "why")]
+        tx.create_nodes([record], encounter.name, revises=revises)
+
+    with pytest.raises(StoreError, match="made 0 of its 1 revisions"):
+        memory.store.write(work)  # pyright: ignore[reportArgumentType]
+    assert memory.store.read(lambda tx: tx.clock()) == before
+    assert memory.find_by_name("old").node.id == old.id
+    assert all(h.name != "old v2" for h in memory.search("old v2").hits)

@@ -816,11 +816,12 @@ LOAD_TEXT: Final = text_of(LoadText, sys.modules[__name__])
 # encounter when $touched_at is given (Neo4jTx.touch_encounter). The type label is
 # set from the row (a dynamic label), so one short statement serves every type.
 #
-# A row's ``revises``, when not null, is the element id of the node it revises (read by this
-# write, Neo4jTx.create_nodes): its SUPERSEDES edge is made here, and the revised node is
-# marked for the node caches. Sought by element id, so one branch serves every type (a
-# dynamic label in a MATCH scans every node; a branch per type made a plan of half a
-# second, made again as the data grew).
+# A row's ``revises``, when not null, is the element id of the node it revises (read by
+# this write, Neo4jTx.create_nodes): its SUPERSEDES edge is made here, and the revised
+# node is marked for the node caches. The statement answers how many it made, which the
+# write checks: a shortfall ends the write, so nothing is left half made. Sought by
+# element id, so one branch serves every type (a dynamic label in a MATCH scans every
+# node; a branch per type made a plan of half a second, made again as the data grew).
 NODES_CREATE_ALL: Final = (
     "MATCH (e:Encounter:KenningMemory {id: $encounter}) "
     "SET e.last_activity_at = coalesce($touched_at, e.last_activity_at) WITH e "
@@ -831,12 +832,12 @@ NODES_CREATE_ALL: Final = (
     "WITH n, r WHERE r.revises IS NOT NULL "
     "MATCH (b:KenningMemory) WHERE elementId(b) = r.revises AND b.id = r.revised "
     "CREATE (n)-[:SUPERSEDES {tick: $tick, encounter: $encounter, created_at: $at, "
-    "revision_why: r.why}]->(b) SET b._touched = $tick } "
+    "revision_why: r.why}]->(b) SET b._touched = $tick RETURN count(*) AS revised } "
     "CALL () { UNWIND $rows AS r WITH r WHERE r.source IS NOT NULL "
     "MERGE (k:SourceKey {_memory: $memory, key: r.source}) SET k.id = r.props.id } "
     "MATCH (d:Meta {_memory: $memory, key: 'text_docs'}) "
     "MATCH (l:Meta {_memory: $memory, key: 'text_len'}) "
-    "SET d.ival = d.ival + $made, l.ival = l.ival + $tokens"
+    "SET d.ival = d.ival + $made, l.ival = l.ival + $tokens RETURN revised"
 )
 
 

@@ -338,7 +338,12 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             "at": self.now,
             "touched_at": self.now if encounter in self._touch_due else None,
         }
-        self.rows(q.NODES_CREATE_ALL, params)
+        made = self.rows(q.NODES_CREATE_ALL, params)
+        if not made or made[0][0] != len(revising):
+            raise StoreError(
+                f"internal: a write to {encounter} made "
+                f"{made[0][0] if made else 'no'} of its {len(revising)} revisions"
+            )
         self._touch_due.discard(encounter)
 
     def _element_ids_of(self, node_ids: Sequence[str]) -> dict[str, str]:
