@@ -52,4 +52,4 @@ def test_every_statement_that_changes_a_node_is_heard_by_the_caches() -> None:
 def test_a_revision_marks_the_node_it_revises() -> None:
     # one revision, and a batch's revisions made with its nodes
     assert "SET b._touched = $tick" in queries.EDGE_CREATE_SUPERSEDES
-    assert "revision_why: r.why}]->(b) SET b._touched = $tick }" in queries.NODES_CREATE_ALL
+    assert "revision_why: r.why}]->(b) SET b._touched = $tick RETURN" in queries.NODES_CREATE_ALL
