@@ -153,11 +153,13 @@ def test_revisions_cost_no_statement_of_their_own(
         },
         {"type": "Observation", "name": "fresh", "description": "new"},
     ]
-    sent = recorder.during(memory.create_entities, "s", revisions)
+    by_name = recorder.during(memory.create_entities, "s", revisions[:3])
+    sent = recorder.during(memory.create_entities, "s", revisions[3:])
     # A plain batch is two statements: the first reserves the tick and reads the open
-    # encounter and the names; the second creates the nodes. A revising batch reads the
-    # nodes it revises, all at once, and the second statement makes its revisions.
+    # encounter, the names and the nodes revised by name; the second creates the nodes
+    # and makes the revisions. A node revised by id is read on its own, all at once.
     assert len(plain) == 2
+    assert by_name == plain
     assert len(sent) == 3 and sent[0] == plain[0] and sent[2] == plain[1]
     for i in range(3):
         found = memory.find_by_name(f"r concept {i}")
@@ -303,3 +305,47 @@ def test_a_revision_the_create_statement_could_not_make_ends_the_write(
     assert memory.store.read(lambda tx: tx.clock()) == before
     assert memory.find_by_name("old").node.id == old.id
     assert all(h.name != "old v2" for h in memory.search("old v2").hits)
+
+
+def _name_key(memory: Memory, name: str, change: str, **params: Any) -> None:
+    """Rewrite the NameKey of ``name`` behind the store's back (``change`` sets ``k``)."""
+    store: Any = memory.store
+    with store._driver.session(database=store.database) as session:
+        session.run(
+            "MATCH (k:NameKey {_memory: 'default', name: $name}) " + change, name=name, **params
+        ).consume()
+
+
+@pytest.mark.parametrize("key", ["noting no element id", "noting another node's"])
+def test_a_name_key_whose_element_id_fails_is_read_by_id(
+    traced: tuple[Memory, Recorder], key: str
+) -> None:
+    """The first statement takes a head revised by name only when the element id its key
+    noted still names the node of the key's id; a key written otherwise (an import, a
+    rename) or an id the database gave to another node costs the read by id instead, and
+    the right node is revised."""
+    memory, recorder = traced
+    memory.advance_encounter("s", "keys")
+    old, other = memory.create_entities(
+        "s", [{"type": "Note", "name": "kept"}, {"type": "Note", "name": "neighbour"}]
+    ).created
+    if key == "noting no element id":
+        _name_key(memory, "kept", "REMOVE k.eid")
+    else:
+        _name_key(
+            memory,
+            "kept",
+            "MATCH (n:Note {_memory: 'default', id: $other}) SET k.eid = elementId(n)",
+            other=other.id,
+        )
+    # The statement takes no node by a key whose element id fails; the batch asks by id.
+    start = memory.store.write(lambda tx: tx.begin_batch("s", ["kept"], [], ["kept"]))
+    assert start.heads == {"kept": old.id} and set(start.nodes) == {old.id}
+    revision = [{"type": "Note", "name": "kept", "supersedes": "kept", "revision_why": "v2"}]
+    sent = recorder.during(memory.create_entities, "s", revision)
+    assert len(sent) == 3  # the node was read by its id
+    found = memory.find_by_name("kept")
+    assert [h.id for h in found.history] == [old.id]
+    assert memory.find_by_name("neighbour").node.id == other.id
+    again = [{"type": "Note", "name": "kept", "supersedes": "kept", "revision_why": "v3"}]
+    assert len(recorder.during(memory.create_entities, "s", again)) == 2  # noted anew

@@ -227,34 +227,55 @@ MIGRATE_MEMORY_NAME: Final = cast(
 SCHEMA_VERSION_SET: Final = (
     "MATCH (v:Meta {_memory: $memory, key: 'schema_version'}) SET v.ival = $version"
 )
+# Plans kept once made. While a memory grows, the server plans a statement again whenever
+# the data has outgrown the statistics its plan was made on (at most every 10 s,
+# ``cypher.min_replan_interval``): 100-400 ms a time for a batch's statements, longer than
+# the batch. The statements a write sends with every call seek by unique keys, ids and
+# element ids only, so their plan is the same at any size; they keep the server's first
+# plan (``replan=skip``; a schema change still clears it).
+# tests/integration/test_neo4j_kept_plans.py plans each on an empty memory and finds no
+# scan: a statement that would need one must not carry this prefix.
+KEEP_PLAN: Final = "CYPHER replan=skip "
+
 # Writing the clock node takes its exclusive lock, held to commit: every write
 # transaction starts here, so writers from any process queue in tick order.
-CLOCK_NEXT: Final = (
+CLOCK_NEXT: Final = KEEP_PLAN + (
     "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival + 1 RETURN c.ival"
 )
 # The same, then the locus's open encounter (ops/spine.py ``open_encounter_of``): a write's
 # first question asked with its reservation, after the lock (Neo4jTx.begin_write).
-CLOCK_NEXT_OPEN_OF: Final = (
+CLOCK_NEXT_OPEN_OF: Final = KEEP_PLAN + (
     "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival + 1 WITH c "
     "OPTIONAL MATCH (e:Encounter:KenningMemory {locus: $locus}) "
     "WHERE e.sealed_at IS NULL AND e.dissolved_at IS NULL "
     "RETURN c.ival, properties(e) ORDER BY e.opened_tick DESC LIMIT 1"
 )
-# A batch write's first statement (Neo4jTx.begin_batch): the same, and the heads of $names.
-# $names holds '', which names nothing, first: never empty, its type is always a list of
-# strings, so one plan serves every batch (see NODES_CREATE_ALL). The nodes a batch
-# reads are not sought here: a branch per type made this plan take half a second,
-# made again every few seconds while the data grows.
-BATCH_BEGIN: Final = (
+# A batch write's first statement (Neo4jTx.begin_batch): the same, the heads of $names,
+# and the head nodes of $named (the names a batch revises by). $names and $named hold '',
+# which names nothing, first: never empty, their type is always a list of strings, so one
+# plan serves every batch (see NODES_CREATE_ALL). A head node is sought by the element id
+# its NameKey noted when the node was made (``eid``, set by NODES_CREATE_ALL), and only
+# taken when it still carries the key's id: a key written otherwise (an import, a
+# rename), or an element id the database gave to another node since, finds nothing, and
+# the write reads that node by id instead. A branch per type here made this plan take
+# half a second, made again every few seconds while the data grows.
+BATCH_BEGIN: Final = KEEP_PLAN + (
     "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival + 1 WITH c "
     "OPTIONAL MATCH (e:Encounter:KenningMemory {locus: $locus}) "
     "WHERE e.sealed_at IS NULL AND e.dissolved_at IS NULL "
     "WITH c, e ORDER BY e.opened_tick DESC LIMIT 1 "
     "CALL () { UNWIND $names AS nm MATCH (k:NameKey {_memory: $memory, name: nm}) "
     "RETURN collect([k.name, k.id]) AS held } "
-    "RETURN c.ival, properties(e), held"
+    "CALL () { UNWIND $named AS nm MATCH (k:NameKey {_memory: $memory, name: nm}) "
+    "CALL (k) { MATCH (n:KenningMemory) WHERE elementId(n) = k.eid AND k.id = n.id "
+    "RETURN n } OPTIONAL MATCH (x:Encounter:KenningMemory)-[:RECORDED]->(n) "
+    "OPTIONAL MATCH (s:KenningMemory)-[:SUPERSEDES]->(n) "
+    "RETURN collect([properties(n), x.id, x.locus, s.id, elementId(n)]) AS found } "
+    "RETURN c.ival, properties(e), held, found"
 )
-CLOCK_UNDO: Final = "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival - 1"
+CLOCK_UNDO: Final = (
+    KEEP_PLAN + "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival - 1"
+)
 
 CLOCK_LOCK: Final = "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival"
 
@@ -308,12 +329,12 @@ NODE_DELETE: Final = (
 
 # --- authored edges -----------------------------------------------------------
 # A link is a use of both its ends (memory/activation.py): their used_at follows.
-EDGE_CREATE: Final = (
+EDGE_CREATE: Final = KEEP_PLAN + (
     "MATCH (a:{source}:KenningMemory {{id: $s}}) MATCH (b:{target}:KenningMemory {{id: $t}}) "
     "CREATE (a)-[:{rel} {{tick: $tick, encounter: $encounter, created_at: $at}}]->(b) "
     "SET a.used_at = $at, b.used_at = $at, a._touched = $tick, b._touched = $tick"
 )
-EDGE_CREATE_SUPERSEDES: Final = (
+EDGE_CREATE_SUPERSEDES: Final = KEEP_PLAN + (
     "MATCH (a:{source}:KenningMemory {{id: $s}}) MATCH (b:{target}:KenningMemory {{id: $t}}) "
     "CREATE (a)-[:SUPERSEDES {{tick: $tick, encounter: $encounter, created_at: $at, "
     "revision_why: $why}}]->(b) SET b._touched = $tick"
@@ -407,7 +428,9 @@ ENC_SEAL: Final = (
     "e.summary = $summary"
 )
 ENC_DISSOLVE: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.dissolved_at = $at"
-ENC_TOUCH: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.last_activity_at = $at"
+ENC_TOUCH: Final = (
+    KEEP_PLAN + "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.last_activity_at = $at"
+)
 ENC_TOMBSTONES: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.tombstones = coalesce(e.tombstones, 0) + $count"
 # Every erasure's transaction counts itself here: a server serving the memory beside the
 # operator's CLI sees the count move and drops what it cached of node text (infusion/select.py).
@@ -423,7 +446,9 @@ DELETIONS_COUNT: Final = (
 )
 # A write marks the stored nodes it changed (status, successor, use, pin) with its tick;
 # the statements that link, revise, confirm, consult and pin mark theirs themselves.
-NODES_TOUCH: Final = "MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids SET n._touched = $tick"
+NODES_TOUCH: Final = (
+    KEEP_PLAN + "MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids SET n._touched = $tick"
+)
 
 
 def _nodes_touched_since() -> LiteralString:
@@ -822,13 +847,14 @@ LOAD_TEXT: Final = text_of(LoadText, sys.modules[__name__])
 # write checks: a shortfall ends the write, so nothing is left half made. Sought by
 # element id, so one branch serves every type (a dynamic label in a MATCH scans every
 # node; a branch per type made a plan of half a second, made again as the data grew).
-NODES_CREATE_ALL: Final = (
+NODES_CREATE_ALL: Final = KEEP_PLAN + (
     "MATCH (e:Encounter:KenningMemory {id: $encounter}) "
     "SET e.last_activity_at = coalesce($touched_at, e.last_activity_at) WITH e "
     "CALL (e) { UNWIND $rows AS r "
     "CREATE (e)-[:RECORDED {tick: $tick}]->(n:KenningMemory) "
     "SET n:$(r.label), n:$(r.classes), n += r.props "
-    "MERGE (k:NameKey {_memory: $memory, name: r.props.name}) SET k.id = r.props.id "
+    "MERGE (k:NameKey {_memory: $memory, name: r.props.name}) "
+    "SET k.id = r.props.id, k.eid = elementId(n) "
     "WITH n, r WHERE r.revises IS NOT NULL "
     "MATCH (b:KenningMemory) WHERE elementId(b) = r.revises AND b.id = r.revised "
     "CREATE (n)-[:SUPERSEDES {tick: $tick, encounter: $encounter, created_at: $at, "

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, LiteralString, NamedTuple
 
 from kenning_encounter.errors import StoreError
-from kenning_encounter.store.ids import component_key, group_by_type
+from kenning_encounter.store.ids import component_key, group_by_type, type_of_id
 from kenning_encounter.store.neo4j import engine
 from kenning_encounter.store.neo4j import past as past_text
 from kenning_encounter.store.neo4j import queries as q
@@ -188,10 +188,24 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         its tick."""
         if not self._reserve_due:
             return super().begin_batch(locus, names, node_ids, named)
-        [(_, found, held)] = self._reserve(q.BATCH_BEGIN, {"locus": locus, "names": ["", *names]})
+        # Blanks name nothing. The plan cache keys on a list's size class as well as its
+        # type, and a list of one is a class of its own: two blanks keep a batch that
+        # revises nothing on the plan of one that revises a few.
+        params = {"locus": locus, "names": ["", *names], "named": ["", "", *named]}
+        [(_, open_, held, found)] = self._reserve(q.BATCH_BEGIN, params)
         heads = {str(name): str(i) for name, i in held}
-        encounter = None if found is None else encounter_from(found)
-        return self._batch_nodes(encounter, heads, node_ids, named)
+        encounter = None if open_ is None else encounter_from(open_)
+        # The named heads the statement found by their keys' element ids; the rest (asked
+        # by id, or under a key that noted none) are read by id.
+        nodes: dict[str, NodeRecord] = {}
+        for row in found:
+            label = type_of_id(str(row[0]["id"]))
+            if label is not None:
+                node = self.node(label, row)
+                nodes[node.id] = node
+        wanted = [*node_ids, *(heads[n] for n in named if n in heads)]
+        rest = [i for i in dict.fromkeys(wanted) if i not in nodes]
+        return BatchStart(encounter, heads, {**nodes, **(self.get_nodes(rest) if rest else {})})
 
     def open_encounter_of(self, locus: str) -> EncounterRecord | None:
         if not self._reserve_due:

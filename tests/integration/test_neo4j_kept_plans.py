@@ -1,0 +1,99 @@
+"""The statements that keep their first plan (``queries.KEEP_PLAN``) must not need a
+better one as the memory grows: planned on an empty memory, where the statistics give the
+planner the least reason to seek, each still reaches every node and relationship through
+an index or an element id, never a scan. A statement whose plan could scan must not carry
+the prefix (a kept scan would be kept at a million nodes)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kenning_encounter.store.neo4j import queries as q
+from kenning_encounter.store.neo4j.namespace import Namespace
+from tests.support.backends import neo4j_unavailable, open_neo4j_store
+
+pytestmark = pytest.mark.neo4j
+
+# Operators that read a label, a relationship type or an index whole.
+_SCANS = ("Scan",)
+
+# Values of the types the write path sends (the plan cache keys on parameter types).
+_PARAMS: dict[str, Any] = {
+    "memory": "default",
+    "locus": "a session",
+    "names": ["", "a name"],
+    "named": ["", "a name"],
+    "ids": ["note_0"],
+    "s": "note_0",
+    "t": "con_0",
+    "name": "E1",
+    "encounter": "E1",
+    "tick": 1,
+    "at": "2026-01-01T00:00:00.000+00:00",
+    "touched_at": None,
+    "why": "a reason",
+    "made": 1,
+    "tokens": 1,
+    "rows": [
+        {
+            "label": "Note",
+            "classes": [],
+            "props": {"id": "note_1", "name": "n"},
+            "source": None,
+            "revises": None,
+            "revised": None,
+            "why": None,
+        }
+    ],
+}
+
+
+def _kept() -> dict[str, str]:
+    """Every statement of queries.py that keeps its plan, templates filled."""
+    kept: dict[str, str] = {}
+    for name, value in vars(q).items():
+        if name == "KEEP_PLAN" or not (isinstance(value, str) and value.startswith(q.KEEP_PLAN)):
+            continue
+        slots = {"label": "Note", "source": "Note", "target": "Concept", "rel": "ABOUT"}
+        template = any("{" + slot + "}" in value for slot in slots)
+        kept[name] = q.render(value, **slots) if template else value
+    return kept
+
+
+def _operators(plan: dict[str, Any]) -> list[str]:
+    found = [str(plan["operatorType"]).split("@")[0]]
+    for child in plan.get("children", []):
+        found += _operators(child)
+    return found
+
+
+@pytest.fixture
+def neo() -> Iterator[Any]:
+    opened = open_neo4j_store()
+    if isinstance(opened, str):
+        neo4j_unavailable(opened)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def test_the_write_path_keeps_its_plans() -> None:
+    kept = _kept()
+    every_write = {"CLOCK_NEXT", "CLOCK_NEXT_OPEN_OF", "BATCH_BEGIN", "NODES_CREATE_ALL"}
+    assert every_write <= set(kept), sorted(kept)
+
+
+@pytest.mark.parametrize("name", sorted(_kept()))
+def test_a_kept_plan_made_on_an_empty_memory_seeks(neo: Any, name: str) -> None:
+    statement = Namespace().statement(_kept()[name])
+    with neo._driver.session(database=neo.database) as session:  # pyright: ignore[reportPrivateUsage]
+        session.run("CALL db.clearQueryCaches()").consume()
+        plan = session.run("EXPLAIN " + statement, _PARAMS).consume().plan
+    assert plan is not None
+    operators = _operators(dict(plan))
+    scans = [o for o in operators if any(s in o for s in _SCANS)]
+    assert not scans, f"{name} plans {scans} on an empty memory: {operators}"
