@@ -261,10 +261,13 @@ def run_size(
 
 
 def open_emptied_not(target: Any) -> Any:
-    """The loaded store, opened as a server would open it (nothing emptied)."""
+    """The loaded store, opened as a server would open it (nothing emptied), its node
+    cache warming on a thread meanwhile as a server's does (server/context.py)."""
     from kenning_encounter.store.neo4j import Neo4jStore
 
-    return Neo4jStore.open(target.uri, target.username, target.password, target.database)
+    store = Neo4jStore.open(target.uri, target.username, target.password, target.database)
+    store.start_warming()
+    return store
 
 
 def run(quick: bool = False, nodes: int | None = None) -> dict[str, Any]:

@@ -142,6 +142,12 @@ SETTING_FLAGS: Final[tuple[Flag, ...]] = (
         type=float,
         metavar="MS",
     ),
+    Flag(
+        "neo4j_cache_nodes",
+        "Neo4j: nodes kept in memory, read in newest first at start (0: none)",
+        type=int,
+        metavar="N",
+    ),
     Flag("cypher_row_cap", "most rows read_cypher returns", type=int, metavar="N"),
     Flag("cypher_char_cap", "most characters read_cypher returns", type=int, metavar="N"),
     Flag("cypher_timeout", "seconds a read_cypher query may run", type=float, metavar="SECONDS"),

@@ -98,6 +98,9 @@ class Settings(BaseSettings):
     idle_horizon: float = Field(86_400.0, gt=0)
     # A store statement slower than this many ms is logged at WARNING (0: never).
     slow_query_ms: float = Field(500.0, ge=0)
+    # Neo4j: nodes a server keeps read in memory (store/neo4j/nodecache.py), and reads in,
+    # newest first, on a thread of its own once the memory is open (0: no node cache).
+    neo4j_cache_nodes: int = Field(100_000, ge=0)
 
     # --- read_cypher ------------------------------------------------------------
     cypher_row_cap: int = Field(500, ge=1)

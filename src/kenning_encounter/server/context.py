@@ -36,7 +36,7 @@ from kenning_encounter.memory.service import Memory
 from kenning_encounter.server.holds import Holds, load_session_key
 from kenning_encounter.server.services import Services, build_services
 from kenning_encounter.store.embedded.backend import EmbeddedStore
-from kenning_encounter.store.port import GraphStore
+from kenning_encounter.store.port import GraphStore, WarmsCache
 
 log = logging.getLogger(__name__)
 
@@ -265,6 +265,8 @@ class Runtime:
             if settings.face == "full":
                 # A reader face never writes, not even this mechanical sweep.
                 memory.sweep_idle(settings.idle_horizon)
+            if isinstance(store, WarmsCache):
+                store.start_warming()  # the node cache fills while the first calls come
             context = AppContext(settings=settings, memory=memory)
             context.services = build_services(settings, memory)
             context.infuse = context.services.infuse

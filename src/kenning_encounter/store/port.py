@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, LiteralString, Protocol, TypeVar
+from typing import Any, Final, LiteralString, Protocol, TypeVar, runtime_checkable
 
 from kenning_encounter.store.ledger import SessionLedgers
 from kenning_encounter.store.past import StatusMove
@@ -757,3 +757,11 @@ class GraphStore(UnitsOfWork, TextSearch, CypherReads, AnalyticsSource, LedgerKe
     def info(self) -> dict[str, Any]: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class WarmsCache(Protocol):
+    """A store that reads what it will be asked for into a cache while serving begins
+    (Neo4j: its node cache, on a thread of its own)."""
+
+    def start_warming(self) -> None: ...

@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, LiteralString, TypeVar, cast
@@ -39,7 +40,7 @@ from kenning_encounter.store.neo4j.infusion_log import Neo4jInfusionLog
 from kenning_encounter.store.neo4j.ledger import Neo4jLedgers
 from kenning_encounter.store.neo4j.meanings import Neo4jMeanings
 from kenning_encounter.store.neo4j.namespace import DEFAULT_MEMORY, Namespace, name_problem
-from kenning_encounter.store.neo4j.nodecache import NodeCache
+from kenning_encounter.store.neo4j.nodecache import DEFAULT_CAPACITY, NodeCache
 from kenning_encounter.store.neo4j.scope import check_scope, scope_nodes
 from kenning_encounter.store.neo4j.translate import translated
 from kenning_encounter.store.neo4j.tx import Neo4jTx
@@ -68,6 +69,9 @@ _SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 _TIMEOUT_CODES = ("TransactionTimedOut", "Terminated")
 _READ_ONLY_CODES = ("AccessMode", "WriteOnReadOnlyAccessDbException", "Forbidden")
 _MEMORY_CODES = ("MemoryPoolOutOfMemoryError", "MemoryLimitExceeded")
+# Nodes the cache's warming reads per transaction, and how long a closing store waits for it.
+WARM_PAGE = 1_000
+WARM_JOIN_S = 10.0
 # Fewer than the driver's pool: slow read_cypher queries never take every connection.
 CYPHER_CONCURRENCY = 3
 INSTALL_HINT = (
@@ -100,6 +104,7 @@ class Neo4jStore:
         memory: str = DEFAULT_MEMORY,
         clock: Callable[[], str] = _utc_now,
         tracer: Tracer | None = None,
+        cache_nodes: int = DEFAULT_CAPACITY,
     ) -> None:
         import neo4j
 
@@ -118,7 +123,9 @@ class Neo4jStore:
         self._gds: GdsExecutor | None = None
         self._doc_freqs: dict[frozenset[str], lexical.DocFreqs] = {}
         # Nodes read before, kept while other writers are heard (nodecache.py).
-        self._node_cache = NodeCache()
+        self._node_cache = NodeCache(capacity=cache_nodes)
+        self._warming: threading.Thread | None = None
+        self._stop_warming = threading.Event()
         self._freqs_lock = threading.Lock()
         self._ledgers = Neo4jLedgers(self._ledger_unit, self._tracer, self.ns)
         self._meanings = Neo4jMeanings(self._ledger_unit, self._tracer, self.ns)
@@ -139,19 +146,22 @@ class Neo4jStore:
         tracer: Tracer | None = None,
         slow_query_ms: float = DEFAULT_SLOW_QUERY_MS,
         connection_timeout_s: float = 10.0,
+        cache_nodes: int = DEFAULT_CAPACITY,
     ) -> Neo4jStore:
         """Connect, check the server answers, and create the schema if it is missing.
 
         ``memory`` names the memory within the database: several may share one
         (namespace.py). Statements go to ``tracer``; without one, to the query log,
-        which calls one slower than ``slow_query_ms`` slow (0: never)."""
+        which calls one slower than ``slow_query_ms`` slow (0: never). The node cache
+        keeps up to ``cache_nodes`` nodes (0: none)."""
         problem = name_problem(memory)
         if problem is not None:
             raise ConfigError(problem + " (set KENNING_ENCOUNTER_MEMORY or --memory)")
         tracer = tracer or QueryLog(slow_query_ms, backend=cls.backend)
         store = cls._connect(
-            uri, username, password, database, memory, clock, tracer, connection_timeout_s
-        )
+            uri, username, password, database, memory, clock, tracer, connection_timeout_s,
+            cache_nodes,
+        )  # fmt: skip
         return store._prepared()
 
     @classmethod
@@ -168,6 +178,7 @@ class Neo4jStore:
             settings.neo4j_database,
             memory=settings.memory,
             slow_query_ms=settings.slow_query_ms,
+            cache_nodes=settings.neo4j_cache_nodes,
         )
 
     @classmethod
@@ -181,6 +192,7 @@ class Neo4jStore:
         clock: Callable[[], str],
         tracer: Tracer | None,
         connection_timeout_s: float,
+        cache_nodes: int = DEFAULT_CAPACITY,
     ) -> Neo4jStore:
         try:
             import neo4j
@@ -208,7 +220,15 @@ class Neo4jStore:
                 "host and port only (bolt://HOST:7687) and the credentials in "
                 "NEO4J_USERNAME / NEO4J_PASSWORD"
             ) from None
-        return cls(driver, uri=uri, database=database, memory=memory, clock=clock, tracer=tracer)
+        return cls(
+            driver,
+            uri=uri,
+            database=database,
+            memory=memory,
+            clock=clock,
+            tracer=tracer,
+            cache_nodes=cache_nodes,
+        )
 
     def _prepared(self) -> Neo4jStore:
         try:
@@ -224,8 +244,55 @@ class Neo4jStore:
         if self._closed:
             return
         self._closed = True
+        self._stop_warming.set()
+        if self._warming is not None:
+            self._warming.join(WARM_JOIN_S)  # it stops after the page it is reading
         with self._write_lock:
             self._driver.close()
+
+    # --- the node cache, read in while the server starts serving --------------------
+    def start_warming(self) -> None:
+        """Read the newest nodes into the node cache on a thread of its own (once)."""
+        if self._warming is not None or self._node_cache.capacity <= 0 or self._closed:
+            return
+        self._warming = threading.Thread(
+            target=self._warm_quietly, name="kenning-node-cache", daemon=True
+        )
+        self._warming.start()
+
+    def _warm_quietly(self) -> None:
+        started = time.perf_counter()
+        try:
+            read = self.warm_cache(self._stop_warming)
+        except Exception as exc:  # the cache fills as prompts read instead
+            if not self._closed:
+                log.warning("reading nodes into the node cache stopped (%s)", type(exc).__name__)
+            return
+        log.info("node cache: %d nodes read in %.1f s", read, time.perf_counter() - started)
+
+    def warm_cache(self, stop: threading.Event | None = None) -> int:
+        """Read the memory's newest nodes into the node cache, as many as it keeps, in
+        pages of their own read transactions (oldest page first: the newest are the last
+        it would let go); the number read. Each page goes through the read path a prompt
+        takes (nodecache.py): synchronised first, offered under the cache's generation,
+        so a write committed meanwhile is heard as it is by any read."""
+        limit = self._node_cache.capacity
+        if limit <= 0:
+            return 0
+
+        def newest(tx: ManagedTransaction) -> list[str]:
+            rows = self._tx(tx, write=False).rows(q.NODES_NEWEST, {"limit": limit})
+            return [str(r[0]) for r in rows]
+
+        with self._translate_errors("reading"), self._session(write=False) as s:
+            ids = s.execute_read(newest)
+        read = 0
+        for end in range(len(ids), 0, -WARM_PAGE):
+            if stop is not None and stop.is_set():
+                break
+            page = ids[max(0, end - WARM_PAGE) : end]
+            read += len(self.read(lambda tx, page=page: tx.get_nodes(page)))
+        return read
 
     # --- schema -----------------------------------------------------------------
     def _prepare(self) -> None:

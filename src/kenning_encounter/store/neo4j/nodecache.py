@@ -31,7 +31,7 @@ from typing import Final
 
 from kenning_encounter.store.records import NodeRecord, approx_bytes
 
-DEFAULT_CAPACITY: Final = 50_000
+DEFAULT_CAPACITY: Final = 100_000
 # More nodes touched than this since the last synchronisation (a process that read
 # nothing through a long run of writes): the cache starts again rather than drop each.
 DROP_LIMIT: Final = 5_000
@@ -55,6 +55,10 @@ class NodeCache:
         self._synced: int | None = None  # the clock at the last synchronisation
         self._counts: tuple[int, int] | None = None  # erasures, deletions then
         self._generation = 0  # moves whenever anything is dropped
+
+    @property
+    def capacity(self) -> int:
+        return self._capacity
 
     @property
     def synced(self) -> int | None:

@@ -926,6 +926,20 @@ CONFIRMATIONS_OF_ALL: Final = _confirmations_all()
 # index by the list row by row: three times slower at 100k nodes).
 CLASSIFIED_ALL: Final = _classified_all()
 
+
+def _nodes_newest() -> LiteralString:
+    seeks = " UNION ALL ".join(
+        f"MATCH (n:{label}:KenningMemory) WHERE n.tick IS NOT NULL "
+        "RETURN n.id AS id, n.tick AS tick"
+        for label in AUTHORED_NODE_TYPES
+    )
+    return cast(LiteralString, f"CALL () {{ {seeks} }} RETURN id ORDER BY tick DESC LIMIT $limit")
+
+
+# The ids of the memory's $limit newest nodes, newest first: what a server reads into its
+# node cache once the memory is open (Neo4jStore.warm_cache).
+NODES_NEWEST: Final = _nodes_newest()
+
 # Node rows of every type by id ($ids, of any types), each led by its type and followed by
 # its recording encounter's properties, which a read then need not fetch again.
 NODES_GET_ALL: Final = _nodes_get_all()
