@@ -6,14 +6,12 @@ the prefix (a kept scan would be kept at a million nodes)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j.namespace import Namespace
-from tests.support.backends import neo4j_unavailable, open_neo4j_store
 
 pytestmark = pytest.mark.neo4j
 
@@ -70,17 +68,6 @@ def _operators(plan: dict[str, Any]) -> list[str]:
     return found
 
 
-@pytest.fixture
-def neo() -> Iterator[Any]:
-    opened = open_neo4j_store()
-    if isinstance(opened, str):
-        neo4j_unavailable(opened)
-    try:
-        yield opened
-    finally:
-        opened.close()
-
-
 def test_the_write_path_keeps_its_plans() -> None:
     kept = _kept()
     every_write = {"CLOCK_NEXT", "CLOCK_NEXT_OPEN_OF", "BATCH_BEGIN", "NODES_CREATE_ALL"}
@@ -88,9 +75,9 @@ def test_the_write_path_keeps_its_plans() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(_kept()))
-def test_a_kept_plan_made_on_an_empty_memory_seeks(neo: Any, name: str) -> None:
+def test_a_kept_plan_made_on_an_empty_memory_seeks(neo4j_store: Any, name: str) -> None:
     statement = Namespace().statement(_kept()[name])
-    with neo._driver.session(database=neo.database) as session:  # pyright: ignore[reportPrivateUsage]
+    with neo4j_store._driver.session(database=neo4j_store.database) as session:  # pyright: ignore[reportPrivateUsage]
         session.run("CALL db.clearQueryCaches()").consume()
         plan = session.run("EXPLAIN " + statement, _PARAMS).consume().plan
     assert plan is not None

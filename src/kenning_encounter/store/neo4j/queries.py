@@ -603,25 +603,26 @@ def _own_ids(label: str) -> str:
 # One branch per authored type, each seeking its own index with its own ids (``_own_ids``;
 # a type with none costs an empty seek): a statement per read instead of one per type.
 # Infusion reads the edges of ids of every type per prompt.
-def _each_type(branch: str, columns: str) -> LiteralString:
+def _each_type(branch: str, tail: str) -> LiteralString:
+    """A union of ``branch`` for every authored type (``{label}``; ``{ids}``: that type's
+    own ids of $ids), then ``tail``."""
     branches = [
         branch.format(label=_checked(label), ids=_own_ids(label)) for label in AUTHORED_NODE_TYPES
     ]
-    text = f"CALL () {{ {' UNION ALL '.join(branches)} }} RETURN {columns}"
-    return cast(LiteralString, text)
+    return cast(LiteralString, f"CALL () {{ {' UNION ALL '.join(branches)} }} {tail}")
 
 
 EDGES_OUT_EACH: Final = _each_type(
     "MATCH (n:{label}:KenningMemory)-[r]->(m) WHERE n.id IN {ids} AND type(r) IN $rels "
     "RETURN n.id AS s, m.id AS t, type(r) AS rel, r.tick AS tick, r.encounter AS enc, "
     "r.revision_why AS why",
-    "s, t, rel, tick, enc, why",
+    "RETURN s, t, rel, tick, enc, why",
 )
 EDGES_IN_EACH: Final = _each_type(
     "MATCH (n:{label}:KenningMemory)<-[r]-(m) WHERE n.id IN {ids} AND type(r) IN $rels "
     "RETURN m.id AS s, n.id AS t, type(r) AS rel, r.tick AS tick, r.encounter AS enc, "
     "r.revision_why AS why",
-    "s, t, rel, tick, enc, why",
+    "RETURN s, t, rel, tick, enc, why",
 )
 # Both directions in one round trip, for a neighbourhood: an edge between two of the ids
 # comes back once from each end, as the two statements above give it.
@@ -632,7 +633,7 @@ EDGES_BOTH_EACH: Final = _each_type(
     "MATCH (n:{label}:KenningMemory)<-[r]-(m) WHERE n.id IN {ids} AND type(r) IN $rels "
     "RETURN m.id AS s, n.id AS t, type(r) AS rel, r.tick AS tick, r.encounter AS enc, "
     "r.revision_why AS why",
-    "s, t, rel, tick, enc, why",
+    "RETURN s, t, rel, tick, enc, why",
 )
 
 
@@ -894,51 +895,31 @@ def _nodes_get_all() -> LiteralString:
     return cast(LiteralString, statement)
 
 
-def _classified_all() -> LiteralString:
-    seeks = " UNION ALL ".join(
-        f"MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids "
-        "AND n.classification IS NOT NULL RETURN n.id AS id, n.classification AS c"
-        for label in AUTHORED_NODE_TYPES
-    )
-    return cast(LiteralString, f"CALL () {{ {seeks} }} RETURN id, c")
-
-
-def _confirmations_all() -> LiteralString:
-    seeks = " UNION ALL ".join(
-        f"MATCH (n:{label}:KenningMemory) WHERE n.id IN {_own_ids(label)} RETURN n"
-        for label in AUTHORED_NODE_TYPES
-    )
-    return cast(
-        LiteralString,
-        f"CALL () {{ {seeks} }} MATCH (e:Encounter:KenningMemory)-[r:CONFIRMED]->(n) "
-        "RETURN n.id, e.id, r.tick, r.created_at",
-    )
-
-
 # The confirmations of nodes of any types ($ids), as CONFIRMATIONS_OF gives them for one:
 # infusion asks about nodes of four or five types a prompt, a round trip each before.
-CONFIRMATIONS_OF_ALL: Final = _confirmations_all()
+CONFIRMATIONS_OF_ALL: Final = _each_type(
+    "MATCH (n:{label}:KenningMemory) WHERE n.id IN {ids} RETURN n",
+    "MATCH (e:Encounter:KenningMemory)-[r:CONFIRMED]->(n) RETURN n.id, e.id, r.tick, r.created_at",
+)
 
 # The classified among ids of any types ($ids): what the read gate needs of the ids an
 # answer names, a row only for those that carry a class. Each branch reads its type's
 # (_memory, classification) index, which holds only classified nodes; every branch takes
 # every id here (a branch's own ids, as _own_ids gives them, made the planner filter that
 # index by the list row by row: three times slower at 100k nodes).
-CLASSIFIED_ALL: Final = _classified_all()
-
-
-def _nodes_newest() -> LiteralString:
-    seeks = " UNION ALL ".join(
-        f"MATCH (n:{label}:KenningMemory) WHERE n.tick IS NOT NULL "
-        "RETURN n.id AS id, n.tick AS tick"
-        for label in AUTHORED_NODE_TYPES
-    )
-    return cast(LiteralString, f"CALL () {{ {seeks} }} RETURN id ORDER BY tick DESC LIMIT $limit")
+CLASSIFIED_ALL: Final = _each_type(
+    "MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids "
+    "AND n.classification IS NOT NULL RETURN n.id AS id, n.classification AS c",
+    "RETURN id, c",
+)
 
 
 # The ids of the memory's $limit newest nodes, newest first: what a server reads into its
 # node cache once the memory is open (Neo4jStore.warm_cache).
-NODES_NEWEST: Final = _nodes_newest()
+NODES_NEWEST: Final = _each_type(
+    "MATCH (n:{label}:KenningMemory) WHERE n.tick IS NOT NULL RETURN n.id AS id, n.tick AS tick",
+    "RETURN id ORDER BY tick DESC LIMIT $limit",
+)
 
 # Node rows of every type by id ($ids, of any types), each led by its type and followed by
 # its recording encounter's properties, which a read then need not fetch again.
