@@ -146,6 +146,37 @@ def test_a_read_with_nothing_changed_takes_its_nodes_from_the_cache(neo4j_store:
         store.close()
 
 
+def test_a_search_synchronises_the_cache_in_its_own_statement(neo4j_store: Any) -> None:
+    """The search statement (text.py, infusion's first) asks for the nodes changed since
+    the cache's last synchronisation before its hits: a read that begins with a search
+    sends no synchronisation of its own, and still reads a node another store changed."""
+    from kenning_encounter.store.neo4j.text import search_remembered
+
+    memory = Memory(neo4j_store)
+    ids = _written(memory)
+    statements: list[str] = []
+    store = _open(lambda text, params, seconds: statements.append(text))
+    try:
+        _nodes(store, sorted(ids.values()))  # cached, and the cache synchronised once
+        memory.create_relations(
+            S, [{"source": "brass lantern", "type": "RESOLVES", "target": "which lantern"}]
+        )
+        statements.clear()
+        question = ids["which lantern"]
+
+        def searched(tx: Any) -> NodeRecord:
+            search_remembered(tx, "oil", limit=5)
+            return tx.get_nodes([question])[question]
+
+        assert store.read(searched) == _truth([question])[question]
+        assert store.read(searched).status == "resolved"
+        assert not any(
+            text.startswith("MATCH (c:Meta") and "hits" not in text for text in statements
+        )
+    finally:
+        store.close()
+
+
 def test_a_synchronisation_asks_for_at_most_one_id_past_the_drop_limit(
     neo4j_store: Any, reader: Any
 ) -> None:

@@ -451,7 +451,7 @@ NODES_TOUCH: Final = (
 )
 
 
-def _nodes_touched_since() -> LiteralString:
+def _synchronisation() -> str:
     # The clock is read first, and a writer holds the clock's lock until it commits:
     # a change this statement does not see has a tick above the clock it returns. Each
     # branch seeks its index (hinted: for a type with few nodes touched the planner
@@ -461,25 +461,25 @@ def _nodes_touched_since() -> LiteralString:
         "WHERE n._touched > $since RETURN n.id AS id"
         for label in AUTHORED_NODE_TYPES
     )
-    statement = (
+    return (
         "MATCH (c:Meta {_memory: $memory, key: 'clock'}) "
         "OPTIONAL MATCH (x:Meta {_memory: $memory, key: 'erasures'}) "
         "OPTIONAL MATCH (d:Meta {_memory: $memory, key: 'deletions'}) "
         "OPTIONAL MATCH (t:Meta {_memory: $memory, key: 'text_docs'}) "
         "OPTIONAL MATCH (l:Meta {_memory: $memory, key: 'text_len'}) "
         "WITH c.ival AS clock, coalesce(x.ival, 0) AS erasures, coalesce(d.ival, 0) AS deletions, "
-        "coalesce(t.ival, 0) AS docs, coalesce(l.ival, 0) AS tokens "
+        "coalesce(t.ival, 0) AS docs, coalesce(l.ival, 0) AS tokens, "
         # at most $over ids: more than the cache would drop one by one empties it instead
-        f"RETURN clock, erasures, deletions, docs, tokens, COLLECT {{ {seeks} }}[0..$over] "
-        "AS touched"
+        f"COLLECT {{ {seeks} }}[0..$over] AS touched "
     )
-    return cast(LiteralString, statement)
 
 
 # A node cache's synchronisation (nodecache.py): the clock, the erasure and deletion
 # counts, the lexical counters (TEXT_COUNTERS's, which a read then need not ask again),
 # and the ids of nodes changed after the tick $since.
-NODES_TOUCHED_SINCE: Final = _nodes_touched_since()
+NODES_TOUCHED_SINCE: Final = cast(
+    LiteralString, _synchronisation() + "RETURN clock, erasures, deletions, docs, tokens, touched"
+)
 
 SPINE: Final = "MATCH (a:Encounter:KenningMemory)-[r]->(b:Encounter:KenningMemory) RETURN a.id, type(r), b.id ORDER BY a.opened_tick"
 ENC_RECORDED: Final = "MATCH (:Encounter:KenningMemory {id: $name})-[:RECORDED]->(n) RETURN n.id"
@@ -507,8 +507,10 @@ FULLTEXT_QUERY: Final = (
 
 # The same search for heads of every type, each hit brought with its node row and its
 # recording encounter, so the read that follows (infusion's) need not fetch them; and
-# the clock and erasure count first, which the read asks next (a search's present,
-# memory/activation.py WorkTime): a round trip less.
+# first the node cache's synchronisation (NODES_TOUCHED_SINCE's columns: $since is a tick
+# no clock reaches when the read has synchronised already or has no cache), whose clock
+# and erasure count are also a search's present (memory/activation.py WorkTime): two
+# round trips less.
 #
 # The index is asked for its best $fetch hits only (it then keeps the top of them,
 # not every hit in order: a fifth of the query at 100k nodes). The hits it gives are
@@ -517,9 +519,7 @@ FULLTEXT_QUERY: Final = (
 # caller asks again for more (text.py search_remembered).
 def _fulltext_nodes(types: bool) -> LiteralString:
     of_types = "AND any(l IN labels(node) WHERE l IN $types) " if types else ""
-    statement = (
-        "MATCH (c:Meta {_memory: $memory, key: 'clock'}) "
-        "OPTIONAL MATCH (x:Meta {_memory: $memory, key: 'erasures'}) "
+    statement = _synchronisation() + (
         "CALL () { CALL db.index.fulltext.queryNodes($index, $query, {limit: $fetch}) "
         "YIELD node, score RETURN collect([node, score]) AS found } "
         "CALL (found) { UNWIND found AS hit WITH hit[0] AS node, hit[1] AS score "
@@ -529,9 +529,9 @@ def _fulltext_nodes(types: bool) -> LiteralString:
         "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(node) "
         "RETURN collect([node.id, score, [l IN labels(node) WHERE l IN $kinds][0], "
         "properties(node), e.id, e.locus, properties(e)]) AS hits } "
-        "RETURN c.ival, coalesce(x.ival, 0), size(found), hits"
+        "RETURN clock, erasures, deletions, docs, tokens, touched, size(found), hits"
     )
-    return statement
+    return cast(LiteralString, statement)
 
 
 FULLTEXT_QUERY_NODES: Final = _fulltext_nodes(types=False)

@@ -103,7 +103,10 @@ def search_remembered(
     generation = tx.cache_generation()  # noted before the read (nodecache.py)
     fetch = max(2 * limit, limit + FETCH_SLACK)
     while True:
-        [(clock, erasures, seen, rows)] = tx.rows(statement, params | {"fetch": fetch})
+        asked = params | tx.synchronisation_params() | {"fetch": fetch}
+        [row] = tx.rows(statement, asked)
+        tx.synchronised(row)  # the node cache's, asked first by the same statement
+        clock, erasures, seen, rows = row[0], row[1], row[6], row[7]
         if len(rows) >= limit or int(seen) < fetch:
             break
         fetch *= 4  # the index gave all that was asked and too few were kept: ask for more

@@ -404,15 +404,36 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
 
     def _synchronise(self, cache: NodeCache) -> _Synced:
         """Bring the process's node cache up to the clock, once per read (nodecache.py)."""
-        since = cache.synced
-        params = {"since": _NEVER if since is None else since, "over": cache.drop_limit + 1}
-        row = self.rows(q.NODES_TOUCHED_SINCE, params)
+        row = self.rows(q.NODES_TOUCHED_SINCE, self.synchronisation_params())
         if not row:
             raise StoreError(
                 "this memory's clock is missing from the Neo4j database: it was emptied or "
                 "the memory removed while this server ran; restart the server"
             )
-        clock, erasures, deletions, docs, tokens, touched = row[0]
+        synced = self.synchronised(row[0])
+        assert synced is not None  # a read with a cache, not yet synchronised
+        return synced
+
+    def synchronisation_params(self) -> dict[str, Any]:
+        """$since and $over for a statement that synchronises the node cache as
+        NODES_TOUCHED_SINCE does (the search's, text.py, begins with it): a tick no clock
+        reaches when this read has synchronised already or has no cache."""
+        cache = self._cache
+        if cache is None or self._synced is not None or cache.synced is None:
+            since = _NEVER
+        else:
+            since = cache.synced
+        over = 0 if cache is None or self._synced is not None else cache.drop_limit + 1
+        return {"since": since, "over": over}
+
+    def synchronised(self, row: Sequence[Any]) -> _Synced | None:
+        """Take a synchronisation's answer (clock, erasures, deletions, docs, tokens,
+        touched; asked with ``synchronisation_params``) for this read, if it has a cache
+        and has not synchronised yet; this read's synchronisation, or None in a write."""
+        cache = self._cache
+        if cache is None or self._synced is not None:
+            return self._synced
+        clock, erasures, deletions, docs, tokens, touched = row[:6]
         synced = _Synced(int(clock), int(erasures), int(deletions), int(docs), int(tokens))
         self._synced = synced
         cache.synchronise(synced.clock, (synced.erasures, synced.deletions), touched)
