@@ -112,17 +112,21 @@ def search_remembered(
         fetch *= 4  # the index gave all that was asked and too few were kept: ask for more
     hits: list[SearchHit] = []
     nodes: list[NodeRecord] = []
-    encounters: list[EncounterRecord] = []
+    encounters: dict[str, EncounterRecord] = {}
+    # What the node cache holds (true as of the synchronisation just taken) is not made
+    # again from its row: a warm server holds most hits.
+    held = tx.cached([str(r[0]) for r in rows])
     for node_id, score, label, props, enc, locus, encounter in rows:
         hits.append(SearchHit(id=str(node_id), score=float(score)))
-        # a head: no successor
-        nodes.append(
-            node_record(props, label=str(label), encounter=enc, locus=locus, superseded_by=None)
-        )
-        if encounter is not None:
-            encounters.append(encounter_from(encounter))
+        if node_id not in held:  # a head: no successor
+            record = node_record(
+                props, label=str(label), encounter=enc, locus=locus, superseded_by=None
+            )
+            nodes.append(record)
+        if encounter is not None and enc not in encounters:
+            encounters[str(enc)] = encounter_from(encounter)
     moment = (int(clock), int(erasures))
-    tx.remember(nodes, encounters, generation, moment=moment)
+    tx.remember(nodes, list(encounters.values()), generation, moment=moment)
     return hits
 
 

@@ -393,6 +393,16 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         cache.offer(generation, found)
         return {**cached, **found}
 
+    def cached(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
+        """What the node cache holds of ``node_ids`` for this read (nothing in a write, or
+        before this read has synchronised it)."""
+        cache = self._cache
+        if cache is None or self._synced is None:
+            return {}
+        found = cache.get(node_ids)
+        self._nodes_seen.update(found)
+        return found
+
     def _cached(
         self, cache: NodeCache, node_ids: Sequence[str], *, first: bool = False
     ) -> dict[str, NodeRecord]:
