@@ -394,14 +394,8 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         return {**cached, **found}
 
     def cached(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
-        """What the node cache holds of ``node_ids`` for this read (nothing in a write, or
-        before this read has synchronised it)."""
-        cache = self._cache
-        if cache is None or self._synced is None:
-            return {}
-        found = cache.get(node_ids)
-        self._nodes_seen.update(found)
-        return found
+        """What the node cache holds of ``node_ids`` for this read (nothing in a write)."""
+        return {} if self._cache is None else self._cached(self._cache, node_ids)
 
     def _cached(
         self, cache: NodeCache, node_ids: Sequence[str], *, first: bool = False
@@ -420,29 +414,26 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
                 "this memory's clock is missing from the Neo4j database: it was emptied or "
                 "the memory removed while this server ran; restart the server"
             )
-        synced = self.synchronised(row[0])
-        assert synced is not None  # a read with a cache, not yet synchronised
-        return synced
+        return self._adopt(cache, row[0])
 
     def synchronisation_params(self) -> dict[str, Any]:
         """$since and $over for a statement that synchronises the node cache as
         NODES_TOUCHED_SINCE does (the search's, text.py, begins with it): a tick no clock
         reaches when this read has synchronised already or has no cache."""
         cache = self._cache
-        if cache is None or self._synced is not None or cache.synced is None:
-            since = _NEVER
-        else:
-            since = cache.synced
-        over = 0 if cache is None or self._synced is not None else cache.drop_limit + 1
-        return {"since": since, "over": over}
+        if cache is None or self._synced is not None:
+            return {"since": _NEVER, "over": 0}
+        since = cache.synced
+        return {"since": _NEVER if since is None else since, "over": cache.drop_limit + 1}
 
-    def synchronised(self, row: Sequence[Any]) -> _Synced | None:
+    def synchronised(self, row: Sequence[Any]) -> None:
         """Take a synchronisation's answer (clock, erasures, deletions, docs, tokens,
         touched; asked with ``synchronisation_params``) for this read, if it has a cache
-        and has not synchronised yet; this read's synchronisation, or None in a write."""
-        cache = self._cache
-        if cache is None or self._synced is not None:
-            return self._synced
+        and has not synchronised yet."""
+        if self._cache is not None and self._synced is None:
+            self._adopt(self._cache, row)
+
+    def _adopt(self, cache: NodeCache, row: Sequence[Any]) -> _Synced:
         clock, erasures, deletions, docs, tokens, touched = row[:6]
         synced = _Synced(int(clock), int(erasures), int(deletions), int(docs), int(tokens))
         self._synced = synced
