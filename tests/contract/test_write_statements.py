@@ -18,6 +18,7 @@ from typing import Any
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded import queries as q
 from kenning_encounter.store.embedded.backend import EmbeddedStore
+from tests.support.embedded_store import read_uncached
 
 SESSION = "statements"
 WHEN = "2026-03-02T09:00:00Z"
@@ -38,8 +39,13 @@ def test_an_optional_property_on_one_node_of_a_batch_comes_back_only_there(
         ],
     )
     ids = {n.name: n.id for n in created.created}
-    # Read in a write transaction: from the engine itself, not from a cache of what was sent.
-    nodes = memory.store.write(lambda tx: tx.get_nodes(list(ids.values())))
+    # From the engine itself, not from a cache of what was sent: the embedded store's
+    # writes read unchanged nodes from its cache too, so it is read around the cache.
+    store = memory.store
+    if isinstance(store, EmbeddedStore):
+        nodes = read_uncached(store, lambda tx: tx.get_nodes(list(ids.values())))
+    else:
+        nodes = store.write(lambda tx: tx.get_nodes(list(ids.values())))
     by_name = {n.name: n for n in nodes.values()}
     assert set(by_name) == set(ids)
     assert by_name["dated"].props.get("t_observed") == WHEN
@@ -154,3 +160,45 @@ def test_a_batch_makes_its_revisions_together(tmp_path: Path) -> None:
         q.render(q.REVISIONS_CREATE, label=t) for t in ("Concept", "Note")
     )
     assert not [s for s in sent if "SET n.superseded_by = $successor" in s and "UNWIND" not in s]
+
+
+def test_a_relations_batch_makes_each_kind_in_one_statement(tmp_path: Path) -> None:
+    """Embedded: one statement per relation type between two node types, not one per
+    relation; a SUPERSEDES among them still goes alone."""
+    sent: list[str] = []
+
+    def tracer(statement: str, params: Mapping[str, Any] | None, seconds: float) -> None:
+        sent.append(statement)
+
+    store = EmbeddedStore.open(tmp_path / "memory", tracer=tracer)
+    try:
+        memory = Memory(store)
+        memory.advance_encounter(SESSION, "link in bulk")
+        observations = [{"type": "Observation", "name": f"o{i}"} for i in range(6)]
+        concepts = [{"type": "Concept", "name": f"c{i}"} for i in range(3)]
+        memory.create_entities(SESSION, [*observations, *concepts])
+        rels = [{"source": f"o{i}", "type": "ABOUT", "target": f"c{i % 3}"} for i in range(6)] + [
+            {"source": "c0", "type": "INFORMS", "target": "c1"},
+            {"source": "c1", "type": "INFORMS", "target": "c2"},
+            {"source": "c2", "type": "SUPERSEDES", "target": "c0", "revision_why": "merged"},
+        ]
+        sent.clear()
+        made = memory.create_relations(SESSION, rels)
+        assert len(made.created) == 9
+        edges = store.read(lambda tx: tx.edges_of(memory.find_by_name("c1").node.id))
+    finally:
+        store.close()
+    creating = [s for s in sent if "CREATE (a)-[:" in s]
+    assert sorted(creating) == sorted(
+        [
+            q.render(q.EDGES_CREATE, source="Observation", target="Concept", rel="ABOUT"),
+            q.render(q.EDGES_CREATE, source="Concept", target="Concept", rel="INFORMS"),
+            q.render(q.EDGE_CREATE_SUPERSEDES, source="Concept", target="Concept"),
+        ]
+    )
+    assert sorted((e.source == e.target, e.type) for e in edges) == [
+        (False, "ABOUT"),
+        (False, "ABOUT"),
+        (False, "INFORMS"),
+        (False, "INFORMS"),
+    ]

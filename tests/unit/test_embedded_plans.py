@@ -55,8 +55,9 @@ def _plan(conn: Any, statement: str) -> str:
         q.render(q.REVISIONS_CREATE, label="Concept"),
         q.render(q.SUCCESSORS_SET, label="Concept"),
         q.render(q.NODES_RECORD, label="Concept"),
+        q.render(q.EDGES_CREATE, source="Concept", target="Concept", rel="INFORMS"),
     ],
-    ids=["revisions", "successors", "recorded"],
+    ids=["revisions", "successors", "recorded", "relations"],
 )
 def test_a_batch_statement_looks_each_node_up_by_key(conn: Any, statement: str) -> None:
     plan = _plan(conn, statement)

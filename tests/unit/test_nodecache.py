@@ -17,7 +17,7 @@ from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.embedded.nodecache import NodeCache
 from kenning_encounter.store.port import ReadTx
-from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from tests.support.embedded_store import read_uncached
 
 S = "cache-locus"
@@ -156,6 +156,33 @@ def test_the_cache_keeps_the_newest_up_to_its_capacity() -> None:
     assert set(cache.get(generation, ["a", "b", "c", "d", "e"])) == {"c", "d", "e"}
 
 
+def test_a_commit_adds_what_a_write_linked_to_the_lists_it_knows() -> None:
+    """``linked`` go on the end of their ends' lists where the cache holds them (or the
+    write read them: ``sought``); a list it lacks stays unread, and ``edges_changed`` wins
+    over a list the write read before it moved it."""
+    cache = NodeCache()
+    old = EdgeRecord("a", "b", "ABOUT", 1, "E1")
+    cache.offer_edges(cache.generation, {"a": ((old,), ()), "c": ((), ())})
+    new = EdgeRecord("a", "c", "INFORMS", 2, "E2")
+    from_d = EdgeRecord("d", "a", "GROUNDS", 2, "E2")
+    into_e = EdgeRecord("c", "e", "RAISES", 2, "E2")
+    cache.begin_commit()
+    cache.end_commit(
+        set(),
+        [],
+        {"f"},
+        {},
+        sought={"d": ((), ()), "f": ((old,), ())},
+        linked=[new, from_d, into_e],
+    )
+    lists = cache.get_edges(cache.generation, ["a", "b", "c", "d", "e", "f"])
+    assert lists == {
+        "a": ((old, new), (from_d,)),
+        "c": ((into_e,), (new,)),
+        "d": ((from_d,), ()),
+    }
+
+
 def test_a_commit_drops_what_it_changed_and_refuses_older_offers() -> None:
     cache = NodeCache()
     old = cache.generation
@@ -286,6 +313,7 @@ def test_every_statement_that_changes_a_node_reports_it() -> None:
         "CLEAR_NODES",  # an import --restart empties: EmbeddedTx._on_load_changed
         # standing (memory/activation.py): each reports the nodes whose used_at it renews
         "EDGE_CREATE",  # ops/graph.py create_edge: both ends
+        "EDGES_CREATE",  # ops/graph.py create_edges: both ends of each
         "CONFIRM",  # ops/identity.py confirm_nodes
         "CONSULT",  # ops/activation.py consult_nodes
         "PIN",  # ops/activation.py pin_nodes

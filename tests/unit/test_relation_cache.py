@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from kenning_encounter.errors import KenningError
 from kenning_encounter.memory import operator
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded import queries
@@ -221,8 +222,9 @@ def test_every_statement_that_makes_or_removes_a_relation_reports_it() -> None:
     texts = {name: value for name, value in vars(queries).items() if isinstance(value, str)}
     found = {name for name, value in texts.items() if making.search(value)}
     assert found == {
-        "EDGE_CREATE",  # ops/graph.py create_edge: both ends
-        "EDGE_CREATE_SUPERSEDES",  # the same
+        "EDGE_CREATE",  # ops/graph.py create_edge: both ends (_on_linked)
+        "EDGES_CREATE",  # ops/graph.py create_edges: both ends of each (_on_linked)
+        "EDGE_CREATE_SUPERSEDES",  # the same (_on_edges)
         "REVISIONS_CREATE",  # embedded tx.py _create_revisions: both ends of each
         "EDGE_DELETE",  # ops/graph.py delete_edge: both ends
         "NODE_DELETE",  # ops/graph.py delete_node: any (every other end)
@@ -232,3 +234,107 @@ def test_every_statement_that_makes_or_removes_a_relation_reports_it() -> None:
         "LOAD_CONFIRMATIONS",  # ops/load.py load_confirmations: any
         "CLEAR_NODES",  # ops/load.py clear_some: any
     }
+
+
+@pytest.mark.parametrize("warm_limit", [0, 100], ids=["sought", "read-whole"])
+def test_a_write_links_from_the_cache_and_keeps_the_lists(tmp_path: Path, warm_limit: int) -> None:
+    """create_relations checks its sources' relations (no duplicate) on the lists the cache
+    holds, or seeks each list once; the commit then puts the new relations on the lists the
+    cache holds, so the next write and a read find them there, as the engine has them."""
+    statements: list[str] = []
+    path = tmp_path / "m"
+    store = EmbeddedStore.open(path, warm_limit=warm_limit)
+    made = Memory(store)
+    made.advance_encounter(S, "link from the cache")
+    made.create_entities(
+        S,
+        [
+            {"type": "Observation", "name": "o1", "description": "the retry storm"},
+            {"type": "Observation", "name": "o2", "description": "the queue backs up"},
+            {"type": "Question", "name": "q1", "description": "why the storm?"},
+            {"type": "Hypothesis", "name": "h1", "description": "a tight backoff"},
+            {"type": "Concept", "name": "c1", "description": "backoff"},
+        ],
+    )
+    ids = {n: made.find_by_name(n).node.id for n in ("o1", "o2", "q1", "h1", "c1")}
+    store.close()
+    # Reopened, the cache is empty: read whole first, or each list sought by the write.
+    store = EmbeddedStore.open(
+        path, tracer=lambda q, _p, _s: statements.append(q), warm_limit=warm_limit
+    )
+    try:
+        memory = Memory(store)
+        if warm_limit:
+            assert store.warm()
+
+        def seeks() -> list[str]:
+            return [q for q in statements if "-[r]-" in q]
+
+        statements.clear()
+        memory.create_relations(
+            S,
+            [
+                {"source": "o1", "type": "ABOUT", "target": "c1"},
+                {"source": "o1", "type": "SUPPORTS", "target": "h1"},  # h1's status moves
+                {"source": "o2", "type": "ABOUT", "target": "c1"},
+            ],
+        )
+        assert len(seeks()) == (0 if warm_limit else 2), seeks()
+        if warm_limit:  # every end's node was held too: none read from the engine
+            assert not [q for q in statements if q.startswith("UNWIND $ids AS i MATCH (n:")]
+        statements.clear()
+        memory.create_relations(
+            S,
+            [
+                {"source": "o1", "type": "RESOLVES", "target": "q1"},
+                {"source": "o2", "type": "CHALLENGES", "target": "h1"},
+            ],
+        )
+        assert seeks() == [], "the sources' lists were kept through the commit"
+        with pytest.raises(KenningError, match="exists already"):
+            memory.create_relations(S, [{"source": "o2", "type": "ABOUT", "target": "c1"}])
+        statements.clear()
+        sources = [ids["o1"], ids["o2"]]
+        store.read(lambda tx: tx.neighbourhood(sources, AUTHORED))
+        assert seeks() == [], "a read finds them too"
+        every = sorted(ids.values())
+        engine = _engine_view(store, every)
+        assert store.read(lambda tx: _view(tx, every)) == engine
+        assert read_uncached(store, lambda tx: _view(tx, every)) == engine
+    finally:
+        store.close()
+
+
+def test_a_node_a_write_changed_is_read_from_the_engine_not_the_cache(tmp_path: Path) -> None:
+    """Two status moves of one node in one write: the second must start from the first's
+    status, which only the engine holds until the commit (the cache holds the last one)."""
+    store = EmbeddedStore.open(tmp_path / "m", warm_limit=100)
+    try:
+        memory = Memory(store)
+        memory.advance_encounter(S, "two moves in one write")
+        memory.create_entities(
+            S,
+            [
+                {"type": "Observation", "name": "o1", "description": "fast retries"},
+                {"type": "Observation", "name": "o2", "description": "slow retries"},
+                {"type": "Hypothesis", "name": "h1", "description": "a tight backoff"},
+            ],
+        )
+        h1 = memory.find_by_name("h1").node.id
+        assert store.warm()
+        memory.create_relations(
+            S,
+            [
+                {"source": "o1", "type": "SUPPORTS", "target": "h1"},
+                {"source": "o2", "type": "CHALLENGES", "target": "h1"},
+            ],
+        )
+        with store._reader() as conn:  # pyright: ignore[reportPrivateUsage]
+            moves = conn.execute(
+                "MATCH (p:Past) WHERE p.kind = 'status' AND p.node = $id "
+                "RETURN p.moved_from, p.moved_to ORDER BY p.seq",
+                {"id": h1},
+            ).get_all()  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
+        assert [tuple(m) for m in moves] == [("untested", "supported"), ("supported", "challenged")]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    finally:
+        store.close()

@@ -244,6 +244,7 @@ def create_relations(
         # Activity keeps the encounter from the idle sweep (spine.dissolve_idle).
         tx.touch_encounter(encounter.name)
         made: list[EdgeOut] = []
+        links: list[EdgeRecord] = []  # made together once all are checked
         changes: list[dict[str, str]] = []
         planned: set[tuple[str, str, str]] = set()
         nodes, holders, existing = dict(start.nodes), start.heads, _existing(tx, rels, start)
@@ -284,10 +285,13 @@ def create_relations(
             edge = EdgeRecord(
                 source.id, target.id, rel.type, tx.tick, encounter.name, rel.revision_why
             )
-            tx.create_edge(edge)
             made.append(EdgeOut(**_edge_fields(edge)))
             if rel.type == "SUPERSEDES":
+                # Made at once: the next relation's chain check reads the chain.
+                tx.create_edge(edge)
                 nodes[target.id] = replace(target, superseded_by=source.id)
+            else:
+                links.append(edge)
             effect = STATUS_EFFECTS.get(rel.type, {}).get(target.type)
             if effect is not None and target.status in effect[0]:
                 tx.set_status(target.id, effect[1])
@@ -300,6 +304,7 @@ def create_relations(
                         "to": effect[1],
                     }
                 )
+        tx.create_edges(links)
         tx.touch_encounter(encounter.name)
         return Related(encounter=encounter.name, tick=tx.tick, created=made, status_changes=changes)
 

@@ -388,6 +388,10 @@ class NodeWrites(Protocol):
 class RelationWrites(Protocol):
     def create_edge(self, edge: EdgeRecord) -> None: ...
 
+    def create_edges(self, edges: Sequence[EdgeRecord]) -> None:
+        """Each edge as ``create_edge`` would make it, in fewer statements."""
+        ...
+
     def delete_edge(self, source: str, target: str, rel_type: str) -> None: ...
 
 

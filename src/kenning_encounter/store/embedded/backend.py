@@ -224,6 +224,7 @@ class EmbeddedStore:
                 writable=True,
                 tracer=self._tracer,
                 open_names=self._open_names,
+                committed=self._nodes,
             )
             result = work(tx)
             self._nodes.begin_commit()
@@ -235,7 +236,14 @@ class EmbeddedStore:
             # Created nodes go in as written: a node changed after its creation
             # in the same write is dropped instead.
             created = [n for n in tx.created_nodes if n.id not in tx.changed_nodes]
-            self._nodes.end_commit(tx.changed_nodes, created, tx.changed_edges, tx.created_marks)
+            self._nodes.end_commit(
+                tx.changed_nodes,
+                created,
+                tx.changed_edges,
+                tx.created_marks,
+                sought=tx.sought_edges,
+                linked=tx.linked_edges,
+            )
             # Under the write lock, so the index takes ticks in commit order.
             if tx.index_upserts or tx.index_deletes:
                 fresh = {n.id for n in tx.created_nodes}

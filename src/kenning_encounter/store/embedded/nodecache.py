@@ -114,12 +114,18 @@ class NodeCache:
         created: Iterable[NodeRecord] = (),
         edges_changed: Iterable[str] | None = None,
         marks: Mapping[str, str | None] | None = None,
+        *,
+        sought: Mapping[str, Adjacency] | None = None,
+        linked: Iterable[EdgeRecord] = (),
     ) -> None:
         """The commit is done: drop what it changed (None: it may have changed anything),
         keep what it created; drop the relation lists of ``edges_changed`` (None: all),
         and start an empty one for each created node that gained none. ``marks``: the
         classification (or None) of every node the commit wrote into being, an import's
-        included; None when that is not known, which forgets the classified set."""
+        included; None when that is not known, which forgets the classified set.
+        ``sought``: relation lists the write read before it moved them, kept unless in
+        ``edges_changed``; ``linked``: relations it only added, each put at the end of its
+        ends' lists where the cache then holds them (a list it lacks stays unread)."""
         with self._lock:
             if changed is None or marks is None:
                 self._marks = None
@@ -145,8 +151,24 @@ class NodeCache:
                 self._put(created)
                 if edges_changed is not None:
                     moved = set(edges_changed)
-                    self._put_edges({n.id: ((), ()) for n in created if n.id not in moved})
+                    kept = {i: lists for i, lists in (sought or {}).items() if i not in moved}
+                    kept |= {n.id: ((), ()) for n in created if n.id not in moved}
+                    self._put_edges(kept)
+                    self._link(linked)
             self._generation += 1
+
+    def _link(self, linked: Iterable[EdgeRecord]) -> None:
+        grown: dict[str, tuple[list[EdgeRecord], list[EdgeRecord]]] = {}
+        held = self._edges
+        for edge in linked:
+            for end, way in ((edge.source, 0), (edge.target, 1)):
+                if end not in grown:
+                    if end not in held:
+                        continue
+                    out, into = held[end]
+                    grown[end] = (list(out), list(into))
+                grown[end][way].append(edge)
+        self._put_edges({i: (tuple(out), tuple(into)) for i, (out, into) in grown.items()})
 
     def take_warming(self, generation: int) -> bool:
         """Whether the reader at ``generation`` is to read the whole memory and hand it

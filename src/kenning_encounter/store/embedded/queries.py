@@ -215,6 +215,13 @@ EDGE_CREATE: Final = (
     "CREATE (a)-[:{rel} {{tick: $tick, encounter: $encounter, created_at: $at}}]->(b) "
     "SET a.used_at = $at, b.used_at = $at"
 )
+# Several of EDGE_CREATE's relations of one type between two node types. Each end is its
+# own MATCH, bound by key (both in one MATCH of an unwound row join the tables whole).
+EDGES_CREATE: Final = (
+    "UNWIND $rows AS r MATCH (a:{source} {{id: r.s}}) MATCH (b:{target} {{id: r.t}}) "
+    "CREATE (a)-[:{rel} {{tick: $tick, encounter: r.encounter, created_at: $at}}]->(b) "
+    "SET a.used_at = $at, b.used_at = $at"
+)
 EDGE_CREATE_SUPERSEDES: Final = (
     "MATCH (a:{source} {{id: $s}}), (b:{target} {{id: $t}}) "
     "CREATE (a)-[:SUPERSEDES {{tick: $tick, encounter: $encounter, created_at: $at, "

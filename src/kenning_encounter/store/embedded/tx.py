@@ -26,6 +26,7 @@ from kenning_encounter.store.embedded.nodecache import (
     TOO_MANY,
     Adjacency,
     LazySnapshot,
+    NodeCache,
     Whole,
 )
 from kenning_encounter.store.embedded.textindex import IndexDoc, classes_of
@@ -121,9 +122,14 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         tracer: Tracer,
         snapshot: LazySnapshot | None = None,
         open_names: dict[str, str] | None = None,
+        committed: NodeCache | None = None,
     ) -> None:
         self._conn = conn
         self._open_names = open_names
+        # A write's view of the node cache: under the write lock the cache holds what the
+        # last commit left, so its relation lists of a node this write has not linked or
+        # unlinked are the node's lists now (nodecache.py).
+        self._committed = committed
         # A read transaction opens its snapshot at its first statement (nodecache.py).
         self._snapshot = snapshot
         self._clock = clock
@@ -138,8 +144,14 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self.changed_nodes: set[str] = set()
         # The classification (or None) of every node this write creates, an import's too.
         self.created_marks: dict[str, str | None] = {}
-        # Nodes whose authored relations this write made or removed; None: it cannot say.
+        # Nodes whose authored relations this write removed or remade; None: it cannot say.
         self.changed_edges: set[str] | None = set()
+        # Relations this write only added (``_on_linked``), and the relation lists it read
+        # of nodes whose relations it had not yet moved: after the commit, the cache adds
+        # the first to the second (or to the lists it holds) instead of reading them again.
+        self.linked_edges: list[EdgeRecord] = []
+        self.sought_edges: dict[str, Adjacency] = {}
+        self._edges_moved: set[str] = set()
         self._touched: set[str] = set()
         self._walk_bound = q.VAR_LENGTH_DEFAULT
 
@@ -233,13 +245,24 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
     # --- reads: through the node cache of a read snapshot -------------------------------
     def get_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
         if self._snapshot is None:
-            return self._fetch_nodes(node_ids)
+            return self._written_nodes(node_ids)
         cached, missing = self._from_cache(self._snapshot.cached, list(node_ids))
         if not missing:
             return cached
         fetched = self._fetch_nodes(missing)
         self._snapshot.offer(fetched)
         return cached | fetched
+
+    def _written_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
+        """A write's nodes: from the cache those this write has not changed (each change
+        is heard before its statement runs), else read."""
+        cache = self._committed
+        if cache is None:
+            return self._fetch_nodes(node_ids)
+        changed = self.changed_nodes
+        found = cache.get(cache.generation, [i for i in node_ids if i not in changed])
+        missing = [i for i in node_ids if i not in found]
+        return found | self._fetch_nodes(missing) if missing else found
 
     def all_nodes(self) -> Iterable[NodeRecord]:
         """Every authored node, each type read in pages of its row offsets (inside the one
@@ -399,10 +422,25 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         if way is None or not wanted <= _AUTHORED or len(unique) > SEEK_LIMIT:
             return super()._edges_many(template, ids, rels)
         if self._snapshot is None:
-            listed = {i: lists for i, (lists, _) in self._seek_relations(unique).items()}
+            listed = self._written_lists(unique)
         else:
             listed = self._relation_lists(unique)
         return [e for edges in listed.values() for e in edges[way] if e.type in wanted]
+
+    def _written_lists(self, ids: list[str]) -> dict[str, Adjacency]:
+        """A write's relation lists: from the cache for nodes whose relations this write
+        has not moved, else each node's seek (kept for the cache if still unmoved)."""
+        found: dict[str, Adjacency] = {}
+        cache = self._committed if self.changed_edges is not None else None
+        if cache is not None:
+            unmoved = [i for i in ids if i not in self._edges_moved]
+            found = cache.get_edges(cache.generation, unmoved)
+        missing = [i for i in ids if i not in found]
+        for node_id, (lists, _) in self._seek_relations(missing).items():
+            found[node_id] = lists
+            if node_id not in self._edges_moved:
+                self.sought_edges[node_id] = lists
+        return {i: found[i] for i in ids}
 
     def _relation_lists(self, ids: list[str]) -> dict[str, Adjacency]:
         assert self._snapshot is not None
@@ -535,6 +573,18 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             self.changed_edges = None
         elif self.changed_edges is not None:
             self.changed_edges.update(node_ids)
+            self._edges_moved.update(node_ids)
+
+    def _on_linked(self, edges: Sequence[EdgeRecord]) -> None:
+        if self.changed_edges is None:
+            return
+        tick = self.tick
+        for edge in edges:
+            # As a seek would read it back: the write's tick, no reason (not a revision).
+            self.linked_edges.append(
+                EdgeRecord(edge.source, edge.target, edge.type, tick, edge.encounter, None)
+            )
+            self._edges_moved.update((edge.source, edge.target))
 
     def _on_successor(self, node_id: str, successor: str | None) -> None:
         label = type_of_id(node_id)

@@ -334,6 +334,12 @@ EDGE_CREATE: Final = KEEP_PLAN + (
     "CREATE (a)-[:{rel} {{tick: $tick, encounter: $encounter, created_at: $at}}]->(b) "
     "SET a.used_at = $at, b.used_at = $at, a._touched = $tick, b._touched = $tick"
 )
+EDGES_CREATE: Final = KEEP_PLAN + (
+    "UNWIND $rows AS r MATCH (a:{source}:KenningMemory {{id: r.s}}) "
+    "MATCH (b:{target}:KenningMemory {{id: r.t}}) "
+    "CREATE (a)-[:{rel} {{tick: $tick, encounter: r.encounter, created_at: $at}}]->(b) "
+    "SET a.used_at = $at, b.used_at = $at, a._touched = $tick, b._touched = $tick"
+)
 EDGE_CREATE_SUPERSEDES: Final = KEEP_PLAN + (
     "MATCH (a:{source}:KenningMemory {{id: $s}}) MATCH (b:{target}:KenningMemory {{id: $t}}) "
     "CREATE (a)-[:SUPERSEDES {{tick: $tick, encounter: $encounter, created_at: $at, "

@@ -255,6 +255,10 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         super().create_edge(edge)
         self._marked((edge.source, edge.target))
 
+    def create_edges(self, edges: Sequence[EdgeRecord]) -> None:
+        super().create_edges(edges)
+        self._marked(end for edge in edges for end in (edge.source, edge.target))
+
     def confirm_nodes(self, encounter: str, node_ids: Sequence[str], why: str = "") -> None:
         super().confirm_nodes(encounter, node_ids, why)
         self._marked(node_ids)

@@ -47,6 +47,11 @@ class Statements(ABC):
         """Authored relations of these nodes were made or removed (None: of any node, as
         a deletion's or an import's); a backend that keeps them beside the graph hears it."""
 
+    def _on_linked(self, edges: Sequence[EdgeRecord]) -> None:
+        """These relations were made, and nothing else about their ends' relations (a
+        backend that keeps relation lists may add them instead of dropping the lists)."""
+        self._on_edges([end for edge in edges for end in (edge.source, edge.target)])
+
     def _require_writable(self) -> None:
         if not self._writable:
             raise StoreError("internal: write attempted in a read transaction")

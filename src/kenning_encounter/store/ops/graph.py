@@ -319,10 +319,7 @@ class RelationOps(NodeOps):
     # --- writes --------------------------------------------------------------------
     def create_edge(self, edge: EdgeRecord) -> None:
         self._require_writable()
-        s_label, t_label = type_of_id(edge.source), type_of_id(edge.target)
-        if s_label is None or t_label is None:
-            raise StoreError("internal: edge endpoint ids must carry a type prefix")
-        check_relation(edge.type, s_label, t_label)  # Neo4j's schema would store anything
+        s_label, t_label = _end_types(edge)
         params: dict[str, Any] = {
             "s": edge.source,
             "t": edge.target,
@@ -339,10 +336,34 @@ class RelationOps(NodeOps):
         if edge.type != "SUPERSEDES":  # the link renews both ends' used_at (its query)
             self._on_changed(edge.source)
             self._on_changed(edge.target)
-        self._on_edges([edge.source, edge.target])
+            self._on_linked([edge])
+        else:
+            self._on_edges([edge.source, edge.target])
         self.rows(query, params)
         if edge.type == "SUPERSEDES":
             self._revised(edge.target, edge.source)
+
+    def create_edges(self, edges: Sequence[EdgeRecord]) -> None:
+        """Relations as ``create_edge`` makes them, one statement for each type between
+        two node types instead of one per relation; a SUPERSEDES edge moves a chain's
+        head, so it still goes alone, in its place."""
+        self._require_writable()
+        groups: dict[tuple[str, str, str], list[EdgeRecord]] = {}
+        for edge in edges:
+            if edge.type == "SUPERSEDES":
+                self.create_edge(edge)
+                continue
+            s_label, t_label = _end_types(edge)
+            groups.setdefault((edge.type, s_label, t_label), []).append(edge)
+        text = self._relations
+        for (rel, s_label, t_label), group in groups.items():
+            for edge in group:  # a link renews both ends' used_at (the statement)
+                self._on_changed(edge.source)
+                self._on_changed(edge.target)
+            self._on_linked(group)
+            rows = [{"s": e.source, "t": e.target, "encounter": e.encounter} for e in group]
+            query = self.render(text.edges_create, source=s_label, target=t_label, rel=rel)
+            self.rows(query, {"rows": rows, "tick": self.tick, "at": self.now})
 
     def delete_edge(self, source: str, target: str, rel_type: str) -> None:
         self._require_writable()
@@ -366,6 +387,16 @@ class RelationOps(NodeOps):
         old = self.get_node(node_id)
         if old is not None:
             self._on_reindex(old)
+
+
+def _end_types(edge: EdgeRecord) -> tuple[str, str]:
+    """The node types of an edge's ends, checked against the relation's rule (Neo4j's
+    schema would store anything)."""
+    s_label, t_label = type_of_id(edge.source), type_of_id(edge.target)
+    if s_label is None or t_label is None:
+        raise StoreError("internal: edge endpoint ids must carry a type prefix")
+    check_relation(edge.type, s_label, t_label)
+    return s_label, t_label
 
 
 def revisions_by_type(edges: Sequence[EdgeRecord]) -> dict[str, list[dict[str, Any]]]:

@@ -85,6 +85,8 @@ class NodeText:
 class RelationText:
     edge_create: LiteralString  # {source} {target} {rel}; $s $t $tick $encounter $at
     edge_create_supersedes: LiteralString  # {source} {target}; ... and $why
+    # {source} {target} {rel}; $rows of {s, t, encounter}, $tick $at: edge_create's rows
+    edges_create: LiteralString
     edge_count: LiteralString  # {source} {target} {rel}; $s $t -> count
     edge_delete: LiteralString  # {source} {target} {rel}; $s $t
     # Edge rows: source id, target id, type, tick, encounter, revision_why.
