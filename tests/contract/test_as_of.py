@@ -525,3 +525,33 @@ def test_forgetting_a_node_forgets_the_deleted_nodes_that_spoke_of_it(memory: Me
     operator.forget(memory.store, ["subject"])
     assert memory.search("quokka", as_of=linked).hits == []
     assert by_name(memory, made.created[0].id, linked) is None
+
+
+def test_two_moves_of_one_node_in_one_call_read_back_in_their_order(memory: Memory) -> None:
+    """One create_relations that supports and then challenges a hypothesis: the record of
+    the past keeps both moves in order, so the tick before reads the status before both."""
+    memory.advance_encounter(S, "two moves at one tick")
+    memory.create_entities(
+        S,
+        [
+            {"type": "Observation", "name": "fast", "description": "retries pile up"},
+            {"type": "Observation", "name": "slow", "description": "retries spread out"},
+            {"type": "Hypothesis", "name": "backoff", "description": "the backoff is tight"},
+            {"type": "Question", "name": "why", "description": "why the storm"},
+        ],
+    )
+    before = memory.find_by_name("backoff").node.tick
+    made = memory.create_relations(
+        S,
+        [
+            {"source": "fast", "type": "SUPPORTS", "target": "backoff"},
+            {"source": "fast", "type": "RESOLVES", "target": "why"},
+            {"source": "slow", "type": "CHALLENGES", "target": "backoff"},
+        ],
+    )
+    assert memory.find_by_name("backoff").node.status == "challenged"
+    assert memory.find_by_name("why").node.status == "resolved"
+    then = {n: memory.find_by_name(n, as_of=before).node.status for n in ("backoff", "why")}
+    assert then == {"backoff": "untested", "why": "open"}
+    now = {n: memory.find_by_name(n, as_of=made.tick).node.status for n in ("backoff", "why")}
+    assert now == {"backoff": "challenged", "why": "resolved"}

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.embedded import past
 from kenning_encounter.store.embedded import queries as q
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from tests.support.embedded_store import read_uncached
@@ -164,7 +165,8 @@ def test_a_batch_makes_its_revisions_together(tmp_path: Path) -> None:
 
 def test_a_relations_batch_makes_each_kind_in_one_statement(tmp_path: Path) -> None:
     """Embedded: one statement per relation type between two node types, not one per
-    relation; a SUPERSEDES among them still goes alone."""
+    relation; a SUPERSEDES among them still goes alone; the status moves are kept in one
+    statement and set in one per type, the second move of a node after the first."""
     sent: list[str] = []
 
     def tracer(statement: str, params: Mapping[str, Any] | None, seconds: float) -> None:
@@ -176,15 +178,25 @@ def test_a_relations_batch_makes_each_kind_in_one_statement(tmp_path: Path) -> N
         memory.advance_encounter(SESSION, "link in bulk")
         observations = [{"type": "Observation", "name": f"o{i}"} for i in range(6)]
         concepts = [{"type": "Concept", "name": f"c{i}"} for i in range(3)]
-        memory.create_entities(SESSION, [*observations, *concepts])
+        hypotheses = [{"type": "Hypothesis", "name": f"h{i}"} for i in range(2)]
+        memory.create_entities(SESSION, [*observations, *concepts, *hypotheses])
         rels = [{"source": f"o{i}", "type": "ABOUT", "target": f"c{i % 3}"} for i in range(6)] + [
             {"source": "c0", "type": "INFORMS", "target": "c1"},
             {"source": "c1", "type": "INFORMS", "target": "c2"},
             {"source": "c2", "type": "SUPERSEDES", "target": "c0", "revision_why": "merged"},
+            {"source": "o0", "type": "SUPPORTS", "target": "h0"},
+            {"source": "o1", "type": "SUPPORTS", "target": "h1"},
+            {"source": "o2", "type": "CHALLENGES", "target": "h0"},
         ]
         sent.clear()
         made = memory.create_relations(SESSION, rels)
-        assert len(made.created) == 9
+        assert len(made.created) == 12
+        assert [(c["name"], c["from"], c["to"]) for c in made.status_changes] == [
+            ("h0", "untested", "supported"),
+            ("h1", "untested", "supported"),
+            ("h0", "supported", "challenged"),
+        ]
+        statuses = {n: memory.find_by_name(n).node.status for n in ("h0", "h1")}
         edges = store.read(lambda tx: tx.edges_of(memory.find_by_name("c1").node.id))
     finally:
         store.close()
@@ -194,8 +206,15 @@ def test_a_relations_batch_makes_each_kind_in_one_statement(tmp_path: Path) -> N
             q.render(q.EDGES_CREATE, source="Observation", target="Concept", rel="ABOUT"),
             q.render(q.EDGES_CREATE, source="Concept", target="Concept", rel="INFORMS"),
             q.render(q.EDGE_CREATE_SUPERSEDES, source="Concept", target="Concept"),
+            q.render(q.EDGES_CREATE, source="Observation", target="Hypothesis", rel="SUPPORTS"),
+            q.render(q.EDGES_CREATE, source="Observation", target="Hypothesis", rel="CHALLENGES"),
         ]
     )
+    assert statuses == {"h0": "challenged", "h1": "supported"}
+    assert [s for s in sent if "SET n.status" in s] == [
+        q.render(q.NODES_SET_STATUS, label="Hypothesis")
+    ]
+    assert [s for s in sent if "'status'" in s] == [past.STATUSES_PUT]
     assert sorted((e.source == e.target, e.type) for e in edges) == [
         (False, "ABOUT"),
         (False, "ABOUT"),

@@ -37,6 +37,7 @@ def test_every_statement_that_changes_a_node_is_heard_by_the_caches() -> None:
         "EDGES_CREATE": True,  # EDGE_CREATE's rows, several in one statement
         # reported: ops set_status calls _on_changed, and the write's end marks the node
         "NODE_SET_STATUS": False,
+        "NODES_SET_STATUS": False,  # the same, set_statuses
         # new nodes: no cache holds them yet; the nodes they revise are marked (below)
         "NODES_CREATE_ALL": True,
         # deletions: ops delete_node calls _on_deleted, which moves the deletion count

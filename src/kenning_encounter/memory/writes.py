@@ -245,6 +245,7 @@ def create_relations(
         tx.touch_encounter(encounter.name)
         made: list[EdgeOut] = []
         links: list[EdgeRecord] = []  # made together once all are checked
+        moves: list[tuple[str, str]] = []  # the same: status moves, in order
         changes: list[dict[str, str]] = []
         planned: set[tuple[str, str, str]] = set()
         nodes, holders, existing = dict(start.nodes), start.heads, _existing(tx, rels, start)
@@ -294,7 +295,7 @@ def create_relations(
                 links.append(edge)
             effect = STATUS_EFFECTS.get(rel.type, {}).get(target.type)
             if effect is not None and target.status in effect[0]:
-                tx.set_status(target.id, effect[1])
+                moves.append((target.id, effect[1]))
                 nodes[target.id] = replace(nodes[target.id], status=effect[1])
                 changes.append(
                     {
@@ -304,6 +305,7 @@ def create_relations(
                         "to": effect[1],
                     }
                 )
+        tx.set_statuses(moves)
         tx.create_edges(links)
         tx.touch_encounter(encounter.name)
         return Related(encounter=encounter.name, tick=tx.tick, created=made, status_changes=changes)

@@ -377,6 +377,10 @@ class NodeWrites(Protocol):
 
     def set_status(self, node_id: str, status: str) -> None: ...
 
+    def set_statuses(self, moves: Sequence[tuple[str, str]]) -> None:
+        """Each (node id, status) in order, as ``set_status`` would, in fewer statements."""
+        ...
+
     def delete_node(self, node_id: str, *, keep_past: bool = False) -> None:
         """Delete a node; a node it revised becomes a head again under its own name.
         ``keep_past`` (an agent's undo) keeps the node and its edges in the record of the

@@ -46,6 +46,12 @@ STATUS_PUT: Final = (
     "MERGE (p:Past {key: $key}) SET p.kind = 'status', p.node = $node, p.tick = $tick, "
     "p.ended = $tick, p.seq = $seq, p.moved_from = $before, p.moved_to = $after, p.at = $at"
 )
+# A write's moves: their keys carry its own tick, so none is held yet, and an unwound
+# MERGE would scan the whole table (tests/unit/test_embedded_columns.py).
+STATUSES_PUT: Final = (
+    "UNWIND $rows AS r CREATE (p:Past {key: r.key, kind: 'status', node: r.node, "
+    "tick: $tick, ended: $tick, seq: r.seq, moved_from: r.before, moved_to: r.after, at: $at})"
+)
 EDGE_PUT: Final = (
     "MERGE (p:Past {key: $key}) SET p.kind = 'edge', p.source = $source, p.target = $target, "
     "p.rel = $rel, p.tick = $tick, p.ended = $ended, p.at = $at, p.encounter = $encounter, "
@@ -87,6 +93,7 @@ TICK_AT_EDGES: Final = (
 
 PAST_TEXT: Final = PastText(
     status_put=STATUS_PUT,
+    statuses_put=STATUSES_PUT,
     edge_put=EDGE_PUT,
     node_put=NODE_PUT,
     drop_about=DROP_ABOUT,

@@ -206,6 +206,7 @@ MARKS_ALL: Final = (
     "RETURN n.id, n.classification LIMIT $limit"
 )
 NODE_SET_STATUS: Final = "MATCH (n:{label} {{id: $id}}) SET n.status = $status"
+NODES_SET_STATUS: Final = "UNWIND $rows AS r MATCH (n:{label} {{id: r.id}}) SET n.status = r.status"
 NODE_DELETE: Final = "MATCH (n:{label} {{id: $id}}) DETACH DELETE n"
 
 # --- authored edges ---------------------------------------------------------

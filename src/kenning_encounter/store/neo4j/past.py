@@ -42,6 +42,11 @@ PAST_TEXT: Final = PastText(
         "p.node = $node, p.tick = $tick, p.ended = $tick, p.seq = $seq, "
         "p.moved_from = $before, p.moved_to = $after, p.at = $at"
     ),
+    statuses_put=(
+        "UNWIND $rows AS r CREATE (p:KenningPast {_memory: $memory, key: r.key, "
+        "kind: 'status', node: r.node, tick: $tick, ended: $tick, seq: r.seq, "
+        "moved_from: r.before, moved_to: r.after, at: $at})"
+    ),
     edge_put=(
         "MERGE (p:KenningPast {_memory: $memory, key: $key}) SET p.kind = 'edge', "
         "p.source = $source, p.target = $target, p.rel = $rel, p.tick = $tick, "

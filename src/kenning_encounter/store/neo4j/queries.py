@@ -321,6 +321,9 @@ RECENT_HEADS: Final = (
     "RETURN properties(n), e.id, e.locus, null ORDER BY n.tick DESC LIMIT $limit"
 )
 NODE_SET_STATUS: Final = "MATCH (n:{label}:KenningMemory {{id: $id}}) SET n.status = $status"
+NODES_SET_STATUS: Final = (
+    "UNWIND $rows AS r MATCH (n:{label}:KenningMemory {{id: r.id}}) SET n.status = r.status"
+)
 NODE_DELETE: Final = (
     "MATCH (n:{label}:KenningMemory {{id: $id}}) WITH n, coalesce(n._len, 0) AS tokens DETACH DELETE n "
     "WITH tokens MATCH (d:Meta {{_memory: $memory, key: 'text_docs'}}) MATCH (l:Meta {{_memory: $memory, key: 'text_len'}}) "

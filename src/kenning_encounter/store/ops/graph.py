@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 from abc import abstractmethod
 from collections.abc import Callable, Generator, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from kenning_encounter.errors import StoreError
@@ -89,6 +90,11 @@ class NodeOps(Statements):
     # --- the record of the past as_of reads stand on (store/ops/past.py keeps it) -----
     def _keep_status(self, node: NodeRecord, status: str) -> None:
         """``node`` (as it is before) moves to ``status`` in this write."""
+
+    def _keep_statuses(self, moves: Sequence[tuple[NodeRecord, str]]) -> None:
+        """Several ``_keep_status``, in order."""
+        for node, status in moves:
+            self._keep_status(node, status)
 
     def _keep_edge(self, edge: EdgeRecord) -> None:
         """``edge`` is deleted in this write."""
@@ -225,6 +231,30 @@ class NodeOps(Statements):
         self._on_changed(node_id)
         query = self.render(self._nodes.node_set_status, label=label)
         self.rows(query, {"id": node_id, "status": status})
+
+    def set_statuses(self, moves: Sequence[tuple[str, str]]) -> None:
+        """Status moves in order, each as ``set_status`` makes it (a node moved twice keeps
+        both moves in the record of the past), in a few statements: the nodes read once,
+        the moves kept together, and one statement per type sets the last status."""
+        self._require_writable()
+        groups = group_by_type(list(dict.fromkeys(node_id for node_id, _ in moves)))
+        if sum(map(len, groups.values())) != len({node_id for node_id, _ in moves}):
+            raise StoreError("internal: a status move names a node id of no authored type")
+        now = self.get_nodes([node_id for group in groups.values() for node_id in group])
+        kept: list[tuple[NodeRecord, str]] = []
+        last: dict[str, str] = {}
+        for node_id, status in moves:
+            before = now.get(node_id)
+            if before is not None and before.status != status:
+                kept.append((before, status))
+                now[node_id] = replace(before, status=status)
+            last[node_id] = status
+        self._keep_statuses(kept)
+        for label, group in groups.items():
+            for node_id in group:
+                self._on_changed(node_id)
+            rows = [{"id": node_id, "status": last[node_id]} for node_id in group]
+            self.rows(self.render(self._nodes.nodes_set_status, label=label), {"rows": rows})
 
     def delete_node(self, node_id: str, *, keep_past: bool = False) -> None:
         self._require_writable()

@@ -34,6 +34,8 @@ class PastText:
     """One backend's statements for the record of the past."""
 
     status_put: LiteralString  # $key $node $tick $seq $before $after $at
+    # $rows of {key, node, seq, before, after}, $tick $at: keys of this write's own tick
+    statuses_put: LiteralString
     edge_put: LiteralString  # $key $source $target $rel $tick $ended $at $encounter $why
     node_put: LiteralString  # $key $node $name $tick $ended $at $body
     drop_about: LiteralString  # $id: every row about the node
@@ -93,6 +95,19 @@ class PastOps(RelationOps):
             "at": self.now,
         }
         self.rows(self._past.status_put, params)
+
+    def _keep_statuses(self, moves: Sequence[tuple[NodeRecord, str]]) -> None:
+        if not moves:
+            return
+        rows: list[dict[str, Any]] = []
+        for node, status in moves:
+            self._moves_made += 1
+            seq = self._moves_made
+            key = status_key(node.id, self.tick, seq)
+            rows.append(
+                {"key": key, "node": node.id, "seq": seq, "before": node.status, "after": status}
+            )
+        self.rows(self._past.statuses_put, {"rows": rows, "tick": self.tick, "at": self.now})
 
     def _keep_edge(self, edge: EdgeRecord) -> None:
         params = {

@@ -71,6 +71,7 @@ class NodeText:
     chain_newer: LiteralString  # {label} {hops}; $id -> the versions that revised it
     chain_ends: LiteralString  # {label} {hops}; $id -> older count, newer count, head id
     node_set_status: LiteralString  # {label}; $id $status
+    nodes_set_status: LiteralString  # {label}; $rows of {id, status}
     node_delete: LiteralString  # {label}; $id
     name_get: LiteralString  # $name -> head id
     names_get: LiteralString  # $names -> name, head id
