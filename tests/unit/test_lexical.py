@@ -476,6 +476,20 @@ def test_a_question_asking_when_prefers_the_record_that_says_when() -> None:
     assert "says when" in ranked[0].why
 
 
+def test_a_question_asking_how_long_prefers_the_record_that_says_for_how_long() -> None:
+    nodes, opened = _memory(
+        [(0, ["my friends are great", "my friends have helped me for four years"])]
+    )
+    prompt = "How long has she had her friends?"
+    query = extract_terms(prompt)
+    assert query.asks_span and not query.asks_when
+    # The shorter record matches as well and would lead on its words alone.
+    assert _rank(prompt, nodes, opened, LexicalConfig(when_weight=0.0))[0] == "n0-0"
+    assert _rank(prompt, nodes, opened)[0] == "n0-1"
+    # A question that does not ask how long is not moved by it.
+    assert _rank("Who are her friends?", nodes, opened)[0] == "n0-0"
+
+
 def test_the_record_after_a_question_inherits_more_of_it_than_the_one_before() -> None:
     # The answer shares no word with the prompt; the question before it does. The
     # record before the question is as near, but it answers nothing.

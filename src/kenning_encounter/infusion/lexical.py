@@ -30,7 +30,8 @@ fulltext index proposed, with what the graph tells cheaply about each:
   or a time its own text states ("yesterday", read against when it was
   recorded). Nodes recorded then are candidates by that alone (the caller adds
   them), and their time is evidence of its own, beside their words; a prompt
-  asking when ("When did ...") lifts the nodes whose text says when.
+  asking when ("When did ...") lifts the nodes whose text says when, and one
+  asking how long ("How long has ...") those that say for how long or since when.
 
 The caller supplies the candidates (fulltext hits, plus the records next to
 them in their encounter with a zero retrieval score, so that propagation can
@@ -62,10 +63,12 @@ from kenning_encounter.textproc import (
 from kenning_encounter.textproc_time import (
     NodeTime,
     TimeWindow,
+    asks_span,
     asks_time,
     find_times,
     node_time,
     read_time,
+    states_span,
     states_time,
     utc,
 )
@@ -170,6 +173,7 @@ class Query:
     terms: tuple[Term, ...]
     window: TimeWindow | None = None  # the time the prompt names, if any
     asks_when: bool = False  # the prompt asks for a time ("When did ...", "What year ...")
+    asks_span: bool = False  # the prompt asks how long ("How long has ...")
 
     def weights(self) -> dict[str, float]:
         return {t.key: t.weight for t in self.terms}
@@ -308,6 +312,7 @@ def extract_terms(
     cfg = config or LexicalConfig()
     window = read_time(prompt, now=now)
     asks_when = asks_time(prompt)
+    asks_long = asks_span(prompt)
     # A time is matched against when nodes hold, not against their words.
     for found in reversed(find_times(prompt, now=now)):
         start, end = found.span
@@ -337,7 +342,7 @@ def extract_terms(
         )
         for key, w in weights.items()
     )
-    return Query(terms + _related_terms(terms, prompt, cfg), window, asks_when)
+    return Query(terms + _related_terms(terms, prompt, cfg), window, asks_when, asks_long)
 
 
 def _related_terms(terms: tuple[Term, ...], prompt: str, cfg: LexicalConfig) -> tuple[Term, ...]:
@@ -499,6 +504,15 @@ def _stated(cand: Candidate, held: NodeTime | None) -> tuple[TimeWindow, ...]:
     return stated_times(cand.node, held.start if held is not None else None)
 
 
+def _says_when(query: Query, cand: Candidate, context: GraphContext) -> bool:
+    """Whether a candidate states the kind of time the prompt asks for."""
+    if not (query.asks_when or query.asks_span):
+        return False
+    if query.asks_span and states_span(cand.node.description):
+        return True
+    return bool(_stated(cand, _node_time(cand.node, context)))
+
+
 def _time_fit(window: TimeWindow, cand: Candidate, context: GraphContext) -> float:
     """How well a candidate's time falls in the window, by its own time or a time its
     text states, scaled by how sure the prompt's reading was."""
@@ -562,8 +576,9 @@ def rank_candidates(
             score *= 1.0 + cfg.time_weight * fit
             if why is not None:
                 why.append(f"in the time asked about ({window.label})")
-        if query.asks_when and _stated(cand, _node_time(cand.node, context)):
-            # A prompt asking when is answered by a record that says when.
+        if _says_when(query, cand, context):
+            # A prompt asking when is answered by a record that says when; one asking
+            # how long, by a record that says for how long or since when.
             score *= 1.0 + cfg.when_weight
             if why is not None:
                 why.append("says when")
