@@ -504,6 +504,28 @@ def test_the_record_after_a_question_inherits_more_of_it_than_the_one_before() -
     assert flat.index("n0-0") < flat.index("n0-2")  # equal shares: the earlier record first
 
 
+def test_a_reply_to_another_speakers_statement_inherits_less_than_a_continuation() -> None:
+    # Both records after the match share no word with the prompt. The one in the second
+    # encounter carries on the same speaker's account; the one in the first is another
+    # speaker's reply, which need not be about what was said.
+    nodes, opened = _memory(
+        [
+            (0, ["Ann: the puppy arrived today", "Bob: lunch was pasta"]),
+            (0, ["Cy: the puppy arrived today", "Cy: lunch was pasta"]),
+        ]
+    )
+    order = _rank("Where did the puppy come from?", nodes, opened)
+    assert order.index("n1-1") < order.index("n0-1")
+    # Inheriting alike, the earlier record leads.
+    flat = _rank("Where did the puppy come from?", nodes, opened, LexicalConfig(other_share=1.0))
+    assert flat.index("n0-1") < flat.index("n1-1")
+    # A reply to a question still inherits it in full, whoever asks.
+    asked, opened = _memory([(0, ["Ann: where is the puppy from?", "Bob: a shelter"])])
+    assert _rank("Where did the puppy come from?", asked, opened, LexicalConfig(other_share=0.0))[
+        :2
+    ] == ["n0-1", "n0-0"]
+
+
 def test_a_record_that_asks_ranks_below_the_reply_that_answers_it() -> None:
     # The question shares the prompt's words; the answer after it shares none.
     nodes, opened = _memory(

@@ -21,7 +21,8 @@ fulltext index proposed, with what the graph tells cheaply about each:
   inherits part of its score — the answer often sits beside the words that
   name the matter (a reply after the question that named it, which inherits
   the most), and a record that ends by asking is itself held a little lower:
-  it puts the question, the records after it answer;
+  it puts the question, the records after it answer; another speaker's reply to
+  a statement inherits less of it than the same speaker's next record;
 - the encounter: knowledge about one matter is recorded together, so the best
   evidence of each encounter is pooled and members of strong encounters rise;
 - time: when the prompt names a time ("in May", "last week", "on 2023-05-07",
@@ -204,6 +205,9 @@ class LexicalConfig:
     neighbour_radius: int = 2  # how many places away a neighbour may be
     neighbour_decay: float = 0.5  # per place beyond the first
     reply_boost: float = 0.75  # extra share the record right after a question inherits of it
+    # Share of its neighbour's score a record inherits when another speaker's statement
+    # came before it: a reply to a statement need not be about its words.
+    other_share: float = 0.5
     encounter_weight: float = 0.3  # pull of the best-matching encounter
     encounter_top: int = 3  # an encounter's evidence: the mean of its best this-many
     time_weight: float = 1.0  # a node whose time falls in the time the prompt names
@@ -391,18 +395,19 @@ class _Evidence:
     matched: tuple[str, ...]
     attributed: bool
     subject: bool  # attributed to a name the prompt asks about (or names no one in passing)
+    label: str | None = None  # who or what the record is attributed to ("Caroline: ...")
 
 
 def _lexical_evidence(
     query: Query, candidates: Sequence[Candidate], stats: TermStats, cfg: LexicalConfig
 ) -> list[_Evidence]:
     by_label: dict[str | None, tuple[set[str], tuple[str, ...]]] = {}
-    named: list[tuple[set[str], tuple[str, ...]]] = []
+    named: list[tuple[str | None, set[str], tuple[str, ...]]] = []
     for cand in candidates:
         label = split_label(cand.node.description)[0]
         if label not in by_label:
             by_label[label] = (_label_keys(label, query), tuple(tokenize(label)) if label else ())
-        named.append(by_label[label])
+        named.append((label, *by_label[label]))
     weights = query.weights()
     surfaces = {t.key: t.surface for t in query.terms}
     subjects = {t.key for t in query.terms if t.subject}
@@ -419,7 +424,7 @@ def _lexical_evidence(
     keys = frozenset(weights)
     k1, b, avg_len = cfg.k1, cfg.b, stats.avg_len
     found: list[_Evidence] = []
-    for cand, (naming, label_tokens) in zip(candidates, named, strict=True):
+    for cand, (label, naming, label_tokens) in zip(candidates, named, strict=True):
         tokens = cand.tokens if cand.tokens is not None else node_tokens(cand.node)
         best: dict[str, float] = {}  # per word of the prompt: its best-matching key's share
         cover: dict[str, float] = {}
@@ -445,7 +450,7 @@ def _lexical_evidence(
             # Held to [0, 1]: a fractional power of a negative share is a complex number.
             score *= min(1.0, max(0.0, covered / total)) ** cfg.coverage_power
         subject = bool(naming) and (not subjects or not naming.isdisjoint(subjects))
-        found.append(_Evidence(_finite_or_zero(score), tuple(hits), bool(naming), subject))
+        found.append(_Evidence(_finite_or_zero(score), tuple(hits), bool(naming), subject, label))
     return found
 
 
@@ -466,12 +471,23 @@ def _inherited(
                 if gap > cfg.neighbour_radius:
                     break
                 share = cfg.neighbour_decay ** (gap - 1)
-                # The record after a question is its answer: it inherits more of it.
-                asked = gap == 1 and "?" in candidates[a].node.description
-                reply = share * (1.0 + cfg.reply_boost) if asked else share
+                # The record after a question is its answer: it inherits more of it. After
+                # another speaker's statement, a record is a reply that need not be about
+                # what was said; the same speaker's next record carries on with it.
+                if gap == 1 and "?" in candidates[a].node.description:
+                    reply = share * (1.0 + cfg.reply_boost)
+                elif _others(evidence[a].label, evidence[b].label):
+                    reply = share * cfg.other_share
+                else:
+                    reply = share
                 inherited[b] = max(inherited[b], reply * evidence[a].lexical)
                 inherited[a] = max(inherited[a], share * evidence[b].lexical)
     return inherited
+
+
+def _others(a: str | None, b: str | None) -> bool:
+    """Two records attributed to different speakers (or subjects)."""
+    return a is not None and b is not None and a != b
 
 
 def _encounter_pull(
