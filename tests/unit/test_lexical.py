@@ -146,8 +146,10 @@ def test_extract_terms_boosts_names_and_moves_dates_into_the_window() -> None:
     assert by_key["carolin"].proper
     assert by_key["carolin"].weight > by_key["paint"].weight
     assert by_key["carolin"].surface == "Caroline"
-    assert not {"octob", "13", "2023"} & set(by_key)
     assert query.window is not None and query.window.label == "2023-10-13"
+    # The date's words stay, weaker than the prompt's own, and reach no related word.
+    assert all(by_key[k].weight < by_key["paint"].weight for k in ("october", "13", "2023"))
+    assert "octob" not in by_key
 
 
 def test_a_sentence_initial_capital_is_not_a_name() -> None:
@@ -474,6 +476,31 @@ def test_a_question_asking_when_prefers_the_record_that_says_when() -> None:
     query = extract_terms("When did I sell the bike?")
     ranked = rank_candidates(query, [Candidate(n) for n in nodes], GraphContext(stats, opened), 2)
     assert "says when" in ranked[0].why
+
+
+def test_the_words_of_a_time_the_prompt_names_stay_as_weaker_words() -> None:
+    # Both records were made long before the prompt's "last weekend", so the time read
+    # against the prompt's moment fits neither; the one that names the time as the
+    # prompt does is still the likelier answer.
+    nodes, opened = _memory(
+        [(0, ["the trip to the lake was long", "our trip last weekend was fun"])]
+    )
+    stats = CorpusStats.from_token_lists(node_tokens(n) for n in nodes)
+    now = _START + timedelta(days=200)
+    prompt = "Where did we go on the trip last weekend?"
+
+    def first(config: LexicalConfig) -> str:
+        query = extract_terms(prompt, now=now, config=config)
+        assert query.window is not None  # the time is still read as a time
+        candidates = [Candidate(n) for n in nodes]
+        ranked = rank_candidates(query, candidates, GraphContext(stats, opened), 2, config=config)
+        return ranked[0].node.id
+
+    weights = extract_terms(prompt, now=now).weights()
+    assert weights["weekend"] == LexicalConfig().time_words_weight < weights["trip"]
+    assert first(LexicalConfig()) == "n0-1"
+    # Taken out of the words altogether, the shorter record leads.
+    assert first(LexicalConfig(time_words_weight=0.0)) == "n0-0"
 
 
 def test_a_question_asking_how_long_prefers_the_record_that_says_for_how_long() -> None:

@@ -30,9 +30,11 @@ fulltext index proposed, with what the graph tells cheaply about each:
   in it rise — a node's world time where it states one, else its record time,
   or a time its own text states ("yesterday", read against when it was
   recorded). Nodes recorded then are candidates by that alone (the caller adds
-  them), and their time is evidence of its own, beside their words; a prompt
-  asking when ("When did ...") lifts the nodes whose text says when, and one
-  asking how long ("How long has ...") those that say for how long or since when.
+  them), and their time is evidence of its own, beside their words. The time's
+  own words stay in the query, weaker: a record may name the time as the prompt
+  does ("last weekend", counted from another moment). A prompt asking when
+  ("When did ...") lifts the nodes whose text says when, and one asking how
+  long ("How long has ...") those that say for how long or since when.
 
 The caller supplies the candidates (fulltext hits, plus the records next to
 them in their encounter with a zero retrieval score, so that propagation can
@@ -216,6 +218,7 @@ class LexicalConfig:
     related_weight: float = 0.5  # a related key ("mentor" for "mentorship") against its word
     when_weight: float = 0.5  # a node whose text says when, for a prompt that asks when
     asking_share: float = 0.8  # a record that ends by asking: a question put, not an answer
+    time_words_weight: float = 0.5  # the words of a time the prompt names ("last weekend")
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,9 +320,11 @@ def extract_terms(
     window = read_time(prompt, now=now)
     asks_when = asks_time(prompt)
     asks_long = asks_span(prompt)
-    # A time is matched against when nodes hold, not against their words.
+    # A time is matched against when nodes hold; its words are kept aside, weaker.
+    named_times: list[str] = []
     for found in reversed(find_times(prompt, now=now)):
         start, end = found.span
+        named_times.append(prompt[start:end])
         prompt = f"{prompt[:start]} {prompt[end:]}"
     recent = list(trajectory[-cfg.trajectory_turns :]) if cfg.trajectory_turns > 0 else []
     subjects = _subject_keys(prompt)
@@ -346,7 +351,30 @@ def extract_terms(
         )
         for key, w in weights.items()
     )
-    return Query(terms + _related_terms(terms, prompt, cfg), window, asks_when, asks_long)
+    return Query(
+        terms + _related_terms(terms, prompt, cfg) + _time_words(named_times, weights, cfg),
+        window,
+        asks_when,
+        asks_long,
+    )
+
+
+def _time_words(
+    phrases: Sequence[str], taken: Mapping[str, float], cfg: LexicalConfig
+) -> tuple[Term, ...]:
+    """The words of the times a prompt names, as weaker terms of their own. The reading
+    of a time is one reading: the prompt may count from another moment than its own
+    ("last weekend" as the record said it), and a record may name the time as the prompt
+    does ("in June")."""
+    if cfg.time_words_weight <= 0:
+        return ()
+    found: dict[str, Term] = {}
+    for phrase in phrases:
+        for surface, word in surface_words(phrase):
+            key = stem(word)
+            if word not in STOPWORDS and key not in taken:
+                found.setdefault(key, Term(key, cfg.time_words_weight, surface))
+    return tuple(found.values())
 
 
 def _related_terms(terms: tuple[Term, ...], prompt: str, cfg: LexicalConfig) -> tuple[Term, ...]:
