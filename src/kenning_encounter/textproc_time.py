@@ -750,6 +750,27 @@ def asks_time(text: str) -> bool:
     return _ASKS_TIME.search(text.strip()) is not None
 
 
+_ASKS_SPAN = re.compile(
+    r"(?:^|[.!?;:,]\s*|\b(?:and|remember|know|tell\s+me|recall)\s+)"
+    r"(?:(?:for\s+)?how\s+long\b(?!\s+ago)"
+    r"|(?:for\s+)?how\s+many\s+(?:day|week|weekend|month|year|decade)s\b)",
+    re.I,
+)
+# A length of time stated: "for 4 years", "a few months now", "since I was 17".
+_STATES_SPAN = re.compile(rf"\b{_N}\s+(?:{_UNIT}|decades?)\b|\bsince\b", re.I)
+
+
+def asks_span(text: str) -> bool:
+    """Whether a question asks how long ("How long has ...", "How many years ...")."""
+    return _ASKS_SPAN.search(text.strip()) is not None
+
+
+def states_span(text: str) -> bool:
+    """Whether a text states a length of time or where one began ("for two years",
+    "since college"): what a question asking how long is answered by."""
+    return _STATES_SPAN.search(text) is not None
+
+
 def states_time(text: str, anchor: datetime) -> list[TimeWindow]:
     """The times a record's text states, relative ones read against when it was recorded."""
     return [w for w in find_times(text, now=anchor) if w.certainty >= 0.5]

@@ -146,8 +146,10 @@ def test_extract_terms_boosts_names_and_moves_dates_into_the_window() -> None:
     assert by_key["carolin"].proper
     assert by_key["carolin"].weight > by_key["paint"].weight
     assert by_key["carolin"].surface == "Caroline"
-    assert not {"octob", "13", "2023"} & set(by_key)
     assert query.window is not None and query.window.label == "2023-10-13"
+    # The date's words stay, weaker than the prompt's own, and reach no related word.
+    assert all(by_key[k].weight < by_key["paint"].weight for k in ("october", "13", "2023"))
+    assert "octob" not in by_key
 
 
 def test_a_sentence_initial_capital_is_not_a_name() -> None:
@@ -476,6 +478,45 @@ def test_a_question_asking_when_prefers_the_record_that_says_when() -> None:
     assert "says when" in ranked[0].why
 
 
+def test_the_words_of_a_time_the_prompt_names_stay_as_weaker_words() -> None:
+    # Both records were made long before the prompt's "last weekend", so the time read
+    # against the prompt's moment fits neither; the one that names the time as the
+    # prompt does is still the likelier answer.
+    nodes, opened = _memory(
+        [(0, ["the trip to the lake was long", "our trip last weekend was fun"])]
+    )
+    stats = CorpusStats.from_token_lists(node_tokens(n) for n in nodes)
+    now = _START + timedelta(days=200)
+    prompt = "Where did we go on the trip last weekend?"
+
+    def first(config: LexicalConfig) -> str:
+        query = extract_terms(prompt, now=now, config=config)
+        assert query.window is not None  # the time is still read as a time
+        candidates = [Candidate(n) for n in nodes]
+        ranked = rank_candidates(query, candidates, GraphContext(stats, opened), 2, config=config)
+        return ranked[0].node.id
+
+    weights = extract_terms(prompt, now=now).weights()
+    assert weights["weekend"] == LexicalConfig().time_words_weight < weights["trip"]
+    assert first(LexicalConfig()) == "n0-1"
+    # Taken out of the words altogether, the shorter record leads.
+    assert first(LexicalConfig(time_words_weight=0.0)) == "n0-0"
+
+
+def test_a_question_asking_how_long_prefers_the_record_that_says_for_how_long() -> None:
+    nodes, opened = _memory(
+        [(0, ["my friends are great", "my friends have helped me for four years"])]
+    )
+    prompt = "How long has she had her friends?"
+    query = extract_terms(prompt)
+    assert query.asks_span and not query.asks_when
+    # The shorter record matches as well and would lead on its words alone.
+    assert _rank(prompt, nodes, opened, LexicalConfig(when_weight=0.0))[0] == "n0-0"
+    assert _rank(prompt, nodes, opened)[0] == "n0-1"
+    # A question that does not ask how long is not moved by it.
+    assert _rank("Who are her friends?", nodes, opened)[0] == "n0-0"
+
+
 def test_the_record_after_a_question_inherits_more_of_it_than_the_one_before() -> None:
     # The answer shares no word with the prompt; the question before it does. The
     # record before the question is as near, but it answers nothing.
@@ -488,6 +529,28 @@ def test_the_record_after_a_question_inherits_more_of_it_than_the_one_before() -
     assert order.index("n0-2") < order.index("n0-0")
     flat = _rank("How often does she swim laps?", nodes, opened, replace(config, reply_boost=0.0))
     assert flat.index("n0-0") < flat.index("n0-2")  # equal shares: the earlier record first
+
+
+def test_a_reply_to_another_speakers_statement_inherits_less_than_a_continuation() -> None:
+    # Both records after the match share no word with the prompt. The one in the second
+    # encounter carries on the same speaker's account; the one in the first is another
+    # speaker's reply, which need not be about what was said.
+    nodes, opened = _memory(
+        [
+            (0, ["Ann: the puppy arrived today", "Bob: lunch was pasta"]),
+            (0, ["Cy: the puppy arrived today", "Cy: lunch was pasta"]),
+        ]
+    )
+    order = _rank("Where did the puppy come from?", nodes, opened)
+    assert order.index("n1-1") < order.index("n0-1")
+    # Inheriting alike, the earlier record leads.
+    flat = _rank("Where did the puppy come from?", nodes, opened, LexicalConfig(other_share=1.0))
+    assert flat.index("n0-1") < flat.index("n1-1")
+    # A reply to a question still inherits it in full, whoever asks.
+    asked, opened = _memory([(0, ["Ann: where is the puppy from?", "Bob: a shelter"])])
+    assert _rank("Where did the puppy come from?", asked, opened, LexicalConfig(other_share=0.0))[
+        :2
+    ] == ["n0-1", "n0-0"]
 
 
 def test_a_record_that_asks_ranks_below_the_reply_that_answers_it() -> None:

@@ -16,11 +16,13 @@ from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.textproc_time import (
     NodeTime,
     TimeWindow,
+    asks_span,
     asks_time,
     find_times,
     node_time,
     read_range,
     read_time,
+    states_span,
     states_time,
 )
 
@@ -185,6 +187,36 @@ def test_a_span_fits_where_it_overlaps() -> None:
 )
 def test_asks_time(question: str, asks: bool) -> None:
     assert asks_time(question) is asks
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("How long has Caroline had her friends?", True),
+        ("For how long did the outage last?", True),
+        ("How many years has she been painting?", True),
+        ("How long ago was her birthday?", False),  # a moment, not a length
+        ("How many pets does she have?", False),
+        ("When did Melanie go camping?", False),
+    ],
+)
+def test_asks_span(question: str, asks: bool) -> None:
+    assert asks_span(question) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "states"),
+    [
+        ("I've known these friends for 4 years", True),
+        ("we have lived here a few months now", True),
+        ("Since I was 17 or so", True),
+        ("it took two weeks", True),
+        ("I went to the park with my friends", False),
+        ("we met at 4 pm", False),
+    ],
+)
+def test_states_span(text: str, states: bool) -> None:
+    assert states_span(text) is states
 
 
 def test_a_records_relative_time_is_read_against_when_it_was_recorded() -> None:

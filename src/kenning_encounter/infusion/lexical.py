@@ -21,7 +21,8 @@ fulltext index proposed, with what the graph tells cheaply about each:
   inherits part of its score — the answer often sits beside the words that
   name the matter (a reply after the question that named it, which inherits
   the most), and a record that ends by asking is itself held a little lower:
-  it puts the question, the records after it answer;
+  it puts the question, the records after it answer; another speaker's reply to
+  a statement inherits less of it than the same speaker's next record;
 - the encounter: knowledge about one matter is recorded together, so the best
   evidence of each encounter is pooled and members of strong encounters rise;
 - time: when the prompt names a time ("in May", "last week", "on 2023-05-07",
@@ -29,8 +30,11 @@ fulltext index proposed, with what the graph tells cheaply about each:
   in it rise — a node's world time where it states one, else its record time,
   or a time its own text states ("yesterday", read against when it was
   recorded). Nodes recorded then are candidates by that alone (the caller adds
-  them), and their time is evidence of its own, beside their words; a prompt
-  asking when ("When did ...") lifts the nodes whose text says when.
+  them), and their time is evidence of its own, beside their words. The time's
+  own words stay in the query, weaker: a record may name the time as the prompt
+  does ("last weekend", counted from another moment). A prompt asking when
+  ("When did ...") lifts the nodes whose text says when, and one asking how
+  long ("How long has ...") those that say for how long or since when.
 
 The caller supplies the candidates (fulltext hits, plus the records next to
 them in their encounter with a zero retrieval score, so that propagation can
@@ -62,10 +66,12 @@ from kenning_encounter.textproc import (
 from kenning_encounter.textproc_time import (
     NodeTime,
     TimeWindow,
+    asks_span,
     asks_time,
     find_times,
     node_time,
     read_time,
+    states_span,
     states_time,
     utc,
 )
@@ -170,6 +176,7 @@ class Query:
     terms: tuple[Term, ...]
     window: TimeWindow | None = None  # the time the prompt names, if any
     asks_when: bool = False  # the prompt asks for a time ("When did ...", "What year ...")
+    asks_span: bool = False  # the prompt asks how long ("How long has ...")
 
     def weights(self) -> dict[str, float]:
         return {t.key: t.weight for t in self.terms}
@@ -200,6 +207,9 @@ class LexicalConfig:
     neighbour_radius: int = 2  # how many places away a neighbour may be
     neighbour_decay: float = 0.5  # per place beyond the first
     reply_boost: float = 0.75  # extra share the record right after a question inherits of it
+    # Share of its neighbour's score a record inherits when another speaker's statement
+    # came before it: a reply to a statement need not be about its words.
+    other_share: float = 0.5
     encounter_weight: float = 0.3  # pull of the best-matching encounter
     encounter_top: int = 3  # an encounter's evidence: the mean of its best this-many
     time_weight: float = 1.0  # a node whose time falls in the time the prompt names
@@ -208,6 +218,7 @@ class LexicalConfig:
     related_weight: float = 0.5  # a related key ("mentor" for "mentorship") against its word
     when_weight: float = 0.5  # a node whose text says when, for a prompt that asks when
     asking_share: float = 0.8  # a record that ends by asking: a question put, not an answer
+    time_words_weight: float = 0.5  # the words of a time the prompt names ("last weekend")
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,9 +319,12 @@ def extract_terms(
     cfg = config or LexicalConfig()
     window = read_time(prompt, now=now)
     asks_when = asks_time(prompt)
-    # A time is matched against when nodes hold, not against their words.
+    asks_long = asks_span(prompt)
+    # A time is matched against when nodes hold; its words are kept aside, weaker.
+    named_times: list[str] = []
     for found in reversed(find_times(prompt, now=now)):
         start, end = found.span
+        named_times.append(prompt[start:end])
         prompt = f"{prompt[:start]} {prompt[end:]}"
     recent = list(trajectory[-cfg.trajectory_turns :]) if cfg.trajectory_turns > 0 else []
     subjects = _subject_keys(prompt)
@@ -337,7 +351,30 @@ def extract_terms(
         )
         for key, w in weights.items()
     )
-    return Query(terms + _related_terms(terms, prompt, cfg), window, asks_when)
+    return Query(
+        terms + _related_terms(terms, prompt, cfg) + _time_words(named_times, weights, cfg),
+        window,
+        asks_when,
+        asks_long,
+    )
+
+
+def _time_words(
+    phrases: Sequence[str], taken: Mapping[str, float], cfg: LexicalConfig
+) -> tuple[Term, ...]:
+    """The words of the times a prompt names, as weaker terms of their own. The reading
+    of a time is one reading: the prompt may count from another moment than its own
+    ("last weekend" as the record said it), and a record may name the time as the prompt
+    does ("in June")."""
+    if cfg.time_words_weight <= 0:
+        return ()
+    found: dict[str, Term] = {}
+    for phrase in phrases:
+        for surface, word in surface_words(phrase):
+            key = stem(word)
+            if word not in STOPWORDS and key not in taken:
+                found.setdefault(key, Term(key, cfg.time_words_weight, surface))
+    return tuple(found.values())
 
 
 def _related_terms(terms: tuple[Term, ...], prompt: str, cfg: LexicalConfig) -> tuple[Term, ...]:
@@ -386,18 +423,19 @@ class _Evidence:
     matched: tuple[str, ...]
     attributed: bool
     subject: bool  # attributed to a name the prompt asks about (or names no one in passing)
+    label: str | None = None  # who or what the record is attributed to ("Caroline: ...")
 
 
 def _lexical_evidence(
     query: Query, candidates: Sequence[Candidate], stats: TermStats, cfg: LexicalConfig
 ) -> list[_Evidence]:
     by_label: dict[str | None, tuple[set[str], tuple[str, ...]]] = {}
-    named: list[tuple[set[str], tuple[str, ...]]] = []
+    named: list[tuple[str | None, set[str], tuple[str, ...]]] = []
     for cand in candidates:
         label = split_label(cand.node.description)[0]
         if label not in by_label:
             by_label[label] = (_label_keys(label, query), tuple(tokenize(label)) if label else ())
-        named.append(by_label[label])
+        named.append((label, *by_label[label]))
     weights = query.weights()
     surfaces = {t.key: t.surface for t in query.terms}
     subjects = {t.key for t in query.terms if t.subject}
@@ -414,7 +452,7 @@ def _lexical_evidence(
     keys = frozenset(weights)
     k1, b, avg_len = cfg.k1, cfg.b, stats.avg_len
     found: list[_Evidence] = []
-    for cand, (naming, label_tokens) in zip(candidates, named, strict=True):
+    for cand, (label, naming, label_tokens) in zip(candidates, named, strict=True):
         tokens = cand.tokens if cand.tokens is not None else node_tokens(cand.node)
         best: dict[str, float] = {}  # per word of the prompt: its best-matching key's share
         cover: dict[str, float] = {}
@@ -440,7 +478,7 @@ def _lexical_evidence(
             # Held to [0, 1]: a fractional power of a negative share is a complex number.
             score *= min(1.0, max(0.0, covered / total)) ** cfg.coverage_power
         subject = bool(naming) and (not subjects or not naming.isdisjoint(subjects))
-        found.append(_Evidence(_finite_or_zero(score), tuple(hits), bool(naming), subject))
+        found.append(_Evidence(_finite_or_zero(score), tuple(hits), bool(naming), subject, label))
     return found
 
 
@@ -461,12 +499,23 @@ def _inherited(
                 if gap > cfg.neighbour_radius:
                     break
                 share = cfg.neighbour_decay ** (gap - 1)
-                # The record after a question is its answer: it inherits more of it.
-                asked = gap == 1 and "?" in candidates[a].node.description
-                reply = share * (1.0 + cfg.reply_boost) if asked else share
+                # The record after a question is its answer: it inherits more of it. After
+                # another speaker's statement, a record is a reply that need not be about
+                # what was said; the same speaker's next record carries on with it.
+                if gap == 1 and "?" in candidates[a].node.description:
+                    reply = share * (1.0 + cfg.reply_boost)
+                elif _others(evidence[a].label, evidence[b].label):
+                    reply = share * cfg.other_share
+                else:
+                    reply = share
                 inherited[b] = max(inherited[b], reply * evidence[a].lexical)
                 inherited[a] = max(inherited[a], share * evidence[b].lexical)
     return inherited
+
+
+def _others(a: str | None, b: str | None) -> bool:
+    """Two records attributed to different speakers (or subjects)."""
+    return a is not None and b is not None and a != b
 
 
 def _encounter_pull(
@@ -497,6 +546,15 @@ def _stated(cand: Candidate, held: NodeTime | None) -> tuple[TimeWindow, ...]:
     if cand.stated is not None:
         return cand.stated
     return stated_times(cand.node, held.start if held is not None else None)
+
+
+def _says_when(query: Query, cand: Candidate, context: GraphContext) -> bool:
+    """Whether a candidate states the kind of time the prompt asks for."""
+    if not (query.asks_when or query.asks_span):
+        return False
+    if query.asks_span and states_span(cand.node.description):
+        return True
+    return bool(_stated(cand, _node_time(cand.node, context)))
 
 
 def _time_fit(window: TimeWindow, cand: Candidate, context: GraphContext) -> float:
@@ -562,8 +620,9 @@ def rank_candidates(
             score *= 1.0 + cfg.time_weight * fit
             if why is not None:
                 why.append(f"in the time asked about ({window.label})")
-        if query.asks_when and _stated(cand, _node_time(cand.node, context)):
-            # A prompt asking when is answered by a record that says when.
+        if _says_when(query, cand, context):
+            # A prompt asking when is answered by a record that says when; one asking
+            # how long, by a record that says for how long or since when.
             score *= 1.0 + cfg.when_weight
             if why is not None:
                 why.append("says when")

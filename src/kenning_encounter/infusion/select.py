@@ -226,7 +226,7 @@ def _gather(
 ) -> _Gathered:
     strongest = set(sorted(hits, key=lambda i: -hits[i])[:around])
     window = query.window
-    times = window is not None or query.asks_when  # stated times: read when time counts
+    times = window is not None or query.asks_when or query.asks_span  # read when time counts
     found = tx.get_nodes(list(hits))
     if window is not None and (timed := _encounters_in(tx, window)):
         # What was recorded then is a candidate by that alone, scored by its time.
