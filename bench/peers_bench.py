@@ -132,10 +132,15 @@ def _neo4j_pair(
 
 
 def _compare(peer: dict[str, Any], base: dict[str, Any]) -> dict[str, float]:
+    links: dict[str, float] = {}
+    if "link" in peer and "link" in base:
+        rate = base["link"]["relations_per_s"] / peer["link"]["relations_per_s"]
+        links["link_throughput_x"] = round(rate, 2)
     return {
         "write_throughput_x": round(
             base["write"]["entities_per_s"] / peer["write"]["entities_per_s"], 2
         ),
+        **links,
         "search_p50_x": round(peer["search"]["p50_ms"] / base["search"]["p50_ms"], 2),
         "search_p95_x": round(peer["search"]["p95_ms"] / base["search"]["p95_ms"], 2),
     }
@@ -233,13 +238,24 @@ def _verdict(goal: dict[str, Any]) -> str:
     return f"goal: {goal['statement']}: {verdict}{why}"
 
 
+def _links(server: dict[str, Any]) -> str:
+    """The links/s and link p50 columns (blank for a run without a link phase)."""
+    k = server.get("link")
+    return f"{k['relations_per_s']:>9.1f}{k['batch_p50_ms']:>9.1f}" if k else f"{'':>18}"
+
+
+def _link_ratio(ratio: dict[str, float]) -> str:
+    x = ratio.get("link_throughput_x")
+    return f"{x:>9.2f}" if x is not None else f"{'':>9}"
+
+
 def format_sizes(results: list[dict[str, Any]]) -> str:
     """Several runs (one per entity count) in one table: a row per size and server."""
     lines = [
         f"Peers side by side: entities in batches of {results[0]['batch']}, "
         f"{results[0]['searches']} searches per size, on {results[0]['cpus']} CPUs",
         f"{'entities':>9}  {'server':<42}{'write e/s':>11}{'batch p50':>10}{'batch p95':>10}"
-        f"{'search p50':>11}{'search p95':>11}{'load':>12}",
+        f"{'links/s':>9}{'link p50':>9}{'search p50':>11}{'search p95':>11}{'load':>12}",
     ]
     notes: list[str] = []
     for result in results:
@@ -251,19 +267,20 @@ def format_sizes(results: list[dict[str, Any]]) -> str:
             w, s = server["write"], server["search"]
             lines.append(
                 f"{result['entities']:>9,}  {server['label']:<42}{w['entities_per_s']:>11.1f}"
-                f"{w['batch_p50_ms']:>10.1f}{w['batch_p95_ms']:>10.1f}{s['p50_ms']:>11.2f}"
-                f"{s['p95_ms']:>11.2f}{f'{start}->{end}':>12}"
+                f"{w['batch_p50_ms']:>10.1f}{w['batch_p95_ms']:>10.1f}{_links(server)}"
+                f"{s['p50_ms']:>11.2f}{s['p95_ms']:>11.2f}{f'{start}->{end}':>12}"
             )
     lines += notes
     lines.append("times faster than the peer (above 1: ours is faster)")
     lines.append(
-        f"{'entities':>9}  {'peer vs ours':<42}{'writes':>9}{'search p50':>11}{'search p95':>11}"
+        f"{'entities':>9}  {'peer vs ours':<42}{'writes':>9}{'links':>9}{'search p50':>11}"
+        f"{'search p95':>11}"
     )
     for result in results:
         for pair, r in result["ratios"].items():
             lines.append(
                 f"{result['entities']:>9,}  {pair:<42}{r['write_throughput_x']:>9.2f}"
-                f"{r['search_p50_x']:>11.2f}{r['search_p95_x']:>11.2f}"
+                f"{_link_ratio(r)}{r['search_p50_x']:>11.2f}{r['search_p95_x']:>11.2f}"
             )
     lines += [_verdict(goal) for result in results for goal in result["goals"]]
     return "\n".join(lines)
@@ -275,7 +292,8 @@ def format_table(result: dict[str, Any]) -> str:
         f"Peers side by side: {result['entities']:,} entities in batches of {result['batch']}, "
         f"{result['searches']} searches; load {start} -> {end} on {result['cpus']} CPUs",
         f"{'server':<42}{'start ms':>9}{'write e/s':>11}{'batch p50':>10}{'batch p95':>10}"
-        f"{'search p50':>11}{'search p95':>11}{'hits':>8}{'chars':>9}",
+        f"{'links/s':>9}{'link p50':>9}{'search p50':>11}{'search p95':>11}{'hits':>8}"
+        f"{'chars':>9}",
     ]
     skipped: list[str] = []
     for server in result["servers"].values():
@@ -285,17 +303,20 @@ def format_table(result: dict[str, Any]) -> str:
         w, s = server["write"], server["search"]
         lines.append(
             f"{server['label']:<42}{server['start_ms']:>9.0f}{w['entities_per_s']:>11.1f}"
-            f"{w['batch_p50_ms']:>10.1f}{w['batch_p95_ms']:>10.1f}{s['p50_ms']:>11.2f}"
-            f"{s['p95_ms']:>11.2f}{s['mean_hits']:>8.1f}{s['mean_chars']:>9.0f}"
+            f"{w['batch_p50_ms']:>10.1f}{w['batch_p95_ms']:>10.1f}{_links(server)}"
+            f"{s['p50_ms']:>11.2f}{s['p95_ms']:>11.2f}{s['mean_hits']:>8.1f}"
+            f"{s['mean_chars']:>9.0f}"
         )
     lines += skipped
     if result["ratios"]:
         lines.append("times faster than the peer (above 1: ours is faster)")
-        lines.append(f"{'peer vs ours':<42}{'writes':>9}{'search p50':>11}{'search p95':>11}")
+        lines.append(
+            f"{'peer vs ours':<42}{'writes':>9}{'links':>9}{'search p50':>11}{'search p95':>11}"
+        )
         for pair, r in result["ratios"].items():
             lines.append(
-                f"{pair:<42}{r['write_throughput_x']:>9.2f}{r['search_p50_x']:>11.2f}"
-                f"{r['search_p95_x']:>11.2f}"
+                f"{pair:<42}{r['write_throughput_x']:>9.2f}{_link_ratio(r)}"
+                f"{r['search_p50_x']:>11.2f}{r['search_p95_x']:>11.2f}"
             )
     lines += [_verdict(goal) for goal in result["goals"]]
     return "\n".join(lines)

@@ -25,7 +25,7 @@ from mcp.client.stdio import stdio_client
 
 from bench.keyring import Keyring
 from bench.peers.servers import Recipe
-from bench.peers.workload import Workload
+from bench.peers.workload import Link, Workload
 from bench.stats import pct
 
 CALL_TIMEOUT_S = 300.0
@@ -60,6 +60,8 @@ class _Run:
         self.write_ms: list[float] = []
         self.batch_ms: list[float] = []
         self.recorded = 0
+        self.link_ms: list[float] = []
+        self.linked = 0
         self.search_ms: list[float] = []
         self.hits: list[int] = []
         self.chars: list[int] = []
@@ -115,6 +117,13 @@ class _Run:
                 self.batch_ms.append(done[1])
             self.recorded += count
 
+    async def link(self, batch: list[Link]) -> None:
+        tool, arguments, count = self.recipe.link_call(batch)
+        done = await self.call(tool, arguments)
+        if done is not None:
+            self.link_ms.append(done[1])
+            self.linked += count
+
     async def search(self, query: str, *, keep: bool) -> None:
         done = await self.call(*self.recipe.search_call(query))
         if done is None or not keep:
@@ -129,6 +138,15 @@ class _Run:
         if self.failure is not None:
             return {"status": "failed", "label": recipe.label, "reason": self.failure}
         write_s = sum(self.write_ms) / 1000
+        link_s = sum(self.link_ms) / 1000
+        links = {
+            "relations": self.linked,
+            "calls": len(self.link_ms),
+            "seconds": round(link_s, 3),
+            "relations_per_s": round(self.linked / link_s, 1),
+            "batch_p50_ms": round(statistics.median(self.link_ms), 2),
+            "batch_p95_ms": round(pct(self.link_ms, 0.95), 2),
+        }
         return {
             "status": "ok",
             "label": recipe.label,
@@ -143,6 +161,7 @@ class _Run:
                 "batch_p50_ms": round(statistics.median(self.batch_ms), 2),
                 "batch_p95_ms": round(pct(self.batch_ms, 0.95), 2),
             },
+            **({"link": links} if self.link_ms else {}),
             "search": {
                 "calls": len(self.search_ms),
                 "p50_ms": round(statistics.median(self.search_ms), 2),
@@ -162,7 +181,8 @@ def _turns(runs: list[_Run], round_no: int) -> list[_Run]:
 async def measure(
     recipes: list[Recipe], workload: Workload, work: Path, ours: frozenset[str]
 ) -> dict[str, dict[str, Any]]:
-    """Start every server, record the entities, run the searches, all in turns; the figures.
+    """Start every server, record the entities, link them, run the searches, all in turns;
+    the figures.
 
     A server in ``ours`` that fails raises ServerFailed; a peer that fails is
     reported as failed with its error and the end of its stderr.
@@ -175,6 +195,9 @@ async def measure(
         for round_no, batch in enumerate(workload.batches()):
             for run in _turns(runs, round_no):
                 await run.write(batch)
+        for round_no, links in enumerate(workload.link_batches()):
+            for run in _turns(runs, round_no):
+                await run.link(links)
         for query in workload.warmup:
             for run in _turns(runs, 0):
                 await run.search(query, keep=False)

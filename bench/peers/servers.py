@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import kenning_encounter
-from bench.peers.workload import Entity
+from bench.peers.workload import Entity, Link
 from kenning_encounter.server.info import package_version
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,6 +59,7 @@ class Recipe:
     env: dict[str, str]
     # (entities recorded before this batch, the batch) -> the calls that record it
     write_calls: Callable[[int, list[Entity]], list[ToolCall]]
+    link_call: Callable[[list[Link]], ToolCall]
     search_call: Callable[[str], tuple[str, dict[str, Any]]]
     hits: Callable[[Any], int]
     versions: dict[str, str] = field(default_factory=lambda: {})
@@ -96,6 +97,11 @@ def _ours_write_calls(done_before: int, batch: list[Entity]) -> list[ToolCall]:
     return calls
 
 
+def _ours_link_call(batch: list[Link]) -> ToolCall:
+    relations = [{"source": k.source, "type": k.type, "target": k.target} for k in batch]
+    return ("create_relations", {"session_id": "peers-bench", "relations": relations}, len(batch))
+
+
 def _ours_env(data_dir: Path) -> dict[str, str]:
     # The client starts servers with a minimal environment; ours runs from the source tree,
     # and keeps its quick-start answers (server/front.py) beside the bench's memory, not
@@ -124,6 +130,7 @@ def ours(data_dir: Path, neo4j: Neo4jTarget | None = None) -> Recipe:
         args=args,
         env=env,
         write_calls=_ours_write_calls,
+        link_call=_ours_link_call,
         search_call=lambda q: ("search", {"query": q, "limit": 10}),
         hits=lambda s: _listed(s, "hits"),
         versions={"kenning-encounter": package_version()},
@@ -160,6 +167,10 @@ def reference(peers_dir: Path, work_dir: Path) -> Recipe | Unavailable:
         entities = [{"name": e.name, "entityType": e.type, "observations": [e.text]} for e in batch]
         return [("create_entities", {"entities": entities}, len(batch))]
 
+    def link_call(batch: list[Link]) -> ToolCall:
+        relations = [{"from": k.source, "to": k.target, "relationType": k.type} for k in batch]
+        return ("create_relations", {"relations": relations}, len(batch))
+
     return Recipe(
         key=key,
         label=label,
@@ -167,6 +178,7 @@ def reference(peers_dir: Path, work_dir: Path) -> Recipe | Unavailable:
         args=[str(entry)],
         env={"MEMORY_FILE_PATH": str(work_dir / "memory.jsonl")},
         write_calls=write_calls,
+        link_call=link_call,
         search_call=lambda q: ("search_nodes", {"query": q}),
         hits=lambda s: _listed(s, "entities"),
         versions=versions,
@@ -212,6 +224,12 @@ def neo4j_memory(peers_dir: Path, target: Neo4jTarget) -> Recipe | Unavailable:
         entities = [{"name": e.name, "type": e.type, "observations": [e.text]} for e in batch]
         return [("create_entities", {"entities": entities}, len(batch))]
 
+    def link_call(batch: list[Link]) -> ToolCall:
+        relations = [
+            {"source": k.source, "target": k.target, "relationType": k.type} for k in batch
+        ]
+        return ("create_relations", {"relations": relations}, len(batch))
+
     return Recipe(
         key="neo4j_memory",
         label=NEO4J_MEMORY_LABEL,
@@ -225,6 +243,7 @@ def neo4j_memory(peers_dir: Path, target: Neo4jTarget) -> Recipe | Unavailable:
             "NEO4J_TRANSPORT": "stdio",
         },
         write_calls=write_calls,
+        link_call=link_call,
         search_call=lambda q: ("search_memories", {"query": q}),
         hits=lambda s: _listed(s, "entities"),
         versions=dict(zip(names, found, strict=False)),

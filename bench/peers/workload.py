@@ -12,7 +12,7 @@ substring, the Neo4j peer as Lucene terms, ours as ranked words.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bench.synth import generate
@@ -31,22 +31,39 @@ class Entity:
 
 
 @dataclass(frozen=True)
+class Link:
+    """A relation between two recorded entities, by name (every peer links by name)."""
+
+    source: str
+    type: str
+    target: str
+
+
+@dataclass(frozen=True)
 class Workload:
     entities: list[Entity]
     queries: list[str]
     warmup: list[str]
     seed: int
+    links: list[Link] = field(default_factory=lambda: [])
 
     def batches(self) -> list[list[Entity]]:
         return [self.entities[i : i + BATCH] for i in range(0, len(self.entities), BATCH)]
 
+    def link_batches(self) -> list[list[Link]]:
+        return [self.links[i : i + BATCH] for i in range(0, len(self.links), BATCH)]
 
-def _entities(count: int, seed: int) -> list[Entity]:
+
+def _recorded(count: int, seed: int) -> tuple[list[Entity], list[Link]]:
+    """The generator's first ``count`` entities and the relations among them."""
     # Revisions are dropped, so ask the generator for a margin more than needed.
     synth = generate(count + count // 5 + 10, seed=seed)
     found: list[Entity] = []
+    relations: list[dict[str, Any]] = []
     for step in synth.steps:
-        if step.kind != "entities":
+        if step.kind == "relations":
+            relations += step.payload
+        if step.kind != "entities" or len(found) == count:
             continue
         payload: list[dict[str, Any]] = step.payload
         for item in payload:
@@ -54,8 +71,16 @@ def _entities(count: int, seed: int) -> list[Entity]:
                 continue
             found.append(Entity(item["type"], item["name"], item["description"]))
             if len(found) == count:
-                return found
-    raise RuntimeError(f"the generator gave {len(found)} entities, {count} were asked for")
+                break
+    if len(found) < count:
+        raise RuntimeError(f"the generator gave {len(found)} entities, {count} were asked for")
+    names = {e.name for e in found}
+    links = [
+        Link(r["source"], r["type"], r["target"])
+        for r in relations
+        if r["source"] in names and r["target"] in names and r["type"] != "SUPERSEDES"
+    ]
+    return found, links
 
 
 def subject(text: str) -> str | None:
@@ -84,11 +109,12 @@ def _queries(entities: list[Entity], count: int, rng: random.Random) -> list[str
 
 def build(entities: int, searches: int, *, seed: int = 11, warmup: int = 5) -> Workload:
     """``entities`` texts in batches of BATCH, ``searches`` measured queries, a few to warm up."""
-    made = _entities(entities, seed)
+    made, links = _recorded(entities, seed)
     rng = random.Random(seed)
     return Workload(
         entities=made,
         queries=_queries(made, searches, rng),
         warmup=_queries(made, warmup, rng),
         seed=seed,
+        links=links,
     )

@@ -41,6 +41,8 @@ def _ok(server: dict[str, Any], entities: int, searches: int) -> None:
     assert server["status"] == "ok", server
     assert server["write"]["entities"] == entities
     assert server["write"]["entities_per_s"] > 0
+    assert server["link"]["relations"] == len(build(entities, searches).links)
+    assert server["link"]["relations_per_s"] > 0
     assert server["search"]["calls"] == searches
     # Every query is the subject of a recorded text, so a server that stored
     # the entities finds something for it.
@@ -58,6 +60,18 @@ def test_workload_is_seeded_and_every_query_has_a_match() -> None:
         assert len(query.split()) == 3
         assert any(query in text for text in texts), query
     assert build(300, 40, seed=12).queries != first.queries
+
+
+def test_the_links_join_recorded_entities_by_name() -> None:
+    """Every peer links by name: each link's ends are among the recorded entities, and
+    no revision is among them (the peers have no notion of one)."""
+    workload = build(1_000, 10)
+    names = {e.name for e in workload.entities}
+    assert len(workload.links) > 300
+    assert all(k.source in names and k.target in names for k in workload.links)
+    assert "SUPERSEDES" not in {k.type for k in workload.links}
+    assert len({(k.source, k.type, k.target) for k in workload.links}) == len(workload.links)
+    assert all(0 < len(b) <= BATCH for b in workload.link_batches())
 
 
 def test_subject_skips_filler_and_numbers() -> None:
@@ -83,7 +97,12 @@ def test_quick_mode_measures_ours_beside_the_reference_server(
         assert servers[key]["status"] == "skipped"
         assert "--no-neo4j" in servers[key]["reason"]
     ratio = result["ratios"]["reference vs ours"]
-    assert set(ratio) == {"write_throughput_x", "search_p50_x", "search_p95_x"}
+    assert set(ratio) == {
+        "write_throughput_x",
+        "link_throughput_x",
+        "search_p50_x",
+        "search_p95_x",
+    }
     assert all(value > 0 for value in ratio.values())
     assert result["goal"]["met"] is None  # judged at 10k entities only
     table = capsys.readouterr().out
@@ -137,6 +156,7 @@ def test_a_peer_that_dies_is_reported_failed_and_ours_still_measured(tmp_path: P
         args=["-c", "import sys; sys.stderr.write('no database here\\n'); sys.exit(3)"],
         env={},
         write_calls=lambda _done, batch: [("create_entities", {"entities": []}, len(batch))],
+        link_call=lambda batch: ("create_relations", {"relations": []}, len(batch)),
         search_call=lambda q: ("search", {"query": q}),
         hits=lambda _s: 0,
     )
