@@ -20,6 +20,7 @@ the client as an MCP tool error.
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import Any, Final, TypeVar, cast
@@ -174,6 +175,15 @@ def unencodable_text(value: Any, path: str = "") -> str | None:
     refused here, before any tool sees it. Nested fields (a list's items, a model's
     fields) are not checked by the models' own string validation.
     """
+    if not path:
+        # The usual case, whole, in C: the arguments came from JSON, and text that encodes
+        # holds no lone surrogate anywhere. Only a refusal walks them to say where.
+        try:
+            json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
+        except UnicodeEncodeError:
+            pass
+        else:
+            return None
     if isinstance(value, str):
         try:
             value.encode("utf-8")
