@@ -140,15 +140,20 @@ def test_revisions_of_several_types_in_one_batch_each_stand_alone(memory: Memory
     assert ids["old queue"] in everything
 
 
-def test_a_batch_makes_its_revisions_together(tmp_path: Path) -> None:
-    """Embedded: one edge statement and one successor statement per revised type, not
-    one of each per revision (and one node read for the revised nodes)."""
+def _recording(tmp_path: Path) -> tuple[EmbeddedStore, list[str]]:
+    """An embedded store in ``tmp_path`` and the list every statement it sends goes to."""
     sent: list[str] = []
 
     def tracer(statement: str, params: Mapping[str, Any] | None, seconds: float) -> None:
         sent.append(statement)
 
-    store = EmbeddedStore.open(tmp_path / "memory", tracer=tracer)
+    return EmbeddedStore.open(tmp_path / "memory", tracer=tracer), sent
+
+
+def test_a_batch_makes_its_revisions_together(tmp_path: Path) -> None:
+    """Embedded: one edge statement and one successor statement per revised type, not
+    one of each per revision (and one node read for the revised nodes)."""
+    store, sent = _recording(tmp_path)
     try:
         memory = Memory(store)
         sent.clear()
@@ -167,12 +172,7 @@ def test_a_relations_batch_makes_each_kind_in_one_statement(tmp_path: Path) -> N
     """Embedded: one statement per relation type between two node types, not one per
     relation; a SUPERSEDES among them still goes alone; the status moves are kept in one
     statement and set in one per type, the second move of a node after the first."""
-    sent: list[str] = []
-
-    def tracer(statement: str, params: Mapping[str, Any] | None, seconds: float) -> None:
-        sent.append(statement)
-
-    store = EmbeddedStore.open(tmp_path / "memory", tracer=tracer)
+    store, sent = _recording(tmp_path)
     try:
         memory = Memory(store)
         memory.advance_encounter(SESSION, "link in bulk")
