@@ -12,10 +12,13 @@ Ours and the reference server run side by side, taking turns call by call, so
 machine load falls on both alike (bench.peers.measure).
 
 Workload: N entities, each with one observation text, recorded in batches of
-50 (N = 10k; 1k with --quick), then M searches (200; 100 with --quick), the
-same texts and queries for every server (bench.peers.workload). Reported per
-server: write throughput (entities/s over all write calls) and search p50/p95,
-then ratios to ours, as "times faster than the peer" (above 1: ours is faster).
+50 (N = 10k; 1k with --quick), then the relations among them linked by name in
+batches of 50, then M searches (200; 100 with --quick), the same texts, links and
+queries for every server (bench.peers.workload). Reported per server: write
+throughput (entities/s over all write calls), links/s and search p50/p95, then
+ratios to ours, as "times faster than the peer" (above 1: ours is faster).
+Our server runs from the ``src`` of the package this process imported: to
+measure another tree, put its ``src`` first on ``PYTHONPATH``.
 Peers are installed outside the package (``--install``); one that is missing or
 fails is reported as skipped or failed with the reason, never silently left out.
 
