@@ -21,7 +21,16 @@ from kenning_encounter.store.embedded import queries as q
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 
 ROWS: dict[str, Any] = {
-    "rows": [{"s": "con-a", "t": "con-b", "why": "sharper", "encounter": "E1"}],
+    "rows": [
+        {
+            "s": "con-a",
+            "t": "con-b",
+            "why": "sharper",
+            "encounter": "E1",
+            "id": "que-a",
+            "status": "open",
+        }
+    ],
     "tick": 1,
     "at": "2026-12-03T00:00:00Z",
     "ids": ["con-a"],
@@ -56,8 +65,9 @@ def _plan(conn: Any, statement: str) -> str:
         q.render(q.SUCCESSORS_SET, label="Concept"),
         q.render(q.NODES_RECORD, label="Concept"),
         q.render(q.EDGES_CREATE, source="Concept", target="Concept", rel="INFORMS"),
+        q.render(q.NODES_SET_STATUS, label="Question"),
     ],
-    ids=["revisions", "successors", "recorded", "relations"],
+    ids=["revisions", "successors", "recorded", "relations", "statuses"],
 )
 def test_a_batch_statement_looks_each_node_up_by_key(conn: Any, statement: str) -> None:
     plan = _plan(conn, statement)

@@ -22,9 +22,9 @@ def test_without_the_driver_the_error_says_what_to_install(
 
 
 def test_labels_and_types_reach_query_text_only_from_the_vocabulary() -> None:
-    assert "(n:Concept:KenningMemory {id: $id})" in q.render(q.NODE_SET_STATUS, label="Concept")
+    assert "(n:Concept:KenningMemory {id: r.id})" in q.render(q.NODES_SET_STATUS, label="Concept")
     with pytest.raises(ValueError, match="not a vocabulary name"):
-        q.render(q.NODE_SET_STATUS, label="Concept) DETACH DELETE (n")
+        q.render(q.NODES_SET_STATUS, label="Concept) DETACH DELETE (n")
     statements = dict(q.schema_statements())
     assert all("IF NOT EXISTS" in s for s in statements.values())
     assert (

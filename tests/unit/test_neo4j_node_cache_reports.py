@@ -33,11 +33,9 @@ def test_every_statement_that_changes_a_node_is_heard_by_the_caches() -> None:
         "CONFIRM": True,
         "CONSULT": True,
         "PIN": True,
-        "EDGE_CREATE": True,  # and EDGE_CREATE_SUPERSEDES (its SET is of _touched alone)
-        "EDGES_CREATE": True,  # EDGE_CREATE's rows, several in one statement
-        # reported: ops set_status calls _on_changed, and the write's end marks the node
-        "NODE_SET_STATUS": False,
-        "NODES_SET_STATUS": False,  # the same, set_statuses
+        "EDGES_CREATE": True,  # and EDGE_CREATE_SUPERSEDES (its SET is of _touched alone)
+        # reported: ops set_statuses calls _on_changed, and the write's end marks the node
+        "NODES_SET_STATUS": False,
         # new nodes: no cache holds them yet; the nodes they revise are marked (below)
         "NODES_CREATE_ALL": True,
         # deletions: ops delete_node calls _on_deleted, which moves the deletion count

@@ -307,13 +307,11 @@ def test_every_statement_that_changes_a_node_reports_it() -> None:
         "nodes_create",
         "NODE_SET_SUCCESSOR",
         "SUCCESSORS_SET",  # tx.py _create_revisions: the revised nodes
-        "NODE_SET_STATUS",
         "NODES_SET_STATUS",  # ops/graph.py set_statuses: each node
         "NODE_DELETE",
         "LOAD_SUPERSEDES",  # an import's revisions: EmbeddedTx._on_load_changed
         "CLEAR_NODES",  # an import --restart empties: EmbeddedTx._on_load_changed
         # standing (memory/activation.py): each reports the nodes whose used_at it renews
-        "EDGE_CREATE",  # ops/graph.py create_edge: both ends
         "EDGES_CREATE",  # ops/graph.py create_edges: both ends of each
         "CONFIRM",  # ops/identity.py confirm_nodes
         "CONSULT",  # ops/activation.py consult_nodes

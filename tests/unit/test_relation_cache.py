@@ -222,9 +222,8 @@ def test_every_statement_that_makes_or_removes_a_relation_reports_it() -> None:
     texts = {name: value for name, value in vars(queries).items() if isinstance(value, str)}
     found = {name for name, value in texts.items() if making.search(value)}
     assert found == {
-        "EDGE_CREATE",  # ops/graph.py create_edge: both ends (_on_linked)
         "EDGES_CREATE",  # ops/graph.py create_edges: both ends of each (_on_linked)
-        "EDGE_CREATE_SUPERSEDES",  # the same (_on_edges)
+        "EDGE_CREATE_SUPERSEDES",  # ops/graph.py create_edge: both ends (_on_edges)
         "REVISIONS_CREATE",  # embedded tx.py _create_revisions: both ends of each
         "EDGE_DELETE",  # ops/graph.py delete_edge: both ends
         "NODE_DELETE",  # ops/graph.py delete_node: any (every other end)

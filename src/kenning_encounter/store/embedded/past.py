@@ -42,10 +42,6 @@ BACKFILL: Final[tuple[str, ...]] = (
     "SET p.moved_from = 'supported'",
 )
 
-STATUS_PUT: Final = (
-    "MERGE (p:Past {key: $key}) SET p.kind = 'status', p.node = $node, p.tick = $tick, "
-    "p.ended = $tick, p.seq = $seq, p.moved_from = $before, p.moved_to = $after, p.at = $at"
-)
 # A write's moves: their keys carry its own tick, so none is held yet, and an unwound
 # MERGE would scan the whole table (tests/unit/test_embedded_columns.py).
 STATUSES_PUT: Final = (
@@ -92,7 +88,6 @@ TICK_AT_EDGES: Final = (
 )
 
 PAST_TEXT: Final = PastText(
-    status_put=STATUS_PUT,
     statuses_put=STATUSES_PUT,
     edge_put=EDGE_PUT,
     node_put=NODE_PUT,

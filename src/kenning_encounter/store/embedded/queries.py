@@ -205,19 +205,13 @@ MARKS_ALL: Final = (
     "MATCH (n:{label}) WHERE n.classification IS NOT NULL "
     "RETURN n.id, n.classification LIMIT $limit"
 )
-NODE_SET_STATUS: Final = "MATCH (n:{label} {{id: $id}}) SET n.status = $status"
 NODES_SET_STATUS: Final = "UNWIND $rows AS r MATCH (n:{label} {{id: r.id}}) SET n.status = r.status"
 NODE_DELETE: Final = "MATCH (n:{label} {{id: $id}}) DETACH DELETE n"
 
 # --- authored edges ---------------------------------------------------------
 # A link is a use of both its ends (memory/activation.py): their used_at follows.
-EDGE_CREATE: Final = (
-    "MATCH (a:{source} {{id: $s}}), (b:{target} {{id: $t}}) "
-    "CREATE (a)-[:{rel} {{tick: $tick, encounter: $encounter, created_at: $at}}]->(b) "
-    "SET a.used_at = $at, b.used_at = $at"
-)
-# Several of EDGE_CREATE's relations of one type between two node types. Each end is its
-# own MATCH, bound by key (both in one MATCH of an unwound row join the tables whole).
+# Relations of one type between two node types. Each end is its own MATCH, bound by
+# key (both in one MATCH of an unwound row join the tables whole).
 EDGES_CREATE: Final = (
     "UNWIND $rows AS r MATCH (a:{source} {{id: r.s}}) MATCH (b:{target} {{id: r.t}}) "
     "CREATE (a)-[:{rel} {{tick: $tick, encounter: r.encounter, created_at: $at}}]->(b) "

@@ -37,11 +37,6 @@ _NODE_ROW: Final = (
 )
 
 PAST_TEXT: Final = PastText(
-    status_put=(
-        "MERGE (p:KenningPast {_memory: $memory, key: $key}) SET p.kind = 'status', "
-        "p.node = $node, p.tick = $tick, p.ended = $tick, p.seq = $seq, "
-        "p.moved_from = $before, p.moved_to = $after, p.at = $at"
-    ),
     statuses_put=(
         "UNWIND $rows AS r CREATE (p:KenningPast {_memory: $memory, key: r.key, "
         "kind: 'status', node: r.node, tick: $tick, ended: $tick, seq: r.seq, "

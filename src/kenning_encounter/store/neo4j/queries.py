@@ -320,7 +320,6 @@ RECENT_HEADS: Final = (
     "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) "
     "RETURN properties(n), e.id, e.locus, null ORDER BY n.tick DESC LIMIT $limit"
 )
-NODE_SET_STATUS: Final = "MATCH (n:{label}:KenningMemory {{id: $id}}) SET n.status = $status"
 NODES_SET_STATUS: Final = (
     "UNWIND $rows AS r MATCH (n:{label}:KenningMemory {{id: r.id}}) SET n.status = r.status"
 )
@@ -332,11 +331,6 @@ NODE_DELETE: Final = (
 
 # --- authored edges -----------------------------------------------------------
 # A link is a use of both its ends (memory/activation.py): their used_at follows.
-EDGE_CREATE: Final = KEEP_PLAN + (
-    "MATCH (a:{source}:KenningMemory {{id: $s}}) MATCH (b:{target}:KenningMemory {{id: $t}}) "
-    "CREATE (a)-[:{rel} {{tick: $tick, encounter: $encounter, created_at: $at}}]->(b) "
-    "SET a.used_at = $at, b.used_at = $at, a._touched = $tick, b._touched = $tick"
-)
 EDGES_CREATE: Final = KEEP_PLAN + (
     "UNWIND $rows AS r MATCH (a:{source}:KenningMemory {{id: r.s}}) "
     "MATCH (b:{target}:KenningMemory {{id: r.t}}) "

@@ -88,13 +88,8 @@ class NodeOps(Statements):
         """A node's head-ness changed: its entry in a text index may follow."""
 
     # --- the record of the past as_of reads stand on (store/ops/past.py keeps it) -----
-    def _keep_status(self, node: NodeRecord, status: str) -> None:
-        """``node`` (as it is before) moves to ``status`` in this write."""
-
     def _keep_statuses(self, moves: Sequence[tuple[NodeRecord, str]]) -> None:
-        """Several ``_keep_status``, in order."""
-        for node, status in moves:
-            self._keep_status(node, status)
+        """Each ``node`` (as it is before) moves to its status in this write, in order."""
 
     def _keep_edge(self, edge: EdgeRecord) -> None:
         """``edge`` is deleted in this write."""
@@ -221,21 +216,12 @@ class NodeOps(Statements):
 
     # --- writes --------------------------------------------------------------------
     def set_status(self, node_id: str, status: str) -> None:
-        self._require_writable()
-        label = type_of_id(node_id)
-        if label is None:
-            raise StoreError(f"internal: bad node id {node_id!r}")
-        before = self.get_node(node_id)
-        if before is not None and before.status != status:
-            self._keep_status(before, status)
-        self._on_changed(node_id)
-        query = self.render(self._nodes.node_set_status, label=label)
-        self.rows(query, {"id": node_id, "status": status})
+        self.set_statuses([(node_id, status)])
 
     def set_statuses(self, moves: Sequence[tuple[str, str]]) -> None:
-        """Status moves in order, each as ``set_status`` makes it (a node moved twice keeps
-        both moves in the record of the past), in a few statements: the nodes read once,
-        the moves kept together, and one statement per type sets the last status."""
+        """Status moves in order (a node moved twice keeps both moves in the record of
+        the past), in a few statements: the nodes read once, the moves kept together, and
+        one statement per type sets the last status."""
         self._require_writable()
         groups = group_by_type(list(dict.fromkeys(node_id for node_id, _ in moves)))
         if sum(map(len, groups.values())) != len({node_id for node_id, _ in moves}):
@@ -348,6 +334,9 @@ class RelationOps(NodeOps):
 
     # --- writes --------------------------------------------------------------------
     def create_edge(self, edge: EdgeRecord) -> None:
+        if edge.type != "SUPERSEDES":
+            self.create_edges([edge])
+            return
         self._require_writable()
         s_label, t_label = _end_types(edge)
         params: dict[str, Any] = {
@@ -356,27 +345,16 @@ class RelationOps(NodeOps):
             "tick": self.tick,
             "encounter": edge.encounter,
             "at": self.now,
+            "why": edge.revision_why,
         }
-        text = self._relations
-        if edge.type == "SUPERSEDES":
-            params["why"] = edge.revision_why
-            query = self.render(text.edge_create_supersedes, source=s_label, target=t_label)
-        else:
-            query = self.render(text.edge_create, source=s_label, target=t_label, rel=edge.type)
-        if edge.type != "SUPERSEDES":  # the link renews both ends' used_at (its query)
-            self._on_changed(edge.source)
-            self._on_changed(edge.target)
-            self._on_linked([edge])
-        else:
-            self._on_edges([edge.source, edge.target])
+        query = self.render(self._relations.edge_create_supersedes, source=s_label, target=t_label)
+        self._on_edges([edge.source, edge.target])
         self.rows(query, params)
-        if edge.type == "SUPERSEDES":
-            self._revised(edge.target, edge.source)
+        self._revised(edge.target, edge.source)
 
     def create_edges(self, edges: Sequence[EdgeRecord]) -> None:
-        """Relations as ``create_edge`` makes them, one statement for each type between
-        two node types instead of one per relation; a SUPERSEDES edge moves a chain's
-        head, so it still goes alone, in its place."""
+        """Relations, one statement for each type between two node types; a SUPERSEDES
+        edge moves a chain's head, so it goes alone (``create_edge``), in its place."""
         self._require_writable()
         groups: dict[tuple[str, str, str], list[EdgeRecord]] = {}
         for edge in edges:

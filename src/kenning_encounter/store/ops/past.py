@@ -33,7 +33,6 @@ from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, AUTHORED_RELATION_
 class PastText:
     """One backend's statements for the record of the past."""
 
-    status_put: LiteralString  # $key $node $tick $seq $before $after $at
     # $rows of {key, node, seq, before, after}, $tick $at: keys of this write's own tick
     statuses_put: LiteralString
     edge_put: LiteralString  # $key $source $target $rel $tick $ended $at $encounter $why
@@ -82,20 +81,6 @@ class PastOps(RelationOps):
     _moves_made: int = 0  # a node may move twice in one write: the place keeps them in order
 
     # --- writes (the hooks the node and relation writes call) -------------------------
-    def _keep_status(self, node: NodeRecord, status: str) -> None:
-        self._moves_made += 1
-        seq = self._moves_made
-        params = {
-            "key": status_key(node.id, self.tick, seq),
-            "node": node.id,
-            "tick": self.tick,
-            "seq": seq,
-            "before": node.status,
-            "after": status,
-            "at": self.now,
-        }
-        self.rows(self._past.status_put, params)
-
     def _keep_statuses(self, moves: Sequence[tuple[NodeRecord, str]]) -> None:
         if not moves:
             return

@@ -70,7 +70,6 @@ class NodeText:
     chain_older: LiteralString  # {label} {hops}; $id -> the versions it revised
     chain_newer: LiteralString  # {label} {hops}; $id -> the versions that revised it
     chain_ends: LiteralString  # {label} {hops}; $id -> older count, newer count, head id
-    node_set_status: LiteralString  # {label}; $id $status
     nodes_set_status: LiteralString  # {label}; $rows of {id, status}
     node_delete: LiteralString  # {label}; $id
     name_get: LiteralString  # $name -> head id
@@ -84,10 +83,8 @@ class NodeText:
 
 @dataclass(frozen=True, slots=True)
 class RelationText:
-    edge_create: LiteralString  # {source} {target} {rel}; $s $t $tick $encounter $at
-    edge_create_supersedes: LiteralString  # {source} {target}; ... and $why
-    # {source} {target} {rel}; $rows of {s, t, encounter}, $tick $at: edge_create's rows
-    edges_create: LiteralString
+    edge_create_supersedes: LiteralString  # {source} {target}; $s $t $tick $encounter $at $why
+    edges_create: LiteralString  # {source} {target} {rel}; $rows of {s, t, encounter}, $tick $at
     edge_count: LiteralString  # {source} {target} {rel}; $s $t -> count
     edge_delete: LiteralString  # {source} {target} {rel}; $s $t
     # Edge rows: source id, target id, type, tick, encounter, revision_why.
