@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from kenning_encounter.infusion.config import HARD_CAP_CHARS
 from kenning_encounter.infusion.rank import Ranked
 from kenning_encounter.memory.contested import CONTESTED_REVISION, Conflict
+from kenning_encounter.plaintext import one_line
 from kenning_encounter.store.records import NodeRecord
 
 
@@ -39,7 +40,7 @@ class Rendered:
 
 
 def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
+    text = one_line(text)
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
@@ -65,7 +66,9 @@ def _status(node: NodeRecord) -> str:
 
 def body_text(item: Ranked, renewal: str, description_chars: int) -> str:
     n = item.node
-    lines = [f"◆ {n.type} «{n.name}»{_status(n)} · {_as_of(n)} · id {n.id}"]
+    # Each line is made one line (plaintext.one_line): stored text, an imported memory's
+    # too, cannot add a line of its own to the payload.
+    lines = [one_line(f"◆ {n.type} «{n.name}»{_status(n)} · {_as_of(n)} · id {n.id}")]
     if n.description:
         lines.append(f"  {_clip(n.description, description_chars)}")
     note = f"why: {item.why}"
@@ -76,7 +79,9 @@ def body_text(item: Ranked, renewal: str, description_chars: int) -> str:
 
 
 def conflict_text(c: Conflict, description_chars: int, *, brief: bool) -> str:
-    head = f"⚡ «{c.source.name}» ({c.source.type}) CHALLENGES «{c.target.name}» ({c.target.type})"
+    head = one_line(
+        f"⚡ «{c.source.name}» ({c.source.type}) CHALLENGES «{c.target.name}» ({c.target.type})"
+    )
     if c.kind == CONTESTED_REVISION:
         head += " — a revision under challenge"
     if brief:
@@ -85,7 +90,8 @@ def conflict_text(c: Conflict, description_chars: int, *, brief: bool) -> str:
     for n in (c.source, c.target):
         if n.description:
             lines.append(
-                f"  «{n.name}»{_status(n)}: {_clip(n.description, description_chars // 2)}"
+                f"  «{one_line(n.name)}»{_status(n)}: "
+                f"{_clip(n.description, description_chars // 2)}"
             )
     return "\n".join(lines)
 
@@ -136,7 +142,7 @@ def render(
         kept: list[str] = []
         for h in handles:
             n = h.item.node
-            line = f"· «{n.name}» ({n.type}, id {n.id}, prompt {h.told_at_turn})"
+            line = one_line(f"· «{n.name}» ({n.type}, id {n.id}, prompt {h.told_at_turn})")
             if fits(block + "\n" + line):
                 block += "\n" + line
                 kept.append(n.id)
@@ -149,7 +155,9 @@ def render(
     if open_threads:
         block = "OPEN THREADS"
         for t in open_threads:
-            line = f"? {t.node.type} «{t.node.name}»{_status(t.node)}: {_clip(t.node.description, 160)}"
+            node = t.node
+            head = one_line(f"? {node.type} «{node.name}»{_status(node)}:")
+            line = f"{head} {_clip(node.description, 160)}"
             if fits(block + "\n" + line):
                 block += "\n" + line
         if block != "OPEN THREADS":

@@ -304,7 +304,7 @@ def pin_entities(
 ) -> Pinned:
     session = validate.session_id(session_id)
     items = validate.batch(list(refs), "refs")
-    reason = validate.text(why, "why", required=False, limit=2_000)
+    reason = validate.written(why, "why", required=False, limit=2_000)
 
     def work(tx: WriteTx) -> Pinned:
         encounter = require_open(tx, session)

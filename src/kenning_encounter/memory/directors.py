@@ -70,7 +70,7 @@ def director_in(name: object, key: object, field: str = "director") -> Director 
         raise InvalidInput(
             field, "a director_key needs a name: pass director too (the key alone names no one)"
         )
-    shown = validate.text(name, field, required=True, limit=validate.MAX_NAME)
+    shown = validate.name(name, field)
     keyed = validate.text(key, f"{field}_key", required=False, limit=MAX_KEY) or None
     return Director(shown, keyed)
 

@@ -42,7 +42,7 @@ def confirm_entities(
 ) -> Confirmed:
     session = validate.session_id(session_id)
     items = validate.batch(list(refs), "refs")
-    reason = validate.text(why, "why", required=False, limit=2_000)
+    reason = validate.written(why, "why", required=False, limit=2_000)
 
     def work(tx: WriteTx) -> Confirmed:
         encounter = require_open(tx, session)
@@ -129,7 +129,7 @@ def _claim_in(raw: object, field: str) -> ClaimIn:
         source=validate.text(data.get("source"), f"{field}.source", required=True, limit=200),
         target=validate.text(data.get("target"), f"{field}.target", required=True, limit=200),
         resolution=str(resolution),
-        why=validate.text(data.get("why"), f"{field}.why", required=False, limit=2_000) or None,
+        why=validate.written(data.get("why"), f"{field}.why", required=False, limit=2_000) or None,
     )
 
 

@@ -34,7 +34,7 @@ class EntityIn(BaseModel):
         "or Citation. Example: 'Observation'."
     )
     name: str = Field(
-        description="Short unique handle, reused to link the node. Example: "
+        description="Short unique handle on one line, reused to link the node. Example: "
         "'retry storm on deploy'."
     )
     description: str = Field(

@@ -61,7 +61,7 @@ def advance(
 ) -> ReEntry:
     session = validate.session_id(session_id)
     directing = policy or DirectorPolicy(local_director())
-    purpose = validate.text(purpose, "purpose", required=True, limit=2_000)
+    purpose = validate.written(purpose, "purpose", required=True, limit=2_000)
     summary = (
         validate.text(close_summary, "close_summary", required=True, limit=10_000)
         if close_summary is not None

@@ -14,6 +14,7 @@ from typing import Any, Final
 from kenning_encounter.errors import InvalidInput, ProcessTypeForbidden, UnknownField, UnknownType
 from kenning_encounter.memory import classification
 from kenning_encounter.memory.models import EntityIn, RelationIn
+from kenning_encounter.plaintext import describe, name_fault, text_fault
 from kenning_encounter.vocabulary import (
     AUTHORED_NODE_TYPES,
     AUTHORED_RELATION_TYPES,
@@ -59,6 +60,38 @@ def text(value: object, field: str, *, required: bool, limit: int = MAX_TEXT) ->
     if len(value) > limit:
         raise InvalidInput(field, f"is {len(value)} characters; the limit is {limit}")
     return value
+
+
+def written(value: object, field: str, *, required: bool, limit: int = MAX_TEXT) -> str:
+    """``text`` a write keeps: tabs and line breaks allowed, no other control character,
+    direction override or tag character (kenning_encounter.plaintext)."""
+    checked = text(value, field, required=required, limit=limit)
+    fault = text_fault(checked)
+    if fault is not None:
+        at, ch = fault
+        raise InvalidInput(
+            field,
+            f"holds {describe(ch)} at character {at + 1}: written text may hold tabs and "
+            "line breaks but no other control character, no direction override and no "
+            "invisible tag character; remove it and send the text again",
+        )
+    return checked
+
+
+def name(value: object, field: str) -> str:
+    """A node's (or a person's) name: one line of visible text (kenning_encounter.plaintext),
+    so that two names that look alike are one name."""
+    checked = text(value, field, required=True, limit=MAX_NAME)
+    fault = name_fault(checked)
+    if fault is not None:
+        at, ch = fault
+        raise InvalidInput(
+            field,
+            f"holds {describe(ch)} at character {at + 1}: a name is one line of visible "
+            "text, without line breaks, tabs, control or invisible formatting characters; "
+            "remove it (put longer text in the description)",
+        )
+    return checked
 
 
 def iso_time(value: object, field: str) -> str:
@@ -199,8 +232,8 @@ def entity(raw: EntityIn | Mapping[str, Any], field: str) -> EntityDraft:
     for key, value in data.items():
         if key not in allowed and value is not None:
             raise UnknownField(f"{field}.{key}", type_, sorted(allowed - {"type"}))
-    name = text(data.get("name"), f"{field}.name", required=True, limit=MAX_NAME)
-    description = text(data.get("description"), f"{field}.description", required=False)
+    shown = name(data.get("name"), f"{field}.name")
+    description = written(data.get("description"), f"{field}.description", required=False)
     status: str | None = None
     if spec.statuses:
         status = data.get("status") or spec.default_status
@@ -227,7 +260,7 @@ def entity(raw: EntityIn | Mapping[str, Any], field: str) -> EntityDraft:
             if prop.kind is PropKind.CLASSES
             else classification.retention(value, path)
             if prop.kind is PropKind.RETENTION
-            else text(value, path, required=True)
+            else written(value, path, required=True)
         )
     _span(props, field)
     _triple(props, field)
@@ -235,12 +268,12 @@ def entity(raw: EntityIn | Mapping[str, Any], field: str) -> EntityDraft:
     revision_why = data.get("revision_why")
     if supersedes is not None:
         supersedes = text(supersedes, f"{field}.supersedes", required=True, limit=MAX_NAME)
-        revision_why = text(revision_why, f"{field}.revision_why", required=True)
+        revision_why = written(revision_why, f"{field}.revision_why", required=True)
     elif revision_why is not None:
         raise InvalidInput(
             f"{field}.revision_why", "only goes with supersedes (name the node this one revises)"
         )
-    return EntityDraft(field, type_, name, description, status, props, supersedes, revision_why)
+    return EntityDraft(field, type_, shown, description, status, props, supersedes, revision_why)
 
 
 def relation(raw: RelationIn | Mapping[str, Any], field: str) -> RelationIn:
@@ -258,7 +291,7 @@ def relation(raw: RelationIn | Mapping[str, Any], field: str) -> RelationIn:
     text(rel.source, f"{field}.source", required=True, limit=MAX_NAME)
     text(rel.target, f"{field}.target", required=True, limit=MAX_NAME)
     if rel.type == "SUPERSEDES":
-        text(rel.revision_why, f"{field}.revision_why", required=True)
+        written(rel.revision_why, f"{field}.revision_why", required=True)
     elif rel.revision_why is not None:
         raise InvalidInput(f"{field}.revision_why", "only SUPERSEDES carries a revision_why")
     return rel

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from kenning_encounter.config import Settings
 from kenning_encounter.memory.models import shown_session
 from kenning_encounter.memory.service import Memory
+from kenning_encounter.plaintext import one_line
 from kenning_encounter.server.manual import HOWTO_URI
 from kenning_encounter.store.port import ReadTx
 from kenning_encounter.store.records import EncounterRecord
@@ -32,7 +33,7 @@ def _state(e: EncounterRecord) -> str:
 
 def _line(e: EncounterRecord) -> str:
     when = e.last_activity_at or e.opened_at
-    purpose = " ".join(e.purpose.split())[:120]
+    purpose = one_line(e.purpose)[:120]
     # Listed only for other sessions, whose ids are never shown whole.
     who = shown_session(e.locus, None)
     return f"  - {e.name} (session {who}, {_state(e)}, last activity {when}): {purpose}"

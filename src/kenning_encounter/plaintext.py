@@ -1,0 +1,90 @@
+"""What written text may hold, and how stored text is shown on a line.
+
+Two layers, each enough on its own for what it guards:
+
+- On the way in, a write refuses characters that hide or forge what a reader sees.
+  A name is one line of visible text: no control character (a newline, a tab, NUL),
+  no line or paragraph separator, no invisible format character (a zero-width space,
+  a direction override, a byte-order mark): what a reader sees of a name is all of
+  it. Any other written text (a description, a purpose, a reason) may hold
+  tabs and newlines but no other control character, no direction override or
+  isolate (which reorder what a person reads against what the model reads) and no
+  tag character (invisible to a person, read by a model). The joiners (U+200C,
+  U+200D) stay allowed in names: scripts such as Persian and emoji sequences need
+  them.
+- On the way out, text put into a line-shaped payload (infusion, tool texts) is
+  shown on one line, with what a name may not hold made visible as U+FFFD. A memory
+  imported from a dump, or written before these checks, may hold such text; it
+  still cannot add a line to what the model is handed.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Final
+
+# Format characters a name may hold (Cf otherwise is refused in a name).
+_JOINERS: Final = frozenset("\u200c\u200d")
+# Reordering controls: embeddings, overrides, isolates (refused in any written text).
+_BIDI: Final = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# Whitespace controls an ordinary text may hold.
+_TEXT_SPACES: Final = frozenset("\t\n\r")
+_SHOWN_INSTEAD: Final = "\ufffd"
+
+
+def _tag(ch: str) -> bool:
+    return 0xE0000 <= ord(ch) <= 0xE007F
+
+
+# Names for the control characters most often met (unicodedata names none of them).
+_CONTROLS: Final = {
+    "\x00": "NULL",
+    "\t": "a tab",
+    "\n": "a line break",
+    "\r": "a carriage return",
+    "\x1b": "ESCAPE, as in a terminal colour code",
+}
+
+
+def describe(ch: str) -> str:
+    """``U+202E (RIGHT-TO-LEFT OVERRIDE)``: a character named for a refusal."""
+    shown = _CONTROLS.get(ch) or unicodedata.name(ch, "a control character")
+    return f"U+{ord(ch):04X} ({shown})"
+
+
+def name_fault(value: str) -> tuple[int, str] | None:
+    """The first character (position from 0, character) a name may not hold."""
+    for i, ch in enumerate(value):
+        category = unicodedata.category(ch)
+        if category in ("Cc", "Zl", "Zp") or (category == "Cf" and ch not in _JOINERS):
+            return i, ch
+    return None
+
+
+def text_fault(value: str) -> tuple[int, str] | None:
+    """The first character any written text may not hold."""
+    for i, ch in enumerate(value):
+        if ch.isprintable() or ch == " ":
+            continue  # the common case: one test per character
+        if ch in _TEXT_SPACES:
+            continue
+        if unicodedata.category(ch) == "Cc" or ch in _BIDI or _tag(ch):
+            return i, ch
+    return None
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line of what it shows: white space and line breaks become single
+    spaces, and a character a name may not hold is shown as U+FFFD."""
+    if text.isprintable():
+        return " ".join(text.split())
+    shown: list[str] = []
+    for ch in text:
+        category = unicodedata.category(ch)
+        if ch.isspace() or category in ("Zl", "Zp"):
+            shown.append(" ")
+        elif category in ("Cc", "Cf") and ch not in _JOINERS:
+            shown.append(_SHOWN_INSTEAD)
+        else:
+            shown.append(ch)
+    return " ".join("".join(shown).split())
