@@ -2,7 +2,8 @@
 
 The lexical path extracts weighted terms from the prompt and the trajectory,
 asks the store's fulltext index for candidates (heads of chains only), adds the
-records written next to each hit in its encounter (with no retrieval score of
+records written next to the strongest hits in their encounter (strongest by the
+ranking's own reading of their words; the neighbours have no retrieval score of
 their own, so only propagation can lift them), and lets ``rank_candidates``
 order them with what the graph knows: encounter, neighbours, time.
 """
