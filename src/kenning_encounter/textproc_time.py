@@ -474,7 +474,7 @@ def _calendar(unit: str, now: datetime, shift: int) -> tuple[datetime, datetime]
 
 
 @_rule(
-    r"\b(?P<rel>last|this|next)\s+(?P<unit>week|weekend|month|year)\b(?!\s*-)",
+    r"\b(?P<rel>last|this|next)\s+(?P<unit>week|weekend|month|year)\b(?!-)",
     {"last", "this", "next"},
     _UNIT_DAYS,
 )

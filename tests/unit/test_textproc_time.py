@@ -79,6 +79,7 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         ("last Wednesday", "2023-11-15", "2023-11-16"),  # said on a Wednesday: a week back
         ("on Monday", "2023-11-20", "2023-11-21"),
         ("last weekend", "2023-11-18", "2023-11-20"),
+        ("we went camping last weekend - it rained", "2023-11-18", "2023-11-20"),  # a dash
         ("in the past 3 days", "2023-11-19", "2023-11-22"),
         ("since last month", "2023-10-01", "2023-11-22"),
         ("What did Joanna do in May?", "2023-05-01", "2023-06-01"),
@@ -103,6 +104,7 @@ def test_reads_the_forms_people_write(text: str, start: str | None, end: str | N
         "we march on",
         "troops in march order",
         "a week-long job",
+        "this year-long project",
         "it ran for two days",
         "weeks of work",
         "port 2022 is open",
