@@ -522,10 +522,35 @@ def _past(m: re.Match[str], now: datetime) -> TimeWindow:
     return _window(start, now, m, f"the past {n} {unit}(s)", 0.6 if vague else 0.9, 1)
 
 
-@_rule(r"\b(?P<rel>last|this|next|on)\s+(?P<wd>" + "|".join(_WEEKDAYS) + r")s?\b", _WEEKDAYS)
-@_relative
-def _weekday(m: re.Match[str], now: datetime) -> TimeWindow:
-    rel, target = m["rel"].lower(), _WEEKDAYS.index(m["wd"].lower())
+# Short names of the days, written capitalized ("last Fri", "on Thu"): lower case, "sat" or
+# "sun" after "on" is as likely a word.
+_WEEKDAY_SHORT: Final = {
+    short: day
+    for day in _WEEKDAYS
+    for short in (day[:3], *((day[:4],) if day in ("tuesday", "thursday") else ()))
+} | {"thur": "thursday"}
+
+
+def _day_named(surface: str) -> str | None:
+    """The weekday a word names: its full name in any case, its short name capitalized."""
+    word = surface.lower()
+    if word in _WEEKDAYS:
+        return word
+    return _WEEKDAY_SHORT.get(word) if surface[:1].isupper() else None
+
+
+@_rule(
+    r"\b(?P<rel>last|this|next|on)\s+(?P<wd>"
+    + "|".join([*_WEEKDAYS, *sorted(_WEEKDAY_SHORT, key=len, reverse=True)])
+    + r")s?\b",
+    [*_WEEKDAYS, *_WEEKDAY_SHORT],
+)
+def _weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    name = _day_named(m["wd"])
+    if name is None or ctx.now is None:
+        return None
+    now = ctx.now
+    rel, target = m["rel"].lower(), _WEEKDAYS.index(name)
     today = _day_start(now)
     back = (now.weekday() - target) % 7
     if rel == "last":
@@ -535,7 +560,7 @@ def _weekday(m: re.Match[str], now: datetime) -> TimeWindow:
         day = today - timedelta(days=back)
     else:
         day = today + timedelta(days=(target - now.weekday()) % 7 or (7 if rel == "next" else 0))
-    return _window(day, day + timedelta(days=1), m, f"{rel} {m['wd'].capitalize()}", 0.8, 3)
+    return _window(day, day + timedelta(days=1), m, f"{rel} {name.capitalize()}", 0.8, 3)
 
 
 @_rule(r"\bon\s+the\s+(?P<day>[0-3]?\d)(?:st|nd|rd|th)\b", {DIGIT})

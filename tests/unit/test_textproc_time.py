@@ -78,6 +78,8 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         ("last Friday", "2023-11-17", "2023-11-18"),
         ("last Wednesday", "2023-11-15", "2023-11-16"),  # said on a Wednesday: a week back
         ("on Monday", "2023-11-20", "2023-11-21"),
+        ("the build broke last Fri", "2023-11-17", "2023-11-18"),  # a day's short name
+        ("we met on Thurs to plan", "2023-11-16", "2023-11-17"),
         ("last weekend", "2023-11-18", "2023-11-20"),
         ("we went camping last weekend - it rained", "2023-11-18", "2023-11-20"),  # a dash
         ("in the past 3 days", "2023-11-19", "2023-11-22"),
@@ -105,6 +107,7 @@ def test_reads_the_forms_people_write(text: str, start: str | None, end: str | N
         "troops in march order",
         "a week-long job",
         "this year-long project",
+        "left it on sat nav",
         "it ran for two days",
         "weeks of work",
         "port 2022 is open",
