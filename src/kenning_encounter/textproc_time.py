@@ -140,10 +140,12 @@ _NUMBERS: Final = {
     "eleven": 11,
     "twelve": 12,
     "a couple of": 2,
+    "a couple": 2,
     "a few": 3,
+    "few": 3,
     "several": 4,
 }
-_VAGUE: Final = frozenset({"a couple of", "a few", "several"})
+_VAGUE: Final = frozenset({"a couple of", "a couple", "a few", "few", "several"})
 _N: Final = r"(?P<n>\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
 _UNIT: Final = r"(?P<unit>day|week|weekend|month|year)s?"
 _UNIT_DAYS: Final = {"day": 1, "week": 7, "weekend": 7, "month": 30, "year": 365}
@@ -520,6 +522,19 @@ def _past(m: re.Match[str], now: datetime) -> TimeWindow:
     unit = m["unit"].lower()
     start = now - timedelta(days=_UNIT_DAYS[unit] * n)
     return _window(start, now, m, f"the past {n} {unit}(s)", 0.6 if vague else 0.9, 1)
+
+
+@_rule(
+    rf"\b(?:(?:in|over|within|during)\s+)?the\s+(?:next|coming)\s+{_N}\s+{_UNIT}\b",
+    {"next", "coming"},
+)
+@_relative
+def _coming(m: re.Match[str], now: datetime) -> TimeWindow:
+    # A count is required: "the next day" is the day after some other moment, not now.
+    n, vague = _count(m["n"])
+    unit = m["unit"].lower()
+    end = now + timedelta(days=_UNIT_DAYS[unit] * n)
+    return _window(now, end, m, f"the next {n} {unit}(s)", 0.6 if vague else 0.9, 1)
 
 
 # Short names of the days, written capitalized ("last Fri", "on Thu"): lower case, "sat" or
