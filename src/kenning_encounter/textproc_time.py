@@ -140,10 +140,12 @@ _NUMBERS: Final = {
     "eleven": 11,
     "twelve": 12,
     "a couple of": 2,
+    "a couple": 2,
     "a few": 3,
+    "few": 3,
     "several": 4,
 }
-_VAGUE: Final = frozenset({"a couple of", "a few", "several"})
+_VAGUE: Final = frozenset({"a couple of", "a couple", "a few", "few", "several"})
 _N: Final = r"(?P<n>\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
 _UNIT: Final = r"(?P<unit>day|week|weekend|month|year)s?"
 _UNIT_DAYS: Final = {"day": 1, "week": 7, "weekend": 7, "month": 30, "year": 365}
@@ -474,7 +476,7 @@ def _calendar(unit: str, now: datetime, shift: int) -> tuple[datetime, datetime]
 
 
 @_rule(
-    r"\b(?P<rel>last|this|next)\s+(?P<unit>week|weekend|month|year)\b(?!\s*-)",
+    r"\b(?P<rel>last|this|next)\s+(?P<unit>week|weekend|month|year)\b(?!-)",
     {"last", "this", "next"},
     _UNIT_DAYS,
 )
@@ -522,10 +524,48 @@ def _past(m: re.Match[str], now: datetime) -> TimeWindow:
     return _window(start, now, m, f"the past {n} {unit}(s)", 0.6 if vague else 0.9, 1)
 
 
-@_rule(r"\b(?P<rel>last|this|next|on)\s+(?P<wd>" + "|".join(_WEEKDAYS) + r")s?\b", _WEEKDAYS)
+@_rule(
+    rf"\b(?:(?:in|over|within|during)\s+)?the\s+(?:next|coming)\s+{_N}\s+{_UNIT}\b",
+    {"next", "coming"},
+)
 @_relative
-def _weekday(m: re.Match[str], now: datetime) -> TimeWindow:
-    rel, target = m["rel"].lower(), _WEEKDAYS.index(m["wd"].lower())
+def _coming(m: re.Match[str], now: datetime) -> TimeWindow:
+    # A count is required: "the next day" is the day after some other moment, not now.
+    n, vague = _count(m["n"])
+    unit = m["unit"].lower()
+    end = now + timedelta(days=_UNIT_DAYS[unit] * n)
+    return _window(now, end, m, f"the next {n} {unit}(s)", 0.6 if vague else 0.9, 1)
+
+
+# Short names of the days, written capitalized ("last Fri", "on Thu"): lower case, "sat" or
+# "sun" after "on" is as likely a word.
+_WEEKDAY_SHORT: Final = {
+    short: day
+    for day in _WEEKDAYS
+    for short in (day[:3], *((day[:4],) if day in ("tuesday", "thursday") else ()))
+} | {"thur": "thursday"}
+
+
+def _day_named(surface: str) -> str | None:
+    """The weekday a word names: its full name in any case, its short name capitalized."""
+    word = surface.lower()
+    if word in _WEEKDAYS:
+        return word
+    return _WEEKDAY_SHORT.get(word) if surface[:1].isupper() else None
+
+
+@_rule(
+    r"\b(?P<rel>last|this|next|on)\s+(?P<wd>"
+    + "|".join([*_WEEKDAYS, *sorted(_WEEKDAY_SHORT, key=len, reverse=True)])
+    + r")s?\b",
+    [*_WEEKDAYS, *_WEEKDAY_SHORT],
+)
+def _weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    name = _day_named(m["wd"])
+    if name is None or ctx.now is None:
+        return None
+    now = ctx.now
+    rel, target = m["rel"].lower(), _WEEKDAYS.index(name)
     today = _day_start(now)
     back = (now.weekday() - target) % 7
     if rel == "last":
@@ -535,7 +575,7 @@ def _weekday(m: re.Match[str], now: datetime) -> TimeWindow:
         day = today - timedelta(days=back)
     else:
         day = today + timedelta(days=(target - now.weekday()) % 7 or (7 if rel == "next" else 0))
-    return _window(day, day + timedelta(days=1), m, f"{rel} {m['wd'].capitalize()}", 0.8, 3)
+    return _window(day, day + timedelta(days=1), m, f"{rel} {name.capitalize()}", 0.8, 3)
 
 
 @_rule(r"\bon\s+the\s+(?P<day>[0-3]?\d)(?:st|nd|rd|th)\b", {DIGIT})

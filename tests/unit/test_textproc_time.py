@@ -75,10 +75,15 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         ("what changed this year", "2023-01-01", "2024-01-01"),
         ("two days ago", "2023-11-20", "2023-11-21"),
         ("3 days ago", "2023-11-19", "2023-11-20"),
+        ("in the next 10 days", "2023-11-22", "2023-12-02"),  # from now on
+        ("over the coming two weeks", "2023-11-22", "2023-12-06"),
         ("last Friday", "2023-11-17", "2023-11-18"),
         ("last Wednesday", "2023-11-15", "2023-11-16"),  # said on a Wednesday: a week back
         ("on Monday", "2023-11-20", "2023-11-21"),
+        ("the build broke last Fri", "2023-11-17", "2023-11-18"),  # a day's short name
+        ("we met on Thurs to plan", "2023-11-16", "2023-11-17"),
         ("last weekend", "2023-11-18", "2023-11-20"),
+        ("we went camping last weekend - it rained", "2023-11-18", "2023-11-20"),  # a dash
         ("in the past 3 days", "2023-11-19", "2023-11-22"),
         ("since last month", "2023-10-01", "2023-11-22"),
         ("What did Joanna do in May?", "2023-05-01", "2023-06-01"),
@@ -103,6 +108,9 @@ def test_reads_the_forms_people_write(text: str, start: str | None, end: str | N
         "we march on",
         "troops in march order",
         "a week-long job",
+        "this year-long project",
+        "left it on sat nav",
+        "the next day it failed again",
         "it ran for two days",
         "weeks of work",
         "port 2022 is open",
@@ -225,6 +233,16 @@ def test_a_records_relative_time_is_read_against_when_it_was_recorded() -> None:
     )
     assert [_bounds(w) for w in told] == [("2023-06-15", "2023-06-16")]
     assert states_time("It was really inspiring.", _day("2023-06-16")) == []
+
+
+def test_a_record_s_loose_counts_are_read_as_times() -> None:
+    recorded = _day("2023-06-16")
+    ago = states_time("Ran into her a couple days ago.", recorded)
+    assert [w.label for w in ago] == ["a couple days ago"]
+    start, end = ago[0].start, ago[0].end
+    assert start is not None and end is not None and start < _day("2023-06-14") < end
+    plans = states_time("I'll work with some bloggers in the next few months.", recorded)
+    assert [_bounds(w) for w in plans] == [("2023-06-16", "2023-09-14")]
 
 
 def _node(**props: object) -> NodeRecord:

@@ -31,7 +31,11 @@ class InfusionConfig(BaseModel):
         default=2, ge=0, le=10, description="encounter neighbours per hit (each side)"
     )
     neighbour_hits: int = Field(
-        default=40, ge=0, le=500, description="the strongest hits whose encounter neighbours join"
+        default=40,
+        ge=0,
+        le=500,
+        description="the hits whose encounter neighbours join: the strongest by the lexical "
+        "ranking's reading of their words",
     )
     items: int = Field(default=10, ge=1, le=50, description="neighbourhood items at most")
     expand_bias: float = Field(

@@ -482,6 +482,19 @@ def _lexical_evidence(
     return found
 
 
+def lexical_strength(
+    query: Query,
+    candidates: Sequence[Candidate],
+    stats: TermStats,
+    config: LexicalConfig | None = None,
+) -> list[float]:
+    """Each candidate's own lexical evidence, as ``rank_candidates`` reads it before
+    neighbours, encounter and time: the query's weights, the share of the prompt it
+    covers, the label heading a record not counted."""
+    cfg = config or LexicalConfig()
+    return [ev.lexical for ev in _lexical_evidence(query, candidates, stats, cfg)]
+
+
 def _inherited(
     candidates: Sequence[Candidate], evidence: Sequence[_Evidence], cfg: LexicalConfig
 ) -> list[float]:

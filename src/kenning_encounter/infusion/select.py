@@ -2,7 +2,8 @@
 
 The lexical path extracts weighted terms from the prompt and the trajectory,
 asks the store's fulltext index for candidates (heads of chains only), adds the
-records written next to each hit in its encounter (with no retrieval score of
+records written next to the strongest hits in their encounter (strongest by the
+ranking's own reading of their words; the neighbours have no retrieval score of
 their own, so only propagation can lift them), and lets ``rank_candidates``
 order them with what the graph knows: encounter, neighbours, time.
 """
@@ -26,6 +27,7 @@ from kenning_encounter.infusion.lexical import (
     Scored,
     extract_terms,
     idf,
+    lexical_strength,
     node_tokens,
     rank_candidates,
     stated_times,
@@ -223,11 +225,13 @@ def _gather(
     tokens: TokenCache,
     cache: MemberCache,
     query: Query,
+    stats: TermStatsSnapshot,
+    lcfg: LexicalConfig,
 ) -> _Gathered:
-    strongest = set(sorted(hits, key=lambda i: -hits[i])[:around])
     window = query.window
     times = window is not None or query.asks_when or query.asks_span  # read when time counts
     found = tx.get_nodes(list(hits))
+    strongest = _strongest(query, hits, found, around, tokens, stats, lcfg)
     if window is not None and (timed := _encounters_in(tx, window)):
         # What was recorded then is a candidate by that alone, scored by its time.
         ids = [i for i in tx.encounter_nodes(timed, WINDOW_CANDIDATES) if i not in found]
@@ -279,6 +283,29 @@ def _gather(
         for node in found.values()
     ]
     return _Gathered(candidates, opened)
+
+
+def _strongest(
+    query: Query,
+    hits: dict[str, float],
+    found: dict[str, NodeRecord],
+    around: int,
+    tokens: TokenCache,
+    stats: TermStatsSnapshot,
+    lcfg: LexicalConfig,
+) -> set[str]:
+    """The hits whose encounter neighbours join: the strongest by the ranking's own
+    reading of their words, not by the index's score. The index weighs every word of its
+    query alike (the previous turns' as the prompt's own) and counts the name heading a
+    record, so its top can hold nothing of what the prompt asks."""
+    if len(hits) <= around:
+        return set(hits)
+    ids = [i for i in hits if i in found]
+    strength = lexical_strength(
+        query, [Candidate(found[i], hits[i], tokens.get(found[i])) for i in ids], stats, lcfg
+    )
+    ranked = sorted(range(len(ids)), key=lambda j: (-strength[j], -hits[ids[j]]))
+    return {ids[j] for j in ranked[:around]}
 
 
 def _query_text(query: Query) -> str:
@@ -349,8 +376,9 @@ def lexical_then(
         token_cache.follow(erasures)
         member_cache.follow(erasures)
         around = (cfg.neighbours, cfg.neighbour_hits)
-        gathered = _gather(tx, hits, *around, token_cache, member_cache, query)
-        selection = _selected(query, gathered, stats_of(), cfg, lcfg)
+        stats = stats_of()
+        gathered = _gather(tx, hits, *around, token_cache, member_cache, query, stats, lcfg)
+        selection = _selected(query, gathered, stats, cfg, lcfg)
         return selection, (then(tx, selection) if then is not None else None)
 
     # One read for the search, what it found, the corpus statistics and ``then``.
