@@ -79,6 +79,7 @@ def test_a_name_holding_what_a_reader_cannot_see_is_refused_and_nothing_is_writt
         ("description", "\U000e0069"),
         ("revision_why", "\x85"),
         ("purpose", "\u202d"),
+        ("summary", "\x08"),
         ("relation why", "\U000e0020"),
     ],
 )
@@ -99,6 +100,8 @@ def test_written_text_holding_a_control_an_override_or_a_tag_is_refused(
             )
         elif where == "purpose":
             memory.advance_encounter("another-session", bad)
+        elif where == "summary":
+            memory.close_encounter(S, bad)
         else:
             memory.create_entities(S, [{"type": "Concept", "name": "newer"}])
             before = _clock(memory)

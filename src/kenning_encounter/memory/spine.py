@@ -63,7 +63,7 @@ def advance(
     directing = policy or DirectorPolicy(local_director())
     purpose = validate.written(purpose, "purpose", required=True, limit=2_000)
     summary = (
-        validate.text(close_summary, "close_summary", required=True, limit=10_000)
+        validate.written(close_summary, "close_summary", required=True, limit=10_000)
         if close_summary is not None
         else None
     )
@@ -151,7 +151,7 @@ def advance(
 
 def close(store: GraphStore, session_id: str, summary: str, encounter: str | None = None) -> Closed:
     session = validate.session_id(session_id)
-    text = validate.text(summary, "summary", required=True, limit=10_000)
+    text = validate.written(summary, "summary", required=True, limit=10_000)
     name = validate.text(encounter, "encounter", required=False, limit=200) or None
 
     def work(tx: WriteTx) -> Closed:
