@@ -62,36 +62,36 @@ def text(value: object, field: str, *, required: bool, limit: int = MAX_TEXT) ->
     return value
 
 
+_WRITTEN_RULE: Final = (
+    "written text may hold tabs and line breaks but no other control character, no "
+    "direction override and no invisible tag character; remove it and send the text again"
+)
+_NAME_RULE: Final = (
+    "a name is one line of visible text, without line breaks, tabs, control or invisible "
+    "formatting characters; remove it (put longer text in the description)"
+)
+
+
+def _visible(value: str, field: str, fault: tuple[int, str] | None, rule: str) -> str:
+    """``value``, or the refusal naming the character ``fault`` found and where."""
+    if fault is None:
+        return value
+    at, ch = fault
+    raise InvalidInput(field, f"holds {describe(ch)} at character {at + 1}: {rule}")
+
+
 def written(value: object, field: str, *, required: bool, limit: int = MAX_TEXT) -> str:
     """``text`` a write keeps: tabs and line breaks allowed, no other control character,
     direction override or tag character (kenning_encounter.plaintext)."""
     checked = text(value, field, required=required, limit=limit)
-    fault = text_fault(checked)
-    if fault is not None:
-        at, ch = fault
-        raise InvalidInput(
-            field,
-            f"holds {describe(ch)} at character {at + 1}: written text may hold tabs and "
-            "line breaks but no other control character, no direction override and no "
-            "invisible tag character; remove it and send the text again",
-        )
-    return checked
+    return _visible(checked, field, text_fault(checked), _WRITTEN_RULE)
 
 
 def name(value: object, field: str) -> str:
-    """A node's (or a person's) name: one line of visible text (kenning_encounter.plaintext),
-    so that two names that look alike are one name."""
+    """A node's (or a person's) name: one line of visible text (kenning_encounter.plaintext):
+    what a reader sees of it is all of it."""
     checked = text(value, field, required=True, limit=MAX_NAME)
-    fault = name_fault(checked)
-    if fault is not None:
-        at, ch = fault
-        raise InvalidInput(
-            field,
-            f"holds {describe(ch)} at character {at + 1}: a name is one line of visible "
-            "text, without line breaks, tabs, control or invisible formatting characters; "
-            "remove it (put longer text in the description)",
-        )
-    return checked
+    return _visible(checked, field, name_fault(checked), _NAME_RULE)
 
 
 def iso_time(value: object, field: str) -> str:
