@@ -268,6 +268,8 @@ BAD: list[tuple[str, str, Callable[[dict[str, Any]], None], str, str]] = [
     ("runner-r7-disk-full", "confidence", _set(confidence=1.5), "confidence", "from 0 to 1"),
     ("runner-r7-disk-full", "type", _set(**{"@type": "Claim"}), "@type", "must be 'Fact'"),
     ("runner-r7-disk-full", "context", _set(_context=None), "@context", "is required"),
+    ("runner-r7-disk-full", "hidden", _set(label="disk\u200bfull"), "label", "U+200B"),
+    ("runner-r7-disk-full", "escape", _set(statement="full \x1b[31m"), "statement", "U+001B"),
     (
         "eviction-explains-dip",
         "derivedFrom",
@@ -377,6 +379,20 @@ def test_a_bad_fact_is_refused_naming_file_fact_and_field(
     assert path in message and f"(fact:{slug})" in message, message
     assert field in message and why in message, message
     assert _state(store) == before  # nothing written, not even the import's encounter
+
+
+def test_an_import_from_a_folder_named_with_hidden_characters_is_whole(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """The import's own words about its file show the path on one line (plaintext.one_line);
+    they are never refused midway, after the facts were written, for what the path holds."""
+    folder = tmp_path / "odd\x1b[0m\u202edir"
+    shutil.copytree(CI, folder)
+    done = run(Memory(store), folder, MEM)
+    encounter = store.read(lambda tx: tx.get_encounter(done.encounter))
+    assert encounter is not None and encounter.summary is not None
+    for said in (encounter.purpose, encounter.summary):
+        assert "odd\ufffd[0m\ufffddir" in said and "\x1b" not in said and "\u202e" not in said
 
 
 def test_a_derived_chain_cannot_revise_a_held_observation(

@@ -24,6 +24,7 @@ from kenning_encounter.memory import validate
 from kenning_encounter.memory.kndl import FACT_TYPES, ID_TAIL, SUBJECT_KIND, SUBJECT_LABEL
 from kenning_encounter.memory.kndl_facts import Fact, read_facts
 from kenning_encounter.memory.service import Memory
+from kenning_encounter.plaintext import one_line
 from kenning_encounter.store.port import GraphStore, ReadTx
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.vocabulary import NODE_TYPES
@@ -401,7 +402,10 @@ def write(memory: Memory, p: _Plan, source: Path) -> Imported:
     facts = p.facts
     digest = hashlib.sha256("\n".join(sorted(f.id for f in facts)).encode()).hexdigest()[:16]
     session = f"kndl-import-{digest}"
-    opened = memory.advance_encounter(session, f"import {len(facts)} KNDL facts from {source.name}")
+    # The file's name is shown, not kept as written (a path may hold any character).
+    opened = memory.advance_encounter(
+        session, f"import {len(facts)} KNDL facts from {one_line(source.name)}"
+    )
     # A source, a subject and a fact's @id may be spelt alike: each kind has its own map.
     cite_of = {s: i for s, (i, _) in p.citations.items() if i is not None}
     subject_of = {s: i for s, (i, _) in p.subjects.items() if i is not None}
@@ -444,7 +448,9 @@ def write(memory: Memory, p: _Plan, source: Path) -> Imported:
     for chunk in _chunks(relations):
         memory.create_relations(session, chunk)
     not_held = Counter(n for f in facts for n in f.not_held)
-    memory.close_encounter(session, f"imported {len(facts)} KNDL facts from {source}")
+    memory.close_encounter(
+        session, f"imported {len(facts)} KNDL facts from {one_line(str(source))}"
+    )
     return Imported(
         encounter=opened.encounter.name,
         facts=len(facts),
