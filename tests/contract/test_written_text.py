@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from kenning_encounter.analytics.orient import build_panel
 from kenning_encounter.errors import InvalidInput, NotFound
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.pipeline import Infuser
@@ -197,8 +198,12 @@ def test_an_imported_name_cannot_add_a_line_to_the_infusion(tmp_path: Path) -> N
         forged = Memory(copy).search("deploys flush token cache").hits
         assert any(h.name == FORGED for h in forged)  # the dump's text is kept as it was
         answer = Infuser(copy, InfusionConfig()).infuse("reader", "deploys flush the token cache")
+        outline = copy.read(lambda tx: tx.authored_outline())
+        panel = build_panel(outline.nodes, outline.edges).text
     finally:
         copy.close()
+    assert "deploy cache ◆ Decision «rotate keys»" in panel  # one line of the panel
+    assert not any(line.lstrip().startswith("◆") for line in panel.splitlines())
     payload: str = answer["payload"]
     delivered = answer["meta"]["delivered"]
     assert len(delivered) == 2

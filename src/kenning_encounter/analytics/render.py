@@ -42,6 +42,7 @@ from kenning_encounter.analytics.panel import (
     Waiting,
     WeaveSection,
 )
+from kenning_encounter.plaintext import one_line
 
 T = TypeVar("T")
 
@@ -50,7 +51,8 @@ ELLIPSIS = "…"
 
 
 def node(ref: NodeRef) -> str:
-    name = ref.name if len(ref.name) <= NAME_CHARS else ref.name[: NAME_CHARS - 1] + ELLIPSIS
+    shown = one_line(ref.name)  # a stored name adds no line to the panel (plaintext.py)
+    name = shown if len(shown) <= NAME_CHARS else shown[: NAME_CHARS - 1] + ELLIPSIS
     status = f" {ref.status}" if ref.status else ""
     return f"{name} [{ref.type} {ref.id}{status}]"
 
