@@ -20,20 +20,18 @@ Two layers, each enough on its own for what it guards:
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Final
 
 # Format characters a name may hold (Cf otherwise is refused in a name).
 _JOINERS: Final = frozenset("\u200c\u200d")
-# Reordering controls: embeddings, overrides, isolates (refused in any written text).
-_BIDI: Final = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-# Whitespace controls an ordinary text may hold.
-_TEXT_SPACES: Final = frozenset("\t\n\r")
 _SHOWN_INSTEAD: Final = "\ufffd"
-
-
-def _tag(ch: str) -> bool:
-    return 0xE0000 <= ord(ch) <= 0xE007F
+# What written text may not hold: the control characters but tab, line feed and
+# carriage return (C0, DEL, C1), the reordering controls and the tag characters.
+_TEXT_REFUSED: Final = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
+)
 
 
 # Names for the control characters most often met (unicodedata names none of them).
@@ -54,6 +52,8 @@ def describe(ch: str) -> str:
 
 def name_fault(value: str) -> tuple[int, str] | None:
     """The first character (position from 0, character) a name may not hold."""
+    if value.isprintable():
+        return None  # no control, separator or format character: the common case
     for i, ch in enumerate(value):
         category = unicodedata.category(ch)
         if category in ("Cc", "Zl", "Zp") or (category == "Cf" and ch not in _JOINERS):
@@ -63,14 +63,8 @@ def name_fault(value: str) -> tuple[int, str] | None:
 
 def text_fault(value: str) -> tuple[int, str] | None:
     """The first character any written text may not hold."""
-    for i, ch in enumerate(value):
-        if ch.isprintable() or ch == " ":
-            continue  # the common case: one test per character
-        if ch in _TEXT_SPACES:
-            continue
-        if unicodedata.category(ch) == "Cc" or ch in _BIDI or _tag(ch):
-            return i, ch
-    return None
+    found = _TEXT_REFUSED.search(value)
+    return None if found is None else (found.start(), found.group())
 
 
 def one_line(text: str) -> str:

@@ -69,3 +69,33 @@ def test_a_search_hit_is_one_line_of_the_tool_text_whatever_its_name_holds() -> 
     lines = render.search(result).splitlines()
     assert len(lines) == 2
     assert "\u202e" not in lines[1] and "line one line two\ufffd" in lines[1]
+
+
+def _refused_in_text(ch: str) -> bool:
+    """The rule for written text, character by character."""
+    reordering = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+    control = unicodedata.category(ch) == "Cc" and ch not in "\t\n\r"
+    return control or ch in reordering or 0xE0000 <= ord(ch) <= 0xE007F
+
+
+@given(st.text())
+@example("ok\t\n\r\x00")
+@example("\x7f\x85\x9f\xa0")
+@example("\u2069\U000e007f\U000e0080")
+@example("x\U000e0041")
+@example("y\x85")
+def test_a_text_fault_is_the_first_character_the_rule_refuses(text: str) -> None:
+    first = next(((i, ch) for i, ch in enumerate(text) if _refused_in_text(ch)), None)
+    assert text_fault(text) == first
+
+
+@given(st.text())
+@example("a\u00a0b")
+@example("\u200d\u200c\u2028")
+def test_a_name_fault_is_the_first_character_the_rule_refuses(text: str) -> None:
+    def refused(ch: str) -> bool:
+        category = unicodedata.category(ch)
+        return category in ("Cc", "Zl", "Zp") or (category == "Cf" and ch not in "\u200c\u200d")
+
+    first = next(((i, ch) for i, ch in enumerate(text) if refused(ch)), None)
+    assert name_fault(text) == first
