@@ -120,6 +120,21 @@ def test_written_text_holding_a_control_an_override_or_a_tag_is_refused(
     assert _clock(memory) == before
 
 
+def test_a_name_spelt_decomposed_is_refused_with_its_composed_spelling(memory: Memory) -> None:
+    memory.advance_encounter(S, "spellings")
+    memory.create_entities(S, [{"type": "Note", "name": "café", "description": "composed"}])
+    before = _clock(memory)
+    with pytest.raises(InvalidInput) as refused:
+        memory.create_entities(
+            S, [{"type": "Note", "name": "cafe\u0301", "description": "decomposed"}]
+        )
+    assert refused.value.field == "entities[0].name"
+    assert "U+0301 (COMBINING ACUTE ACCENT) at character 5" in str(refused.value)
+    assert "'café'" in str(refused.value) and "NFC" in str(refused.value)
+    assert _clock(memory) == before
+    assert memory.find_by_name("café").node.description == "composed"
+
+
 def test_line_breaks_tabs_marks_and_joiners_are_kept(memory: Memory) -> None:
     memory.advance_encounter(S, "what stays allowed")
     names = ["👩\u200d💻 notes", "می\u200cخواهم", "ⓒ café ＡＢＣ"]

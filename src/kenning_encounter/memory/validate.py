@@ -7,6 +7,7 @@ Each refusal names the field (a path into the request such as
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -91,7 +92,25 @@ def name(value: object, field: str) -> str:
     """A node's (or a person's) name: one line of visible text (kenning_encounter.plaintext):
     what a reader sees of it is all of it."""
     checked = text(value, field, required=True, limit=MAX_NAME)
-    return _visible(checked, field, name_fault(checked), _NAME_RULE)
+    _visible(checked, field, name_fault(checked), _NAME_RULE)
+    if not unicodedata.is_normalized("NFC", checked):
+        # One spelling per name: "café" as e + U+0301 would sit beside "café" as é.
+        at = next(
+            (
+                i
+                for i in range(1, len(checked))
+                if len(unicodedata.normalize("NFC", checked[i - 1 : i + 1])) == 1
+            ),
+            None,
+        )
+        where = "" if at is None else f" ({describe(checked[at])} at character {at + 1})"
+        raise InvalidInput(
+            field,
+            f"is not in Unicode's composed form (NFC){where}, so it would be another name "
+            f"than the same text spelt composed; send it composed: "
+            f"{unicodedata.normalize('NFC', checked)!r}",
+        )
+    return checked
 
 
 def iso_time(value: object, field: str) -> str:
