@@ -70,8 +70,9 @@ def text_fault(value: str) -> tuple[int, str] | None:
 def one_line(text: str) -> str:
     """``text`` as one line of what it shows: white space and line breaks become single
     spaces, and a character a name may not hold is shown as U+FFFD."""
-    if text.isprintable():
-        return " ".join(text.split())
+    joined = " ".join(text.split())
+    if joined.isprintable():
+        return joined  # white space alone was in the way: the common case (a description)
     shown: list[str] = []
     for ch in text:
         category = unicodedata.category(ch)

@@ -99,3 +99,15 @@ def test_a_name_fault_is_the_first_character_the_rule_refuses(text: str) -> None
 
     first = next(((i, ch) for i, ch in enumerate(text) if refused(ch)), None)
     assert name_fault(text) == first
+
+
+@given(st.text())
+@example("a\nb\u200bc\u2028d\x1be\u200d")
+def test_one_line_is_the_rule_applied_character_by_character(text: str) -> None:
+    def shown(ch: str) -> str:
+        category = unicodedata.category(ch)
+        if ch.isspace() or category in ("Zl", "Zp"):
+            return " "
+        return "\ufffd" if _hidden(ch) else ch
+
+    assert one_line(text) == " ".join("".join(map(shown, text)).split())
