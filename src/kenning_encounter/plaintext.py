@@ -50,15 +50,18 @@ def describe(ch: str) -> str:
     return f"U+{ord(ch):04X} ({shown})"
 
 
+def _hidden(ch: str) -> bool:
+    """Whether a name may not hold ``ch``: a control, a line or paragraph separator, or a
+    format character other than the joiners."""
+    category = unicodedata.category(ch)
+    return category in ("Cc", "Zl", "Zp") or (category == "Cf" and ch not in _JOINERS)
+
+
 def name_fault(value: str) -> tuple[int, str] | None:
     """The first character (position from 0, character) a name may not hold."""
     if value.isprintable():
         return None  # no control, separator or format character: the common case
-    for i, ch in enumerate(value):
-        category = unicodedata.category(ch)
-        if category in ("Cc", "Zl", "Zp") or (category == "Cf" and ch not in _JOINERS):
-            return i, ch
-    return None
+    return next(((i, ch) for i, ch in enumerate(value) if _hidden(ch)), None)
 
 
 def text_fault(value: str) -> tuple[int, str] | None:
@@ -73,13 +76,7 @@ def one_line(text: str) -> str:
     joined = " ".join(text.split())
     if joined.isprintable():
         return joined  # white space alone was in the way: the common case (a description)
-    shown: list[str] = []
-    for ch in text:
-        category = unicodedata.category(ch)
-        if ch.isspace() or category in ("Zl", "Zp"):
-            shown.append(" ")
-        elif category in ("Cc", "Cf") and ch not in _JOINERS:
-            shown.append(_SHOWN_INSTEAD)
-        else:
-            shown.append(ch)
+    # White space (line and paragraph separators are) folds to a space; what else is
+    # hidden shows.
+    shown = (" " if ch.isspace() else _SHOWN_INSTEAD if _hidden(ch) else ch for ch in text)
     return " ".join("".join(shown).split())
