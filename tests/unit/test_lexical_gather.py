@@ -9,6 +9,7 @@ and only sits next to the record that does.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,9 +19,11 @@ from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.lexical import (
     Candidate,
     CorpusStats,
+    GraphContext,
     extract_terms,
-    lexical_strength,
+    lexical_evidence,
     node_tokens,
+    rank_candidates,
 )
 from kenning_encounter.infusion.pipeline import Infuser
 from kenning_encounter.memory.service import Memory
@@ -106,7 +109,7 @@ def _node(name: str, description: str) -> NodeRecord:
     )
 
 
-def test_lexical_strength_weighs_the_prompt_over_earlier_turns_and_skips_the_label() -> None:
+def test_lexical_evidence_weighs_the_prompt_over_earlier_turns_and_skips_the_label() -> None:
     nodes = [
         _node("a", "Alice: ok."),  # the name only heads it
         _node("b", "Dana: the migration went on."),  # a word of the earlier turn
@@ -115,6 +118,15 @@ def test_lexical_strength_weighs_the_prompt_over_earlier_turns_and_skips_the_lab
     ]
     stats = CorpusStats.from_token_lists(node_tokens(n) for n in nodes)
     query = extract_terms("What about Alice and the greyhound?", ["How is the migration going?"])
-    label_only, earlier, own = lexical_strength(query, [Candidate(n) for n in nodes[:3]], stats)
+    candidates = [Candidate(n) for n in nodes[:3]]
+    read = lexical_evidence(query, candidates, stats)
+    label_only, earlier, own = (read[n.id].lexical for n in nodes[:3])
     assert label_only == 0.0
     assert own > earlier > 0.0
+    # Evidence read once is the ranking's own: handed back, the ranking is unchanged.
+    context = GraphContext(stats, {})
+    again = rank_candidates(query, candidates, context, 3, known=read)
+    assert again == rank_candidates(query, candidates, context, 3)
+    # ... and taken as it is, not read anew: evidence said stronger leads.
+    said = {**read, nodes[1].id: dataclasses.replace(read[nodes[1].id], lexical=own * 10)}
+    assert rank_candidates(query, candidates, context, 3, known=said)[0].node.id == nodes[1].id

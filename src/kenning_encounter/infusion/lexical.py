@@ -418,7 +418,7 @@ def _label_keys(label: str | None, query: Query) -> set[str]:
 
 
 @dataclass(slots=True)
-class _Evidence:
+class Evidence:
     lexical: float
     matched: tuple[str, ...]
     attributed: bool
@@ -427,8 +427,25 @@ class _Evidence:
 
 
 def _lexical_evidence(
+    query: Query,
+    candidates: Sequence[Candidate],
+    stats: TermStats,
+    cfg: LexicalConfig,
+    known: Mapping[str, Evidence] | None = None,
+) -> list[Evidence]:
+    """Each candidate's evidence; what ``known`` holds (read for this query, these term
+    statistics and this config: ``lexical_evidence``) is taken as it is."""
+    if not known:
+        return _read_evidence(query, candidates, stats, cfg)
+    fresh = iter(
+        _read_evidence(query, [c for c in candidates if c.node.id not in known], stats, cfg)
+    )
+    return [known[c.node.id] if c.node.id in known else next(fresh) for c in candidates]
+
+
+def _read_evidence(
     query: Query, candidates: Sequence[Candidate], stats: TermStats, cfg: LexicalConfig
-) -> list[_Evidence]:
+) -> list[Evidence]:
     by_label: dict[str | None, tuple[set[str], tuple[str, ...]]] = {}
     named: list[tuple[str | None, set[str], tuple[str, ...]]] = []
     for cand in candidates:
@@ -451,7 +468,7 @@ def _lexical_evidence(
     ]
     keys = frozenset(weights)
     k1, b, avg_len = cfg.k1, cfg.b, stats.avg_len
-    found: list[_Evidence] = []
+    found: list[Evidence] = []
     for cand, (label, naming, label_tokens) in zip(candidates, named, strict=True):
         tokens = cand.tokens if cand.tokens is not None else node_tokens(cand.node)
         best: dict[str, float] = {}  # per word of the prompt: its best-matching key's share
@@ -478,25 +495,27 @@ def _lexical_evidence(
             # Held to [0, 1]: a fractional power of a negative share is a complex number.
             score *= min(1.0, max(0.0, covered / total)) ** cfg.coverage_power
         subject = bool(naming) and (not subjects or not naming.isdisjoint(subjects))
-        found.append(_Evidence(_finite_or_zero(score), tuple(hits), bool(naming), subject, label))
+        found.append(Evidence(_finite_or_zero(score), tuple(hits), bool(naming), subject, label))
     return found
 
 
-def lexical_strength(
+def lexical_evidence(
     query: Query,
     candidates: Sequence[Candidate],
     stats: TermStats,
     config: LexicalConfig | None = None,
-) -> list[float]:
-    """Each candidate's own lexical evidence, as ``rank_candidates`` reads it before
-    neighbours, encounter and time: the query's weights, the share of the prompt it
-    covers, the label heading a record not counted."""
+) -> dict[str, Evidence]:
+    """Each candidate's own lexical evidence by node id, as ``rank_candidates`` reads it
+    before neighbours, encounter and time (``Evidence.lexical``: the query's weights, the
+    share of the prompt it covers, the label heading a record not counted). Handed to
+    ``rank_candidates`` as ``known``, it is not read again."""
     cfg = config or LexicalConfig()
-    return [ev.lexical for ev in _lexical_evidence(query, candidates, stats, cfg)]
+    found = _read_evidence(query, candidates, stats, cfg)
+    return {c.node.id: ev for c, ev in zip(candidates, found, strict=True)}
 
 
 def _inherited(
-    candidates: Sequence[Candidate], evidence: Sequence[_Evidence], cfg: LexicalConfig
+    candidates: Sequence[Candidate], evidence: Sequence[Evidence], cfg: LexicalConfig
 ) -> list[float]:
     """What each candidate inherits from its best-matching encounter neighbour."""
     inherited = [0.0] * len(candidates)
@@ -532,7 +551,7 @@ def _others(a: str | None, b: str | None) -> bool:
 
 
 def _encounter_pull(
-    candidates: Sequence[Candidate], evidence: Sequence[_Evidence], top: int
+    candidates: Sequence[Candidate], evidence: Sequence[Evidence], top: int
 ) -> dict[str, float]:
     """Each encounter's pooled evidence, relative to the strongest encounter's."""
     scores: dict[str, list[float]] = {}
@@ -588,17 +607,19 @@ def rank_candidates(
     limit: int,
     *,
     config: LexicalConfig | None = None,
+    known: Mapping[str, Evidence] | None = None,
 ) -> list[Scored]:
     """The best ``limit`` candidates, best first; heads of chains only.
 
     Superseded nodes may be passed: they still lend evidence to their
     neighbours and encounter, but are never returned. An empty list means
-    nothing matched: silence.
+    nothing matched: silence. ``known``: evidence ``lexical_evidence`` read already for
+    some of the candidates, with this query, these statistics and this config.
     """
     cfg = config or LexicalConfig()
     if not candidates or limit <= 0 or query.empty:
         return []
-    evidence = _lexical_evidence(query, candidates, context.stats, cfg)
+    evidence = _lexical_evidence(query, candidates, context.stats, cfg, known)
     top_lexical = max(ev.lexical for ev in evidence)
     if top_lexical <= 0:
         return []

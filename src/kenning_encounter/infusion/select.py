@@ -21,13 +21,14 @@ from typing import TypeVar
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.lexical import (
     Candidate,
+    Evidence,
     GraphContext,
     LexicalConfig,
     Query,
     Scored,
     extract_terms,
     idf,
-    lexical_strength,
+    lexical_evidence,
     node_tokens,
     rank_candidates,
     stated_times,
@@ -215,6 +216,7 @@ def _parse_time(value: str | None) -> datetime | None:
 class _Gathered:
     candidates: list[Candidate]
     opened: dict[str, datetime]
+    evidence: dict[str, Evidence]  # the hits' evidence as ``_strongest`` read it
 
 
 def _gather(
@@ -231,7 +233,7 @@ def _gather(
     window = query.window
     times = window is not None or query.asks_when or query.asks_span  # read when time counts
     found = tx.get_nodes(list(hits))
-    strongest = _strongest(query, hits, found, around, tokens, stats, lcfg)
+    strongest, evidence = _strongest(query, hits, found, around, tokens, stats, lcfg)
     if window is not None and (timed := _encounters_in(tx, window)):
         # What was recorded then is a candidate by that alone, scored by its time.
         ids = [i for i in tx.encounter_nodes(timed, WINDOW_CANDIDATES) if i not in found]
@@ -282,7 +284,7 @@ def _gather(
         )
         for node in found.values()
     ]
-    return _Gathered(candidates, opened)
+    return _Gathered(candidates, opened, evidence)
 
 
 def _strongest(
@@ -293,19 +295,20 @@ def _strongest(
     tokens: TokenCache,
     stats: TermStatsSnapshot,
     lcfg: LexicalConfig,
-) -> set[str]:
+) -> tuple[set[str], dict[str, Evidence]]:
     """The hits whose encounter neighbours join: the strongest by the ranking's own
     reading of their words, not by the index's score. The index weighs every word of its
     query alike (the previous turns' as the prompt's own) and counts the name heading a
-    record, so its top can hold nothing of what the prompt asks."""
+    record, so its top can hold nothing of what the prompt asks. With them, the evidence
+    read to choose them, which the ranking then takes as it is."""
     if len(hits) <= around:
-        return set(hits)
+        return set(hits), {}
     ids = [i for i in hits if i in found]
-    strength = lexical_strength(
+    evidence = lexical_evidence(
         query, [Candidate(found[i], hits[i], tokens.get(found[i])) for i in ids], stats, lcfg
     )
-    ranked = sorted(range(len(ids)), key=lambda j: (-strength[j], -hits[ids[j]]))
-    return {ids[j] for j in ranked[:around]}
+    ranked = sorted(ids, key=lambda i: (-evidence[i].lexical, -hits[i]))
+    return set(ranked[:around]), evidence
 
 
 def _query_text(query: Query) -> str:
@@ -398,7 +401,12 @@ def _selected(
     lcfg: LexicalConfig,
 ) -> Selection:
     ranked = rank_candidates(
-        query, gathered.candidates, GraphContext(stats, gathered.opened), cfg.seeds * 3, config=lcfg
+        query,
+        gathered.candidates,
+        GraphContext(stats, gathered.opened),
+        cfg.seeds * 3,
+        config=lcfg,
+        known=gathered.evidence,
     )
     strength = {t.surface: t.weight * idf(stats, t.key) for t in query.own}
 
