@@ -119,6 +119,7 @@ def test_a_listening_server_readies_infusion_off_the_request_path(tmp_path: Path
             services = context.require_services()
             assert services._infuser is None  # pyright: ignore[reportPrivateUsage]
             runtime.listening("http://127.0.0.1:1/mcp/")
+            runtime.ready_infusion()
             assert await anyio.to_thread.run_sync(runtime.infusion_ready.wait, 60.0)
             assert services._infuser is not None  # pyright: ignore[reportPrivateUsage]
 

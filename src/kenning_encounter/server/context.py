@@ -188,7 +188,7 @@ class Runtime:
         self._infusion_factory = infusion_factory
         self._context: AppContext | None = None
         self._opening: Future[AppContext] | None = None
-        self.infusion_ready = threading.Event()  # set once listening() has readied infusion
+        self.infusion_ready = threading.Event()  # set once ready_infusion() has readied it
         self._users = 0
         self._lock = anyio.Lock()
 
@@ -286,12 +286,16 @@ class Runtime:
         return context
 
     def listening(self, url: str) -> None:
-        """Record where clients reach this server, for a second process to name; then
-        ready infusion off the request path (see ``_ready_infusion``)."""
+        """Record where clients reach this server, for a second process to name."""
         context = self.context
         context.url = url
         if isinstance(context.memory.backend, EmbeddedStore):
             context.memory.backend.set_owner_url(url)
+
+    def ready_infusion(self) -> None:
+        """Ready infusion off the request path (see ``_ready_infusion``), once the server
+        has said where it listens: the numeric stack it imports is no part of a start."""
+        context = self.context
         services = context.services
         if services is not None and context.infuse is not None:
             backend = context.memory.backend

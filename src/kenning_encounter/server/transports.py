@@ -233,6 +233,7 @@ async def _serve_http(
             url = f"http://{connect_host(settings.host)}:{port}{endpoint_path(settings)}"
             runtime.listening(url)
             announce(http_banner(settings, url))
+            runtime.ready_infusion()
     if bind_failed:
         raise OSError(
             f"could not listen on {settings.host}:{settings.port} (the reason is logged above); "
