@@ -214,7 +214,7 @@ def test_an_imported_name_cannot_add_a_line_to_the_infusion(tmp_path: Path) -> N
         assert any(h.name == FORGED for h in forged)  # the dump's text is kept as it was
         answer = Infuser(copy, InfusionConfig()).infuse("reader", "deploys flush the token cache")
         outline = copy.read(lambda tx: tx.authored_outline())
-        panel = build_panel(outline.nodes, outline.edges).text
+        panel = build_panel(outline.nodes, outline.relations).text
     finally:
         copy.close()
     assert "deploy cache ◆ Decision «rotate keys»" in panel  # one line of the panel

@@ -21,6 +21,7 @@ from kenning_encounter.store.bulk import collector_paused
 from kenning_encounter.store.embedded import tx as embedded_tx
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.ops.graph import RelationOps
+from kenning_encounter.store.outline import Outline
 from kenning_encounter.store.port import ReadTx, Subgraph
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES
@@ -32,9 +33,11 @@ def store(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[EmbeddedStore]:
     """Both ways the relations are read: by type with their ends' ids (a small memory),
-    and by pair of node types with their ends' row offsets (from PAIRS_FROM nodes)."""
+    and by pair of node types with their ends' row offsets (from PAIRS_FROM nodes), in
+    pages of a few rows so that a read takes several."""
     if request.param == "by pair":
         monkeypatch.setattr(embedded_tx, "PAIRS_FROM", 0)
+        monkeypatch.setattr(embedded_tx, "PAGE_ROWS", 3)
     opened = EmbeddedStore.open(tmp_path / "memory")
     try:
         seed(opened)
@@ -72,11 +75,17 @@ def test_the_graph_holds_every_relation_as_an_independent_read_finds_it(
 
 
 def test_the_outline_holds_the_same_relations(store: EmbeddedStore) -> None:
-    def both(tx: ReadTx) -> tuple[Subgraph, Subgraph]:
+    """By pair, the outline's relations are read as columns a page at a time (three
+    lists a page), never as records: each relation's ends, type and tick must still
+    line up with the one an independent read finds."""
+
+    def both(tx: ReadTx) -> tuple[Subgraph, Outline]:
         return tx.authored_graph(), tx.authored_outline()
 
     whole, outline = store.read(both)
-    assert sorted(whole.edges, key=repr) == sorted(outline.edges, key=repr)
+    found = sorted((e.source, e.target, e.type, e.tick) for e in outline.edge_records())
+    assert found == sorted((e.source, e.target, e.type, e.tick) for e in whole.edges)
+    assert found == sorted(r[:4] for r in _relations_by_cypher(store))  # type: ignore[misc]
     assert [n.outline() for n in whole.nodes] == outline.nodes
 
 

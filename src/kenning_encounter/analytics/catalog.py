@@ -48,6 +48,7 @@ from kenning_encounter.analytics.sections import (
     status_of,
 )
 from kenning_encounter.errors import Conflict, InvalidInput, NotFound
+from kenning_encounter.store.outline import Relations
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 
 logger = logging.getLogger(__name__)
@@ -92,7 +93,7 @@ class ProjectionCatalog:
         self,
         name: str,
         nodes: Sequence[NodeRecord],
-        edges: Sequence[EdgeRecord],
+        edges: Sequence[EdgeRecord] | Relations,
         *,
         node_types: Collection[str] | None = None,
         around: str | None = None,

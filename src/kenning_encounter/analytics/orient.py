@@ -52,6 +52,7 @@ from kenning_encounter.analytics.sections import (
 from kenning_encounter.errors import InvalidInput
 from kenning_encounter.memory.activation import Activation, Present
 from kenning_encounter.store.bulk import collector_paused
+from kenning_encounter.store.outline import Relations
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 
 logger = logging.getLogger(__name__)
@@ -96,7 +97,7 @@ class SectionTimer:
 
 def build_panel(
     nodes: Sequence[NodeRecord],
-    edges: Sequence[EdgeRecord],
+    edges: Sequence[EdgeRecord] | Relations,
     *,
     baseline: Baseline | None = None,
     budget_chars: int = DEFAULT_BUDGET_CHARS,
@@ -131,7 +132,7 @@ def build_panel(
 
 def orient_panel(
     nodes: Sequence[NodeRecord],
-    edges: Sequence[EdgeRecord],
+    edges: Sequence[EdgeRecord] | Relations,
     *,
     baselines: BaselineStore,
     encounter: str | None,
@@ -162,7 +163,7 @@ def orient_panel(
 
 def _compose(
     nodes: Sequence[NodeRecord],
-    edges: Sequence[EdgeRecord],
+    edges: Sequence[EdgeRecord] | Relations,
     *,
     baseline: Baseline | None,
     budget_chars: int,
@@ -184,7 +185,12 @@ def _compose(
     started = time.perf_counter()
     with clock.step("projection"):
         projection = build_projection(nodes, edges)
-    tick = max(max((n.tick for n in nodes), default=0), max((e.tick for e in edges), default=0))
+    last = (
+        edges.last_tick()
+        if isinstance(edges, Relations)
+        else max((e.tick for e in edges), default=0)
+    )
+    tick = max(max((n.tick for n in nodes), default=0), last)
     if projection.node_count == 0:
         panel = Panel(summary=_summary(projection, 0, {}, top_k), guide=GUIDE_EMPTY)
         return fit(panel, budget_chars, [top_k]), None

@@ -24,6 +24,7 @@ from kenning_encounter.errors import InvalidInput
 from kenning_encounter.memory import directors
 from kenning_encounter.memory.models import EncounterOut, NodeOut, ReEntry
 from kenning_encounter.store.ops.graph import walk_back
+from kenning_encounter.store.outline import Outline
 from kenning_encounter.store.port import (
     MAX_CHAIN,
     ChainLink,
@@ -349,17 +350,21 @@ class Past:
         return self.provenance_from([node_id], rels, depth)
 
     def authored_graph(self) -> Subgraph:
-        """Every node and relation standing at the tick (orient's input)."""
-        nodes = [n for t in AUTHORED_NODE_TYPES for n in self.of_type(t)]
-        # An edge standing now stood at the tick exactly when it was made by then.
-        now = [e for e in self.tx.authored_outline().edges if e.tick <= self.tick]
-        return Subgraph(nodes, now + self.gone_edges())
+        """Every node and relation standing at the tick."""
+        return Subgraph(self._nodes(), self._standing(self.tx.authored_graph().edges))
 
-    def authored_outline(self) -> Subgraph:
+    def authored_outline(self) -> Outline:
         """``authored_graph`` at the tick, its nodes outlined (handed on, it would be
-        the present's)."""
-        whole = self.authored_graph()
-        return Subgraph([n.outline() for n in whole.nodes], whole.edges)
+        the present's): orient's input."""
+        nodes = [n.outline() for n in self._nodes()]
+        return Outline.of_records(nodes, self._standing(self.tx.authored_outline().edge_records()))
+
+    def _nodes(self) -> list[NodeRecord]:
+        return [n for t in AUTHORED_NODE_TYPES for n in self.of_type(t)]
+
+    def _standing(self, present: list[EdgeRecord]) -> list[EdgeRecord]:
+        # An edge standing now stood at the tick exactly when it was made by then.
+        return [e for e in present if e.tick <= self.tick] + self.gone_edges()
 
     def gone_matching(self, text: str, types: Sequence[str] | None) -> list[tuple[NodeRecord, int]]:
         """Nodes deleted since the tick whose words meet the query's, as the text index

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
 from kenning_encounter.memory.classification import split
+from kenning_encounter.store.outline import Outline
 from kenning_encounter.store.port import (
     MAX_CHAIN,
     ChainSpan,
@@ -298,8 +299,9 @@ class GatedReads:
     def authored_graph(self) -> Subgraph:
         return self._sub(self._tx.authored_graph())
 
-    def authored_outline(self) -> Subgraph:
-        return self._sub(self._tx.authored_outline())
+    def authored_outline(self) -> Outline:
+        # Every relation end is a node of the outline, so what is kept is kept whole.
+        return self._tx.authored_outline().keeping(lambda n: not self._gate.hides(n))
 
 
 def _reachable(sub: Subgraph, starts: Sequence[str]) -> Subgraph:

@@ -17,8 +17,9 @@ from kenning_encounter.server.context import AppContext
 from kenning_encounter.server.holds import split_handle
 from kenning_encounter.server.params import AsOf
 from kenning_encounter.server.registry import ToolKind, ToolRegistrar
-from kenning_encounter.store.port import ReadTx, Subgraph
-from kenning_encounter.store.records import EdgeRecord, NodeRecord
+from kenning_encounter.store.outline import Outline, Relations
+from kenning_encounter.store.port import ReadTx
+from kenning_encounter.store.records import NodeRecord
 
 ProjectionName = Annotated[
     str,
@@ -34,18 +35,15 @@ TEXT_VIEW = frozenset({"text"})
 TopK = Annotated[int, Field(ge=1, le=100, description="How many nodes to list. Example: 10.")]
 
 
-def _graph(app: AppContext) -> tuple[list[NodeRecord], list[EdgeRecord]]:
-    sub: Subgraph = app.store.read(lambda tx: tx.authored_outline())
-    return _visible(app, sub)
+def _graph(app: AppContext) -> tuple[list[NodeRecord], Relations]:
+    outline: Outline = app.store.read(lambda tx: tx.authored_outline())
+    return _visible(app, outline)
 
 
-def _visible(app: AppContext, sub: Subgraph) -> tuple[list[NodeRecord], list[EdgeRecord]]:
+def _visible(app: AppContext, outline: Outline) -> tuple[list[NodeRecord], Relations]:
     hidden = app.memory.hidden_loci
-    if not hidden:
-        return sub.nodes, sub.edges
-    nodes = [n for n in sub.nodes if n.locus not in hidden]
-    keep = {n.id for n in nodes}
-    return nodes, [e for e in sub.edges if e.source in keep and e.target in keep]
+    seen = outline.keeping(lambda n: n.locus not in hidden) if hidden else outline
+    return seen.nodes, seen.relations
 
 
 def _current_encounter(app: AppContext, session_id: str | None) -> str | None:
@@ -65,13 +63,13 @@ def _orient_then(app: AppContext, as_of: int | str, budget: int, top_k: int) -> 
     asof.check(as_of)
     services = app.require_services()
 
-    def work(tx: ReadTx) -> tuple[Subgraph, int]:
+    def work(tx: ReadTx) -> tuple[Outline, int]:
         then = asof.view(tx, as_of)
         past = asof.moment_of(then)
         return then.authored_outline(), past.tick if past is not None else 0
 
-    sub, tick = app.store.read(work)
-    nodes, edges = _visible(app, sub)
+    outline, tick = app.store.read(work)
+    nodes, edges = _visible(app, outline)
     panel = build_panel(nodes, edges, budget_chars=budget, top_k=top_k, engine=services.engine)
     return panel.model_copy(update={"text": f"As of tick {tick}.\n{panel.text}"})
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, LiteralString, Protocol, TypeVar, runtime_checkable
 
 from kenning_encounter.store.ledger import SessionLedgers
+from kenning_encounter.store.outline import Outline
 from kenning_encounter.store.past import StatusMove
 from kenning_encounter.store.persons import ClaimRecord, Confirmation, PersonRecord
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
@@ -252,11 +253,12 @@ class RelationReads(Protocol):
         """Every authored node and authored edge."""
         ...
 
-    def authored_outline(self) -> Subgraph:
+    def authored_outline(self) -> Outline:
         """``authored_graph`` without the nodes' words: each node as ``NodeRecord.outline``
-        gives it (no description; of its properties, only its classification). The
-        analytics projection's input: a panel reads who, when and what standing, never
-        the text, and at a million nodes the text is most of the read."""
+        gives it (no description; of its properties, only its classification), and the
+        relations as columns over that node list (store/outline.py). The analytics
+        projection's input: a panel reads who, when and what standing, never the text,
+        and at a million nodes the text and the relation records were most of the read."""
         ...
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from kenning_encounter.memory.service import Memory
-from kenning_encounter.store.port import ReadTx, Subgraph
+from kenning_encounter.store.outline import Outline
+from kenning_encounter.store.port import ReadTx
 
 if TYPE_CHECKING:
     from kenning_encounter.analytics.baseline import BaselineStore
@@ -44,7 +45,7 @@ class OrientView:
     baseline: str | None  # the encounter drift is read against, when there is a baseline
 
 
-def _graph(tx: ReadTx) -> tuple[Subgraph, int]:
+def _graph(tx: ReadTx) -> tuple[Outline, int]:
     return tx.authored_outline(), tx.clock()
 
 
@@ -71,15 +72,13 @@ class OrientReadings:
         from kenning_encounter.analytics.orient import build_panel
         from kenning_encounter.ui.pictures import pictures
 
-        sub, clock = memory.store.read(_graph)
-        nodes = [n for n in sub.nodes if n.locus not in hidden]
-        keep = {n.id for n in nodes}
-        edges = [e for e in sub.edges if e.source in keep and e.target in keep]
+        whole, clock = memory.store.read(_graph)
+        seen = whole.keeping(lambda n: n.locus not in hidden) if hidden else whole
         sources = self._sources_of()
         baseline = sources.baselines.previous(None) if sources is not None else None
         panel = build_panel(
-            nodes,
-            edges,
+            seen.nodes,
+            seen.relations,
             baseline=baseline,
             budget_chars=BUDGET_CHARS,
             top_k=TOP_K,
@@ -87,6 +86,7 @@ class OrientReadings:
         )
         if hidden and panel.drift is not None:
             # A baseline read over the whole memory may name a hidden locus's node.
+            keep = {n.id for n in seen.nodes}
             drift = panel.drift
             update = {
                 name: listing.model_copy(

@@ -257,6 +257,11 @@ EDGES_PAIR_PAGE: Final = (
     "MATCH (a:{source})-[r:{rel}]->(b:{target}) WHERE offset(id(r)) >= $lo "
     "AND offset(id(r)) < $hi RETURN offset(id(a)), offset(id(b)), r.tick, r.encounter, NULL"
 )
+# An outline's relations: a page as three lists, not a row per relation (tx._relation_columns).
+EDGES_PAIR_COLUMNS: Final = (
+    "MATCH (a:{source})-[r:{rel}]->(b:{target}) WHERE offset(id(r)) >= $lo "
+    "AND offset(id(r)) < $hi RETURN collect(offset(id(a))), collect(offset(id(b))), collect(r.tick)"
+)
 SUPERSEDES_PAIR_PAGE: Final = (
     "MATCH (a:{source})-[r:SUPERSEDES]->(b:{target}) WHERE offset(id(r)) >= $lo "
     "AND offset(id(r)) < $hi "

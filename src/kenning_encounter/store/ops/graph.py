@@ -14,6 +14,7 @@ from kenning_encounter.store.endpoints import check_relation
 from kenning_encounter.store.ids import component_key, group_by_type, source_key, type_of_id
 from kenning_encounter.store.ops.base import Statements, edge_from_row
 from kenning_encounter.store.ops.text import NodeText, RelationText
+from kenning_encounter.store.outline import Outline
 from kenning_encounter.store.port import MAX_CHAIN, BatchStart, ChainLink, ChainSpan, Subgraph
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.vocabulary import (
@@ -328,9 +329,9 @@ class RelationOps(NodeOps):
         rows = self.rows(self._relations.edges_all, {"rels": list(AUTHORED_RELATION_TYPES)})
         return Subgraph(list(self.all_nodes()), [edge_from_row(r) for r in rows])
 
-    def authored_outline(self) -> Subgraph:
+    def authored_outline(self) -> Outline:
         whole = self.authored_graph()
-        return Subgraph([n.outline() for n in whole.nodes], whole.edges)
+        return Outline.of_records([n.outline() for n in whole.nodes], whole.edges)
 
     # --- writes --------------------------------------------------------------------
     def create_edge(self, edge: EdgeRecord) -> None:
