@@ -121,7 +121,8 @@ _MONTHS: Final = {m: i for i, m in enumerate(MONTH_NAMES, start=1)}
 _MONTH_ALT: Final = "|".join(
     sorted({*MONTH_NAMES, *(m[:3] for m in MONTH_NAMES), "sept"}, key=len, reverse=True)
 )
-_M: Final = rf"(?P<mon>{_MONTH_ALT})\.?"
+# A month's name is a whole word: "of Maria" is not "of Mar(ch)", nor "in Decatur" December.
+_M: Final = rf"(?P<mon>{_MONTH_ALT})(?![a-z])\.?"
 _D: Final = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _Y: Final = r"(?P<year>(?:19|20)\d\d)"
 _NUMBERS: Final = {

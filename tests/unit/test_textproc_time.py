@@ -129,6 +129,20 @@ def test_what_is_not_a_time(text: str) -> None:
     assert find_times(text, now=NOW) == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What is the name of Maria's puppy she got in August?",
+        "a photo of Janet in August",
+        "we stayed in Decatur in August",
+        "the end of Junior year, in August",
+    ],
+)
+def test_a_name_starting_like_a_month_is_not_that_month(text: str) -> None:
+    # "of Maria" is not "of Mar(ch)": a month's short name is a whole word.
+    assert [w.label for w in find_times(text, now=NOW)] == ["2023-08"]
+
+
 def test_relative_phrases_need_a_clock_and_a_month_without_one_is_any_years() -> None:
     assert read_time("what did we decide last week?") is None
     assert read_time("two days ago") is None
