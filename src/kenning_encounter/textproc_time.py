@@ -147,7 +147,8 @@ _NUMBERS: Final = {
     "several": 4,
 }
 _VAGUE: Final = frozenset({"a couple of", "a couple", "a few", "few", "several"})
-_N: Final = r"(?P<n>\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
+_COUNT: Final = r"\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True))
+_N: Final = rf"(?P<n>{_COUNT})"
 _UNIT: Final = r"(?P<unit>day|week|weekend|month|year)s?"
 _UNIT_DAYS: Final = {"day": 1, "week": 7, "weekend": 7, "month": 30, "year": 365}
 _WEEKDAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -607,7 +608,8 @@ def _recently(m: re.Match[str], now: datetime) -> TimeWindow:
 
 # --- composite forms: an operator and a time after it ----------------------------
 _OPERATOR = re.compile(
-    r"\b(?:(?P<k>the\s+(?:day|week|month|weekend)\s+)?(?P<op>before|after)"
+    r"\b(?:(?:(?P<k>the\s+(?:day|week|month|weekend)\s+)"
+    rf"|(?P<count>{_COUNT})\s+(?P<units>day|week|weekend|month|year)s?\s+)?(?P<op>before|after)"
     r"|(?P<op2>prior\s+to|until|till|up\s+to|since|from|between))\s+",
     re.I,
 )
@@ -672,6 +674,9 @@ def _composite(text: str, now: datetime | None) -> Iterator[TimeWindow]:
             continue
         if first.start is None and first.end is None:
             continue  # "before May" of no year: nothing to be before
+        if m.group("count") and first.start is not None:
+            yield _counted_from(m, first, first.start, before=op == "before")
+            continue
         k = (m.group("k") or "").split()
         length = timedelta(days=_UNIT_DAYS[k[1].lower()]) if k else None
         start, end, slack = None, None, timedelta(0)
@@ -688,6 +693,31 @@ def _composite(text: str, now: datetime | None) -> Iterator[TimeWindow]:
             end = first.end
         label = f"{' '.join(k).lower() + ' ' if k else ''}{op} {first.label}"
         yield TimeWindow(start, end, slack, first.certainty, label, (m.start(), first.span[1]))
+
+
+def _counted_from(
+    m: re.Match[str], first: TimeWindow, anchor: datetime, *, before: bool
+) -> TimeWindow:
+    """A count of units before or after a time ("two weeks before 11 August"): the
+    moment that far from it, a unit wide as "two weeks ago" is, not all time before it."""
+    n, vague = _count(m["count"])
+    unit = m["units"].lower()
+    length = timedelta(days=_UNIT_DAYS[unit])
+    moment = anchor + (-n if before else n) * length
+    # A count of days names a day; a count of longer units is a guess around a moment.
+    start = moment if unit == "day" else moment - length / 2
+    spread = length * (2 if vague else 0)
+    sure = min(first.certainty, 0.5 if vague else 0.8)
+    op = "before" if before else "after"
+    label = f"{m['count'].lower()} {unit}(s) {op} {first.label}"
+    return TimeWindow(
+        start - spread,
+        start + length + spread,
+        length / 2,
+        sure,
+        label,
+        (m.start(), first.span[1]),
+    )
 
 
 _ANY_NEED: Final = frozenset(w for _, _, needs in _RULES for need in needs for w in need)

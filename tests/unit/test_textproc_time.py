@@ -61,6 +61,11 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         ("in summer of 2021", "2021-06-01", "2021-09-01"),
         ("the week before 16 November 2023", "2023-11-09", "2023-11-16"),
         ("the day after 2023-05-07", "2023-05-08", "2023-05-09"),
+        # a count of units before or after a time: the moment that far from it
+        ("two days before 7 July 2023", "2023-07-05", "2023-07-06"),
+        ("3 days after 2023-05-07", "2023-05-10", "2023-05-11"),
+        ("the puppy she got two weeks before August 11, 2023", "2023-07-24", "2023-07-31"),
+        ("a month after 1 March 2023", "2023-03-16", "2023-04-15"),
         ("before 2022", None, "2022-01-01"),
         ("after 2023-05-07", "2023-05-08", None),
         ("between August 11 and August 15 2023", "2023-08-11", "2023-08-16"),
