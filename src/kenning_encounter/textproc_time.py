@@ -361,7 +361,8 @@ _rule(rf"\b{_Y}\s*Q(?P<q>[1-4])\b", {DIGIT}, {"q"})(_quarter)
 
 
 @_rule(
-    r"\b(?:(?P<rel>last|this|next)\s+)?(?P<season>spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d\d))?\b",
+    r"\b(?:(?P<rel>last|this|next)\s+|(?P<the>in|during|over|throughout)\s+the\s+)?"
+    r"(?P<season>spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d\d))?\b",
     _SEASONS,
 )
 def _season(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
@@ -376,6 +377,12 @@ def _season(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
             year -= 1 if start <= ctx.now < end else 0
         elif m["rel"].lower() == "next":
             year += 1
+    elif m.group("the") and ctx.now is not None:
+        # "during the summer": the latest one begun, as "in May" is the latest May. Less
+        # sure than "this summer": "in the summer we swim" may be every summer.
+        year = _latest(ctx.now, first) or ctx.now.year
+        start, end = _months(year, first, 3)
+        return _window(start, end, m, f"{m['season'].lower()} {year}", 0.6, 14)
     else:
         return None  # "summer" alone is a word, not a date
     start, end = _months(year, first, 3)

@@ -95,6 +95,10 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         ("in the second week of November", "2023-11-08", "2023-11-15"),
         ("on the 15th after my trip", "2023-11-15", "2023-11-16"),
         ("last summer", "2023-06-01", "2023-09-01"),
+        # a season with "the" after a preposition: the latest one begun
+        ("When did she go to a parade during the summer?", "2023-06-01", "2023-09-01"),
+        ("we moved in the fall", "2023-09-01", "2023-12-01"),
+        ("over the winter", "2022-12-01", "2023-03-01"),
     ],
 )
 def test_reads_the_forms_people_write(text: str, start: str | None, end: str | None) -> None:
