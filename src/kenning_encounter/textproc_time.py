@@ -849,6 +849,22 @@ def states_span(text: str) -> bool:
     return _STATES_SPAN.search(text) is not None
 
 
+# News placed since the speakers last talked: "since we last spoke", "since last time".
+_SINCE_LAST_TALK = re.compile(
+    r"\bsince\s+(?:we|i|you)\s+(?:last\s+)?"
+    r"(?:spoke|talked|chatted|met|caught\s+up|saw\s+(?:each\s+other|you|me))\b"
+    r"|\bsince\s+(?:our\s+)?last\s+(?:time|talk|chat|call|conversation|meeting)\b",
+    re.I,
+)
+
+
+def tells_since_last_talk(text: str) -> bool:
+    """Whether a text places its news since the speakers last talked ("since we last
+    spoke, I ..."): it says when, though not a date the text alone can give: between
+    the previous conversation and this one."""
+    return _SINCE_LAST_TALK.search(text) is not None
+
+
 def states_time(text: str, anchor: datetime) -> list[TimeWindow]:
     """The times a record's text states, relative ones read against when it was recorded."""
     return [w for w in find_times(text, now=anchor) if w.certainty >= 0.5]

@@ -24,6 +24,7 @@ from kenning_encounter.textproc_time import (
     read_time,
     states_span,
     states_time,
+    tells_since_last_talk,
 )
 
 NOW = datetime(2023, 11, 22, 15, 30, tzinfo=UTC)  # Wednesday
@@ -248,6 +249,21 @@ def test_asks_span(question: str, asks: bool) -> None:
 )
 def test_states_span(text: str, states: bool) -> None:
     assert states_span(text) is states
+
+
+@pytest.mark.parametrize(
+    ("text", "tells"),
+    [
+        ("Since we last spoke, I got promoted!", True),
+        ("So much has happened since we talked", True),
+        ("Anything new since last time?", True),
+        ("How have you been since we caught up?", True),
+        ("I've been painting since college", False),
+        ("we spoke last week", False),
+    ],
+)
+def test_tells_since_last_talk(text: str, tells: bool) -> None:
+    assert tells_since_last_talk(text) is tells
 
 
 def test_a_records_relative_time_is_read_against_when_it_was_recorded() -> None:
