@@ -121,7 +121,8 @@ _MONTHS: Final = {m: i for i, m in enumerate(MONTH_NAMES, start=1)}
 _MONTH_ALT: Final = "|".join(
     sorted({*MONTH_NAMES, *(m[:3] for m in MONTH_NAMES), "sept"}, key=len, reverse=True)
 )
-_M: Final = rf"(?P<mon>{_MONTH_ALT})\.?"
+# A month's name is a whole word: "of Maria" is not "of Mar(ch)", nor "in Decatur" December.
+_M: Final = rf"(?P<mon>{_MONTH_ALT})(?![a-z])\.?"
 _D: Final = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _Y: Final = r"(?P<year>(?:19|20)\d\d)"
 _NUMBERS: Final = {
@@ -146,7 +147,8 @@ _NUMBERS: Final = {
     "several": 4,
 }
 _VAGUE: Final = frozenset({"a couple of", "a couple", "a few", "few", "several"})
-_N: Final = r"(?P<n>\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
+_COUNT: Final = r"\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True))
+_N: Final = rf"(?P<n>{_COUNT})"
 _UNIT: Final = r"(?P<unit>day|week|weekend|month|year)s?"
 _UNIT_DAYS: Final = {"day": 1, "week": 7, "weekend": 7, "month": 30, "year": 365}
 _WEEKDAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -359,7 +361,8 @@ _rule(rf"\b{_Y}\s*Q(?P<q>[1-4])\b", {DIGIT}, {"q"})(_quarter)
 
 
 @_rule(
-    r"\b(?:(?P<rel>last|this|next)\s+)?(?P<season>spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d\d))?\b",
+    r"\b(?:(?P<rel>last|this|next)\s+|(?P<the>in|during|over|throughout)\s+the\s+)?"
+    r"(?P<season>spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d\d))?\b",
     _SEASONS,
 )
 def _season(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
@@ -374,6 +377,12 @@ def _season(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
             year -= 1 if start <= ctx.now < end else 0
         elif m["rel"].lower() == "next":
             year += 1
+    elif m.group("the") and ctx.now is not None:
+        # "during the summer": the latest one begun, as "in May" is the latest May. Less
+        # sure than "this summer": "in the summer we swim" may be every summer.
+        year = _latest(ctx.now, first) or ctx.now.year
+        start, end = _months(year, first, 3)
+        return _window(start, end, m, f"{m['season'].lower()} {year}", 0.6, 14)
     else:
         return None  # "summer" alone is a word, not a date
     start, end = _months(year, first, 3)
@@ -606,7 +615,8 @@ def _recently(m: re.Match[str], now: datetime) -> TimeWindow:
 
 # --- composite forms: an operator and a time after it ----------------------------
 _OPERATOR = re.compile(
-    r"\b(?:(?P<k>the\s+(?:day|week|month|weekend)\s+)?(?P<op>before|after)"
+    r"\b(?:(?:(?P<k>the\s+(?:day|week|month|weekend)\s+)"
+    rf"|(?P<count>{_COUNT})\s+(?P<units>day|week|weekend|month|year)s?\s+)?(?P<op>before|after)"
     r"|(?P<op2>prior\s+to|until|till|up\s+to|since|from|between))\s+",
     re.I,
 )
@@ -671,6 +681,9 @@ def _composite(text: str, now: datetime | None) -> Iterator[TimeWindow]:
             continue
         if first.start is None and first.end is None:
             continue  # "before May" of no year: nothing to be before
+        if m.group("count") and first.start is not None:
+            yield _counted_from(m, first, first.start, before=op == "before")
+            continue
         k = (m.group("k") or "").split()
         length = timedelta(days=_UNIT_DAYS[k[1].lower()]) if k else None
         start, end, slack = None, None, timedelta(0)
@@ -687,6 +700,31 @@ def _composite(text: str, now: datetime | None) -> Iterator[TimeWindow]:
             end = first.end
         label = f"{' '.join(k).lower() + ' ' if k else ''}{op} {first.label}"
         yield TimeWindow(start, end, slack, first.certainty, label, (m.start(), first.span[1]))
+
+
+def _counted_from(
+    m: re.Match[str], first: TimeWindow, anchor: datetime, *, before: bool
+) -> TimeWindow:
+    """A count of units before or after a time ("two weeks before 11 August"): the
+    moment that far from it, a unit wide as "two weeks ago" is, not all time before it."""
+    n, vague = _count(m["count"])
+    unit = m["units"].lower()
+    length = timedelta(days=_UNIT_DAYS[unit])
+    moment = anchor + (-n if before else n) * length
+    # A count of days names a day; a count of longer units is a guess around a moment.
+    start = moment if unit == "day" else moment - length / 2
+    spread = length * (2 if vague else 0)
+    sure = min(first.certainty, 0.5 if vague else 0.8)
+    op = "before" if before else "after"
+    label = f"{m['count'].lower()} {unit}(s) {op} {first.label}"
+    return TimeWindow(
+        start - spread,
+        start + length + spread,
+        length / 2,
+        sure,
+        label,
+        (m.start(), first.span[1]),
+    )
 
 
 _ANY_NEED: Final = frozenset(w for _, _, needs in _RULES for need in needs for w in need)
@@ -809,6 +847,22 @@ def states_span(text: str) -> bool:
     """Whether a text states a length of time or where one began ("for two years",
     "since college"): what a question asking how long is answered by."""
     return _STATES_SPAN.search(text) is not None
+
+
+# News placed since the speakers last talked: "since we last spoke", "since last time".
+_SINCE_LAST_TALK = re.compile(
+    r"\bsince\s+(?:we|i|you)\s+(?:last\s+)?"
+    r"(?:spoke|talked|chatted|met|caught\s+up|saw\s+(?:each\s+other|you|me))\b"
+    r"|\bsince\s+(?:our\s+)?last\s+(?:time|talk|chat|call|conversation|meeting)\b",
+    re.I,
+)
+
+
+def tells_since_last_talk(text: str) -> bool:
+    """Whether a text places its news since the speakers last talked ("since we last
+    spoke, I ..."): it says when, though not a date the text alone can give: between
+    the previous conversation and this one."""
+    return _SINCE_LAST_TALK.search(text) is not None
 
 
 def states_time(text: str, anchor: datetime) -> list[TimeWindow]:

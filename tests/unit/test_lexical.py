@@ -478,6 +478,17 @@ def test_a_question_asking_when_prefers_the_record_that_says_when() -> None:
     assert "says when" in ranked[0].why
 
 
+def test_news_told_since_the_last_talk_says_when() -> None:
+    nodes, opened = _memory(
+        [(0, ["I sold the old bike", "Since we last spoke, I sold the old bike"])]
+    )
+    prompt = "When did I sell the bike?"
+    # The shorter record leads on its words alone; the other says when it happened.
+    assert _rank(prompt, nodes, opened, LexicalConfig(when_weight=0.0))[0] == "n0-0"
+    assert _rank(prompt, nodes, opened)[0] == "n0-1"
+    assert _rank("Why did I sell the bike?", nodes, opened)[0] == "n0-0"
+
+
 def test_the_words_of_a_time_the_prompt_names_stay_as_weaker_words() -> None:
     # Both records were made long before the prompt's "last weekend", so the time read
     # against the prompt's moment fits neither; the one that names the time as the

@@ -24,6 +24,7 @@ from kenning_encounter.textproc_time import (
     read_time,
     states_span,
     states_time,
+    tells_since_last_talk,
 )
 
 NOW = datetime(2023, 11, 22, 15, 30, tzinfo=UTC)  # Wednesday
@@ -61,6 +62,11 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         ("in summer of 2021", "2021-06-01", "2021-09-01"),
         ("the week before 16 November 2023", "2023-11-09", "2023-11-16"),
         ("the day after 2023-05-07", "2023-05-08", "2023-05-09"),
+        # a count of units before or after a time: the moment that far from it
+        ("two days before 7 July 2023", "2023-07-05", "2023-07-06"),
+        ("3 days after 2023-05-07", "2023-05-10", "2023-05-11"),
+        ("the puppy she got two weeks before August 11, 2023", "2023-07-24", "2023-07-31"),
+        ("a month after 1 March 2023", "2023-03-16", "2023-04-15"),
         ("before 2022", None, "2022-01-01"),
         ("after 2023-05-07", "2023-05-08", None),
         ("between August 11 and August 15 2023", "2023-08-11", "2023-08-16"),
@@ -90,6 +96,10 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         ("in the second week of November", "2023-11-08", "2023-11-15"),
         ("on the 15th after my trip", "2023-11-15", "2023-11-16"),
         ("last summer", "2023-06-01", "2023-09-01"),
+        # a season with "the" after a preposition: the latest one begun
+        ("When did she go to a parade during the summer?", "2023-06-01", "2023-09-01"),
+        ("we moved in the fall", "2023-09-01", "2023-12-01"),
+        ("over the winter", "2022-12-01", "2023-03-01"),
     ],
 )
 def test_reads_the_forms_people_write(text: str, start: str | None, end: str | None) -> None:
@@ -127,6 +137,20 @@ def test_reads_the_forms_people_write(text: str, start: str | None, end: str | N
 )
 def test_what_is_not_a_time(text: str) -> None:
     assert find_times(text, now=NOW) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What is the name of Maria's puppy she got in August?",
+        "a photo of Janet in August",
+        "we stayed in Decatur in August",
+        "the end of Junior year, in August",
+    ],
+)
+def test_a_name_starting_like_a_month_is_not_that_month(text: str) -> None:
+    # "of Maria" is not "of Mar(ch)": a month's short name is a whole word.
+    assert [w.label for w in find_times(text, now=NOW)] == ["2023-08"]
 
 
 def test_relative_phrases_need_a_clock_and_a_month_without_one_is_any_years() -> None:
@@ -225,6 +249,21 @@ def test_asks_span(question: str, asks: bool) -> None:
 )
 def test_states_span(text: str, states: bool) -> None:
     assert states_span(text) is states
+
+
+@pytest.mark.parametrize(
+    ("text", "tells"),
+    [
+        ("Since we last spoke, I got promoted!", True),
+        ("So much has happened since we talked", True),
+        ("Anything new since last time?", True),
+        ("How have you been since we caught up?", True),
+        ("I've been painting since college", False),
+        ("we spoke last week", False),
+    ],
+)
+def test_tells_since_last_talk(text: str, tells: bool) -> None:
+    assert tells_since_last_talk(text) is tells
 
 
 def test_a_records_relative_time_is_read_against_when_it_was_recorded() -> None:

@@ -73,6 +73,7 @@ from kenning_encounter.textproc_time import (
     read_time,
     states_span,
     states_time,
+    tells_since_last_talk,
     utc,
 )
 
@@ -585,6 +586,8 @@ def _says_when(query: Query, cand: Candidate, context: GraphContext) -> bool:
     if not (query.asks_when or query.asks_span):
         return False
     if query.asks_span and states_span(cand.node.description):
+        return True
+    if query.asks_when and tells_since_last_talk(cand.node.description):
         return True
     return bool(_stated(cand, _node_time(cand.node, context)))
 
