@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from kenning_encounter.analytics.algorithms import InProcessEngine
+from kenning_encounter.analytics.aside import LeidenAside, worth_it
 from kenning_encounter.analytics.baseline import RANKS_KEPT, Baseline, BaselineStore
 from kenning_encounter.analytics.drift import compute_drift, take_baseline
 from kenning_encounter.analytics.engine import (
@@ -253,26 +254,36 @@ def _read(
 
     n, m = projection.node_count, projection.edge_count
     seeds = frontier_seeds(projection)
-    with clock.step("load"):
-        graph = engine.load(projection)
-    with graph:
-        with clock.step("mass"):
-            mass = graph.articlerank()
-        with clock.step("frontier_mass"):
-            seed_positions = np.flatnonzero(seeds).tolist()
-            frontier = (
-                graph.pagerank(seeds=seed_positions, directed=False) if seed_positions else None
-            )
-        with clock.step("betweenness"):
-            between = graph.betweenness(sources=betweenness_sources(n, m), seed=seed)
-        with clock.step("communities"):
-            communities = graph.leiden(iterations=leiden_iterations(n), seed=seed)
-        with clock.step("components"):
-            components = graph.wcc()
-        with clock.step("fragility"):
-            fragility = graph.fragility()
-        with clock.step("weave_audit"):
-            clustering = graph.clustering()
+    iterations = leiden_iterations(n)
+    # A large graph's communities are found by a worker while the rest is computed here.
+    aside = None
+    if isinstance(engine, InProcessEngine) and worth_it(n):
+        aside = LeidenAside.start(projection, iterations, seed)
+    try:
+        with clock.step("load"):
+            graph = engine.load(projection)
+        with graph:
+            with clock.step("mass"):
+                mass = graph.articlerank()
+            with clock.step("frontier_mass"):
+                seed_positions = np.flatnonzero(seeds).tolist()
+                frontier = (
+                    graph.pagerank(seeds=seed_positions, directed=False) if seed_positions else None
+                )
+            with clock.step("betweenness"):
+                between = graph.betweenness(sources=betweenness_sources(n, m), seed=seed)
+            with clock.step("components"):
+                components = graph.wcc()
+            with clock.step("fragility"):
+                fragility = graph.fragility()
+            with clock.step("weave_audit"):
+                clustering = graph.clustering()
+            with clock.step("communities"):  # last: the worker has had the most time
+                found = aside.result() if aside is not None else None
+                communities = found or graph.leiden(iterations=iterations, seed=seed)
+    finally:
+        if aside is not None:
+            aside.close()
 
     with clock.step("sections"):
         divergence, quiet = divergence_and_quiet(projection, mass, frontier, seeds, ref, k)
