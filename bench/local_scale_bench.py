@@ -75,6 +75,11 @@ def folder_mib(folder: Path) -> float:
     return round(size / 2**20, 1)
 
 
+def _rss_mib() -> int:
+    status = Path("/proc/self/status").read_text()
+    return int(status.split("VmRSS:")[1].split()[0]) // 1024
+
+
 def measure_orient(store: Any) -> dict[str, Any]:
     from kenning_encounter.analytics.orient import build_panel
 
@@ -82,13 +87,17 @@ def measure_orient(store: Any) -> dict[str, Any]:
     graph = store.read(lambda tx: tx.authored_outline())
     read = time.perf_counter() - started
     started = time.perf_counter()
-    panel = build_panel(graph.nodes, graph.edges)
+    panel = build_panel(graph.nodes, graph.relations)
     built = time.perf_counter() - started
     return {
         "orient_read_graph_s": round(read, 2),
         "orient_panel_s": round(built, 2),
         "orient_total_s": round(read + built, 2),
         "orient_betweenness": ("none" if panel.betweenness is None else panel.betweenness.detail),
+        # The communities' worker process, when the graph is large enough (analytics/aside.py).
+        "orient_worker_peak_rss_mib": round(
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
+        ),
     }
 
 
@@ -101,6 +110,7 @@ def serve(data_dir: Path, nodes: int, searches: int, prompts: int) -> dict[str, 
         queries = _queries(max(searches, prompts), seed=nodes)
         row = measure_search(store, queries[:searches])
         row |= measure_infuse(store, queries[:prompts])
+        row["serving_rss_before_orient_mib"] = _rss_mib()
         row |= measure_orient(store)
     finally:
         store.close()

@@ -168,7 +168,7 @@ def measure_orient(store: Any, runs: int, *, warm: bool = True) -> dict[str, Any
         graph = store.read(lambda tx: tx.authored_outline())
         read = time.perf_counter() - started
         started = time.perf_counter()
-        panel = build_panel(graph.nodes, graph.edges, engine=engine)
+        panel = build_panel(graph.nodes, graph.relations, engine=engine)
         built = time.perf_counter() - started
         chars = len(panel.text)
         if attempt or not warm:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import igraph as ig
 import numpy as np
 import pytest
 
@@ -292,7 +293,8 @@ def test_a_projection_loaded_a_chunk_at_a_time_is_the_same_graph(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The edges go to igraph in chunks (a list of every pair at once held 675 MiB at a
-    million nodes); edge j must still be edge j, or a bridge would name the wrong ends."""
+    million nodes); the view must still be the one igraph's own collapse of the directed
+    relations gives, edge for edge, or a bridge would name the wrong ends."""
     from kenning_encounter.analytics import algorithms
 
     pairs = [*random_pairs(40, 90, seed=7), (40, 41), (41, 42)]  # bridges out to a tail
@@ -300,11 +302,49 @@ def test_a_projection_loaded_a_chunk_at_a_time_is_the_same_graph(
     monkeypatch.setattr(algorithms, "LOAD_CHUNK", 4)
     chunked = graph(43, pairs)
     p = chunked.projection
-    loaded = chunked._directed.get_edgelist()  # pyright: ignore[reportPrivateUsage]
-    assert loaded == list(zip(p.sources.tolist(), p.targets.tolist(), strict=True))
-    assert len(loaded) == len(pairs)
+    directed = ig.Graph(
+        n=43, edges=list(zip(p.sources.tolist(), p.targets.tolist(), strict=True)), directed=True
+    )
+    loaded = chunked._simple.get_edgelist()  # pyright: ignore[reportPrivateUsage]
+    assert loaded == directed.as_undirected(mode="collapse").get_edgelist()
     a, b = whole.fragility(), chunked.fragility()
     assert b.bridges.tolist() == a.bridges.tolist() and len(b.bridges) >= 2
     assert b.articulation_points.tolist() == a.articulation_points.tolist()
     assert b.cut_off.tolist() == a.cut_off.tolist()
     assert np.array_equal(chunked.wcc().membership, whole.wcc().membership)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_bridges_and_components_are_the_relations_multigraph_s(seed: int) -> None:
+    """Only the simple view is loaded; what the directed multigraph of the relations
+    says (igraph on it, here the oracle) must still be what is found: a pair joined by
+    two relations, either way round or of two types, is no bridge."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 30))
+    kinds = ("INFORMS", "GROUNDS")
+    nodes = [
+        NodeRecord(id=f"n{i}", type="Concept", name=f"c{i}", description="", tick=i, created_at="")
+        for i in range(n)
+    ]
+    edges = [
+        EdgeRecord(f"n{a}", f"n{b}", kinds[int(k)], n + j)
+        for j, (a, b, k) in enumerate(
+            rng.integers(0, [n, n, 2], size=(int(rng.integers(n, 2 * n)), 3))
+        )
+        if a != b
+    ]
+    loaded = InProcessEngine().load(build_projection(nodes, edges))
+    p = loaded.projection
+    multigraph = ig.Graph(
+        n=p.node_count,
+        edges=list(zip(p.sources.tolist(), p.targets.tolist(), strict=True)),
+        directed=True,
+    )
+    ids = sorted(multigraph.bridges())
+    expected = [[int(p.sources[i]), int(p.targets[i])] for i in ids]
+    assert loaded.fragility().bridges.tolist() == expected
+    weak = multigraph.connected_components(mode="weak")
+    found = loaded.wcc()
+    assert sorted(map(sorted, weak)) == sorted(
+        sorted(np.flatnonzero(found.membership == c).tolist()) for c in range(found.count)
+    )

@@ -3,9 +3,9 @@
 python-igraph is GPL-2.0-or-later; it is used as an ordinary dependency of this
 Apache-2.0 package, never vendored.
 
-Loading a projection builds two igraph graphs once (directed with every
-relation, and a simple undirected view); afterwards a loaded graph is only
-read, so threads may share it. The one piece of shared state is igraph's random
+Loading a projection builds one igraph graph, the simple undirected view
+(``load_simple``); afterwards a loaded graph is only read, so threads may share
+it. The one piece of shared state is igraph's random
 number generator, which is process-wide: Leiden is the only algorithm here that
 draws from it, and it does so under a lock with a generator seeded for the call,
 so concurrent calls give the same communities as sequential ones.
@@ -50,19 +50,42 @@ LOAD_CHUNK = 1 << 20
 _IGRAPH_RNG_LOCK = threading.Lock()
 
 
-def load_views(n: int, sources: IntArray, targets: IntArray) -> tuple[ig.Graph, ig.Graph]:
-    """A projection's edges as igraph graphs: directed with every relation, and the
-    simple undirected view. The same edges in the same order give the same graphs, so
-    a worker process that loads them (analytics/aside.py) finds what this one would."""
-    # Lists of pairs load faster than a numpy array (about 0.1 s vs 0.17 s at 300k
-    # edges), but a list of three million pairs held 675 MiB at once: the edges go
-    # in a chunk at a time, in order (edge j of the graph is edge j of the projection).
-    directed = ig.Graph(n=n, directed=True)
-    for lo in range(0, sources.shape[0], LOAD_CHUNK):
-        hi = lo + LOAD_CHUNK
-        pairs = list(zip(sources[lo:hi].tolist(), targets[lo:hi].tolist(), strict=True))
-        directed.add_edges(pairs)
-    return directed, directed.as_undirected(mode="collapse")
+def pair_keys(n: int, sources: IntArray, targets: IntArray) -> IntArray:
+    """Each relation's unordered pair of ends as one key, ``hi * n + lo``: the simple
+    undirected view has one edge per distinct key, in the keys' sorted order."""
+    return np.maximum(sources, targets) * max(n, 1) + np.minimum(sources, targets)
+
+
+def _distinct(values: IntArray) -> IntArray:
+    """The distinct values, sorted. (``np.unique`` without its extra answers takes a
+    hashing path in numpy 2: 3.2 s for three million keys, against 0.17 s sorted.)"""
+    ordered = np.sort(values)
+    if ordered.shape[0] < 2:
+        return ordered
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+
+
+def load_simple(n: int, sources: IntArray, targets: IntArray) -> ig.Graph:
+    """A projection's edges as igraph's simple undirected view: one edge per pair of
+    ends that any relation joins, ordered by (higher end, lower end), which is the order
+    igraph's own collapse of the directed graph gives. The same edges give the same graph,
+    so a worker process that loads them (analytics/aside.py) finds what this one would.
+
+    Only this view is loaded: the directed multigraph held another 110 MiB at a million
+    nodes, and what was read from it (weak components, bridges) the view and the
+    relations' multiplicities answer (``InProcessGraph.wcc``, ``fragility``)."""
+    keys = _distinct(pair_keys(n, sources, targets))
+    width = max(n, 1)
+    simple = ig.Graph(n=n, directed=False)
+    # Lists of pairs load faster than a numpy array, but a list of three million pairs
+    # held 675 MiB at once: the edges go in a chunk at a time, in order. (Smaller chunks
+    # cost time: each call indexes the whole graph again.)
+    for lo in range(0, keys.shape[0], LOAD_CHUNK):
+        chunk = keys[lo : lo + LOAD_CHUNK]
+        simple.add_edges(
+            list(zip((chunk % width).tolist(), (chunk // width).tolist(), strict=True))
+        )
+    return simple
 
 
 def leiden_of(simple: ig.Graph, iterations: int, seed: int) -> Communities:
@@ -101,9 +124,7 @@ class InProcessGraph:
 
     def __init__(self, projection: Projection) -> None:
         self._projection = projection
-        self._directed, self._simple = load_views(
-            projection.node_count, projection.sources, projection.targets
-        )
+        self._simple = load_simple(projection.node_count, projection.sources, projection.targets)
 
     @property
     def projection(self) -> Projection:
@@ -190,7 +211,8 @@ class InProcessGraph:
         return leiden_of(self._simple, iterations, seed)
 
     def wcc(self) -> Components:
-        found = self._directed.connected_components(mode="weak")
+        # Weak components of the relations are the components of the undirected view.
+        found = self._simple.connected_components()
         membership, sizes = by_size(np.asarray(found.membership, dtype=np.int64))
         degree = np.asarray(self._simple.degree(), dtype=np.int64)
         isolated = np.flatnonzero(degree == 0).astype(np.int64)
@@ -198,16 +220,23 @@ class InProcessGraph:
 
     def fragility(self) -> Fragility:
         cut_points = np.asarray(sorted(self._simple.articulation_points()), dtype=np.int64)
-        # The directed multigraph, read as undirected: two relations between the
-        # same pair are not a bridge, though the simple view would say so.
-        bridge_ids = sorted(self._directed.bridges())
-        if not bridge_ids:
+        # The relations read as an undirected multigraph: two relations between the same
+        # pair are not a bridge, though the simple view would say so. So a bridge is a
+        # bridge of the view whose pair one relation alone joins.
+        p = self._projection
+        _, first, count = np.unique(
+            pair_keys(p.node_count, p.sources, p.targets), return_index=True, return_counts=True
+        )
+        view_bridges = np.asarray(self._simple.bridges(), dtype=np.int64)
+        view_bridges = view_bridges[count[view_bridges] == 1]
+        if not view_bridges.shape[0]:
             none = np.zeros(0, dtype=np.int64)
             return Fragility(ENGINE_IGRAPH, cut_points, none.reshape(0, 2), none.copy())
-        p = self._projection
-        ids = np.asarray(bridge_ids, dtype=np.int64)
+        ids = np.sort(first[view_bridges])  # each bridge as the one relation it is
         ends = np.column_stack((p.sources[ids], p.targets[ids]))
-        return Fragility(ENGINE_IGRAPH, cut_points, ends, self._cut_sizes(bridge_ids, ends))
+        return Fragility(
+            ENGINE_IGRAPH, cut_points, ends, self._cut_sizes(view_bridges.tolist(), ends)
+        )
 
     def _cut_sizes(self, bridge_ids: list[int], ends: IntArray) -> IntArray:
         """Nodes on the smaller side of each bridge.
@@ -217,9 +246,9 @@ class InProcessGraph:
         two subtrees it separates. One traversal from a virtual root covers all
         trees at once.
         """
-        rest = self._directed.copy()
+        rest = self._simple.copy()
         rest.delete_edges(bridge_ids)
-        block = np.asarray(rest.connected_components(mode="weak").membership, dtype=np.int64)
+        block = np.asarray(rest.connected_components().membership, dtype=np.int64)
         blocks = int(block.max()) + 1
         weight = np.bincount(block, minlength=blocks).astype(np.int64)
         a, b = block[ends[:, 0]], block[ends[:, 1]]

@@ -3,7 +3,7 @@
 At a million nodes Leiden (one pass) and sampled betweenness are most of a panel's
 algorithms (about 10 and 8 s here), and igraph holds the interpreter's lock while it
 works, so threads cannot overlap them. A worker process can. It is handed the
-projection's edges over a pipe, loads the same graphs (``algorithms.load_views``), runs
+projection's edges over a pipe, loads the same graph (``algorithms.load_simple``), runs
 the same seeded Leiden (``algorithms.leiden_of``) and sends the membership back: the
 same edges in the same order and the same seed give the communities this process would
 have found, and a test holds it to that.
@@ -18,6 +18,7 @@ Run as ``python -m kenning_encounter.analytics.aside``: the worker's side.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -133,7 +134,9 @@ class LeidenAside:
             process.wait()
         for stream in (process.stdin, process.stdout, process.stderr):
             if stream is not None:
-                stream.close()
+                # What a worker gone at once left unwritten cannot be flushed: let it go.
+                with contextlib.suppress(OSError):
+                    stream.close()
 
 
 def _pipe(stream: IO[bytes] | None) -> IO[bytes]:
@@ -159,9 +162,9 @@ def main() -> int:
     # Only now the heavy imports: the parent has written everything.
     import numpy as np
 
-    from kenning_encounter.analytics.algorithms import leiden_of, load_views
+    from kenning_encounter.analytics.algorithms import leiden_of, load_simple
 
-    _, simple = load_views(
+    simple = load_simple(
         nodes,
         np.frombuffer(sources, dtype=_INT).astype(np.int64),
         np.frombuffer(targets, dtype=_INT).astype(np.int64),

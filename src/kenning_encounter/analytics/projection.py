@@ -26,7 +26,7 @@ import numpy.typing as npt
 from scipy import sparse
 
 from kenning_encounter.errors import InvalidInput, NotFound, UnknownType
-from kenning_encounter.store.outline import Relations
+from kenning_encounter.store.outline import Relations, as_numpy
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
@@ -229,9 +229,7 @@ class _Columns:
     @classmethod
     def of(cls, relations: Relations) -> _Columns:
         def seen(column: array[int]) -> IntArray:
-            if not len(column):
-                return np.zeros(0, dtype=np.int64)
-            return np.frombuffer(column, dtype=np.int64)
+            return as_numpy(column).astype(np.int64)  # a copy of the projection's own
 
         return cls(
             seen(relations.source), seen(relations.target), seen(relations.kind), relations.names
@@ -300,7 +298,7 @@ def _edges(
     src = np.where(inside, position[np.where(inside, columns.source, 0)], -1)
     dst = np.where(inside, position[np.where(inside, columns.target, 0)], -1)
     # Codes by the sorted names of the types present, whatever order the store read them.
-    present = np.unique(columns.kind)
+    present = np.flatnonzero(np.bincount(columns.kind, minlength=len(columns.names)))
     names = tuple(sorted(columns.names[c] for c in present.tolist()))
     recode = np.zeros(max(len(columns.names), 1), dtype=np.int64)
     for c in present.tolist():

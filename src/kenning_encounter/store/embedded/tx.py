@@ -281,6 +281,9 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         """Every authored node with its type and its row offset in the type's table (a
         page's last column), whole or as an outline (``NodeRecord.outline``)."""
         same = held.setdefault
+        # An outline's properties are its classification alone: nodes of one mark share
+        # one dict (64 MiB a million nodes; a record's props are never written).
+        marked: dict[str | None, dict[str, Any]] = {}
         for label in AUTHORED_NODE_TYPES:
             last = q.render(q.NODES_LAST_OFFSET, label=label)
             if not outline:
@@ -293,6 +296,9 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             status = _OUT["status"] if "status" in q.outline_columns(label) else None
             for r in self._pages(last, q.render(q.NODES_OUTLINE_PAGE, label=label)):
                 mark = r[_MARK]
+                props = marked.get(mark)
+                if props is None:
+                    props = marked[mark] = {} if mark is None else {"classification": mark}
                 node = NodeRecord(
                     r[_NID],
                     label,
@@ -301,7 +307,7 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
                     int(r[_TICK]),
                     same(r[_MADE], r[_MADE]) or "",
                     None if status is None else same(r[status], r[status]),
-                    {} if mark is None else {"classification": mark},
+                    props,
                     same(r[_ENC], r[_ENC]),
                     same(r[_LOCUS], r[_LOCUS]),
                     r[_NEXT],
