@@ -25,7 +25,9 @@ fresh data directory, in a subprocess whose wall time is the load time. Then:
 from __future__ import annotations
 
 import json
+import logging
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -80,9 +82,26 @@ def _rss_mib() -> int:
     return int(status.split("VmRSS:")[1].split()[0]) // 1024
 
 
+class _WorkerPeak(logging.Handler):
+    """The communities worker's own peak memory, as its answer's log line says it."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.mib: int | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        found = re.search(r"peak (\d+) MiB", record.getMessage())
+        if found:
+            self.mib = int(found.group(1))
+
+
 def measure_orient(store: Any) -> dict[str, Any]:
     from kenning_encounter.analytics.orient import build_panel
 
+    worker = _WorkerPeak()
+    aside_log = logging.getLogger("kenning_encounter.analytics.aside")
+    aside_log.addHandler(worker)
+    aside_log.setLevel(logging.DEBUG)
     started = time.perf_counter()
     graph = store.read(lambda tx: tx.authored_outline())
     read = time.perf_counter() - started
@@ -95,9 +114,7 @@ def measure_orient(store: Any) -> dict[str, Any]:
         "orient_total_s": round(read + built, 2),
         "orient_betweenness": ("none" if panel.betweenness is None else panel.betweenness.detail),
         # The communities' worker process, when the graph is large enough (analytics/aside.py).
-        "orient_worker_peak_rss_mib": round(
-            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
-        ),
+        "orient_worker_peak_rss_mib": worker.mib,
     }
 
 

@@ -118,8 +118,13 @@ class LeidenAside:
             logger.warning("communities: the worker's answer is short; computed here")
             return None
         membership = np.frombuffer(body, dtype=_INT).astype(np.int64)
-        modularity = float(json.loads(head)["modularity"])
-        logger.debug("communities: found by a worker (%d nodes)", self._nodes)
+        said = json.loads(head)
+        modularity = float(said["modularity"])
+        logger.debug(
+            "communities: found by a worker (%d nodes, peak %s MiB)",
+            self._nodes,
+            said.get("peak_mib"),
+        )
         # The worker numbered the communities by size, largest first (engine.by_size).
         sizes = np.bincount(membership, minlength=0).astype(np.int64)
         return Communities(
@@ -152,6 +157,19 @@ def _read_exactly(stream: IO[bytes], size: int) -> bytes:
     return data
 
 
+def _peak_mib() -> int | None:
+    """This process's own peak resident memory (``VmHWM``: since its exec, unlike
+    ``ru_maxrss``, which keeps the forking parent's), where Linux tells it."""
+    try:
+        status = open("/proc/self/status", encoding="ascii").read()  # noqa: SIM115
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) // 1024
+    return None
+
+
 def main() -> int:
     """The worker: edges in on stdin, membership out on stdout."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
@@ -170,7 +188,8 @@ def main() -> int:
         np.frombuffer(targets, dtype=_INT).astype(np.int64),
     )
     found = leiden_of(simple, int(header["iterations"]), int(header["seed"]))
-    stdout.write(json.dumps({"modularity": found.modularity}).encode() + b"\n")
+    answer = {"modularity": found.modularity, "peak_mib": _peak_mib()}
+    stdout.write(json.dumps(answer).encode() + b"\n")
     stdout.write(found.membership.astype(_INT).tobytes())
     stdout.flush()
     return 0

@@ -38,6 +38,8 @@ scores move by less than ``tolerance`` in total (L1), or after
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 from scipy import sparse
@@ -61,13 +63,14 @@ def articlerank(
     base = np.full(node_count, 1.0 - damping)
     if node_count == 0 or sources.shape[0] == 0:
         return base, 0, True
-    out_degree = np.bincount(sources, minlength=node_count).astype(np.float64)
-    mean_out = sources.shape[0] / node_count
-    weights = damping / (out_degree[sources] + mean_out)
+    froms, tos = _narrow(sources, node_count), _narrow(targets, node_count)
+    out_degree = np.bincount(froms, minlength=node_count).astype(np.float64)
+    mean_out = froms.shape[0] / node_count
+    weights = damping / (out_degree[froms] + mean_out)
     # Row v, column u holds what u passes to v per unit of its score; parallel
     # relations add up.
     passing = sparse.csr_matrix(
-        (weights, (targets, sources)), shape=(node_count, node_count), dtype=np.float64
+        (weights, (tos, froms)), shape=(node_count, node_count), dtype=np.float64
     )
     scores = base.copy()
     for step in range(1, max_iterations + 1):
@@ -110,11 +113,12 @@ def pagerank(
     else:
         restart = np.zeros(node_count)
         restart[np.unique(seeds)] = 1.0 / np.unique(seeds).shape[0]
+    froms, tos = _narrow(sources, node_count), _narrow(targets, node_count)
     if not directed:
-        sources, targets = np.concatenate((sources, targets)), np.concatenate((targets, sources))
-    out_degree = np.bincount(sources, minlength=node_count).astype(np.float64)
+        froms, tos = np.concatenate((froms, tos)), np.concatenate((tos, froms))
+    out_degree = np.bincount(froms, minlength=node_count).astype(np.float64)
     walking = sparse.csr_matrix(
-        (damping / out_degree[sources], (targets, sources)),
+        (damping / out_degree[froms], (tos, froms)),
         shape=(node_count, node_count),
         dtype=np.float64,
     )
@@ -128,3 +132,10 @@ def pagerank(
         if delta < tolerance:
             return scores, step, True
     return scores, max_iterations, False
+
+
+def _narrow(ends: IntArray, node_count: int) -> npt.NDArray[np.signedinteger[Any]]:
+    """Ends in 32 bits where the nodes fit, as the sparse matrix keeps its indices: at a
+    million nodes the undirected walk's six million ends in 64 bits, and their copies on
+    the way to the matrix, were the peak of orient's memory."""
+    return ends.astype(np.int32) if node_count < 2**31 else ends
