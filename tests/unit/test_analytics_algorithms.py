@@ -342,7 +342,17 @@ def test_bridges_and_components_are_the_relations_multigraph_s(seed: int) -> Non
     )
     ids = sorted(multigraph.bridges())
     expected = [[int(p.sources[i]), int(p.targets[i])] for i in ids]
-    assert loaded.fragility().bridges.tolist() == expected
+    fragility = loaded.fragility()
+    assert fragility.bridges.tolist() == expected
+    # Each bridge cuts off the smaller of the two sides it joins.
+    cut_off: list[int] = []
+    for i in ids:
+        rest = multigraph.copy()
+        rest.delete_edges([i])
+        parts = rest.connected_components(mode="weak")
+        sides = [len(parts[parts.membership[int(end)]]) for end in (p.sources[i], p.targets[i])]
+        cut_off.append(min(sides))
+    assert fragility.cut_off.tolist() == cut_off
     weak = multigraph.connected_components(mode="weak")
     found = loaded.wcc()
     assert sorted(map(sorted, weak)) == sorted(

@@ -134,12 +134,10 @@ def build_projection(
     # Maps and arrays are built by map() over C-level getters: a generator's frame per
     # item was most of a million-node projection.
     ids = list(map(_ID, nodes))
-    by_id = dict(zip(ids, range(len(ids)), strict=True))
-    if len(by_id) != len(ids):
-        raise ValueError("a projection's nodes must be distinct")
     ticks = np.fromiter(map(_TICK, nodes), dtype=np.int64, count=len(ids))
-    # Only the superseded nodes are mapped; any other node stands for itself.
-    heads = {} if include_history else _folded_into(nodes, by_id, columns)
+    # Only the superseded nodes are mapped; any other node stands for itself. (No map of
+    # every id is made: at a million nodes it was 70 MiB, for the few successors it names.)
+    heads = {} if include_history else _folded_into(nodes, _places_of_successors(nodes), columns)
     standing = np.ones(len(ids), dtype=np.bool_)
     folded_at = np.fromiter(heads, dtype=np.int64, count=len(heads))
     standing[folded_at] = False
@@ -147,6 +145,8 @@ def build_projection(
     kept_at = kept_at[_by_tick_then_id(ticks[kept_at], [ids[i] for i in kept_at.tolist()])]
     kept = [nodes[i] for i in kept_at.tolist()]
     index = dict(zip(map(_ID, kept), range(len(kept)), strict=True))
+    if len(index) != len(kept):
+        raise ValueError("a projection's nodes must be distinct")
 
     position = np.full(len(ids), -1, dtype=np.int64)
     position[kept_at] = np.arange(len(kept), dtype=np.int64)
@@ -163,7 +163,7 @@ def build_projection(
     centre: str | None = None
     keep: npt.NDArray[np.bool_] | None = None
     if around is not None:
-        centre = _resolve(around, nodes, by_id, head_ids, kept)
+        centre = _resolve(around, nodes, index, head_ids, kept)
         keep = _neighbourhood(index[centre], hops, src, dst, len(kept))
     if types is not None:
         typed = np.fromiter((n.type in types for n in kept), dtype=np.bool_, count=len(kept))
@@ -241,14 +241,25 @@ class _Columns:
         return self.kind == self.names.index(name)
 
 
+def _places_of_successors(nodes: Sequence[NodeRecord]) -> dict[str, int]:
+    """Where each node named as another's successor stands in ``nodes``."""
+    named = {n.superseded_by for n in nodes if n.superseded_by is not None}
+    if not named:
+        return {}
+    return {n.id: i for i, n in enumerate(nodes) if n.id in named}
+
+
 def _folded_into(
-    nodes: Sequence[NodeRecord], by_id: Mapping[str, int], columns: _Columns
+    nodes: Sequence[NodeRecord], successors_at: Mapping[str, int], columns: _Columns
 ) -> dict[int, int]:
     """Map each superseded node (by place) to the head of its supersession chain (a head
     is not mapped: where a bad record makes a cycle, one of its nodes stands as the head)."""
     successor: dict[int, int] = {}
     for i, n in enumerate(nodes):
-        if n.superseded_by is not None and (after := by_id.get(n.superseded_by)) is not None:
+        if (
+            n.superseded_by is not None
+            and (after := successors_at.get(n.superseded_by)) is not None
+        ):
             successor[i] = after
     # The edge and the record say the same thing; either is enough.
     supersedes = columns.of_kind(SUPERSEDES)
@@ -327,11 +338,11 @@ def _edges(
 def _resolve(
     ref: str,
     nodes: Sequence[NodeRecord],
-    by_id: Mapping[str, int],
+    index: Mapping[str, int],
     heads: Mapping[str, str],
     kept: Sequence[NodeRecord],
 ) -> str:
-    if ref in by_id:
+    if ref in index or ref in heads:  # every node is kept or folded into a head
         return heads.get(ref, ref)
     live = [n.id for n in kept if n.name == ref]
     if live:
