@@ -111,7 +111,6 @@ def test_records_from_columns_leave_out_ends_outside_and_keep_type_and_tick() ->
     relations = Relations.of_records(nodes, edges)
     assert len(relations) == 2 and relations.last_tick() == 4
     assert relations.records(nodes) == [edges[0]]
-    assert Outline.of_records(nodes, edges).last_tick() == 4
 
 
 def test_columns_of_unequal_length_are_refused() -> None:

@@ -126,7 +126,7 @@ class LeidenAside:
             said.get("peak_mib"),
         )
         # The worker numbered the communities by size, largest first (engine.by_size).
-        sizes = np.bincount(membership, minlength=0).astype(np.int64)
+        sizes = np.bincount(membership).astype(np.int64)
         return Communities(
             ENGINE_IGRAPH, membership, sizes, modularity, self._iterations, self._seed
         )

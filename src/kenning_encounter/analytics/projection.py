@@ -298,6 +298,15 @@ def _by_tick_then_id(ticks: IntArray, ids: Sequence[str]) -> IntArray:
     return order
 
 
+def distinct(values: IntArray) -> IntArray:
+    """The distinct values, sorted. (``np.unique`` without its extra answers takes a
+    hashing path in numpy 2: 3.2 s for three million keys, against 0.17 s sorted.)"""
+    ordered = np.sort(values)
+    if ordered.shape[0] < 2:
+        return ordered
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+
+
 _ID = attrgetter("id")
 _TICK = attrgetter("tick")
 
@@ -327,9 +336,7 @@ def _edges(
     # Folding can turn two relations into one: keep one per (source, target,
     # type), ordered by that key so the projection does not depend on input order.
     n, k = max(position.shape[0], 1), max(len(names), 1)
-    key = np.sort((src[keep] * n + dst[keep]) * k + codes[keep])
-    if key.shape[0]:
-        key = key[np.concatenate(([True], key[1:] != key[:-1]))]
+    key = distinct((src[keep] * n + dst[keep]) * k + codes[keep])
     pair, code = np.divmod(key, k)
     source, target = np.divmod(pair, n)
     return source, target, code, names

@@ -126,9 +126,6 @@ class Outline:
     def edge_records(self) -> list[EdgeRecord]:
         return self.relations.records(self.nodes)
 
-    def last_tick(self) -> int:
-        return max(max((n.tick for n in self.nodes), default=0), self.relations.last_tick())
-
     def keeping(self, keep: Callable[[NodeRecord], bool]) -> Outline:
         """The nodes ``keep`` accepts and the relations between them; the outline itself
         when it keeps every node."""
