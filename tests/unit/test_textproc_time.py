@@ -6,6 +6,8 @@ The clock is fixed (``NOW``, a Wednesday) so relative phrases have exact answers
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -397,3 +399,22 @@ def test_no_text_and_no_anchor_makes_the_reader_raise(parts: list[str], anchor: 
         assert 0 <= window.span[0] < window.span[1] <= len(text)
     states_time(text, anchor)
     read_range(text, now=anchor)
+
+
+def test_rules_compile_on_first_use_only() -> None:
+    # Compiling every rule costs a server's start about 10 ms it has no use for: a fresh
+    # import compiles none, and text with no time word compiles none either.
+    code = (
+        "import kenning_encounter.textproc_time as t\n"
+        "def compiled():\n"
+        "    return sum(p._compiled is not None for p, _, _ in t._RULES)\n"
+        "print(compiled())\n"
+        "t.find_times('nothing to see here')\n"
+        "print(compiled())\n"
+        "t.find_times('we met on 3 May 2023')\n"
+        "print(compiled() > 0)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.split() == ["0", "0", "True"]
