@@ -24,6 +24,7 @@ fails is reported as skipped or failed with the reason, never silently left out.
 
     PYTHONPATH=src python -m bench.peers_bench [--quick] [--json OUT]
     PYTHONPATH=src python -m bench.peers_bench --sizes 10000,100000   # one table, a row per size
+    PYTHONPATH=src python -m bench.peers_bench --neo4j-only --sizes 100000   # the Neo4j pair alone
     PYTHONPATH=src python -m bench.peers_bench --install   # the pinned peers, into bench/.peers
 
 Goals: our search at least 5x faster than the reference server at 10k entities
@@ -51,7 +52,9 @@ from bench.peers.measure import measure
 from bench.peers.servers import (
     DEFAULT_PEERS_DIR,
     NEO4J_MEMORY_LABEL,
+    OURS_LABEL,
     OURS_NEO4J_LABEL,
+    REFERENCE_LABEL,
     Neo4jTarget,
     Recipe,
     Unavailable,
@@ -195,22 +198,30 @@ def run(
     peers_dir: Path = DEFAULT_PEERS_DIR,
     neo4j_uri: str | None = None,
     use_neo4j: bool = True,
+    embedded: bool = True,
 ) -> dict[str, Any]:
-    """Measure every server on one workload; ``neo4j_uri`` names a server it may empty."""
+    """Measure every server on one workload; ``neo4j_uri`` names a server it may empty.
+    ``embedded=False`` leaves out ours on the embedded store and the reference server
+    (the Neo4j pair alone, say at a size whose embedded pair was measured already)."""
     size = entities or (1_000 if quick else 10_000)
     workload = build(size, searches or (100 if quick else 200))
     load_start = os.getloadavg()[0]
     work = Path(tempfile.mkdtemp(prefix="kenning-peers-bench-"))
     servers: dict[str, dict[str, Any]] = {}
     try:
-        (work / "reference").mkdir()
-        found = reference(peers_dir, work / "reference")
-        group = [ours(work / "ours")]
-        if isinstance(found, Unavailable):
-            servers[found.key] = _skipped(found)
+        if embedded:
+            (work / "reference").mkdir()
+            found = reference(peers_dir, work / "reference")
+            group = [ours(work / "ours")]
+            if isinstance(found, Unavailable):
+                servers[found.key] = _skipped(found)
+            else:
+                group.append(found)
+            servers |= _measure(group, workload, work)
         else:
-            group.append(found)
-        servers |= _measure(group, workload, work)
+            why = "left out (--neo4j-only)"
+            servers["ours"] = _skipped(Unavailable("ours", OURS_LABEL, why))
+            servers["reference"] = _skipped(Unavailable("reference", REFERENCE_LABEL, why))
         servers |= _neo4j_pair(workload, work, peers_dir, neo4j_uri, use_neo4j)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -359,6 +370,11 @@ def main(argv: list[str] | None = None) -> int:
         "default: start a private one with scripts/neo4j-test-server",
     )
     parser.add_argument("--no-neo4j", action="store_true", help="skip the Neo4j-backed servers")
+    parser.add_argument(
+        "--neo4j-only",
+        action="store_true",
+        help="only the Neo4j-backed servers (ours on Neo4j and the Neo4j peer)",
+    )
     parser.add_argument("--install", action="store_true", help="install the peers, then exit")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
@@ -374,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
             peers_dir=args.peers_dir,
             neo4j_uri=args.neo4j_uri,
             use_neo4j=not args.no_neo4j,
+            embedded=not args.neo4j_only,
         )
         for size in sizes
     ]

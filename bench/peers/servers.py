@@ -27,6 +27,7 @@ SRC = Path(kenning_encounter.__file__).resolve().parents[1]
 DEFAULT_PEERS_DIR = REPO / "bench" / ".peers"
 
 REFERENCE_PACKAGE = "@modelcontextprotocol/server-memory"
+REFERENCE_LABEL = f"{REFERENCE_PACKAGE} (node)"
 REFERENCE_VERSION = "2026.8.31"
 NEO4J_MEMORY_PACKAGE = "mcp-neo4j-memory"
 NEO4J_MEMORY_VERSION = "0.4.5"
@@ -35,6 +36,7 @@ NEO4J_MEMORY_VENV = "venv-neo4j-memory"
 # those calls count in its write time.
 ENTITIES_PER_ENCOUNTER = 1_000
 
+OURS_LABEL = "kenning-encounter (embedded)"
 OURS_NEO4J_LABEL = "kenning-encounter (neo4j)"
 
 ToolCall = tuple[str, dict[str, Any], int]  # tool, arguments, entities it records
@@ -117,7 +119,7 @@ def ours(data_dir: Path, neo4j: Neo4jTarget | None = None) -> Recipe:
     args = ["-m", "kenning_encounter", "serve", "--transport", "stdio"]
     args += ["--data-dir", str(data_dir), "--matcher", "off"]
     env = _ours_env(data_dir)
-    key, label = "ours", "kenning-encounter (embedded)"
+    key, label = "ours", OURS_LABEL
     if neo4j is not None:
         args += ["--store", "neo4j", "--neo4j-uri", neo4j.uri]
         args += ["--neo4j-username", neo4j.username, "--neo4j-database", neo4j.database]
@@ -148,7 +150,7 @@ def reference_install(peers_dir: Path) -> list[str]:
 
 def reference(peers_dir: Path, work_dir: Path) -> Recipe | Unavailable:
     """The reference memory server: a Node process keeping the graph in one JSONL file."""
-    key, label = "reference", f"{REFERENCE_PACKAGE} (node)"
+    key, label = "reference", REFERENCE_LABEL
     install = " ".join(reference_install(peers_dir))
     node = shutil.which("node")
     if node is None:

@@ -166,3 +166,18 @@ def test_a_peer_that_dies_is_reported_failed_and_ours_still_measured(tmp_path: P
     _ok(figures["ours"], 100, 10)
     assert figures["dying"]["status"] == "failed"
     assert "no database here" in figures["dying"]["reason"]
+
+
+def test_neo4j_only_leaves_the_embedded_pair_out(tmp_path: Path) -> None:
+    # The Neo4j pair alone, at a size whose embedded pair was measured already; with
+    # Neo4j off as well, nothing runs and every server says why.
+    result = peers_bench.run(entities=50, searches=5, use_neo4j=False, embedded=False)
+    servers = result["servers"]
+    for key in ("ours", "reference"):
+        assert servers[key]["status"] == "skipped"
+        assert "--neo4j-only" in servers[key]["reason"]
+    assert "--no-neo4j" in servers["neo4j_memory"]["reason"]
+    assert result["ratios"] == {}
+    table = peers_bench.format_table(result)
+    assert "skipped: kenning-encounter (embedded)" in table
+    assert "skipped: @modelcontextprotocol/server-memory (node)" in table
