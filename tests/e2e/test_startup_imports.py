@@ -38,6 +38,7 @@ HEAVY = (
     "rich",  # the SDK's log handler, which a configured command line never installs
     "websockets",  # uvicorn's WebSocket protocol; nothing of ours speaks it
     "tomllib",  # the version from pyproject.toml, read only when the package is not installed
+    "xml.etree",  # the manual is served as text; only checks parse it
     "kenning_encounter.analytics.algorithms",
     "kenning_encounter.analytics.catalog",
     "kenning_encounter.analytics.orient",
