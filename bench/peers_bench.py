@@ -74,11 +74,15 @@ GOAL_AT_ENTITIES = 10_000
 # Entities -> how many times the reference server's write throughput ours must reach.
 GOAL_WRITES_X = {10_000: 2.0, 100_000: 5.0}
 OURS = frozenset({"ours", "ours_neo4j"})
+MEASURED = frozenset({"ok", "partial"})  # "partial": stopped by the time budget
+PARTIAL_WHY = "a server was stopped by the time budget (--budget-minutes)"
 ORDER = ("ours", "reference", "ours_neo4j", "neo4j_memory")
 COMPARISONS = (("reference", "ours"), ("neo4j_memory", "ours"), ("neo4j_memory", "ours_neo4j"))
 
 
-def _measure(recipes: list[Recipe], workload: Workload, work: Path) -> dict[str, dict[str, Any]]:
+def _measure(
+    recipes: list[Recipe], workload: Workload, work: Path, budget_s: float | None = None
+) -> dict[str, dict[str, Any]]:
     """Measure ``recipes`` together; a Neo4j they use is emptied first and held until the
     end, so nothing else that empties it (a test, another run) can wipe it mid-run."""
     with contextlib.ExitStack() as stack:
@@ -92,7 +96,7 @@ def _measure(recipes: list[Recipe], workload: Workload, work: Path) -> dict[str,
                 held.add(target.uri)
             recipe.versions["neo4j server"] = neo4j_instance.empty(target)
         log.info("measuring %s", ", ".join(r.label for r in recipes))
-        return anyio.run(measure, recipes, workload, work, OURS)
+        return anyio.run(measure, recipes, workload, work, OURS, budget_s)
 
 
 def _skipped(missing: Unavailable) -> dict[str, Any]:
@@ -111,7 +115,12 @@ def _neo4j_target(
 
 
 def _neo4j_pair(
-    workload: Workload, work: Path, peers_dir: Path, neo4j_uri: str | None, use_neo4j: bool
+    workload: Workload,
+    work: Path,
+    peers_dir: Path,
+    neo4j_uri: str | None,
+    use_neo4j: bool,
+    budget_s: float | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Ours on Neo4j and the Neo4j peer, on one emptied server, or both skipped with why."""
     missing = neo4j_memory_missing(peers_dir)
@@ -127,29 +136,32 @@ def _neo4j_pair(
         # Each needs the database to itself (the peer's entity types become labels,
         # ours among them), so these two take turns, not rounds. Ours goes first,
         # on the colder JVM: any warm-up favours the peer.
-        pair = _measure([ours(work / "ours-neo4j", target)], workload, work)
+        pair = _measure([ours(work / "ours-neo4j", target)], workload, work, budget_s)
         peer = neo4j_memory(peers_dir, target)
         if isinstance(peer, Unavailable):
             return pair | {peer.key: _skipped(peer)}
-        return pair | _measure([peer], workload, work)
+        return pair | _measure([peer], workload, work, budget_s)
     finally:
         if private is not None:
             private.stop()
 
 
-def _compare(peer: dict[str, Any], base: dict[str, Any]) -> dict[str, float]:
-    links: dict[str, float] = {}
+def _compare(peer: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    """Ratios of what both measured; ``partial`` when either was stopped by the budget
+    (its rates then cover only the part of the workload it reached)."""
+    found: dict[str, Any] = {}
+    if "write" in peer and "write" in base:
+        rate = base["write"]["entities_per_s"] / peer["write"]["entities_per_s"]
+        found["write_throughput_x"] = round(rate, 2)
     if "link" in peer and "link" in base:
         rate = base["link"]["relations_per_s"] / peer["link"]["relations_per_s"]
-        links["link_throughput_x"] = round(rate, 2)
-    return {
-        "write_throughput_x": round(
-            base["write"]["entities_per_s"] / peer["write"]["entities_per_s"], 2
-        ),
-        **links,
-        "search_p50_x": round(peer["search"]["p50_ms"] / base["search"]["p50_ms"], 2),
-        "search_p95_x": round(peer["search"]["p95_ms"] / base["search"]["p95_ms"], 2),
-    }
+        found["link_throughput_x"] = round(rate, 2)
+    if "search" in peer and "search" in base:
+        found["search_p50_x"] = round(peer["search"]["p50_ms"] / base["search"]["p50_ms"], 2)
+        found["search_p95_x"] = round(peer["search"]["p95_ms"] / base["search"]["p95_ms"], 2)
+    if "partial" in (peer["status"], base["status"]):
+        found["partial"] = True
+    return found
 
 
 def _goal(result: dict[str, Any]) -> dict[str, Any]:
@@ -161,6 +173,8 @@ def _goal(result: dict[str, Any]) -> dict[str, Any]:
     ratio = result["ratios"].get("reference vs ours")
     if ratio is None:
         goal["why_not_judged"] = "the reference server did not run"
+    elif ratio.get("partial"):
+        goal["why_not_judged"] = PARTIAL_WHY
     elif result["entities"] != GOAL_AT_ENTITIES:
         goal["why_not_judged"] = (
             f"judged at {GOAL_AT_ENTITIES:,} entities; this run had {result['entities']:,}"
@@ -185,6 +199,8 @@ def _write_goal(result: dict[str, Any]) -> dict[str, Any] | None:
     ratio = result["ratios"].get("reference vs ours")
     if ratio is None:
         goal["why_not_judged"] = "the reference server did not run"
+    elif ratio.get("partial"):
+        goal["why_not_judged"] = PARTIAL_WHY
     else:
         goal["met"] = ratio["write_throughput_x"] >= want
     return goal
@@ -199,10 +215,12 @@ def run(
     neo4j_uri: str | None = None,
     use_neo4j: bool = True,
     embedded: bool = True,
+    budget_s: float | None = None,
 ) -> dict[str, Any]:
     """Measure every server on one workload; ``neo4j_uri`` names a server it may empty.
     ``embedded=False`` leaves out ours on the embedded store and the reference server
-    (the Neo4j pair alone, say at a size whose embedded pair was measured already)."""
+    (the Neo4j pair alone, say at a size whose embedded pair was measured already).
+    ``budget_s`` stops a server once its own calls have taken that long (measure.py)."""
     size = entities or (1_000 if quick else 10_000)
     workload = build(size, searches or (100 if quick else 200))
     load_start = os.getloadavg()[0]
@@ -217,18 +235,18 @@ def run(
                 servers[found.key] = _skipped(found)
             else:
                 group.append(found)
-            servers |= _measure(group, workload, work)
+            servers |= _measure(group, workload, work, budget_s)
         else:
             why = "left out (--neo4j-only)"
             servers["ours"] = _skipped(Unavailable("ours", OURS_LABEL, why))
             servers["reference"] = _skipped(Unavailable("reference", REFERENCE_LABEL, why))
-        servers |= _neo4j_pair(workload, work, peers_dir, neo4j_uri, use_neo4j)
+        servers |= _neo4j_pair(workload, work, peers_dir, neo4j_uri, use_neo4j, budget_s)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     ratios = {
         f"{peer} vs {base}": _compare(servers[peer], servers[base])
         for peer, base in COMPARISONS
-        if servers[peer]["status"] == "ok" and servers[base]["status"] == "ok"
+        if {servers[peer]["status"], servers[base]["status"]} <= MEASURED
     }
     result: dict[str, Any] = {
         "entities": size,
@@ -258,9 +276,39 @@ def _links(server: dict[str, Any]) -> str:
     return f"{k['relations_per_s']:>9.1f}{k['batch_p50_ms']:>9.1f}" if k else f"{'':>18}"
 
 
-def _link_ratio(ratio: dict[str, float]) -> str:
-    x = ratio.get("link_throughput_x")
-    return f"{x:>9.2f}" if x is not None else f"{'':>9}"
+def _cells(server: dict[str, Any]) -> str:
+    """Write e/s, batch p50 and p95, the link columns, search p50 and p95; blank where a
+    server stopped by the budget never reached that phase."""
+    w, s = server.get("write"), server.get("search")
+    write = (
+        f"{w['entities_per_s']:>11.1f}{w['batch_p50_ms']:>10.1f}{w['batch_p95_ms']:>10.1f}"
+        if w
+        else f"{'':>31}"
+    )
+    search = f"{s['p50_ms']:>11.2f}{s['p95_ms']:>11.2f}" if s else f"{'':>22}"
+    return write + _links(server) + search
+
+
+def _ratio_cells(ratio: dict[str, Any]) -> str:
+    def cell(key: str, width: int) -> str:
+        x = ratio.get(key)
+        return f"{x:>{width}.2f}" if x is not None else f"{'':>{width}}"
+
+    partial = "  (partial)" if ratio.get("partial") else ""
+    return (
+        cell("write_throughput_x", 9)
+        + cell("link_throughput_x", 9)
+        + cell("search_p50_x", 11)
+        + cell("search_p95_x", 11)
+        + partial
+    )
+
+
+def _aside(server: dict[str, Any]) -> str | None:
+    """The line a server that was not measured whole gets under the table, or None."""
+    if server["status"] == "ok":
+        return None
+    return f"{server['status']}: {server['label']}: {server['reason']}"
 
 
 def format_sizes(results: list[dict[str, Any]]) -> str:
@@ -275,14 +323,14 @@ def format_sizes(results: list[dict[str, Any]]) -> str:
     for result in results:
         start, end = result["load_average_1m"]
         for server in result["servers"].values():
-            if server["status"] != "ok":
-                notes.append(f"{result['entities']:,}: {server['status']}: {server['label']}")
+            aside = _aside(server)
+            if aside is not None:
+                notes.append(f"{result['entities']:,}: {aside}")
+            if server["status"] not in MEASURED:
                 continue
-            w, s = server["write"], server["search"]
             lines.append(
-                f"{result['entities']:>9,}  {server['label']:<42}{w['entities_per_s']:>11.1f}"
-                f"{w['batch_p50_ms']:>10.1f}{w['batch_p95_ms']:>10.1f}{_links(server)}"
-                f"{s['p50_ms']:>11.2f}{s['p95_ms']:>11.2f}{f'{start}->{end}':>12}"
+                f"{result['entities']:>9,}  {server['label']:<42}{_cells(server)}"
+                f"{f'{start}->{end}':>12}"
             )
     lines += notes
     lines.append("times faster than the peer (above 1: ours is faster)")
@@ -292,10 +340,7 @@ def format_sizes(results: list[dict[str, Any]]) -> str:
     )
     for result in results:
         for pair, r in result["ratios"].items():
-            lines.append(
-                f"{result['entities']:>9,}  {pair:<42}{r['write_throughput_x']:>9.2f}"
-                f"{_link_ratio(r)}{r['search_p50_x']:>11.2f}{r['search_p95_x']:>11.2f}"
-            )
+            lines.append(f"{result['entities']:>9,}  {pair:<42}{_ratio_cells(r)}")
     lines += [_verdict(goal) for result in results for goal in result["goals"]]
     return "\n".join(lines)
 
@@ -309,29 +354,24 @@ def format_table(result: dict[str, Any]) -> str:
         f"{'links/s':>9}{'link p50':>9}{'search p50':>11}{'search p95':>11}{'hits':>8}"
         f"{'chars':>9}",
     ]
-    skipped: list[str] = []
+    asides: list[str] = []
     for server in result["servers"].values():
-        if server["status"] != "ok":
-            skipped.append(f"{server['status']}: {server['label']}: {server['reason']}")
+        aside = _aside(server)
+        if aside is not None:
+            asides.append(aside)
+        if server["status"] not in MEASURED:
             continue
-        w, s = server["write"], server["search"]
-        lines.append(
-            f"{server['label']:<42}{server['start_ms']:>9.0f}{w['entities_per_s']:>11.1f}"
-            f"{w['batch_p50_ms']:>10.1f}{w['batch_p95_ms']:>10.1f}{_links(server)}"
-            f"{s['p50_ms']:>11.2f}{s['p95_ms']:>11.2f}{s['mean_hits']:>8.1f}"
-            f"{s['mean_chars']:>9.0f}"
-        )
-    lines += skipped
+        s = server.get("search")
+        found = f"{s['mean_hits']:>8.1f}{s['mean_chars']:>9.0f}" if s else ""
+        lines.append(f"{server['label']:<42}{server['start_ms']:>9.0f}{_cells(server)}{found}")
+    lines += asides
     if result["ratios"]:
         lines.append("times faster than the peer (above 1: ours is faster)")
         lines.append(
             f"{'peer vs ours':<42}{'writes':>9}{'links':>9}{'search p50':>11}{'search p95':>11}"
         )
         for pair, r in result["ratios"].items():
-            lines.append(
-                f"{pair:<42}{r['write_throughput_x']:>9.2f}{_link_ratio(r)}"
-                f"{r['search_p50_x']:>11.2f}{r['search_p95_x']:>11.2f}"
-            )
+            lines.append(f"{pair:<42}{_ratio_cells(r)}")
     lines += [_verdict(goal) for goal in result["goals"]]
     return "\n".join(lines)
 
@@ -375,6 +415,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only the Neo4j-backed servers (ours on Neo4j and the Neo4j peer)",
     )
+    parser.add_argument(
+        "--budget-minutes",
+        type=float,
+        default=None,
+        help="stop a server once its own calls have taken this long; its figures then cover "
+        "the part of the workload it reached (status partial, goals not judged)",
+    )
     parser.add_argument("--install", action="store_true", help="install the peers, then exit")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
@@ -391,6 +438,7 @@ def main(argv: list[str] | None = None) -> int:
             neo4j_uri=args.neo4j_uri,
             use_neo4j=not args.no_neo4j,
             embedded=not args.neo4j_only,
+            budget_s=None if args.budget_minutes is None else args.budget_minutes * 60,
         )
         for size in sizes
     ]

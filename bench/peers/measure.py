@@ -49,10 +49,14 @@ class ServerFailed(RuntimeError):
 class _Run:
     """One server's client and what was measured on it so far."""
 
-    def __init__(self, recipe: Recipe, log_path: Path, *, ours: bool) -> None:
+    def __init__(
+        self, recipe: Recipe, log_path: Path, *, ours: bool, budget_s: float | None = None
+    ) -> None:
         self.recipe = recipe
         self.log_path = log_path
         self.ours = ours
+        self.budget_s = budget_s  # seconds of its own calls before it is stopped
+        self.stopped = False  # the budget ran out: it takes no more calls
         self.client: Client | None = None
         self.keyring = Keyring()
         self.failure: str | None = None
@@ -68,7 +72,11 @@ class _Run:
 
     @property
     def live(self) -> bool:
-        return self.client is not None and self.failure is None
+        return self.client is not None and self.failure is None and not self.stopped
+
+    @property
+    def spent_s(self) -> float:
+        return (sum(self.write_ms) + sum(self.link_ms) + sum(self.search_ms)) / 1000
 
     def fail(self, exc: BaseException) -> None:
         self.failure = f"{type(exc).__name__}: {exc}; its stderr: {_tail(self.log_path)}"
@@ -93,8 +101,9 @@ class _Run:
         self.start_ms = (time.perf_counter() - started) * 1000
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[Any, float] | None:
-        """The result and its milliseconds, or None once the server has failed."""
-        if self.client is None or self.failure is not None:
+        """The result and its milliseconds, or None once the server has failed or used
+        up its budget (the call that passes the budget still counts)."""
+        if not self.live or self.client is None:
             return None
         began = time.perf_counter()
         try:
@@ -105,7 +114,11 @@ class _Run:
         except Exception as exc:
             self.fail(exc)
             return None
-        return result, (time.perf_counter() - began) * 1000
+        ms = (time.perf_counter() - began) * 1000
+        budget = self.budget_s
+        if budget is not None and self.spent_s + ms / 1000 > budget:
+            self.stopped = True
+        return result, ms
 
     async def write(self, batch: Any) -> None:
         for tool, arguments, count in self.recipe.write_calls(self.recorded, batch):
@@ -133,44 +146,56 @@ class _Run:
         self.hits.append(self.recipe.hits(result.structured_content))
         self.chars.append(_text_chars(result))
 
-    def figures(self) -> dict[str, Any]:
+    def figures(self, workload: Workload) -> dict[str, Any]:
+        """What was measured. A server stopped by its budget is "partial": its figures
+        cover the calls it made, and a phase it never reached is left out."""
         recipe = self.recipe
         if self.failure is not None:
             return {"status": "failed", "label": recipe.label, "reason": self.failure}
-        write_s = sum(self.write_ms) / 1000
-        link_s = sum(self.link_ms) / 1000
-        links = {
-            "relations": self.linked,
-            "calls": len(self.link_ms),
-            "seconds": round(link_s, 3),
-            "relations_per_s": round(self.linked / link_s, 1),
-            "batch_p50_ms": round(statistics.median(self.link_ms), 2),
-            "batch_p95_ms": round(pct(self.link_ms, 0.95), 2),
-        }
-        return {
-            "status": "ok",
+        found: dict[str, Any] = {
+            "status": "partial" if self.stopped else "ok",
             "label": recipe.label,
             "versions": recipe.versions,
             "notes": recipe.notes,
             "start_ms": round(self.start_ms, 1),
-            "write": {
+        }
+        if self.stopped:
+            found["reason"] = (
+                f"stopped after {self.budget_s:g} s of its own calls: {self.recorded:,} of "
+                f"{len(workload.entities):,} entities recorded, {self.linked:,} of "
+                f"{len(workload.links):,} links made, {len(self.search_ms)} of "
+                f"{len(workload.queries)} searches"
+            )
+        if self.batch_ms:
+            write_s = sum(self.write_ms) / 1000
+            found["write"] = {
                 "entities": self.recorded,
                 "calls": len(self.write_ms),
                 "seconds": round(write_s, 3),
                 "entities_per_s": round(self.recorded / write_s, 1),
                 "batch_p50_ms": round(statistics.median(self.batch_ms), 2),
                 "batch_p95_ms": round(pct(self.batch_ms, 0.95), 2),
-            },
-            **({"link": links} if self.link_ms else {}),
-            "search": {
+            }
+        if self.link_ms:
+            link_s = sum(self.link_ms) / 1000
+            found["link"] = {
+                "relations": self.linked,
+                "calls": len(self.link_ms),
+                "seconds": round(link_s, 3),
+                "relations_per_s": round(self.linked / link_s, 1),
+                "batch_p50_ms": round(statistics.median(self.link_ms), 2),
+                "batch_p95_ms": round(pct(self.link_ms, 0.95), 2),
+            }
+        if self.search_ms:
+            found["search"] = {
                 "calls": len(self.search_ms),
                 "p50_ms": round(statistics.median(self.search_ms), 2),
                 "p95_ms": round(pct(self.search_ms, 0.95), 2),
                 "mean_ms": round(statistics.fmean(self.search_ms), 2),
                 "mean_hits": round(statistics.fmean(self.hits), 1),
                 "mean_chars": round(statistics.fmean(self.chars)),
-            },
-        }
+            }
+        return found
 
 
 def _turns(runs: list[_Run], round_no: int) -> list[_Run]:
@@ -179,16 +204,25 @@ def _turns(runs: list[_Run], round_no: int) -> list[_Run]:
 
 
 async def measure(
-    recipes: list[Recipe], workload: Workload, work: Path, ours: frozenset[str]
+    recipes: list[Recipe],
+    workload: Workload,
+    work: Path,
+    ours: frozenset[str],
+    budget_s: float | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Start every server, record the entities, link them, run the searches, all in turns;
     the figures.
 
     A server in ``ours`` that fails raises ServerFailed; a peer that fails is
-    reported as failed with its error and the end of its stderr.
+    reported as failed with its error and the end of its stderr. With ``budget_s``, a
+    server whose own calls have taken that long takes no more (its figures "partial"):
+    a peer that slows as it grows can be measured at a size it would take hours at.
     """
     load_before = os.getloadavg()[0]
-    runs = [_Run(r, work / f"{r.key}.stderr.log", ours=r.key in ours) for r in recipes]
+    runs = [
+        _Run(r, work / f"{r.key}.stderr.log", ours=r.key in ours, budget_s=budget_s)
+        for r in recipes
+    ]
     async with AsyncExitStack() as stack:
         for run in runs:
             await run.open(stack)
@@ -205,4 +239,4 @@ async def measure(
             for run in _turns(runs, round_no):
                 await run.search(query, keep=True)
     load = [round(load_before, 2), round(os.getloadavg()[0], 2)]
-    return {run.recipe.key: run.figures() | {"load_average_1m": load} for run in runs}
+    return {run.recipe.key: run.figures(workload) | {"load_average_1m": load} for run in runs}
