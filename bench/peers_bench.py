@@ -24,7 +24,8 @@ fails is reported as skipped or failed with the reason, never silently left out.
 
     PYTHONPATH=src python -m bench.peers_bench [--quick] [--json OUT]
     PYTHONPATH=src python -m bench.peers_bench --sizes 10000,100000   # one table, a row per size
-    PYTHONPATH=src python -m bench.peers_bench --neo4j-only --sizes 100000   # the Neo4j pair alone
+    PYTHONPATH=src python -m bench.peers_bench --neo4j-only --sizes 100000 --budget-minutes 20
+        # the Neo4j pair alone; a server stops after 20 minutes of its own calls
     PYTHONPATH=src python -m bench.peers_bench --install   # the pinned peers, into bench/.peers
 
 Goals: our search at least 5x faster than the reference server at 10k entities
