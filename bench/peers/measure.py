@@ -167,25 +167,9 @@ class _Run:
                 f"{len(workload.queries)} searches"
             )
         if self.batch_ms:
-            write_s = sum(self.write_ms) / 1000
-            found["write"] = {
-                "entities": self.recorded,
-                "calls": len(self.write_ms),
-                "seconds": round(write_s, 3),
-                "entities_per_s": round(self.recorded / write_s, 1),
-                "batch_p50_ms": round(statistics.median(self.batch_ms), 2),
-                "batch_p95_ms": round(pct(self.batch_ms, 0.95), 2),
-            }
+            found["write"] = _rate("entities", self.recorded, self.write_ms, self.batch_ms)
         if self.link_ms:
-            link_s = sum(self.link_ms) / 1000
-            found["link"] = {
-                "relations": self.linked,
-                "calls": len(self.link_ms),
-                "seconds": round(link_s, 3),
-                "relations_per_s": round(self.linked / link_s, 1),
-                "batch_p50_ms": round(statistics.median(self.link_ms), 2),
-                "batch_p95_ms": round(pct(self.link_ms, 0.95), 2),
-            }
+            found["link"] = _rate("relations", self.linked, self.link_ms, self.link_ms)
         if self.search_ms:
             found["search"] = {
                 "calls": len(self.search_ms),
@@ -196,6 +180,20 @@ class _Run:
                 "mean_chars": round(statistics.fmean(self.chars)),
             }
         return found
+
+
+def _rate(unit: str, count: int, calls_ms: list[float], batch_ms: list[float]) -> dict[str, Any]:
+    """A phase's throughput over all its calls (``calls_ms``), and the times of the calls
+    that carried its items (``batch_ms``: our writes also open encounters)."""
+    seconds = sum(calls_ms) / 1000
+    return {
+        unit: count,
+        "calls": len(calls_ms),
+        "seconds": round(seconds, 3),
+        f"{unit}_per_s": round(count / seconds, 1),
+        "batch_p50_ms": round(statistics.median(batch_ms), 2),
+        "batch_p95_ms": round(pct(batch_ms, 0.95), 2),
+    }
 
 
 def _turns(runs: list[_Run], round_no: int) -> list[_Run]:
