@@ -229,11 +229,11 @@ _RULES: list[tuple[_Pattern, _Build, tuple[frozenset[str], ...]]] = []
 
 
 def _rule(pattern: str, *needs: Iterable[str]) -> Callable[[_Build], _Build]:
-    compiled = _Pattern(pattern, re.I)
+    lazy = _Pattern(pattern, re.I)
     required = tuple(frozenset(n) for n in needs)
 
     def register(build: _Build) -> _Build:
-        _RULES.append((compiled, build, required))
+        _RULES.append((lazy, build, required))
         return build
 
     return register
