@@ -352,6 +352,69 @@ def test_a_time_reads_as_the_last_tick_at_or_before_it(written: Memory) -> None:
     assert written.find_by_name("alpha", as_of=east).as_of == first.tick
 
 
+class SetClock:
+    """A clock that reads whatever the test sets: it may step back, as a real one does when
+    it is corrected (NTP, a resumed virtual machine, a hand-set date)."""
+
+    def __init__(self) -> None:
+        self.at = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> str:
+        return asof.stamp(self.at)
+
+
+def _clocked(backend: str, where: Path, clock: SetClock) -> GraphStore:
+    if backend == "embedded":
+        return EmbeddedStore.open(where / "memory", clock=clock)
+    opened = open_neo4j_store(clock)
+    if isinstance(opened, str):
+        neo4j_unavailable(opened)
+    return opened
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(seconds=st.lists(st.integers(min_value=1, max_value=6), min_size=1, max_size=6))
+# The clock stepped back between two writes: the later write is stamped earlier.
+@example(seconds=[5, 3, 6])
+def test_a_time_reads_as_the_writes_made_by_then_even_when_the_clock_stepped_back(
+    backend: str, tmp_path_factory: pytest.TempPathFactory, seconds: list[int]
+) -> None:
+    """As of a time, the memory is as it stood after the longest run of writes, from its
+    first, each stamped at or before that time: a write stamped later is never read into
+    it, nor anything written after that write, whatever the stamps of those say."""
+    clock = SetClock()
+    store = _clocked(backend, tmp_path_factory.mktemp("clock"), clock)
+    try:
+        memory = Memory(store)
+        memory.advance_encounter(S, "a clock that jumps")
+        stamped: list[tuple[int, datetime, str]] = []  # tick, stamp, name of each write
+        for i, second in enumerate(seconds):
+            clock.at = datetime(2026, 1, 1, 12, 0, second, tzinfo=UTC)
+            name = f"write {i}"
+            made = memory.create_entities(
+                S, [{"type": "Note", "name": name, "description": "cache"}]
+            )
+            stamped.append((made.tick, clock.at, name))
+        for second in range(0, 8):
+            asked = datetime(2026, 1, 1, 12, 0, second, 500_000, tzinfo=UTC)
+            kept: list[str] = []
+            for _, at, name in stamped:
+                if at > asked:
+                    break
+                kept.append(name)
+            found = memory.search("cache", limit=100, as_of=asked.isoformat())
+            assert sorted(h.name for h in found.hits) == sorted(kept), f"as of {asked}"
+            for name in kept:
+                assert memory.find_by_name(name, as_of=asked.isoformat()).node.name == name
+    finally:
+        store.close()
+
+
 def test_what_an_operator_forgot_is_gone_from_every_tick(memory: Memory) -> None:
     memory.advance_encounter(S, "something to forget")
     made = memory.create_entities(

@@ -1,6 +1,6 @@
 """as_of through a real MCP client: find_by_name and search as the memory stood at a past
-tick (a status moved since, a version superseded since), a time read as the last tick at
-or before it, and a bad as_of refused naming the field with nothing written."""
+tick (a status moved since, a version superseded since), a time read as the writes made by
+then, and a bad as_of refused naming the field with nothing written."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ async def test_find_by_name_and_search_read_the_memory_as_it_stood(tmp_path: Pat
             client, "find_by_name", {"name": "storm", "as_of": ticks["supported"]}
         )
         assert backed["node"]["status"] == "supported"
-        # A time: the last tick at or before it, here the creation.
+        # A time: the writes made by then, here up to the creation.
         timed = await call_ok(client, "find_by_name", {"name": "storm", "as_of": ticks["moment"]})
         assert timed["as_of"] == ticks["made"]
         found = await call_ok(client, "search", {"query": "retries", "as_of": ticks["made"]})

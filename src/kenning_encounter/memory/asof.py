@@ -44,7 +44,7 @@ from kenning_encounter.vocabulary import (
 
 AS_OF_HELP = (
     "pass a tick (a whole number such as 42: every write's answer names its tick) or an "
-    "ISO-8601 time such as '2026-05-01T12:00:00Z' (read as the last tick at or before it; "
+    "ISO-8601 time such as '2026-05-01T12:00:00Z' (read as the writes made by then; "
     "a time without a zone is UTC); omit as_of for the memory as it is now"
 )
 _TICK = re.compile(r"^[+-]?\d+$")
@@ -59,9 +59,7 @@ class Moment:
     asked: str
 
     def note(self) -> str:
-        named = (
-            "" if self.asked == str(self.tick) else f", the last write at or before {self.asked}"
-        )
+        named = "" if self.asked == str(self.tick) else f", the writes made by {self.asked}"
         return f"as of tick {self.tick}{named}"
 
 

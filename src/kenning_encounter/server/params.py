@@ -43,8 +43,8 @@ AsOf = Annotated[
     int | str | None,
     Field(
         description="Read the memory as it stood right after a past moment: a tick (a whole "
-        "number; every write's answer names its tick) or an ISO-8601 time, read as the last "
-        "write at or before it ('2026-05-01T12:00:00Z'; no zone means UTC). Heads of chains, "
+        "number; every write's answer names its tick) or an ISO-8601 time, read as the writes "
+        "made by then ('2026-05-01T12:00:00Z'; no zone means UTC). Heads of chains, "
         "statuses and relations as they were then; what came later is absent. Omit for now. "
         "Examples: 42, '2026-05-01T12:00:00Z'.",
     ),

@@ -77,14 +77,23 @@ NODES_AT: Final = (
 NODES_NAMED: Final = "MATCH (n:{label}) WHERE n.name = $name RETURN {n}"
 NODES_UPTO: Final = "MATCH (n:{label}) WHERE n.tick <= $tick RETURN {n}"
 TICK_AT_STEPS: Final[tuple[LiteralString, ...]] = (
-    "MATCH (e:Encounter) WHERE e.opened_at <= $at RETURN max(e.opened_tick)",
-    "MATCH (e:Encounter) WHERE e.sealed_at <= $at RETURN max(e.sealed_tick)",
-    "MATCH (l:Locus) WHERE l.created_at <= $at RETURN max(l.tick)",
-    "MATCH (p:Past) WHERE p.at <= $at RETURN max(p.ended)",
+    "MATCH (e:Encounter) RETURN max(CASE WHEN e.opened_at <= $at THEN e.opened_tick END), "
+    "min(CASE WHEN e.opened_at > $at THEN e.opened_tick END)",
+    "MATCH (e:Encounter) RETURN max(CASE WHEN e.sealed_at <= $at THEN e.sealed_tick END), "
+    "min(CASE WHEN e.sealed_at > $at THEN e.sealed_tick END)",
+    "MATCH (l:Locus) RETURN max(CASE WHEN l.created_at <= $at THEN l.tick END), "
+    "min(CASE WHEN l.created_at > $at THEN l.tick END)",
+    "MATCH (p:Past) RETURN max(CASE WHEN p.at <= $at THEN p.ended END), "
+    "min(CASE WHEN p.at > $at THEN p.ended END)",
 )
-TICK_AT_NODES: Final = "MATCH (n:{label}) WHERE n.created_at <= $at RETURN max(n.tick)"
+TICK_AT_NODES: Final = (
+    "MATCH (n:{label}) RETURN max(CASE WHEN n.created_at <= $at THEN n.tick END), "
+    "min(CASE WHEN n.created_at > $at THEN n.tick END)"
+)
 TICK_AT_EDGES: Final = (
-    "MATCH ()-[r]->() WHERE label(r) IN $rels AND r.created_at <= $at RETURN max(r.tick)"
+    "MATCH ()-[r]->() WHERE label(r) IN $rels RETURN "
+    "max(CASE WHEN r.created_at <= $at THEN r.tick END), "
+    "min(CASE WHEN r.created_at > $at THEN r.tick END)"
 )
 
 PAST_TEXT: Final = PastText(

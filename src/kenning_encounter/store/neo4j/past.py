@@ -78,15 +78,26 @@ PAST_TEXT: Final = PastText(
     nodes_named="MATCH (n:{label}:KenningMemory) WHERE n.name = $name " + _NODE_ROW,
     nodes_upto="MATCH (n:{label}:KenningMemory) WHERE n.tick <= $tick " + _NODE_ROW,
     tick_at_steps=(
-        "MATCH (e:Encounter:KenningMemory) WHERE e.opened_at <= $at RETURN max(e.opened_tick)",
-        "MATCH (e:Encounter:KenningMemory) WHERE e.sealed_at <= $at RETURN max(e.sealed_tick)",
-        "MATCH (l:Locus:KenningMemory) WHERE l.created_at <= $at RETURN max(l.tick)",
-        "MATCH (p:KenningPast {_memory: $memory}) WHERE p.at <= $at RETURN max(p.ended)",
+        "MATCH (e:Encounter:KenningMemory) "
+        "RETURN max(CASE WHEN e.opened_at <= $at THEN e.opened_tick END), "
+        "min(CASE WHEN e.opened_at > $at THEN e.opened_tick END)",
+        "MATCH (e:Encounter:KenningMemory) "
+        "RETURN max(CASE WHEN e.sealed_at <= $at THEN e.sealed_tick END), "
+        "min(CASE WHEN e.sealed_at > $at THEN e.sealed_tick END)",
+        "MATCH (l:Locus:KenningMemory) RETURN max(CASE WHEN l.created_at <= $at THEN l.tick END), "
+        "min(CASE WHEN l.created_at > $at THEN l.tick END)",
+        "MATCH (p:KenningPast {_memory: $memory}) "
+        "RETURN max(CASE WHEN p.at <= $at THEN p.ended END), "
+        "min(CASE WHEN p.at > $at THEN p.ended END)",
     ),
-    tick_at_nodes="MATCH (n:{label}:KenningMemory) WHERE n.created_at <= $at RETURN max(n.tick)",
+    tick_at_nodes=(
+        "MATCH (n:{label}:KenningMemory) RETURN max(CASE WHEN n.created_at <= $at THEN n.tick END), "
+        "min(CASE WHEN n.created_at > $at THEN n.tick END)"
+    ),
     tick_at_edges=(
         "MATCH (:KenningMemory)-[r]->(:KenningMemory) WHERE type(r) IN $rels "
-        "AND r.created_at <= $at RETURN max(r.tick)"
+        "RETURN max(CASE WHEN r.created_at <= $at THEN r.tick END), "
+        "min(CASE WHEN r.created_at > $at THEN r.tick END)"
     ),
 )
 

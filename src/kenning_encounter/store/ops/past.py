@@ -46,10 +46,11 @@ class PastText:
     nodes_at: LiteralString  # $tick -> body, ended: deleted nodes standing at the tick
     nodes_named: LiteralString  # {label}; $name -> a node row (every version with the name)
     nodes_upto: LiteralString  # {label}; $tick -> node rows made at or before the tick
-    # $at -> the latest tick a write at or before that time took (one number each)
-    tick_at_steps: tuple[LiteralString, ...]
-    tick_at_nodes: LiteralString  # {label}; $at -> the latest tick of a node made by then
-    tick_at_edges: LiteralString  # $at $rels -> the latest tick of an edge made by then
+    # Each: $at -> the latest tick a record stamped at or before that time carries, and
+    # the earliest one stamped after it (one row of two numbers, either may be null).
+    tick_at_steps: tuple[LiteralString, ...]  # encounters, loci, the record of the past
+    tick_at_nodes: LiteralString  # {label}; $at: nodes
+    tick_at_edges: LiteralString  # $at $rels: authored relations
 
 
 def node_body(node: NodeRecord) -> str:
@@ -174,9 +175,16 @@ class PastOps(RelationOps):
         return [self.node(node_type, r) for r in self.rows(query, {"tick": tick})]
 
     def tick_at(self, at: str) -> int:
-        """The last tick whose write was made at or before ``at`` (a stored timestamp's
-        form): the largest tick any stored record of a write carries with a time by then."""
-        best = 0
+        """The tick the memory stood at when the time was ``at`` (a stored timestamp's
+        form): the end of the longest run of writes, from the first, all stamped at or
+        before it.
+
+        Ticks order the writes; stamps come from a clock that can step back (NTP, a
+        resumed machine, another server's clock on a shared Neo4j). Were the answer just
+        the latest tick stamped by then, a write stamped later would be read into a time
+        before it whenever a later write carried an earlier stamp. The first write stamped
+        after ``at`` ends the run instead: nothing read as of a time claims to be newer."""
+        by_then, after = 0, None
         text = self._past
         on_time: dict[str, Any] = {"at": at}
         asked: list[tuple[LiteralString, dict[str, Any]]] = [
@@ -186,7 +194,9 @@ class PastOps(RelationOps):
             asked.append((self.render(text.tick_at_nodes, label=label), on_time))
         asked.append((text.tick_at_edges, {"at": at, "rels": list(AUTHORED_RELATION_TYPES)}))
         for statement, params in asked:
-            rows = self.rows(statement, params)
-            if rows and rows[0][0] is not None:
-                best = max(best, int(rows[0][0]))
-        return best
+            for latest, first_after in self.rows(statement, params)[:1]:
+                if latest is not None:
+                    by_then = max(by_then, int(latest))
+                if first_after is not None:
+                    after = int(first_after) if after is None else min(after, int(first_after))
+        return by_then if after is None else max(0, min(by_then, after - 1))
