@@ -133,17 +133,24 @@ async def test_tools_carry_schemas_written_for_a_model(tmp_path: Path) -> None:
         ("search", "hits", {"id", "type", "name", "description", "status", "encounter",
                             "created_at", "score", "tier"}),
         ("create_entities", "created", {"id", "type", "name", "status", "revises"}),
+        ("create_relations", "created", {"source", "type", "target", "encounter",
+                                         "revision_why"}),
     ],
 )  # fmt: skip
-async def test_long_lists_are_flat_and_described_in_place(
+async def test_long_lists_name_their_fields_in_place(
     tmp_path: Path, tool: str, path: str, fields: set[str]
 ) -> None:
-    """A validating client checks each item against the output schema, resolving any
-    $ref and nullable field per item, on every call: lists of many items have none."""
+    """A validating client checks each item against the output schema on every call,
+    walking each field's own schema (and resolving any $ref) per item: an item of a long
+    list is an object whose fields are named and described in its description, and the
+    ones always sent are required."""
     async with Client(server_for(tmp_path / "memory")) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     schema = tools[tool].output_schema or {}
     assert "$ref" not in json.dumps(schema)
     item = schema["properties"][path]["items"]
-    assert set(item["required"]) == set(item["properties"]) == fields
-    assert all("anyOf" not in p for p in item["properties"].values()), "a nullable field"
+    assert item["type"] == "object"
+    assert not {"properties", "anyOf", "additionalProperties"} & set(item), "a field walked"
+    assert set(item["required"]) <= fields
+    named = item["description"].split("Fields: ", 1)[1]
+    assert all(f"{f} (" in named for f in fields), named

@@ -6,6 +6,7 @@ written for a model reader: what the field means, what is allowed, an example.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, cast
 
 from pydantic import (
@@ -304,6 +305,38 @@ class ReEntry(BaseModel):
     )
 
 
+def _kind(prop: Mapping[str, Any]) -> str:
+    if "anyOf" in prop:
+        return " or ".join(_kind(p) for p in prop["anyOf"])
+    return str(prop.get("type", "any"))
+
+
+def listed_item(model: type[BaseModel]) -> WithJsonSchema:
+    """The schema of one item of a long list in a tool's result: an object that must carry
+    the model's required fields, each named and described in the item's description
+    rather than given a schema of its own.
+
+    A client that checks every result against the tool's output schema (the Python SDK
+    does, with jsonschema) walks each field's schema in each item: for a batch of 50
+    recorded nodes that took 1.4 ms a call, against 0.27 ms for this form, and a write
+    may carry 5,000. The result is built from the typed model all the same."""
+    schema = model.model_json_schema()
+    props: dict[str, Any] = schema["properties"]
+    fields = "; ".join(
+        f"{name} ({_kind(p)}{': ' + p['description'] if p.get('description') else ''})"
+        for name, p in props.items()
+    )
+    doc = " ".join((model.__doc__ or "").split())
+    return WithJsonSchema(
+        {
+            "type": "object",
+            "title": schema.get("title", model.__name__),
+            "description": f"{doc} Fields: {fields}.".strip(),
+            "required": list(schema.get("required", [])),
+        }
+    )
+
+
 class RecordedNode(BaseModel):
     """A node just recorded: what the next call needs to link it. Its text is what the
     caller sent, so it is not sent back; flat and without nulls, like a search hit."""
@@ -325,13 +358,15 @@ class Created(BaseModel):
     encounter: str
     tick: int
     created_at: str = Field(description="When the batch was recorded (one time for all)")
-    created: list[Annotated[RecordedNode, WithJsonSchema(RecordedNode.model_json_schema())]]
+    created: list[Annotated[RecordedNode, listed_item(RecordedNode)]]
 
 
 class Related(BaseModel):
     encounter: str
     tick: int
-    created: list[EdgeOut] = Field(description="Each made in this call's encounter")
+    created: list[Annotated[EdgeOut, listed_item(EdgeOut)]] = Field(
+        description="Each made in this call's encounter"
+    )
     status_changes: list[dict[str, str]] = Field(
         default_factory=list, description="Fact-state changes the relations made."
     )
@@ -390,9 +425,9 @@ class Hit(BaseModel):
         )
 
 
-# The hit's schema written out in place rather than referenced: a validating client
-# resolves a reference once per hit, on every search.
-InlineHit = Annotated[Hit, WithJsonSchema(Hit.model_json_schema())]
+# The hit's schema in the listed form (``listed_item``): a validating client checks the
+# hits of every search.
+InlineHit = Annotated[Hit, listed_item(Hit)]
 
 
 class SearchResult(BaseModel):
