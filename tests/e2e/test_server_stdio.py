@@ -235,3 +235,69 @@ def test_the_end_of_input_waits_for_unanswered_requests_only_so_long(
     with caplog.at_level(logging.WARNING):
         asyncio.run(scenario())
     assert "1 request(s) still unanswered" in caplog.text
+
+
+SECRET = "do-not-log-this-7f3a"
+
+
+def test_a_line_that_is_no_message_is_answered_with_the_field_and_the_fix(
+    tmp_path: Path,
+) -> None:
+    """The SDK drops a line it cannot read as JSON-RPC, so its sender would wait forever:
+    each gets an answer, with its id when the id can be read, and nothing is written."""
+    deep = "[" * 300 + f'"{SECRET}"' + "]" * 300
+    create = (
+        '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": '
+        '"create_entities", "arguments": {"session_id": "s", "entities": [{"type": "Note", '
+        f'"name": "{SECRET}", "description": "x", "status": {deep}}}]}}}}}}'
+    )
+    lines = [
+        f'{{"jsonrpc": "2.0", "id": 2, "method": "ping", "x": "{SECRET}"',  # cut short
+        '{"id": 3, "method": "ping"}',
+        '{"jsonrpc": "2.0", "id": 4, "method": 5}',
+        '{"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": "all"}',
+        '[{"jsonrpc": "2.0", "id": 6, "method": "ping"}]',
+        create,
+        '{"jsonrpc": "2.0", "id": 8, "result": 1, "extra": [' + "[" * 300 + "]" * 300 + "]}",
+    ]
+    search = {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "tools/call",
+        "params": {"name": "search", "arguments": {"query": SECRET}},
+    }
+    script = _lines(INITIALIZE, INITIALIZED) + "\n".join(lines) + "\n" + _lines(search)
+    done = subprocess.run(
+        _serve(tmp_path / "memory"),
+        input=script,
+        capture_output=True,
+        text=True,
+        env=clean_environ(),
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    errors = [a for a in answers if "error" in a]
+    got = [(a["id"], a["error"]["code"]) for a in errors]
+    assert got == [
+        (None, -32700),
+        (3, -32600),
+        (4, -32600),
+        (5, -32600),
+        (None, -32600),
+        (7, -32600),
+    ]
+    said = [a["error"]["message"] for a in errors]
+    assert "not JSON" in said[0]
+    assert said[1].startswith('invalid request: jsonrpc: must be "2.0"')
+    assert said[2].startswith("invalid request: method:")
+    assert said[3].startswith("invalid request: params:")
+    assert "batch" in said[4]
+    assert "deeper" in said[5] and "flatter" in said[5]
+    # A malformed answer of the client's is not answered; the search after is, and finds
+    # nothing: the refused write wrote nothing.
+    assert 8 not in {a.get("id") for a in answers}
+    found = next(a for a in answers if a.get("id") == 9)
+    assert found["result"]["structuredContent"]["hits"] == []
+    assert SECRET not in done.stderr
+    assert done.stderr.count("refused a message on stdin") == 7

@@ -27,7 +27,7 @@ import logging
 import os
 import sys
 from collections.abc import AsyncGenerator, Generator
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
@@ -182,20 +182,90 @@ class _Kept:
         return True
 
 
+def _unreadable(exc: Exception) -> str:
+    if isinstance(exc, RecursionError) or "recursion limit" in str(exc):
+        return (
+            "the message nests its values deeper than the server reads (about 200 levels); "
+            "send flatter values"
+        )
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"it could not be read as a JSON-RPC 2.0 message ({first[:200]})"
+
+
+def refusal(line: bytes, exc: Exception) -> types.JSONRPCError | None:
+    """The answer to a line that is no JSON-RPC message the server can take, or None for
+    one that needs none (a client's malformed answer to the server's own request).
+
+    The SDK drops such a line (it logs it at DEBUG), so a client that sent it would wait
+    for an answer that never comes. JSON-RPC 2.0 answers it: a parse error, or an invalid
+    request naming the field at fault, with the request's id when it can be read (null
+    otherwise)."""
+    try:
+        parsed: object = json.loads(line)
+    except RecursionError as deep:
+        return _error(None, types.INVALID_REQUEST, _unreadable(deep))
+    except ValueError as bad:  # not JSON, or not UTF-8
+        return _error(
+            None,
+            types.PARSE_ERROR,
+            f"parse error: the line is not JSON ({str(bad)[:200]}); send one JSON-RPC 2.0 "
+            "message, a JSON object, per line",
+        )
+    if isinstance(parsed, list):
+        return _error(
+            None,
+            types.INVALID_REQUEST,
+            "a JSON array (a batch) is not part of MCP; send each message on its own line",
+        )
+    if not isinstance(parsed, dict):
+        return _error(None, types.INVALID_REQUEST, "a message is a JSON object, not a bare value")
+    msg = cast(dict[str, Any], parsed)
+    raw_id = msg.get("id")
+    known_id = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
+    if "method" not in msg and ("result" in msg or "error" in msg):
+        return None  # an answer of the client's: JSON-RPC never answers an answer
+    if msg.get("jsonrpc") != "2.0":
+        why = 'jsonrpc: must be "2.0"; add "jsonrpc": "2.0" to the message'
+    elif "id" in msg and known_id is None and raw_id is not None:
+        why = "id: must be a string or an integer; send the request's id as one"
+    elif not isinstance(msg.get("method"), str):
+        why = 'method: must be a string naming the method, such as "tools/call"'
+    elif msg.get("params") is not None and not isinstance(msg["params"], dict):
+        why = "params: must be a JSON object (or left out)"
+    else:
+        why = _unreadable(exc)
+    return _error(known_id, types.INVALID_REQUEST, f"invalid request: {why}")
+
+
+def _error(request_id: str | int | None, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)
+    )
+
+
 async def _read(
     reader: asyncio.StreamReader,
     send: MemoryObjectSendStream[Incoming],
+    answer: MemoryObjectSendStream[SessionMessage],
     pending: _Pending,
     kept: _Kept,
     drain_seconds: float,
     scope: anyio.CancelScope,
 ) -> None:
-    with scope, send:
+    with scope, send, answer:
         while (line := await next_line(reader)) is not None:
             try:
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-            except Exception as exc:  # the SDK answers a malformed message itself
-                await send.send(exc)
+            except Exception as exc:
+                refused = refusal(line, exc)
+                # Never the line itself in the log: it may carry memory content.
+                log.warning(
+                    "refused a message on stdin (%d bytes): %s",
+                    len(line),
+                    refused.error.message if refused else "a malformed answer, dropped",
+                )
+                if refused is not None:
+                    await answer.send(SessionMessage(refused))
                 continue
             pending.asked(message)
             kept.asked(message)
@@ -327,7 +397,14 @@ async def stdio_streams(
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(
-                    _read, reader, incoming_send, pending, kept, drain_seconds, reading
+                    _read,
+                    reader,
+                    incoming_send,
+                    outgoing.clone(),
+                    pending,
+                    kept,
+                    drain_seconds,
+                    reading,
                 )
                 group.start_soon(_write, out, outgoing_receive, pending, kept, reading)
                 try:
