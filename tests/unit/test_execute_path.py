@@ -16,8 +16,15 @@ import kenning_encounter.store as store_package
 
 STORE = Path(store_package.__file__).parent
 RAW_CALLS = frozenset({"execute", "run", "execute_query"})
-# (file under store/, enclosing function): the one execute method of each backend.
-EXECUTE_PATHS = frozenset({("embedded/engine.py", "execute"), ("neo4j/engine.py", "execute")})
+# (file under store/, enclosing function): the one execute method of each backend, and
+# the embedded engine's native run, which only its traced ``rows`` calls.
+EXECUTE_PATHS = frozenset(
+    {
+        ("embedded/engine.py", "execute"),
+        ("embedded/engine.py", "_run"),
+        ("neo4j/engine.py", "execute"),
+    }
+)
 # ``engine.execute(...)`` is the execute path itself, reached through its module.
 PATH_MODULES = frozenset({"engine"})
 # Not statements: the sandbox is a process, whose worker sends its statements through
