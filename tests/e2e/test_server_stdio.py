@@ -46,6 +46,20 @@ def _serve(data_dir: Path) -> list[str]:
     )
 
 
+def _piped(tmp_path: Path, script: str) -> subprocess.CompletedProcess[str]:
+    """A server fed ``script`` on stdin, run until it stops by itself (stdin closed)."""
+    done = subprocess.run(
+        _serve(tmp_path / "memory"),
+        input=script,
+        capture_output=True,
+        text=True,
+        env=clean_environ(),
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 def _answers(stdout: str) -> dict[Any, dict[str, Any]]:
     found: dict[Any, dict[str, Any]] = {}
     for line in stdout.splitlines():
@@ -65,15 +79,7 @@ def test_requests_piped_in_are_answered_before_the_server_stops(tmp_path: Path) 
     ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
     # Closed right after the last request, which has no newline at all.
     script = _lines(INITIALIZE, INITIALIZED, search) + json.dumps(ping)
-    done = subprocess.run(
-        _serve(tmp_path / "memory"),
-        input=script,
-        capture_output=True,
-        text=True,
-        env=clean_environ(),
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    done = _piped(tmp_path, script)
     answers = _answers(done.stdout)
     assert set(answers) == {1, 2, 3}
     assert answers[2]["result"]["structuredContent"]["hits"] == []
@@ -267,15 +273,7 @@ def test_a_line_that_is_no_message_is_answered_with_the_field_and_the_fix(
         "params": {"name": "search", "arguments": {"query": SECRET}},
     }
     script = _lines(INITIALIZE, INITIALIZED) + "\n".join(lines) + "\n" + _lines(search)
-    done = subprocess.run(
-        _serve(tmp_path / "memory"),
-        input=script,
-        capture_output=True,
-        text=True,
-        env=clean_environ(),
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    done = _piped(tmp_path, script)
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     errors = [a for a in answers if "error" in a]
     got = [(a["id"], a["error"]["code"]) for a in errors]

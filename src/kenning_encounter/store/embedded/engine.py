@@ -75,13 +75,17 @@ def rows(
     try:
         if native.hasNextQueryResult():
             raise StoreError("internal: one statement expected")
-        more, take = native.hasNext, native.getNext
-        found: list[list[Any]] = []
-        while more():
-            found.append(take())
-        return found
+        return _drain(native)
     finally:
         native.close()
+
+
+def _drain(native: Any) -> list[list[Any]]:
+    more, take = native.hasNext, native.getNext
+    found: list[list[Any]] = []
+    while more():
+        found.append(take())
+    return found
 
 
 def _wrapped_rows(
@@ -90,12 +94,7 @@ def _wrapped_rows(
     result = execute(conn, statement, params, tracer=tracer)
     try:
         result.check_for_query_result_close()
-        native = result._query_result  # pyright: ignore[reportPrivateUsage]
-        more, take = native.hasNext, native.getNext
-        found: list[list[Any]] = []
-        while more():
-            found.append(take())
-        return found
+        return _drain(result._query_result)  # pyright: ignore[reportPrivateUsage]
     finally:
         result.close()
 
