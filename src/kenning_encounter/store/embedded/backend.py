@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 import ladybug
 
 from kenning_encounter.errors import (
+    EngineError,
     ReadOnlyViolation,
     SchemaVersionError,
     StoreError,
@@ -60,6 +61,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _LOCK_PID = re.compile(r"Lock is held by PID (\d+)")
+# How long a close waits for reads still running (each interrupted) before it leaves the
+# database to the process's exit: the engine crashes the process when a database is
+# closed under a statement running on another thread.
+READS_GRACE_S = 10.0
 
 
 def _utc_now() -> str:
@@ -90,6 +95,9 @@ class EmbeddedStore:
         self._readers: queue.SimpleQueue[ladybug.Connection] = queue.SimpleQueue()
         for _ in range(read_pool):
             self._readers.put(ladybug.Connection(db))
+        # Readers taken from the pool and not yet back; a close waits for them.
+        self._out: set[ladybug.Connection] = set()
+        self._returned = threading.Condition()
         self._cypher_slots = threading.BoundedSemaphore(CYPHER_CONCURRENCY)
         self._closed = False
         self._nodes = NodeCache(warm_limit=warm_limit)
@@ -144,15 +152,24 @@ class EmbeddedStore:
         if self._closed:
             return
         self._ledgers.close()  # the saves written behind their answers, first
-        self._closed = True
+        with self._returned:
+            self._closed = True
         if self._sandbox is not None:
             self._sandbox.close()
         with self._write_lock:
             self._index.close()
             self._writer.close()
+            recalled = self._recall_readers(READS_GRACE_S)
             while not self._readers.empty():
                 self._readers.get().close()
-            self._db.close()
+            if recalled:
+                self._db.close()
+            else:
+                log.warning(
+                    "a read still ran %gs after the store began to close; the database is "
+                    "left open for the process's exit to close",
+                    READS_GRACE_S,
+                )
         with contextlib.suppress(OSError):
             (self.data_dir / "owner.json").unlink()
 
@@ -257,10 +274,41 @@ class EmbeddedStore:
         if self._closed:
             raise StoreError("the store is closed")
         conn = self._readers.get()
+        with self._returned:
+            if self._closed:  # closed while this waited for a reader
+                self._readers.put(conn)
+                raise StoreError("the store is closed")
+            self._out.add(conn)
         try:
             yield conn
+        except EngineError as exc:
+            if self._closed:  # interrupted by the close (``_recall_readers``)
+                raise StoreError(
+                    "the store was closed while this read ran (the server is stopping); "
+                    "nothing was read: ask again once it is back"
+                ) from exc
+            raise
         finally:
-            self._readers.put(conn)
+            with self._returned:
+                self._out.discard(conn)
+                self._readers.put(conn)
+                self._returned.notify_all()
+
+    def _recall_readers(self, grace_s: float) -> bool:
+        """Interrupt the reads still running and wait until their readers are back; False
+        when some read outlasts ``grace_s``."""
+        deadline = time.monotonic() + grace_s
+        with self._returned:
+            while self._out:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                # Again each round: a read between two statements takes no interrupt.
+                for conn in list(self._out):
+                    with contextlib.suppress(RuntimeError):
+                        conn.interrupt()
+                self._returned.wait(min(0.05, left))
+        return True
 
     def read(self, work: Callable[[ReadTx], T]) -> T:
         return self._read(work)
