@@ -5,12 +5,12 @@ cache's snapshot reads and read_cypher all call ``execute`` (or ``rows``), so th
 tracer sees every statement and a test can hold the rest of the package to it (no
 other ``.execute(`` under store/embedded).
 
-``rows`` runs the store's own statements on the engine's native connection, with
-prepared statements kept here. The wrapper's ``execute`` works out, on every call,
-whether the text scans a Python object or casts a parameter to JSON, and the type
-of every element of every list parameter; for a batch's statements that was about
-a tenth of a millisecond each, seventeen times a write. None of that applies to
-our statements, and the one type a prepared statement cannot take changed is kept
+``rows`` runs the store's own statements on the engine's native connection, their
+prepared statements in the wrapper's own cache. The wrapper's ``execute`` works out,
+on every call, whether the text scans a Python object or casts a parameter to JSON,
+and the type of every element of every list parameter; for a batch's statements that
+was about a tenth of a millisecond each, seventeen times a write. None of that applies
+to our statements, and the one type a prepared statement cannot take changed is kept
 in its key (``signature``). read_cypher's text is a caller's, and goes through the
 wrapper.
 """
@@ -136,9 +136,7 @@ def _run(conn: ladybug.Connection, statement: str, params: dict[str, Any]) -> An
     wrapper does. Prepared statements go in the wrapper's own cache, under the key it
     gives them, so closing the connection frees them (held elsewhere, they kept the
     database file locked after its close)."""
-    if conn.is_closed:
-        raise RuntimeError("Connection is closed.")
-    conn.init_connection()
+    conn.init_connection()  # raises "Connection is closed." as the wrapper does
     # A setting read_cypher left pending (its timeout, set back to none) applies first.
     conn._apply_pending_settings()  # pyright: ignore[reportPrivateUsage]
     native: Any = conn._get_pybind_connection()  # pyright: ignore[reportPrivateUsage]
