@@ -9,7 +9,10 @@ Servers, each started as a subprocess and driven by ``mcp.Client``:
   database.
 
 Ours and the reference server run side by side, taking turns call by call, so
-machine load falls on both alike (bench.peers.measure).
+machine load falls on both alike (bench.peers.measure). Beside them runs the floor
+(bench.peers.floor_server): ours with no memory behind it, asked the same calls,
+so the table says what a batch costs before the memory does anything and how
+much a write goal leaves the memory above that.
 
 Workload: N entities, each with one observation text, recorded in batches of
 50 (N = 10k; 1k with --quick), then the relations among them linked by name in
@@ -52,6 +55,7 @@ from bench.peers import neo4j_instance
 from bench.peers.measure import measure
 from bench.peers.servers import (
     DEFAULT_PEERS_DIR,
+    FLOOR_LABEL,
     NEO4J_MEMORY_LABEL,
     OURS_LABEL,
     OURS_NEO4J_LABEL,
@@ -59,6 +63,7 @@ from bench.peers.servers import (
     Neo4jTarget,
     Recipe,
     Unavailable,
+    floor,
     neo4j_memory,
     neo4j_memory_install,
     neo4j_memory_missing,
@@ -77,7 +82,7 @@ GOAL_WRITES_X = {10_000: 2.0, 100_000: 5.0}
 OURS = frozenset({"ours", "ours_neo4j"})
 MEASURED = frozenset({"ok", "partial"})  # "partial": stopped by the time budget
 PARTIAL_WHY = "a server was stopped by the time budget (--budget-minutes)"
-ORDER = ("ours", "reference", "ours_neo4j", "neo4j_memory")
+ORDER = ("ours", "reference", "floor", "ours_neo4j", "neo4j_memory")
 COMPARISONS = (("reference", "ours"), ("neo4j_memory", "ours"), ("neo4j_memory", "ours_neo4j"))
 
 
@@ -207,6 +212,55 @@ def _write_goal(result: dict[str, Any]) -> dict[str, Any] | None:
     return goal
 
 
+def _batch_ms(server: dict[str, Any]) -> float | None:
+    """Mean milliseconds a batch of writes took, from the write throughput (encounter
+    calls included, as the throughput counts them); None when not measured."""
+    write = server.get("write")
+    if server.get("status") != "ok" or not write:
+        return None
+    return BATCH * 1000 / write["entities_per_s"]
+
+
+def _write_floor(result: dict[str, Any]) -> dict[str, Any] | None:
+    """Where a batch's time stands against the floor (ours with no memory, asked the same
+    way): what ours spends above it, and what the write goal at this size leaves above it
+    for the memory's own work. None unless ours, the reference and the floor all ran."""
+    servers = result["servers"]
+    ours_ms, reference_ms, floor_ms = (
+        _batch_ms(servers.get(key, {})) for key in ("ours", "reference", "floor")
+    )
+    if ours_ms is None or reference_ms is None or floor_ms is None:
+        return None
+    found: dict[str, Any] = {
+        "floor_batch_ms": round(floor_ms, 2),
+        "ours_batch_ms": round(ours_ms, 2),
+        "reference_batch_ms": round(reference_ms, 2),
+        "ours_above_floor_ms": round(ours_ms - floor_ms, 2),
+    }
+    want = GOAL_WRITES_X.get(result["entities"])
+    if want is not None:
+        found["goal_x"] = want
+        found["goal_leaves_above_floor_ms"] = round(reference_ms / want - floor_ms, 2)
+    return found
+
+
+def _floor_line(result: dict[str, Any]) -> str | None:
+    f = result.get("write_floor")
+    if not f:
+        return None
+    line = (
+        f"{result['entities']:,}: a batch of writes takes the floor {f['floor_batch_ms']:.2f} ms; "
+        f"ours {f['ours_batch_ms']:.2f} ms ({f['ours_above_floor_ms']:.2f} above it), "
+        f"the reference {f['reference_batch_ms']:.2f} ms"
+    )
+    if "goal_x" in f:
+        line += (
+            f"; {f['goal_x']:g}x the reference leaves the memory "
+            f"{f['goal_leaves_above_floor_ms']:.2f} ms above the floor"
+        )
+    return line
+
+
 def run(
     quick: bool = False,
     *,
@@ -231,7 +285,7 @@ def run(
         if embedded:
             (work / "reference").mkdir()
             found = reference(peers_dir, work / "reference")
-            group = [ours(work / "ours")]
+            group = [ours(work / "ours"), floor()]
             if isinstance(found, Unavailable):
                 servers[found.key] = _skipped(found)
             else:
@@ -241,6 +295,7 @@ def run(
             why = "left out (--neo4j-only)"
             servers["ours"] = _skipped(Unavailable("ours", OURS_LABEL, why))
             servers["reference"] = _skipped(Unavailable("reference", REFERENCE_LABEL, why))
+            servers["floor"] = _skipped(Unavailable("floor", FLOOR_LABEL, why))
         servers |= _neo4j_pair(workload, work, peers_dir, neo4j_uri, use_neo4j, budget_s)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -260,6 +315,7 @@ def run(
         "ratios": ratios,
     }
     result["goal"] = _goal(result)
+    result["write_floor"] = _write_floor(result)
     write_goal = _write_goal(result)
     result["goals"] = [result["goal"], *([write_goal] if write_goal else [])]
     return result
@@ -342,6 +398,7 @@ def format_sizes(results: list[dict[str, Any]]) -> str:
     for result in results:
         for pair, r in result["ratios"].items():
             lines.append(f"{result['entities']:>9,}  {pair:<42}{_ratio_cells(r)}")
+    lines += [line for result in results if (line := _floor_line(result))]
     lines += [_verdict(goal) for result in results for goal in result["goals"]]
     return "\n".join(lines)
 
@@ -373,6 +430,9 @@ def format_table(result: dict[str, Any]) -> str:
         )
         for pair, r in result["ratios"].items():
             lines.append(f"{pair:<42}{_ratio_cells(r)}")
+    floor_line = _floor_line(result)
+    if floor_line:
+        lines.append(floor_line)
     lines += [_verdict(goal) for goal in result["goals"]]
     return "\n".join(lines)
 

@@ -141,6 +141,27 @@ def ours(data_dir: Path, neo4j: Neo4jTarget | None = None) -> Recipe:
     )
 
 
+FLOOR_LABEL = "floor: ours with no memory"
+
+
+def floor() -> Recipe:
+    """Our wire, SDK and result models with nothing recorded (floor_server.py): what a
+    call costs before the memory does anything, asked exactly as ours is."""
+    return Recipe(
+        key="floor",
+        label=FLOOR_LABEL,
+        command=sys.executable,
+        args=["-m", "bench.peers.floor_server"],
+        env={"PYTHONPATH": os.pathsep.join([str(SRC), str(REPO)])},
+        write_calls=_ours_write_calls,
+        link_call=_ours_link_call,
+        search_call=lambda q: ("search", {"query": q, "limit": 10}),
+        hits=lambda s: _listed(s, "hits"),
+        versions={"kenning-encounter": package_version()},
+        notes="records nothing; search answers with the last ten names sent",
+    )
+
+
 def reference_install(peers_dir: Path) -> list[str]:
     return [
         "npm", "install", "--prefix", str(peers_dir), "--save-exact", "--no-audit", "--no-fund",

@@ -93,6 +93,10 @@ def test_quick_mode_measures_ours_beside_the_reference_server(
     _ok(servers["ours"], 1_000, 100)
     _ok(servers["reference"], 1_000, 100)
     assert servers["ours"]["search"]["mean_hits"] == 10  # ours answers with the 10 best
+    _ok(servers["floor"], 1_000, 100)
+    floor = result["write_floor"]
+    assert floor["floor_batch_ms"] < floor["ours_batch_ms"]  # the memory's work is above it
+    assert floor["ours_above_floor_ms"] > 0
     for key in ("ours_neo4j", "neo4j_memory"):
         assert servers[key]["status"] == "skipped"
         assert "--no-neo4j" in servers[key]["reason"]
@@ -108,6 +112,8 @@ def test_quick_mode_measures_ours_beside_the_reference_server(
     table = capsys.readouterr().out
     assert "kenning-encounter (embedded)" in table
     assert "@modelcontextprotocol/server-memory (node)" in table
+    assert "floor: ours with no memory" in table
+    assert "a batch of writes takes the floor" in table
     assert "skipped: mcp-neo4j-memory (python)" in table
     assert "not judged" in table
 
