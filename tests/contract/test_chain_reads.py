@@ -12,7 +12,8 @@ from kenning_encounter.memory import history
 from kenning_encounter.memory.history import MAX_VERSIONS
 from kenning_encounter.memory.reads import HISTORY_LIMIT
 from kenning_encounter.memory.service import Memory
-from kenning_encounter.store.port import GraphStore
+
+from kenning_encounter.store.port import MAX_CHAIN, GraphStore
 from tests.support.counted import Counter
 
 S = "chain-reads"
@@ -147,3 +148,30 @@ def test_no_chain_read_sends_more_statements_for_a_longer_chain(
     # A read may take one statement more once a window is full (to count what lies
     # beyond it), never one per version: 160 more versions would be hundreds.
     assert all(long[k] <= short[k] + 1 for k in short), (short, long)
+
+
+def test_a_lookup_counts_the_chain_only_when_its_window_is_full(
+    counted: tuple[GraphStore, Counter],
+) -> None:
+    # Counting what lies beyond the newest revisions walks the whole chain (the one walk
+    # bounded by MAX_CHAIN): a node with no revisions, or fewer than the window, has
+    # nothing beyond, and is not counted.
+    store, counter = counted
+    memory = Memory(store)
+    ids: list[str] = []
+    whole_walk = f"1..{MAX_CHAIN}]"
+
+    def counts_the_chain(name: str) -> bool:
+        before = len(counter.texts)
+        memory.find_by_name(name)
+        return any(whole_walk in text for text in counter.texts[before:])
+
+    grow(memory, ids, 3)
+    memory.create_entities(S, [{"type": "Observation", "name": "never revised"}])
+    assert not counts_the_chain("never revised")
+    assert not counts_the_chain(NAME)
+    grow(memory, ids, HISTORY_LIMIT + 3)
+    assert counts_the_chain(NAME)
+    found = memory.find_by_name(NAME)
+    assert (len(found.history), found.history_left_out) == (HISTORY_LIMIT, 2)
+    assert memory.find_by_name("never revised").history_left_out == 0

@@ -9,6 +9,8 @@ from typing import Any
 class Counter:
     def __init__(self) -> None:
         self.sent = 0
+        self.texts: list[str] = []  # every statement sent, in order
 
     def __call__(self, statement: str, params: Mapping[str, Any] | None, seconds: float) -> None:
         self.sent += 1
+        self.texts.append(statement)
