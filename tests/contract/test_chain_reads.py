@@ -12,7 +12,6 @@ from kenning_encounter.memory import history
 from kenning_encounter.memory.history import MAX_VERSIONS
 from kenning_encounter.memory.reads import HISTORY_LIMIT
 from kenning_encounter.memory.service import Memory
-
 from kenning_encounter.store.port import MAX_CHAIN, GraphStore
 from tests.support.counted import Counter
 
