@@ -17,9 +17,11 @@ much a write goal leaves the memory above that.
 Workload: N entities, each with one observation text, recorded in batches of
 50 (N = 10k; 1k with --quick), then the relations among them linked by name in
 batches of 50, then M searches (200; 100 with --quick), the same texts, links and
-queries for every server (bench.peers.workload). Reported per server: write
-throughput (entities/s over all write calls), links/s and search p50/p95, then
-ratios to ours, as "times faster than the peer" (above 1: ours is faster).
+queries for every server (bench.peers.workload), then as many recorded names opened
+one call each (ours find_by_name, the peers their open-by-name tools). Reported per
+server: write throughput (entities/s over all write calls), links/s, search p50/p95
+and open p50/p95, then ratios to ours, as "times faster than the peer" (above 1:
+ours is faster).
 Our server runs from the ``src`` of the package this process imported: to
 measure another tree, put its ``src`` first on ``PYTHONPATH``.
 Peers are installed outside the package (``--install``); one that is missing or
@@ -165,6 +167,9 @@ def _compare(peer: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
     if "search" in peer and "search" in base:
         found["search_p50_x"] = round(peer["search"]["p50_ms"] / base["search"]["p50_ms"], 2)
         found["search_p95_x"] = round(peer["search"]["p95_ms"] / base["search"]["p95_ms"], 2)
+    if "open" in peer and "open" in base:
+        found["open_p50_x"] = round(peer["open"]["p50_ms"] / base["open"]["p50_ms"], 2)
+        found["open_p95_x"] = round(peer["open"]["p95_ms"] / base["open"]["p95_ms"], 2)
     if "partial" in (peer["status"], base["status"]):
         found["partial"] = True
     return found
@@ -334,8 +339,8 @@ def _links(server: dict[str, Any]) -> str:
 
 
 def _cells(server: dict[str, Any]) -> str:
-    """Write e/s, batch p50 and p95, the link columns, search p50 and p95; blank where a
-    server stopped by the budget never reached that phase."""
+    """Write e/s, batch p50 and p95, the link columns, search p50 and p95, open p50 and
+    p95; blank where a server stopped by the budget never reached that phase."""
     w, s = server.get("write"), server.get("search")
     write = (
         f"{w['entities_per_s']:>11.1f}{w['batch_p50_ms']:>10.1f}{w['batch_p95_ms']:>10.1f}"
@@ -343,7 +348,9 @@ def _cells(server: dict[str, Any]) -> str:
         else f"{'':>31}"
     )
     search = f"{s['p50_ms']:>11.2f}{s['p95_ms']:>11.2f}" if s else f"{'':>22}"
-    return write + _links(server) + search
+    o = server.get("open")
+    opened = f"{o['p50_ms']:>9.2f}{o['p95_ms']:>9.2f}" if o else f"{'':>18}"
+    return write + _links(server) + search + opened
 
 
 def _ratio_cells(ratio: dict[str, Any]) -> str:
@@ -357,6 +364,8 @@ def _ratio_cells(ratio: dict[str, Any]) -> str:
         + cell("link_throughput_x", 9)
         + cell("search_p50_x", 11)
         + cell("search_p95_x", 11)
+        + cell("open_p50_x", 9)
+        + cell("open_p95_x", 9)
         + partial
     )
 
@@ -374,7 +383,8 @@ def format_sizes(results: list[dict[str, Any]]) -> str:
         f"Peers side by side: entities in batches of {results[0]['batch']}, "
         f"{results[0]['searches']} searches per size, on {results[0]['cpus']} CPUs",
         f"{'entities':>9}  {'server':<42}{'write e/s':>11}{'batch p50':>10}{'batch p95':>10}"
-        f"{'links/s':>9}{'link p50':>9}{'search p50':>11}{'search p95':>11}{'load':>12}",
+        f"{'links/s':>9}{'link p50':>9}{'search p50':>11}{'search p95':>11}"
+        f"{'open p50':>9}{'open p95':>9}{'load':>12}",
     ]
     notes: list[str] = []
     for result in results:
@@ -393,7 +403,7 @@ def format_sizes(results: list[dict[str, Any]]) -> str:
     lines.append("times faster than the peer (above 1: ours is faster)")
     lines.append(
         f"{'entities':>9}  {'peer vs ours':<42}{'writes':>9}{'links':>9}{'search p50':>11}"
-        f"{'search p95':>11}"
+        f"{'search p95':>11}{'open p50':>9}{'open p95':>9}"
     )
     for result in results:
         for pair, r in result["ratios"].items():
@@ -409,8 +419,8 @@ def format_table(result: dict[str, Any]) -> str:
         f"Peers side by side: {result['entities']:,} entities in batches of {result['batch']}, "
         f"{result['searches']} searches; load {start} -> {end} on {result['cpus']} CPUs",
         f"{'server':<42}{'start ms':>9}{'write e/s':>11}{'batch p50':>10}{'batch p95':>10}"
-        f"{'links/s':>9}{'link p50':>9}{'search p50':>11}{'search p95':>11}{'hits':>8}"
-        f"{'chars':>9}",
+        f"{'links/s':>9}{'link p50':>9}{'search p50':>11}{'search p95':>11}"
+        f"{'open p50':>9}{'open p95':>9}{'hits':>8}{'chars':>9}",
     ]
     asides: list[str] = []
     for server in result["servers"].values():
@@ -427,6 +437,7 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append("times faster than the peer (above 1: ours is faster)")
         lines.append(
             f"{'peer vs ours':<42}{'writes':>9}{'links':>9}{'search p50':>11}{'search p95':>11}"
+            f"{'open p50':>9}{'open p95':>9}"
         )
         for pair, r in result["ratios"].items():
             lines.append(f"{pair:<42}{_ratio_cells(r)}")

@@ -19,7 +19,14 @@ from typing import Annotated
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
-from kenning_encounter.memory.models import Created, EdgeOut, RecordedNode, Related
+from kenning_encounter.memory.models import (
+    Created,
+    EdgeOut,
+    NameLookup,
+    NodeOut,
+    RecordedNode,
+    Related,
+)
 from kenning_encounter.server import render
 from kenning_encounter.server.outputs import wire
 from kenning_encounter.server.params import SessionId
@@ -48,6 +55,7 @@ def build() -> KenningMCPServer:
     server = KenningMCPServer(NAME)
     clock = {"tick": 0, "encounter": 0}
     recent: deque[FloorHit] = deque(maxlen=HITS)
+    sent: dict[str, NodeOut] = {}  # each name sent -> the node an open answers with
 
     def _now() -> str:
         return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -77,6 +85,11 @@ def build() -> KenningMCPServer:
             for e in entities
         ]
         recent.extend(FloorHit(id=n.id, type=n.type, name=n.name) for n in nodes)
+        at = _now()
+        for n, e in zip(nodes, entities, strict=True):
+            sent[n.name] = NodeOut(
+                id=n.id, type=n.type, name=n.name, description=e.description, created_at=at
+            )
         created = Created(
             encounter=f"E{clock['encounter']}", tick=clock["tick"], created_at=_now(), created=nodes
         )
@@ -99,6 +112,17 @@ def build() -> KenningMCPServer:
         """Searches nothing: the last names it was sent."""
         found = FloorHits(hits=list(recent)[:limit])
         return _answer("\n".join(f"- {h.type} {h.name} {h.id}" for h in found.hits), found)
+
+    @server.tool()
+    async def find_by_name(name: str) -> Annotated[CallToolResult, NameLookup]:
+        """Finds what it was sent under that name (nothing else is read)."""
+        node = sent.get(name)
+        if node is None:
+            return CallToolResult(
+                content=[TextContent(type="text", text=f"no node named {name!r}")], is_error=True
+            )
+        found = NameLookup(node=node)
+        return _answer(render.name_lookup(found), found)
 
     return server
 

@@ -69,6 +69,8 @@ class _Run:
         self.search_ms: list[float] = []
         self.hits: list[int] = []
         self.chars: list[int] = []
+        self.open_ms: list[float] = []
+        self.opened: list[int] = []
 
     @property
     def live(self) -> bool:
@@ -76,7 +78,8 @@ class _Run:
 
     @property
     def spent_s(self) -> float:
-        return (sum(self.write_ms) + sum(self.link_ms) + sum(self.search_ms)) / 1000
+        spent = sum(self.write_ms) + sum(self.link_ms) + sum(self.search_ms) + sum(self.open_ms)
+        return spent / 1000
 
     def fail(self, exc: BaseException) -> None:
         self.failure = f"{type(exc).__name__}: {exc}; its stderr: {_tail(self.log_path)}"
@@ -146,6 +149,14 @@ class _Run:
         self.hits.append(self.recipe.hits(result.structured_content))
         self.chars.append(_text_chars(result))
 
+    async def open_one(self, name: str) -> None:
+        done = await self.call(*self.recipe.open_call(name))
+        if done is None:
+            return
+        result, ms = done
+        self.open_ms.append(ms)
+        self.opened.append(self.recipe.opened(result.structured_content))
+
     def figures(self, workload: Workload) -> dict[str, Any]:
         """What was measured. A server stopped by its budget is "partial": its figures
         cover the calls it made, and a phase it never reached is left out."""
@@ -164,7 +175,8 @@ class _Run:
                 f"stopped after {self.budget_s:g} s of its own calls: {self.recorded:,} of "
                 f"{len(workload.entities):,} entities recorded, {self.linked:,} of "
                 f"{len(workload.links):,} links made, {len(self.search_ms)} of "
-                f"{len(workload.queries)} searches"
+                f"{len(workload.queries)} searches, {len(self.open_ms)} of "
+                f"{len(workload.opens)} opens"
             )
         if self.batch_ms:
             found["write"] = _rate("entities", self.recorded, self.write_ms, self.batch_ms)
@@ -178,6 +190,13 @@ class _Run:
                 "mean_ms": round(statistics.fmean(self.search_ms), 2),
                 "mean_hits": round(statistics.fmean(self.hits), 1),
                 "mean_chars": round(statistics.fmean(self.chars)),
+            }
+        if self.open_ms:
+            found["open"] = {
+                "calls": len(self.open_ms),
+                "p50_ms": round(statistics.median(self.open_ms), 2),
+                "p95_ms": round(pct(self.open_ms, 0.95), 2),
+                "mean_found": round(statistics.fmean(self.opened), 2),
             }
         return found
 
@@ -208,8 +227,8 @@ async def measure(
     ours: frozenset[str],
     budget_s: float | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Start every server, record the entities, link them, run the searches, all in turns;
-    the figures.
+    """Start every server, record the entities, link them, run the searches, open names
+    one by one, all in turns; the figures.
 
     A server in ``ours`` that fails raises ServerFailed; a peer that fails is
     reported as failed with its error and the end of its stderr. With ``budget_s``, a
@@ -236,5 +255,8 @@ async def measure(
         for round_no, query in enumerate(workload.queries):
             for run in _turns(runs, round_no):
                 await run.search(query, keep=True)
+        for round_no, name in enumerate(workload.opens):
+            for run in _turns(runs, round_no):
+                await run.open_one(name)
     load = [round(load_before, 2), round(os.getloadavg()[0], 2)]
     return {run.recipe.key: run.figures(workload) | {"load_average_1m": load} for run in runs}

@@ -64,6 +64,8 @@ class Recipe:
     link_call: Callable[[list[Link]], ToolCall]
     search_call: Callable[[str], tuple[str, dict[str, Any]]]
     hits: Callable[[Any], int]
+    open_call: Callable[[str], tuple[str, dict[str, Any]]]  # a recorded name -> the call
+    opened: Callable[[Any], int]  # the entities an open's structured result holds
     versions: dict[str, str] = field(default_factory=lambda: {})
     neo4j: Neo4jTarget | None = None
     notes: str = ""
@@ -74,6 +76,10 @@ class Unavailable:
     key: str
     label: str
     reason: str
+
+
+def _ours_opened(structured: Any) -> int:
+    return 1 if isinstance(structured, dict) and isinstance(structured.get("node"), dict) else 0
 
 
 def _listed(structured: Any, key: str) -> int:
@@ -135,6 +141,8 @@ def ours(data_dir: Path, neo4j: Neo4jTarget | None = None) -> Recipe:
         link_call=_ours_link_call,
         search_call=lambda q: ("search", {"query": q, "limit": 10}),
         hits=lambda s: _listed(s, "hits"),
+        open_call=lambda n: ("find_by_name", {"name": n}),
+        opened=_ours_opened,
         versions={"kenning-encounter": package_version()},
         neo4j=neo4j,
         notes="search returns the 10 best-ranked hits",
@@ -157,8 +165,11 @@ def floor() -> Recipe:
         link_call=_ours_link_call,
         search_call=lambda q: ("search", {"query": q, "limit": 10}),
         hits=lambda s: _listed(s, "hits"),
+        open_call=lambda n: ("find_by_name", {"name": n}),
+        opened=_ours_opened,
         versions={"kenning-encounter": package_version()},
-        notes="records nothing; search answers with the last ten names sent",
+        notes="records nothing; search answers with the last ten names sent, an open with "
+        "the last node",
     )
 
 
@@ -204,6 +215,8 @@ def reference(peers_dir: Path, work_dir: Path) -> Recipe | Unavailable:
         link_call=link_call,
         search_call=lambda q: ("search_nodes", {"query": q}),
         hits=lambda s: _listed(s, "entities"),
+        open_call=lambda n: ("open_nodes", {"names": [n]}),
+        opened=lambda s: _listed(s, "entities"),
         versions=versions,
         notes="search returns every entity containing the query as a substring",
     )
@@ -269,6 +282,8 @@ def neo4j_memory(peers_dir: Path, target: Neo4jTarget) -> Recipe | Unavailable:
         link_call=link_call,
         search_call=lambda q: ("search_memories", {"query": q}),
         hits=lambda s: _listed(s, "entities"),
+        open_call=lambda n: ("find_memories_by_name", {"names": [n]}),
+        opened=lambda s: _listed(s, "entities"),
         versions=dict(zip(names, found, strict=False)),
         neo4j=target,
         notes="search returns every entity matching any query word (Lucene fulltext)",

@@ -46,6 +46,7 @@ class Workload:
     warmup: list[str]
     seed: int
     links: list[Link] = field(default_factory=lambda: [])
+    opens: list[str] = field(default_factory=lambda: [])  # names to open, one call each
 
     def batches(self) -> list[list[Entity]]:
         return [self.entities[i : i + BATCH] for i in range(0, len(self.entities), BATCH)]
@@ -108,13 +109,16 @@ def _queries(entities: list[Entity], count: int, rng: random.Random) -> list[str
 
 
 def build(entities: int, searches: int, *, seed: int = 11, warmup: int = 5) -> Workload:
-    """``entities`` texts in batches of BATCH, ``searches`` measured queries, a few to warm up."""
+    """``entities`` texts in batches of BATCH, ``searches`` measured queries, a few to warm up,
+    and as many recorded names to open one by one."""
     made, links = _recorded(entities, seed)
     rng = random.Random(seed)
+    queries, warm = _queries(made, searches, rng), _queries(made, warmup, rng)
     return Workload(
         entities=made,
-        queries=_queries(made, searches, rng),
-        warmup=_queries(made, warmup, rng),
+        queries=queries,
+        warmup=warm,
         seed=seed,
         links=links,
+        opens=[rng.choice(made).name for _ in range(searches)],
     )

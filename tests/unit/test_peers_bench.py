@@ -48,12 +48,19 @@ def _ok(server: dict[str, Any], entities: int, searches: int) -> None:
     # the entities finds something for it.
     assert server["search"]["mean_hits"] >= 1
     assert 0 < server["search"]["p50_ms"] <= server["search"]["p95_ms"]
+    # Every name opened was recorded: each open finds exactly its entity.
+    assert server["open"]["calls"] == searches
+    assert server["open"]["mean_found"] == 1
+    assert 0 < server["open"]["p50_ms"] <= server["open"]["p95_ms"]
 
 
 def test_workload_is_seeded_and_every_query_has_a_match() -> None:
     first, again = build(300, 40), build(300, 40)
     assert first == again
     assert len({e.name for e in first.entities}) == 300
+    # One name to open per search, each a recorded one.
+    assert len(first.opens) == 40
+    assert set(first.opens) <= {e.name for e in first.entities}
     assert [len(b) for b in first.batches()] == [BATCH] * 6
     texts = [e.text.lower() for e in first.entities]
     for query in first.queries + first.warmup:
@@ -106,6 +113,8 @@ def test_quick_mode_measures_ours_beside_the_reference_server(
         "link_throughput_x",
         "search_p50_x",
         "search_p95_x",
+        "open_p50_x",
+        "open_p95_x",
     }
     assert all(value > 0 for value in ratio.values())
     assert result["goal"]["met"] is None  # judged at 10k entities only
@@ -165,6 +174,8 @@ def test_a_peer_that_dies_is_reported_failed_and_ours_still_measured(tmp_path: P
         link_call=lambda batch: ("create_relations", {"relations": []}, len(batch)),
         search_call=lambda q: ("search", {"query": q}),
         hits=lambda _s: 0,
+        open_call=lambda n: ("open", {"name": n}),
+        opened=lambda _s: 0,
     )
     figures = anyio.run(
         measure, [ours(tmp_path / "ours"), dying], workload, tmp_path, frozenset({"ours"})
@@ -179,7 +190,7 @@ def test_neo4j_only_leaves_the_embedded_pair_out(tmp_path: Path) -> None:
     # Neo4j off as well, nothing runs and every server says why.
     result = peers_bench.run(entities=50, searches=5, use_neo4j=False, embedded=False)
     servers = result["servers"]
-    for key in ("ours", "reference"):
+    for key in ("ours", "reference", "floor"):
         assert servers[key]["status"] == "skipped"
         assert "--neo4j-only" in servers[key]["reason"]
     assert "--no-neo4j" in servers["neo4j_memory"]["reason"]
@@ -202,7 +213,7 @@ def test_a_time_budget_stops_each_server_and_says_how_far_it_got(tmp_path: Path)
         assert 0 < write["entities"] < entities and write["entities_per_s"] > 0
         # The call that passes the budget still counts; none is made after it.
         assert write["seconds"] - 0.3 < write["seconds"] / write["calls"] * 2
-        assert "link" not in server and "search" not in server
+        assert "link" not in server and "search" not in server and "open" not in server
         assert f"of {entities:,} entities recorded" in server["reason"]
     ratio = result["ratios"]["reference vs ours"]
     assert ratio["partial"] is True and ratio["write_throughput_x"] > 0
