@@ -149,28 +149,36 @@ def test_no_chain_read_sends_more_statements_for_a_longer_chain(
     assert all(long[k] <= short[k] + 1 for k in short), (short, long)
 
 
-def test_a_lookup_counts_the_chain_only_when_its_window_is_full(
+def test_a_lookup_walks_a_chain_only_where_it_has_one(
     counted: tuple[GraphStore, Counter],
 ) -> None:
-    # Counting what lies beyond the newest revisions walks the whole chain (the one walk
-    # bounded by MAX_CHAIN): a node with no revisions, or fewer than the window, has
-    # nothing beyond, and is not counted.
+    # Most nodes were never revised: one look a link each way says so, and no walk is
+    # sent. Counting what lies beyond the newest revisions walks the whole chain (the one
+    # walk bounded by MAX_CHAIN): a chain shorter than the window has nothing beyond.
     store, counter = counted
     memory = Memory(store)
     ids: list[str] = []
-    whole_walk = f"1..{MAX_CHAIN}]"
 
-    def counts_the_chain(name: str) -> bool:
+    def walks(name: str) -> tuple[bool, bool]:
+        """(any walk sent, the whole chain counted) for a lookup of ``name``."""
         before = len(counter.texts)
         memory.find_by_name(name)
-        return any(whole_walk in text for text in counter.texts[before:])
+        sent = counter.texts[before:]
+        return (
+            any("SUPERSEDES*" in text for text in sent),
+            any(f"1..{MAX_CHAIN}]" in text for text in sent),
+        )
 
     grow(memory, ids, 3)
     memory.create_entities(S, [{"type": "Observation", "name": "never revised"}])
-    assert not counts_the_chain("never revised")
-    assert not counts_the_chain(NAME)
+    assert walks("never revised") == (False, False)
+    assert walks(NAME) == (True, False)
     grow(memory, ids, HISTORY_LIMIT + 3)
-    assert counts_the_chain(NAME)
+    assert walks(NAME) == (True, True)
     found = memory.find_by_name(NAME)
     assert (len(found.history), found.history_left_out) == (HISTORY_LIMIT, 2)
-    assert memory.find_by_name("never revised").history_left_out == 0
+    assert [v.id for v in found.history] == ids[-2 : -2 - HISTORY_LIMIT : -1]
+    alone = memory.find_by_name("never revised")
+    assert (alone.history, alone.history_left_out) == ([], 0)
+    short = memory.find_by_name(ids[0])  # the oldest version's name leads to the head
+    assert short.node.id == ids[-1]

@@ -291,6 +291,14 @@ CHAIN_ENDS: Final = (
     "OPTIONAL MATCH (n)<-[:SUPERSEDES* SHORTEST 1..{hops}]-(q:{label}) "
     "RETURN older, count(q), max(CASE WHEN q.superseded_by IS NULL THEN q.id END)"
 )
+# One link each way, before any walk: most nodes were never revised, and a walk's cost
+# grows with its type's table (4 ms a walk at 100k nodes), this with nothing (0.8 ms).
+# OPTIONAL MATCH keeps the plan starting from the node; a plain MATCH scanned the table.
+CHAIN_STEPS: Final = (
+    "MATCH (n:{label} {{id: $id}}) "
+    "OPTIONAL MATCH (n)-[:SUPERSEDES]->(p:{label}) WITH n, count(p) AS older "
+    "OPTIONAL MATCH (n)<-[:SUPERSEDES]-(q:{label}) RETURN older, count(q)"
+)
 VAR_LENGTH_DEFAULT: Final = 30  # the engine's own bound on a walk's length
 VAR_LENGTH_SET: Final = "CALL var_length_extend_max_depth={hops}"
 

@@ -374,6 +374,11 @@ CHAIN_NEWER: Final = (
     "OPTIONAL MATCH (u:{label}:KenningMemory)-[:SUPERSEDES]->(q) "
     "RETURN properties(q), enc.id, enc.locus, u.id, t.id, e.tick, e.encounter, e.revision_why"
 )
+CHAIN_STEPS: Final = (
+    "MATCH (n:{label}:KenningMemory {{id: $id}}) "
+    "RETURN COUNT {{ (n)-[:SUPERSEDES]->(:{label}:KenningMemory) }}, "
+    "COUNT {{ (n)<-[:SUPERSEDES]-(:{label}:KenningMemory) }}"
+)
 CHAIN_ENDS: Final = (
     "MATCH (n:{label}:KenningMemory {{id: $id}}) "
     "OPTIONAL MATCH (n)-[:SUPERSEDES*1..{hops}]->(p:{label}:KenningMemory) "

@@ -70,6 +70,7 @@ class NodeText:
     chain_older: LiteralString  # {label} {hops}; $id -> the versions it revised
     chain_newer: LiteralString  # {label} {hops}; $id -> the versions that revised it
     chain_ends: LiteralString  # {label} {hops}; $id -> older count, newer count, head id
+    chain_steps: LiteralString  # {label}; $id -> versions it revised, versions revising it
     nodes_set_status: LiteralString  # {label}; $rows of {id, status}
     node_delete: LiteralString  # {label}; $id
     name_get: LiteralString  # $name -> head id
