@@ -37,11 +37,19 @@ def graphs(draw: st.DrawFn) -> tuple[list[NodeRecord], list[EdgeRecord]]:
     nodes = [_node(i, t, lo) for i, (t, lo) in enumerate(zip(ticks, loci, strict=True))]
     ends = st.integers(0, count)  # ``count`` names a node that is not there
     raw = draw(st.lists(st.tuples(ends, ends, st.sampled_from(KINDS), st.integers(0, 9))))
-    edges = [
-        EdgeRecord(f"n{s:03d}", f"n{t:03d}", kind, tick)
-        for s, t, kind, tick in raw
-        if kind != "SUPERSEDES" or s != t
-    ]
+    # Revisions as the write path allows them: chains, each node revising at most one and
+    # revised by at most one, a newer node revising an older (no cycle). A branching or
+    # circular "chain" has no head, and its projection was order-dependent only there.
+    revising: set[int] = set()
+    revised: set[int] = set()
+    edges: list[EdgeRecord] = []
+    for s, t, kind, tick in raw:
+        if kind == "SUPERSEDES":
+            if s <= t or s in revising or t in revised:
+                continue
+            revising.add(s)
+            revised.add(t)
+        edges.append(EdgeRecord(f"n{s:03d}", f"n{t:03d}", kind, tick))
     return nodes, edges
 
 
