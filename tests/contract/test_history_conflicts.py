@@ -229,6 +229,23 @@ def test_every_kind_of_conflict_is_found(contested: Memory) -> None:
     assert budget.kinds == ["revision lost support"]
     assert [p.name for p in budget.lost_support] == ["quiet night"]
     assert budget.revises is not None and budget.revises != budget.id
+    # Each entry shows its node's own words (the head's, for a revision).
+    assert {n: c.description for n, c in found.items()} == {
+        "cache flush": "cache flush",
+        "side idea": "side idea",
+        "which region": "which region",
+        "retry budget": "v2",
+        "lone guess": "lone guess",
+    }
+
+
+def test_a_contested_nodes_words_are_cut_on_one_line(contested: Memory) -> None:
+    words = "the flush\nstarts " + "x" * 400
+    contested.create_entities(S, [_entity("Hypothesis", "long guess", words)])
+    contested.create_relations(S, [_link("quiet night", "CHALLENGES", "long guess")])
+    shown = _by_name(contest.conflicts(contested.store, limit=100))["long guess"].description
+    assert shown.startswith("the flush starts xxx") and shown.endswith("…")
+    assert len(shown) == 300
 
 
 def test_load_bearing_first_by_what_leans_on_it_then_newest(contested: Memory) -> None:

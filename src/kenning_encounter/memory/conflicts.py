@@ -14,7 +14,7 @@ before anything is counted, so they neither show nor lend weight.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
 from pydantic import BaseModel, Field
@@ -22,7 +22,8 @@ from pydantic import BaseModel, Field
 from kenning_encounter.errors import InvalidInput, NotFound, UnknownType
 from kenning_encounter.memory import contested, validate
 from kenning_encounter.memory.writes import resolve
-from kenning_encounter.store.port import GraphStore, ReadTx, Subgraph
+from kenning_encounter.store.outline import OUTSIDE, Outline
+from kenning_encounter.store.port import GraphStore, ReadTx
 from kenning_encounter.store.records import NodeRecord
 
 MAX_LIMIT: Final = 100
@@ -40,7 +41,7 @@ class Party(BaseModel):
 
     @classmethod
     def of(cls, node: NodeRecord) -> Party:
-        return cls(id=node.id, name=node.name)
+        return cls.model_construct(id=node.id, name=node.name)  # a record's fields: no check
 
 
 class Contested(BaseModel):
@@ -103,32 +104,36 @@ def conflicts(
     wanted, typed = _check(kinds, types, limit)
     ref = validate.text(about, "about", required=False, limit=validate.MAX_NAME) or None
 
-    def work(tx: ReadTx) -> tuple[NodeRecord | None, Subgraph]:
+    def work(tx: ReadTx) -> tuple[list[Contested], int]:
         focus = resolve(tx, ref, "about") if ref else None
         if focus is not None and focus.locus in hidden_loci:
             raise NotFound("node", ref or "", "about must name or id an existing node")
-        return focus, tx.authored_graph()
+        # The outline (no words, relations as columns) is what ranking needs; the words
+        # are read for the entries shown alone, in the same snapshot.
+        outline = tx.authored_outline()
+        found = [
+            c
+            for c in _contests(outline.nodes, _relations(outline), hidden_loci)
+            if wanted.intersection(c.kinds)
+            and (not typed or c.type in typed)
+            and (focus is None or focus.id in _ids(c))
+        ]
+        found.sort(key=lambda c: (not c.load_bearing, -c.leaning, -c.latest_tick, c.name))
+        shown = found[:limit]
+        worded = tx.get_nodes([c.id for c in shown])
+        for c in shown:
+            node = worded.get(c.id)
+            c.description = _clip(node.description) if node is not None else ""
+        return shown, len(found)
 
-    focus, graph = store.read(work)
-    found = _contests(graph, hidden_loci)
-    found = [
-        c
-        for c in found
-        if wanted.intersection(c.kinds)
-        and (not typed or c.type in typed)
-        and (focus is None or focus.id in _ids(c))
-    ]
-    found.sort(key=lambda c: (not c.load_bearing, -c.leaning, -c.latest_tick, c.name))
-    shown = found[:limit]
-    if found:
+    shown, total = store.read(work)
+    if total:
         note = ""
     elif kinds or types or about:
         note = "nothing contested matches these filters"
     else:
         note = "nothing is contested: no open challenge, rival answer or lost support"
-    return ConflictsResult(
-        conflicts=shown, total=len(found) if len(found) > limit else None, note=note
-    )
+    return ConflictsResult(conflicts=shown, total=total if total > limit else None, note=note)
 
 
 def _ids(c: Contested) -> set[str]:
@@ -136,24 +141,38 @@ def _ids(c: Contested) -> set[str]:
     return {c.id, *(p.id for p in parties), *([c.revises] if c.revises else [])}
 
 
-def _contests(graph: Subgraph, hidden: frozenset[str]) -> list[Contested]:
-    every = {n.id: n for n in graph.nodes if n.locus not in hidden}
+def _relations(outline: Outline) -> Iterator[tuple[str, str, str, int]]:
+    """(source id, target id, type, tick) of each relation with both ends in the outline."""
+    nodes, rel = outline.nodes, outline.relations
+    for s, t, k, tick in zip(rel.source, rel.target, rel.kind, rel.tick, strict=True):
+        if s != OUTSIDE and t != OUTSIDE:
+            yield nodes[s].id, nodes[t].id, rel.names[k], tick
+
+
+def _contests(
+    nodes: Sequence[NodeRecord], edges: Iterable[tuple[str, str, str, int]], hidden: frozenset[str]
+) -> list[Contested]:
+    """Every contested live node, its description left to the caller (an outline's nodes
+    carry none)."""
+    every = {n.id: n for n in nodes if n.locus not in hidden}
     live = {i: n for i, n in every.items() if n.is_head}
     into: dict[str, dict[str, list[tuple[str, int]]]] = defaultdict(lambda: defaultdict(list))
     out: dict[str, set[str]] = defaultdict(set)
     revised: dict[str, tuple[str, int]] = {}  # revision -> (the version it replaced, tick)
-    for e in graph.edges:
-        if e.source not in every or e.target not in every:
+    for source, target, kind, tick in edges:
+        if source not in every or target not in every:
             continue
-        if e.type == "SUPERSEDES":
-            revised[e.source] = (e.target, e.tick)
-        elif e.source in live:
-            into[e.target][e.type].append((e.source, e.tick))
-            if e.type in contested.LEAN_RELATIONS and e.target in live:
-                out[e.source].add(e.target)
+        if kind == "SUPERSEDES":
+            revised[source] = (target, tick)
+        elif source in live:
+            into[target][kind].append((source, tick))
+            if kind in contested.LEAN_RELATIONS and target in live:
+                out[source].add(target)
     found: list[Contested] = []
-    for node in live.values():
-        if node.status in contested.SETTLED_STATUSES:
+    # Only a node with a live edge into it, or a revision, can be contested.
+    for node_id in into.keys() | revised.keys():
+        node = live.get(node_id)
+        if node is None or node.status in contested.SETTLED_STATUSES:
             continue
         entry = _contest(node, into, revised, every, live)
         if entry is not None:
@@ -179,7 +198,7 @@ def _contest(
     every: dict[str, NodeRecord],
     live: dict[str, NodeRecord],
 ) -> Contested | None:
-    into = edges_into[node.id]
+    into = edges_into.get(node.id, {})
     challengers = into.get("CHALLENGES", [])
     supporters = into.get("SUPPORTS", [])
     answers = into.get("RESOLVES", [])
@@ -199,19 +218,22 @@ def _contest(
     before = every.get(replaced[0]) if replaced else None
     if replaced and before is not None:
         # The replaced version is no head, but the live evidence into it still stands.
-        lost = contested.lost_support(set(_supporters(into)), _supporters(edges_into[before.id]))
+        lost = contested.lost_support(
+            set(_supporters(into)), _supporters(edges_into.get(before.id, {}))
+        )
         if lost:
             kinds.append(contested.LOST_SUPPORT)
             ticks.append(replaced[1])
     if not kinds:
         return None
     shows_revision = contested.CONTESTED_REVISION in kinds or bool(lost)
-    return Contested(
+    # Built from records without a check: thousands of entries at 100k nodes, and the
+    # check was most of the ranking's time. The output schema is checked where it is sent.
+    return Contested.model_construct(
         id=node.id,
         type=node.type,
         name=node.name,
         status=node.status,
-        description=_clip(node.description),
         encounter=node.encounter,
         kinds=kinds,
         challengers=[Party.of(live[s]) for s, _ in challengers],
