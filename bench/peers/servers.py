@@ -131,6 +131,18 @@ def ours(data_dir: Path, neo4j: Neo4jTarget | None = None) -> Recipe:
         args += ["--neo4j-username", neo4j.username, "--neo4j-database", neo4j.database]
         env["NEO4J_PASSWORD"] = neo4j.password
         key, label = "ours_neo4j", OURS_NEO4J_LABEL
+    return _asked_as_ours(key, label, args, env, neo4j, "search returns the 10 best-ranked hits")
+
+
+def _asked_as_ours(
+    key: str,
+    label: str,
+    args: list[str],
+    env: dict[str, str],
+    neo4j: Neo4jTarget | None,
+    notes: str,
+) -> Recipe:
+    """A server of ours, asked the workload with our tools."""
     return Recipe(
         key=key,
         label=label,
@@ -145,7 +157,7 @@ def ours(data_dir: Path, neo4j: Neo4jTarget | None = None) -> Recipe:
         opened=_ours_opened,
         versions={"kenning-encounter": package_version()},
         neo4j=neo4j,
-        notes="search returns the 10 best-ranked hits",
+        notes=notes,
     )
 
 
@@ -155,21 +167,14 @@ FLOOR_LABEL = "floor: ours with no memory"
 def floor() -> Recipe:
     """Our wire, SDK and result models with nothing recorded (floor_server.py): what a
     call costs before the memory does anything, asked exactly as ours is."""
-    return Recipe(
-        key="floor",
-        label=FLOOR_LABEL,
-        command=sys.executable,
-        args=["-m", "bench.peers.floor_server"],
-        env={"PYTHONPATH": os.pathsep.join([str(SRC), str(REPO)])},
-        write_calls=_ours_write_calls,
-        link_call=_ours_link_call,
-        search_call=lambda q: ("search", {"query": q, "limit": 10}),
-        hits=lambda s: _listed(s, "hits"),
-        open_call=lambda n: ("find_by_name", {"name": n}),
-        opened=_ours_opened,
-        versions={"kenning-encounter": package_version()},
-        notes="records nothing; search answers with the last ten names sent, an open with "
-        "the last node",
+    return _asked_as_ours(
+        "floor",
+        FLOOR_LABEL,
+        ["-m", "bench.peers.floor_server"],
+        {"PYTHONPATH": os.pathsep.join([str(SRC), str(REPO)])},
+        None,
+        "records nothing; a search answers with the last ten names sent, an open with "
+        "what was sent under the name",
     )
 
 
