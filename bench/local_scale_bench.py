@@ -15,8 +15,8 @@ fresh data directory, in a subprocess whose wall time is the load time. Then:
   opens it;
 - ``index_rebuild_s``: an open after the text index folder was removed, as after a
   crash that lost it: the index is read again from the graph;
-- in a fresh child process, opened as a server opens it: search p50/p95, lexical
-  infusion p50/p95 behind the read gate, one orient (the authored graph read, then
+- in a fresh child process, opened as a server opens it: search p50/p95, lookup
+  (find_by_name) p50/p95, lexical infusion p50/p95 behind the read gate, one orient (the authored graph read, then
   the panel on igraph; betweenness is sampled past ``analytics.engine``'s exact
   bound, and the row says so), and that process's peak RSS (``ru_maxrss``);
 - ``data_dir_mib``: the data directory's size on disk.
@@ -41,6 +41,7 @@ from typing import Any
 from bench.scale_bench import (  # pyright: ignore[reportPrivateUsage]
     _queries,
     measure_infuse,
+    measure_lookup,
     measure_search,
     timed_import,
 )
@@ -126,6 +127,7 @@ def serve(data_dir: Path, nodes: int, searches: int, prompts: int) -> dict[str, 
     try:
         queries = _queries(max(searches, prompts), seed=nodes)
         row = measure_search(store, queries[:searches])
+        row |= measure_lookup(store)
         row |= measure_infuse(store, queries[:prompts])
         row["serving_rss_before_orient_mib"] = _rss_mib()
         row |= measure_orient(store)

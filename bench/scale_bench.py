@@ -9,6 +9,7 @@ command in a subprocess: the load time is the import's wall time, its check
 included. Then, in this process, on the loaded store:
 
 - search: Memory.search over the synthetic topics, p50/p95;
+- lookup: Memory.find_by_name on the newest live nodes of each type, p50/p95;
 - infuse: the lexical infusion pipeline, a fresh session per prompt with the ledger
   in the store (as bench.infuse_bench measures it), p50/p95 of its own total: first
   the prompts right after the load, then as many others on the same infuser (warm:
@@ -109,6 +110,32 @@ def measure_search(store: Any, queries: list[str]) -> dict[str, float]:
         memory.search(query, limit=10, now=now)
         times.append(time.perf_counter() - started)
     return {f"search_{k}": v for k, v in _ms(times).items()}
+
+
+LOOKUPS_PER_TYPE = 20
+
+
+def measure_lookup(store: Any) -> dict[str, float]:
+    """find_by_name, p50/p95, on the newest live nodes of each authored type (most never
+    revised): a lookup's cost must not grow with the memory (a chain walk once did, 4 ms
+    at 100k nodes)."""
+    from kenning_encounter.memory.service import Memory
+    from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
+
+    def newest(tx: Any) -> list[str]:
+        return [n.name for t in AUTHORED_NODE_TYPES for n in tx.recent_heads(t, LOOKUPS_PER_TYPE)]
+
+    memory = Memory(store)
+    names = store.read(newest)
+    if not names:
+        return {}
+    memory.find_by_name(names[0])
+    times: list[float] = []
+    for name in names:
+        started = time.perf_counter()
+        memory.find_by_name(name)
+        times.append(time.perf_counter() - started)
+    return {f"lookup_{k}": v for k, v in _ms(times).items()}
 
 
 def measure_infuse(
@@ -251,6 +278,7 @@ def run_size(
     try:
         queries = _queries(max(searches, 2 * prompts), seed=nodes)
         row |= measure_search(store, queries[:searches])
+        row |= measure_lookup(store)
         row |= measure_infuse(store, queries[:prompts], queries[prompts : 2 * prompts])
         row["infuse_goal_p95_ms"] = INFUSE_GOAL_MS
         # at a million nodes one panel takes minutes: measured once, unwarmed

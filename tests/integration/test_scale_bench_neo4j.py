@@ -18,6 +18,7 @@ def test_a_small_scale_run_loads_through_import_and_serves_every_read() -> None:
     (row,) = result["rows"]
     assert row["nodes"] == 1_200 and row["import_records_per_s"] > 0
     assert row["search_p95_ms"] >= row["search_p50_ms"] > 0
+    assert row["lookup_p95_ms"] >= row["lookup_p50_ms"] > 0
     assert row["infuse_p95_ms"] >= row["infuse_p50_ms"] > 0
     assert row["infuse_warm_p95_ms"] >= row["infuse_warm_p50_ms"] > 0
     assert row["infuse_silent"] < 50  # the prompts name the memory's topics
