@@ -183,22 +183,25 @@ class _Run:
         if self.link_ms:
             found["link"] = _rate("relations", self.linked, self.link_ms, self.link_ms)
         if self.search_ms:
-            found["search"] = {
-                "calls": len(self.search_ms),
-                "p50_ms": round(statistics.median(self.search_ms), 2),
-                "p95_ms": round(pct(self.search_ms, 0.95), 2),
+            found["search"] = _latency(self.search_ms) | {
                 "mean_ms": round(statistics.fmean(self.search_ms), 2),
                 "mean_hits": round(statistics.fmean(self.hits), 1),
                 "mean_chars": round(statistics.fmean(self.chars)),
             }
         if self.open_ms:
-            found["open"] = {
-                "calls": len(self.open_ms),
-                "p50_ms": round(statistics.median(self.open_ms), 2),
-                "p95_ms": round(pct(self.open_ms, 0.95), 2),
-                "mean_found": round(statistics.fmean(self.opened), 2),
+            found["open"] = _latency(self.open_ms) | {
+                "mean_found": round(statistics.fmean(self.opened), 2)
             }
         return found
+
+
+def _latency(calls_ms: list[float]) -> dict[str, Any]:
+    """A phase of single calls: how many, and their p50 and p95."""
+    return {
+        "calls": len(calls_ms),
+        "p50_ms": round(statistics.median(calls_ms), 2),
+        "p95_ms": round(pct(calls_ms, 0.95), 2),
+    }
 
 
 def _rate(unit: str, count: int, calls_ms: list[float], batch_ms: list[float]) -> dict[str, Any]:
