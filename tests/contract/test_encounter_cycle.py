@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from kenning_encounter.errors import InvalidInput, NotFound
+from kenning_encounter.memory import asof
 from kenning_encounter.memory.models import shown_session
 from kenning_encounter.memory.service import Memory
+from kenning_encounter.memory.spine import REENTRY_LIMIT
 
 S1 = "session-one"
 
@@ -314,3 +316,44 @@ def test_the_answer_to_a_write_is_what_the_next_call_needs(memory: Memory) -> No
     assert set(created.model_dump()) == {"encounter", "tick", "created_at", "created"}
     assert set(created.created[0].model_dump()) == {"id", "type", "name", "status", "revises"}
     assert created.created_at == memory.find_by_name("which cron").node.created_at
+
+
+def test_reentry_shows_the_newest_of_one_write_in_its_order(memory: Memory) -> None:
+    """One write makes more than the payload shows, all at one tick: the payload keeps the
+    last ones made, newest first, and reads the same as that moment's as_of payload."""
+    memory.advance_encounter(S1, "many at once")
+    made = REENTRY_LIMIT + 3
+    entities = [
+        {"type": kind, "name": f"{kind.lower()} {i}", "description": f"{kind} number {i}"}
+        for i in range(made)
+        for kind in ("Concept", "Question", "Hypothesis")
+    ]
+    memory.create_entities(S1, entities)
+    entry = memory.advance_encounter(S1, "look back", close_summary="made them")
+    newest = [str(i) for i in reversed(range(made))][:REENTRY_LIMIT]
+    lists = {
+        "Concept": entry.recent_concepts,
+        "Question": entry.open_questions,
+        "Hypothesis": entry.live_hypotheses,
+    }
+    for kind, shown in lists.items():
+        assert [n.name for n in shown] == [f"{kind.lower()} {i}" for i in newest], kind
+    then = asof.reentry_then(
+        memory.store, entry, S1, asof.Moment(entry.encounter.opened_tick, "now")
+    )
+    assert [
+        [n.id for n in ns]
+        for ns in (then.recent_concepts, then.open_questions, then.live_hypotheses)
+    ] == [[n.id for n in ns] for ns in lists.values()]
+
+
+def test_an_encounters_newest_nodes_are_the_last_of_its_writes(memory: Memory) -> None:
+    """A write's nodes share one tick; the newest are the last it made (the infusion's
+    window candidates are read this way)."""
+    opened = memory.advance_encounter(S1, "one write of many").encounter.name
+    created = memory.create_entities(
+        S1, [{"type": "Observation", "name": f"seen {i}"} for i in range(12)]
+    ).created
+    made = [c.id for c in created]
+    newest = memory.store.read(lambda tx: tx.encounter_nodes([opened], 5))
+    assert newest == made[::-1][:5]

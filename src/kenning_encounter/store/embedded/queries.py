@@ -94,12 +94,16 @@ NODES_PAGE: Final = (
 NODES_OUTLINE_PAGE: Final = (
     "MATCH (n:{label}) WHERE offset(id(n)) >= $lo AND offset(id(n)) < $hi RETURN {o}, offset(id(n))"
 )
+# The newest heads, as ids (their nodes come from the node read): ordering whole rows made
+# the engine carry every column of every head through the sort, 5 ms a type at 100k
+# nodes against about 1 ms for the ids.
 HEADS_BY_STATUS: Final = (
     "MATCH (n:{label}) WHERE n.status IN $statuses AND n.superseded_by IS NULL "
-    "RETURN {n} ORDER BY n.tick DESC LIMIT $limit"
+    "RETURN n.id ORDER BY n.tick DESC, n.ord DESC LIMIT $limit"
 )
 RECENT_HEADS: Final = (
-    "MATCH (n:{label}) WHERE n.superseded_by IS NULL RETURN {n} ORDER BY n.tick DESC LIMIT $limit"
+    "MATCH (n:{label}) WHERE n.superseded_by IS NULL "
+    "RETURN n.id ORDER BY n.tick DESC, n.ord DESC LIMIT $limit"
 )
 NODE_SET_SUCCESSOR: Final = "MATCH (n:{label} {{id: $id}}) SET n.superseded_by = $successor"
 # A write's revisions of one type at once (tx.py ``_create_revisions``): a row of $rows
@@ -365,7 +369,7 @@ ENC_MEMBERS: Final = (
 )
 ENC_NODES: Final = (
     "MATCH (e:Encounter)-[:RECORDED]->(n) WHERE e.id IN $names "
-    "RETURN n.id ORDER BY n.tick DESC LIMIT $limit"
+    "RETURN n.id ORDER BY n.tick DESC, n.ord DESC LIMIT $limit"
 )
 
 ENC_CREATE_STEPS: Final = (ENC_CREATE, ENC_OPENED)

@@ -312,13 +312,11 @@ NODES_ALL: Final = (
 HEADS_BY_STATUS: Final = (
     "MATCH (n:{label}:KenningMemory) WHERE n.status IN $statuses "
     "AND NOT EXISTS {{ MATCH (n)<-[:SUPERSEDES]-() }} "
-    "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) "
-    "RETURN properties(n), e.id, e.locus, null ORDER BY n.tick DESC LIMIT $limit"
+    "RETURN n.id ORDER BY n.tick DESC, coalesce(n.ord, 0) DESC LIMIT $limit"
 )
 RECENT_HEADS: Final = (
     "MATCH (n:{label}:KenningMemory) WHERE NOT EXISTS {{ MATCH (n)<-[:SUPERSEDES]-() }} "
-    "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) "
-    "RETURN properties(n), e.id, e.locus, null ORDER BY n.tick DESC LIMIT $limit"
+    "RETURN n.id ORDER BY n.tick DESC, coalesce(n.ord, 0) DESC LIMIT $limit"
 )
 NODES_SET_STATUS: Final = (
     "UNWIND $rows AS r MATCH (n:{label}:KenningMemory {{id: r.id}}) SET n.status = r.status"
@@ -499,7 +497,7 @@ ENC_MEMBERS: Final = (
 )
 ENC_NODES: Final = (
     "MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) WHERE e.id IN $names "
-    "RETURN n.id ORDER BY n.tick DESC LIMIT $limit"
+    "RETURN n.id ORDER BY n.tick DESC, coalesce(n.ord, 0) DESC LIMIT $limit"
 )
 
 # --- lexical search ----------------------------------------------------------------

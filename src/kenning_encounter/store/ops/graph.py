@@ -219,12 +219,17 @@ class NodeOps(Statements):
         self, node_type: str, statuses: Sequence[str], limit: int
     ) -> list[NodeRecord]:
         query = self.render(self._nodes.heads_by_status, label=node_type)
-        rows = self.rows(query, {"statuses": list(statuses), "limit": limit})
-        return [self.node(node_type, r) for r in rows]
+        return self._newest(self.rows(query, {"statuses": list(statuses), "limit": limit}))
 
     def recent_heads(self, node_type: str, limit: int) -> list[NodeRecord]:
         query = self.render(self._nodes.recent_heads, label=node_type)
-        return [self.node(node_type, r) for r in self.rows(query, {"limit": limit})]
+        return self._newest(self.rows(query, {"limit": limit}))
+
+    def _newest(self, rows: list[list[Any]]) -> list[NodeRecord]:
+        """The nodes of a newest-first list of ids, in its order, through the node read."""
+        ids = [str(r[0]) for r in rows]
+        found = self.get_nodes(ids)
+        return [found[i] for i in ids if i in found]
 
     # --- writes --------------------------------------------------------------------
     def set_status(self, node_id: str, status: str) -> None:

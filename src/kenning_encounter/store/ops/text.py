@@ -55,15 +55,16 @@ class SpineText:
     spine: LiteralString  # -> from, relation, to
     enc_recorded: LiteralString  # $name -> node id
     enc_members: LiteralString  # $names -> encounter, node id (creation order)
-    enc_nodes: LiteralString  # $names $limit -> node id, newest first
+    enc_nodes: LiteralString  # $names $limit -> node id, newest first (tick, then ord)
 
 
 @dataclass(frozen=True, slots=True)
 class NodeText:
     nodes_get: LiteralString  # {label}; $ids -> a node row
     nodes_all: LiteralString  # {label} -> node rows
-    heads_by_status: LiteralString  # {label}; $statuses $limit -> node rows
-    recent_heads: LiteralString  # {label}; $limit -> node rows
+    # The newest first, by creation order (tick, then place in its write): ids.
+    heads_by_status: LiteralString  # {label}; $statuses $limit -> node id
+    recent_heads: LiteralString  # {label}; $limit -> node id
     predecessors: LiteralString  # {label}; $id -> revised id, revision_why
     # A chain's walks ({hops}: their bound, a number). Each row: a node row, then the id
     # at the edge's other end, its tick, encounter and revision_why; in no order.
