@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from kenning_encounter.errors import InvalidInput, NotFound, UnknownType
 from kenning_encounter.memory import contested, validate
 from kenning_encounter.memory.writes import resolve
+from kenning_encounter.store.bulk import collector_paused
 from kenning_encounter.store.outline import OUTSIDE, Outline
 from kenning_encounter.store.port import GraphStore, ReadTx
 from kenning_encounter.store.records import NodeRecord
@@ -111,9 +112,11 @@ def conflicts(
         # The outline (no words, relations as columns) is what ranking needs; the words
         # are read for the entries shown alone, in the same snapshot.
         outline = tx.authored_outline()
+        with collector_paused():  # the ranking makes no cycles; the outline's records are many
+            every = _contests(outline.nodes, _relations(outline), hidden_loci)
         found = [
             c
-            for c in _contests(outline.nodes, _relations(outline), hidden_loci)
+            for c in every
             if wanted.intersection(c.kinds)
             and (not typed or c.type in typed)
             and (focus is None or focus.id in _ids(c))
