@@ -1,9 +1,10 @@
 """as_of reads (issue #16 item 2): the memory as it stood right after a past tick.
 
-The property: replay a random history (creations, supersessions, relations that move a
-status, relation deletions, deletions of what the open encounter recorded, new
-encounters), take the memory's own present reads at random ticks along the way, and at
-the end ask every read again with ``as_of`` that tick: each answer is the one taken then.
+The property: replay a random history (creations, one or several to a write,
+supersessions, relations that move a status, relation deletions, deletions of what the
+open encounter recorded, new encounters), take the memory's own present reads at random
+ticks along the way, and at the end ask every read again with ``as_of`` that tick: each
+answer is the one taken then.
 Both backends; every example opens a store of its own.
 """
 
@@ -186,6 +187,16 @@ class Replay:
                 made = m.create_entities(S, [{**entity, "description": text}])
                 self.ids += [n.id for n in made.created]
                 return made.tick
+            if kind == "create_many":  # one write, one tick: ties the reads must order alike
+                text = " ".join(WORDS[i % len(WORDS)] for i in c)
+                kind_of = TYPES[a % len(TYPES)]
+                batch = [
+                    {"type": kind_of, "name": NAMES[(b + i) % len(NAMES)], "description": text}
+                    for i in range(2 + a % 3)
+                ]
+                made = m.create_entities(S, batch)
+                self.ids += [n.id for n in made.created]
+                return made.tick
             if kind == "supersede":
                 old = self.pick(a)
                 if old is None:
@@ -231,6 +242,7 @@ _WORDS = st.lists(st.integers(min_value=0, max_value=len(WORDS) - 1), max_size=3
 STEP = st.one_of(
     st.tuples(st.just("create"), _K, _K, _WORDS),
     st.tuples(st.just("create"), _K, _K, _WORDS),
+    st.tuples(st.just("create_many"), _K, _K, _WORDS),
     st.tuples(st.just("supersede"), _K, _K, _WORDS),
     st.tuples(st.just("relate"), _K, _K, _WORDS),
     st.tuples(st.just("relate"), _K, _K, _WORDS),
@@ -283,6 +295,8 @@ def check_against_snapshots(run: Replay) -> None:
     ],
     taken=[True] * 12,
 )
+# Two questions made in one write: the present's lists and the past's order them alike.
+@example(steps=[("create_many", 0, 0, [0])], taken=[True] * 12)
 def test_every_as_of_read_is_the_read_taken_at_that_tick(
     stores: Stores, steps: list[tuple[Any, ...]], taken: list[bool]
 ) -> None:
