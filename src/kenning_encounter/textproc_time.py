@@ -31,7 +31,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from kenning_encounter.store.records import NodeRecord
-from kenning_encounter.textproc import MONTH_NAMES, STOPWORDS
+from kenning_encounter.textproc import MONTH_NAMES, STOPWORDS, stem, tokenize, words
 
 
 @dataclass(frozen=True, slots=True)
@@ -897,3 +897,135 @@ def tells_since_last_talk(text: str) -> bool:
 def states_time(text: str, anchor: datetime) -> list[TimeWindow]:
     """The times a record's text states, relative ones read against when it was recorded."""
     return [w for w in find_times(text, now=anchor) if w.certainty >= 0.5]
+
+
+# --- times named by an event -------------------------------------------------------
+# "before the migration", "after our move", "since Gina's launch": a relation, a
+# determiner, and up to four words, ending where the sentence or its clause does.
+_EVENT_AT = _Pattern(
+    r"\b(?P<rel>before|after|since|until|till|prior\s+to|following|ahead\s+of)\s+"
+    r"(?P<det>the|our|my|his|her|their|your|its|that|this|[a-z]+'s)\s+"
+    r"(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)"
+    r"(?=\s*(?:[?.!,;:)]|$)|\s+(?:and|or|but|when|while|where|as|if|did|do|does|was|were|is|"
+    r"are|had|has|have|will|would|with|to|in|on|at|for|from|by|of|so|because|then|"
+    r"we|i|you|he|she|they)\b)",
+    re.I,
+)
+_BEFORE: Final = frozenset({"before", "until", "till", "prior to", "ahead of"})
+# Spans of the calendar, not events: "after the weekend" is no record's to place.
+_NOT_EVENTS: Final = frozenset(
+    {
+        "day",
+        "days",
+        "week",
+        "weeks",
+        "weekend",
+        "weekends",
+        "month",
+        "months",
+        "year",
+        "years",
+        "morning",
+        "afternoon",
+        "evening",
+        "night",
+        "time",
+        "moment",
+        "end",
+        "start",
+        "beginning",
+        "while",
+        "break",
+        "season",
+        "holiday",
+        "holidays",
+    }
+)
+_EVENT_WORDS: Final = frozenset(
+    {"before", "after", "since", "until", "till", "prior", "following", "ahead"}
+)
+EVENT_CERTAINTY: Final = 0.6  # the memory's own record of the event, read for its time
+
+
+@dataclass(frozen=True, slots=True)
+class EventRef:
+    """A time named by an event rather than a date ("before the migration"): which side
+    of it, and the words naming it. What happened when is the memory's to say (the
+    records of the event, ``event_window``); the calendar reader knows dates only."""
+
+    before: bool
+    phrase: str  # as written: "the migration"
+    keys: tuple[str, ...]  # the event's own words, stemmed
+    span: tuple[int, int]
+
+
+def find_event(text: str, *, now: datetime | None = None) -> EventRef | None:
+    """The first event a text places a time by, where no date is named there."""
+    if _words(text).isdisjoint(_EVENT_WORDS):
+        return None
+    dated = [w.span for w in find_times(text, now=now)]
+    for m in _EVENT_AT.finditer(text):
+        span = (m.start(), m.end())
+        if any(span[0] < end and start < span[1] for start, end in dated):
+            continue
+        named = [w for w in words(m["what"]) if w not in STOPWORDS]
+        if not named or all(w in _NOT_EVENTS for w in named):
+            continue
+        owner = m["det"][:-2] if m["det"].endswith("'s") else ""  # "Gina's launch"
+        keys = tuple(dict.fromkeys(stem(w) for w in [*named, *words(owner)]))
+        if keys:
+            rel = " ".join(m["rel"].lower().split())
+            phrase = f"{m['det']} {m['what']}"
+            return EventRef(rel in _BEFORE, phrase, keys, span)
+    return None
+
+
+def record_keys(node: NodeRecord) -> tuple[str, ...]:
+    """The word keys a record is matched by: its name and description tokenized (as the
+    store keeps them, when it does: the same tokenizer made them)."""
+    if node.terms is not None:
+        return tuple(node.terms.split())
+    return tuple(tokenize(f"{node.name}\n{node.description}"))
+
+
+def event_window(
+    ref: EventRef,
+    records: Iterable[NodeRecord],
+    tokens: Callable[[NodeRecord], Iterable[str]] = record_keys,
+    weight: Callable[[str], float] = lambda key: 1.0,
+) -> TimeWindow | None:
+    """The time ``ref`` names, read from the records of the event among ``records``: the
+    one whose words cover the event's best (weighed by ``weight``, at least half), placed
+    where its text says the event was ("last weekend") or else at its own time. Among
+    equals the reading that keeps the wider window stands: the latest record of the event
+    for "before", the earliest for "after". None when no record names it."""
+    total = sum(weight(k) for k in ref.keys)
+    if total <= 0:
+        return None
+    best: tuple[float, float] | None = None
+    at: datetime | None = None
+    for node in records:
+        held = set(tokens(node))
+        share = sum(weight(k) for k in ref.keys if k in held) / total
+        when = _event_time(node) if share >= 0.5 else None
+        if when is None:
+            continue
+        rank = (share, when.timestamp() if ref.before else -when.timestamp())
+        if best is None or rank > best:
+            best, at = rank, when
+    if at is None:
+        return None
+    label = f"{'before' if ref.before else 'after'} {ref.phrase} ({at.date().isoformat()})"
+    if ref.before:
+        return TimeWindow(None, at, timedelta(0), EVENT_CERTAINTY, label, ref.span)
+    return TimeWindow(at, None, timedelta(0), EVENT_CERTAINTY, label, ref.span)
+
+
+def _event_time(node: NodeRecord) -> datetime | None:
+    """When a record places what it tells: the first time its text states, else its own."""
+    own = node_time(node)
+    if own is None:
+        return None
+    stated = states_time(node.description, own.start)
+    first = stated[0] if stated else None
+    return first.start if first is not None and first.start is not None else own.start

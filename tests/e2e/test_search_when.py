@@ -99,3 +99,28 @@ async def test_an_unreadable_when_is_refused_naming_the_field_and_the_fix(
         assert "when:" in refusal and "2023-05-01..2023-05-31" in refusal, refusal
         assert "last week" in refusal
         assert snapshot(runtime.context.store) == before
+
+
+async def test_a_time_named_by_an_event_is_placed_by_its_record(tmp_path: Path) -> None:
+    """ "before the migration": the memory's record of the migration says when it was."""
+    config = make_settings(tmp_path / "memory")
+    async with Client(build_server(config, Runtime(config))) as client:
+        await call_ok(client, "advance_encounter", {"session_id": SESSION, "purpose": "db"})
+        written = [
+            ("sharding", "We decided to shard the orders tables.", "2026-07-01"),
+            ("mysql", "We decided to keep the orders tables on MySQL.", "2026-03-02"),
+            ("migration", "The Postgres migration finished.", "2026-05-10"),
+        ]
+        entities: list[dict[str, Any]] = [
+            {"type": "Observation", "name": n, "description": d, "t_observed": f"{t}T09:00:00Z"}
+            for n, d, t in written
+        ]
+        await call_ok(client, "create_entities", {"session_id": SESSION, "entities": entities})
+        for side, first in (("before", "mysql"), ("after", "sharding")):
+            result = await call_ok(
+                client, "search", {"query": f"what did we decide {side} the migration"}
+            )
+            names = [h["name"] for h in result["hits"]]
+            assert {"mysql", "sharding"} <= set(names)
+            assert min(("mysql", "sharding"), key=names.index) == first, side
+            assert f"{side} the migration (2026-05-10)" in result["note"]

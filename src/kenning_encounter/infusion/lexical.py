@@ -34,7 +34,9 @@ fulltext index proposed, with what the graph tells cheaply about each:
   own words stay in the query, weaker: a record may name the time as the prompt
   does ("last weekend", counted from another moment). A prompt asking when
   ("When did ...") lifts the nodes whose text says when, and one asking how
-  long ("How long has ...") those that say for how long or since when.
+  long ("How long has ...") those that say for how long or since when. A time
+  named by an event and no date ("after the migration") is placed by the
+  memory's own records of the event (``Query.anchored``), then counts as above.
 
 The caller supplies the candidates (fulltext hits, plus the records next to
 them in their encounter with a zero retrieval score, so that propagation can
@@ -48,8 +50,8 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Final, Protocol
 
@@ -64,13 +66,17 @@ from kenning_encounter.textproc import (
     words,
 )
 from kenning_encounter.textproc_time import (
+    EventRef,
     NodeTime,
     TimeWindow,
     asks_span,
     asks_time,
+    event_window,
+    find_event,
     find_times,
     node_time,
     read_time,
+    record_keys,
     states_span,
     states_time,
     tells_since_last_talk,
@@ -178,6 +184,22 @@ class Query:
     window: TimeWindow | None = None  # the time the prompt names, if any
     asks_when: bool = False  # the prompt asks for a time ("When did ...", "What year ...")
     asks_span: bool = False  # the prompt asks how long ("How long has ...")
+    # A time named by an event and no date ("before the migration"): the records of the
+    # event place it (``anchored``), and it then stands as the window.
+    event: EventRef | None = None
+
+    def anchored(
+        self,
+        records: Iterable[NodeRecord],
+        tokens: Callable[[NodeRecord], Iterable[str]],
+        weight: Callable[[str], float],
+    ) -> Query:
+        """This query with the time its event names read from ``records``, when they
+        hold the event; else as it is."""
+        if self.event is None or self.window is not None:
+            return self
+        window = event_window(self.event, records, tokens, weight)
+        return self if window is None else replace(self, window=window)
 
     def weights(self) -> dict[str, float]:
         return {t.key: t.weight for t in self.terms}
@@ -255,11 +277,8 @@ class Scored:
 
 
 def node_tokens(node: NodeRecord) -> tuple[str, ...]:
-    """The tokens the lexical path matches a node by: its name and description (as the
-    store keeps them, when it does: the same tokenizer made them)."""
-    if node.terms is not None:
-        return tuple(node.terms.split())
-    return tuple(tokenize(f"{node.name}\n{node.description}"))
+    """The tokens the lexical path matches a node by (``record_keys``)."""
+    return record_keys(node)
 
 
 def stated_times(node: NodeRecord, fallback: datetime | None = None) -> tuple[TimeWindow, ...]:
@@ -319,6 +338,7 @@ def extract_terms(
     """
     cfg = config or LexicalConfig()
     window = read_time(prompt, now=now)
+    event = find_event(prompt, now=now) if window is None else None
     asks_when = asks_time(prompt)
     asks_long = asks_span(prompt)
     # A time is matched against when nodes hold; its words are kept aside, weaker.
@@ -357,6 +377,7 @@ def extract_terms(
         window,
         asks_when,
         asks_long,
+        event,
     )
 
 

@@ -371,7 +371,7 @@ def lexical_then(
 
     def work(
         tx: ReadTx, found: list[SearchHit], stats_of: Callable[[], TermStatsSnapshot]
-    ) -> tuple[Selection, T | None] | None:
+    ) -> tuple[Selection, Query, T | None] | None:
         hits = {h.id: h.score for h in found}
         if not hits:
             return None
@@ -380,17 +380,21 @@ def lexical_then(
         member_cache.follow(erasures)
         around = (cfg.neighbours, cfg.neighbour_hits)
         stats = stats_of()
-        gathered = _gather(tx, hits, *around, token_cache, member_cache, query, stats, lcfg)
-        selection = _selected(query, gathered, stats, cfg, lcfg)
-        return selection, (then(tx, selection) if then is not None else None)
+        timed = query
+        if query.event is not None and query.window is None:
+            # The event the prompt places its time by, by the hits that record it.
+            records = tx.get_nodes(list(hits)).values()
+            timed = query.anchored(records, token_cache.get, lambda key: idf(stats, key))
+        gathered = _gather(tx, hits, *around, token_cache, member_cache, timed, stats, lcfg)
+        selection = _selected(timed, gathered, stats, cfg, lcfg)
+        return selection, timed, (then(tx, selection) if then is not None else None)
 
     # One read for the search, what it found, the corpus statistics and ``then``.
     keys = [t.key for t in query.terms]
     read = store.read_text(_query_text(query), keys, work, limit=cfg.candidates)
     if read is None:
         return Selection("lexical", ()), query, None
-    selection, after = read
-    return selection, query, after
+    return read
 
 
 def _selected(

@@ -21,7 +21,15 @@ from kenning_encounter.memory.models import (
 from kenning_encounter.memory.writes import is_node_id, resolve
 from kenning_encounter.store.port import MAX_CHAIN, ChainLink, GraphStore, ReadTx, SearchHit
 from kenning_encounter.store.records import NodeRecord
-from kenning_encounter.textproc_time import TimeWindow, find_times, node_time, read_range, read_time
+from kenning_encounter.textproc_time import (
+    TimeWindow,
+    event_window,
+    find_event,
+    find_times,
+    node_time,
+    read_range,
+    read_time,
+)
 from kenning_encounter.vocabulary import PROVENANCE_RELATION_TYPES
 
 MAX_LIMIT = 100
@@ -118,6 +126,9 @@ def search(
     moment = now or datetime.now(UTC)
     window = when_window(when, moment) if when is not None else None
     boost = read_time(text, now=moment) if window is None else None
+    # A time named by an event ("before the migration") is placed by the hits that
+    # record the event, once they are read.
+    event = find_event(text, now=moment) if window is None and boost is None else None
     words = text
     if boost is not None:
         # The time is matched against when nodes hold, not against their words.
@@ -125,7 +136,8 @@ def search(
             words = f"{words[: found.span[0]]} {words[found.span[1] :]}"
         words = words.strip() or text
     # Over-fetch when loci are hidden or time filters, so neither starves the result.
-    fetch = _WHEN_FETCH if window is not None else limit * 3 if hidden_loci or boost else limit
+    timed = boost is not None or event is not None
+    fetch = _WHEN_FETCH if window is not None else limit * 3 if hidden_loci or timed else limit
     standing = (activation or Activation()) if as_of is None else None
     if standing is not None:
         fetch = max(fetch, limit * 3)  # faded hits are left out: fetch past them
@@ -151,6 +163,9 @@ def search(
         hits, nodes, past = asof.search_hits(
             store, as_of, words, types=types, include_superseded=include_superseded, limit=fetch
         )
+    if event is not None:
+        seen = [n for h in hits if (n := nodes.get(h.id)) is not None and _visible(n, hidden_loci)]
+        boost = event_window(event, seen)
     scored: list[tuple[NodeRecord, float]] = []
     for hit in hits:
         node = nodes.get(hit.id)

@@ -76,7 +76,8 @@ def register(tools: ToolRegistrar) -> None:
                 "An ISO date or range ('2023-05-07', '2023-05-01..2023-05-31', "
                 "'2023-05-01..') or a phrase read against now ('yesterday', 'last week', "
                 "'in May 2023'). Omit for all times; a time named in the query ranks, "
-                "never filters.",
+                "never filters: a date, or an event the memory records ('before the "
+                "migration').",
             ),
         ] = None,
         same_as: SameAs = False,

@@ -1,0 +1,67 @@
+"""A time named by an event, not a date ("before the migration"), placed by the memory's
+own records of the event: search and the infusion rank the nodes of that side first and
+leave nothing out. Both backends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kenning_encounter.infusion.config import InfusionConfig
+from kenning_encounter.infusion.pipeline import Infuser
+from kenning_encounter.memory.service import Memory
+
+S = "event-time"
+# Written newest first, so the order of writing favours neither side.
+OBSERVED = [
+    ("shard decided", "We decided to shard the orders tables by region.", "2026-07-01"),
+    ("mysql kept", "We decided to keep the orders tables on MySQL.", "2026-03-02"),
+    ("migration done", "The Postgres migration finished.", "2026-05-10"),
+]
+
+
+@pytest.fixture
+def recorded(memory: Memory) -> dict[str, str]:
+    memory.advance_encounter(S, "the orders database")
+    entities: list[dict[str, Any]] = [
+        {"type": "Observation", "name": name, "description": text, "t_observed": f"{day}T09:00:00Z"}
+        for name, text, day in OBSERVED
+    ]
+    created = memory.create_entities(S, entities).created
+    return {c.name: c.id for c in created}
+
+
+def _first(order: list[str], names: dict[str, str]) -> str:
+    shown = [n for n in ("mysql kept", "shard decided") if names[n] in order]
+    assert len(shown) == 2, order  # nothing is left out
+    return min(shown, key=lambda n: order.index(names[n]))
+
+
+def test_search_ranks_the_side_of_the_event_asked_about(
+    memory: Memory, recorded: dict[str, str]
+) -> None:
+    for side, first in (("before", "mysql kept"), ("after", "shard decided")):
+        found = memory.search(f"what did we decide {side} the migration")
+        assert _first([h.id for h in found.hits], recorded) == first, side
+        assert f"{side} the migration (2026-05-10)" in found.note
+
+
+def test_infusion_ranks_the_side_of_the_event_asked_about(
+    memory: Memory, recorded: dict[str, str]
+) -> None:
+    infuser = Infuser(memory.store, InfusionConfig())
+    for side, first in (("before", "mysql kept"), ("after", "shard decided")):
+        result = infuser.infuse(
+            f"event-{side}", f"What did we decide about the orders tables {side} the migration?"
+        )
+        assert _first(list(result["meta"]["ranked"]), recorded) == first, side
+
+
+def test_an_event_the_memory_does_not_hold_moves_nothing(
+    memory: Memory, recorded: dict[str, str]
+) -> None:
+    plain = memory.search("what did we decide")
+    unheld = memory.search("what did we decide before the rewrite")
+    assert [h.id for h in unheld.hits] == [h.id for h in plain.hits]
+    assert "rewrite" not in unheld.note

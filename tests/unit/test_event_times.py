@@ -1,0 +1,100 @@
+"""Times named by an event ("before the migration"), placed by the records of the event."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.textproc_time import event_window, find_event
+
+NOW = datetime(2026, 8, 1, 12, tzinfo=UTC)
+
+
+def _observed(node_id: str, text: str, when: str) -> NodeRecord:
+    return NodeRecord(
+        node_id,
+        "Observation",
+        node_id,
+        text,
+        1,
+        f"{when}T09:00:00Z",
+        props={"t_observed": f"{when}T09:00:00Z"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "before", "keys"),
+    [
+        ("What did we decide before the migration?", True, ("migration",)),
+        ("anything after the database migration to Postgres", False, ("databas", "migration")),
+        ("since our move, what broke", False, ("mov",)),
+        ("until the outage, and then?", True, ("outag",)),
+        ("prior to the launch", True, ("launch",)),
+        ("What did Melanie realize after Caroline's talk?", False, ("talk", "carolin")),
+    ],
+)
+def test_an_event_is_read_with_its_side_and_words(
+    text: str, before: bool, keys: tuple[str, ...]
+) -> None:
+    found = find_event(text, now=NOW)
+    assert found is not None
+    assert (found.before, found.keys) == (before, keys)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "before 7 May 2026",  # a date: the calendar's
+        "after last week's review",  # a date inside: the calendar's
+        "during the summer",
+        "after the weekend",  # a span of the calendar, no event
+        "before that",
+        "after the",
+        "the migration went fine",
+        "",
+    ],
+)
+def test_what_names_no_event(text: str) -> None:
+    assert find_event(text, now=NOW) is None
+
+
+def test_the_record_that_names_the_event_best_places_it() -> None:
+    ref = find_event("what did we decide after the database migration?")
+    assert ref is not None
+    records = [
+        _observed("plan", "We should plan a migration some day", "2026-02-01"),
+        _observed("done", "The database migration to Postgres finished", "2026-05-10"),
+        _observed("other", "Decided to shard the orders tables", "2026-07-01"),
+    ]
+    window = event_window(ref, records)
+    assert window is not None
+    assert (window.start, window.end) == (datetime(2026, 5, 10, 9, tzinfo=UTC), None)
+    assert "after the database migration" in window.label
+
+
+def test_among_equal_records_the_wider_window_stands() -> None:
+    """The earliest record of the event for "after", the latest for "before": a window
+    too wide lifts too much; one too narrow leaves the answer out."""
+    records = [
+        _observed("early", "the launch is on", "2026-03-01"),
+        _observed("late", "the launch went well", "2026-06-01"),
+    ]
+    after = event_window(find_event("after the launch") or pytest.fail(), records)
+    before = event_window(find_event("before the launch") or pytest.fail(), records)
+    assert after is not None and before is not None
+    assert after.start == datetime(2026, 3, 1, 9, tzinfo=UTC)
+    assert before.end == datetime(2026, 6, 1, 9, tzinfo=UTC)
+
+
+def test_a_record_places_the_event_where_its_text_says_it_was() -> None:
+    told = _observed("told", "the roadtrip last weekend was wild", "2026-07-20")  # a Monday
+    window = event_window(find_event("after the roadtrip") or pytest.fail(), [told])
+    assert window is not None and window.start is not None
+    assert window.start < datetime(2026, 7, 20, tzinfo=UTC)
+
+
+def test_no_record_of_the_event_names_no_time() -> None:
+    records = [_observed("a", "we talked about lunch", "2026-05-01")]
+    assert event_window(find_event("before the migration") or pytest.fail(), records) is None
