@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,14 @@ from kenning_encounter.infusion.pipeline import Infuser
 from kenning_encounter.meaning import MatcherOptions, make_provider
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.port import GraphStore
-from tests.support.fake_llm import FakeGemini, Reply, Seen, echo_meaning, handle_of
+from tests.support.fake_llm import (
+    FakeGemini,
+    Reply,
+    Seen,
+    echo_meaning,
+    handle_of,
+    listed_handles,
+)
 
 pytest.importorskip("google.genai")
 
@@ -107,5 +115,41 @@ def test_a_failing_matcher_falls_back_and_says_so(
             infuser.infuse("s2", "the token cache after release")["meta"]["degraded_reason"]
             == "malformed_output"
         )
+    finally:
+        runtime.close()
+
+
+def test_the_matchers_prompt_holds_the_moment_and_each_items_date(
+    memory: Memory, store: GraphStore, tmp_path: Path, fake: FakeGemini
+) -> None:
+    """Issue #16 item 7: the matcher reads "last week" against the prompt's moment and the
+    items' own dates (world time where a node states it, else when it was recorded)."""
+    memory.advance_encounter("w", "deploys")
+    memory.create_entities(
+        "w",
+        [
+            {
+                "type": "Observation",
+                "name": "token cache flushed",
+                "description": "The release emptied the token cache.",
+                "t_observed": "2026-04-28T10:00:00Z",
+            },
+            {"type": "Note", "name": "lunch", "description": "The team eats at noon."},
+        ],
+    )
+    runtime = _runtime(store, tmp_path, fake.url)
+    runtime.start()
+    try:
+        assert runtime.maintainer.wait_idle(10)
+        infuser = Infuser(store, InfusionConfig(), matcher=runtime)
+        now = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
+        result = infuser.infuse("s", "what broke last week?", now=now)
+        assert result["meta"]["channel"] == "meaning"
+        asked = [r.user for r in fake.requests if "MEMORY ITEMS" in r.user][-1]
+        assert "\nNOW\n2026-05-04 09:00 UTC, a Monday\n" in asked
+        items = listed_handles(asked)
+        assert items[handle_of(asked, "token cache")].startswith("[2026-04-28] ")
+        today = datetime.now(UTC).date().isoformat()  # the note states no time: recorded now
+        assert items[handle_of(asked, "noon")].startswith(f"[{today}] ")
     finally:
         runtime.close()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -336,3 +337,69 @@ def test_infuse_meaning_reports_what_was_given_and_chosen(
     assert given["prompt_chars"] == len(fake.requests[0].system) + len(fake.requests[0].user)
     assert set(report["timings_ms"]) == {"assemble", "model", "parse", "total"}
     json.dumps(report)  # plain data, ready for an MCP tool result
+
+
+def _dated(ids: Sequence[str]) -> dict[str, str]:
+    """Dates for the listed nodes: one a month, in the order the meanings were made."""
+    order = list(MEANINGS)
+    return {i: f"2026-0{order.index(i) + 1}-15" for i in ids if i in order}
+
+
+def test_items_carry_their_dates_and_the_prompt_its_moment(
+    sidecar: SidecarStore, served: tuple[Provider, Fake]
+) -> None:
+    """Times the prompt names ("last week", "in May") are read against NOW and the items'
+    dates (issue #16 item 7: the matcher's prompt understands time)."""
+    provider, fake = served
+    asked: list[list[str]] = []
+
+    def dates(ids: Sequence[str]) -> dict[str, str]:
+        asked.append(list(ids))
+        return _dated(ids)
+
+    matcher = Matcher(sidecar, provider, dates=dates)
+    now = datetime(2026, 6, 3, 14, 30, tzinfo=UTC)
+    matcher.select("what did we find about refunds last month?", now=now)
+    matcher.select("and in February?", now=now)
+    first, second = (s.user for s in fake.requests)
+    listed = listed_handles(first)
+    assert listed[handle_of(first, "nightly export")].startswith("[2026-03-15] Why does")
+    assert all(re.match(r"\[2026-0\d-15\] ", meaning) for meaning in listed.values())
+    assert "\nNOW\n2026-06-03 14:30 UTC, a Wednesday\n" in first
+    assert first.index("\nNOW\n") > first.index("\nRECENT USER TURNS")  # after the listing
+    assert "NOW" in fake.requests[0].system
+    # Dates are asked once a node; the listing stays a prefix from prompt to prompt.
+    assert asked == [list(MEANINGS)]
+    assert second.startswith(first[: first.index("\nRECENT USER TURNS")])
+
+
+def test_a_dated_window_keeps_within_the_budget(
+    tmp_path: Path, served: tuple[Provider, Fake]
+) -> None:
+    provider, fake = served
+    store, items = big_sidecar(tmp_path / "big", 600)
+    try:
+        budget = 6_000
+        every = {e.id: "2026-01-02" for e in store.entries()}
+        options = MatcherOptions(prompt_budget_chars=budget)
+        matcher = Matcher(store, provider, options, dates=lambda ids: {i: every[i] for i in ids})
+        result = matcher.select(
+            "any fog expected near the lighthouse?", candidates=Candidates(items, [], [])
+        )
+        assert result.window.used and 0 < result.window.size < 601
+        assert result.prompt_chars <= budget
+        assert all(
+            m.startswith("[2026-01-02] ") for m in listed_handles(fake.requests[0].user).values()
+        )
+    finally:
+        store.close()
+
+
+def test_without_dates_or_a_moment_the_prompt_is_as_before(
+    sidecar: SidecarStore, served: tuple[Provider, Fake]
+) -> None:
+    provider, fake = served
+    Matcher(sidecar, provider).select("what about refunds?")
+    user = fake.requests[0].user
+    assert "\nNOW\n" not in user
+    assert not any(m.startswith("[") for m in listed_handles(user).values())

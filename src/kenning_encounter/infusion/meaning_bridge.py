@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 
 from kenning_encounter.infusion.select import Seed, Selection
@@ -25,6 +26,7 @@ from kenning_encounter.meaning import (
 )
 from kenning_encounter.store.port import GraphStore, ReadTx
 from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.textproc_time import node_time
 
 log = logging.getLogger(__name__)
 _RECENT_ENCOUNTERS = 3
@@ -66,7 +68,7 @@ class MeaningRuntime:
         self.sidecar: MeaningStore = SidecarStore(sidecar) if isinstance(sidecar, Path) else sidecar
         self.provider = provider
         self.maintainer = MeaningMaintainer(self.sidecar, provider)
-        self.matcher = Matcher(self.sidecar, provider, options)
+        self.matcher = Matcher(self.sidecar, provider, options, dates=self._dates)
         self._candidates = StoreCandidates(store)
 
     def start(self) -> None:
@@ -93,6 +95,12 @@ class MeaningRuntime:
             self.maintainer.drop(node_id)
 
     # --- selection ---------------------------------------------------------------
+    def _dates(self, ids: Sequence[str]) -> dict[str, str]:
+        """Each node's date as the matcher lists it: its world time where it states one,
+        else when it was recorded (textproc_time.node_time)."""
+        found = self._store.read(lambda tx: tx.get_nodes(list(ids)))
+        return {i: t.start.date().isoformat() for i, n in found.items() if (t := node_time(n))}
+
     def _heads(self, ids: Sequence[str]) -> dict[str, NodeRecord]:
         """Each picked id's live head: a pick of an old revision stands for its successor."""
 
@@ -118,9 +126,10 @@ class MeaningRuntime:
         limit: int,
         *,
         timeout_s: float | None = None,
+        now: datetime | None = None,
     ) -> Selection:
         result = self.matcher.select(
-            prompt, trajectory, candidates=self._candidates, timeout_s=timeout_s
+            prompt, trajectory, candidates=self._candidates, timeout_s=timeout_s, now=now
         )
         window = {
             "used": result.window.used,

@@ -54,6 +54,7 @@ class MatcherLike(Protocol):
         limit: int,
         *,
         timeout_s: float | None = None,
+        now: datetime | None = None,
     ) -> select.Selection: ...
 
 
@@ -165,8 +166,9 @@ class Infuser:
                     fallback_detail="no time left for the matcher within the caller's deadline",
                 )
             else:
+                moment = now if now is not None else datetime.now(UTC)
                 chosen = self._matcher.select_seeds(
-                    prompt, trajectory, self._config.seeds, timeout_s=budget
+                    prompt, trajectory, self._config.seeds, timeout_s=budget, now=moment
                 )
             if chosen.channel == "meaning":
                 return chosen, None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from datetime import UTC, datetime
 from typing import TypedDict
 
 from kenning_encounter.meaning.matcher import Matcher, MatchResult
@@ -99,8 +100,9 @@ def infuse_meaning(
     candidates: CandidateSource | None = None,
     exclude: Collection[str] = (),
 ) -> MeaningDiagnostic:
-    """Run one selection exactly as an infusion would and describe it."""
-    result = matcher.select(prompt, trajectory, candidates=candidates, exclude=exclude)
+    """Run one selection exactly as an infusion would (asked now) and describe it."""
+    now = datetime.now(UTC)
+    result = matcher.select(prompt, trajectory, candidates=candidates, exclude=exclude, now=now)
     return describe_match(
         result, matcher.sidecar, prompt_budget_chars=matcher.options.prompt_budget_chars
     )

@@ -19,15 +19,18 @@ knows to take the lexical path. Reasons:
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal
 
 from kenning_encounter.errors import MatcherError
 from kenning_encounter.meaning.providers.base import ModelRequest, Provider
 from kenning_encounter.meaning.selection import (
+    DATE_CHARS,
     LINE_OVERHEAD,
     MEMORY_HEADER,
     parse_selection,
@@ -118,12 +121,22 @@ class Matcher:
     """Thread-safe; one instance serves every session of the server."""
 
     def __init__(
-        self, sidecar: MeaningStore, provider: Provider, options: MatcherOptions | None = None
+        self,
+        sidecar: MeaningStore,
+        provider: Provider,
+        options: MatcherOptions | None = None,
+        *,
+        dates: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
     ) -> None:
+        """``dates`` gives listed nodes their dates (ISO, by id; a node's time never
+        changes, so each is asked once); without it items are listed undated."""
         self._sidecar = sidecar
         self._provider = provider
         self._options = options or MatcherOptions()
         self._full: _Listing | None = None  # the full listing, reused until the sidecar changes
+        self._dates = dates
+        self._dated: dict[str, str] = {}  # node id -> its date ("" for none), as ``dates`` said
+        self._dated_lock = threading.Lock()
 
     @property
     def options(self) -> MatcherOptions:
@@ -145,6 +158,7 @@ class Matcher:
         candidates: CandidateSource | None = None,
         exclude: Collection[str] = (),
         timeout_s: float | None = None,
+        now: datetime | None = None,
     ) -> MatchResult:
         """Pick the nodes that bear on ``prompt``.
 
@@ -153,6 +167,7 @@ class Matcher:
         (without it the window is the newest meanings). ``exclude`` keeps ids
         out of the pool (e.g. superseded nodes). ``timeout_s`` shortens the
         provider's timeout for this call, for a caller with a deadline of its own.
+        ``now`` is the prompt's moment, which the prompt names for the times it reads.
         """
         started = time.monotonic()
         match_id = uuid.uuid4().hex
@@ -164,7 +179,7 @@ class Matcher:
         window = WindowInfo(False, 0, 0)
         try:
             self._provider.check()
-            prep = self._prepare(prompt, turns, candidates, exclude)
+            prep = self._prepare(prompt, turns, candidates, exclude, now)
             window = prep.window
             if window.pool_size == 0:
                 raise MatcherError("empty_pool", "no meanings are held yet")
@@ -226,9 +241,11 @@ class Matcher:
         *,
         candidates: CandidateSource | None = None,
         exclude: Collection[str] = (),
+        now: datetime | None = None,
     ) -> tuple[str, str, WindowInfo]:
         """The (system, user) prompt ``select`` would send, and its window; no model call."""
-        prep = self._prepare(prompt, self._trim_turns(prompt, trajectory), candidates, exclude)
+        turns = self._trim_turns(prompt, trajectory)
+        prep = self._prepare(prompt, turns, candidates, exclude, now)
         return prep.system, prep.user, prep.window
 
     def _prepare(
@@ -237,10 +254,11 @@ class Matcher:
         turns: Sequence[str],
         candidates: CandidateSource | None,
         exclude: Collection[str],
+        now: datetime | None = None,
     ) -> _Prepared:
         opts = self._options
         text = prompt[: opts.max_prompt_chars]
-        moment = render_moment(text, turns)
+        moment = render_moment(text, turns, now)
         system = select_system(max_picks=opts.max_picks, reasons=opts.reasons)
         # The budget is for the whole prompt; the meanings get what the rest
         # leaves, but never less than a quarter of it.
@@ -276,11 +294,12 @@ class Matcher:
             return cached, WindowInfo(False, size, size)
         snap = self._sidecar.snapshot()
         excluded = set(exclude)
-        total = snap.text_chars + LINE_OVERHEAD * len(snap.entries)
+        extra = DATE_CHARS if self._dates is not None else 0  # a dated line's more
+        total = snap.text_chars + (LINE_OVERHEAD + extra) * len(snap.entries)
         for node_id in excluded:
             entry = self._sidecar.get(node_id)
             if entry is not None:
-                total -= len(render_line(entry))
+                total -= len(render_line(entry)) + extra
         window = fit_window(
             snap.entries,
             budget,
@@ -290,10 +309,11 @@ class Matcher:
             text=text,
             source=candidates,
             quotas=self._options.quotas,
+            extra_per_line=extra,
         )
         listing = _Listing(
             snap.version,
-            render_block(window.entries),
+            render_block(window.entries, self._dates_of(window.entries)),
             {e.seq: e.id for e in window.entries},
             window.entries,
         )
@@ -301,6 +321,23 @@ class Matcher:
             self._full = listing
         info = WindowInfo(window.used, len(window.entries), window.pool_size, window.by_source)
         return listing, info
+
+    def _dates_of(self, entries: Sequence[MeaningEntry]) -> dict[str, str]:
+        """Each entry's node date, from ``dates`` once a node (an unreadable one: none)."""
+        if self._dates is None:
+            return {}
+        with self._dated_lock:
+            missing = [e.id for e in entries if e.id not in self._dated]
+        if missing:
+            try:
+                found = dict(self._dates(missing))
+            except Exception:  # a listing goes undated rather than failing the match
+                logger.warning("node dates unavailable; items listed undated", exc_info=True)
+                return {}
+            with self._dated_lock:
+                self._dated.update({i: found.get(i, "") for i in missing})
+        with self._dated_lock:
+            return {e.id: self._dated.get(e.id, "") for e in entries}
 
     def _fallback(
         self,

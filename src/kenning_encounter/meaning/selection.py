@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from kenning_encounter.errors import MatcherError
 from kenning_encounter.meaning.sidecar import MeaningEntry
@@ -26,8 +27,11 @@ _INTRO = (
     "prompt well: items about the same subject or the same thing under other words, "
     "items that would change or contest the answer, and open questions the moment could "
     "settle. When nothing bears on it, pick nothing: an empty answer is correct and "
-    "common. Pick at most {max_picks} items, the most relevant first. Answer with JSON "
-    "only, exactly in this form: "
+    "common. An item may begin with a date in brackets: when what it holds was true or "
+    "seen, else when it was recorded. NOW is the moment of the prompt: read the times it "
+    "names ('last week', 'in May', 'before the migration') against NOW and those dates. "
+    "Pick at most {max_picks} items, the most relevant first. Answer with JSON only, "
+    "exactly in this form: "
 )
 _IDS_FORMAT = '{"ids": [<item number>, ...]}'
 _PICKS_FORMAT = '{"picks": [{"id": <item number>, "why": "<a few words>"}, ...]}'
@@ -41,22 +45,33 @@ def select_system(*, max_picks: int, reasons: bool) -> str:
 
 # A listed line is "<seq>: <meaning>\n": the handle and meaning plus these.
 LINE_OVERHEAD = 3
+# A dated line: "<seq>: [2023-05-07] <meaning>\n", these more.
+DATE_CHARS = len("[2023-05-07] ")
 
 
-def render_line(entry: MeaningEntry) -> str:
+def render_line(entry: MeaningEntry, when: str = "") -> str:
+    """``when``: the node's date (ISO), or empty where it has none."""
+    if when:
+        return f"{entry.seq}: [{when}] {entry.meaning}\n"
     return f"{entry.seq}: {entry.meaning}\n"
 
 
-def render_block(entries: Iterable[MeaningEntry]) -> str:
-    return "".join([render_line(e) for e in entries])
+def render_block(entries: Iterable[MeaningEntry], dates: Mapping[str, str] | None = None) -> str:
+    held = dates or {}
+    return "".join([render_line(e, held.get(e.id, "")) for e in entries])
 
 
-def render_moment(prompt: str, trajectory: Sequence[str]) -> str:
+def render_moment(prompt: str, trajectory: Sequence[str], now: datetime | None = None) -> str:
+    """The turns and the prompt, after the listing (which stays the same from prompt to
+    prompt); ``now``, the prompt's moment, with them."""
     parts = ["\nRECENT USER TURNS (oldest first)\n"]
     if trajectory:
         parts.extend(f"- {turn}\n" for turn in trajectory)
     else:
         parts.append("(none)\n")
+    if now is not None:
+        at = now.astimezone(UTC)
+        parts.append(f"\nNOW\n{at:%Y-%m-%d %H:%M} UTC, a {at:%A}\n")
     parts.append(f"\nCURRENT PROMPT\n{prompt}\n")
     return "".join(parts)
 

@@ -52,9 +52,10 @@ class Window:
     by_source: dict[str, int] = field(default_factory=dict[str, int])
 
 
-def line_chars(entry: MeaningEntry) -> int:
-    """Length of the entry's rendered line, ``"<seq>: <meaning>\\n"``."""
-    return len(str(entry.seq)) + LINE_OVERHEAD + len(entry.meaning)
+def line_chars(entry: MeaningEntry, extra: int = 0) -> int:
+    """Length of the entry's rendered line, ``"<seq>: <meaning>\\n"`` and ``extra`` (its
+    date, when lines carry one)."""
+    return len(str(entry.seq)) + LINE_OVERHEAD + len(entry.meaning) + extra
 
 
 def _ask(name: str, call: Callable[[], list[str]]) -> list[str]:
@@ -78,6 +79,7 @@ def fit_window(
     text: str,
     source: CandidateSource | None,
     quotas: WindowQuotas | None = None,
+    extra_per_line: int = 0,
 ) -> Window:
     """The entries to list within ``budget_chars``, in creation order.
 
@@ -85,6 +87,7 @@ def fit_window(
     ``excluded``, and ``total_chars`` is the size of the pool's full listing
     (known without a scan, so a windowed prompt costs O(window), not O(pool)).
     ``lookup`` resolves a candidate id to its entry (None when it has none).
+    ``extra_per_line`` is what each line carries beyond its handle and meaning.
     """
     pool_size = len(entries) - sum(1 for x in excluded if lookup(x) is not None)
     if total_chars <= budget_chars:
@@ -120,7 +123,7 @@ def fit_window(
             entry = lookup(node_id)
             if entry is None or node_id in excluded:
                 continue
-            size = line_chars(entry)
+            size = line_chars(entry, extra_per_line)
             if used + size > budget_chars:
                 continue
             chosen[node_id] = entry
@@ -135,7 +138,7 @@ def fit_window(
     for entry in reversed(entries):
         if entry.id in chosen or entry.id in excluded:
             continue
-        size = line_chars(entry)
+        size = line_chars(entry, extra_per_line)
         if used + size > budget_chars:
             break
         chosen[entry.id] = entry

@@ -47,7 +47,13 @@ class _Unavailable:
         self.detail = detail
 
     def select_seeds(
-        self, prompt: str, trajectory: Any, limit: int, *, timeout_s: float | None = None
+        self,
+        prompt: str,
+        trajectory: Any,
+        limit: int,
+        *,
+        timeout_s: float | None = None,
+        now: Any = None,
     ) -> Selection:
         from kenning_encounter.infusion.select import Selection
 
