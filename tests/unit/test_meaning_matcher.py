@@ -403,3 +403,26 @@ def test_without_dates_or_a_moment_the_prompt_is_as_before(
     user = fake.requests[0].user
     assert "\nNOW\n" not in user
     assert not any(m.startswith("[") for m in listed_handles(user).values())
+
+
+def test_the_dates_kept_are_bounded(
+    sidecar: SidecarStore, served: tuple[Provider, Fake], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the bound the kept dates are dropped and asked again as items are listed."""
+    from kenning_encounter.meaning import matcher as module
+
+    monkeypatch.setattr(module, "_MAX_DATED", 3)
+    provider, fake = served
+    asked: list[int] = []
+
+    def dates(ids: Sequence[str]) -> dict[str, str]:
+        asked.append(len(ids))
+        return _dated(ids)
+
+    matcher = Matcher(sidecar, provider, dates=dates)
+    matcher.select("refunds?")
+    sidecar.put("obs_000000000099", "A meaning made later about ferries.", "h9", order=99)
+    matcher.select("ferries?")
+    assert asked == [5, 6]  # the second listing asked for all six again, not for one
+    items = listed_handles(fake.requests[1].user).values()
+    assert len(items) == 6 and all(m.startswith("[2026-") for m in list(items)[:5])

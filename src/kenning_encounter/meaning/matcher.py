@@ -44,6 +44,7 @@ from kenning_encounter.meaning.stored import MeaningStore
 from kenning_encounter.meaning.window import CandidateSource, WindowQuotas, fit_window
 
 logger = logging.getLogger(__name__)
+_MAX_DATED = 200_000  # node dates kept: a large memory's listings read them again past it
 
 Channel = Literal["meaning", "fallback"]
 
@@ -328,6 +329,9 @@ class Matcher:
             return {}
         with self._dated_lock:
             missing = [e.id for e in entries if e.id not in self._dated]
+            if missing and len(self._dated) + len(missing) > _MAX_DATED:
+                self._dated.clear()  # past the bound: what is listed now is asked again
+                missing = [e.id for e in entries]
         if missing:
             try:
                 found = dict(self._dates(missing))
