@@ -194,3 +194,38 @@ def test_the_prompts_moment_is_now_when_the_caller_names_none(
         "asker", "why did the deploy roll back yesterday?"
     )
     assert result["meta"]["ranked"].index(fresh) < result["meta"]["ranked"].index(old)
+
+
+def test_the_payload_shows_each_items_own_time(memory: Memory, store: GraphStore) -> None:
+    """An item is shown at the time ranking reads for it: the span it states true, else
+    when it was observed, else when it was recorded."""
+    memory.advance_encounter("times", "rotations")
+    memory.create_entities(
+        "times",
+        [
+            {
+                "type": "Concept",
+                "name": "key rotation weekly",
+                "description": "Signing keys rotate weekly.",
+                "valid_from": "2023-02-01",
+                "valid_until": "2023-04-01",
+            },
+            {
+                "type": "Concept",
+                "name": "key rotation daily",
+                "description": "Signing keys rotate daily.",
+                "valid_from": "2023-04-01",
+            },
+            {
+                "type": "Observation",
+                "name": "key rotation failed",
+                "description": "A signing key rotation failed.",
+                "t_observed": "2023-03-15T08:00:00Z",
+            },
+        ],
+    )
+    _, payload = _ranked(store, "how often do signing keys rotate?")
+    lines = {line.split("«")[1].split("»")[0]: line for line in payload.splitlines() if "«" in line}
+    assert "· true 2023-02-01 to 2023-04-01 ·" in lines["key rotation weekly"]
+    assert "· true from 2023-04-01 ·" in lines["key rotation daily"]
+    assert "· as of 2023-03-15 ·" in lines["key rotation failed"]

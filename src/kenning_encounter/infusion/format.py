@@ -55,8 +55,14 @@ def _sent(text: str) -> int:
 
 
 def _as_of(node: NodeRecord) -> str:
-    when = str(node.props.get("t_observed") or node.created_at)[:10]
+    """The node's time as textproc_time.node_time reads it, each date as it was written:
+    the span it states true, else when it was observed, else when it was recorded."""
     where = f" · {node.encounter}" if node.encounter else ""
+    start, end = node.props.get("valid_from"), node.props.get("valid_until")
+    if start:
+        span = f"{str(start)[:10]} to {str(end)[:10]}" if end else f"from {str(start)[:10]}"
+        return f"true {span}{where}"
+    when = str(node.props.get("t_observed") or node.created_at)[:10]
     return f"as of {when}{where}"
 
 
