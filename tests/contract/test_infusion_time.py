@@ -229,3 +229,10 @@ def test_the_payload_shows_each_items_own_time(memory: Memory, store: GraphStore
     assert "· true 2023-02-01 to 2023-04-01 ·" in lines["key rotation weekly"]
     assert "· true from 2023-04-01 ·" in lines["key rotation daily"]
     assert "· as of 2023-03-15 ·" in lines["key rotation failed"]
+    # search says the same times, as written
+    hits = {h.name: h.when for h in memory.search("signing key rotation", limit=10).hits}
+    assert hits == {
+        "key rotation weekly": "2023-02-01..2023-04-01",
+        "key rotation daily": "2023-04-01..",
+        "key rotation failed": "2023-03-15T08:00:00Z",
+    }

@@ -124,3 +124,10 @@ async def test_a_time_named_by_an_event_is_placed_by_its_record(tmp_path: Path) 
             assert {"mysql", "sharding"} <= set(names)
             assert min(("mysql", "sharding"), key=names.index) == first, side
             assert f"{side} the migration (2026-05-10)" in result["note"]
+
+
+async def test_each_hit_says_the_time_it_states(tmp_path: Path) -> None:
+    async with seeded(tmp_path) as (client, _):
+        result = await call_ok(client, "search", {"query": "deploy rolled back"})
+        when = {h["name"]: h.get("when") for h in result["hits"]}
+        assert when == {**OBSERVED, "deploy note today": None}  # the note states none

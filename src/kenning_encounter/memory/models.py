@@ -403,6 +403,12 @@ class Hit(BaseModel):
     status: str = Field(description="Question or Hypothesis status; empty for other types")
     encounter: str
     created_at: str
+    when: str = Field(
+        default="",
+        description="The world time the node states, as written: 'FROM..UNTIL' for a span "
+        "it is true (UNTIL empty when open), the moment for an observation; not sent when "
+        "it states none (created_at is then its time)",
+    )
     score: float
     tier: str = Field(description="hot, warm or cold (see find_by_name); empty with as_of")
 
@@ -420,9 +426,18 @@ class Hit(BaseModel):
             status=node.status or "",
             encounter=node.encounter or "",
             created_at=node.created_at,
+            when=_world_time(node),
             score=round(score, 4),
             tier=tier,
         )
+
+
+def _world_time(node: NodeRecord) -> str:
+    """The time a node states (textproc_time.node_time's first two kinds), as written."""
+    start = node.props.get("valid_from")
+    if start:
+        return f"{start}..{node.props.get('valid_until') or ''}"
+    return str(node.props.get("t_observed") or "")
 
 
 # The hit's schema in the listed form (``listed_item``): a validating client checks the
