@@ -116,6 +116,18 @@ def node_time(node: NodeRecord, fallback: datetime | None = None) -> NodeTime | 
     return NodeTime(utc(fallback), None, "recorded") if fallback is not None else None
 
 
+def written_time(node: NodeRecord) -> tuple[str, str, str]:
+    """``node_time``'s reading with each end as the record has it (no offset moved):
+    (basis, from, until); until is empty but for a stated span."""
+    start = node.props.get("valid_from")
+    if start:
+        return "valid", str(start), str(node.props.get("valid_until") or "")
+    observed = node.props.get("t_observed")
+    if observed:
+        return "observed", str(observed), ""
+    return "recorded", node.created_at, ""
+
+
 # --- vocabulary --------------------------------------------------------------
 _MONTHS: Final = {m: i for i, m in enumerate(MONTH_NAMES, start=1)}
 _MONTH_ALT: Final = "|".join(

@@ -17,6 +17,7 @@ from kenning_encounter.infusion.rank import Ranked
 from kenning_encounter.memory.contested import CONTESTED_REVISION, Conflict
 from kenning_encounter.plaintext import one_line
 from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.textproc_time import written_time
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,15 +56,15 @@ def _sent(text: str) -> int:
 
 
 def _as_of(node: NodeRecord) -> str:
-    """The node's time as textproc_time.node_time reads it, each date as it was written:
-    the span it states true, else when it was observed, else when it was recorded."""
+    """The node's time as ranking reads it, each date as written: the span it states
+    true, else when it was observed, else when it was recorded."""
     where = f" · {node.encounter}" if node.encounter else ""
-    start, end = node.props.get("valid_from"), node.props.get("valid_until")
-    if start:
-        span = f"{str(start)[:10]} to {str(end)[:10]}" if end else f"from {str(start)[:10]}"
-        return f"true {span}{where}"
-    when = str(node.props.get("t_observed") or node.created_at)[:10]
-    return f"as of {when}{where}"
+    basis, start, end = written_time(node)
+    if basis == "valid":
+        return (
+            f"true {start[:10]} to {end[:10]}{where}" if end else f"true from {start[:10]}{where}"
+        )
+    return f"as of {start[:10]}{where}"
 
 
 def _status(node: NodeRecord) -> str:

@@ -21,6 +21,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 
 from kenning_encounter.store.records import EncounterRecord, NodeRecord
+from kenning_encounter.textproc_time import written_time
 
 
 class EntityIn(BaseModel):
@@ -433,11 +434,9 @@ class Hit(BaseModel):
 
 
 def _world_time(node: NodeRecord) -> str:
-    """The time a node states (textproc_time.node_time's first two kinds), as written."""
-    start = node.props.get("valid_from")
-    if start:
-        return f"{start}..{node.props.get('valid_until') or ''}"
-    return str(node.props.get("t_observed") or "")
+    """The time a node states, as written; empty where it states none."""
+    basis, start, end = written_time(node)
+    return f"{start}..{end}" if basis == "valid" else start if basis == "observed" else ""
 
 
 # The hit's schema in the listed form (``listed_item``): a validating client checks the
