@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from kenning_encounter.errors import InvalidInput
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.pipeline import Infuser
 from kenning_encounter.memory.service import Memory
@@ -65,3 +66,24 @@ def test_an_event_the_memory_does_not_hold_moves_nothing(
     unheld = memory.search("what did we decide before the rewrite")
     assert [h.id for h in unheld.hits] == [h.id for h in plain.hits]
     assert "rewrite" not in unheld.note
+
+
+def test_when_keeps_the_side_of_an_event_the_memory_records(
+    memory: Memory, recorded: dict[str, str]
+) -> None:
+    before = memory.search("we decided", when="before the migration")
+    assert [h.name for h in before.hits] == ["mysql kept"]
+    assert "before the migration (2026-05-10)" in before.note
+    after = {h.name for h in memory.search("we decided", when="after the migration").hits}
+    assert after == {"shard decided"}
+
+
+def test_when_naming_an_event_no_record_holds_is_refused(
+    memory: Memory, recorded: dict[str, str]
+) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        memory.search("we decided", when="before the rewrite")
+    assert refused.value.field == "when"
+    assert "no record names 'the rewrite'" in str(refused.value)
+    with pytest.raises(InvalidInput, match="could not read"):  # more than an event
+        memory.search("we decided", when="before the migration or so")

@@ -124,6 +124,11 @@ async def test_a_time_named_by_an_event_is_placed_by_its_record(tmp_path: Path) 
             assert {"mysql", "sharding"} <= set(names)
             assert min(("mysql", "sharding"), key=names.index) == first, side
             assert f"{side} the migration (2026-05-10)" in result["note"]
+        # As a filter: only that side of it.
+        kept = await call_ok(
+            client, "search", {"query": "we decided", "when": "before the migration"}
+        )
+        assert [h["name"] for h in kept["hits"]] == ["mysql"]
 
 
 async def test_each_hit_says_the_time_it_states(tmp_path: Path) -> None:

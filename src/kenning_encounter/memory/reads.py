@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from kenning_encounter.errors import InvalidInput, NotFound
@@ -22,6 +22,7 @@ from kenning_encounter.memory.writes import is_node_id, resolve
 from kenning_encounter.store.port import MAX_CHAIN, ChainLink, GraphStore, ReadTx, SearchHit
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.textproc_time import (
+    EventRef,
     TimeWindow,
     event_window,
     find_event,
@@ -39,6 +40,7 @@ HISTORY_LIMIT = 20
 _SEARCH_PREVIEW = 400
 # Hits read before a ``when`` filter: the index ranks by words, not by time.
 _WHEN_FETCH = 1_000
+_EVENT_HITS = 50  # records read to place an event named in when
 WHEN_HELP = (
     "use an ISO date or range ('2023-05-07', '2023-05-01..2023-05-31', '2023-05-01..' "
     "for open-ended) or a time phrase ('yesterday', 'last week', 'in May 2023', "
@@ -71,10 +73,25 @@ def _standing_now(
     with_standing(out, node, policy, present)
 
 
-def when_window(when: str, now: datetime) -> TimeWindow:
-    """The ``when`` filter's window, or the error naming the field and the fix."""
+def when_window(
+    when: str, now: datetime, place: Callable[[EventRef], TimeWindow | None] | None = None
+) -> TimeWindow:
+    """The ``when`` filter's window, or the error naming the field and the fix. With
+    ``place``, an event and nothing else ("before the migration") is placed by it (the
+    memory's record of the event)."""
     raw = validate.text(when, "when", required=True, limit=200)
     window = read_range(raw, now=now)
+    if window is None and place is not None:
+        ref = find_event(raw, now=now)
+        if ref is not None and not raw[: ref.span[0]].strip() and not raw[ref.span[1] :].strip():
+            window = place(ref)
+            if window is None:
+                raise InvalidInput(
+                    "when",
+                    f"no record names {ref.phrase!r}, so {raw!r} places no time; "
+                    f"name the event in other words, or {WHEN_HELP}",
+                    value=raw,
+                )
     if window is None:
         raise InvalidInput("when", f"could not read {raw!r} as a time; {WHEN_HELP}", value=raw)
     return window
@@ -124,7 +141,21 @@ def search(
     if as_of is not None:
         asof.check(as_of)
     moment = now or datetime.now(UTC)
-    window = when_window(when, moment) if when is not None else None
+
+    def place(ref: EventRef) -> TimeWindow | None:
+        """An event named in ``when``, placed by the hits that record it (then, as_of)."""
+        words = ref.phrase
+        if as_of is None:
+            found = store.search_read(
+                words, lambda tx, hits: tx.get_nodes([h.id for h in hits]), limit=_EVENT_HITS
+            )
+        else:
+            _, found, _ = asof.search_hits(
+                store, as_of, words, types=None, include_superseded=False, limit=_EVENT_HITS
+            )
+        return event_window(ref, [n for n in found.values() if _visible(n, hidden_loci)])
+
+    window = when_window(when, moment, place) if when is not None else None
     boost = read_time(text, now=moment) if window is None else None
     # A time named by an event ("before the migration") is placed by the hits that
     # record the event, once they are read.
