@@ -915,7 +915,7 @@ def states_time(text: str, anchor: datetime) -> list[TimeWindow]:
 # "before the migration", "after our move", "since Gina's launch": a relation, a
 # determiner, and up to four words, ending where the sentence or its clause does.
 _EVENT_AT = _Pattern(
-    r"\b(?P<rel>before|after|since|until|till|prior\s+to|following|ahead\s+of)\s+"
+    r"\b(?P<rel>before|after|since|until|till|prior\s+to|following|ahead\s+of|during)\s+"
     r"(?P<det>the|our|my|his|her|their|your|its|that|this|[a-z]+'s)\s+"
     r"(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)"
     r"(?=\s*(?:[?.!,;:)]|$)|\s+(?:and|or|but|when|while|where|as|if|did|do|does|was|were|is|"
@@ -924,6 +924,7 @@ _EVENT_AT = _Pattern(
     re.I,
 )
 _BEFORE: Final = frozenset({"before", "until", "till", "prior to", "ahead of"})
+_DURING_SLACK: Final = timedelta(days=1)  # around the first and last record of an event
 # Spans of the calendar, not events: "after the weekend" is no record's to place.
 _NOT_EVENTS: Final = frozenset(
     {
@@ -954,7 +955,7 @@ _NOT_EVENTS: Final = frozenset(
     }
 )
 _EVENT_WORDS: Final = frozenset(
-    {"before", "after", "since", "until", "till", "prior", "following", "ahead"}
+    {"before", "after", "since", "until", "till", "prior", "following", "ahead", "during"}
 )
 EVENT_CERTAINTY: Final = 0.6  # the memory's own record of the event, read for its time
 
@@ -965,7 +966,7 @@ class EventRef:
     of it, and the words naming it. What happened when is the memory's to say (the
     records of the event, ``event_window``); the calendar reader knows dates only."""
 
-    before: bool
+    side: str  # "before" | "after" | "during"
     phrase: str  # as written: "the migration"
     keys: tuple[str, ...]  # the event's own words, stemmed
     span: tuple[int, int]
@@ -987,8 +988,8 @@ def find_event(text: str, *, now: datetime | None = None) -> EventRef | None:
         keys = tuple(dict.fromkeys(stem(w) for w in [*named, *words(owner)]))
         if keys:
             rel = " ".join(m["rel"].lower().split())
-            phrase = f"{m['det']} {m['what']}"
-            return EventRef(rel in _BEFORE, phrase, keys, span)
+            side = "before" if rel in _BEFORE else "during" if rel == "during" else "after"
+            return EventRef(side, f"{m['det']} {m['what']}", keys, span)
     return None
 
 
@@ -1006,31 +1007,44 @@ def event_window(
     tokens: Callable[[NodeRecord], Iterable[str]] = record_keys,
     weight: Callable[[str], float] = lambda key: 1.0,
 ) -> TimeWindow | None:
-    """The time ``ref`` names, read from the records of the event among ``records``: the
-    one whose words cover the event's best (weighed by ``weight``, at least half), placed
-    where its text says the event was ("last weekend") or else at its own time. Among
-    equals the reading that keeps the wider window stands: the latest record of the event
-    for "before", the earliest for "after". None when no record names it."""
+    """The time ``ref`` names, read from the records of the event among ``records``: those
+    whose words cover the event's best (weighed by ``weight``, at least half), each placed
+    where its text says the event was ("last weekend") or else at its own time. "before"
+    ends at the latest of them and "after" starts at the earliest (among equals, the wider
+    window: one too narrow leaves the answer out); "during" runs from the earliest to the
+    latest, a day wider each side. None when no record names it."""
     total = sum(weight(k) for k in ref.keys)
     if total <= 0:
         return None
-    best: tuple[float, float] | None = None
-    at: datetime | None = None
+    best = 0.0
+    times: list[datetime] = []
     for node in records:
         held = set(tokens(node))
         share = sum(weight(k) for k in ref.keys if k in held) / total
-        when = _event_time(node) if share >= 0.5 else None
+        if share < 0.5 or share < best:
+            continue
+        when = _event_time(node)
         if when is None:
             continue
-        rank = (share, when.timestamp() if ref.before else -when.timestamp())
-        if best is None or rank > best:
-            best, at = rank, when
-    if at is None:
+        if share > best:
+            best, times = share, []
+        times.append(when)
+    if not times:
         return None
-    label = f"{'before' if ref.before else 'after'} {ref.phrase} ({at.date().isoformat()})"
-    if ref.before:
-        return TimeWindow(None, at, timedelta(0), EVENT_CERTAINTY, label, ref.span)
-    return TimeWindow(at, None, timedelta(0), EVENT_CERTAINTY, label, ref.span)
+    first, last = min(times), max(times)
+    if ref.side == "before":
+        return TimeWindow(None, last, timedelta(0), EVENT_CERTAINTY, _label(ref, last), ref.span)
+    if ref.side == "after":
+        return TimeWindow(first, None, timedelta(0), EVENT_CERTAINTY, _label(ref, first), ref.span)
+    start, end = first - _DURING_SLACK, last + _DURING_SLACK
+    return TimeWindow(start, end, timedelta(0), EVENT_CERTAINTY, _label(ref, first, last), ref.span)
+
+
+def _label(ref: EventRef, at: datetime, until: datetime | None = None) -> str:
+    dates = at.date().isoformat()
+    if until is not None and until.date() != at.date():
+        dates = f"{dates} to {until.date().isoformat()}"
+    return f"{ref.side} {ref.phrase} ({dates})"
 
 
 def _event_time(node: NodeRecord) -> datetime | None:

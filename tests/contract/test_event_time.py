@@ -87,3 +87,25 @@ def test_when_naming_an_event_no_record_holds_is_refused(
     assert "no record names 'the rewrite'" in str(refused.value)
     with pytest.raises(InvalidInput, match="could not read"):  # more than an event
         memory.search("we decided", when="before the migration or so")
+
+
+def test_during_an_event_is_the_time_its_records_span(
+    memory: Memory, recorded: dict[str, str]
+) -> None:
+    memory.create_entities(
+        S,
+        [
+            {
+                "type": "Observation",
+                "name": f"errors {day}",
+                "description": "The orders API errors spiked.",
+                "t_observed": f"{day}T12:00:00Z",
+            }
+            for day in ("2026-05-10", "2026-06-20")
+        ],
+    )
+    found = memory.search("orders API errors", when="during the migration")
+    assert [h.name for h in found.hits] == ["errors 2026-05-10"]
+    ranked = memory.search("what did the orders API errors do during the migration")
+    names = [h.name for h in ranked.hits]
+    assert names.index("errors 2026-05-10") < names.index("errors 2026-06-20")

@@ -25,22 +25,23 @@ def _observed(node_id: str, text: str, when: str) -> NodeRecord:
 
 
 @pytest.mark.parametrize(
-    ("text", "before", "keys"),
+    ("text", "side", "keys"),
     [
-        ("What did we decide before the migration?", True, ("migration",)),
-        ("anything after the database migration to Postgres", False, ("databas", "migration")),
-        ("since our move, what broke", False, ("mov",)),
-        ("until the outage, and then?", True, ("outag",)),
-        ("prior to the launch", True, ("launch",)),
-        ("What did Melanie realize after Caroline's talk?", False, ("talk", "carolin")),
+        ("What did we decide before the migration?", "before", ("migration",)),
+        ("anything after the database migration to Postgres", "after", ("databas", "migration")),
+        ("since our move, what broke", "after", ("mov",)),
+        ("until the outage, and then?", "before", ("outag",)),
+        ("prior to the launch", "before", ("launch",)),
+        ("What did Melanie realize after Caroline's talk?", "after", ("talk", "carolin")),
+        ("what broke during the migration?", "during", ("migration",)),
     ],
 )
 def test_an_event_is_read_with_its_side_and_words(
-    text: str, before: bool, keys: tuple[str, ...]
+    text: str, side: str, keys: tuple[str, ...]
 ) -> None:
     found = find_event(text, now=NOW)
     assert found is not None
-    assert (found.before, found.keys) == (before, keys)
+    assert (found.side, found.keys) == (side, keys)
 
 
 @pytest.mark.parametrize(
@@ -98,3 +99,18 @@ def test_a_record_places_the_event_where_its_text_says_it_was() -> None:
 def test_no_record_of_the_event_names_no_time() -> None:
     records = [_observed("a", "we talked about lunch", "2026-05-01")]
     assert event_window(find_event("before the migration") or pytest.fail(), records) is None
+
+
+def test_during_an_event_runs_from_its_first_record_to_its_last() -> None:
+    records = [
+        _observed("begun", "The migration started", "2026-05-01"),
+        _observed("done", "The migration finished", "2026-05-10"),
+        _observed("other", "Lunch at noon", "2026-05-20"),
+    ]
+    window = event_window(find_event("what broke during the migration?") or pytest.fail(), records)
+    assert window is not None
+    assert (window.start, window.end) == (
+        datetime(2026, 4, 30, 9, tzinfo=UTC),
+        datetime(2026, 5, 11, 9, tzinfo=UTC),
+    )
+    assert window.label == "during the migration (2026-05-01 to 2026-05-10)"
