@@ -378,21 +378,17 @@ def test_a_dated_window_keeps_within_the_budget(
 ) -> None:
     provider, fake = served
     store, items = big_sidecar(tmp_path / "big", 600)
-    try:
-        budget = 6_000
-        every = {e.id: "2026-01-02" for e in store.entries()}
+    every = {e.id: "2026-01-02" for e in store.entries()}
+    budget = 6_000
+    with store:
         options = MatcherOptions(prompt_budget_chars=budget)
         matcher = Matcher(store, provider, options, dates=lambda ids: {i: every[i] for i in ids})
-        result = matcher.select(
-            "any fog expected near the lighthouse?", candidates=Candidates(items, [], [])
-        )
-        assert result.window.used and 0 < result.window.size < 601
-        assert result.prompt_chars <= budget
-        assert all(
-            m.startswith("[2026-01-02] ") for m in listed_handles(fake.requests[0].user).values()
-        )
-    finally:
-        store.close()
+        ask = "any fog expected near the lighthouse?"
+        result = matcher.select(ask, candidates=Candidates(items, [], []))
+    assert result.window.used and 0 < result.window.size < 601
+    assert result.prompt_chars <= budget
+    listed = listed_handles(fake.requests[0].user).values()
+    assert all(m.startswith("[2026-01-02] ") for m in listed)
 
 
 def test_without_dates_or_a_moment_the_prompt_is_as_before(
