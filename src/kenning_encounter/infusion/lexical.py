@@ -276,9 +276,9 @@ class Scored:
     attributed: bool = False  # about a subject the prompt names
 
 
-def node_tokens(node: NodeRecord) -> tuple[str, ...]:
-    """The tokens the lexical path matches a node by (``record_keys``)."""
-    return record_keys(node)
+# The tokens the lexical path matches a node by: its name and description as the store
+# keeps them (textproc_time.record_keys, which an event's placing reads too).
+node_tokens = record_keys
 
 
 def stated_times(node: NodeRecord, fallback: datetime | None = None) -> tuple[TimeWindow, ...]:

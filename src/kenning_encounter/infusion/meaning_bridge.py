@@ -26,7 +26,7 @@ from kenning_encounter.meaning import (
 )
 from kenning_encounter.store.port import GraphStore, ReadTx
 from kenning_encounter.store.records import NodeRecord
-from kenning_encounter.textproc_time import node_time
+from kenning_encounter.textproc_time import written_time
 
 log = logging.getLogger(__name__)
 _RECENT_ENCOUNTERS = 3
@@ -96,10 +96,10 @@ class MeaningRuntime:
 
     # --- selection ---------------------------------------------------------------
     def _dates(self, ids: Sequence[str]) -> dict[str, str]:
-        """Each node's date as the matcher lists it: its world time where it states one,
-        else when it was recorded (textproc_time.node_time)."""
+        """Each node's date as the matcher lists it, as the payload shows it: its world
+        time where it states one, else when it was recorded, as written."""
         found = self._store.read(lambda tx: tx.get_nodes(list(ids)))
-        return {i: t.start.date().isoformat() for i, n in found.items() if (t := node_time(n))}
+        return {i: written_time(n)[1][:10] for i, n in found.items()}
 
     def _heads(self, ids: Sequence[str]) -> dict[str, NodeRecord]:
         """Each picked id's live head: a pick of an old revision stands for its successor."""
