@@ -1036,8 +1036,17 @@ def event_window(
         return TimeWindow(None, last, timedelta(0), EVENT_CERTAINTY, _label(ref, last), ref.span)
     if ref.side == "after":
         return TimeWindow(first, None, timedelta(0), EVENT_CERTAINTY, _label(ref, first), ref.span)
-    start, end = first - _DURING_SLACK, last + _DURING_SLACK
+    start, end = _moved(first, -_DURING_SLACK), _moved(last, _DURING_SLACK)
     return TimeWindow(start, end, timedelta(0), EVENT_CERTAINTY, _label(ref, first, last), ref.span)
+
+
+def _moved(when: datetime, by: timedelta) -> datetime | None:
+    """``when`` moved by ``by``; None (an open end) past the calendar's ends, where a
+    record may be placed (year 1, year 9999)."""
+    try:
+        return when + by
+    except OverflowError:
+        return None
 
 
 def _label(ref: EventRef, at: datetime, until: datetime | None = None) -> str:

@@ -109,3 +109,22 @@ def test_during_an_event_is_the_time_its_records_span(
     ranked = memory.search("what did the orders API errors do during the migration")
     names = [h.name for h in ranked.hits]
     assert names.index("errors 2026-05-10") < names.index("errors 2026-06-20")
+
+
+@pytest.mark.parametrize("day", ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"])
+def test_an_event_recorded_at_the_calendar_ends_still_answers(memory: Memory, day: str) -> None:
+    # "during" widens the event's records by a day each side; at year 1 or 9999 that
+    # stepped off the calendar and failed the search, the when filter and the prompt.
+    memory.advance_encounter(S, "the orders database")
+    memory.create_entities(
+        S,
+        [{"type": "Observation", "name": "migration", "description": "The migration ran.",
+          "t_observed": day}],  # fmt: skip
+    )
+    infuser = Infuser(memory.store, InfusionConfig())
+    for side in ("before", "after", "during"):
+        assert memory.search(f"what ran {side} the migration").hits, side
+        kept = [h.name for h in memory.search("ran", when=f"{side} the migration").hits]
+        assert kept == ([] if side == "before" else ["migration"]), side  # not before itself
+        result = infuser.infuse(f"ends-{side}", f"What ran {side} the migration?")
+        assert not result["meta"].get("degraded"), result["meta"]

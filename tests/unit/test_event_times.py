@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.textproc_time import event_window, find_event
@@ -114,3 +116,48 @@ def test_during_an_event_runs_from_its_first_record_to_its_last() -> None:
         datetime(2026, 5, 11, 9, tzinfo=UTC),
     )
     assert window.label == "during the migration (2026-05-01 to 2026-05-10)"
+
+
+_SIDES = ("before", "after", "during")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(_SIDES),
+    st.sampled_from(("t_observed", "valid_from", "valid_until")),
+    st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59))
+    | st.sampled_from([datetime(1, 1, 1), datetime(9999, 12, 31, 23, 59, 59)]),
+    st.sampled_from(("The migration finished.", "The migration finished last week.")),
+)
+def test_an_event_recorded_anywhere_on_the_calendar_places_a_time(
+    side: str, key: str, when: datetime, text: str
+) -> None:
+    # A record may be placed at year 1 or year 9999: the window then stays open where
+    # it would step off the calendar, and never raises (a prompt's turn would fail).
+    stamp = when.replace(tzinfo=UTC).isoformat().replace("+00:00", "Z")
+    record = NodeRecord("m", "Observation", "m", text, 1, "2026-05-01T09:00:00Z",
+                        props={key: stamp})  # fmt: skip
+    window = event_window(find_event(f"what broke {side} the migration") or pytest.fail(), [record])
+    assert window is not None
+    assert window.start is None or window.end is None or window.start < window.end
+
+
+@pytest.mark.parametrize("side", _SIDES)
+def test_during_at_the_calendar_ends_is_open_there(side: str) -> None:
+    records = [
+        _observed("first", "The migration started", "0001-01-01"),
+        _observed("last", "The migration finished", "9999-12-31"),
+    ]
+    records = [
+        NodeRecord(r.id, r.type, r.name, r.description, 1, "2026-05-01T09:00:00Z",
+                   props={"t_observed": t})  # fmt: skip
+        for r, t in zip(records, ("0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"), strict=True)
+    ]
+    window = event_window(find_event(f"{side} the migration") or pytest.fail(), records)
+    assert window is not None
+    if side == "during":
+        assert (window.start, window.end) == (None, None)
+    elif side == "before":
+        assert window.end == datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+    else:
+        assert window.start == datetime(1, 1, 1, tzinfo=UTC)
