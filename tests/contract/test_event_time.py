@@ -116,11 +116,8 @@ def test_an_event_recorded_at_the_calendar_ends_still_answers(memory: Memory, da
     # "during" widens the event's records by a day each side; at year 1 or 9999 that
     # stepped off the calendar and failed the search, the when filter and the prompt.
     memory.advance_encounter(S, "the orders database")
-    memory.create_entities(
-        S,
-        [{"type": "Observation", "name": "migration", "description": "The migration ran.",
-          "t_observed": day}],  # fmt: skip
-    )
+    ran = {"name": "migration", "description": "The migration ran.", "t_observed": day}
+    memory.create_entities(S, [{"type": "Observation", **ran}])
     infuser = Infuser(memory.store, InfusionConfig())
     for side in ("before", "after", "during"):
         assert memory.search(f"what ran {side} the migration").hits, side

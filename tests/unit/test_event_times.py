@@ -135,23 +135,31 @@ def test_an_event_recorded_anywhere_on_the_calendar_places_a_time(
     # A record may be placed at year 1 or year 9999: the window then stays open where
     # it would step off the calendar, and never raises (a prompt's turn would fail).
     stamp = when.replace(tzinfo=UTC).isoformat().replace("+00:00", "Z")
-    record = NodeRecord("m", "Observation", "m", text, 1, "2026-05-01T09:00:00Z",
-                        props={key: stamp})  # fmt: skip
+    record = NodeRecord(
+        "m", "Observation", "m", text, 1, "2026-05-01T09:00:00Z", props={key: stamp}
+    )
     window = event_window(find_event(f"what broke {side} the migration") or pytest.fail(), [record])
     assert window is not None
     assert window.start is None or window.end is None or window.start < window.end
 
 
+def _at(node_id: str, text: str, stamp: str) -> NodeRecord:
+    return NodeRecord(
+        node_id,
+        "Observation",
+        node_id,
+        text,
+        1,
+        "2026-05-01T09:00:00Z",
+        props={"t_observed": stamp},
+    )
+
+
 @pytest.mark.parametrize("side", _SIDES)
 def test_during_at_the_calendar_ends_is_open_there(side: str) -> None:
     records = [
-        _observed("first", "The migration started", "0001-01-01"),
-        _observed("last", "The migration finished", "9999-12-31"),
-    ]
-    records = [
-        NodeRecord(r.id, r.type, r.name, r.description, 1, "2026-05-01T09:00:00Z",
-                   props={"t_observed": t})  # fmt: skip
-        for r, t in zip(records, ("0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"), strict=True)
+        _at("first", "The migration started", "0001-01-01T00:00:00Z"),
+        _at("last", "The migration finished", "9999-12-31T23:59:59Z"),
     ]
     window = event_window(find_event(f"{side} the migration") or pytest.fail(), records)
     assert window is not None
