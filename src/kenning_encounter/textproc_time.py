@@ -92,6 +92,23 @@ def utc(when: datetime) -> datetime:
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
+class OffCalendar(ValueError):
+    """An ISO-8601 time whose UTC reading falls before year 1 or after year 9999
+    ("0001-01-01T00:00:00+14:00"): written as it may be, no instant can hold it."""
+
+
+def utc_instant(raw: str) -> datetime:
+    """An ISO-8601 time as an aware UTC instant (one without an offset is UTC). ValueError
+    for what is no ISO time; ``OffCalendar`` for one that is, off the calendar in UTC."""
+    parsed = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        raise OffCalendar(raw) from None
+
+
 def parse_instant(raw: object) -> datetime | None:
     """An ISO-8601 string as an aware datetime; None for anything else."""
     if not isinstance(raw, str) or not raw:
@@ -827,7 +844,9 @@ def read_range(value: str, *, now: datetime | None = None) -> TimeWindow | None:
             hi = _iso_end(hi_raw.strip(), first=False)
         except ValueError:
             return None
-        if (lo is None and hi is None) or (lo is not None and hi is not None and lo >= hi):
+        if not (lo_raw.strip() or hi_raw.strip()) or (
+            lo is not None and hi is not None and lo >= hi
+        ):
             return None
         return TimeWindow(lo, hi, timedelta(0), 1.0, text, (0, len(value)))
     found = find_times(text, now=now)
@@ -851,7 +870,10 @@ def _iso_end(raw: str, *, first: bool) -> datetime | None:
     if instant is None:
         raise ValueError(raw)
     if not first and len(raw) == 10:
-        instant += timedelta(days=1)
+        try:
+            instant += timedelta(days=1)
+        except OverflowError:  # through 9999-12-31: to the calendar's end, open
+            return None
     return instant
 
 

@@ -325,6 +325,8 @@ def written(memory: Memory) -> Memory:
         (-1, "0 or more"),
         ("last tuesday-ish", "neither a tick nor an ISO-8601 time"),
         ("2999-01-01T00:00:00Z", "in the future"),
+        ("0001-01-01T00:00:00+14:00", "years 1 to 9999"),  # its offset takes it off the calendar
+        ("9999-12-31T23:00:00-12:00", "years 1 to 9999"),
     ],
 )
 def test_a_bad_as_of_is_refused_naming_the_field_and_the_fix(

@@ -114,6 +114,14 @@ def test_an_unclassified_node_carries_neither(held: Memory, store: GraphStore) -
         ({"retention": ""}, "retention", "not a retention"),
         ({"retention": 30}, "retention", "not a retention"),
         ({"retention": "P999Y"}, "retention", "200 years"),
+        # Counted whole: days, weeks, months and hours past 200 years as much as years.
+        ({"retention": "P3000000D"}, "retention", "200 years"),
+        ({"retention": "P0Y2401M"}, "retention", "200 years"),
+        ({"retention": "PT99999999999H"}, "retention", "200 years"),
+        ({"retention": "P" + "9" * 40 + "W"}, "retention", "200 years"),
+        # A date whose offset carries it off the calendar in UTC.
+        ({"retention": "0001-01-01T00:00:00+14:00"}, "retention", "years 1 to 9999"),
+        ({"retention": "9999-12-31T23:00:00-12:00"}, "retention", "years 1 to 9999"),
     ],
 )
 def test_a_bad_classification_or_retention_is_refused_and_nothing_written(

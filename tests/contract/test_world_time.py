@@ -76,6 +76,13 @@ def test_an_open_span_and_no_span_at_all_are_both_fine(held: Memory) -> None:
         ),
         ({"valid_from": "last May"}, "valid_from", "ISO-8601"),
         ({"valid_until": "2026-13-01"}, "valid_until", "ISO-8601"),
+        # Year 0 and year 10000 once read in UTC: no instant holds them.
+        ({"valid_from": "0001-01-01T00:00:00+14:00"}, "valid_from", "years 1 to 9999"),
+        (
+            {"valid_from": "2026-06-01", "valid_until": "9999-12-31T23:00:00-12:00"},
+            "valid_until",
+            "years 1 to 9999",
+        ),
     ],
 )
 def test_a_span_that_cannot_be_is_refused_by_field_and_nothing_is_written(

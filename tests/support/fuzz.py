@@ -73,6 +73,39 @@ NASTY = (
     "loc_0123456789ab",
     "\r\n",
 )
+# World times a node may state, the calendar's ends among them (a record may sit at year 1
+# or 9999, and every reader that widens a time by a day must hold there).
+TIMES = (
+    "2026-03-02T09:00:00Z",
+    "2026-03-02",
+    "2026-03-02T09:00:00+14:00",
+    "0001-01-01T00:00:00Z",
+    "0001-01-01",
+    "9999-12-31T23:59:59Z",
+    "9999-12-31",
+    "0001-01-01T00:00:00+14:00",  # year 0 in UTC: refused by field
+    "9999-12-31T23:00:00-12:00",  # year 10000 in UTC
+)
+RETENTIONS = ("P30D", "PT36H", "P200Y", "P3000000D", "2027-01-31", "0001-01-01T00:00:00+14:00")
+# ``as_of``: ticks and times, both ends of each.
+AS_OF = (0, 1, 3, 2**31, "2026-03-02T09:00:00Z", *TIMES[3:])
+# ``when`` and time-shaped prompts: dates, ranges, relative times, events the seeded names make.
+WHENS = (
+    "last week",
+    "in March 2026",
+    "2026-03-01..2026-03-03",
+    "0001-01-01..9999-12-31",
+    "2026-03-01..9999-12-31",
+    "..9999-12-31",
+    "0001-01-01T00:00:00+14:00..",
+    "before 0001-01-01",
+    "after 9999-12-31",
+    "since 0001-01-01",
+    "during the storm",
+    "before the spike",
+    "after the storm",
+    "until the idea",
+)
 QUERIES = (
     "MATCH (n) RETURN n.name LIMIT 5",
     "MATCH (n:Note) WHERE n.name = $name RETURN n.name",
@@ -193,7 +226,13 @@ def _entity(draw: Draw[Any]) -> dict[str, Any]:
     if statuses and draw(st.booleans()):
         out["status"] = draw(st.sampled_from(statuses))
     if kind == "Observation" and draw(st.booleans()):
-        out["t_observed"] = draw(st.sampled_from(("2026-03-02T09:00:00Z", "2026-03-02")))
+        out["t_observed"] = draw(st.sampled_from(TIMES))
+    if kind not in ("Component", "Citation") and draw(st.integers(0, 3)) == 0:
+        out["valid_from"] = draw(st.sampled_from(TIMES))
+        if draw(st.booleans()):
+            out["valid_until"] = draw(st.sampled_from(TIMES))  # sometimes before valid_from
+    if draw(st.integers(0, 5)) == 0:
+        out["retention"] = draw(st.sampled_from(RETENTIONS))
     if kind == "Component":
         out |= {"source_kind": "file", "source_label": "repo"}
         out["source_key"] = draw(st.sampled_from(("a.py", "b.py", "c.py")))
@@ -247,12 +286,22 @@ def _hint(draw: Draw[Any], tool: str, key: str) -> Any:
     if key == "encounter":
         return draw(st.sampled_from(("E1", "E2", "E3", "E4", "E9")))
     if key == "query":
-        return draw(st.sampled_from(QUERIES)) if tool == "read_cypher" else _text(draw)
+        return draw(st.sampled_from(QUERIES)) if tool == "read_cypher" else _timed(draw)
+    if key == "as_of":
+        return draw(st.sampled_from(AS_OF))
+    if key == "when":
+        return draw(st.sampled_from(WHENS))
     if key in ("purpose", "summary", "close_summary", "description", "revision_why"):
         return _text(draw)
     if key in ("prompt", "trajectory"):
-        return _text(draw)
+        return _timed(draw)
     return ...
+
+
+def _timed(draw: Draw[Any]) -> str:
+    """Words of the pool, sometimes with a time or an event after them."""
+    text = _text(draw)
+    return f"{text} {draw(st.sampled_from(WHENS))}" if draw(st.booleans()) else text
 
 
 def _resolve(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -312,6 +312,9 @@ def test_node_time_prefers_a_stated_span_then_observed_then_recorded() -> None:
         ("2023-05-07", "2023-05-07", "2023-05-08"),
         ("last week", "2023-11-13", "2023-11-20"),
         ("in May 2023", "2023-05-01", "2023-06-01"),
+        # A bare date closing a range takes its whole day; the calendar's last runs open.
+        ("2023-05-01..9999-12-31", "2023-05-01", None),
+        ("..9999-12-31", None, None),
     ],
 )
 def test_read_range_takes_iso_ranges_and_bare_time_phrases(

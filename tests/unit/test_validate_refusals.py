@@ -179,6 +179,16 @@ def test_a_time_that_is_not_iso_is_refused_with_an_example(value: str) -> None:
     )
 
 
+@pytest.mark.parametrize("value", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:00:00-12:00"])
+def test_a_time_its_offset_takes_off_the_calendar_is_refused(value: str) -> None:
+    # Read in UTC (as every time is compared) it would be year 0 or year 10000.
+    with pytest.raises(InvalidInput) as refused:
+        validate.iso_time(value, "valid_from")
+    assert refused.value.field == "valid_from"
+    assert "outside the years 1 to 9999 once read in UTC" in str(refused.value)
+    assert validate.iso_time(value.replace("+14:00", "Z").replace("-12:00", "Z"), "f")
+
+
 def test_a_time_longer_than_any_iso_time_is_refused_by_length() -> None:
     with pytest.raises(InvalidInput, match=r"t_observed: is 65 characters; the limit is 64"):
         validate.iso_time("2" * 65, "t_observed")

@@ -36,6 +36,7 @@ from kenning_encounter.store.port import (
 )
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.textproc import tokenize
+from kenning_encounter.textproc_time import OffCalendar, utc_instant
 from kenning_encounter.vocabulary import (
     AUTHORED_NODE_TYPES,
     AUTHORED_RELATION_TYPES,
@@ -78,12 +79,16 @@ def check(as_of: object) -> int | datetime:
         raw = as_of.strip()
         if not _TICK.match(raw):
             try:
-                when = datetime.fromisoformat(raw)
+                return utc_instant(raw)
+            except OffCalendar:
+                raise InvalidInput(
+                    "as_of",
+                    f"{raw!r} falls outside the years 1 to 9999 once read in UTC; {AS_OF_HELP}",
+                ) from None
             except ValueError:
                 raise InvalidInput(
                     "as_of", f"{raw[:60]!r} is neither a tick nor an ISO-8601 time; {AS_OF_HELP}"
                 ) from None
-            return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
         tick = int(raw)
     if tick < 0:
         raise InvalidInput("as_of", f"a tick is 0 or more, not {tick}; {AS_OF_HELP}", value=tick)

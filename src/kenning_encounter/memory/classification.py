@@ -19,6 +19,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Final
 
 from kenning_encounter.errors import InvalidInput
+from kenning_encounter.textproc_time import OffCalendar, utc_instant
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 
 _DURATION: Final = re.compile(
@@ -27,6 +28,7 @@ _DURATION: Final = re.compile(
 )
 _DATE_ONLY: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
 MAX_YEARS: Final = 200
+_YEAR_S: Final = 31_556_952  # the Gregorian mean year, 365.2425 days
 
 
 def classes(value: object, field: str) -> str:
@@ -81,14 +83,37 @@ def retention(value: object, field: str) -> str:
         found = _DURATION.fullmatch(raw)
         if found is None or raw in ("P", "PT") or raw.endswith("T"):
             raise _bad_retention(field, repr(value))
-        if int(found.group("y") or 0) > MAX_YEARS:
+        if _seconds(found) > MAX_YEARS * _YEAR_S:
+            # Counted whole, not by its years: "P3000000D" is as long as "P8213Y".
             raise InvalidInput(field, f"{raw!r} is longer than {MAX_YEARS} years", value=raw)
         return raw
     try:
         _absolute(raw)
+    except OffCalendar:
+        raise InvalidInput(
+            field,
+            f"{raw!r} falls outside the years 1 to 9999 once read in UTC; give the date it "
+            "runs out in UTC (ending in Z) or as a duration ('P30D')",
+            value=raw,
+        ) from None
     except ValueError:
         raise _bad_retention(field, repr(value)) from None
     return raw
+
+
+def _seconds(found: re.Match[str]) -> int:
+    """How long a duration is, in seconds, a year the Gregorian mean (365.2425 days) and a
+    month a twelfth of it; integers, so no part of any size can overflow the count."""
+    n = {k: int(v or 0) for k, v in found.groupdict().items()}
+    return (
+        n["y"] * _YEAR_S
+        + n["mo"] * (_YEAR_S // 12)
+        + n["w"] * 604_800
+        + n["d"] * 86_400
+        + n["h"] * 3_600
+        + n["mi"] * 60
+        + n["s"]
+    )
 
 
 def _bad_retention(field: str, got: str) -> InvalidInput:
@@ -104,8 +129,7 @@ def _absolute(raw: str) -> datetime:
     if _DATE_ONLY.fullmatch(raw):
         day = date.fromisoformat(raw)
         return datetime(day.year, day.month, day.day, tzinfo=UTC)
-    parsed = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    return utc_instant(raw)
 
 
 def _add_months(at: datetime, months: int) -> datetime:

@@ -9,13 +9,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Final
 
 from kenning_encounter.errors import InvalidInput, ProcessTypeForbidden, UnknownField, UnknownType
 from kenning_encounter.memory import classification
 from kenning_encounter.memory.models import EntityIn, RelationIn
 from kenning_encounter.plaintext import describe, name_fault, text_fault
+from kenning_encounter.textproc_time import OffCalendar, utc_instant
 from kenning_encounter.vocabulary import (
     AUTHORED_NODE_TYPES,
     AUTHORED_RELATION_TYPES,
@@ -116,7 +117,9 @@ def name(value: object, field: str) -> str:
 def iso_time(value: object, field: str) -> str:
     raw = text(value, field, required=True, limit=64)
     try:
-        datetime.fromisoformat(raw.replace("Z", "+00:00"))
+        utc_instant(raw)
+    except OffCalendar:
+        raise off_calendar(field, raw) from None
     except ValueError:
         raise InvalidInput(
             field, f"{raw!r} is not an ISO-8601 time; example: 2026-03-01T14:30:00Z", value=raw
@@ -124,11 +127,20 @@ def iso_time(value: object, field: str) -> str:
     return raw
 
 
+def off_calendar(field: str, raw: str) -> InvalidInput:
+    """The refusal of a time whose offset carries it off the calendar in UTC."""
+    return InvalidInput(
+        field,
+        f"{raw!r} falls outside the years 1 to 9999 once read in UTC; give it in UTC "
+        "(ending in Z) or with an offset that keeps it within them",
+        value=raw,
+    )
+
+
 def instant(raw: str) -> datetime:
     """An ISO-8601 time (checked by ``iso_time``) as an aware UTC instant; one with no
     offset is UTC, as PropKind.TIME says."""
-    parsed = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    return utc_instant(raw)
 
 
 def _span(props: Mapping[str, str], field: str) -> None:
