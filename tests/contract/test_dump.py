@@ -306,7 +306,59 @@ def _pin_not_mirrored(lines: list[dict[str, Any]]) -> None:
     node["pinned"] = None
 
 
+def _revised(lines: list[dict[str, Any]]) -> set[str]:
+    return {r["target"] for r in lines if r["kind"] == "relation" and r["type"] == "SUPERSEDES"}
+
+
+def _live_name_twice(lines: list[dict[str, Any]]) -> None:
+    """Another head takes n1's name: two live nodes would answer to it."""
+    revised = _revised(lines)
+    other = next(
+        line
+        for line in lines
+        if line["kind"] == "node" and line["id"] not in revised and line["name"] not in ("n1",)
+    )
+    other["name"] = "n1"
+
+
+def _source_twice(lines: list[dict[str, Any]]) -> None:
+    component = _first(lines, kind="node", type="Component")
+    twin = {**component, "id": "cmp_" + "0" * 12, "name": "the same file"}
+    lines.insert(lines.index(component) + 1, twin)
+
+
+def _n1_props(**props: str) -> Callable[[list[dict[str, Any]]], None]:
+    def edit(lines: list[dict[str, Any]]) -> None:
+        _first(lines, kind="node", name="n1")["props"].update(props)
+
+    return edit
+
+
+def _n1_named(name: str) -> Callable[[list[dict[str, Any]]], None]:
+    def edit(lines: list[dict[str, Any]]) -> None:
+        _first(lines, kind="node", name="n1")["name"] = name
+
+    return edit
+
+
 RESEALED: dict[str, tuple[Callable[[list[dict[str, Any]]], None], str]] = {
+    # What no tool could have written (validate.py holds a write to the same checks).
+    "live name twice": (_live_name_twice, "names the live node"),
+    "source triple twice": (_source_twice, "names the live node"),
+    "name with a control character": (_n1_named("n\x001"), "U+0000"),
+    "name past its limit": (_n1_named("n" * 201), "the limit is 200"),
+    "time that is no time": (_n1_props(valid_from="last Tuesday"), "not an ISO-8601 time"),
+    "time off the calendar": (
+        _n1_props(valid_from="0001-01-01T00:00:00+14:00"),
+        "years 1 to 9999",
+    ),
+    "span ending first": (
+        _n1_props(valid_from="2026-06-02", valid_until="2026-06-01"),
+        "before valid_from",
+    ),
+    "class outside the vocabulary": (_n1_props(classification="bogus"), "not a classification"),
+    "retention past 200 years": (_n1_props(retention="P3000000D"), "longer than 200 years"),
+    "retention not as a write keeps it": (_n1_props(retention="p30d"), "as a write keeps it"),
     "pin of no node": (_pin_of_nothing, "names no node of the dump"),
     "pin state outside the two": (_bad_pin_state, "is one of: pinned, unpinned"),
     "consultation twice": (_consulted_twice, "the same consultation appears twice"),

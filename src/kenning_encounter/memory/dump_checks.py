@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from kenning_encounter.errors import InvalidInput
+from kenning_encounter.memory import validate
 from kenning_encounter.memory.dump_format import FIX, Record
 from kenning_encounter.store.endpoints import check_relation
 from kenning_encounter.store.ids import type_of_id
@@ -54,6 +55,28 @@ def _refuse(where: str, message: str) -> InvalidInput:
     return InvalidInput(where, f"{message}; {FIX}")
 
 
+_SOURCE: Final = ("source_kind", "source_label", "source_key")
+
+
+def _written_as_a_tool_would(n: NodeRecord, where: str) -> None:
+    """A node's name, description and properties pass the checks a write's do (no import
+    holds what no tool could have written): one visible line of a name, text without
+    control characters, times that are times on the calendar, a span that ends after it
+    starts, classes and retentions the vocabulary knows."""
+    try:
+        validate.name(n.name, f"{where}.name")
+        validate.written(n.description, f"{where}.description", required=False)
+        checked = validate.props_of(NODE_TYPES[n.type], n.props, f"{where}.props")
+    except InvalidInput as exc:
+        raise _refuse(exc.field, str(exc).removeprefix(f"{exc.field}: ")) from None
+    for key, value in checked.items():
+        if n.props.get(key) != value:
+            raise _refuse(
+                f"{where}.props.{key}",
+                f"{n.props.get(key)!r} is not as a write keeps it ({value!r})",
+            )
+
+
 @dataclass
 class Checks:
     clock: int
@@ -77,6 +100,12 @@ class Checks:
         default_factory=dict[str, tuple[int, str, str]]
     )  # node -> (tick, state, encounter) of its latest pin or unpin
     gone: set[str] = field(default_factory=set[str])  # the deleted nodes of the past
+    # Each node's name and, for a Component, its source triple, with the line naming it:
+    # what only the heads must hold once (the chains are known at the end).
+    named: dict[str, tuple[str, str]] = field(default_factory=dict[str, tuple[str, str]])
+    sourced: dict[str, tuple[tuple[str, ...], str]] = field(
+        default_factory=dict[str, tuple[tuple[str, ...], str]]
+    )
     past: set[tuple[str, ...]] = field(default_factory=set[tuple[str, ...]])  # its other rows
 
     def record(self, record: Record, where: str) -> None:
@@ -205,6 +234,10 @@ class Checks:
         ):
             allowed_statuses = ", ".join(spec.statuses) or "none (null)"
             raise _refuse(f"{where}.status", f"a {n.type}'s status is one of: {allowed_statuses}")
+        _written_as_a_tool_would(n, where)
+        self.named[n.id] = (n.name, where)
+        if n.type == "Component":
+            self.sourced[n.id] = (tuple(str(n.props.get(k)) for k in _SOURCE), where)
         assert n.encounter is not None
         self._within(n.encounter, n.tick, where)
         if r.recorded_tick is not None:
@@ -364,3 +397,24 @@ class Checks:
         looped = sorted(set(older) - reached)
         if looped:
             raise _refuse("relations", f"the revisions through {looped[0]!r} close a cycle")
+        self._once_among_heads()
+
+    def _once_among_heads(self) -> None:
+        """A live name names one head, and a source triple one Component head, as the
+        write path holds them (it refuses a second): a node revised is no head."""
+        for keyed, what in (
+            ({i: name for i, (name, _) in self.named.items()}, "name"),
+            ({i: triple for i, (triple, _) in self.sourced.items()}, "source triple"),
+        ):
+            held: dict[object, str] = {}
+            for node_id in keyed:  # in the dump's order: the second one named is refused
+                if node_id in self.successor:
+                    continue
+                first = held.setdefault(keyed[node_id], node_id)
+                if first != node_id:
+                    where = self.named[node_id][1]
+                    raise _refuse(
+                        f"{where}.name" if what == "name" else f"{where}.props",
+                        f"{what} {keyed[node_id]!r} names the live node {first!r} already; "
+                        f"a live {what} names one node",
+                    )

@@ -25,6 +25,7 @@ from kenning_encounter.vocabulary import (
     PROCESS_NODE_TYPES,
     PROCESS_RELATION_TYPES,
     RELATION_TYPES,
+    NodeType,
     PropKind,
 )
 
@@ -251,6 +252,33 @@ class EntityDraft:
         self.revision_why = revision_why
 
 
+def props_of(spec: NodeType, data: Mapping[str, Any], field: str) -> dict[str, str]:
+    """A node's own properties (not name, description, status or what the store derives)
+    checked and in the form a write keeps them; ``field`` is where they sit."""
+    props: dict[str, str] = {}
+    for prop in spec.props:
+        if prop.name in ("name", "description", "status") or prop.derived:
+            continue
+        value = data.get(prop.name)
+        path = f"{field}.{prop.name}"
+        if value is None:
+            if prop.required:
+                raise InvalidInput(path, f"is required for a {spec.name} ({prop.doc})")
+            continue
+        props[prop.name] = (
+            iso_time(value, path)
+            if prop.kind is PropKind.TIME
+            else classification.classes(value, path)
+            if prop.kind is PropKind.CLASSES
+            else classification.retention(value, path)
+            if prop.kind is PropKind.RETENTION
+            else written(value, path, required=True)
+        )
+    _span(props, field)
+    _triple(props, field)
+    return props
+
+
 def entity(raw: EntityIn | Mapping[str, Any], field: str) -> EntityDraft:
     data: dict[str, Any] = raw.model_dump() if isinstance(raw, EntityIn) else dict(raw)
     if isinstance(raw, EntityIn) and raw.model_extra:
@@ -274,27 +302,7 @@ def entity(raw: EntityIn | Mapping[str, Any], field: str) -> EntityDraft:
                 f"{status!r} is not a {type_} status; use one of: {', '.join(spec.statuses)}",
                 value=status,
             )
-    props: dict[str, str] = {}
-    for prop in spec.props:
-        if prop.name in ("name", "description", "status") or prop.derived:
-            continue
-        value = data.get(prop.name)
-        path = f"{field}.{prop.name}"
-        if value is None:
-            if prop.required:
-                raise InvalidInput(path, f"is required for a {type_} ({prop.doc})")
-            continue
-        props[prop.name] = (
-            iso_time(value, path)
-            if prop.kind is PropKind.TIME
-            else classification.classes(value, path)
-            if prop.kind is PropKind.CLASSES
-            else classification.retention(value, path)
-            if prop.kind is PropKind.RETENTION
-            else written(value, path, required=True)
-        )
-    _span(props, field)
-    _triple(props, field)
+    props = props_of(spec, data, field)
     supersedes = data.get("supersedes")
     revision_why = data.get("revision_why")
     if supersedes is not None:
