@@ -195,12 +195,9 @@ NOT_FLAGS: Final = frozenset({"gemini_api_key", "session_key"})
 
 
 def env_name(setting: str) -> str:
-    from kenning_encounter.config import ENV_PREFIX, Settings
+    from kenning_encounter.config import env_name as named
 
-    alias = Settings.model_fields[setting].validation_alias
-    choices = getattr(alias, "choices", ())
-    upper = [c for c in choices if isinstance(c, str) and c.isupper()]
-    return upper[0] if upper else ENV_PREFIX + setting.upper()
+    return named(setting)
 
 
 def _choices(setting: str) -> list[str] | None:

@@ -13,13 +13,24 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from platformdirs import user_data_dir
-from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from kenning_encounter.errors import ConfigError
 from kenning_encounter.vocabulary import ACTIVATION_HALF_LIFE_DAYS, CLASSIFICATIONS
 
 ENV_PREFIX = "KENNING_ENCOUNTER_"
+# Durations are bounded so every use of one stays a time a clock can hold: an infinite
+# or astronomic timeout or horizon failed each call that set a deadline from it.
+MAX_WAIT_S = 3_600.0  # a timeout: an hour
+MAX_IDLE_S = 3_650 * 86_400.0  # an idle horizon: ten years
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 CsvList = Annotated[list[str], NoDecode]
@@ -73,7 +84,7 @@ class Settings(BaseSettings):
     http_sessions: Literal["stateful", "stateless"] = "stateful"
     allowed_origins: CsvList = Field(default_factory=list)
     allowed_hosts: CsvList = Field(default_factory=list)
-    read_timeout: float = Field(30.0, gt=0)
+    read_timeout: float = Field(30.0, gt=0, le=MAX_WAIT_S)
     token: SecretStr | None = None
     # Signs session handles. Unset: a session.key file beside the memory, minted once.
     # Every server sharing one database must be given the same key.
@@ -95,9 +106,9 @@ class Settings(BaseSettings):
     require_director: bool = True
     log_level: str = "INFO"
     # An open encounter whose session shows no activity for this long is dissolved.
-    idle_horizon: float = Field(86_400.0, gt=0)
+    idle_horizon: float = Field(86_400.0, gt=0, le=MAX_IDLE_S)
     # A store statement slower than this many ms is logged at WARNING (0: never).
-    slow_query_ms: float = Field(500.0, ge=0)
+    slow_query_ms: float = Field(500.0, ge=0, le=MAX_WAIT_S * 1000)
     # Neo4j: nodes a server keeps read in memory (store/neo4j/nodecache.py), and reads in,
     # newest first, on a thread of its own once the memory is open (0: no node cache).
     neo4j_cache_nodes: int = Field(100_000, ge=0)
@@ -105,12 +116,12 @@ class Settings(BaseSettings):
     # --- read_cypher ------------------------------------------------------------
     cypher_row_cap: int = Field(500, ge=1)
     cypher_char_cap: int = Field(100_000, ge=1_000)
-    cypher_timeout: float = Field(10.0, gt=0)
+    cypher_timeout: float = Field(10.0, gt=0, le=MAX_WAIT_S)
 
     # --- the meaning matcher ------------------------------------------------------
     matcher: Literal["auto", "gemini", "openai", "off"] = "auto"
     matcher_model: str | None = None
-    matcher_timeout: float = Field(5.0, gt=0)
+    matcher_timeout: float = Field(5.0, gt=0, le=MAX_WAIT_S)
     matcher_reasons: bool = False
     matcher_base_url: str | None = None
     matcher_api_key_env: str = "OPENAI_API_KEY"
@@ -261,5 +272,34 @@ def load_settings(**cli: Any) -> Settings:
     given = {k: v for k, v in cli.items() if v is not None}
     try:
         return Settings(**given)
+    except ValidationError as exc:
+        # Not chained: the validation error holds each value given, secrets among them.
+        raise ConfigError(settings_problem(exc)) from None
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
+
+
+def env_name(setting: str) -> str:
+    """The environment variable a setting is read from."""
+    alias = Settings.model_fields[setting].validation_alias
+    choices = getattr(alias, "choices", ())
+    upper = [c for c in choices if isinstance(c, str) and c.isupper()]
+    return upper[0] if upper else ENV_PREFIX + setting.upper()
+
+
+def settings_problem(exc: ValidationError) -> str:
+    """What is wrong with the settings, each by its name and variable, the value given
+    shown unless the setting is a secret (a key too short is still a key)."""
+    found: list[str] = []
+    for error in exc.errors(include_url=False):
+        name = str(error["loc"][0]) if error["loc"] else ""
+        if error["type"] == "value_error":  # our own checks name the setting and the fix
+            found.append(str(error.get("ctx", {}).get("error", error["msg"])))
+            continue
+        info = Settings.model_fields.get(name)
+        where = f"{name} ({env_name(name)})" if info is not None else name or "settings"
+        rule = error["msg"].replace("Input should be", "must be").replace("Value should", "must")
+        secret = info is not None and "SecretStr" in str(info.annotation)
+        given = "" if secret else f", not {str(error['input'])[:80]!r}"
+        found.append(f"{where}: {rule}{given}")
+    return "; ".join(found)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,3 +95,42 @@ def test_on_neo4j_a_memory_name_must_be_a_label_part() -> None:
     assert load_settings(memory="team_notes", store="neo4j", neo4j_uri=uri).memory == "team_notes"
     with pytest.raises(ConfigError, match="on Neo4j"):
         load_settings(memory="team-notes", store="neo4j", neo4j_uri=uri)
+
+
+@pytest.mark.parametrize(
+    "setting",
+    ["read_timeout", "idle_horizon", "slow_query_ms", "cypher_timeout", "matcher_timeout"],
+)
+@pytest.mark.parametrize("value", ["inf", "nan", "1e300", "-inf"])
+def test_a_duration_no_clock_can_hold_is_refused_by_its_variable(
+    monkeypatch: pytest.MonkeyPatch, setting: str, value: str
+) -> None:
+    # An infinite cypher timeout failed every read_cypher call, an infinite idle horizon
+    # every sweep: each set a deadline no datetime holds.
+    variable = f"KENNING_ENCOUNTER_{setting.upper()}"
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError) as refused:
+        load_settings()
+    assert str(refused.value).startswith(f"{setting} ({variable}): must be ")
+    assert "pydantic" not in str(refused.value)
+
+
+def test_a_secret_given_wrong_is_never_shown(tmp_path: Path) -> None:
+    # Through the command line as a user meets it: the error names the variable and the
+    # rule, and the key given (too short, still a key) appears nowhere in the output.
+    secret = "hunter2-secret"
+    env = {**os.environ, "KENNING_ENCOUNTER_SESSION_KEY": secret}
+    memory = tmp_path / "memory"
+    command = [sys.executable, "-m", "kenning_encounter", "serve", "--transport", "stdio"]
+    done = subprocess.run(
+        [*command, "--data-dir", str(memory)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "session_key (KENNING_ENCOUNTER_SESSION_KEY): must have at least 16" in done.stderr
+    assert secret not in done.stderr + done.stdout
+    assert not memory.exists()  # refused before anything was opened
