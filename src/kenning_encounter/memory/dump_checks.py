@@ -58,15 +58,14 @@ def _refuse(where: str, message: str) -> InvalidInput:
 _SOURCE: Final = ("source_kind", "source_label", "source_key")
 
 
-def _written_as_a_tool_would(n: NodeRecord, where: str) -> None:
-    """A node's name, description and properties pass the checks a write's do (no import
-    holds what no tool could have written): one visible line of a name, text without
-    control characters, times that are times on the calendar, a span that ends after it
-    starts, classes and retentions the vocabulary knows."""
+def _props_as_a_write_keeps(n: NodeRecord, where: str) -> None:
+    """A node's properties pass the checks a write's do: times that are times on the
+    calendar, a span that ends after it starts, classes and retentions the vocabulary
+    knows, each in the form a write keeps. Text (names, descriptions, text properties)
+    is taken as it comes: a dump from before a check on text still imports, and readers
+    show such text one line per line (plaintext.py)."""
     try:
-        validate.name(n.name, f"{where}.name")
-        validate.written(n.description, f"{where}.description", required=False)
-        checked = validate.props_of(NODE_TYPES[n.type], n.props, f"{where}.props")
+        checked = validate.props_of(NODE_TYPES[n.type], n.props, f"{where}.props", check_text=False)
     except InvalidInput as exc:
         raise _refuse(exc.field, str(exc).removeprefix(f"{exc.field}: ")) from None
     for key, value in checked.items():
@@ -234,7 +233,7 @@ class Checks:
         ):
             allowed_statuses = ", ".join(spec.statuses) or "none (null)"
             raise _refuse(f"{where}.status", f"a {n.type}'s status is one of: {allowed_statuses}")
-        _written_as_a_tool_would(n, where)
+        _props_as_a_write_keeps(n, where)
         self.named[n.id] = (n.name, where)
         if n.type == "Component":
             self.sourced[n.id] = (tuple(str(n.props.get(k)) for k in _SOURCE), where)

@@ -252,9 +252,12 @@ class EntityDraft:
         self.revision_why = revision_why
 
 
-def props_of(spec: NodeType, data: Mapping[str, Any], field: str) -> dict[str, str]:
+def props_of(
+    spec: NodeType, data: Mapping[str, Any], field: str, *, check_text: bool = True
+) -> dict[str, str]:
     """A node's own properties (not name, description, status or what the store derives)
-    checked and in the form a write keeps them; ``field`` is where they sit."""
+    checked and in the form a write keeps them; ``field`` is where they sit.
+    ``check_text=False`` takes text as it comes (an import: readers defend against it)."""
     props: dict[str, str] = {}
     for prop in spec.props:
         if prop.name in ("name", "description", "status") or prop.derived:
@@ -273,6 +276,8 @@ def props_of(spec: NodeType, data: Mapping[str, Any], field: str) -> dict[str, s
             else classification.retention(value, path)
             if prop.kind is PropKind.RETENTION
             else written(value, path, required=True)
+            if check_text
+            else str(value)
         )
     _span(props, field)
     _triple(props, field)
