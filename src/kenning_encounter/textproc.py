@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Iterator
 from typing import Final
 
 # Bump whenever ``tokenize`` can give different tokens for the same text: every
 # index built from its output (embedded and Neo4j) is rebuilt when it changes.
-TOKENIZER_VERSION: Final = 2
+TOKENIZER_VERSION: Final = 3  # 3: text read in NFKC first ("café" composed or not, "ﬁle")
 
 # Words that carry grammar, not subject: dropped from queries and documents.
 _STOPWORD_LIST: Final = """
@@ -80,9 +81,21 @@ def stem(word: str) -> str:
     return word
 
 
+def normalized(text: str) -> str:
+    """``text`` in Unicode's compatibility composed form (NFKC), the form words are read
+    in: "café" typed as e + U+0301 (a macOS file name, say) is the word "café", a ligature
+    "ﬁ" is "fi", a full-width "ｃａｆé" is "café". A text in that form already is returned
+    as it is (the quick check costs next to nothing)."""
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return text
+    return unicodedata.normalize("NFKC", text)
+
+
 def surface_words(text: str) -> Iterator[tuple[str, str]]:
-    """(as written, normalized) word pairs; contractions and possessives cut to their head."""
-    for match in _TOKEN.finditer(text.replace("’", "'")):
+    """(as written, normalized) word pairs; contractions and possessives cut to their head.
+    Read in NFKC (``normalized``): a caller that finds a surface in its own text passes
+    that text normalized."""
+    for match in _TOKEN.finditer(normalized(text).replace("’", "'")):
         surface = match.group()
         token = surface.lower()
         head, _, tail = token.partition("'")

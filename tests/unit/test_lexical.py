@@ -99,6 +99,19 @@ def test_tokenize_keeps_letters_of_any_script() -> None:
     assert tokenize("José visited Zürich") == ["josé", "visit", "zürich"]
 
 
+def test_a_word_is_one_word_however_unicode_spells_it() -> None:
+    # Composed or decomposed (a macOS file name), a ligature, full-width letters: one key.
+    composed, decomposed = "café menu", "cafe\u0301 menu"
+    assert tokenize(decomposed) == tokenize(composed) == ["café", "menu"]
+    assert tokenize("the \ufb01le cache") == tokenize("the file cache")
+    assert tokenize("\uff43\uff41\uff43\uff48\uff45") == tokenize("cache")
+    query = extract_terms(f"What is on the {decomposed}?")
+    assert {t.key for t in query.terms} >= {"café", "menu"}
+    # A name is found where the prompt writes it, in the form its words are read in.
+    named = extract_terms("notes from the meeting with Jose\u0301 Ruiz")
+    assert {t.key for t in named.terms if t.proper} == {"josé", "ruiz"}
+
+
 def test_split_label_takes_a_short_capitalized_head() -> None:
     assert split_label("Caroline: I went to a support group.") == (
         "Caroline",

@@ -58,6 +58,7 @@ from typing import Final, Protocol
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.textproc import (
     STOPWORDS,
+    normalized,
     related_keys,
     split_label,
     stem,
@@ -337,6 +338,8 @@ def extract_terms(
     absolute ones are.
     """
     cfg = config or LexicalConfig()
+    # One form for the prompt's words and the spans found in it (surface_words reads NFKC).
+    prompt, trajectory = normalized(prompt), [normalized(t) for t in trajectory]
     window = read_time(prompt, now=now)
     event = find_event(prompt, now=now) if window is None else None
     asks_when = asks_time(prompt)

@@ -24,7 +24,7 @@ from kenning_encounter.store.neo4j.nodecache import NodeCache
 from kenning_encounter.store.neo4j.text import text_props
 from kenning_encounter.store.ops.activation import ActivationOps
 from kenning_encounter.store.ops.base import edge_from_row, encounter_from, node_record
-from kenning_encounter.store.ops.graph import revisions_by_type
+from kenning_encounter.store.ops.graph import held_as_asked, name_forms, revisions_by_type
 from kenning_encounter.store.ops.identity import IdentityOps, keep_latest
 from kenning_encounter.store.ops.load import LoadOps
 from kenning_encounter.store.ops.past import PastOps
@@ -191,9 +191,11 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         # Blanks name nothing. The plan cache keys on a list's size class as well as its
         # type, and a list of one is a class of its own: two blanks keep a batch that
         # revises nothing on the plan of one that revises a few.
-        params = {"locus": locus, "names": ["", *names], "named": ["", "", *named]}
+        asked, composed = name_forms(names)
+        forms = [*named, *(composed[n] for n in named if n in composed)]
+        params = {"locus": locus, "names": ["", *asked], "named": ["", "", *forms]}
         [(_, open_, held, found)] = self._reserve(q.BATCH_BEGIN, params)
-        heads = {str(name): str(i) for name, i in held}
+        heads = held_as_asked(names, composed, {str(name): str(i) for name, i in held})
         encounter = None if open_ is None else encounter_from(open_)
         # The named heads the statement found by their keys' element ids; the rest (asked
         # by id, or under a key that noted none) are read by id.

@@ -4,8 +4,9 @@ chain's names, source keys and heads true."""
 from __future__ import annotations
 
 import contextlib
+import unicodedata
 from abc import abstractmethod
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -47,6 +48,26 @@ def walk_back(
         frontier = list(dict.fromkeys(e.source for e in found if e.source not in seen))
         seen.update(frontier)
     return seen, edges
+
+
+def name_forms(names: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """The names to look up, each as written and, where that differs, in NFC (the form a
+    write holds a name in); and the NFC form of each name that has another."""
+    composed = {
+        n: c for n in names if not n.isascii() and (c := unicodedata.normalize("NFC", n)) != n
+    }
+    return list(dict.fromkeys([*names, *composed.values()])), composed
+
+
+def held_as_asked(
+    names: Sequence[str], composed: Mapping[str, str], held: Mapping[str, str]
+) -> dict[str, str]:
+    """``held`` (name -> id, as the store keys it) keyed by the names as asked."""
+    found = {n: held[n] for n in names if n in held}
+    for n, c in composed.items():
+        if n not in found and c in held:
+            found[n] = held[c]
+    return found
 
 
 class NodeOps(Statements):
@@ -127,12 +148,15 @@ class NodeOps(Statements):
                 yield self.node(label, row)
 
     def head_id_by_name(self, name: str) -> str | None:
-        rows = self.rows(self._nodes.name_get, {"name": name})
-        return str(rows[0][0]) if rows else None
+        return self.head_ids_by_names([name]).get(name)
 
     def head_ids_by_names(self, names: Sequence[str]) -> dict[str, str]:
-        rows = self.rows(self._nodes.names_get, {"names": list(names)})
-        return {str(r[0]): str(r[1]) for r in rows}
+        """The live node holding each name, keyed by the name as asked. A name is held as
+        written (in NFC: the write refuses another form), and asked for as written or in
+        NFC: "café" typed as e + U+0301 finds the node named "café"."""
+        asked, composed = name_forms(names)
+        rows = self.rows(self._nodes.names_get, {"names": asked})
+        return held_as_asked(names, composed, {str(r[0]): str(r[1]) for r in rows})
 
     def component_id_by_source(self, kind: str, label: str, key: str) -> str | None:
         rows = self.rows(self._nodes.source_get, {"key": source_key(kind, label, key)})
