@@ -53,3 +53,16 @@ def test_a_name_asked_for_decomposed_finds_its_node(memory: Memory) -> None:
     link = {"source": _decomposed("rosé stock"), "type": "INFORMS", "target": asked}
     made = memory.create_relations(S, [link]).created
     assert [(r.source, r.target) for r in made] == [(ids["rosé stock"], ids["café menu"])]
+
+
+def test_a_revision_may_name_what_it_revises_decomposed(memory: Memory) -> None:
+    ids = _recorded(memory)
+    revised = {
+        "type": "Concept",
+        "name": "café menu",
+        "description": "The café serves crêpes and galettes.",
+        "supersedes": _decomposed("café menu"),
+        "revision_why": "galettes were added",
+    }
+    [made] = memory.create_entities(S, [revised]).created
+    assert memory.find_by_name("café menu").node.id == made.id != ids["café menu"]
