@@ -15,15 +15,9 @@ NOW = datetime(2026, 8, 1, 12, tzinfo=UTC)
 
 
 def _observed(node_id: str, text: str, when: str) -> NodeRecord:
-    return NodeRecord(
-        node_id,
-        "Observation",
-        node_id,
-        text,
-        1,
-        f"{when}T09:00:00Z",
-        props={"t_observed": f"{when}T09:00:00Z"},
-    )
+    """Observed (and recorded) at ``when``: a day (at 09:00) or a whole time."""
+    stamp = when if "T" in when else f"{when}T09:00:00Z"
+    return NodeRecord(node_id, "Observation", node_id, text, 1, stamp, props={"t_observed": stamp})
 
 
 @pytest.mark.parametrize(
@@ -143,23 +137,11 @@ def test_an_event_recorded_anywhere_on_the_calendar_places_a_time(
     assert window.start is None or window.end is None or window.start < window.end
 
 
-def _at(node_id: str, text: str, stamp: str) -> NodeRecord:
-    return NodeRecord(
-        node_id,
-        "Observation",
-        node_id,
-        text,
-        1,
-        "2026-05-01T09:00:00Z",
-        props={"t_observed": stamp},
-    )
-
-
 @pytest.mark.parametrize("side", _SIDES)
 def test_during_at_the_calendar_ends_is_open_there(side: str) -> None:
     records = [
-        _at("first", "The migration started", "0001-01-01T00:00:00Z"),
-        _at("last", "The migration finished", "9999-12-31T23:59:59Z"),
+        _observed("first", "The migration started", "0001-01-01T00:00:00Z"),
+        _observed("last", "The migration finished", "9999-12-31T23:59:59Z"),
     ]
     window = event_window(find_event(f"{side} the migration") or pytest.fail(), records)
     assert window is not None
