@@ -215,6 +215,7 @@ def _rate(unit: str, count: int, calls_ms: list[float], batch_ms: list[float]) -
         f"{unit}_per_s": round(count / seconds, 1),
         "batch_p50_ms": round(statistics.median(batch_ms), 2),
         "batch_p95_ms": round(pct(batch_ms, 0.95), 2),
+        "max_call_ms": round(max(calls_ms), 2),
     }
 
 

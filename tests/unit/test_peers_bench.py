@@ -213,8 +213,10 @@ def test_a_time_budget_stops_each_server_and_says_how_far_it_got(tmp_path: Path)
         assert server["status"] == "partial", server
         write = server["write"]
         assert 0 < write["entities"] < entities and write["entities_per_s"] > 0
-        # The call that passes the budget still counts; none is made after it.
-        assert write["seconds"] - budget < write["seconds"] / write["calls"] * 2
+        # The call that passes the budget still counts; none is made after it: what the
+        # calls took past the budget is at most one call (the slowest bounds it), however
+        # loaded the machine (a bound by the mean call failed once under a loaded CI).
+        assert 0 < write["seconds"] - budget <= write["max_call_ms"] / 1000 + 0.002
         assert "link" not in server and "search" not in server and "open" not in server
         assert f"of {entities:,} entities recorded" in server["reason"]
     ratio = result["ratios"]["reference vs ours"]
