@@ -66,3 +66,11 @@ def test_a_revision_may_name_what_it_revises_decomposed(memory: Memory) -> None:
     }
     [made] = memory.create_entities(S, [revised]).created
     assert memory.find_by_name("café menu").node.id == made.id != ids["café menu"]
+
+
+def test_a_past_name_asked_for_decomposed_finds_the_node_that_held_it(memory: Memory) -> None:
+    ids = _recorded(memory)
+    then = memory.find_by_name("café menu").node.tick
+    revised = {"type": "Concept", "name": "café menu", "description": "Now galettes too."}
+    memory.create_entities(S, [{**revised, "supersedes": "café menu", "revision_why": "new"}])
+    assert memory.find_by_name(_decomposed("café menu"), as_of=then).node.id == ids["café menu"]

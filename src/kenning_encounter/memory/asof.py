@@ -15,6 +15,7 @@ that still give a status; deletions made before then left nothing to read back.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -248,14 +249,17 @@ class Past:
         return self._holder_then(name, self.tx.get_nodes([holder]).get(holder) if holder else None)
 
     def _holder_then(self, name: str, now: NodeRecord | None) -> str | None:
-        """``head_id_by_name`` at the tick, given the node holding ``name`` now."""
-        gone = [n for n in self.gone_nodes().values() if n.name == name]
+        """``head_id_by_name`` at the tick, given the node holding ``name`` now. The name
+        as asked and in NFC, the form a write holds names in (store/ops/graph.py)."""
+        forms = dict.fromkeys([name, unicodedata.normalize("NFC", name)])
+        gone = [n for n in self.gone_nodes().values() if n.name in forms]
         if now is not None and now.tick <= self.tick:
             # No node standing now took the name after it (it would hold it now), so only
             # a node deleted since can be newer: no scan for older versions is needed.
             versions = [now, *gone]
         else:
-            versions = [n for n in self.tx.nodes_named(name) if n.tick <= self.tick] + gone
+            named = [n for form in forms for n in self.tx.nodes_named(form)]
+            versions = [n for n in named if n.tick <= self.tick] + gone
         newest = max(versions, key=lambda n: (n.tick, n.ord), default=None)
         return newest.id if newest is not None else None
 
