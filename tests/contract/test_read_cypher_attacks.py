@@ -194,6 +194,9 @@ SMUGGLED = [
     _a("huge range by parameter", "UNWIND range(1, $n) AS i RETURN count(i)", {"n": 2_000_000_000}),
     _a("computed range bound", "UNWIND range(1, 2000 * 1000000) AS i RETURN count(i)"),
     _a("nested ranges", "RETURN [a IN range(1, 10000) | range(1, 10000)]"),
+    # A digit to str.isdigit that int() cannot read: the gate's own bound reader raised.
+    _a("range bound in superscript digits", "UNWIND range(1, 1\u00b2) AS i RETURN count(i)"),
+    _a("range bound in full-width digits", "UNWIND range(1, 1\uff10) AS i RETURN count(i)"),
     _a(
         "repeat builds a huge string",
         "RETURN size(repeat('x', 2000000000))",

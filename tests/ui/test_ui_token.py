@@ -103,6 +103,7 @@ def test_forged_stale_and_foreign_codes_and_cookies_are_refused(guarded: Running
         f"{int(expires) + 3600}.{nonce}.{mac}",  # the MAC covers the expiry
         f"{expires}.{nonce}x.{mac}",
         f"{expires}.{nonce}",
+        f"1%C2%B2.{nonce}.{mac}",  # a superscript digit: a digit to str.isdigit, not to int
         "",
     ):
         assert _login(guarded, code).status_code == 401, code

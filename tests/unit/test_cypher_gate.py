@@ -97,6 +97,10 @@ def test_ranges_are_bounded_by_their_product() -> None:
     check_read_only("UNWIND range(1, $n) AS x RETURN x", LADYBUG_RULES, {"n": g.MAX_RANGE_VALUES})
     _refusal("UNWIND range(1, $n) AS x RETURN x", {"n": g.MAX_RANGE_VALUES + 1})
     assert "integer literals or $parameters" in str(_refusal("RETURN range(1, 2 * 3)"))
+    # A bound whose digits are not ASCII ("1²": a digit to str.isdigit, not to int) is
+    # no literal: refused, never a ValueError out of the gate.
+    for bound in ("1\u00b2", "1\u0661", "1\uff10", "\u0661"):
+        _refusal(f"UNWIND range(1, {bound}) AS i RETURN i")
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,8 @@ from kenning_encounter.hooks import infuse_hook as h
         ("http://host:1", ("http", "host", 1, "")),
         ("http://host:65535", ("http", "host", 65535, "")),
         ("http://[::1]]:9", None),
+        ("http://host:8\u00b2", None),  # a digit to str.isdigit, not to int
+        ("http://host:\uff18\uff10", None),
     ],
 )
 def test_split_url_edges(url: str, parts: tuple[str, str, int, str] | None) -> None:

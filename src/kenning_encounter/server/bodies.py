@@ -41,7 +41,8 @@ def _declared_length(request: Request) -> int | None:
     values = request.headers.getlist("content-length")
     if not values:
         return None
-    if len(set(values)) != 1 or not values[0].strip().isdigit():
+    declared = values[0].strip()
+    if len(set(values)) != 1 or not (declared.isascii() and declared.isdigit()):
         raise BodyRefused(400, "Content-Length is not one whole number; send the body's size")
     return int(values[0])
 

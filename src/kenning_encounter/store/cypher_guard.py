@@ -195,7 +195,7 @@ def _int_arg(arg: Sequence[Token], params: Mapping[str, Any]) -> int | None:
     if len(arg) != 1:
         return None
     tok = arg[0]
-    if tok.kind == "number" and tok.text.isdigit():
+    if tok.kind == "number" and tok.text.isascii() and tok.text.isdigit():
         return sign * int(tok.text)
     if tok.kind == "param":
         value = params.get(tok.text)

@@ -83,7 +83,7 @@ def redeem(token: str, code: str, now: float | None = None) -> bool:
     """Whether ``code`` was minted from ``token``, is unexpired and is used the first time."""
     moment = now if now is not None else time.time()
     parts = code.split(".")
-    if len(parts) != 3 or not parts[0].isdigit() or len(parts[0]) > 12:
+    if len(parts) != 3 or not (parts[0].isascii() and parts[0].isdigit()) or len(parts[0]) > 12:
         return False
     expires, nonce, mac = int(parts[0]), parts[1], parts[2]
     expected = _mac(token, f"ui-login|{expires}|{nonce}")

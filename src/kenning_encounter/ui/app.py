@@ -92,7 +92,7 @@ def _environment() -> Environment:
 
 def _int(request: Request, name: str) -> int:
     raw = request.query_params.get(name, "0")
-    if not raw.isdigit() or len(raw) > 6:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 6:
         raise views.NotShown(f"{name}: must be a whole number, e.g. {name}=2")
     return int(raw)
 
