@@ -41,6 +41,7 @@ BENCHES: dict[str, str] = {
     "ui": "bench.ui_bench",
     "asof": "bench.asof_bench",
     "chain": "bench.chain_bench",
+    "prompt": "bench.prompt_bench",
 }
 # Only these take --nodes (their one size); the others measure their own sizes.
 SIZED = frozenset({"scale", "local-scale", "ui"})

@@ -23,6 +23,7 @@ filtering ask only this, so a richer node model plugs in here.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -693,10 +694,15 @@ def _built(build: _Build, m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
         return None
 
 
+_REACH: Final = 200  # characters: longer than any one time expression reads
+
+
 def _at(text: str, pos: int, now: datetime | None) -> TimeWindow | None:
     """The longest time expression starting exactly at ``pos``."""
     ctx = _Ctx(text, now, inner=True)
-    present = _words(text[pos:])
+    # Words of what follows, as far as one expression reaches: the whole rest of a long
+    # text, read again for every operator in it, made a prompt cost its length squared.
+    present = _words(text[pos : pos + _REACH])
     best: TimeWindow | None = None
     for pattern, build, needs in _RULES:
         if not _runs(needs, present):
@@ -814,11 +820,20 @@ def find_times(text: str, *, now: datetime | None = None) -> list[TimeWindow]:
         with contextlib.suppress(OverflowError, ValueError):
             found.extend(_composite(text, now))
     found.sort(key=lambda w: (-(w.span[1] - w.span[0]), -w.certainty, w.span[0]))
+    # The kept readings never overlap, so in order of their starts their ends are in
+    # order too: one bisection finds the only kept reading a new one could overlap.
     kept: list[TimeWindow] = []
+    starts: list[int] = []
+    ends: list[int] = []
     for window in found:
-        if all(window.span[1] <= k.span[0] or window.span[0] >= k.span[1] for k in kept):
-            kept.append(window)
-    return sorted(kept, key=lambda w: w.span)
+        start, end = window.span
+        at = bisect.bisect_right(ends, start)
+        if at < len(starts) and starts[at] < end:
+            continue
+        starts.insert(at, start)
+        ends.insert(at, end)
+        kept.insert(at, window)
+    return kept
 
 
 def _width(window: TimeWindow) -> float:
@@ -998,10 +1013,12 @@ def find_event(text: str, *, now: datetime | None = None) -> EventRef | None:
     """The first event a text places a time by, where no date is named there."""
     if _words(text).isdisjoint(_EVENT_WORDS):
         return None
-    dated = [w.span for w in find_times(text, now=now)]
+    dated = [w.span for w in find_times(text, now=now)]  # in order, none overlapping
+    dated_ends = [end for _, end in dated]
     for m in _EVENT_AT.finditer(text):
         span = (m.start(), m.end())
-        if any(span[0] < end and start < span[1] for start, end in dated):
+        at = bisect.bisect_right(dated_ends, span[0])  # the first date ending after it starts
+        if at < len(dated) and dated[at][0] < span[1]:
             continue
         named = [w for w in words(m["what"]) if w not in STOPWORDS]
         if not named or all(w in _NOT_EVENTS for w in named):

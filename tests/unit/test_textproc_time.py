@@ -421,3 +421,22 @@ def test_rules_compile_on_first_use_only() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert out.stdout.split() == ["0", "0", "True"]
+
+
+def test_many_readings_come_back_in_order_the_longest_of_overlapping_ones_kept() -> None:
+    text = (
+        "yesterday we met, on 3 May 2023 we shipped, the week before 16 November 2023 "
+        "it broke, and between May 1 and May 3 2024 we fixed it; last week too"
+    )
+    found = find_times(text, now=NOW)
+    labels = [text[w.span[0] : w.span[1]] for w in found]
+    assert labels == [
+        "yesterday",
+        "3 May 2023",
+        "the week before 16 November 2023",
+        "between May 1 and May 3 2024",
+        "last week",
+    ]
+    # Repeated far past one expression's reach, every one is still read, in order.
+    long = " filler words here ".join([text] * 40)
+    assert len(find_times(long, now=NOW)) == 5 * 40
