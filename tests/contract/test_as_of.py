@@ -327,6 +327,7 @@ def written(memory: Memory) -> Memory:
         ("2999-01-01T00:00:00Z", "in the future"),
         ("0001-01-01T00:00:00+14:00", "years 1 to 9999"),  # its offset takes it off the calendar
         ("9999-12-31T23:00:00-12:00", "years 1 to 9999"),
+        ("9" * 5_000, "more than any tick or time"),  # int() refuses 4,300 digits
     ],
 )
 def test_a_bad_as_of_is_refused_naming_the_field_and_the_fix(

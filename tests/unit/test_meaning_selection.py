@@ -37,6 +37,14 @@ def test_a_json_fence_is_tolerated(fenced: str) -> None:
     assert read(fenced).ids == ("obs_aaaaaaaaaaaa",)
 
 
+def test_digits_int_cannot_read_are_no_handles() -> None:
+    # A superscript is a digit to str.isdigit, and int() refuses 4,300 digits and more:
+    # both are unknown picks, never an error out of the reader.
+    parsed = read('{"ids": ["\u00b2", "' + "9" * 5_000 + '", "\uff13", 3]}')
+    assert parsed.ids == ("obs_aaaaaaaaaaaa",)
+    assert parsed.unknown_dropped == 3
+
+
 def test_unknown_handles_are_dropped_and_counted() -> None:
     parsed = read('{"ids": [3, 99, "obs_aaaaaaaaaaaa", 3, -1]}')
     assert parsed.ids == ("obs_aaaaaaaaaaaa",)

@@ -100,7 +100,10 @@ def _handle_of(value: object) -> int | None:
     if isinstance(value, int):
         return value
     if isinstance(value, str):
-        return int(value) if value.strip().isdigit() else None
+        # ASCII digits, and few: "²" and a 5,000-digit string are digits to str.isdigit
+        # that int() refuses, and a model's answer is no trusted input.
+        digits = value.strip()
+        return int(digits) if digits.isascii() and digits.isdigit() and len(digits) <= 18 else None
     raise MatcherError("malformed_output", f"an id is a {type(value).__name__}")
 
 

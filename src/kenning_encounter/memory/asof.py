@@ -50,6 +50,7 @@ AS_OF_HELP = (
     "a time without a zone is UTC); omit as_of for the memory as it is now"
 )
 _TICK = re.compile(r"^[+-]?\d+$")
+_MAX_AS_OF = 64  # characters: a tick has at most 19 digits, an ISO time fewer than 40
 _MAX_TERMS = 64  # as many query terms as the text index reads
 
 
@@ -78,6 +79,10 @@ def check(as_of: object) -> int | datetime:
         tick = as_of
     else:
         raw = as_of.strip()
+        if len(raw) > _MAX_AS_OF:  # past any tick or ISO time; int() refuses 4,300 digits
+            raise InvalidInput(
+                "as_of", f"is {len(raw)} characters, more than any tick or time; {AS_OF_HELP}"
+            )
         if not _TICK.match(raw):
             try:
                 return utc_instant(raw)
