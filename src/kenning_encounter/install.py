@@ -252,6 +252,11 @@ def read_json(path: Path) -> JsonObject | None:
             f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
             "fix or move the file, then run the install again (nothing was written)"
         ) from exc
+    except (ValueError, RecursionError) as exc:  # a number past int()'s digits, deep nesting
+        raise ConfigError(
+            f"{path} cannot be read as JSON here ({str(exc)[:120]}); "
+            "fix or move the file, then run the install again (nothing was written)"
+        ) from None
     if not isinstance(doc, dict):
         raise ConfigError(
             f"{path} should hold a JSON object, not {type(doc).__name__}; "

@@ -249,6 +249,23 @@ def test_token_is_referenced_never_written(tmp_path: Path, monkeypatch: pytest.M
     assert servers[SERVER_NAME]["headers"] == {"Authorization": "Bearer ${KENNING_ENCOUNTER_TOKEN}"}
 
 
+@pytest.mark.parametrize(
+    "text",
+    ['{"hooks": {,}', '{"n": ' + "9" * 5_000 + "}", "[" * 100_000 + "]" * 100_000],
+    ids=["not JSON", "a number int() refuses", "nested past the parser"],
+)
+def test_json_this_cannot_read_is_refused_and_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    mcp, _ = project_files(tmp_path)
+    mcp.parent.mkdir(parents=True, exist_ok=True)
+    mcp.write_text(text)
+    assert run_install(["claude-code", "--project", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert str(mcp) in err and "nothing was written" in err
+    assert mcp.read_text() == text
+
+
 @pytest.mark.parametrize("broken", ["mcp", "settings"])
 def test_malformed_file_is_refused_and_nothing_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], broken: str
