@@ -119,6 +119,8 @@ def test_an_unclassified_node_carries_neither(held: Memory, store: GraphStore) -
         ({"retention": "P0Y2401M"}, "retention", "200 years"),
         ({"retention": "PT99999999999H"}, "retention", "200 years"),
         ({"retention": "P" + "9" * 40 + "W"}, "retention", "200 years"),
+        ({"retention": "P" + "9" * 5_000 + "D"}, "retention", "(5002 characters)"),
+        ({"retention": "P\u0663D"}, "retention", "not a retention"),  # ISO digits are ASCII
         # A date whose offset carries it off the calendar in UTC.
         ({"retention": "0001-01-01T00:00:00+14:00"}, "retention", "years 1 to 9999"),
         ({"retention": "9999-12-31T23:00:00-12:00"}, "retention", "years 1 to 9999"),

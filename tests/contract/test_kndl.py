@@ -342,6 +342,7 @@ def test_a_fact_keeps_its_predicate_and_object_through_import_and_export(
     ("props", "field", "why"),
     [
         ({"object": "lots", "object_type": "number"}, "object", "not a JSON number"),
+        ({"object": "7\u0662\u0660", "object_type": "number"}, "object", "not a JSON number"),
         ({"object": "yes", "object_type": "boolean"}, "object", "not true or false"),
         ({"object": "a b", "object_type": "iri"}, "object", "not an IRI"),
         ({"object": "1", "object_type": "integer"}, "object_type", "use one of: string"),

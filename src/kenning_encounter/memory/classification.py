@@ -22,9 +22,12 @@ from kenning_encounter.errors import InvalidInput
 from kenning_encounter.textproc_time import OffCalendar, utc_instant
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 
+# ISO 8601's digits are ASCII ("P٣D" is no duration), and a part's digits are bounded
+# (64: far past any 200 years; int() refuses 4,300 of them).
 _DURATION: Final = re.compile(
-    r"P(?:(?P<y>\d+)Y)?(?:(?P<mo>\d+)M)?(?:(?P<w>\d+)W)?(?:(?P<d>\d+)D)?"
-    r"(?:T(?:(?P<h>\d+)H)?(?:(?P<mi>\d+)M)?(?:(?P<s>\d+)S)?)?"
+    r"P(?:(?P<y>[0-9]{1,64})Y)?(?:(?P<mo>[0-9]{1,64})M)?(?:(?P<w>[0-9]{1,64})W)?"
+    r"(?:(?P<d>[0-9]{1,64})D)?"
+    r"(?:T(?:(?P<h>[0-9]{1,64})H)?(?:(?P<mi>[0-9]{1,64})M)?(?:(?P<s>[0-9]{1,64})S)?)?"
 )
 _DATE_ONLY: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
 MAX_YEARS: Final = 200
@@ -76,13 +79,13 @@ def split(stored: object) -> frozenset[str]:
 def retention(value: object, field: str) -> str:
     """A retention as given, checked: a duration (upper-cased) or a date/time."""
     if not isinstance(value, str) or not value.strip():
-        raise _bad_retention(field, repr(value))
+        raise _bad_retention(field, value)
     raw = value.strip()
     if raw[:1] in ("P", "p"):
         raw = raw.upper()
         found = _DURATION.fullmatch(raw)
         if found is None or raw in ("P", "PT") or raw.endswith("T"):
-            raise _bad_retention(field, repr(value))
+            raise _bad_retention(field, value)
         if _seconds(found) > MAX_YEARS * _YEAR_S:
             # Counted whole, not by its years: "P3000000D" is as long as "P8213Y".
             raise InvalidInput(field, f"{raw!r} is longer than {MAX_YEARS} years", value=raw)
@@ -97,7 +100,7 @@ def retention(value: object, field: str) -> str:
             value=raw,
         ) from None
     except ValueError:
-        raise _bad_retention(field, repr(value)) from None
+        raise _bad_retention(field, value) from None
     return raw
 
 
@@ -116,7 +119,10 @@ def _seconds(found: re.Match[str]) -> int:
     )
 
 
-def _bad_retention(field: str, got: str) -> InvalidInput:
+def _bad_retention(field: str, value: object) -> InvalidInput:
+    got = repr(value)
+    if isinstance(value, str) and len(got) > 80:
+        got = f"{value[:60]!r}… ({len(value)} characters)"
     return InvalidInput(
         field,
         f"{got} is not a retention; give an ISO-8601 duration counted from now ('P30D', "
