@@ -254,7 +254,7 @@ def split_url(url: str) -> tuple[str, str, int, str] | None:
     if not host:
         return None
     if port_text:
-        if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        if not (port_text.isascii() and port_text.isdigit()) or not 0 < int(port_text) < 65536:
             return None
         port = int(port_text)
     else:
