@@ -392,8 +392,12 @@ def run_forget(ns: argparse.Namespace) -> int:
         _error(str(exc))
         return EXIT_CONFIG
     from kenning_encounter.memory import operator
-    from kenning_encounter.server.context import open_store
+    from kenning_encounter.server.context import no_memory, open_store
 
+    absent = no_memory(settings)
+    if absent is not None:
+        _error(absent)
+        return EXIT_CONFIG
     try:
         store = open_store(settings)
     except KenningError as exc:
@@ -485,10 +489,14 @@ def run_sidecar(ns: argparse.Namespace) -> int:
         make_provider,
         run_sidecar_rebuild,
     )
-    from kenning_encounter.server.context import open_store
+    from kenning_encounter.server.context import no_memory, open_store
     from kenning_encounter.server.services import api_key
     from kenning_encounter.store.meanings import KeepsDerived
 
+    absent = no_memory(settings)
+    if absent is not None:
+        _error(absent)
+        return EXIT_CONFIG
     try:
         provider = make_provider(
             settings.matcher_provider,
@@ -572,15 +580,22 @@ def _configure_import(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def open_alone(ns: argparse.Namespace, doing: str) -> tuple[Settings, GraphStore] | int:
-    """The settings and the store an operator command needs to itself, or an exit code."""
+def open_alone(
+    ns: argparse.Namespace, doing: str, *, makes: bool = False
+) -> tuple[Settings, GraphStore] | int:
+    """The settings and the store an operator command needs to itself, or an exit code.
+    Only a command that ``makes`` a memory (an import) opens one that is not there yet."""
     try:
         settings = settings_from(ns)
     except ConfigError as exc:
         _error(str(exc))
         return EXIT_CONFIG
-    from kenning_encounter.server.context import open_store
+    from kenning_encounter.server.context import no_memory, open_store
 
+    absent = None if makes else no_memory(settings)
+    if absent is not None:
+        _error(absent)
+        return EXIT_CONFIG
     try:
         return settings, open_store(settings)
     except KenningError as exc:
@@ -653,7 +668,7 @@ def run_import(ns: argparse.Namespace) -> int:
         _error(f"cannot read the dump: {exc}")
         return EXIT_FAILED
     sys.stderr.write(f"{ns.file}: checked, {sum(dump.counts.values()):,} records\n")
-    opened = open_alone(ns, "an import")
+    opened = open_alone(ns, "an import", makes=True)
     if isinstance(opened, int):
         return opened
     settings, store = opened
@@ -698,7 +713,7 @@ def _configure_kndl(parser: argparse.ArgumentParser) -> None:
 def run_kndl(ns: argparse.Namespace) -> int:
     from kenning_encounter.memory import kndl_cli
 
-    opened = open_alone(ns, f"a KNDL {ns.kndl_action}")
+    opened = open_alone(ns, f"a KNDL {ns.kndl_action}", makes=ns.kndl_action == "import")
     if isinstance(opened, int):
         return opened
     settings, store = opened

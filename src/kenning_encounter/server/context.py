@@ -144,6 +144,20 @@ StoreFactory = Callable[[Settings], GraphStore]
 InfusionFactory = Callable[[AppContext], InfuseFn | None]
 
 
+def no_memory(settings: Settings) -> str | None:
+    """Why the settings name no memory to act on, or None. A server and an import make an
+    embedded memory where none is; a command that reads or erases one must not: a
+    mistyped --data-dir would be a new, empty memory it then reports on (an export of
+    nothing, "no node named ...")."""
+    data_dir = settings.resolved_data_dir
+    if settings.store != "embedded" or EmbeddedStore.holds_memory(data_dir):
+        return None
+    return (
+        f"no memory at {data_dir} (nothing was created there); name an existing one with "
+        "--data-dir or --memory, or run serve to make one"
+    )
+
+
 def open_store(settings: Settings) -> GraphStore:
     """The backend the settings name. Neo4j is imported only when asked for."""
     if settings.store == "embedded":

@@ -78,7 +78,7 @@ def _embedded(settings: Settings) -> Iterator[Finding]:
     from kenning_encounter.store.embedded.backend import EmbeddedStore
 
     data_dir = settings.resolved_data_dir
-    if not (data_dir / "graph.lbdb").exists():
+    if not EmbeddedStore.holds_memory(data_dir):
         parent = _nearest_existing(data_dir)
         if os.access(parent, os.W_OK):
             yield Finding("ok", "store", f"no store yet at {data_dir}; serve creates it")

@@ -115,6 +115,11 @@ class EmbeddedStore:
         )
 
     # --- lifecycle ----------------------------------------------------------
+    @staticmethod
+    def holds_memory(data_dir: Path) -> bool:
+        """Whether ``data_dir`` holds an embedded memory (its graph file)."""
+        return (data_dir / "graph.lbdb").exists()
+
     @classmethod
     def open(
         cls,
