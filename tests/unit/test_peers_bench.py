@@ -216,7 +216,8 @@ def test_a_time_budget_stops_each_server_and_says_how_far_it_got(tmp_path: Path)
         # The call that passes the budget still counts; none is made after it: what the
         # calls took past the budget is at most one call (the slowest bounds it), however
         # loaded the machine (a bound by the mean call failed once under a loaded CI).
-        assert 0 < write["seconds"] - budget <= write["max_call_ms"] / 1000 + 0.002
+        # (seconds are rounded to the millisecond: past the budget by less reads as 0)
+        assert 0 <= write["seconds"] - budget <= write["max_call_ms"] / 1000 + 0.002
         assert "link" not in server and "search" not in server and "open" not in server
         assert f"of {entities:,} entities recorded" in server["reason"]
     ratio = result["ratios"]["reference vs ours"]
