@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Mapping
-from datetime import datetime
 from typing import Any, Final
 
 from kenning_encounter.errors import InvalidInput, ProcessTypeForbidden, UnknownField, UnknownType
@@ -138,15 +137,9 @@ def off_calendar(field: str, raw: str) -> InvalidInput:
     )
 
 
-def instant(raw: str) -> datetime:
-    """An ISO-8601 time (checked by ``iso_time``) as an aware UTC instant; one with no
-    offset is UTC, as PropKind.TIME says."""
-    return utc_instant(raw)
-
-
 def _span(props: Mapping[str, str], field: str) -> None:
     start, end = props.get("valid_from"), props.get("valid_until")
-    if start is not None and end is not None and instant(end) < instant(start):
+    if start is not None and end is not None and utc_instant(end) < utc_instant(start):
         raise InvalidInput(
             f"{field}.valid_until",
             f"{end!r} is before valid_from {start!r}; a span ends after it starts: "
