@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from kenning_encounter.errors import ConfigError, KenningError
+from kenning_encounter.errors import ConfigError, KenningError, StoreLocked
 from kenning_encounter.server.front import Launch
 from kenning_encounter.server.info import package_version
 from kenning_encounter.vocabulary import CLASSIFICATIONS
@@ -290,12 +290,15 @@ def run_serve(ns: argparse.Namespace) -> int:
 def _serve(ns: argparse.Namespace, launch: Launch | None) -> int:
     # Light: the memory and the store, no MCP SDK yet.
     from kenning_encounter.config import read_env_names
-    from kenning_encounter.server.context import Runtime, check_face
+    from kenning_encounter.server.context import Runtime, check_face, place_problem
 
     try:
         settings = settings_from(ns)
         settings.require_safe_bind()
         check_face(settings)
+        problem = place_problem(settings)
+        if problem is not None:
+            raise ConfigError(problem)
     except ConfigError as exc:
         _error(str(exc))
         return EXIT_CONFIG
@@ -386,23 +389,12 @@ def _configure_forget(parser: argparse.ArgumentParser) -> None:
 
 def run_forget(ns: argparse.Namespace) -> int:
     """Hard-delete nodes for a human operator; the spine keeps a tombstone count."""
-    try:
-        settings = settings_from(ns)
-    except ConfigError as exc:
-        _error(str(exc))
-        return EXIT_CONFIG
     from kenning_encounter.memory import operator
-    from kenning_encounter.server.context import no_memory, open_store
 
-    absent = no_memory(settings)
-    if absent is not None:
-        _error(absent)
-        return EXIT_CONFIG
-    try:
-        store = open_store(settings)
-    except KenningError as exc:
-        _error(f"{exc} (stop the server first: forgetting needs the store to itself)")
-        return EXIT_FAILED
+    opened = open_alone(ns, "forgetting")
+    if isinstance(opened, int):
+        return opened
+    store = opened[1]
     try:
         targets = operator.plan(store, ns.refs, with_history=ns.with_history)
         for node in targets:
@@ -598,8 +590,14 @@ def open_alone(
         return EXIT_CONFIG
     try:
         return settings, open_store(settings)
-    except KenningError as exc:
+    except ConfigError as exc:
+        _error(str(exc))
+        return EXIT_CONFIG
+    except StoreLocked as exc:
         _error(f"{exc} (stop the server first: {doing} needs the store to itself)")
+        return EXIT_FAILED
+    except KenningError as exc:
+        _error(str(exc))
         return EXIT_FAILED
 
 

@@ -144,13 +144,32 @@ StoreFactory = Callable[[Settings], GraphStore]
 InfusionFactory = Callable[[AppContext], InfuseFn | None]
 
 
+def place_problem(settings: Settings) -> str | None:
+    """Why the embedded store's data directory cannot be one, naming the setting and the
+    fix; None when it can (or the store is not embedded)."""
+    if settings.store != "embedded":
+        return None
+    from kenning_encounter.config import env_name
+    from kenning_encounter.store.embedded import place
+
+    why = place.problem(settings.resolved_data_dir)
+    if why is None:
+        return None
+    return f"data_dir: {why}; choose another with --data-dir or {env_name('data_dir')}"
+
+
 def no_memory(settings: Settings) -> str | None:
     """Why the settings name no memory to act on, or None. A server and an import make an
     embedded memory where none is; a command that reads or erases one must not: a
     mistyped --data-dir would be a new, empty memory it then reports on (an export of
     nothing, "no node named ...")."""
     data_dir = settings.resolved_data_dir
-    if settings.store != "embedded" or EmbeddedStore.holds_memory(data_dir):
+    if settings.store != "embedded":
+        return None
+    problem = place_problem(settings)
+    if problem is not None:
+        return problem
+    if EmbeddedStore.holds_memory(data_dir):
         return None
     return (
         f"no memory at {data_dir} (nothing was created there); name an existing one with "
@@ -161,6 +180,9 @@ def no_memory(settings: Settings) -> str | None:
 def open_store(settings: Settings) -> GraphStore:
     """The backend the settings name. Neo4j is imported only when asked for."""
     if settings.store == "embedded":
+        problem = place_problem(settings)
+        if problem is not None:
+            raise ConfigError(problem)
         return EmbeddedStore.open(settings.resolved_data_dir, slow_query_ms=settings.slow_query_ms)
     try:
         from kenning_encounter.store.neo4j import open_from_settings

@@ -12,7 +12,6 @@ import importlib.util
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -68,27 +67,22 @@ def _healthz(url: str) -> bool:
     return answer.status_code == 200
 
 
-def _nearest_existing(path: Path) -> Path:
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return path
-
-
 def _embedded(settings: Settings) -> Iterator[Finding]:
+    from kenning_encounter.store.embedded import place
     from kenning_encounter.store.embedded.backend import EmbeddedStore
 
     data_dir = settings.resolved_data_dir
+    problem = place.problem(data_dir)
+    if problem is not None:
+        yield Finding(
+            "fail",
+            "store",
+            problem,
+            f"choose a folder you can write with --data-dir or {ENV_PREFIX}DATA_DIR",
+        )
+        return
     if not EmbeddedStore.holds_memory(data_dir):
-        parent = _nearest_existing(data_dir)
-        if os.access(parent, os.W_OK):
-            yield Finding("ok", "store", f"no store yet at {data_dir}; serve creates it")
-        else:
-            yield Finding(
-                "fail",
-                "store",
-                f"cannot create {data_dir}: {parent} is not writable",
-                f"choose a writable place with --data-dir or {ENV_PREFIX}DATA_DIR",
-            )
+        yield Finding("ok", "store", f"no store yet at {data_dir}; serve creates it")
         return
     try:
         store = EmbeddedStore.open(data_dir)

@@ -117,8 +117,12 @@ class EmbeddedStore:
     # --- lifecycle ----------------------------------------------------------
     @staticmethod
     def holds_memory(data_dir: Path) -> bool:
-        """Whether ``data_dir`` holds an embedded memory (its graph file)."""
-        return (data_dir / "graph.lbdb").exists()
+        """Whether ``data_dir`` holds an embedded memory (its graph file); a path that
+        cannot be looked at (too long, a loop of links) holds none."""
+        try:
+            return (data_dir / "graph.lbdb").exists()
+        except OSError:
+            return False
 
     @classmethod
     def open(

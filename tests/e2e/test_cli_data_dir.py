@@ -1,0 +1,145 @@
+"""A data directory that cannot be one is refused by every command, naming the setting
+and the fix, before anything is made: a file where the folder (or a folder above it)
+should be, a link to nothing, a loop of links, a name past the file system's limit.
+
+Before, a name too long raised a traceback out of ``doctor`` and ``export`` (the check
+for a memory stat'ed the path), serve said "[Errno 17] File exists: '/etc/passwd'", and
+doctor called each of these places fine ("no store yet; serve creates it")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.embedded import place
+from kenning_encounter.store.embedded.backend import EmbeddedStore
+from tests.support.cli import run_cli
+
+
+def _a_file(tmp: Path) -> tuple[Path, str]:
+    (tmp / "notes.txt").write_text("a file\n")
+    return tmp / "notes.txt", "notes.txt is a file, not a folder"
+
+
+def _below_a_file(tmp: Path) -> tuple[Path, str]:
+    (tmp / "notes.txt").write_text("a file\n")
+    return tmp / "notes.txt" / "memory", "notes.txt is a file, not a folder"
+
+
+def _link_to_nothing(tmp: Path) -> tuple[Path, str]:
+    (tmp / "gone").symlink_to(tmp / "nowhere")
+    return tmp / "gone", "gone is a link to nothing"
+
+
+def _loop_of_links(tmp: Path) -> tuple[Path, str]:
+    (tmp / "loop").symlink_to(tmp / "loop")
+    return tmp / "loop" / "memory", "its links lead round in a circle"
+
+
+def _long_name(tmp: Path) -> tuple[Path, str]:
+    return tmp / ("n" * 300), "longer than the file system allows"
+
+
+def _long_name_below_a_missing_folder(tmp: Path) -> tuple[Path, str]:
+    # The walk up meets the missing folder first; the long name is checked before it is made.
+    return tmp / "missing" / ("n" * 300) / "memory", "a folder name in it is 300 bytes"
+
+
+def _long_path(tmp: Path) -> tuple[Path, str]:
+    return tmp.joinpath(*["d" * 200] * 21), "longer than the file system allows"
+
+
+def _no_room_below(tmp: Path) -> tuple[Path, str]:
+    # Short enough to name, too long for the store's own files below it.
+    deep = tmp / "missing"
+    while len(str(deep)) < 4040:
+        deep /= "d" * min(200, 4060 - len(str(deep)))
+    return deep, "would pass the 4096 the file system takes"
+
+
+PLACES: dict[str, Callable[[Path], tuple[Path, str]]] = {
+    "a file": _a_file,
+    "below a file": _below_a_file,
+    "a link to nothing": _link_to_nothing,
+    "a loop of links": _loop_of_links,
+    "a name too long": _long_name,
+    "a long name below a missing folder": _long_name_below_a_missing_folder,
+    "a path too long": _long_path,
+    "no room below": _no_room_below,
+}
+
+COMMANDS = {
+    "serve": ["serve", "--transport", "stdio"],
+    "export": ["export", "-"],
+    "forget": ["forget", "anything", "--yes"],
+    "erase": ["erase", "anything"],
+    "review": ["review"],
+    "kndl export": ["kndl", "export", "--out", "{out}"],
+}
+
+
+def _listing(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize("case", sorted(PLACES))
+def test_the_place_says_what_is_wrong_with_it(tmp_path: Path, case: str) -> None:
+    data_dir, said = PLACES[case](tmp_path)
+    problem = place.problem(data_dir)
+    assert problem is not None
+    assert said in problem
+    assert not EmbeddedStore.holds_memory(data_dir)  # and looking at it does not raise
+
+
+def test_a_usable_place_has_no_problem(tmp_path: Path) -> None:
+    assert place.problem(tmp_path) is None
+    assert place.problem(tmp_path / "new" / "deeper") is None
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("case", sorted(PLACES))
+def test_a_command_refuses_a_place_that_cannot_be_a_memory(
+    tmp_path: Path, case: str, command: str
+) -> None:
+    data_dir, said = PLACES[case](tmp_path)
+    before = _listing(tmp_path)
+    args = [a.replace("{out}", str(tmp_path / "facts")) for a in COMMANDS[command]]
+    done = run_cli(*args, "--data-dir", str(data_dir))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "error: data_dir: " in done.stderr and said in done.stderr
+    assert "--data-dir or KENNING_ENCOUNTER_DATA_DIR" in done.stderr
+    assert _listing(tmp_path) == before  # nothing was made
+
+
+@pytest.mark.parametrize("case", sorted(PLACES))
+def test_doctor_fails_the_place_and_says_the_fix(tmp_path: Path, case: str) -> None:
+    data_dir, said = PLACES[case](tmp_path)
+    done = run_cli("doctor", "--data-dir", str(data_dir))
+    assert done.returncode == 1, done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+    line = next(x for x in done.stdout.splitlines() if " store " in x)
+    assert line.lstrip().startswith("FAIL") and said in line
+    assert "fix: choose a folder you can write with --data-dir" in done.stdout
+
+
+def test_an_import_refuses_the_place_and_writes_nothing(tmp_path: Path) -> None:
+    held = tmp_path / "held"
+    store = EmbeddedStore.open(held)
+    try:
+        memory = Memory(store)
+        memory.advance_encounter("s", "p")
+        memory.create_entities("s", [{"type": "Note", "name": "kept", "description": "d"}])
+    finally:
+        store.close()
+    dump = tmp_path / "held.jsonl"
+    assert run_cli("export", str(dump), "--data-dir", str(held)).returncode == 0
+    data_dir, said = _below_a_file(tmp_path)
+    before = _listing(tmp_path)
+    done = run_cli("import", str(dump), "--data-dir", str(data_dir))
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr and "Traceback" not in done.stderr
+    assert _listing(tmp_path) == before
