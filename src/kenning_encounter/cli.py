@@ -290,12 +290,14 @@ def run_serve(ns: argparse.Namespace) -> int:
 def _serve(ns: argparse.Namespace, launch: Launch | None) -> int:
     # Light: the memory and the store, no MCP SDK yet.
     from kenning_encounter.config import read_env_names
+    from kenning_encounter.memory.directors import director_policy
     from kenning_encounter.server.context import Runtime, check_face, place_problem
 
     try:
         settings = settings_from(ns)
         settings.require_safe_bind()
         check_face(settings)
+        director_policy(settings)  # the operating-system user's name may not be a name
         problem = place_problem(settings)
         if problem is not None:
             raise ConfigError(problem)

@@ -198,6 +198,22 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
+    def _director_as_written(self) -> Settings:
+        # The default director is written as a Person's name and key: the same rules as
+        # a director named by advance_encounter, checked at the start, not at a write.
+        if self.director is None or not self.director.strip():
+            return self
+        from kenning_encounter.errors import InvalidInput
+        from kenning_encounter.memory.directors import checked
+
+        try:
+            checked(self.director, self.director_key, "director")
+        except InvalidInput as exc:
+            rule = str(exc).removeprefix(f"{exc.field}: ")
+            raise ValueError(f"{exc.field} ({env_name(exc.field)}): {rule}") from None
+        return self
+
+    @model_validator(mode="after")
     def _neo4j_needs_uri(self) -> Settings:
         if self.store == "neo4j" and not self.neo4j_uri:
             raise ValueError(

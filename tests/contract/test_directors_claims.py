@@ -102,6 +102,29 @@ def test_a_key_without_a_name_is_refused(memory: Memory) -> None:
     assert memory.store.read(lambda tx: tx.loci()) == []
 
 
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [
+        ("ada@example.org\u200b", "U+200B"),  # looks like Ada's key, is another person's
+        ("jose\u0301@example.org", "composed form (NFC)"),
+        ("ada@example.org\x1b[2J", "U+001B"),
+        ("ada@\nexample.org", "U+000A"),
+        ("k" * 501, "the limit is 500"),
+    ],
+)
+def test_a_key_with_a_hidden_or_second_spelling_is_refused(
+    memory: Memory, key: str, said: str
+) -> None:
+    """A key is what meets one person again: one spelling, nothing a reader cannot see.
+    Before, a key was any text, so "ada@example.org" with a zero-width space after it
+    was a second Ada no reader could tell apart."""
+    with pytest.raises(InvalidInput) as refused:
+        memory.advance_encounter("s1", "w", director="Ada", director_key=key)
+    assert refused.value.field == "director_key"
+    assert said in str(refused.value)
+    assert memory.store.read(lambda tx: tx.loci()) == []
+
+
 def test_the_configured_director_directs_and_chain_history_names_it(store: GraphStore) -> None:
     memory = Memory(store, directors=DirectorPolicy(Director("Team", "team@example.org")))
     memory.advance_encounter("s1", "w")

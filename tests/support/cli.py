@@ -10,9 +10,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    """``kenning-encounter ARGS`` from the checkout, stdin closed, text out."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_ENCOUNTER_")}
+def run_cli(
+    *args: str, timeout: float = 180, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``kenning-encounter ARGS`` from the checkout, stdin closed, text out; ``env`` is
+    laid over the environment (which keeps none of our settings)."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_ENCOUNTER_")}
+    env = base | (env or {})
     return subprocess.run(
         [sys.executable, "-m", "kenning_encounter", *args],
         capture_output=True,

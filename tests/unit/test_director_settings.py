@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import getpass
+from pathlib import Path
 
 import pytest
 
 from kenning_encounter.config import load_settings
 from kenning_encounter.errors import ConfigError
 from kenning_encounter.memory.directors import Director, director_policy
+from tests.support.cli import run_cli
 
 
 @pytest.fixture(autouse=True)
@@ -50,3 +52,53 @@ def test_a_key_without_a_director_is_refused_naming_the_fix(
     monkeypatch.setenv("KENNING_ENCOUNTER_DIRECTOR_KEY", "k")
     with pytest.raises(ConfigError, match="KENNING_ENCOUNTER_DIRECTOR"):
         director_policy(load_settings())
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "said"),
+    [
+        ("DIRECTOR", "Eve\x1b[31m", "U+001B"),
+        ("DIRECTOR", "Jose\u0301", "composed form (NFC)"),
+        ("DIRECTOR", "E" * 201, "the limit is 200"),
+        ("DIRECTOR_KEY", "ada@example.org\u200b", "U+200B"),
+    ],
+)
+def test_a_director_a_write_would_refuse_is_refused_at_the_start(
+    monkeypatch: pytest.MonkeyPatch, setting: str, value: str, said: str
+) -> None:
+    """The configured director becomes a Person's name and key at a session's first
+    advance; it is held to what an advance naming it would be, at the start. Before,
+    it was written as given: a name with a terminal escape in it, or a key with a
+    zero-width space, on every session's Person."""
+    monkeypatch.setenv("KENNING_ENCOUNTER_DIRECTOR", "Ada")
+    monkeypatch.setenv(f"KENNING_ENCOUNTER_{setting}", value)
+    with pytest.raises(ConfigError) as refused:
+        load_settings()
+    assert f"KENNING_ENCOUNTER_{setting}" in str(refused.value)
+    assert said in str(refused.value)
+
+
+def test_an_os_user_name_that_cannot_be_a_name_asks_for_a_director(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # getpass reads LOGNAME and USER before the password file.
+    for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        monkeypatch.setenv(name, "eve\x1b[2J")
+    with pytest.raises(ConfigError) as refused:
+        director_policy(load_settings())
+    assert "set KENNING_ENCOUNTER_DIRECTOR" in str(refused.value)
+    assert "U+001B" in str(refused.value)
+
+
+def test_serve_refuses_a_bad_director_before_it_makes_a_memory(tmp_path: Path) -> None:
+    data_dir = tmp_path / "memory"
+    serve = ("serve", "--transport", "stdio", "--data-dir", str(data_dir))
+    done = run_cli(*serve, "--director", "Eve\x07")
+    assert done.returncode == 2, done.stderr
+    assert "director (KENNING_ENCOUNTER_DIRECTOR): holds U+0007" in done.stderr
+    assert not data_dir.exists()
+    # The operating-system user, the default, is read at the start too.
+    done = run_cli(*serve, env={"LOGNAME": "eve\x07", "USER": "eve\x07"})
+    assert done.returncode == 2, done.stderr
+    assert "set KENNING_ENCOUNTER_DIRECTOR" in done.stderr
+    assert not data_dir.exists()

@@ -35,9 +35,26 @@ class Director:
 
 def local_director() -> Director:
     """The operating-system user: the default director, keyed by user and host, so every
-    session of one user on one machine meets one Person and no one is asked."""
+    session of one user on one machine meets one Person and no one is asked. The user's
+    name comes from the environment (LOGNAME, USER) before the password file, so it is
+    held to a name's rules like any other."""
     user = getpass.getuser()
-    return Director(user, f"os-user:{user}@{socket.gethostname()}")
+    try:
+        return checked(user, f"os-user:{user}@{socket.gethostname()}", "director")
+    except InvalidInput as exc:
+        raise ConfigError(
+            f"the operating-system user {user[:80]!r} cannot name the default director "
+            f"({exc}); set KENNING_ENCOUNTER_DIRECTOR to the name of who directs sessions"
+        ) from None
+
+
+def checked(name: object, key: object, field: str) -> Director:
+    """A director's name and key as a write keeps them: each one line of visible text in
+    its composed form (a key spelt two ways would be two people), the key optional."""
+    shown = validate.name(name, field)
+    blank = key is None or (isinstance(key, str) and not key.strip())
+    keyed = None if blank else validate.name(key, f"{field}_key", limit=MAX_KEY)
+    return Director(shown, keyed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +75,7 @@ def director_policy(settings: Settings) -> DirectorPolicy:
     elif not settings.director.strip():
         default = None
     else:
-        default = Director(settings.director.strip(), (settings.director_key or "").strip() or None)
+        default = checked(settings.director, settings.director_key, "director")
     return DirectorPolicy(default, required=settings.require_director)
 
 
@@ -70,9 +87,7 @@ def director_in(name: object, key: object, field: str = "director") -> Director 
         raise InvalidInput(
             field, "a director_key needs a name: pass director too (the key alone names no one)"
         )
-    shown = validate.name(name, field)
-    keyed = validate.text(key, f"{field}_key", required=False, limit=MAX_KEY) or None
-    return Director(shown, keyed)
+    return checked(name, key, field)
 
 
 def _person(director: Director, locus: str) -> PersonRecord:

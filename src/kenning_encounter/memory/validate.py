@@ -89,10 +89,11 @@ def written(value: object, field: str, *, required: bool, limit: int = MAX_TEXT)
     return _visible(checked, field, text_fault(checked), _WRITTEN_RULE)
 
 
-def name(value: object, field: str) -> str:
+def name(value: object, field: str, *, limit: int = MAX_NAME) -> str:
     """A node's (or a person's) name: one line of visible text (kenning_encounter.plaintext):
-    what a reader sees of it is all of it."""
-    checked = text(value, field, required=True, limit=MAX_NAME)
+    what a reader sees of it is all of it. A director's key is held to it too: it is
+    what meets one person again, so it has one spelling and nothing hidden."""
+    checked = text(value, field, required=True, limit=limit)
     _visible(checked, field, name_fault(checked), _NAME_RULE)
     if not unicodedata.is_normalized("NFC", checked):
         # One spelling per name: "café" as e + U+0301 would sit beside "café" as é.
