@@ -112,6 +112,21 @@ def test_forged_stale_and_foreign_codes_and_cookies_are_refused(guarded: Running
     assert get(guarded, "/ui/", cookie=f"{access.COOKIE}={TOKEN}").status_code == 401
 
 
+def test_a_signed_in_browser_at_a_spent_code_goes_on_to_the_pages(
+    guarded: RunningServer,
+) -> None:
+    code = access.login_code(TOKEN)
+    value = _login(guarded, code).headers["set-cookie"].split(";")[0]
+    for path in (f"/ui/login?code={code}", "/ui/login", "/ui/login?code=junk"):
+        for held in ({"cookie": value}, {"authorization": _basic("u", TOKEN)}):
+            again = get(guarded, path, **held)
+            assert again.status_code == 303 and again.headers["location"] == "/ui/", path
+            assert "set-cookie" not in again.headers  # nothing minted without a fresh code
+        assert get(guarded, path).status_code == 401, path
+    forged = f"{access.COOKIE}={access.cookie_value('another-servers-token')}"
+    assert get(guarded, f"/ui/login?code={code}", cookie=forged).status_code == 401
+
+
 def test_the_host_and_origin_rules_hold_for_a_signed_in_browser(guarded: RunningServer) -> None:
     port = guarded.base.rsplit(":", 1)[1]
     basic = _basic("u", TOKEN)

@@ -220,7 +220,8 @@ class BearerAuth:
                 state = {**scope.get("state", {}), access.GRANTED: grant}
                 await self.app({**scope, "state": state}, receive, send)
                 return
-        elif access.browser_admitted(scope, self._token):
+        # A browser signed in already (a spent code reloaded, say) is sent on to the pages.
+        if access.browser_admitted(scope, self._token):
             await self.app(scope, receive, send)
             return
         log.info("refused an inspector page without the token (%s)", scope["path"])

@@ -49,6 +49,7 @@ from kenning_encounter.server.security import (
     host_policy,
 )
 from kenning_encounter.server.stdio import KenningMCPServer
+from kenning_encounter.ui.access import is_ui_path
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +137,8 @@ def build_http_app(
         middleware.append(Middleware(BearerAuth, token=settings.token.get_secret_value()))
     middleware.append(Middleware(HostGuard, policy=policy))
     plain = build_routes(runtime)
-    json_paths = [r.path for r in plain]
+    # The inspector's pages answer HTML, so the JSON routes' Accept rule is not theirs.
+    json_paths = [r.path for r in plain if not is_ui_path(r.path)]
     middleware.append(Middleware(AcceptGuard, mcp_paths=mcp_paths, json_paths=json_paths))
     routes: list[BaseRoute] = [*plain, Mount("/", app=inner)]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)

@@ -90,11 +90,33 @@ def _environment() -> Environment:
     return env
 
 
-def _int(request: Request, name: str) -> int:
-    raw = request.query_params.get(name, "0")
+def _one(request: Request, name: str) -> str | None:
+    """The one value of query parameter ``name``, or None when it is not given. Given
+    twice it is refused: which one a page should obey is anyone's guess."""
+    given = request.query_params.getlist(name)
+    if len(given) > 1:
+        raise InvalidInput(name, f"is given {len(given)} times; give it once")
+    return given[0] if given else None
+
+
+def _page(request: Request) -> int:
+    raw = _one(request, "page")
+    if raw is None:
+        return 0
+    # ASCII digits only: str.isdigit takes superscripts and other scripts' digits,
+    # which int() refuses or reads as another number; and a short one, before int().
     if not (raw.isascii() and raw.isdigit()) or len(raw) > 6:
-        raise views.NotShown(f"{name}: must be a whole number, e.g. {name}=2")
-    return int(raw)
+        raise InvalidInput(
+            "page", f"must be a whole number from 0 to {views.MAX_PAGE}, e.g. page=2"
+        )
+    return views.check_page(int(raw))
+
+
+def _flag(request: Request, name: str) -> bool:
+    raw = _one(request, name)
+    if raw not in (None, "0", "1"):
+        raise InvalidInput(name, f"must be 1 (on) or 0 (off), e.g. {name}=1, or left out")
+    return raw == "1"
 
 
 Page = Callable[[Memory, Request], tuple[str, dict[str, Any]]]
@@ -126,7 +148,7 @@ def build_ui(
         return endpoint
 
     def spine(memory: Memory, request: Request) -> tuple[str, dict[str, Any]]:
-        view = views.spine(memory, _int(request, "page"))
+        view = views.spine(memory, _page(request))
         return "spine.html", {"title": "Spine", "view": view, "here": "spine"}
 
     def node(memory: Memory, request: Request) -> tuple[str, dict[str, Any]]:
@@ -135,8 +157,9 @@ def build_ui(
         return "node.html", {"title": view.node.name, "view": view, "grounds": tree, "here": ""}
 
     def search(memory: Memory, request: Request) -> tuple[str, dict[str, Any]]:
-        query = request.query_params.get("q", "").strip()
-        history_too = request.query_params.get("history") == "1"
+        query = (_one(request, "q") or "").strip()
+        history_too = _flag(request, "history")
+        page = _page(request)
         values: dict[str, Any] = {
             "title": "Search",
             "query": query,
@@ -144,9 +167,7 @@ def build_ui(
             "here": "search",
         }
         if query:
-            result, paged = views.search(
-                memory, query, history_too=history_too, page=_int(request, "page")
-            )
+            result, paged = views.search(memory, query, history_too=history_too, page=page)
             values.update(result=result, paged=paged)
         return "search.html", values
 
@@ -155,11 +176,11 @@ def build_ui(
         return "orient.html", {"title": "Orient", "view": view, "here": "orient"}
 
     def log_index(memory: Memory, request: Request) -> tuple[str, dict[str, Any]]:
-        view = views.log_sessions(memory, _int(request, "page"))
+        view = views.log_sessions(memory, _page(request))
         return "log.html", {"title": "Infusion log", "view": view, "here": "log"}
 
     def log_session(memory: Memory, request: Request) -> tuple[str, dict[str, Any]]:
-        view = views.log_entries(memory, str(request.path_params["tag"]), _int(request, "page"))
+        view = views.log_entries(memory, str(request.path_params["tag"]), _page(request))
         title = f"Infusion log: {view.session}"
         return "log_session.html", {"title": title, "view": view, "here": "log"}
 

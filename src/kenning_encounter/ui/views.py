@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from kenning_encounter.errors import KenningError
+from kenning_encounter.errors import InvalidInput, KenningError
 from kenning_encounter.memory import gates, history
 from kenning_encounter.memory.models import Provenance, SearchResult, shown_session
 from kenning_encounter.memory.service import Memory
@@ -29,6 +29,7 @@ PAGE: Final = 20
 MAX_PAGE: Final = 500  # past this a page number is refused: pages are for reading
 MEMBERS_SHOWN: Final = 30
 SEARCH_MAX: Final = 100
+ECHOED: Final = 40  # characters of an address's value a "not here" message repeats
 
 
 @dataclass(frozen=True)
@@ -131,8 +132,15 @@ def when(value: float | str | None) -> str:
 
 def check_page(page: int) -> int:
     if not 0 <= page <= MAX_PAGE:
-        raise NotShown(f"page: must be between 0 and {MAX_PAGE}")
+        raise InvalidInput("page", f"must be a whole number from 0 to {MAX_PAGE}, e.g. page=2")
     return page
+
+
+def echoed(value: str) -> str:
+    """``value`` as a message repeats it: quoted, escapes shown, cut short. An address
+    may be as long as the server lets a request line be."""
+    cut = value if len(value) <= ECHOED else value[:ECHOED] + "…"
+    return repr(cut)
 
 
 def _link(node: NodeRecord) -> NodeLink:
@@ -248,7 +256,7 @@ def _edge_views(
 def node(memory: Memory, node_id: str) -> NodeView:
     hidden = memory.hidden_loci
     if not is_node_id(node_id):
-        raise NotShown(f"node: {node_id!r} is not a node id")
+        raise NotShown(f"node: {echoed(node_id)} is not a node id")
 
     def work(tx: ReadTx) -> tuple[NodeRecord, EncounterRecord | None, list[EdgeRecord], Author]:
         found = tx.get_node(node_id)
@@ -294,8 +302,18 @@ def search(
     check_page(page)
     limit = min(SEARCH_MAX, (page + 1) * PAGE + 1)
     if page * PAGE >= SEARCH_MAX:
-        raise NotShown(f"page: search shows its best {SEARCH_MAX} hits; try other words")
-    result = memory.search(query, limit=limit, include_superseded=history_too)
+        last = (SEARCH_MAX - 1) // PAGE
+        raise InvalidInput(
+            "page",
+            f"search shows its best {SEARCH_MAX} hits, on pages 0 to {last}; try other words",
+        )
+    try:
+        result = memory.search(query, limit=limit, include_superseded=history_too)
+    except InvalidInput as exc:
+        if exc.field != "query":
+            raise
+        # The search tool's field is the page's parameter q.
+        raise InvalidInput("q", str(exc).removeprefix("query: ")) from exc
     start = page * PAGE
     hits = result.hits[start : start + PAGE]
     shown = result.model_copy(update={"hits": hits, "total_shown": len(hits)})
@@ -322,12 +340,12 @@ def log_sessions(memory: Memory, page: int) -> LogSessionView:
 def log_entries(memory: Memory, tag: str, page: int) -> LogEntriesView:
     logs = _log_store(memory)
     if logs is None or not (len(tag) == 16 and all(c in "0123456789abcdef" for c in tag)):
-        raise NotShown(f"session: no infusion log for {tag!r}")
+        raise NotShown(f"session: no infusion log for {echoed(tag)}")
     hidden = memory.hidden_loci
     start = check_page(page) * PAGE
     found: list[LogEntry] = logs.entries(tag, offset=start, limit=PAGE + 1)
     if not found or found[0].session in hidden:
-        raise NotShown(f"session: no infusion log for {tag!r}")
+        raise NotShown(f"session: no infusion log for {echoed(tag)}")
 
     def work(tx: ReadTx) -> list[EntryView]:
         page = found[:PAGE]
