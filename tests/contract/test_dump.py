@@ -182,6 +182,16 @@ def _misprefix(lines: list[dict[str, Any]]) -> None:
     _first(lines, kind="node", type="Note")["type"] = "Concept"
 
 
+def _id_with_a_line_break(lines: list[dict[str, Any]]) -> None:
+    """An id a tool could never name (a pattern's '$' took the line break after it)."""
+    node = _first(lines, kind="node", name="n1")
+    node["id"] += "\n"
+
+
+def _person_id_with_a_line_break(lines: list[dict[str, Any]]) -> None:
+    _first(lines, kind="person")["id"] += "\n"
+
+
 def _future_tick(lines: list[dict[str, Any]]) -> None:
     _first(lines, kind="node", name="n1")["tick"] = lines[0]["clock"] + 1
 
@@ -369,6 +379,11 @@ RESEALED: dict[str, tuple[Callable[[list[dict[str, Any]]], None], str]] = {
     "deleted node ended before it began": (_ended_before_it_began, "before it began"),
     "unknown type": (_retype, "not an authored node type"),
     "id of another type": (_misprefix, "is not the id of a Concept"),
+    "id with a line break after it": (_id_with_a_line_break, "is not the id of a Note"),
+    "person id with a line break after it": (
+        _person_id_with_a_line_break,
+        "is not the id of a Person",
+    ),
     "tick past the clock": (_future_tick, "past the dumped clock"),
     "status outside the type's": (_bad_status, "status is one of"),
     "forbidden endpoint": (_forbidden_endpoint, "SUPPORTS"),

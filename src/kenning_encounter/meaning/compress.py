@@ -23,7 +23,7 @@ COMPRESS_SYSTEM = (
 MAX_DESCRIPTION_CHARS = 4000
 MAX_MEANING_CHARS = 320
 
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```$", re.DOTALL)
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```\n?\Z", re.DOTALL)
 _SPACE = re.compile(r"\s+")
 
 

@@ -36,7 +36,7 @@ _INTRO = (
 _IDS_FORMAT = '{"ids": [<item number>, ...]}'
 _PICKS_FORMAT = '{"picks": [{"id": <item number>, "why": "<a few words>"}, ...]}'
 
-_FENCE = re.compile(r"^```(?:json|JSON)?[ \t]*\n(.*?)\n?```$", re.DOTALL)
+_FENCE = re.compile(r"^```(?:json|JSON)?[ \t]*\n(.*?)\n?```\n?\Z", re.DOTALL)
 
 
 def select_system(*, max_picks: int, reasons: bool) -> str:

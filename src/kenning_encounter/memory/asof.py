@@ -49,7 +49,7 @@ AS_OF_HELP = (
     "ISO-8601 time such as '2026-05-01T12:00:00Z' (read as the writes made by then; "
     "a time without a zone is UTC); omit as_of for the memory as it is now"
 )
-_TICK = re.compile(r"^[+-]?[0-9]+$")
+_TICK = re.compile(r"[+-]?[0-9]+")
 _MAX_AS_OF = 64  # characters: a tick has at most 19 digits, an ISO time fewer than 40
 _MAX_TERMS = 64  # as many query terms as the text index reads
 
@@ -83,7 +83,7 @@ def check(as_of: object) -> int | datetime:
             raise InvalidInput(
                 "as_of", f"is {len(raw)} characters, more than any tick or time; {AS_OF_HELP}"
             )
-        if not _TICK.match(raw):
+        if not _TICK.fullmatch(raw):
             try:
                 return utc_instant(raw)
             except OffCalendar:

@@ -45,8 +45,8 @@ from kenning_encounter.vocabulary import (
     RELATION_TYPES,
 )
 
-_ID: Final = re.compile(r"^[a-z]{3}_[0-9a-f]{12}$")
-_PERSON_ID: Final = re.compile(r"^per_[0-9a-f]{16}$")
+_ID: Final = re.compile(r"[a-z]{3}_[0-9a-f]{12}")
+_PERSON_ID: Final = re.compile(r"per_[0-9a-f]{16}")
 _OWN_PROPS: Final = frozenset({"name", "description", "status"})
 _PIN_STATES: Final = ("pinned", "unpinned")
 
@@ -150,7 +150,7 @@ class Checks:
 
     def _person(self, r: PersonRecord, where: str) -> None:
         self._tick(r.tick, f"{where}.tick")
-        if not _PERSON_ID.match(r.id):
+        if not _PERSON_ID.fullmatch(r.id):
             raise _refuse(f"{where}.id", f"{r.id!r} is not the id of a Person")
         if r.id in self.persons:
             raise _refuse(f"{where}.id", f"person {r.id!r} appears twice")
@@ -217,7 +217,7 @@ class Checks:
         spec = NODE_TYPES.get(n.type)
         if spec is None or not spec.authored:
             raise _refuse(f"{where}.type", f"{n.type!r} is not an authored node type")
-        if not _ID.match(n.id) or type_of_id(n.id) != n.type:
+        if not _ID.fullmatch(n.id) or type_of_id(n.id) != n.type:
             raise _refuse(f"{where}.id", f"{n.id!r} is not the id of a {n.type}")
         if n.id in self.nodes:
             raise _refuse(f"{where}.id", f"node {n.id!r} appears twice")
@@ -330,7 +330,7 @@ class Checks:
     def _typed(self, node_id: str, where: str) -> str:
         label = type_of_id(node_id)
         spec = NODE_TYPES.get(label or "")
-        if spec is None or not spec.authored or not _ID.match(node_id):
+        if spec is None or not spec.authored or not _ID.fullmatch(node_id):
             raise _refuse(where, f"{node_id!r} is not the id of an authored node")
         return spec.name
 

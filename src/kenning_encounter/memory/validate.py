@@ -149,9 +149,9 @@ def _span(props: Mapping[str, str], field: str) -> None:
         )
 
 
-_NUMBER: Final = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$")  # JSON's, ASCII
+_NUMBER: Final = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")  # JSON's, ASCII
 _OBJECT_FORMS: Final[dict[str, tuple[Callable[[str], bool], str]]] = {
-    "number": (lambda v: _NUMBER.match(v) is not None, "a JSON number such as 720 or 0.5"),
+    "number": (lambda v: _NUMBER.fullmatch(v) is not None, "a JSON number such as 720 or 0.5"),
     "boolean": (lambda v: v in ("true", "false"), "true or false"),
     "iri": (lambda v: not any(c.isspace() for c in v), "an IRI, without white space"),
     "string": (lambda v: True, "any text"),

@@ -37,7 +37,7 @@ from kenning_encounter.store.port import BatchStart, GraphStore, ReadTx, WriteTx
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, STATUS_EFFECTS
 
-_ID = re.compile(r"^[a-z]{3}_[0-9a-f]{12}$")
+_ID = re.compile(r"[a-z]{3}_[0-9a-f]{12}")
 
 
 def new_id(node_type: str) -> str:
@@ -45,7 +45,7 @@ def new_id(node_type: str) -> str:
 
 
 def is_node_id(ref: str) -> bool:
-    return _ID.match(ref) is not None
+    return _ID.fullmatch(ref) is not None
 
 
 def resolve(tx: ReadTx, ref: str, field: str) -> NodeRecord:

@@ -28,20 +28,20 @@ from kenning_encounter.store.embedded import engine
 
 GRAPH = "graph.lbdb"
 _PAGE = 5_000
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_TYPE = re.compile(r"^[A-Z0-9_\[\]]+$")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TYPE = re.compile(r"[A-Z0-9_\[\]]+")
 
 
 def _name(value: object) -> str:
     text = str(value)
-    if not _NAME.match(text):
+    if not _NAME.fullmatch(text):
         raise StoreError(f"internal: unexpected name {text!r} in the store's catalog")
     return text
 
 
 def _kind(value: object) -> str:
     text = str(value)
-    if not _TYPE.match(text):
+    if not _TYPE.fullmatch(text):
         raise StoreError(f"internal: unexpected column type {text!r} in the store's catalog")
     return text
 
