@@ -380,18 +380,50 @@ def resolve_target(args: argparse.Namespace) -> Target:
     if args.user:
         home = Path.home()
         return Target("user", home / ".claude.json", home / ".claude" / "settings.json")
-    root = Path(args.project or os.getcwd()).resolve()
-    if not root.is_dir():
-        raise ConfigError(f"--project {root}: no such directory; name an existing project")
+    # realpath, not Path.resolve: the latter raises RuntimeError on a loop of links.
+    root = Path(os.path.realpath(args.project or os.getcwd()))
+    try:
+        found = os.stat(root)
+    except FileNotFoundError:
+        raise ConfigError(
+            f"--project {root}: no such directory; name an existing project"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(
+            f"--project {root}: cannot be used ({exc.strerror}); name an existing project"
+        ) from None
+    if not stat.S_ISDIR(found.st_mode):
+        raise ConfigError(f"--project {root}: is a file, not a directory; name the project's")
     return Target("project", root / ".mcp.json", root / ".claude" / "settings.json")
 
 
 def check_url(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(
-            f"--url {url!r}: give the server's MCP endpoint as an http(s) URL, "
+    """The MCP endpoint as written into the harness's files and the hook's command line:
+    an http(s) URL with a host and a port that can be, nothing urlsplit would quietly
+    drop (white space, control characters) and no credentials (the token is read from
+    the environment; a password in the URL would sit in a settings file and, through
+    the hook's --url, in the process list)."""
+    shown = repr(url) if len(url) <= 120 else f"{url[:100]!r}… ({len(url)} characters)"
+
+    def refused(why: str) -> ConfigError:
+        return ConfigError(
+            f"--url {shown}: {why}; give the server's MCP endpoint as an http(s) URL, "
             f"e.g. {DEFAULT_MCP_URL}"
+        )
+
+    if any(c.isspace() or not c.isprintable() for c in url):
+        raise refused("it holds white space or a control character")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - reading it checks it (a ValueError past 65535)
+    except ValueError as exc:
+        raise refused(f"it does not parse ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise refused("it is not an http(s) URL with a host")
+    if parts.username is not None or parts.password is not None:
+        raise refused(
+            f"it carries credentials; drop them and export {TOKEN_ENV} for the server's "
+            "token instead"
         )
     return url
 

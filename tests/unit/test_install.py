@@ -7,6 +7,7 @@ import os
 import shlex
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -361,11 +362,57 @@ def test_bad_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) -> N
     assert "usage" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("url", ["ftp://host/mcp", "127.0.0.1:8765/mcp", "http:///mcp"])
-def test_bad_url_is_refused(tmp_path: Path, url: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("ftp://host/mcp", "not an http(s) URL"),
+        ("127.0.0.1:8765/mcp", "not an http(s) URL"),
+        ("http:///mcp", "not an http(s) URL"),
+        # Before, each of these was written into .mcp.json (or raised a traceback).
+        ("http://[::1/mcp", "does not parse"),
+        ("http://127.0.0.1:99999/mcp", "does not parse"),
+        ("http://127.0.0.1:８７６５/mcp", "does not parse"),
+        ("http://127.0.0.1:8765/mcp\n", "white space or a control character"),
+        ("http://127.0.0.1:8765/m cp", "white space or a control character"),
+        ("http://127.0.0.1:8765/\x1b[2Jmcp", "white space or a control character"),
+        ("http://ada:secret@127.0.0.1:8765/mcp", "carries credentials"),
+        ("http://ada@127.0.0.1:8765/mcp", "carries credentials"),
+    ],
+)
+def test_bad_url_is_refused(
+    tmp_path: Path, url: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert run_install(["claude-code", "--project", str(tmp_path), "--url", url]) == 1
-    assert "--url" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--url" in err and said in err
+    assert "secret" not in err or "secret@" in url  # the refusal quotes what was given
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda t: (t / "f").write_text("x") and t / "f", "is a file, not a directory"),
+        (lambda t: t / "missing", "no such directory"),
+        (lambda t: t / ("n" * 300), "cannot be used"),
+        (lambda t: (t / "loop").symlink_to(t / "loop") or t / "loop", "cannot be used"),
+        (lambda t: (t / "loop").symlink_to(t / "loop") or t / "loop" / "x", "cannot be used"),
+    ],
+)
+def test_a_project_that_cannot_be_one_is_refused_by_name(
+    tmp_path: Path,
+    make: Callable[[Path], Path],
+    said: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before, a loop of links raised RuntimeError out of Path.resolve and a name too
+    long printed a bare errno; a file was 'no such directory'."""
+    project = make(tmp_path)
+    before = sorted(tmp_path.iterdir())
+    assert run_install(["claude-code", "--project", str(project)]) == 1
+    err = capsys.readouterr().err
+    assert "--project" in err and said in err and "Traceback" not in err
+    assert sorted(tmp_path.iterdir()) == before
 
 
 def test_missing_project_directory_is_refused(
