@@ -8,6 +8,7 @@ which pydantic-settings ranks above every other source.
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -27,6 +28,7 @@ from kenning_encounter.errors import ConfigError
 from kenning_encounter.vocabulary import ACTIVATION_HALF_LIFE_DAYS, CLASSIFICATIONS
 
 ENV_PREFIX = "KENNING_ENCOUNTER_"
+ENV_FILE = ".env"  # read from the working directory
 # Durations are bounded so every use of one stays a time a clock can hold: an infinite
 # or astronomic timeout or horizon failed each call that set a deadline from it.
 MAX_WAIT_S = 3_600.0  # a timeout: an hour
@@ -45,7 +47,7 @@ def _split_csv(value: Any) -> Any:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX,
-        env_file=".env",
+        env_file=ENV_FILE,
         env_file_encoding="utf-8",
         extra="ignore",
         populate_by_name=True,
@@ -273,19 +275,53 @@ def grant_classes(value: list[str]) -> list[str]:
     return words
 
 
-def read_env_names(settings: Settings) -> frozenset[str]:
+def read_env_names(settings: Settings | None) -> frozenset[str]:
     """The variables without our prefix that the settings read (the Neo4j and Gemini names,
-    and the matcher's key variable): with the prefix, all that may change a server."""
-    names = {settings.matcher_api_key_env.upper()}
+    and the matcher's key variable when ``settings`` are given): with the prefix, all that
+    may change a server."""
+    names = {settings.matcher_api_key_env.upper()} if settings is not None else set[str]()
     for info in Settings.model_fields.values():
         choices = getattr(info.validation_alias, "choices", ())
         names.update(c.upper() for c in choices if isinstance(c, str) and c.isupper())
     return frozenset(names)
 
 
+def check_env_file(path: Path = Path(ENV_FILE)) -> None:
+    """Refuse a .env the settings would read wrongly without saying so: bytes that are not
+    UTF-8, or a line naming one of our variables that the parser cannot read (it skips
+    such a line, so the setting would quietly fall back to its default). A value is never
+    quoted: it may be a secret."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return  # no file (or a folder, or unreadable): the settings read none either
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path}: line {line} is not UTF-8 (byte {exc.start + 1}); save the file as UTF-8"
+        ) from None
+    from dotenv.parser import parse_stream
+
+    ours = tuple(sorted(read_env_names(None) | {ENV_PREFIX}))
+    for binding in parse_stream(io.StringIO(text)):
+        if not binding.error:
+            continue
+        start = binding.original.string.lstrip().removeprefix("export ").lstrip()
+        named = next((n for n in ours if start.upper().startswith(n)), None)
+        if named is not None:
+            name = start.split("=", 1)[0].strip()
+            raise ConfigError(
+                f"{path}: line {binding.original.line} ({name}) cannot be read, so the "
+                "setting would be left out; close its quotes or remove the line"
+            )
+
+
 def load_settings(**cli: Any) -> Settings:
     """Settings from CLI values (None means 'not given'), the environment, .env, defaults."""
     given = {k: v for k, v in cli.items() if v is not None}
+    check_env_file()
     try:
         return Settings(**given)
     except ValidationError as exc:

@@ -134,3 +134,62 @@ def test_a_secret_given_wrong_is_never_shown(tmp_path: Path) -> None:
     assert "session_key (KENNING_ENCOUNTER_SESSION_KEY): must have at least 16" in done.stderr
     assert secret not in done.stderr + done.stdout
     assert not memory.exists()  # refused before anything was opened
+
+
+# --- a .env the settings would read wrongly without saying so -------------------------
+def test_a_dotenv_saved_with_a_bom_is_read_from_its_first_line(tmp_path: Path) -> None:
+    """Windows editors begin a UTF-8 file with a BOM: it must not become part of the
+    first name (python-dotenv drops it; check_env_file reads past it too)."""
+    (tmp_path / ".env").write_bytes(b"\xef\xbb\xbfKENNING_ENCOUNTER_PORT=7001\n")
+    assert load_settings().port == 7001
+
+
+def test_a_dotenv_that_is_not_utf8_is_refused_by_line(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_bytes(b"OTHER=1\nKENNING_ENCOUNTER_PORT=\xff7001\n")
+    with pytest.raises(ConfigError, match=r"\.env: line 2 is not UTF-8 \(byte 32\)"):
+        load_settings()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'KENNING_ENCOUNTER_TOKEN="a secret value\n',
+        "export KENNING_ENCOUNTER_PORT='7001\n",
+        '  NEO4J_PASSWORD="a secret value\n',
+    ],
+)
+def test_a_line_of_ours_the_parser_skips_is_refused_without_its_value(
+    tmp_path: Path, line: str
+) -> None:
+    """python-dotenv skips a statement it cannot parse (an unclosed quote) with a warning
+    naming no file; the setting then fell back to its default without a word."""
+    (tmp_path / ".env").write_text("OTHER=1\n" + line + "KENNING_ENCOUNTER_STORE=embedded\n")
+    with pytest.raises(ConfigError) as refused:
+        load_settings()
+    said = str(refused.value)
+    assert ".env: line 2 (" in said and "close its quotes or remove the line" in said
+    assert "secret" not in said and "7001" not in said
+
+
+def test_a_line_of_another_tool_the_parser_skips_is_left_to_it(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text('OTHER_TOOL="unclosed\nKENNING_ENCOUNTER_PORT=7001\n')
+    assert load_settings().port == 7001
+
+
+def test_serve_refuses_an_unreadable_line_of_ours_before_it_opens(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text('KENNING_ENCOUNTER_TOKEN="a secret value\n')
+    memory = tmp_path / "memory"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_ENCOUNTER_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "kenning_encounter", "serve", "--data-dir", str(memory)],
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert ".env: line 1 (KENNING_ENCOUNTER_TOKEN) cannot be read" in done.stderr
+    assert "secret" not in done.stderr + done.stdout
+    assert not memory.exists()
