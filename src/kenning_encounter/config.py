@@ -116,8 +116,9 @@ class Settings(BaseSettings):
     neo4j_cache_nodes: int = Field(100_000, ge=0)
 
     # --- read_cypher ------------------------------------------------------------
-    cypher_row_cap: int = Field(500, ge=1)
-    cypher_char_cap: int = Field(100_000, ge=1_000)
+    # Caps on one answer: bounded, so a setting cannot make one read hold the process.
+    cypher_row_cap: int = Field(500, ge=1, le=100_000)
+    cypher_char_cap: int = Field(100_000, ge=1_000, le=10_000_000)
     cypher_timeout: float = Field(10.0, gt=0, le=MAX_WAIT_S)
 
     # --- the meaning matcher ------------------------------------------------------
@@ -127,7 +128,8 @@ class Settings(BaseSettings):
     matcher_reasons: bool = False
     matcher_base_url: str | None = None
     matcher_api_key_env: str = "OPENAI_API_KEY"
-    matcher_prompt_budget: int = Field(200_000, ge=1_000)
+    # Characters sent to a model on each call: bounded (about a million tokens).
+    matcher_prompt_budget: int = Field(200_000, ge=1_000, le=4_000_000)
     gemini_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("gemini_api_key", "GEMINI_API_KEY")
     )
@@ -195,8 +197,62 @@ class Settings(BaseSettings):
     @field_validator("namespace")
     @classmethod
     def _namespace_chars(cls, value: str) -> str:
-        if value and not all(c.isalnum() or c in "_-" for c in value):
-            raise ValueError("namespace: use letters, digits, '-' and '_' only (e.g. myapp)")
+        # It begins every tool's name, which MCP clients hold to ASCII letters, digits,
+        # '-' and '_' (and to 64 characters: the longest tool name leaves 32 here).
+        if value and not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", value):
+            raise ValueError(
+                f"namespace ({ENV_PREFIX}NAMESPACE): use up to 32 ASCII letters, digits, '-' "
+                "and '_' (e.g. myapp)"
+            )
+        return value
+
+    @field_validator("matcher_base_url")
+    @classmethod
+    def _matcher_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        from kenning_encounter.urlcheck import shown, url_problem
+
+        problem = url_problem(value, secret_from="the key's variable (--matcher-api-key-env)")
+        if problem is not None:
+            raise ValueError(
+                f"matcher_base_url ({ENV_PREFIX}MATCHER_BASE_URL) {shown(value)}: {problem}; "
+                "give the OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1"
+            )
+        return value
+
+    @field_validator("matcher_api_key_env")
+    @classmethod
+    def _key_variable(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", value):
+            raise ValueError(
+                f"matcher_api_key_env ({ENV_PREFIX}MATCHER_API_KEY_ENV): {value[:80]!r} is not "
+                "the name of an environment variable; use letters, digits and '_', e.g. "
+                "OPENAI_API_KEY"
+            )
+        return value
+
+    @field_validator("matcher_model")
+    @classmethod
+    def _model_name(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[!-~]{1,200}", value):
+            raise ValueError(
+                f"matcher_model ({ENV_PREFIX}MATCHER_MODEL): name the model in up to 200 "
+                "visible ASCII characters, without spaces, e.g. gemini-2.5-flash"
+            )
+        return value
+
+    @field_validator("infusion_preset")
+    @classmethod
+    def _preset_name(cls, value: str) -> str:
+        from kenning_encounter.infusion.config import Preset
+
+        names = [p.value for p in Preset]
+        if value not in names:
+            raise ValueError(
+                f"infusion_preset ({ENV_PREFIX}INFUSION_PRESET): {value[:80]!r} is not a "
+                f"preset; use one of: {', '.join(names)}"
+            )
         return value
 
     @model_validator(mode="after")

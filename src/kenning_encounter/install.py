@@ -41,6 +41,7 @@ from typing import Generic, TypeVar
 from urllib.parse import urlsplit
 
 from kenning_encounter.errors import ConfigError
+from kenning_encounter.urlcheck import shown, url_problem
 
 SERVER_NAME = "kenning-encounter"
 DEFAULT_MCP_URL = "http://127.0.0.1:8765/mcp/"
@@ -398,32 +399,14 @@ def resolve_target(args: argparse.Namespace) -> Target:
 
 
 def check_url(url: str) -> str:
-    """The MCP endpoint as written into the harness's files and the hook's command line:
-    an http(s) URL with a host and a port that can be, nothing urlsplit would quietly
-    drop (white space, control characters) and no credentials (the token is read from
-    the environment; a password in the URL would sit in a settings file and, through
-    the hook's --url, in the process list)."""
-    shown = repr(url) if len(url) <= 120 else f"{url[:100]!r}… ({len(url)} characters)"
-
-    def refused(why: str) -> ConfigError:
-        return ConfigError(
-            f"--url {shown}: {why}; give the server's MCP endpoint as an http(s) URL, "
-            f"e.g. {DEFAULT_MCP_URL}"
-        )
-
-    if any(c.isspace() or not c.isprintable() for c in url):
-        raise refused("it holds white space or a control character")
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - reading it checks it (a ValueError past 65535)
-    except ValueError as exc:
-        raise refused(f"it does not parse ({exc})") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise refused("it is not an http(s) URL with a host")
-    if parts.username is not None or parts.password is not None:
-        raise refused(
-            f"it carries credentials; drop them and export {TOKEN_ENV} for the server's "
-            "token instead"
+    """The MCP endpoint as written into the harness's files and the hook's command line
+    (urlcheck.py); the server's token is read from the environment, never the URL, where
+    it would sit in a settings file and, through the hook's --url, the process list."""
+    problem = url_problem(url, secret_from=f"{TOKEN_ENV} for the server's token")
+    if problem is not None:
+        raise ConfigError(
+            f"--url {shown(url)}: {problem}; give the server's MCP endpoint as an http(s) "
+            f"URL, e.g. {DEFAULT_MCP_URL}"
         )
     return url
 

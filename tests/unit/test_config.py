@@ -193,3 +193,49 @@ def test_serve_refuses_an_unreadable_line_of_ours_before_it_opens(tmp_path: Path
     assert ".env: line 1 (KENNING_ENCOUNTER_TOKEN) cannot be read" in done.stderr
     assert "secret" not in done.stderr + done.stdout
     assert not memory.exists()
+
+
+# --- settings a server would take and then fail on, or carry a secret in ----------------
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        # Before: doctor said "all good" and the first call to the model failed (or sent
+        # the password in the URL with every request).
+        ({"matcher_base_url": "ftp://127.0.0.1/v1"}, "not an http(s) URL"),
+        ({"matcher_base_url": "http://[::1/v1"}, "does not parse"),
+        ({"matcher_base_url": "http://127.0.0.1:99999/v1"}, "does not parse"),
+        ({"matcher_base_url": "http://user:pw@127.0.0.1:9/v1"}, "carries credentials"),
+        ({"matcher_base_url": "http://127.0.0.1:9/v1\n"}, "white space or a control"),
+        ({"matcher_api_key_env": "A B"}, "not the name of an environment variable"),
+        ({"matcher_api_key_env": ""}, "not the name of an environment variable"),
+        ({"matcher_model": "gemini 2.5"}, "visible ASCII characters"),
+        ({"matcher_model": "m" * 201}, "up to 200"),
+        # Before: doctor passed it; serve made the memory, then failed on it.
+        ({"infusion_preset": "../wide"}, "is not a preset; use one of: balanced"),
+        # Before: any size; one read_cypher could hold the process, one matcher call cost.
+        ({"cypher_row_cap": 10**12}, "less than or equal to 100000"),
+        ({"cypher_char_cap": 10**12}, "less than or equal to 10000000"),
+        ({"matcher_prompt_budget": 10**14}, "less than or equal to 4000000"),
+        # Tool names are ASCII for MCP clients, and 64 characters at most.
+        ({"namespace": "café"}, "ASCII letters"),
+        ({"namespace": "n" * 33}, "up to 32"),
+    ],
+)
+def test_a_setting_the_server_would_fail_on_later_is_refused_at_the_start(
+    given: dict[str, object], said: str
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_settings(**given)
+    assert said in str(refused.value)
+    assert "user:pw" not in str(refused.value)  # a credential is a secret: masked
+
+
+def test_good_matcher_settings_still_pass() -> None:
+    s = load_settings(
+        matcher_base_url="http://127.0.0.1:11434/v1",
+        matcher_api_key_env="LOCAL_MODEL_KEY",
+        matcher_model="llama3.1:8b",
+        infusion_preset="wide",
+        namespace="team-notes_2",
+    )
+    assert s.matcher_base_url == "http://127.0.0.1:11434/v1" and s.infusion_preset == "wide"
