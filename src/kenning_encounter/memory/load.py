@@ -92,9 +92,24 @@ def bulk_write(store: GraphStore, work: Callable[[LoadTx], T]) -> T:
     return store.write(run)
 
 
+# Longer than any record a memory holds (a node's text is 20,000 characters, six bytes
+# each at most as JSON escapes them), so a line past it is no dump's: a file of no line
+# breaks (or /dev/zero) is refused there, not read whole into memory.
+MAX_LINE: Final = 64 * 1024 * 1024
+
+
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
     with path.open("rb") as f:
-        yield from enumerate(f, start=1)
+        number = 0
+        while raw := f.readline(MAX_LINE + 1):
+            number += 1
+            if len(raw) > MAX_LINE:
+                raise InvalidInput(
+                    f"line {number}",
+                    f"is longer than any record ({MAX_LINE // 1024 // 1024} MiB) without a "
+                    f"line end; {fmt.FIX}",
+                )
+            yield number, raw
 
 
 def _records(path: Path) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
