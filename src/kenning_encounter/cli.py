@@ -713,14 +713,25 @@ def _configure_kndl(parser: argparse.ArgumentParser) -> None:
 def run_kndl(ns: argparse.Namespace) -> int:
     from kenning_encounter.memory import kndl_cli
 
+    facts = None
+    if ns.kndl_action == "import":
+        # The facts are read and checked before the store is opened: opening makes a
+        # memory where none is, and a refused import leaves nothing behind.
+        try:
+            facts = kndl_cli.read(settings_from(ns), ns.path)
+        except ConfigError as exc:
+            _error(str(exc))
+            return EXIT_CONFIG
+        if facts is None:
+            return EXIT_FAILED
     opened = open_alone(ns, f"a KNDL {ns.kndl_action}", makes=ns.kndl_action == "import")
     if isinstance(opened, int):
         return opened
     settings, store = opened
     try:
-        if ns.kndl_action == "export":
+        if facts is None:  # an export
             return kndl_cli.export(store, settings, ns.out)
-        return kndl_cli.import_(store, settings, ns.path)
+        return kndl_cli.import_(store, settings, ns.path, facts)
     except (KenningError, OSError) as exc:
         _error(str(exc))
         return EXIT_FAILED

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import pytest
 
 from kenning_encounter.errors import InvalidInput
 from kenning_encounter.memory.kndl_facts import read_fact, read_facts
+from kenning_encounter.memory.kndl_import import plan
 
 GOOD: dict[str, Any] = {
     "@context": "./context/v1.jsonld",
@@ -84,3 +86,41 @@ def test_files_and_folders(tmp_path: Path) -> None:
     graph.write_text(json.dumps([GOOD]))
     with pytest.raises(InvalidInput, match="must be a JSON object"):
         read_facts(graph)
+
+
+class _Counted(tuple[str, ...]):
+    """A fact's sources or subjects that count each membership test made on them."""
+
+    tests = 0
+
+    def __contains__(self, item: object) -> bool:
+        _Counted.tests += 1
+        return super().__contains__(item)
+
+
+def test_checking_an_import_does_not_search_every_fact_for_each_source() -> None:
+    """Each source and subject used to look for its first fact among all of them: an
+    import of 16,000 facts spent 14 s there (n² membership tests), now a single pass."""
+    n = 1_500
+    facts = [
+        dataclasses.replace(
+            read_fact({**GOOD, "@id": f"fact:{i}", "source": f"https://e.org/{i}"}, "g.json"),
+            sources=_Counted((f"https://e.org/{i}",)),
+            subjects=_Counted((f"urn:subject:{i}",)),
+        )
+        for i in range(n)
+    ]
+    _Counted.tests = 0
+    plan(None, facts, "default")
+    assert _Counted.tests <= 4 * n
+
+
+def test_facts_of_another_tenant_are_refused_naming_the_file_and_fact(tmp_path: Path) -> None:
+    for name, tenant in [("a", "acme"), ("b", "acme"), ("c", None), ("d", "acme")]:
+        doc = {**GOOD, "@id": f"fact:{name}", **({"tenant": tenant} if tenant else {})}
+        (tmp_path / f"{name}.fact.json").write_text(json.dumps(doc))
+    with pytest.raises(InvalidInput) as refused:
+        read_facts(tmp_path)
+    assert refused.value.field == f"{tmp_path / 'c.fact.json'} (fact:c).tenant"
+    assert f"{tmp_path / 'a.fact.json'} (fact:a) has 'acme'" in str(refused.value)
+    assert "several tenants" in str(refused.value)

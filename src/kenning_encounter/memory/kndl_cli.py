@@ -17,8 +17,10 @@ from kenning_encounter.config import Settings
 from kenning_encounter.errors import InvalidInput, KenningError
 from kenning_encounter.memory import kndl, kndl_import
 from kenning_encounter.memory.directors import director_policy
-from kenning_encounter.memory.kndl_facts import read_facts
+from kenning_encounter.memory.kndl_facts import Fact, read_facts
 from kenning_encounter.memory.service import Memory
+from kenning_encounter.plaintext import one_line
+from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -29,7 +31,9 @@ def _json(doc: dict[str, Any]) -> str:
 
 
 def _say(line: str) -> None:
-    sys.stderr.write(line + "\n")
+    # A refusal quotes the files' own text (an @id, a file name): shown on one line, an
+    # escape sequence in it cannot reach the operator's terminal.
+    sys.stderr.write(one_line(line) + "\n")
 
 
 def _gated(store: GraphStore, settings: Settings) -> kndl.Readable:
@@ -79,10 +83,25 @@ def export(store: GraphStore, settings: Settings, out: str | None) -> int:
     return EXIT_OK
 
 
-def import_(store: GraphStore, settings: Settings, path: str) -> int:
+def read(settings: Settings, path: str) -> list[Fact] | None:
+    """The facts under ``path``, checked before a store is opened (None: refused, and said
+    so). Where no memory is yet, they are checked against an empty one as well: opening
+    the store would make one, and a refused import leaves nothing behind."""
+    try:
+        facts = read_facts(Path(path))
+        if settings.store == "embedded" and not EmbeddedStore.holds_memory(
+            settings.resolved_data_dir
+        ):
+            kndl_import.plan(None, facts, settings.memory)
+    except KenningError as exc:
+        _say(f"error: {exc} (nothing was written)")
+        return None
+    return facts
+
+
+def import_(store: GraphStore, settings: Settings, path: str, facts: list[Fact]) -> int:
     source = Path(path)
     try:
-        facts = read_facts(source)
         plan = kndl_import.plan(store, facts, settings.memory)
     except KenningError as exc:
         _say(f"error: {exc} (nothing was written)")
@@ -90,7 +109,15 @@ def import_(store: GraphStore, settings: Settings, path: str) -> int:
     _say(f"{path}: checked, {len(facts)} facts")
     # The import session is directed like any session of this configuration.
     memory = Memory(store, directors=director_policy(settings))
-    done = kndl_import.write(memory, plan, source)
+    try:
+        done = kndl_import.write(memory, plan, source)
+    except (KenningError, OSError, KeyboardInterrupt) as exc:
+        # write() has undone what it wrote, or noted what it could not.
+        notes: list[str] = getattr(exc, "__notes__", [])
+        what = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
+        undone = "the import stopped and was undone: nothing of it is kept; run it again"
+        _say(f"error: {what} ({'; '.join(notes) or undone})")
+        return EXIT_FAILED
     _say(
         f"imported {done.facts} facts in encounter {done.encounter}: {done.citations} new "
         f"citations, {done.subjects} new subjects, {done.relations} relations"

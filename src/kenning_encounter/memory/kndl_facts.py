@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import re
+import stat
+import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +81,9 @@ FIELDS: Final = frozenset(
     }
 )
 TYPES: Final = ("Fact", "Concept")
-_NO_SPACE: Final = re.compile(r"^\S+$")
+_NO_SPACE: Final = re.compile(r"\S+")
+# Python's own limit on reading an integer from text (sys.get_int_max_str_digits).
+_MAX_DIGITS: Final = 4_300
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +139,16 @@ class _Reader:
         if not isinstance(value, str) or not value.strip():
             raise self.refuse(name, "must be a non-empty string" + (" (an @id)" if iri else ""))
         value = value.strip()
-        if iri and not _NO_SPACE.match(value):
+        if iri and not _NO_SPACE.fullmatch(value):
             raise self.refuse(name, f"{value!r} is not an IRI: it holds white space")
+        if iri and not unicodedata.is_normalized("NFC", value):
+            # One spelling per IRI: in another form it would not match the same IRI
+            # spelt composed (a reference would name no fact, a source another one).
+            raise self.refuse(
+                name,
+                "is not in Unicode's composed form (NFC), so it would not match the same "
+                f"IRI spelt composed; write it composed: {unicodedata.normalize('NFC', value)!r}",
+            )
         return value
 
     def texts(self, name: str, *, iri: bool = True) -> tuple[str, ...]:
@@ -273,23 +285,125 @@ def object_value(text: str, kind: str | None) -> object:
     return text
 
 
-def _documents(path: Path) -> Iterator[tuple[Path, object]]:
-    if path.is_dir():
-        folder = path / "facts" if (path / "facts").is_dir() else path
-        files = sorted(folder.glob("*" + FACT_SUFFIX))
-        if not files:
-            raise InvalidInput(
-                str(path),
-                f"holds no *{FACT_SUFFIX} files (looked in {folder}); name a KNDL memory "
-                "directory (with facts/) or a fact file",
+class _Unreadable(Exception):
+    """A document JSON allows but no fact can be read from; the text says why and what to do."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # JSON leaves a repeated key to the reader, and readers differ: one that takes the
+    # first "@id" would see another fact than this one, which takes the last.
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _Unreadable(
+                f"holds the key {key!r} twice in one object; readers differ on which one "
+                "counts: keep one"
             )
-    else:
-        files = [path]
+        seen.add(key)
+    return dict(pairs)
+
+
+def _integer(digits: str) -> int:
+    count = len(digits.lstrip("-"))
+    if count > _MAX_DIGITS:
+        raise _Unreadable(
+            f"holds an integer of {count:,} digits; no fact field takes more than "
+            f"{_MAX_DIGITS:,}: write it as a string"
+        )
+    return int(digits)
+
+
+def _lone_surrogate(document: object) -> str | None:
+    """Where ``document`` holds a string (key or value) that is not Unicode text: JSON lets
+    a file escape half a surrogate pair, and no store can take the string it makes."""
+    stack: list[tuple[object, str]] = [(document, "")]
+    while stack:  # by hand: a document may nest as deep as the JSON reader allows
+        value, at = stack.pop()
+        if isinstance(value, str):
+            if not value.isascii():
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:
+                    return at or "the document"
+        elif isinstance(value, dict):
+            for key, item in cast(dict[str, Any], value).items():
+                inner = f"{at}.{key}" if at else key
+                stack += [(key, inner), (item, inner)]
+        elif isinstance(value, list):
+            stack += [(item, f"{at}[{i}]") for i, item in enumerate(cast(list[Any], value))]
+    return None
+
+
+def _document(file: Path) -> object:
+    """One file's JSON, or the refusal naming the file, what is wrong and the fix."""
+    where = str(file)
+    try:
+        mode = file.stat().st_mode  # through a symbolic link, to what it names
+        if stat.S_ISDIR(mode):
+            raise InvalidInput(where, "is a directory, not a fact file: rename or move it")
+        if not stat.S_ISREG(mode):
+            # A pipe would never end, a device such as /dev/zero never stop.
+            raise InvalidInput(
+                where, "is not a regular file (a pipe, a socket or a device): name a fact file"
+            )
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise InvalidInput(
+            where, f"cannot be read ({exc.strerror or exc}); check that it exists and is readable"
+        ) from None
+    try:
+        # A byte-order mark is not part of the text (some editors write one).
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            where,
+            f"is not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start:,}); save it "
+            "as UTF-8",
+        ) from None
+    try:
+        document: object = json.loads(text, object_pairs_hook=_pairs, parse_int=_integer)
+    except _Unreadable as exc:
+        raise InvalidInput(where, str(exc)) from None
+    except RecursionError:
+        raise InvalidInput(
+            where, "nests arrays or objects deeper than a JSON reader goes; a fact is flat"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(where, f"is not JSON: {exc}") from None
+    bad = _lone_surrogate(document)
+    if bad is not None:
+        raise InvalidInput(
+            f"{where} {bad}",
+            "holds a lone surrogate (an unpaired \\ud800-\\udfff escape), which is not "
+            "Unicode text: write the character itself, or both halves of its pair",
+        )
+    return document
+
+
+def _documents(path: Path) -> Iterator[tuple[Path, object]]:
+    try:
+        folder = path / "facts" if (path / "facts").is_dir() else path
+        is_dir = path.is_dir()
+        files = sorted(folder.glob("*" + FACT_SUFFIX)) if is_dir else [path]
+        there = is_dir or path.exists()
+    except OSError as exc:
+        raise InvalidInput(
+            str(path), f"cannot be read ({exc.strerror or exc}); check that it is readable"
+        ) from None
+    if not there:
+        raise InvalidInput(
+            str(path),
+            "does not exist; name a KNDL memory directory (with facts/), a folder of "
+            f"*{FACT_SUFFIX} files or a fact file",
+        )
+    if not files:
+        raise InvalidInput(
+            str(path),
+            f"holds no *{FACT_SUFFIX} files (looked in {folder}); name a KNDL memory "
+            "directory (with facts/) or a fact file",
+        )
     for file in files:
-        try:
-            yield file, json.loads(file.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InvalidInput(str(file), f"is not JSON: {exc}") from None
+        yield file, _document(file)
 
 
 def read_facts(path: Path) -> list[Fact]:
@@ -318,12 +432,14 @@ def read_facts(path: Path) -> list[Fact]:
                 fact.field("@id"), f"is also the @id of the fact in {seen[fact.id]}; ids are unique"
             )
         seen[fact.id] = fact.where
-    tenants = {f.tenant for f in facts}
-    if len(tenants) > 1:
-        shown = ", ".join(sorted(repr(t) for t in tenants))
+    first = facts[0]
+    other = next((f for f in facts if f.tenant != first.tenant), None)
+    if other is not None:
+        # Named by the file and fact: among a thousand files, the one to move is found.
         raise InvalidInput(
-            "tenant",
-            f"the facts belong to several tenants ({shown}); import one tenant's facts into "
-            "one memory",
+            other.field("tenant"),
+            f"is {other.tenant!r}, but the fact in {first.where} ({first.id}) has "
+            f"{first.tenant!r}: the facts belong to several tenants; import one tenant's "
+            "facts into one memory",
         )
     return facts

@@ -63,7 +63,7 @@ def _resolve_held(tx: ReadTx, refs: Sequence[str], memory: str) -> dict[str, Nod
     """References to nodes the memory holds already: our IRIs, ids or live names."""
     ids: dict[str, str] = {}
     for ref in refs:
-        m = ID_TAIL.match(ref)
+        m = ID_TAIL.fullmatch(ref)
         if m is not None and m["memory"] == memory:
             ids[ref] = m["id"]
     names = tx.head_ids_by_names([r for r in refs if r not in ids])
@@ -197,11 +197,19 @@ def _checked(entity: dict[str, Any], f: Fact) -> None:
     except InvalidInput as exc:
         ours = exc.field.removeprefix("node.")
         message = str(exc).split(": ", 1)[-1]
+        if ours == "name" and f.label is None:
+            # The name came from the @id: say so, and how to keep the @id as it is.
+            raise InvalidInput(
+                f.field("@id"),
+                f"{message} (a fact without a label is named by its @id: give it a label "
+                "that is a name)",
+            ) from None
         raise InvalidInput(f.field(_KNDL_FIELD.get(ours, ours)), message) from None
 
 
-def plan(store: GraphStore, facts: list[Fact], memory: str) -> _Plan:
-    """Everything an import will do, checked against the memory; raises before any write."""
+def plan(store: GraphStore | None, facts: list[Fact], memory: str) -> _Plan:
+    """Everything an import will do, checked against the memory; raises before any write.
+    ``store`` None: against a memory that holds nothing yet (none is made to check)."""
     ids = {f.id for f in facts}
     outside = sorted(
         {f.supersedes for f in facts if f.supersedes and f.supersedes not in ids}
@@ -221,12 +229,16 @@ def plan(store: GraphStore, facts: list[Fact], memory: str) -> _Plan:
         nodes = tx.get_nodes(sorted(set(taken.values())))
         holders = {n: nodes[i] for n, i in taken.items() if i in nodes}
         comps = {s: tx.component_id_by_source(SUBJECT_KIND, SUBJECT_LABEL, s) for s in subjects}
-        ours = {s: m["id"] for s in subjects if (m := ID_TAIL.match(s)) and m["memory"] == memory}
+        ours = {
+            s: m["id"] for s in subjects if (m := ID_TAIL.fullmatch(s)) and m["memory"] == memory
+        }
         found = tx.get_nodes(sorted(set(ours.values())))
         about = {s: i for s, i in ours.items() if i in found and found[i].type in _ABOUT_ENDS}
         return held, holders, comps, about
 
-    held, holders, comps, about = store.read(look)
+    held, holders, comps, about = (
+        store.read(look) if store is not None else ({}, {}, dict.fromkeys(subjects), {})
+    )
     for f in facts:
         for ref, what in [
             (f.supersedes, "supersedes"),
@@ -265,6 +277,15 @@ def plan(store: GraphStore, facts: list[Fact], memory: str) -> _Plan:
     types = _chain_types(facts, held)
     _names_free([f for wave in waves for f in wave], names, holders, held)
     taken = set(names.values())
+    # The first fact naming each source and subject, the one a refusal names (found in
+    # one pass: a search per value would make a large import quadratic).
+    source_user: dict[str, Fact] = {}
+    subject_user: dict[str, Fact] = {}
+    for f in facts:
+        for s in f.sources:
+            source_user.setdefault(s, f)
+        for s in f.subjects:
+            subject_user.setdefault(s, f)
     citations: dict[str, tuple[str | None, str]] = {}
     for s in sources:
         citations[s] = _pick(
@@ -273,7 +294,7 @@ def plan(store: GraphStore, facts: list[Fact], memory: str) -> _Plan:
             holders,
             taken,
             lambda n, s=s: n.type == "Citation" and n.props.get("uri") == s,
-            next(f for f in facts if s in f.sources),
+            source_user[s],
         )
     about.update({s: s for s in subjects if types.get(s) == "Concept"})
     subject_ids: dict[str, tuple[str | None, str]] = {}
@@ -290,7 +311,7 @@ def plan(store: GraphStore, facts: list[Fact], memory: str) -> _Plan:
                 holders,
                 taken,
                 lambda _: False,
-                next(f for f in facts if s in f.subjects),
+                subject_user[s],
             )
         )
     the_plan = _Plan(facts, names, types, waves, held, citations, subject_ids, about)
@@ -303,7 +324,7 @@ def plan(store: GraphStore, facts: list[Fact], memory: str) -> _Plan:
         try:
             validate.entity(ref, what)
         except InvalidInput as exc:
-            user = next(f for f in facts if value in (*f.sources, *f.subjects))
+            user = (source_user if what == "source" else subject_user)[value]
             raise InvalidInput(user.field(what), str(exc).split(": ", 1)[-1]) from None
     return the_plan
 
@@ -397,15 +418,49 @@ def _references(p: _Plan) -> list[dict[str, Any]]:
 
 def write(memory: Memory, p: _Plan, source: Path) -> Imported:
     """Carry out a plan through the memory service (writes only what ``plan`` checked),
-    as the operator: every class the facts carry is granted to the import's own writes."""
+    as the operator: every class the facts carry is granted to the import's own writes.
+
+    The writes are many calls, so one that fails (a store error, a name taken since the
+    plan, an interruption) would leave part of the import behind, and a second run
+    would find those facts held. What the import's encounter recorded is deleted again
+    before the error goes on; if that fails too, the error carries a note saying so."""
     memory = memory.as_operator()
     facts = p.facts
     digest = hashlib.sha256("\n".join(sorted(f.id for f in facts)).encode()).hexdigest()[:16]
     session = f"kndl-import-{digest}"
-    # The file's name is shown, not kept as written (a path may hold any character).
-    opened = memory.advance_encounter(
-        session, f"import {len(facts)} KNDL facts from {one_line(source.name)}"
+    try:
+        # The file's name is shown, not kept as written (a path may hold any character).
+        opened = memory.advance_encounter(
+            session, f"import {len(facts)} KNDL facts from {one_line(source.name)}"
+        )
+        relations = _write_nodes_and_relations(memory, session, p)
+        memory.close_encounter(
+            session, f"imported {len(facts)} KNDL facts from {one_line(str(source))}"
+        )
+    except BaseException as exc:
+        left = _undo(memory, session, source)
+        if left:
+            exc.add_note(
+                f"undoing the import failed too ({left}): its encounter holds part of it; "
+                "remove those nodes with 'kenning-encounter forget' before running the "
+                "import again"
+            )
+        raise
+    not_held = Counter(n for f in facts for n in f.not_held)
+    # A Concept holds no observation time (vocabulary): say so rather than drop it unseen.
+    not_held.update("observedAt" for f in facts if f.observed_at and p.types[f.id] == "Concept")
+    return Imported(
+        encounter=opened.encounter.name,
+        facts=len(facts),
+        citations=sum(i is None for i, _ in p.citations.values()),
+        subjects=sum(i is None for i, _ in p.subjects.values()),
+        relations=len(relations),
+        not_held=dict(sorted(not_held.items())),
     )
+
+
+def _write_nodes_and_relations(memory: Memory, session: str, p: _Plan) -> list[dict[str, str]]:
+    """Citations and subjects, the facts wave by wave, then the relations."""
     # A source, a subject and a fact's @id may be spelt alike: each kind has its own map.
     cite_of = {s: i for s, (i, _) in p.citations.items() if i is not None}
     subject_of = {s: i for s, (i, _) in p.subjects.items() if i is not None}
@@ -428,7 +483,7 @@ def write(memory: Memory, p: _Plan, source: Path) -> Imported:
             for f, rec in zip(chunk, created.created, strict=True):
                 node_of[f.id] = rec.id
     relations: list[dict[str, str]] = []
-    for f in facts:
+    for f in p.facts:
         me = node_of[f.id]
         concept = p.types[f.id] == "Concept"
         for s in f.sources:
@@ -447,18 +502,36 @@ def write(memory: Memory, p: _Plan, source: Path) -> Imported:
             relations.append({"source": node_of[d], "type": rel, "target": me})
     for chunk in _chunks(relations):
         memory.create_relations(session, chunk)
-    not_held = Counter(n for f in facts for n in f.not_held)
-    memory.close_encounter(
-        session, f"imported {len(facts)} KNDL facts from {one_line(str(source))}"
-    )
-    return Imported(
-        encounter=opened.encounter.name,
-        facts=len(facts),
-        citations=sum(i is None for i, _ in p.citations.values()),
-        subjects=sum(i is None for i, _ in p.subjects.values()),
-        relations=len(relations),
-        not_held=dict(sorted(not_held.items())),
-    )
+    return relations
+
+
+def _undo(memory: Memory, session: str, source: Path) -> str | None:
+    """Delete what the import's open encounter recorded and seal it; None when done (or
+    nothing was opened), else why not. The store is asked what was recorded: a write
+    interrupted as it returned has committed nodes the import never saw."""
+    try:
+
+        def recorded(tx: ReadTx) -> list[NodeRecord] | None:
+            encounter = tx.open_encounter_of(session)
+            if encounter is None:
+                return None
+            return list(tx.get_nodes(tx.recorded_ids(encounter.name)).values())
+
+        nodes = memory.backend.read(recorded)
+        if nodes is None:  # stopped before its encounter was opened
+            return None
+        # Newest first, so each call holds the newest of any chain it touches.
+        newest = [n.id for n in sorted(nodes, key=lambda n: (n.tick, n.ord), reverse=True)]
+        for chunk in _chunks(newest):
+            memory.delete_entities(session, chunk)
+        memory.close_encounter(
+            session,
+            f"a KNDL import from {one_line(str(source))} failed; the {len(nodes)} nodes it "
+            "wrote were deleted again",
+        )
+    except Exception as exc:  # the error that stopped the import is the one to raise
+        return f"{type(exc).__name__}: {exc}"
+    return None
 
 
 def _kind(source: str) -> str:
