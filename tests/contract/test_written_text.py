@@ -23,6 +23,7 @@ from kenning_encounter.memory import dump, load
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
+from tests.support.cli import run_cli
 
 S = "text-session"
 
@@ -162,7 +163,7 @@ def _redigested(lines: list[bytes]) -> list[bytes]:
     return [*body, json.dumps(trailer).encode() + b"\n"]
 
 
-def _with_forged_text(source: GraphStore, path: Path) -> None:
+def _with_forged_text(source: GraphStore, path: Path, name: str = FORGED) -> None:
     with path.open("wb") as out:
         dump.export(source, out, app_version="test")
     lines = path.read_bytes().splitlines(keepends=True)
@@ -170,7 +171,7 @@ def _with_forged_text(source: GraphStore, path: Path) -> None:
     for line in lines:
         record: dict[str, Any] = json.loads(line)
         if record.get("name") == "deploy cache":
-            record["name"] = FORGED
+            record["name"] = name
             record["description"] = "Deploys flush the \x1b[31mtoken\u202e cache for every client."
             line = json.dumps(record).encode() + b"\n"
         edited.append(line)
@@ -228,3 +229,32 @@ def test_an_imported_name_cannot_add_a_line_to_the_infusion(tmp_path: Path) -> N
     assert not any(line.startswith("  why: direct hit") for line in lines)
     assert "\x1b" not in payload and "\u202e" not in payload
     assert "token\ufffd cache" in payload  # the override shown, not obeyed
+
+
+def test_an_imported_name_cannot_forge_or_command_the_operators_terminal(tmp_path: Path) -> None:
+    """The operator's plans (forget, erase) print names and reasons quoting them on a
+    terminal: a name imported before the text checks could set its title or clipboard
+    (an escape sequence) or add a line to the plan. Each is shown as one line."""
+    forged = "deploy cache\x1b]0;owned\x07\n  Note «harmless» kept\x1b[2J"
+    source = EmbeddedStore.open(tmp_path / "source")
+    try:
+        memory = Memory(source)
+        memory.advance_encounter(S, "deploys")
+        memory.create_entities(
+            S, [{"type": "Observation", "name": "deploy cache", "description": "flushes"}]
+        )
+        _with_forged_text(source, tmp_path / "edited.jsonl", forged)
+    finally:
+        source.close()
+    copy = tmp_path / "copy"
+    store = EmbeddedStore.open(copy)
+    try:
+        load.load(store, load.verify(tmp_path / "edited.jsonl"))
+        found = Memory(store).find_by_name(forged).node
+    finally:
+        store.close()
+    for command in (["erase", found.id], ["forget", found.id]):
+        done = run_cli(*command, "--data-dir", str(copy))
+        assert "\x1b" not in done.stderr and "\x07" not in done.stderr, command
+        assert "deploy cache\ufffd]0;owned\ufffd Note «harmless» kept\ufffd[2J" in done.stderr
+        assert not any(line.startswith("  Note «harmless»") for line in done.stderr.splitlines())
