@@ -24,7 +24,7 @@ SUBJECT_KIND: Final = "kndl-subject"  # a Component standing for a KNDL subject
 SUBJECT_LABEL: Final = "kndl"
 DERIVATION: Final = ("GROUNDS", "SUPPORTS", "INFORMS")  # into a fact: derivedFrom
 # Our own IRIs: how a later import names a node this memory holds.
-ID_TAIL: Final = re.compile(r"^urn:kenning:(?P<memory>[^:]+):(?P<id>[a-z]{3}_[0-9a-f]{12})$")
+ID_TAIL: Final = re.compile(r"urn:kenning:(?P<memory>[^:]+):(?P<id>[a-z]{3}_[0-9a-f]{12})")
 
 
 def iri(memory: str, node_id: str) -> str:
