@@ -18,6 +18,8 @@ Logging is configured here and only here, to stderr.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import functools
 import gc
 import logging
@@ -628,6 +630,8 @@ def run_export(ns: argparse.Namespace) -> int:
                 progress=progress,
                 withheld=withheld,
             )
+        if target.is_dir():  # found before the memory is read, not at the rename after it
+            raise IsADirectoryError(errno.EISDIR, "is a folder; name a file to write", target)
         with partial.open("wb") as out:
             done = export(
                 store, out, app_version=package_version(), progress=progress, withheld=withheld
@@ -637,11 +641,17 @@ def run_export(ns: argparse.Namespace) -> int:
 
     try:
         done = write()
-    except (KenningError, OSError) as exc:
-        if partial is not None:
-            partial.unlink(missing_ok=True)
-        _error(str(exc))
-        return EXIT_FAILED
+    except BaseException as exc:
+        if partial is not None:  # an interrupted export leaves no half file behind
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            _error(f"FILE {ns.file}: {exc.strerror or exc}; nothing was written")
+            return EXIT_FAILED
+        if isinstance(exc, KenningError):
+            _error(str(exc))
+            return EXIT_FAILED
+        raise
     finally:
         store.close()
     counts = ", ".join(f"{n} {kind}" for kind, n in done.counts.items())

@@ -1,0 +1,77 @@
+"""Where an export writes and what an import reads, when either cannot be: refused by
+what is wrong with it, with nothing written."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.embedded.backend import EmbeddedStore
+from tests.support.cli import run_cli
+
+
+@pytest.fixture
+def held(tmp_path: Path) -> Path:
+    data_dir = tmp_path / "held"
+    store = EmbeddedStore.open(data_dir)
+    try:
+        memory = Memory(store)
+        memory.advance_encounter("s", "p")
+        memory.create_entities("s", [{"type": "Note", "name": "kept", "description": "d"}])
+    finally:
+        store.close()
+    return data_dir
+
+
+def _folder(t: Path) -> tuple[Path, str]:
+    (t / "out").mkdir()
+    return t / "out", "is a folder; name a file to write"
+
+
+def _in_a_missing_folder(t: Path) -> tuple[Path, str]:
+    return t / "missing" / "dump.jsonl", "No such file or directory"
+
+
+def _below_a_file(t: Path) -> tuple[Path, str]:
+    (t / "f").write_text("x")
+    return t / "f" / "dump.jsonl", "Not a directory"
+
+
+def _name_too_long(t: Path) -> tuple[Path, str]:
+    return t / ("n" * 300), "File name too long"
+
+
+TARGETS: dict[str, Callable[[Path], tuple[Path, str]]] = {
+    "a folder": _folder,
+    "in a missing folder": _in_a_missing_folder,
+    "below a file": _below_a_file,
+    "a name too long": _name_too_long,
+}
+
+
+@pytest.mark.parametrize("case", sorted(TARGETS))
+def test_an_export_refuses_a_file_it_cannot_write(held: Path, tmp_path: Path, case: str) -> None:
+    """Before: a folder was found only at the rename, after the whole memory was read;
+    a name too long or a file on the way raised a traceback out of the clean-up."""
+    out = tmp_path / "out_root"
+    out.mkdir()
+    target, said = TARGETS[case](out)
+    before = sorted(p.name for p in out.rglob("*"))
+    done = run_cli("export", str(target), "--data-dir", str(held))
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"error: FILE {target}: {said}; nothing was written" in done.stderr
+    assert sorted(p.name for p in out.rglob("*")) == before  # no half file left
+
+
+def test_an_import_of_an_endless_line_is_refused_not_read_whole(tmp_path: Path) -> None:
+    """/dev/zero (or any file without line breaks) was read as one line until memory ran
+    out; a line past the longest record a memory holds is refused."""
+    data_dir = tmp_path / "memory"
+    done = run_cli("import", "/dev/zero", "--data-dir", str(data_dir), timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert "line 1: is longer than any record (64 MiB) without a line end" in done.stderr
+    assert not data_dir.exists()
