@@ -206,6 +206,34 @@ class Settings(BaseSettings):
             )
         return value
 
+    @field_validator("neo4j_uri")
+    @classmethod
+    def _bolt_url(cls, value: str | None) -> str | None:
+        # The driver reads a port past 65535 modulo 65536, an http URL as a missing
+        # module, and quotes credentials in the URL back in its errors.
+        if value is None:
+            return None
+        from kenning_encounter.urlcheck import BOLT, shown, url_problem
+
+        problem = url_problem(value, secret_from="NEO4J_PASSWORD", schemes=BOLT)
+        if problem is not None:
+            raise ValueError(
+                f"neo4j_uri (NEO4J_URI) {shown(value)}: {problem}; e.g. bolt://127.0.0.1:7687"
+            )
+        return value
+
+    @field_validator("neo4j_database")
+    @classmethod
+    def _database_name(cls, value: str) -> str:
+        # Neo4j's own rule for a database's name; the driver would send any text, and
+        # every statement would fail.
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9.-]{2,62}", value):
+            raise ValueError(
+                f"neo4j_database (NEO4J_DATABASE) {value[:80]!r}: a Neo4j database's name is "
+                "3 to 63 ASCII letters, digits, '.' and '-', starting with a letter, e.g. neo4j"
+            )
+        return value
+
     @field_validator("matcher_base_url")
     @classmethod
     def _matcher_url(cls, value: str | None) -> str | None:

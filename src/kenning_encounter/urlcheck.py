@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+HTTP: tuple[str, ...] = ("http", "https")
+BOLT: tuple[str, ...] = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
-def url_problem(url: str, *, secret_from: str) -> str | None:
-    """Why ``url`` is not an http(s) endpoint we may use, or None. ``secret_from`` names
-    where a credential belongs instead (an environment variable)."""
+
+def url_problem(url: str, *, secret_from: str, schemes: tuple[str, ...] = HTTP) -> str | None:
+    """Why ``url`` is not an endpoint we may use (one of ``schemes``), or None.
+    ``secret_from`` names where a credential belongs instead (an environment variable)."""
     if any(c.isspace() or not c.isprintable() for c in url):
         return "it holds white space or a control character"
     try:
@@ -23,8 +26,9 @@ def url_problem(url: str, *, secret_from: str) -> str | None:
         parts.port  # noqa: B018 - reading it checks it (a ValueError past 65535)
     except ValueError as exc:
         return f"it does not parse ({exc})"
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "it is not an http(s) URL with a host"
+    if parts.scheme not in schemes or not parts.hostname:
+        kinds = "an http(s) URL" if schemes == HTTP else f"a {'/'.join(schemes)} URL"
+        return f"it is not {kinds} with a host"
     if parts.username is not None or parts.password is not None:
         return f"it carries credentials; drop them and export {secret_from} instead"
     return None

@@ -239,3 +239,34 @@ def test_good_matcher_settings_still_pass() -> None:
         namespace="team-notes_2",
     )
     assert s.matcher_base_url == "http://127.0.0.1:11434/v1" and s.infusion_preset == "wide"
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        # Before: "No module named 'aiohttp'" from the driver.
+        ({"neo4j_uri": "http://127.0.0.1:7474"}, "not a bolt/bolt+s/bolt+ssc/neo4j"),
+        # Before: the driver dialled port 34463 (99999 modulo 65536).
+        ({"neo4j_uri": "bolt://127.0.0.1:99999"}, "does not parse"),
+        ({"neo4j_uri": "bolt://[::1"}, "does not parse"),
+        # Before: refused by the driver, which quoted the password back in its error.
+        ({"neo4j_uri": "bolt://neo4j:hunter2@127.0.0.1:7687"}, "carries credentials"),
+        ({"neo4j_uri": "bolt://127.0.0.1:7687\n"}, "white space or a control"),
+        # Before: doctor said "all good"; every statement would fail.
+        ({"neo4j_database": "x y"}, "a Neo4j database's name is 3 to 63"),
+        ({"neo4j_database": "`; DROP"}, "a Neo4j database's name is 3 to 63"),
+    ],
+)
+def test_a_neo4j_setting_the_driver_would_misread_is_refused(
+    given: dict[str, object], said: str
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_settings(**given)
+    assert said in str(refused.value)
+    assert "hunter2" not in str(refused.value)
+
+
+def test_good_neo4j_settings_still_pass() -> None:
+    for uri in ("bolt://127.0.0.1:7687", "neo4j+s://db.example.org", "bolt+ssc://[::1]:7687"):
+        assert load_settings(neo4j_uri=uri).neo4j_uri == uri
+    assert load_settings(neo4j_database="team-notes.v2").neo4j_database == "team-notes.v2"
