@@ -19,6 +19,7 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -161,6 +162,22 @@ class Settings(BaseSettings):
         "export_grant",
         mode="before",
     )(_split_csv)
+
+    @field_validator("allowed_origins", "allowed_hosts")
+    @classmethod
+    def _listed_places(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        # Read as serving reads them, so a bad entry is refused before a memory is made
+        # (and by doctor), not when the web app is built.
+        from kenning_encounter.server.security import allowed_host, allowed_origin
+
+        read = allowed_origin if info.field_name == "allowed_origins" else allowed_host
+        for entry in value:
+            if entry.strip() and entry.strip() != "*":
+                try:
+                    read(entry)
+                except ConfigError as exc:
+                    raise ValueError(str(exc)) from None
+        return value
 
     @field_validator("grant", "reader_grant", "export_grant")
     @classmethod

@@ -270,3 +270,39 @@ def test_good_neo4j_settings_still_pass() -> None:
     for uri in ("bolt://127.0.0.1:7687", "neo4j+s://db.example.org", "bolt+ssc://[::1]:7687"):
         assert load_settings(neo4j_uri=uri).neo4j_uri == uri
     assert load_settings(neo4j_database="team-notes.v2").neo4j_database == "team-notes.v2"
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"allowed_origins": "https://app.example,javascript:alert(1)"}, "is not an origin"),
+        ({"allowed_origins": "null"}, "is not an origin"),
+        ({"allowed_hosts": "good.example,bad host"}, "is not a host name"),
+    ],
+)
+def test_a_bad_origin_or_host_is_refused_when_the_settings_are_read(
+    given: dict[str, object], said: str
+) -> None:
+    """Before, they were read when the web app was built: doctor said "all good", and
+    serve made the memory and then failed."""
+    with pytest.raises(ConfigError, match=said):
+        load_settings(**given)
+
+
+def test_serve_refuses_a_bad_origin_before_it_makes_a_memory(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_ENCOUNTER_")}
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "kenning_encounter", "serve", "--port", "0"),
+            *("--data-dir", str(memory), "--allowed-origins", "javascript:x"),
+        ],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "allowed_origins: 'javascript:x' is not an origin" in done.stderr
+    assert not memory.exists()

@@ -185,13 +185,13 @@ def test_an_origin_is_allowed_exactly_or_as_loopback_on_this_port() -> None:
     ],
 )
 def test_an_allowed_host_entry_parses(entry: str, parsed: tuple[str, int | None]) -> None:
-    assert s._allowed_host(entry) == parsed  # pyright: ignore[reportPrivateUsage]
+    assert s.allowed_host(entry) == parsed
 
 
 @pytest.mark.parametrize("entry", ["", "a b", "example.org:99999", "[::1", "http://x"])
 def test_a_bad_allowed_host_entry_names_the_option_and_the_forms(entry: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        s._allowed_host(entry)  # pyright: ignore[reportPrivateUsage]
+        s.allowed_host(entry)
     assert str(caught.value) == (
         f"allowed_hosts: {entry!r} is not a host name; write name, name:port or [ipv6]:port"
     )

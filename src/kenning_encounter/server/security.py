@@ -129,7 +129,7 @@ class HostPolicy:
         )
 
 
-def _allowed_host(entry: str) -> tuple[str, int | None]:
+def allowed_host(entry: str) -> tuple[str, int | None]:
     """'example.org' (any port), 'example.org:8765', '[::1]:8765' or a bare '::1'."""
     text = entry.strip()
     if text.count(":") > 1 and not text.startswith("["):
@@ -164,8 +164,8 @@ def host_policy(settings: Settings) -> HostPolicy:
     hosts: set[tuple[str, int | None]] = {(name, None) for name in _LOOPBACK_NAMES}
     if check_hosts:
         if not wildcard_bind and settings.host not in LOOPBACK:
-            hosts.add(_allowed_host(settings.host))
-        hosts.update(_allowed_host(h) for h in configured)
+            hosts.add(allowed_host(settings.host))
+        hosts.update(allowed_host(h) for h in configured)
     origins = frozenset(allowed_origin(o) for o in settings.allowed_origins if o.strip())
     return HostPolicy(check_hosts, frozenset(hosts), origins)
 
