@@ -102,3 +102,12 @@ def test_serve_refuses_a_bad_director_before_it_makes_a_memory(tmp_path: Path) -
     assert done.returncode == 2, done.stderr
     assert "set KENNING_ENCOUNTER_DIRECTOR" in done.stderr
     assert not data_dir.exists()
+
+
+def test_doctor_names_an_os_user_that_cannot_direct(tmp_path: Path) -> None:
+    done = run_cli(
+        "doctor", "--data-dir", str(tmp_path / "m"), env={"LOGNAME": "eve\x07", "USER": "eve\x07"}
+    )
+    assert done.returncode == 1
+    line = next(x for x in done.stdout.splitlines() if " director " in x)
+    assert line.lstrip().startswith("FAIL") and "set KENNING_ENCOUNTER_DIRECTOR" in line

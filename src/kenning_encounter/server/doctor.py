@@ -33,6 +33,7 @@ class Finding:
 
 
 def _serving(settings: Settings) -> Iterator[Finding]:
+    from kenning_encounter.memory.directors import director_policy
     from kenning_encounter.server.app import check_face
 
     yield Finding(
@@ -49,6 +50,10 @@ def _serving(settings: Settings) -> Iterator[Finding]:
         check_face(settings)
     except ConfigError as exc:
         yield Finding("fail", "face", str(exc), "add --face reader, or drop --hide-loci")
+    try:
+        director_policy(settings)  # the operating-system user's name, when none is set
+    except ConfigError as exc:
+        yield Finding("fail", "director", str(exc), f"export {ENV_PREFIX}DIRECTOR='Your Name'")
     if settings.token is not None and len(settings.token.get_secret_value()) < 16:
         yield Finding(
             "warn",
