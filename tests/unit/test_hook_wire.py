@@ -8,7 +8,6 @@ cannot misbehave precisely enough; everything below is the kernel's real TCP.
 from __future__ import annotations
 
 import contextlib
-import json
 import socket
 import struct
 import threading
@@ -222,8 +221,9 @@ def test_receive_gives_up_on_a_server_that_never_finishes(
 
 
 def test_the_request_is_the_http_the_hook_means() -> None:
-    body = {"session_id": "s", "prompt": "café"}
-    payload = json.dumps(body).encode()
+    # UTF-8 on the wire; a lone surrogate (which the server refuses) goes as "?".
+    body = {"session_id": "s", "prompt": "café \ud800"}
+    payload = '{"session_id": "s", "prompt": "café ?"}'.encode()
     with raw_server() as server:
         url = f"http://127.0.0.1:{server.port}/base/mcp"
         answer = h.post_json(_options(url), "/infuse", body, {}, 10.0)

@@ -62,7 +62,11 @@ What the prompt hook prints (the decision on degraded channels)
     slow, non-200 or an unreadable answer: one line saying so and that the
     turn runs without infusion; never silence, so a broken memory is never
     mistaken for an empty one.
-  - the payload is cut at the server's hard cap, whatever the server sent.
+  - the payload is cut at the server's hard cap, whatever the server sent, and
+    all it prints is bounded, free of control characters (a terminal would act
+    on them) and of lone surrogates (the model's API refuses a conversation
+    holding one). It is one JSON object, so no text inside it can become a
+    field Claude Code acts on (a "decision" or "continue").
 
 Startup time is most of this hook's cost, so it avoids modules that import
 slowly (``logging``, ``typing``, ``urllib``, ``http.client``, which pulls in the
@@ -126,9 +130,19 @@ FIRST_BLOCK = 64 * 1024
 MAX_TAIL_BYTES = 4 * 1024 * 1024
 
 TURN_CHARS = 2000
+# The server takes at most this many turns (server/routes.py, InfuseIn.trajectory).
+MAX_TURNS = 200
+# All turns together: at most six bytes a character on the wire (a control
+# character's \u escape), so prompt, turns and fields stay under the server's
+# one-megabyte body bound (server/routes.py, MAX_BODY) whatever they hold.
+TRAJECTORY_CHARS = 100_000
 # A pasted log must not turn the request into megabytes.
 PROMPT_CHARS = 16000
+# Event fields passed through as they are (cwd, source, reason); longer ones are dropped.
+FIELD_CHARS = 4096
 REASON_CHARS = 200
+# Everything one event prints: the capped payload plus room for a status line.
+CONTEXT_CAP = PAYLOAD_CAP + 1000
 # Sealing is quick; a closing Claude Code should not wait on a dead server.
 SESSION_END_TIMEOUT = 1.0
 
@@ -161,7 +175,8 @@ class Options:
 
 
 class HookFailure(Exception):
-    """The server could not be used; ``kind`` is unreachable, timeout or bad."""
+    """The server could not be used; ``kind`` is unreachable, timeout, bad, failed or
+    setting (a setting of ours no request can carry)."""
 
     def __init__(self, kind: str, detail: str = "") -> None:
         super().__init__(f"{kind}: {detail}" if detail else kind)
@@ -171,7 +186,7 @@ class HookFailure(Exception):
 
 def debug(env: Mapping[str, str], message: str) -> None:
     if env.get("KENNING_ENCOUNTER_HOOK_DEBUG") == "1":
-        sys.stderr.write(f"kenning-encounter hook: {message}\n")
+        sys.stderr.write(f"kenning-encounter hook: {printable(message)}\n")
 
 
 # ---------------------------------------------------------------- arguments
@@ -198,7 +213,7 @@ def parse_args(argv: list[str], env: Mapping[str, str]) -> Options | None:
         i += 1
 
     mode = values.get("mode", "prompt")
-    url = values.get("url") or env.get("KENNING_ENCOUNTER_URL") or DEFAULT_URL
+    url = (values.get("url") or env.get("KENNING_ENCOUNTER_URL") or DEFAULT_URL).strip()
     if mode not in MODES or split_url(url) is None:
         return None
     if "timeout" in values:
@@ -215,7 +230,7 @@ def parse_args(argv: list[str], env: Mapping[str, str]) -> Options | None:
             return None
         if turns < 0:
             return None
-    return Options(mode, url, timeout, turns)
+    return Options(mode, url, timeout, min(turns, MAX_TURNS))
 
 
 def positive_float(text: str) -> float | None:
@@ -231,6 +246,10 @@ def positive_float(text: str) -> float | None:
 
 def split_url(url: str) -> tuple[str, str, int, str] | None:
     """(scheme, host, port, path prefix) of an http(s) base URL, or None."""
+    # A space or control character would end up in the request line (a CR LF there
+    # writes headers of its own); no usable URL holds one.
+    if any(ch <= " " or ch == "\x7f" for ch in url):
+        return None
     scheme, sep, rest = url.partition("://")
     scheme = scheme.lower()
     if not sep or scheme not in ("http", "https"):
@@ -407,7 +426,16 @@ def trajectory(path: str, prompt: str, turns: int, deadline: float | None = None
             break
     if newest_first and newest_first[0] == strip_reminders(prompt).strip():
         newest_first.pop(0)
-    return [clip(text, TURN_CHARS) for text in reversed(newest_first[:turns])]
+    kept: list[str] = []
+    room = TRAJECTORY_CHARS
+    # Newest first, so the oldest turns are the ones a full budget leaves out.
+    for text in newest_first[:turns]:
+        clipped = clip(text, TURN_CHARS)
+        room -= len(clipped)
+        if room < 0:
+            break
+        kept.append(clipped)
+    return kept[::-1]
 
 
 # --------------------------------------------------------------------- HTTP
@@ -425,7 +453,10 @@ def post_json(
         raise HookFailure("bad", "invalid URL")
     scheme, host, port, prefix = parts
     deadline = min(options.deadline, time.monotonic() + timeout)
-    payload = json.dumps(body).encode()
+    # UTF-8 rather than \u escapes: a third of the size for most text. A lone
+    # surrogate (JSON can escape half a pair; a JavaScript string cut mid-pair
+    # holds one) becomes "?": the server refuses a string holding one.
+    payload = json.dumps(body, ensure_ascii=False).encode("utf-8", "replace")
     head = [
         f"POST {prefix}{route} HTTP/1.1",
         f"Host: [{host}]:{port}" if ":" in host else f"Host: {host}:{port}",
@@ -437,15 +468,24 @@ def post_json(
     ]
     token = env.get("KENNING_ENCOUNTER_TOKEN")
     if token:
+        # A line break would end the header and start another (a CRLF file's "\r" too).
+        if any(ch < " " or ch == "\x7f" for ch in token):
+            raise HookFailure(
+                "setting",
+                "KENNING_ENCOUNTER_TOKEN holds a line break or other control character; "
+                "set it to the token alone",
+            )
         head.append(f"Authorization: Bearer {token}")
     request = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1", "replace") + payload
 
     try:
-        sock = socket.create_connection((host, port), timeout=remaining(deadline))
+        sock = connect(host, port, deadline)
     # On Python 3.9 socket.timeout is not yet the builtin TimeoutError.
     except socket.timeout as exc:  # noqa: UP041
         raise HookFailure("timeout") from exc
-    except OSError as exc:
+    # Whatever stops the connection is said, never silent: a host name IDNA cannot
+    # encode ("memory..lan", a label past 63 characters) raises UnicodeError, not OSError.
+    except Exception as exc:
         raise HookFailure("unreachable", str(exc)) from exc
     try:
         if scheme == "https":
@@ -458,11 +498,67 @@ def post_json(
         raw = receive(sock, deadline)
     except socket.timeout as exc:  # noqa: UP041
         raise HookFailure("timeout") from exc
-    except OSError as exc:
+    except HookFailure:
+        raise
+    except Exception as exc:  # OSError, or a Python built without ssl
         raise HookFailure("bad", f"connection failed: {exc}") from exc
     finally:
         sock.close()
     return decode_response(raw)
+
+
+def connect(host: str, port: int, deadline: float) -> socket.socket:
+    """A connected socket, name resolution included within the deadline.
+
+    ``socket.create_connection``'s timeout does not reach ``getaddrinfo``: a name
+    whose DNS server does not answer would hold the hook for the resolver's own
+    retries (tens of seconds), so the lookup runs aside and is waited on only
+    until the deadline. ``_thread`` rather than ``threading``: it costs nothing to import.
+    """
+    import _thread
+
+    # Local annotations are never evaluated: no runtime cost for spelling the type out.
+    resolved: list[
+        tuple[
+            socket.AddressFamily,
+            socket.SocketKind,
+            int,
+            str,
+            tuple[str, int] | tuple[str, int, int, int] | tuple[int, bytes],
+        ]
+    ] = []
+    failed: list[BaseException] = []
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def lookup() -> None:
+        try:
+            resolved.extend(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except BaseException as exc:  # handed to the waiting thread
+            failed.append(exc)
+        finally:
+            done.release()
+
+    _thread.start_new_thread(lookup, ())
+    if not done.acquire(timeout=remaining(deadline)):
+        raise OSError(f"{host} did not resolve in time")
+    if failed:
+        raise failed[0]
+    error: OSError = OSError(f"{host} resolved to no address")
+    for family, kind, proto, _, address in resolved:
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(remaining(deadline))
+            sock.connect(address)
+        except OSError as exc:
+            sock.close()
+            # A timeout spent what was left; a refusal leaves it to the next address.
+            if isinstance(exc, socket.timeout):
+                raise
+            error = exc
+        else:
+            return sock
+    raise error
 
 
 def remaining(deadline: float) -> float:
@@ -503,14 +599,24 @@ def header_value(head: bytes, name: bytes) -> bytes | None:
 
 
 def dechunk(body: bytes) -> bytes:
-    out = b""
+    """A chunked body joined; linear in its size, however small the chunks.
+
+    Indexes into the body rather than slicing off what was read: a megabyte of
+    one-byte chunks would otherwise copy the rest of it once a chunk, seconds of work
+    after the deadline stopped guarding.
+    """
+    pieces: list[bytes] = []
+    at = 0
     while True:
-        size_line, sep, body = body.partition(b"\r\n")
-        size = int(size_line.split(b";")[0].strip() or b"0", 16)
-        if not sep or size == 0:
-            return out
-        out += body[:size]
-        body = body[size + 2 :]
+        line_end = body.find(b"\r\n", at)
+        if line_end == -1:
+            return b"".join(pieces)
+        size = int(body[at:line_end].split(b";")[0].strip() or b"0", 16)
+        if size <= 0:
+            return b"".join(pieces)
+        start = line_end + 2
+        pieces.append(body[start : start + size])
+        at = start + size + 2
 
 
 def decode_response(raw: bytes) -> object:
@@ -543,6 +649,8 @@ def failure_line(options: Options, failure: HookFailure) -> str:
         what = f"memory server at {options.url} did not answer within {options.timeout:g} s"
     elif failure.kind == "failed":
         what = f"memory at {options.url} failed to infuse ({failure.detail})"
+    elif failure.kind == "setting":
+        what = failure.detail
     else:
         what = f"memory server at {options.url} answered badly ({failure.detail})"
     return f"[kenning-encounter: {what} — running without infusion]"
@@ -645,10 +753,36 @@ def cap(text: str, limit: int = PAYLOAD_CAP) -> str:
     return text[: limit - 1] + "…"
 
 
+# C0 and C1 control characters but tab and newline: a terminal acts on them
+# (ESC and CSI sequences, OSC 52 writes the clipboard), a model has no use for them.
+CONTROLS = dict.fromkeys([*range(0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)])
+
+
+def printable(text: str) -> str:
+    """``text`` with no control characters and no lone surrogate.
+
+    What the hook prints joins the conversation Claude Code sends to the model; a
+    lone surrogate there makes every later request invalid JSON to the API, so one
+    bad answer would break the session rather than one infusion.
+    """
+    return text.encode("utf-8", "replace").decode("utf-8").translate(CONTROLS)
+
+
 def emit(event: str, context: str) -> None:
+    # Bounded and printable whatever the server, the event or the settings held;
     # ASCII-escaped JSON survives any stdout encoding.
+    context = cap(printable(context), CONTEXT_CAP)
     output = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
     sys.stdout.write(json.dumps(output) + "\n")
+
+
+def short_text(value: object) -> str | None:
+    """An event field passed on: a string of at most FIELD_CHARS, else nothing.
+
+    The server validates what it is sent; a field of the wrong type or size would
+    cost the whole infusion, though the server needs none of them to infuse.
+    """
+    return value if isinstance(value, str) and len(value) <= FIELD_CHARS else None
 
 
 def run_prompt(options: Options, event: dict[str, object], env: Mapping[str, str]) -> None:
@@ -674,7 +808,7 @@ def run_prompt(options: Options, event: dict[str, object], env: Mapping[str, str
         "session_id": load_handle(env, session_id) or session_id,
         "prompt": clip(prompt, PROMPT_CHARS),
         "trajectory": turns,
-        "cwd": event.get("cwd"),
+        "cwd": short_text(event.get("cwd")),
         # What is left of the run's deadline, less what parsing the answer needs.
         "deadline_ms": max(1, int((options.deadline - time.monotonic() - DEADLINE_MARGIN) * 1000)),
     }
@@ -699,7 +833,9 @@ def run_prompt(options: Options, event: dict[str, object], env: Mapping[str, str
     meta = answer.get("meta")
     if isinstance(meta, dict) and meta.get("degraded") is True:
         channel = meta.get("channel")
-        label = "lexical fallback" if channel == "lexical" else f"degraded channel {channel}"
+        label = (
+            "lexical fallback" if channel == "lexical" else f"degraded channel {one_line(channel)}"
+        )
         reason = meta.get("degraded_reason") or "no reason given"
         payload = f"[kenning-encounter: {label} — {one_line(reason)}]\n{payload}"
     emit("UserPromptSubmit", payload)
@@ -711,7 +847,7 @@ def run_session_start(options: Options, event: dict[str, object], env: Mapping[s
         return
     source = event.get("source")
     held = load_handle(env, session_id)
-    body = {"session_id": held or session_id, "source": source if isinstance(source, str) else None}
+    body = {"session_id": held or session_id, "source": short_text(source)}
     notice = gate_notice(env)
     try:
         answer = post_json(options, "/session-start", body, env, options.timeout)
@@ -722,6 +858,7 @@ def run_session_start(options: Options, event: dict[str, object], env: Mapping[s
         problem = {
             "unreachable": "memory server unreachable",
             "timeout": "memory server did not answer in time",
+            "setting": failure.detail,
         }.get(failure.kind, f"memory server answered badly: {failure.detail}")
         lines = [
             f"Your kenning-encounter session_id is {held or session_id}; pass it as "
@@ -744,7 +881,8 @@ def run_session_end(options: Options, event: dict[str, object], env: Mapping[str
     if not isinstance(session_id, str) or not session_id:
         return
     # The handle stays: a --resume of this session needs it again.
-    body = {"session_id": load_handle(env, session_id) or session_id, "reason": event.get("reason")}
+    reason = short_text(event.get("reason"))
+    body = {"session_id": load_handle(env, session_id) or session_id, "reason": reason}
     try:
         post_json(options, "/session-end", body, env, min(options.timeout, SESSION_END_TIMEOUT))
     except HookFailure as failure:
