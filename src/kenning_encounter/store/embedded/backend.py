@@ -45,7 +45,12 @@ from kenning_encounter.store.embedded.nodecache import (
 )
 from kenning_encounter.store.embedded.schema import MIGRATIONS, SCHEMA_VERSION
 from kenning_encounter.store.embedded.textindex import IndexDoc, TextIndex
-from kenning_encounter.store.embedded.tx import EmbeddedTx, engine_error, node_to_index_doc
+from kenning_encounter.store.embedded.tx import (
+    IO_FAULT,
+    EmbeddedTx,
+    engine_error,
+    node_to_index_doc,
+)
 from kenning_encounter.store.port import (
     AnalyticsExecutor,
     CypherResult,
@@ -100,6 +105,7 @@ class EmbeddedStore:
         self._returned = threading.Condition()
         self._cypher_slots = threading.BoundedSemaphore(CYPHER_CONCURRENCY)
         self._closed = False
+        self._write_fault: EngineError | None = None  # see _bracket
         self._nodes = NodeCache(warm_limit=warm_limit)
         # Each locus's open encounter as writes last found it (EmbeddedTx.open_encounter_of).
         self._open_names: dict[str, str] = {}
@@ -166,7 +172,10 @@ class EmbeddedStore:
         if self._sandbox is not None:
             self._sandbox.close()
         with self._write_lock:
-            self._index.close()
+            try:
+                self._index.close()
+            except Exception as exc:  # derived: the next opening derives what it lacks
+                log.warning("the text index did not close cleanly (%s)", exc)
             self._writer.close()
             recalled = self._recall_readers(READS_GRACE_S)
             while not self._readers.empty():
@@ -218,22 +227,38 @@ class EmbeddedStore:
         return engine.rows(conn, statement, params, tracer=self._tracer)
 
     def _bracket(self, conn: ladybug.Connection, statement: str) -> None:
-        """Open or commit the write transaction, the engine's refusal in our tree."""
+        """Open or commit the write transaction, the engine's refusal in our tree.
+
+        When the engine cannot write its files (a full disk), it is left unable to
+        commit again in this process: the next COMMIT waits forever, even once there is
+        room. So the first such failure is kept, and every later write is refused with
+        it at once; reads go on, and opening the store again replays every committed
+        write."""
         try:
             self._rows(conn, statement)
         except RuntimeError as exc:
             doing = "committing a write" if statement == "COMMIT" else "starting a write"
-            raise engine_error(exc, doing) from exc
+            refused = engine_error(exc, doing)
+            if refused.code == IO_FAULT:
+                self._write_fault = refused
+            raise refused from exc
 
     # --- units of work --------------------------------------------------------
+    def _own_writer(self) -> ladybug.Connection:
+        """The writer's connection, for a caller holding the write lock; refused once the
+        store is closed, or since a write failed to reach the disk (``_bracket``)."""
+        if self._closed:
+            raise StoreError("the store is closed")
+        if self._write_fault is not None:
+            raise StoreError(f"this store takes no writes since one failed: {self._write_fault}")
+        return self._writer
+
     @contextlib.contextmanager
     def _writing(self) -> Generator[ladybug.Connection]:
         """The write lock and one engine transaction on the writer; the body commits,
         and anything it raises rolls the transaction back."""
         with self._write_lock:
-            if self._closed:
-                raise StoreError("the store is closed")
-            conn = self._writer
+            conn = self._own_writer()
             self._bracket(conn, "BEGIN TRANSACTION")
             try:
                 yield conn
@@ -524,9 +549,7 @@ class EmbeddedStore:
     def _snapshot_to(self, dest: Path) -> int:
         """Copy the store's file to ``dest`` as of now; the clock of the copy."""
         with self._write_lock:
-            if self._closed:
-                raise StoreError("the store is closed")
-            conn = self._writer
+            conn = self._own_writer()
             # Everything committed goes into the main file, so the copy alone is whole.
             self._bracket(conn, "CHECKPOINT")
             rows = self._rows(conn, q.META_GET, {"key": "clock"})

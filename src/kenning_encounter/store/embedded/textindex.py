@@ -24,6 +24,7 @@ IDF negative.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -32,9 +33,11 @@ import threading
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import tantivy
 
+from kenning_encounter.errors import StoreError
 from kenning_encounter.store.port import SearchHit, TermStatsSnapshot
 from kenning_encounter.textproc import TOKENIZER_VERSION, tokenize
 
@@ -119,6 +122,7 @@ class TextIndex:
             self._index = tantivy.Index(self._schema, path=str(directory))
         self._writer = self._index.writer(heap_size=64_000_000, num_threads=1)
         self._pending_tick: int | None = None
+        self._fault: str | None = None  # see _failed
         self._flush_delay = flush_delay
         self._wake = threading.Event()
         self._stopping = False
@@ -194,12 +198,34 @@ class TextIndex:
         """Whether some write is not yet searchable (queued, or staged but uncommitted)."""
         return self._pending_tick is not None or bool(self._queue)
 
+    def _failed(self, exc: Exception) -> NoReturn:
+        """A commit that failed (a full disk) leaves tantivy's writer unfit: a later
+        commit, once there is room, saved an index of no documents. So the index takes
+        no more changes in this process, its tick is dropped so the next opening derives
+        it whole from the graph, and searches say why they cannot answer."""
+        self._fault = (
+            f"the text index at {self._dir} could not save its changes ({exc}); is the disk "
+            "full? Search is off until the server is restarted (with room on the disk), "
+            "which derives the index again from the graph"
+        )
+        with contextlib.suppress(OSError):
+            self._tick_file.unlink()
+        raise StoreError(self._fault) from exc
+
+    def _check(self) -> None:
+        if self._fault is not None:
+            raise StoreError(self._fault)
+
     def flush(self) -> None:
         with self._lock:
+            self._check()
             self._take_queue()
             if self._pending_tick is None:
                 return
-            self._writer.commit()
+            try:
+                self._writer.commit()
+            except ValueError as exc:  # tantivy's error for a failed write of its files
+                self._failed(exc)
             self._mark(self._pending_tick)
             # Reloaded before nothing is pending: a search that finds nothing pending
             # must find it searchable.
@@ -227,6 +253,7 @@ class TextIndex:
 
     def _stage(self) -> None:
         with self._lock:
+            self._check()
             self._take_queue()
 
     def rebuild(self, docs: Iterable[IndexDoc], tick: int) -> int:
@@ -247,6 +274,7 @@ class TextIndex:
     def search(
         self, text: str, *, types: Iterable[str] | None, heads_only: bool, limit: int
     ) -> list[SearchHit]:
+        self._check()
         terms = list(dict.fromkeys(tokenize(text)))[:_MAX_TERMS]
         if not terms or limit <= 0:
             return []
@@ -297,6 +325,7 @@ class TextIndex:
         Counts include superseded nodes (they are still documents of the memory).
         Every figure comes from one searcher and counts live documents only, so a
         frequency can never exceed the count (see the module docstring)."""
+        self._check()
         if self._behind:
             self.flush()
         searcher = self._index.searcher()

@@ -70,6 +70,11 @@ _WAYS = {q.RELATION_TEXT.edges_out_many: 0, q.RELATION_TEXT.edges_in_many: 1}
 log = logging.getLogger(__name__)
 
 
+# The engine's kind for a failed read or write of its files (a full disk, a size limit,
+# a disk gone read-only).
+IO_FAULT: Final = "IO"
+
+
 def engine_error(exc: RuntimeError, doing: str) -> EngineError:
     """The engine's refusal (``Binder exception: ...``) in our tree, naming what was done.
 
@@ -80,6 +85,16 @@ def engine_error(exc: RuntimeError, doing: str) -> EngineError:
     text = str(exc).strip()
     kind, sep, rest = text.partition(" exception: ")
     code, detail = (kind, rest) if sep and " " not in kind else ("", text)
+    if code == IO_FAULT:
+        return EngineError(
+            f"the embedded store could not write its files while {doing} "
+            f"({detail.rstrip('. ')}); nothing of this call was written. Is the disk full "
+            "or read-only? Free space (or mend the disk), then restart the server: the "
+            "store takes no more writes until it is opened again, and everything written "
+            "before this call is kept",
+            code=code,
+            detail=detail,
+        )
     return EngineError(
         f"the embedded store refused a statement while {doing}: {detail.rstrip('. ')}; "
         "nothing of this call was written. The request passed validation, so this is a "
