@@ -257,3 +257,41 @@ def test_an_import_interrupted_half_way_is_undone_and_runs_again(tmp_path: Path)
     again = _import(path, data)
     assert again.returncode == 0, again.stderr
     assert "imported 8000 facts" in again.stderr
+
+
+def test_an_import_killed_half_way_is_removed_by_the_next_run(tmp_path: Path) -> None:
+    """kill -9 while the facts are written: nothing in that process can undo them, and
+    before, every later run was refused as a second import of the same facts. The next
+    run finds the earlier one's encounter still open, removes what it wrote, and
+    imports."""
+    facts = [
+        {"@id": f"fact:{i}", "@type": "Fact", "statement": f"s{i}", "source": f"https://e.org/{i}"}
+        for i in range(8_000)
+    ]
+    path = tmp_path / "all.json"
+    path.write_text(json.dumps({"@context": {}, "@graph": facts}))
+    data = tmp_path / "memory"
+    command = [sys.executable, "-m", "kenning_encounter", "kndl", "import", str(path)]
+    with subprocess.Popen(
+        [*command, "--data-dir", str(data)],
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=clean_environ(),
+        cwd=ROOT,
+    ) as running:
+        assert running.stderr is not None
+        assert "checked, 8000 facts" in running.stderr.readline()  # the writes begin
+        assert " of 8,000 facts" in running.stderr.readline()  # some are written
+        running.kill()
+        running.wait(timeout=60)
+    store = EmbeddedStore.open(data)
+    try:
+        written = len(store.read(lambda tx: tx.authored_graph()).nodes)
+    finally:
+        store.close()
+    assert written > 0  # killed while it wrote
+    again = _import(path, data)
+    assert again.returncode == 0, again.stderr
+    assert f"cut short; the {written} node(s) it wrote were removed first" in again.stderr
+    assert "imported 8000 facts" in again.stderr

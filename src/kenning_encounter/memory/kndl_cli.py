@@ -101,16 +101,34 @@ def read(settings: Settings, path: str) -> list[Fact] | None:
 
 def import_(store: GraphStore, settings: Settings, path: str, facts: list[Fact]) -> int:
     source = Path(path)
+    # The import session is directed like any session of this configuration.
+    memory = Memory(store, directors=director_policy(settings))
+    try:
+        cut = kndl_import.clear_cut_short(memory, facts, source)
+    except KenningError as exc:
+        _say(f"error: {exc}")
+        return EXIT_FAILED
+    if cut is not None:
+        _say(
+            f"an earlier import of these facts was cut short; the {cut} node(s) it wrote "
+            "were removed first"
+        )
     try:
         plan = kndl_import.plan(store, facts, settings.memory)
     except KenningError as exc:
         _say(f"error: {exc} (nothing was written)")
         return EXIT_FAILED
     _say(f"{path}: checked, {len(facts)} facts")
-    # The import session is directed like any session of this configuration.
-    memory = Memory(store, directors=director_policy(settings))
+    total, step = len(facts), max(1, len(facts) // 10)
+    told = [0]
+
+    def progress(written: int) -> None:  # about every tenth of a large import
+        if total >= 1_000 and written - told[0] >= step and written < total:
+            told[0] = written
+            _say(f"wrote {written:,} of {total:,} facts")
+
     try:
-        done = kndl_import.write(memory, plan, source)
+        done = kndl_import.write(memory, plan, source, progress)
     except (KenningError, OSError, KeyboardInterrupt) as exc:
         # write() has undone what it wrote, or noted what it could not.
         notes: list[str] = getattr(exc, "__notes__", [])

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from kenning_encounter.errors import InvalidInput, SupersessionRule
+from kenning_encounter.errors import InvalidInput, StoreError, SupersessionRule
 from kenning_encounter.memory import validate
 from kenning_encounter.memory.kndl import FACT_TYPES, ID_TAIL, SUBJECT_KIND, SUBJECT_LABEL
 from kenning_encounter.memory.kndl_facts import Fact, read_facts
@@ -416,7 +416,40 @@ def _references(p: _Plan) -> list[dict[str, Any]]:
     ]
 
 
-def write(memory: Memory, p: _Plan, source: Path) -> Imported:
+def session_of(facts: list[Fact]) -> str:
+    """The session an import of these facts writes as: one per set of facts."""
+    digest = hashlib.sha256("\n".join(sorted(f.id for f in facts)).encode()).hexdigest()[:16]
+    return f"kndl-import-{digest}"
+
+
+def clear_cut_short(memory: Memory, facts: list[Fact], source: Path) -> int | None:
+    """Undo an earlier import of these facts that was cut short where nothing could undo
+    it (the process killed): its encounter is still open, neither sealed by a finished
+    import nor by an undone one. The number of nodes it had written, or None when there
+    was no such import. Without this, every later run found those facts held."""
+    memory = memory.as_operator()
+    session = session_of(facts)
+
+    def left(tx: ReadTx) -> int | None:
+        encounter = tx.open_encounter_of(session)
+        return None if encounter is None else len(tx.recorded_ids(encounter.name))
+
+    count = memory.backend.read(left)
+    if count is None:
+        return None
+    problem = _undo(memory, session, source)
+    if problem is not None:
+        raise StoreError(
+            f"an earlier import of these facts was cut short, and what it wrote could not "
+            f"be removed ({problem}); remove it with 'kenning-encounter forget', then import "
+            "again"
+        )
+    return count
+
+
+def write(
+    memory: Memory, p: _Plan, source: Path, progress: Callable[[int], None] | None = None
+) -> Imported:
     """Carry out a plan through the memory service (writes only what ``plan`` checked),
     as the operator: every class the facts carry is granted to the import's own writes.
 
@@ -426,14 +459,13 @@ def write(memory: Memory, p: _Plan, source: Path) -> Imported:
     before the error goes on; if that fails too, the error carries a note saying so."""
     memory = memory.as_operator()
     facts = p.facts
-    digest = hashlib.sha256("\n".join(sorted(f.id for f in facts)).encode()).hexdigest()[:16]
-    session = f"kndl-import-{digest}"
+    session = session_of(facts)
     try:
         # The file's name is shown, not kept as written (a path may hold any character).
         opened = memory.advance_encounter(
             session, f"import {len(facts)} KNDL facts from {one_line(source.name)}"
         )
-        relations = _write_nodes_and_relations(memory, session, p)
+        relations = _write_nodes_and_relations(memory, session, p, progress)
         memory.close_encounter(
             session, f"imported {len(facts)} KNDL facts from {one_line(str(source))}"
         )
@@ -459,8 +491,11 @@ def write(memory: Memory, p: _Plan, source: Path) -> Imported:
     )
 
 
-def _write_nodes_and_relations(memory: Memory, session: str, p: _Plan) -> list[dict[str, str]]:
-    """Citations and subjects, the facts wave by wave, then the relations."""
+def _write_nodes_and_relations(
+    memory: Memory, session: str, p: _Plan, progress: Callable[[int], None] | None
+) -> list[dict[str, str]]:
+    """Citations and subjects, the facts wave by wave (``progress`` is told how many
+    are written after each batch), then the relations."""
     # A source, a subject and a fact's @id may be spelt alike: each kind has its own map.
     cite_of = {s: i for s, (i, _) in p.citations.items() if i is not None}
     subject_of = {s: i for s, (i, _) in p.subjects.items() if i is not None}
@@ -471,6 +506,7 @@ def _write_nodes_and_relations(memory: Memory, session: str, p: _Plan) -> list[d
             else:
                 subject_of[ref["source_key"]] = rec.id
     node_of = {ref: n.id for ref, n in p.held.items()}  # fact id -> node id
+    written = 0
     for wave in p.waves:
         for chunk in _chunks(wave):
             entities = [_entity(f, p) for f in chunk]
@@ -480,6 +516,9 @@ def _write_nodes_and_relations(memory: Memory, session: str, p: _Plan) -> list[d
             created = memory.create_entities(
                 session, [{k: v for k, v in e.items() if v is not None} for e in entities]
             )
+            written += len(chunk)
+            if progress is not None:
+                progress(written)
             for f, rec in zip(chunk, created.created, strict=True):
                 node_of[f.id] = rec.id
     relations: list[dict[str, str]] = []
