@@ -170,9 +170,11 @@ class Settings(BaseSettings):
         # (and by doctor), not when the web app is built.
         from kenning_encounter.server.security import allowed_host, allowed_origin
 
-        read = allowed_origin if info.field_name == "allowed_origins" else allowed_host
+        hosts = info.field_name == "allowed_hosts"
+        read = allowed_host if hosts else allowed_origin
         for entry in value:
-            if entry.strip() and entry.strip() != "*":
+            # '*' turns the Host check off (allowed_hosts); no Origin is '*'.
+            if entry.strip() and not (hosts and entry.strip() == "*"):
                 try:
                     read(entry)
                 except ConfigError as exc:

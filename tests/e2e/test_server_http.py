@@ -381,9 +381,11 @@ async def test_a_wildcard_bind_drops_the_host_check_but_keeps_the_origin_check(
 async def test_an_allow_list_entry_that_is_not_a_host_or_origin_stops_the_start(
     tmp_path: Path, values: dict[str, list[str]], field: str
 ) -> None:
-    settings = make_settings(tmp_path / "m", **values)
-    runtime = Runtime(settings)
+    # Refused when the settings are read (before a memory is made); the app's own check
+    # stays behind it.
     with pytest.raises(ConfigError) as refused:
+        settings = make_settings(tmp_path / "m", **values)
+        runtime = Runtime(settings)
         build_http_app(build_server(settings, runtime), runtime, settings)
-    assert str(refused.value).startswith(f"{field}: ")
+    assert field in str(refused.value)
     assert "scheme://host" in str(refused.value) or "name:port" in str(refused.value)

@@ -306,3 +306,9 @@ def test_serve_refuses_a_bad_origin_before_it_makes_a_memory(tmp_path: Path) -> 
     assert done.returncode == 2, done.stderr
     assert "allowed_origins: 'javascript:x' is not an origin" in done.stderr
     assert not memory.exists()
+
+
+def test_no_origin_is_a_wildcard_but_the_host_check_may_be_turned_off() -> None:
+    with pytest.raises(ConfigError, match="is not an origin"):
+        load_settings(allowed_origins="*")
+    assert load_settings(allowed_hosts="*").allowed_hosts == ["*"]
