@@ -3,8 +3,10 @@
 Every stdio client launches the server anew, and waits for every module it
 imports before its first answer. The numeric stack (numpy, scipy, igraph) is
 needed only by orient, the projection tools and infusion's ranking; the matcher
-SDKs only by a matcher that runs. These tests read what a real server process
-imported, from ``python -X importtime``: a structural check, not a timing one.
+(and its SDKs) only by a matcher that runs; the inspector's templates only by a
+request to /ui/; the Neo4j driver only by store=neo4j. These tests read what a
+real server process imported, from ``python -X importtime``: a structural check,
+not a timing one.
 """
 
 from __future__ import annotations
@@ -39,6 +41,13 @@ HEAVY = (
     "websockets",  # uvicorn's WebSocket protocol; nothing of ours speaks it
     "tomllib",  # the version from pyproject.toml, read only when the package is not installed
     "xml.etree",  # the manual is served as text; only checks parse it
+    "httpx",  # doctor's probe and the OpenAI-compatible matcher, not the server
+    "jinja2",  # the inspector's pages load on the first request to /ui/
+    "neo4j",  # the driver, only for store=neo4j
+    "kenning_encounter.meaning",  # the matcher, off without a key
+    "kenning_encounter.store.neo4j",
+    "kenning_encounter.ui.app",
+    "kenning_encounter.server.doctor",
     "kenning_encounter.analytics.algorithms",
     "kenning_encounter.analytics.catalog",
     "kenning_encounter.analytics.orient",
