@@ -225,19 +225,27 @@ class Settings(BaseSettings):
             )
         return value
 
-    @field_validator("neo4j_uri")
+    @field_validator("neo4j_uri", "matcher_base_url")
     @classmethod
-    def _bolt_url(cls, value: str | None) -> str | None:
-        # The driver reads a port past 65535 modulo 65536, an http URL as a missing
-        # module, and quotes credentials in the URL back in its errors.
+    def _endpoint(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # Checked before any client sees it: the Neo4j driver dials a port past 65535
+        # modulo 65536, reads an http URI as a missing module and quotes credentials
+        # back in its errors; the matcher would send them with every request.
         if value is None:
             return None
-        from kenning_encounter.urlcheck import BOLT, shown, url_problem
+        from kenning_encounter.urlcheck import BOLT, HTTP, shown, url_problem
 
-        problem = url_problem(value, secret_from="NEO4J_PASSWORD", schemes=BOLT)
+        field = info.field_name or ""
+        bolt = field == "neo4j_uri"
+        problem = url_problem(
+            value,
+            secret_from="NEO4J_PASSWORD" if bolt else "the key's variable (--matcher-api-key-env)",
+            schemes=BOLT if bolt else HTTP,
+        )
         if problem is not None:
+            example = "bolt://127.0.0.1:7687" if bolt else "http://127.0.0.1:11434/v1"
             raise ValueError(
-                f"neo4j_uri (NEO4J_URI) {shown(value)}: {problem}; e.g. bolt://127.0.0.1:7687"
+                f"{field} ({env_name(field)}) {shown(value)}: {problem}; e.g. {example}"
             )
         return value
 
@@ -250,21 +258,6 @@ class Settings(BaseSettings):
             raise ValueError(
                 f"neo4j_database (NEO4J_DATABASE) {value[:80]!r}: a Neo4j database's name is "
                 "3 to 63 ASCII letters, digits, '.' and '-', starting with a letter, e.g. neo4j"
-            )
-        return value
-
-    @field_validator("matcher_base_url")
-    @classmethod
-    def _matcher_url(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        from kenning_encounter.urlcheck import shown, url_problem
-
-        problem = url_problem(value, secret_from="the key's variable (--matcher-api-key-env)")
-        if problem is not None:
-            raise ValueError(
-                f"matcher_base_url ({ENV_PREFIX}MATCHER_BASE_URL) {shown(value)}: {problem}; "
-                "give the OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1"
             )
         return value
 

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded import place
 from kenning_encounter.store.embedded.backend import EmbeddedStore
-from tests.support.cli import run_cli
+from tests.support.cli import held_memory, run_cli
 
 
 def _a_file(tmp: Path) -> tuple[Path, str]:
@@ -127,14 +126,7 @@ def test_doctor_fails_the_place_and_says_the_fix(tmp_path: Path, case: str) -> N
 
 
 def test_an_import_refuses_the_place_and_writes_nothing(tmp_path: Path) -> None:
-    held = tmp_path / "held"
-    store = EmbeddedStore.open(held)
-    try:
-        memory = Memory(store)
-        memory.advance_encounter("s", "p")
-        memory.create_entities("s", [{"type": "Note", "name": "kept", "description": "d"}])
-    finally:
-        store.close()
+    held = held_memory(tmp_path / "held")
     dump = tmp_path / "held.jsonl"
     assert run_cli("export", str(dump), "--data-dir", str(held)).returncode == 0
     data_dir, said = _below_a_file(tmp_path)

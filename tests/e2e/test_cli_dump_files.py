@@ -8,22 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from kenning_encounter.memory.service import Memory
-from kenning_encounter.store.embedded.backend import EmbeddedStore
-from tests.support.cli import run_cli
+from tests.support.cli import held_memory, run_cli
 
 
 @pytest.fixture
 def held(tmp_path: Path) -> Path:
-    data_dir = tmp_path / "held"
-    store = EmbeddedStore.open(data_dir)
-    try:
-        memory = Memory(store)
-        memory.advance_encounter("s", "p")
-        memory.create_entities("s", [{"type": "Note", "name": "kept", "description": "d"}])
-    finally:
-        store.close()
-    return data_dir
+    return held_memory(tmp_path / "held")
 
 
 def _folder(t: Path) -> tuple[Path, str]:

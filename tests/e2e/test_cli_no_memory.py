@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
-from tests.support.cli import run_cli
+from tests.support.cli import held_memory, run_cli
 
 COMMANDS = {
     "export": ["export", "-"],
@@ -33,14 +32,7 @@ def test_a_command_on_no_memory_makes_none(tmp_path: Path, command: str) -> None
 
 
 def test_an_existing_memory_is_still_read_and_an_import_still_makes_one(tmp_path: Path) -> None:
-    held = tmp_path / "held"
-    store = EmbeddedStore.open(held)
-    try:
-        memory = Memory(store)
-        memory.advance_encounter("s", "p")
-        memory.create_entities("s", [{"type": "Note", "name": "kept", "description": "d"}])
-    finally:
-        store.close()
+    held = held_memory(tmp_path / "held")
     dump = tmp_path / "held.jsonl"
     assert run_cli("export", str(dump), "--data-dir", str(held)).returncode == 0
     fresh = tmp_path / "fresh"

@@ -5,13 +5,13 @@ is one) with the fix, no traceback reaches the user, and nothing is written: a f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -222,48 +222,10 @@ def test_a_derived_fact_s_observation_time_is_announced_not_dropped_unseen(
     assert "read but not held by this memory (see README, KNDL): observedAt (1)" in done.stderr
 
 
-def test_an_import_interrupted_half_way_is_undone_and_runs_again(tmp_path: Path) -> None:
-    """Ctrl-C while the facts are written: before, the facts written so far stayed, and
-    every later run was refused as a second import of them."""
-    facts = [
-        {"@id": f"fact:{i}", "@type": "Fact", "statement": f"s{i}", "source": f"https://e.org/{i}"}
-        for i in range(8_000)
-    ]
-    path = tmp_path / "all.json"
-    path.write_text(json.dumps({"@context": {}, "@graph": facts}))
-    data = tmp_path / "memory"
-    command = [sys.executable, "-m", "kenning_encounter", "kndl", "import", str(path)]
-    with subprocess.Popen(
-        [*command, "--data-dir", str(data)],
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        env=clean_environ(),
-        cwd=ROOT,
-    ) as running:
-        assert running.stderr is not None
-        assert "checked, 8000 facts" in running.stderr.readline()  # the writes begin
-        time.sleep(0.3)
-        running.send_signal(signal.SIGINT)
-        err = running.stderr.read()
-        assert running.wait(timeout=180) == 1, err
-    assert "Traceback" not in err
-    assert "error: interrupted (the import stopped and was undone" in err, err
-    store = EmbeddedStore.open(data)
-    try:
-        assert store.read(lambda tx: tx.authored_graph()).nodes == []
-    finally:
-        store.close()
-    again = _import(path, data)
-    assert again.returncode == 0, again.stderr
-    assert "imported 8000 facts" in again.stderr
-
-
-def test_an_import_killed_half_way_is_removed_by_the_next_run(tmp_path: Path) -> None:
-    """kill -9 while the facts are written: nothing in that process can undo them, and
-    before, every later run was refused as a second import of the same facts. The next
-    run finds the earlier one's encounter still open, removes what it wrote, and
-    imports."""
+@contextlib.contextmanager
+def _writing(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path, Path]]:
+    """An import of 8,000 facts, yielded once it has written some (its progress line):
+    the running process, the facts' file and the memory's folder."""
     facts = [
         {"@id": f"fact:{i}", "@type": "Fact", "statement": f"s{i}", "source": f"https://e.org/{i}"}
         for i in range(8_000)
@@ -283,13 +245,42 @@ def test_an_import_killed_half_way_is_removed_by_the_next_run(tmp_path: Path) ->
         assert running.stderr is not None
         assert "checked, 8000 facts" in running.stderr.readline()  # the writes begin
         assert " of 8,000 facts" in running.stderr.readline()  # some are written
-        running.kill()
-        running.wait(timeout=60)
+        yield running, path, data
+
+
+def _authored(data: Path) -> int:
     store = EmbeddedStore.open(data)
     try:
-        written = len(store.read(lambda tx: tx.authored_graph()).nodes)
+        return len(store.read(lambda tx: tx.authored_graph()).nodes)
     finally:
         store.close()
+
+
+def test_an_import_interrupted_half_way_is_undone_and_runs_again(tmp_path: Path) -> None:
+    """Ctrl-C while the facts are written: before, the facts written so far stayed, and
+    every later run was refused as a second import of them."""
+    with _writing(tmp_path) as (running, path, data):
+        assert running.stderr is not None
+        running.send_signal(signal.SIGINT)
+        err = running.stderr.read()
+        assert running.wait(timeout=180) == 1, err
+    assert "Traceback" not in err
+    assert "error: interrupted (the import stopped and was undone" in err, err
+    assert _authored(data) == 0
+    again = _import(path, data)
+    assert again.returncode == 0, again.stderr
+    assert "imported 8000 facts" in again.stderr
+
+
+def test_an_import_killed_half_way_is_removed_by_the_next_run(tmp_path: Path) -> None:
+    """kill -9 while the facts are written: nothing in that process can undo them, and
+    before, every later run was refused as a second import of the same facts. The next
+    run finds the earlier one's encounter still open, removes what it wrote, and
+    imports."""
+    with _writing(tmp_path) as (running, path, data):
+        running.kill()
+        running.wait(timeout=60)
+    written = _authored(data)
     assert written > 0  # killed while it wrote
     again = _import(path, data)
     assert again.returncode == 0, again.stderr

@@ -27,3 +27,18 @@ def run_cli(
         timeout=timeout,
         check=False,
     )
+
+
+def held_memory(data_dir: Path) -> Path:
+    """A memory made at ``data_dir`` holding one note ("kept"), for a command to act on."""
+    from kenning_encounter.memory.service import Memory
+    from kenning_encounter.store.embedded.backend import EmbeddedStore
+
+    store = EmbeddedStore.open(data_dir)
+    try:
+        memory = Memory(store)
+        memory.advance_encounter("s", "p")
+        memory.create_entities("s", [{"type": "Note", "name": "kept", "description": "d"}])
+    finally:
+        store.close()
+    return data_dir
