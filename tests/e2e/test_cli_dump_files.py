@@ -65,3 +65,15 @@ def test_an_import_of_an_endless_line_is_refused_not_read_whole(tmp_path: Path) 
     assert done.returncode == 1, done.stderr
     assert "line 1: is longer than any record (64 MiB) without a line end" in done.stderr
     assert not data_dir.exists()
+
+
+def test_an_import_of_a_line_nested_past_any_record_is_refused(tmp_path: Path) -> None:
+    """100,000 nested arrays raised a RecursionError traceback out of the line's reader."""
+    dump = tmp_path / "nested.jsonl"
+    dump.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    data_dir = tmp_path / "memory"
+    done = run_cli("import", str(dump), "--data-dir", str(data_dir))
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "line 1: nests its values deeper than any record does" in done.stderr
+    assert not data_dir.exists()

@@ -83,6 +83,9 @@ def test_reasons_shape() -> None:
         ('{"picks": [{"id": 3, "why": 5}]}', True),
         ("", False),
         ('```python\n{"ids": [3]}\n```', False),
+        # Nested past the parser's recursion: a RecursionError, once an internal error.
+        ('{"ids": ' + "[" * 100_000 + "]" * 100_000 + "}", False),
+        ('{"ids": [' + "9" * 5_000 + "]}", False),
     ],
 )
 def test_anything_else_is_malformed(text: str, reasons: bool) -> None:

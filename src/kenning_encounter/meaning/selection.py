@@ -120,6 +120,8 @@ def parse_selection(
         data = json.loads(_strip_fence(text))
     except ValueError as exc:
         raise MatcherError("malformed_output", "the answer is not JSON") from exc
+    except RecursionError:  # a model's answer is no trusted input
+        raise MatcherError("malformed_output", "the answer nests deeper than any answer") from None
     if not isinstance(data, dict):
         raise MatcherError("malformed_output", "the answer is not a JSON object")
     picks: list[tuple[object, str | None]] = []

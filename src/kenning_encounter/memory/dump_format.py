@@ -287,8 +287,12 @@ def parse(raw: bytes, number: int) -> dict[str, Any]:
     """One line as an object, or the refusal naming the line."""
     try:
         data = json.loads(raw)
-    except ValueError as exc:
+    except ValueError as exc:  # an integer past 4,300 digits among them
         raise InvalidInput(f"line {number}", f"is not JSON ({exc}); {FIX}") from None
+    except RecursionError:
+        raise InvalidInput(
+            f"line {number}", f"nests its values deeper than any record does; {FIX}"
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("kind"), str):  # pyright: ignore[reportUnknownMemberType]
         raise InvalidInput(f"line {number}", f"is not a record with a kind; {FIX}")
     return dict(data)  # pyright: ignore[reportUnknownArgumentType]
