@@ -222,6 +222,10 @@ def test_a_derived_fact_s_observation_time_is_announced_not_dropped_unseen(
     assert "read but not held by this memory (see README, KNDL): observedAt (1)" in done.stderr
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @contextlib.contextmanager
 def _writing(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path, Path]]:
     """An import of 8,000 facts, yielded once it has written some (its progress line):
@@ -241,6 +245,9 @@ def _writing(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path, Path
         text=True,
         env=clean_environ(),
         cwd=ROOT,
+        # A test run started in the background (CI's, a shell's '&') ignores SIGINT, and
+        # a child inherits that: Python would then never raise KeyboardInterrupt.
+        preexec_fn=_default_sigint,
     ) as running:
         assert running.stderr is not None
         assert "checked, 8000 facts" in running.stderr.readline()  # the writes begin
