@@ -162,8 +162,10 @@ def test_a_url_cannot_write_the_request_head(server: FakeHookServer) -> None:
     url = f"{server.url}/x HTTP/1.1\r\nX-Injected: 1\r\nX-Rest:"
     run = run_hook([], event(), env_for(url))
 
-    assert (run.returncode, run.stdout) == (0, "")
-    assert all("X-Injected" not in received.headers for received in server.received)
+    assert run.returncode == 0
+    assert server.received == []  # nothing sent, so no header written
+    assert "KENNING_ENCOUNTER_URL is not a usable http(s) address" in run.context()
+    assert "X-Injected" not in run.context()
     # Surrounding blanks (a CRLF settings file) are not part of the URL.
     spaced = run_hook([], event(), env_for(f"  {server.url}\r\n"))
     assert spaced.context() == server.payload
@@ -292,3 +294,23 @@ def test_whatever_the_event_holds_the_real_server_takes_the_request(tmp_path: Pa
     printed = {name: (run.returncode, run.stdout) for name, run in runs.items()}
     assert printed == dict.fromkeys(runs, (0, ""))
     assert "session-end failed" not in ended.stderr, ended.stderr
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["ftp://127.0.0.1:8765", "http://ada:hunter2@127.0.0.1:8765", "http://[::1", "memory"],
+)
+def test_an_unusable_url_setting_is_stated_without_itself(url: str) -> None:
+    """A person's KENNING_ENCOUNTER_URL that no request can use made the hook silent, so
+    "nothing bears" and "the memory is unreachable" looked alike (DESIGN §9). It is
+    stated in one line, on prompts and at session start, without the value (it may
+    hold credentials, and the line goes into the model's context)."""
+    run = run_hook([], event(), env_for(url))
+    assert run.returncode == 0
+    context = run.context()
+    assert "KENNING_ENCOUNTER_URL is not a usable http(s) address" in context
+    assert "running without infusion" in context
+    assert "hunter2" not in context and url not in context
+    started = run_hook(["--mode", "session-start"], {"session_id": SESSION}, env_for(url))
+    assert "KENNING_ENCOUNTER_URL is not a usable http(s) address" in started.context()
+    assert "hunter2" not in started.context()

@@ -481,4 +481,6 @@ def test_post_json_reports_each_failure_kind(tmp_path: Path) -> None:
         assert answer == {"sealed": True}
     with pytest.raises(h.HookFailure) as bad:
         h.post_json(h.Options("prompt", "ftp://x", 1.0, 6), "/infuse", {}, {}, 1.0)
-    assert (bad.value.kind, bad.value.detail) == ("bad", "invalid URL")
+    # A URL no request can use is a setting's failure, stated without the URL itself.
+    assert bad.value.kind == "setting"
+    assert bad.value.detail.startswith("KENNING_ENCOUNTER_URL is not a usable http(s) address")

@@ -214,7 +214,10 @@ def parse_args(argv: list[str], env: Mapping[str, str]) -> Options | None:
 
     mode = values.get("mode", "prompt")
     url = (values.get("url") or env.get("KENNING_ENCOUNTER_URL") or DEFAULT_URL).strip()
-    if mode not in MODES or split_url(url) is None:
+    # A bad --url is the installed command's own (silent, as any bad argument); a bad
+    # KENNING_ENCOUNTER_URL is a person's setting, and the failed channel it makes is
+    # stated at the request like any other (post_json).
+    if mode not in MODES or ("url" in values and split_url(url) is None):
         return None
     if "timeout" in values:
         timeout = positive_float(values["timeout"])
@@ -450,7 +453,12 @@ def post_json(
     """
     parts = split_url(options.url)
     if parts is None:
-        raise HookFailure("bad", "invalid URL")
+        # Not quoted: it may carry credentials, and this line goes into the context.
+        raise HookFailure(
+            "setting",
+            "KENNING_ENCOUNTER_URL is not a usable http(s) address (no credentials, spaces "
+            "or control characters); set it to the server's, e.g. " + DEFAULT_URL,
+        )
     scheme, host, port, prefix = parts
     deadline = min(options.deadline, time.monotonic() + timeout)
     # UTF-8 rather than \u escapes: a third of the size for most text. A lone
@@ -860,9 +868,11 @@ def run_session_start(options: Options, event: dict[str, object], env: Mapping[s
             "timeout": "memory server did not answer in time",
             "setting": failure.detail,
         }.get(failure.kind, f"memory server answered badly: {failure.detail}")
+        # A setting's failure names the setting, not the address (it may not be one).
+        where = "" if failure.kind == "setting" else f" at {options.url}"
         lines = [
             f"Your kenning-encounter session_id is {held or session_id}; pass it as "
-            f"session_id to the memory tools. ({problem} at {options.url}; no re-entry note.)"
+            f"session_id to the memory tools. ({problem}{where}; no re-entry note.)"
         ]
         emit("SessionStart", "\n".join([*lines, notice] if notice else lines))
         return
