@@ -52,8 +52,9 @@ def register(tools: ToolRegistrar) -> None:
             Field(
                 max_length=500,
                 description="With director: what identifies that person, e.g. an email "
-                "address. Sessions naming one key meet one Person; a name without a key is a "
-                "person of this session only. Example: 'ada@example.org'.",
+                "address, on one line of visible text. Sessions naming one key meet one "
+                "Person; a name without a key is a person of this session only. Example: "
+                "'ada@example.org'.",
             ),
         ] = None,
         as_of: AsOf = None,
