@@ -55,6 +55,9 @@ def test_a_full_disk_refuses_writes_clearly_and_loses_nothing_acknowledged(
     assert "takes no writes since one failed" in report["next_write"]["message"]
     assert report["next_write_s"] < 5
     assert report["read"] == acked[0]  # reads go on
+    # read_cypher reads a copy, which needs a checkpoint: refused, saying so.
+    assert report["cypher"]["type"] == "StoreError"
+    assert "the other read tools still answer" in report["cypher"]["message"]
 
     store = EmbeddedStore.open(data_dir)
     try:

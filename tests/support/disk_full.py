@@ -67,6 +67,11 @@ def store(data_dir: Path, size: int) -> dict[str, Any]:
         report["next_write"] = _error(exc)
     report["next_write_s"] = time.monotonic() - started
     report["read"] = memory.find_by_name(acked[0]).node.name if acked else None
+    try:
+        opened.read_cypher("RETURN 1 AS one", row_cap=5, char_cap=1_000, timeout_s=10)
+        report["cypher"] = {"type": "none", "message": ""}
+    except Exception as exc:
+        report["cypher"] = _error(exc)
     return report
 
 

@@ -549,6 +549,12 @@ class EmbeddedStore:
     def _snapshot_to(self, dest: Path) -> int:
         """Copy the store's file to ``dest`` as of now; the clock of the copy."""
         with self._write_lock:
+            if self._write_fault is not None:  # a copy needs a checkpoint: a write
+                raise StoreError(
+                    "read_cypher reads a copy of the store, which cannot be made since a "
+                    f"write failed to reach the disk ({self._write_fault}); the other read "
+                    "tools still answer"
+                )
             conn = self._own_writer()
             # Everything committed goes into the main file, so the copy alone is whole.
             self._bracket(conn, "CHECKPOINT")
