@@ -1,5 +1,5 @@
 """What makes an endpoint URL one we will write down or call: checked once, for every
-setting and flag that takes one (install's --url, the matcher's base URL).
+setting and flag that takes one (install's --url, the matcher's base URL, NEO4J_URI).
 
 urlsplit is lenient on purpose: it drops tabs and line breaks, takes a port it cannot
 read until asked, and keeps credentials in the host part. A URL that goes into a

@@ -79,6 +79,7 @@ def test_a_text_index_that_could_not_save_never_saves_an_empty_index(tmp_path: P
     assert "could not save its changes" in report["failed"]["message"]
     # Room again: still refused in this process, and the tick is gone, so the next
     # opening derives the index whole instead of trusting what was saved.
+    assert report["queued_after_fault"] == 0  # nothing held that no save can take
     assert report["flush_after_room"]["type"] == "StoreError"
     assert report["search_after_room"]["type"] == "StoreError"
     assert report["synced_tick"] is None

@@ -102,6 +102,7 @@ def index(directory: Path, size: int) -> dict[str, Any]:
         report["failed"] = _error(exc)
     _lift()
     text.apply([IndexDoc("not_ffffffffffff", "Note", True, "later", "later words")], [], 3)
+    report["queued_after_fault"] = len(text._queue)  # pyright: ignore[reportPrivateUsage]
     try:
         text.flush()
         report["flush_after_room"] = {"type": "none", "message": ""}

@@ -172,6 +172,10 @@ class TextIndex:
         (forgetting a chain from its head), and either would otherwise leave an extra
         document. Ids are never reused, so a node deleted in a transaction is gone,
         and one the transaction created (``fresh``) has no document to replace."""
+        if self._fault is not None:
+            # No save can take them (``_failed``): held, they would only grow, each wake
+            # of the flusher logging the fault again; the next opening derives them.
+            return
         gone = set(deletes)
         final = {d.id: d for d in upserts if d.id not in gone}
         replaced = [*gone, *(i for i in final if i not in fresh)]
