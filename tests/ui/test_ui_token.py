@@ -93,6 +93,15 @@ def test_a_one_time_code_sets_the_cookie_and_leaves_a_clean_url(guarded: Running
     assert TOKEN not in guarded.stderr and code not in guarded.stderr
 
 
+def test_a_head_of_the_login_link_leaves_its_code_unspent(guarded: RunningServer) -> None:
+    code = access.login_code(TOKEN)
+    for _ in range(2):
+        checked = httpx.head(f"{guarded.base}/ui/login?code={code}", timeout=30)
+        assert checked.status_code == 401 and "set-cookie" not in checked.headers
+    signed_in = _login(guarded, code)
+    assert signed_in.status_code == 303 and signed_in.headers["set-cookie"]
+
+
 def test_forged_stale_and_foreign_codes_and_cookies_are_refused(guarded: RunningServer) -> None:
     good = access.login_code(TOKEN)
     expires, nonce, mac = good.split(".")

@@ -213,7 +213,9 @@ class BearerAuth:
 
     async def _browser(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The inspector's pages also take the token as a browser can send it (ui/access.py)."""
-        if scope["path"] == access.LOGIN_PATH:
+        # Only a GET spends a login code: a HEAD (a link checker's, a proxy's) leaves it
+        # for the browser the link was opened for.
+        if scope["path"] == access.LOGIN_PATH and scope["method"] == "GET":
             code = access.login_query_code(scope)
             if code and access.redeem(self._token, code):
                 grant = access.set_cookie_header(self._token, secure=scope["scheme"] == "https")
