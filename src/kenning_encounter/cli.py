@@ -23,6 +23,7 @@ import errno
 import functools
 import gc
 import logging
+import os
 import sys
 import time
 import typing
@@ -425,6 +426,65 @@ def run_forget(ns: argparse.Namespace) -> int:
         store.close()
 
 
+# --- handle ----------------------------------------------------------------------------
+def _configure_handle(parser: argparse.ArgumentParser) -> None:
+    add_setting_flags(parser)
+    parser.add_argument("session_id", metavar="SESSION_ID", help="the session's plain id")
+    parser.add_argument(
+        "--keep-for-hook",
+        action="store_true",
+        help="also keep it where the Claude Code hook looks (XDG_STATE_HOME, else "
+        "~/.local/state: kenning-encounter/handles/), so the session's next event sends it",
+    )
+
+
+def run_handle(ns: argparse.Namespace) -> int:
+    """Print a session's handle, made from the memory's session key: for a session whose
+    client lost its handle, or one opened before handles existed (0.1.0)."""
+    from kenning_encounter.errors import InvalidInput
+    from kenning_encounter.memory import validate
+    from kenning_encounter.server.context import no_memory
+    from kenning_encounter.server.holds import load_session_key, split_handle
+
+    try:
+        settings = settings_from(ns)
+        locus = validate.session_id(split_handle(ns.session_id.strip())[0], "SESSION_ID")
+    except (ConfigError, InvalidInput) as exc:
+        _error(str(exc))
+        return EXIT_CONFIG
+    absent = no_memory(settings)
+    if absent is not None:
+        _error(absent)
+        return EXIT_CONFIG
+    try:
+        handle = load_session_key(settings).handle(locus)
+    except ConfigError as exc:
+        _error(str(exc))
+        return EXIT_CONFIG
+    except OSError as exc:
+        _error(f"the session key could not be read or made: {exc}")
+        return EXIT_FAILED
+    sys.stdout.write(handle + "\n")
+    if ns.keep_for_hook:
+        from kenning_encounter.hooks.infuse_hook import handle_path, save_handle
+
+        path = handle_path(os.environ, locus)
+        if path is None:
+            _error("no folder to keep it in: set HOME or XDG_STATE_HOME to an absolute path")
+            return EXIT_CONFIG
+        try:
+            save_handle(os.environ, locus, handle)
+        except OSError as exc:
+            _error(f"could not keep it at {path}: {exc}")
+            return EXIT_FAILED
+        sys.stderr.write(f"kept at {path} for the hook (mode 0600)\n")
+    sys.stderr.write(
+        "whoever holds this handle may write as the session, seal it and take its "
+        "infusions: give it only to that session's client\n"
+    )
+    return EXIT_OK
+
+
 # --- erase / purge (operator_cli.py) ---------------------------------------------------
 def _confirm_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -798,6 +858,13 @@ COMMANDS: Final[tuple[Command, ...]] = (
         _configure_kndl,
     ),
     Command(
+        "handle",
+        "operator only: print the handle of a session whose client lost it (or never had "
+        "one: a session opened before 0.2.0), from the memory's session key",
+        run_handle,
+        _configure_handle,
+    ),
+    Command(
         "forget",
         "operator only: permanently delete nodes (privacy requests); leaves a tombstone count",
         run_forget,
@@ -868,8 +935,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _undecodable(args: Sequence[str]) -> str | None:
+    """Why an argument is no text, or None. Python hands an argument's bytes that are not
+    UTF-8 over as lone surrogates, which no store, file name check or terminal takes."""
+    for number, arg in enumerate(args, start=1):
+        for at, ch in enumerate(arg):
+            if 0xD800 <= ord(ch) <= 0xDFFF:
+                byte = f" (byte 0x{ord(ch) - 0xDC00:02x})" if ord(ch) >= 0xDC80 else ""
+                return (
+                    f"argument {number} ({arg[:at]!r}...) is not UTF-8 text at character "
+                    f"{at + 1}{byte}; pass it in UTF-8"
+                )
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if (undecodable := _undecodable(args)) is not None:
+        _error(undecodable)
+        return EXIT_CONFIG
     if args and args[0] in PASSTHROUGH:
         return PASSTHROUGH[args[0]][1](args[1:])
     names = {c.name for c in COMMANDS}

@@ -173,7 +173,8 @@ class SessionNotHeld(Conflict):
             message = (
                 f"{field}: session {session_id!r} is held by the client that opened it; pass "
                 f"its handle (session_id='{session_id}~...', given at session start and by "
-                "advance_encounter), or start a new session with a new session id"
+                "advance_encounter), or start a new session with a new session id; an "
+                f"operator can recover a lost handle: kenning-encounter handle {session_id}"
             )
         super().__init__(message)
 

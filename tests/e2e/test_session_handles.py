@@ -25,6 +25,7 @@ from kenning_encounter.server.context import Runtime
 from kenning_encounter.server.holds import KEY_FILE, PROOF_CHARS, SessionKey, split_handle
 from kenning_encounter.server.transports import build_http_app
 from tests.e2e.conftest import call_ok, call_refused, make_settings, run_server
+from tests.support.cli import run_cli
 from tests.support.handles import handle
 from tests.support.hookfakes import hook_env, run_hook
 from tests.support.snapshot import snapshot
@@ -214,3 +215,55 @@ def test_the_hook_keeps_the_handle_for_its_session(tmp_path: Path) -> None:
         assert "failed to infuse" in refused.context() and "session_id:" in refused.context()
         resumed = run_hook(["--mode", "session-start"], {"session_id": VICTIM}, env)
         assert "held by another client" in resumed.context() and not kept.exists()
+
+
+def test_an_operator_recovers_a_lost_handle_for_the_hook(tmp_path: Path) -> None:
+    data, state = tmp_path / "m", tmp_path / "state"
+    with run_server(data, test_key=False) as running:
+
+        async def open_one() -> str:
+            async with Client(running.url) as client:
+                opened = await call_ok(
+                    client, "advance_encounter", {"session_id": VICTIM, "purpose": "p"}, sign=False
+                )
+                held: str = opened["handle"]
+                await call_ok(client, "create_entities", {"session_id": held, "entities": [NOTE]})
+                return held
+
+        held = anyio.run(open_one)
+        base = running.url.removesuffix("/mcp/")
+        env = hook_env(
+            KENNING_ENCOUNTER_URL=base, KENNING_ENCOUNTER_INFUSE="on", XDG_STATE_HOME=str(state)
+        )
+        # This machine never kept the handle (a client that lost it, a 0.1.0 session).
+        lost = run_hook(["--mode", "session-start"], {"session_id": VICTIM}, env)
+        assert "held by another client" in lost.context()
+        assert f"kenning-encounter handle {VICTIM} --keep-for-hook" in lost.context()
+        recovered = run_cli(
+            "handle",
+            VICTIM,
+            "--data-dir",
+            str(data),
+            "--keep-for-hook",
+            env={"XDG_STATE_HOME": str(state)},
+        )
+        assert recovered.returncode == 0, recovered.stderr
+        assert recovered.stdout == held + "\n"  # the one the opener was given
+        kept = state / "kenning-encounter" / "handles" / VICTIM
+        assert kept.read_text() == held and stat.S_IMODE(os.stat(kept).st_mode) == 0o600
+        resumed = run_hook(["--mode", "session-start"], {"session_id": VICTIM}, env)
+        assert f"session_id is {held}" in resumed.context()
+        prompt = {"session_id": VICTIM, "prompt": "what did the victim note say?"}
+        assert "victim note" in run_hook(["--mode", "prompt"], prompt, env).context()
+
+
+def test_the_handle_command_refuses_what_names_no_session_of_a_memory(tmp_path: Path) -> None:
+    missing = tmp_path / "none"
+    refused = run_cli("handle", VICTIM, "--data-dir", str(missing))
+    assert refused.returncode == 2 and "no memory at" in refused.stderr
+    assert not missing.exists() and refused.stdout == ""
+    with run_server(tmp_path / "m", test_key=False):
+        pass
+    bad = run_cli("handle", "a\nb", "--data-dir", str(tmp_path / "m"))
+    assert bad.returncode == 2 and "SESSION_ID: holds U+000A" in bad.stderr
+    assert bad.stdout == "" and not (tmp_path / "m" / KEY_FILE).exists()

@@ -137,6 +137,26 @@ def test_a_session_id_at_its_limit_is_taken_and_one_past_it_is_refused() -> None
     )
 
 
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("a\nb", "U+000A"),
+        ("a\tb", "U+0009"),
+        ("a\x1b[2Jb", "U+001B"),
+        ("a\u202eb", "U+202E"),
+        ("a\u200bb", "U+200B"),
+        ("a\ud800b", "U+D800"),
+    ],
+)
+def test_a_session_id_is_one_line_of_visible_text(value: str, says: str) -> None:
+    # Shown back in the session-start note, loci, the inspector and operator plans.
+    with pytest.raises(InvalidInput) as refused:
+        validate.session_id(value, field="args.session_id")
+    assert refused.value.field == "args.session_id"
+    assert says in str(refused.value) and "one line of visible text" in str(refused.value)
+    assert validate.session_id("3f9c2b7e-51aa café 会话") == "3f9c2b7e-51aa café 会话"
+
+
 def test_text_refusals_name_the_field_and_the_limit() -> None:
     assert validate.text(None, "note", required=False) == ""
     assert validate.text("  kept  ", "note", required=False) == "kept"

@@ -46,7 +46,10 @@ def session_id(value: object, field: str = "session_id") -> str:
         )
     if len(value) > MAX_SESSION_ID:
         raise InvalidInput(field, f"is longer than {MAX_SESSION_ID} characters")
-    return value.strip()
+    # Shown back to people and agents (the session-start note, encounters' loci, the
+    # inspector, operator plans): one line of visible text, as a name is.
+    stripped = value.strip()
+    return _visible(stripped, field, name_fault(stripped), _SESSION_RULE)
 
 
 def text(value: object, field: str, *, required: bool, limit: int = MAX_TEXT) -> str:
@@ -71,6 +74,11 @@ _WRITTEN_RULE: Final = (
 _NAME_RULE: Final = (
     "a name is one line of visible text, without line breaks, tabs, control or invisible "
     "formatting characters; remove it (put longer text in the description)"
+)
+
+_SESSION_RULE: Final = (
+    "a session id is one line of visible text, without line breaks, tabs, control or "
+    "invisible formatting characters; pass your harness's session id as it gave it"
 )
 
 

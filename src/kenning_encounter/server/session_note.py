@@ -65,7 +65,8 @@ def session_start_context(
             f"kenning-encounter session {session_id!r} is held by another client: this "
             "machine lacks its handle, so the memory tools can read the memory but not write "
             "as this session. Start a new session to record, or pass the session's handle "
-            "as session_id if you have it."
+            "as session_id if you have it (an operator can recover it: kenning-encounter "
+            f"handle {session_id} --keep-for-hook, then resume the session)."
         ]
     else:
         lines = [
