@@ -296,6 +296,25 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
+    def _all_text(self) -> Settings:
+        # A variable's or flag's bytes that are not UTF-8 arrive as lone surrogates, which
+        # no path, engine, driver or secret's encoding takes; named here, never shown.
+        for name in type(self).model_fields:
+            value: object = getattr(self, name)
+            texts = value if isinstance(value, list) else [value]
+            for text in texts:
+                if isinstance(text, SecretStr):
+                    text = text.get_secret_value()
+                if isinstance(text, Path):
+                    text = str(text)
+                if isinstance(text, str) and (at := _first_surrogate(text)) is not None:
+                    raise ValueError(
+                        f"{name} ({env_name(name)}): holds a byte that is not UTF-8 at "
+                        f"character {at + 1}; settings are read as UTF-8 text"
+                    )
+        return self
+
+    @model_validator(mode="after")
     def _director_as_written(self) -> Settings:
         # The default director is written as a Person's name and key: the same rules as
         # a director named by advance_encounter, checked at the start, not at a write.
@@ -352,6 +371,12 @@ class Settings(BaseSettings):
 
     def tool_name(self, name: str) -> str:
         return f"{self.namespace}-{name}" if self.namespace else name
+
+
+def _first_surrogate(text: str) -> int | None:
+    if text.isascii():
+        return None
+    return next((i for i, ch in enumerate(text) if 0xD800 <= ord(ch) <= 0xDFFF), None)
 
 
 def grant_classes(value: list[str]) -> list[str]:

@@ -28,9 +28,12 @@ from typing import Final
 _JOINERS: Final = frozenset("\u200c\u200d")
 _SHOWN_INSTEAD: Final = "\ufffd"
 # What written text may not hold: the control characters but tab, line feed and
-# carriage return (C0, DEL, C1), the reordering controls and the tag characters.
+# carriage return (C0, DEL, C1), the reordering controls, the tag characters, and a lone
+# surrogate (half of a UTF-16 pair: no text, and no store can encode it; a command-line
+# argument's undecodable byte arrives as one).
 _TEXT_REFUSED: Final = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+    "\U000e0000-\U000e007f]"
 )
 
 
@@ -46,15 +49,17 @@ _CONTROLS: Final = {
 
 def describe(ch: str) -> str:
     """``U+202E (RIGHT-TO-LEFT OVERRIDE)``: a character named for a refusal."""
+    if unicodedata.category(ch) == "Cs":
+        return f"U+{ord(ch):04X} (a lone surrogate: half of a UTF-16 pair, or a byte that is not UTF-8)"
     shown = _CONTROLS.get(ch) or unicodedata.name(ch, "a control character")
     return f"U+{ord(ch):04X} ({shown})"
 
 
 def _hidden(ch: str) -> bool:
-    """Whether a name may not hold ``ch``: a control, a line or paragraph separator, or a
-    format character other than the joiners."""
+    """Whether a name may not hold ``ch``: a control, a line or paragraph separator, a
+    format character other than the joiners, or a lone surrogate."""
     category = unicodedata.category(ch)
-    return category in ("Cc", "Zl", "Zp") or (category == "Cf" and ch not in _JOINERS)
+    return category in ("Cc", "Zl", "Zp", "Cs") or (category == "Cf" and ch not in _JOINERS)
 
 
 def name_fault(value: str) -> tuple[int, str] | None:

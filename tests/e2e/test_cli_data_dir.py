@@ -135,3 +135,35 @@ def test_an_import_refuses_the_place_and_writes_nothing(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert said in done.stderr and "Traceback" not in done.stderr
     assert _listing(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_an_argument_that_is_not_utf8_is_refused_before_anything_is_made(
+    tmp_path: Path, command: str
+) -> None:
+    # Python hands undecodable argument bytes over as lone surrogates ("\udce9" is 0xe9).
+    data_dir = tmp_path / "caf\udce9"
+    args = [a.replace("{out}", str(tmp_path / "facts")) for a in COMMANDS[command]]
+    done = run_cli(*args, "--data-dir", str(data_dir))
+    assert done.returncode == 2, done.stderr
+    assert "is not UTF-8 text at character" in done.stderr and "(byte 0xe9)" in done.stderr
+    assert "Traceback" not in done.stderr and _listing(tmp_path) == []
+
+
+def test_a_setting_that_is_not_utf8_is_named_and_its_secret_not_shown(tmp_path: Path) -> None:
+    data_dir = tmp_path / "m"
+    for variable, setting in (
+        ("KENNING_ENCOUNTER_DATA_DIR", "data_dir"),
+        ("NEO4J_PASSWORD", "neo4j_password"),
+        ("KENNING_ENCOUNTER_TOKEN", "token"),
+    ):
+        env = {"KENNING_ENCOUNTER_DATA_DIR": str(data_dir), variable: "s3cr\udce9t-value"}
+        served = run_cli("serve", "--transport", "stdio", env=env)
+        assert served.returncode == 2, served.stderr
+        assert f"{setting} ({variable}): holds a byte that is not UTF-8" in served.stderr
+        assert "s3cr" not in served.stderr and "Traceback" not in served.stderr
+        checked = run_cli("doctor", env=env)
+        assert (
+            checked.returncode == 1 and f"FAIL  config   {setting} ({variable})" in checked.stdout
+        )
+    assert _listing(tmp_path) == []

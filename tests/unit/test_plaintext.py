@@ -42,6 +42,8 @@ def test_a_name_fault_is_the_first_hidden_character() -> None:
     assert name_fault("ab\u200bc") == (2, "\u200b")
     assert name_fault("x\u2029") == (1, "\u2029")
     assert name_fault("\U000e0041") == (0, "\U000e0041")
+    # A lone surrogate (an undecodable byte of an argument, a half pair in JSON) is no text.
+    assert name_fault("caf\udce9") == (3, "\udce9")
 
 
 def test_a_text_fault_allows_layout_and_refuses_controls_overrides_and_tags() -> None:
@@ -50,6 +52,8 @@ def test_a_text_fault_allows_layout_and_refuses_controls_overrides_and_tags() ->
     assert text_fault("\x7f") == (0, "\x7f")
     assert text_fault("abc\u2067") == (3, "\u2067")
     assert text_fault("ok\U000e0020") == (2, "\U000e0020")
+    assert text_fault("half \ud83d pair") == (5, "\ud83d")
+    assert text_fault("whole \U0001f600 pair") is None
 
 
 def test_a_search_hit_is_one_line_of_the_tool_text_whatever_its_name_holds() -> None:
