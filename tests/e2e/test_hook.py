@@ -18,6 +18,7 @@ import pytest
 
 from tests.support.hookfakes import (
     HOOK,
+    HOOK_DIGEST,
     HOOK_LINK,
     FakeHookServer,
     assistant,
@@ -496,7 +497,7 @@ def test_session_start_injects_the_server_context(server: FakeHookServer) -> Non
     }
     [received] = server.received
     assert received.path == "/session-start"
-    assert received.body == {"session_id": SESSION, "source": "startup"}
+    assert received.body == {"session_id": SESSION, "source": "startup", "hook": HOOK_DIGEST}
 
 
 def test_session_start_without_server_still_names_the_session() -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from tests.support.hookfakes import (
     HOOK,
+    HOOK_DIGEST,
     FakeHookServer,
     fake_server,
     hook_env,
@@ -195,6 +196,6 @@ def test_session_start_forwards_the_source(server: FakeHookServer) -> None:
             env_for(server),
         )
     assert [json.dumps(r.body, sort_keys=True) for r in server.received] == [
-        json.dumps({"session_id": SESSION, "source": s}, sort_keys=True)
+        json.dumps({"session_id": SESSION, "source": s, "hook": HOOK_DIGEST}, sort_keys=True)
         for s in ("startup", "resume", "clear", "compact")
     ]

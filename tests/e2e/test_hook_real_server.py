@@ -12,6 +12,7 @@ from mcp import Client
 
 from tests.e2e.conftest import SESSION, call_ok, run_server
 from tests.support.hookfakes import (
+    HOOK,
     assistant,
     hook_env,
     run_hook,
@@ -153,3 +154,20 @@ def test_big_malformed_and_lagging_transcripts(tmp_path: Path) -> None:
         # print its "did not answer within" line here instead of the payload.
         context = result.context()
         assert "lockstep retries" in context and "retry storm" in context
+
+
+def test_a_hook_copy_an_older_install_left_is_named_at_session_start(tmp_path: Path) -> None:
+    stale = "run 'kenning-encounter install claude-code' again"
+    older = tmp_path / "hooks" / "kenning_encounter_infuse_hook.py"
+    older.parent.mkdir()
+    older.write_bytes(HOOK.read_bytes() + b"# a line a later release took out\n")
+    with run_server(tmp_path / "m") as server:
+        base = server.url.removesuffix("/mcp/")
+        env = hook_env(KENNING_ENCOUNTER_URL=base)
+        current = run_hook(["--mode", "session-start"], {"session_id": "s-now"}, env)
+        assert "s-now" in current.context() and stale not in current.context()
+        copied = run_hook(["--mode", "session-start"], {"session_id": "s-copy"}, env, script=older)
+        assert "s-copy" in copied.context() and stale in copied.context()
+        # A hook from before the check (0.1.0's) sends no digest at all.
+        answer = httpx.post(f"{base}/session-start", json={"session_id": "s-old"}, timeout=10)
+        assert stale in answer.json()["context"]

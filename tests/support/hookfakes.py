@@ -8,6 +8,7 @@ socket. The real server's endpoints are tested against the real server.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -24,6 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 HOOK = REPO / "src" / "kenning_encounter" / "hooks" / "infuse_hook.py"
 HOOK_LINK = REPO / "scripts" / "kenning_encounter_infuse_hook.py"
+# What the hook reports itself as at SessionStart (infuse_hook.own_digest).
+HOOK_DIGEST = hashlib.sha256(HOOK.read_bytes()).hexdigest()[:16]
 
 BEHAVIOURS = ("normal", "slow", "garbage", "error", "chunked")
 

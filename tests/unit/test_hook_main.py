@@ -21,7 +21,7 @@ from typing import IO
 import pytest
 
 from kenning_encounter.hooks import infuse_hook as h
-from tests.support.hookfakes import FakeHookServer, fake_server
+from tests.support.hookfakes import HOOK_DIGEST, FakeHookServer, fake_server
 
 # Far more than any healthy read needs; a slip that makes the hook wait fails here,
 # at the deadline, sooner than at the mutation run's own timeout.
@@ -193,7 +193,7 @@ def test_main_reads_argv_and_the_environment_when_not_given(
     assert capsys.readouterr() == (_line("SessionStart", "the note"), "")
     [sent] = server.received
     assert sent.path == "/session-start"
-    assert sent.body == {"session_id": SESSION, "source": "startup"}
+    assert sent.body == {"session_id": SESSION, "source": "startup", "hook": HOOK_DIGEST}
 
 
 def test_main_dispatches_each_mode(
@@ -449,7 +449,9 @@ def test_session_start_sends_only_a_string_source(
 ) -> None:
     event: dict[str, object] = {"session_id": SESSION, "source": 7}
     h.run_session_start(_options(server, "session-start"), event, _env(server, tmp_path))
-    assert [r.body for r in server.received] == [{"session_id": SESSION, "source": None}]
+    assert [r.body for r in server.received] == [
+        {"session_id": SESSION, "source": None, "hook": HOOK_DIGEST}
+    ]
     capsys.readouterr()
 
 

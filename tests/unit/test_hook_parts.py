@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kenning_encounter.hooks import infuse_hook as h
-from tests.support.hookfakes import FakeHookServer, fake_server
+from tests.support.hookfakes import HOOK_DIGEST, FakeHookServer, fake_server
 
 ENV: dict[str, str] = {}
 
@@ -423,12 +423,17 @@ def test_session_start_prints_the_context_and_keeps_the_handle(
     assert sent.path == "/session-start" and sent.body == {
         "session_id": SESSION,
         "source": "resume",
+        "hook": HOOK_DIGEST,
     }
     gated = _env(server, tmp_path, CLAUDE_CODE_ENTRYPOINT="sdk-cli")
     h.run_session_start(_options(server, "session-start"), {"session_id": SESSION}, gated)
     assert _printed(capsys) == "the re-entry note\n" + (h.gate_notice(gated) or "")
     sent = server.received[-1]
-    assert sent.body == {"session_id": f"{SESSION}~" + "b" * 26, "source": None}
+    assert sent.body == {
+        "session_id": f"{SESSION}~" + "b" * 26,
+        "source": None,
+        "hook": HOOK_DIGEST,
+    }
     h.run_session_start(_options(server, "session-start"), {"source": "startup"}, env)
     assert _printed(capsys) is None and len(server.received) == 2
 

@@ -849,13 +849,25 @@ def run_prompt(options: Options, event: dict[str, object], env: Mapping[str, str
     emit("UserPromptSubmit", payload)
 
 
+def own_digest() -> str | None:
+    """What this script is, for the server to tell a copy an older install left behind
+    (the first 16 hex digits of its SHA-256); None when it cannot be read."""
+    import hashlib  # once a session, never on a prompt
+
+    try:
+        with open(os.path.abspath(__file__), "rb") as script:
+            return hashlib.sha256(script.read()).hexdigest()[:16]
+    except OSError:
+        return None
+
+
 def run_session_start(options: Options, event: dict[str, object], env: Mapping[str, str]) -> None:
     session_id = event.get("session_id")
     if not isinstance(session_id, str) or not session_id:
         return
     source = event.get("source")
     held = load_handle(env, session_id)
-    body = {"session_id": held or session_id, "source": short_text(source)}
+    body = {"session_id": held or session_id, "source": short_text(source), "hook": own_digest()}
     notice = gate_notice(env)
     try:
         answer = post_json(options, "/session-start", body, env, options.timeout)

@@ -8,7 +8,10 @@ behind the same guards.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import logging
+from importlib import resources
 from typing import Any, TypeVar
 
 import anyio
@@ -43,6 +46,22 @@ class _Body(BaseModel):
 class SessionStartIn(_Body):
     source: str | None = None
     cwd: str | None = None
+    # What the hook script is (infuse_hook.own_digest); none from a hook older than that.
+    hook: str | None = Field(None, max_length=64)
+
+
+@functools.cache
+def shipped_hook() -> str:
+    """The digest of the hook script this server ships, as the hook reports its own."""
+    script = resources.files("kenning_encounter.hooks").joinpath("infuse_hook.py")
+    return hashlib.sha256(script.read_bytes()).hexdigest()[:16]
+
+
+STALE_HOOK = (
+    "The kenning-encounter hook script this project runs is not the one this server "
+    "ships (an older install left it): tell the person to run 'kenning-encounter install "
+    "claude-code' again to update it."
+)
 
 
 class SessionEndIn(_Body):
@@ -121,6 +140,8 @@ def build_routes(runtime: Runtime) -> list[Route | Mount]:
             )
         except KenningError as exc:
             return _bad(str(exc))
+        if body.hook != shipped_hook():
+            text = f"{text}\n{STALE_HOOK}" if text else STALE_HOOK
         return JSONResponse({"context": text, "handle": handle})
 
     async def session_end(request: Request) -> Response:
