@@ -60,7 +60,7 @@ def shipped_hook() -> str:
 STALE_HOOK = (
     "The kenning-encounter hook script this project runs is not the one this server "
     "ships (an older install left it): tell the person to run 'kenning-encounter install "
-    "claude-code' again to update it."
+    "claude-code' again (or to update the kenning-encounter plugin)."
 )
 
 
