@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import os
+import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -252,11 +255,85 @@ def _matcher(settings: Settings) -> Iterator[Finding]:
         )
 
 
+def _hook_commands(path: Path) -> list[str]:
+    """Our hook commands registered in a Claude Code settings file (none when unreadable)."""
+    from kenning_encounter.install import is_our_command
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return []
+    hooks = doc.get("hooks") if isinstance(doc, dict) else None
+    found: list[str] = []
+    for groups in hooks.values() if isinstance(hooks, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            for hook in inner if isinstance(inner, list) else ():
+                command = hook.get("command") if isinstance(hook, dict) else None
+                if is_our_command(command):
+                    found.append(str(command))
+    return found
+
+
+def _script_of(command: str, project: Path) -> Path | None:
+    """The script a guarded command runs (install.guarded_command), or None."""
+    head = command.removeprefix("if [ -r ").partition(" ]")[0]
+    try:
+        words = shlex.split(head.replace('"$CLAUDE_PROJECT_DIR"', shlex.quote(str(project))))
+    except ValueError:
+        return None
+    return Path(words[0]) if len(words) == 1 else None
+
+
+def _claude_code(_: Settings) -> Iterator[Finding]:
+    """The Claude Code wiring of this project (the working directory) and this user: an
+    entry an older install wrote, or a hook script that is gone or not this version's."""
+    from kenning_encounter.install import guarded_command, hook_script
+
+    project = Path.cwd()
+    shipped = hook_script().read_bytes()
+    scopes = (
+        (project / ".claude" / "settings.json", "--project ."),
+        (project / ".claude" / "settings.local.json", "--project ."),
+        (Path.home() / ".claude" / "settings.json", "--user"),
+    )
+    guard = guarded_command("", "", "prompt").partition("]")[0].removesuffix(" ")
+    for path, scope in scopes:
+        commands = _hook_commands(path)
+        if not commands:
+            continue
+        fix = f"kenning-encounter install claude-code {scope}"
+        if any(not c.startswith(guard) for c in commands):
+            yield Finding(
+                "warn",
+                "claude code",
+                f"{path}: a hook entry from an older install runs its script unguarded, so "
+                "Claude Code blocks every prompt if the script goes away",
+                fix,
+            )
+            continue
+        scripts = {_script_of(c, project) for c in commands}
+        problems: list[str] = []
+        for script in sorted(s for s in scripts if s is not None):
+            try:
+                held = script.read_bytes()
+            except OSError:
+                problems.append(f"its hook script {script} is missing")
+                continue
+            if held != shipped:
+                problems.append(f"its hook script {script} is not this version's")
+        if problems:
+            yield Finding("warn", "claude code", f"{path}: {'; '.join(problems)}", fix)
+        else:
+            yield Finding("ok", "claude code", f"hooks wired in {path}")
+
+
 CHECKS: tuple[Callable[[Settings], Iterator[Finding]], ...] = (
     _serving,
     _embedded,
     _neo4j,
     _matcher,
+    _claude_code,
 )
 
 
