@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 NEO4J := scripts/neo4j-test-server
 
-.PHONY: run install ui-browser test test-only lint bench bench-quick peers claude-code mutation neo4j-start neo4j-stop neo4j-mark clean
+.PHONY: run install ui-browser test test-only lint bench bench-quick peers claude-code ts-client mutation neo4j-start neo4j-stop neo4j-mark clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,7 @@ run: $(STAMP)
 ## suite then runs in one process) names them. NEO4J_URI is never used: it names a real
 ## memory, and the suite empties the database it runs on.
 WORKERS ?= 2
-test: $(STAMP) peers claude-code
+test: $(STAMP) peers claude-code ts-client
 	@set -e; \
 	if [ -z "$$KENNING_ENCOUNTER_TEST_NEO4J_URI$$KENNING_ENCOUNTER_TEST_NEO4J_URIS" ] && command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
 		uris=$$(bash $(NEO4J) start-many $(WORKERS)); \
@@ -70,6 +70,12 @@ claude-code: $(STAMP)
 	@if command -v npm >/dev/null 2>&1; then $(PY) -m tests.harness.install_claude \
 		|| echo "Claude Code could not be installed: the harness tests will skip (a failure under CI=true)"; \
 	else echo "npm not found: the Claude Code harness tests will skip (a failure under CI=true)"; fi
+
+## ts-client: the pinned TypeScript MCP client the client tests drive (npm ci, into tests/clients/node_modules)
+ts-client: $(STAMP)
+	@if command -v npm >/dev/null 2>&1; then $(PY) -m tests.clients.install_sdk \
+		|| echo "the TypeScript MCP client could not be installed: its tests will skip (a failure under CI=true)"; \
+	else echo "npm not found: the TypeScript client tests will skip (a failure under CI=true)"; fi
 
 bench: $(STAMP) peers
 	$(PY) -m bench $(ARGS)

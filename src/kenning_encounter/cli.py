@@ -962,7 +962,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # A launch (not a call from Python) of serve: answer at once when an earlier launch with
     # this command line kept its answers (server/front.py), before anything heavy is imported.
     launch = None
-    if argv is None and args[0] == "serve" and not {"-h", "--help", "--version"} & set(args):
+    launched = argv is None and args[0] == "serve" and not {"-h", "--help", "--version"} & set(args)
+    if launched:
         # The start makes ~150k objects that live as long as the process; collecting among
         # them while they are made costs a tenth of the start. The collector stays off
         # until the server is built (server/app.py: settle_start).
@@ -971,4 +972,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns = build_parser(args[0] if args[0] in names else None).parse_args(args)
     ns.launch = launch
     run: Callable[[argparse.Namespace], int] = ns.run
-    return run(ns)
+    code = run(ns)
+    if launched:  # the memory is closed: end without the reads the server gave up on
+        from kenning_encounter.server.leaving import leave
+
+        return leave(code)
+    return code

@@ -32,7 +32,15 @@ ProjectionName = Annotated[
 # The panel and the reports carry their text view; sending it in the JSON too would
 # say everything twice.
 TEXT_VIEW = frozenset({"text"})
+# The services' own bounds (analytics/catalog.py and orient.py MAX_TOP_K, projection.py
+# MAX_HOPS), restated so the schemas need not import the analytics: a host checks and
+# fills in arguments from the schema, so a bound it states must be the one a call meets
+# (tests/e2e/test_ts_client.py tries every bound a read tool's schema states).
 TopK = Annotated[int, Field(ge=1, le=100, description="How many nodes to list. Example: 10.")]
+OrientTopK = Annotated[
+    int, Field(ge=1, le=50, description="How many nodes each list shows, 1-50. Example: 10.")
+]
+Hops = Annotated[int, Field(ge=1, le=4, description="With `around`: how far, 1-4. Default 2.")]
 
 
 def _graph(app: AppContext) -> tuple[list[NodeRecord], Relations]:
@@ -142,7 +150,7 @@ def register(tools: ToolRegistrar) -> None:
                 "as JSON and for the text view alike. Default 8000.",
             ),
         ] = 8_000,
-        top_k: TopK = 10,
+        top_k: OrientTopK = 10,
         as_of: AsOf = None,
     ) -> Annotated[CallToolResult, Panel]:
         """One call over the authored graph (process edges excluded): mass, frontier mass and
@@ -170,9 +178,7 @@ def register(tools: ToolRegistrar) -> None:
             str | None,
             Field(description="Keep what lies within `hops` relations of this node (name or id)."),
         ] = None,
-        hops: Annotated[
-            int, Field(ge=1, le=6, description="With `around`: how far. Default 2.")
-        ] = 2,
+        hops: Hops = 2,
         include_history: Annotated[
             bool, Field(description="Keep superseded revisions as their own nodes. Default false.")
         ] = False,

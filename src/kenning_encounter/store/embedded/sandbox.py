@@ -141,6 +141,7 @@ class CypherSandbox:
         self._snapshot: tuple[int, frozenset[str], Path] | None = None
         self._taken = 0
         self._idle: list[_Process] = []
+        self._busy: set[_Process] = set()  # answering; a read given up on may still run here
         self._closed = False
 
     def _current_snapshot(self, withheld: frozenset[str]) -> Path:
@@ -184,6 +185,13 @@ class CypherSandbox:
         with self._lock:
             process = self._idle.pop() if self._idle else None
         process = process or _Process(self._memory)
+        with self._lock:
+            closing = self._closed
+            if not closing:
+                self._busy.add(process)
+        if closing:
+            process.kill()
+            raise StoreError("the store is closed")
         keep = False
         try:
             try:
@@ -207,17 +215,21 @@ class CypherSandbox:
             keep = refusal.layer not in ("memory", "timeout", "engine")
             raise
         finally:
-            if keep and not self._closed:
-                with self._lock:
+            with self._lock:
+                self._busy.discard(process)
+                keep = keep and not self._closed
+                if keep:
                     self._idle.append(process)
-            else:
+            if not keep:
                 process.kill()
 
     def close(self) -> None:
-        self._closed = True
+        """Stops every sandbox, those still answering too: a read the server gave up on
+        (cancelled, or past its deadline) would run on after the server left."""
         with self._lock:
-            idle, self._idle = self._idle, []
-        for process in idle:
+            self._closed = True
+            stopping, self._idle = [*self._idle, *self._busy], []
+        for process in stopping:
             process.kill()
         shutil.rmtree(self._dir, ignore_errors=True)
 
