@@ -186,6 +186,29 @@ class Settings(BaseSettings):
     def _grant_classes(cls, value: list[str]) -> list[str]:
         return grant_classes(value)
 
+    @field_validator("token")
+    @classmethod
+    def _header_token(cls, value: SecretStr | None) -> SecretStr | None:
+        # It travels as "Authorization: Bearer <token>": an empty one made every request
+        # a 401, and one a header cannot carry as written (a space at its ends, a
+        # character past ASCII) could never be matched. The value is never quoted.
+        if value is None:
+            return None
+        token = value.get_secret_value()
+        if not token:
+            raise ValueError(
+                f"token ({ENV_PREFIX}TOKEN): is empty, so no request could match it; unset "
+                "it to serve without one on loopback, or set a long random secret "
+                "(openssl rand -hex 32)"
+            )
+        if not all("!" <= ch <= "~" for ch in token):
+            raise ValueError(
+                f"token ({ENV_PREFIX}TOKEN): holds a space, a control character or a "
+                "character past ASCII, which an HTTP header does not carry as written; use "
+                "printable ASCII only (openssl rand -hex 32)"
+            )
+        return value
+
     @field_validator("path")
     @classmethod
     def _path_slashes(cls, value: str) -> str:

@@ -312,3 +312,26 @@ def test_no_origin_is_a_wildcard_but_the_host_check_may_be_turned_off() -> None:
     with pytest.raises(ConfigError, match="is not an origin"):
         load_settings(allowed_origins="*")
     assert load_settings(allowed_hosts="*").allowed_hosts == ["*"]
+
+
+@pytest.mark.parametrize(
+    ("token", "says"),
+    [
+        ("", "is empty"),
+        ("   ", "holds a space"),
+        ("padded-secret-value ", "holds a space"),
+        ("s3cret with a space", "holds a space"),
+        ("t€k-s3cret-value", "past ASCII"),
+        ("line\nbreak-s3cret", "control character"),
+    ],
+)
+def test_a_token_no_header_carries_is_refused_and_never_shown(
+    monkeypatch: pytest.MonkeyPatch, token: str, says: str
+) -> None:
+    monkeypatch.setenv("KENNING_ENCOUNTER_TOKEN", token)
+    with pytest.raises(ConfigError) as refused:
+        load_settings()
+    message = str(refused.value)
+    assert message.startswith("token (KENNING_ENCOUNTER_TOKEN): ") and says in message
+    assert not token.strip() or token.strip() not in message
+    assert load_settings(token="printable-ASCII_token.1~!").token is not None
