@@ -307,6 +307,33 @@ async def test_a_real_server_refuses_without_the_token_and_serves_with_it(tmp_pa
             assert {t.name for t in (await client.list_tools()).tools} == ALL_TOOLS
 
 
+async def test_the_endpoint_answers_without_its_final_slash_and_without_a_redirect(
+    tmp_path: Path,
+) -> None:
+    with run_server(tmp_path / "m") as running:
+        bare = running.url.rstrip("/")  # ".../mcp", as a person may type it
+        async with httpx.AsyncClient() as http:
+            hello = await http.post(
+                bare,
+                headers={"accept": "application/json, text/event-stream"},
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    },
+                },
+            )
+            assert hello.status_code == 200, hello.status_code
+            # Neither is any other path near it.
+            assert (await http.post(f"{bare}x", json={})).status_code == 404
+        async with Client(bare) as client:
+            assert {t.name for t in (await client.list_tools()).tools} == ALL_TOOLS
+
+
 # --- exact Host and Origin rules (the matrix over a real server is test_http_faults.py) ---
 async def test_configured_hosts_match_by_name_any_case_and_by_port_when_given(
     tmp_path: Path,

@@ -26,6 +26,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute, Mount
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kenning_encounter.config import ENV_PREFIX, Settings
 from kenning_encounter.server.app import DEFAULT_TOOL_GROUPS, build_server, check_face
@@ -121,6 +122,8 @@ def build_http_app(
                     yield
 
     middleware: list[Middleware] = []
+    if mcp_paths and mcp_paths[0] != mcp_paths[1]:
+        middleware.append(Middleware(_OneEndpoint, path=mcp_paths[0]))
     if settings.allowed_origins:
         middleware.append(
             Middleware(
@@ -142,6 +145,21 @@ def build_http_app(
     middleware.append(Middleware(AcceptGuard, mcp_paths=mcp_paths, json_paths=json_paths))
     routes: list[BaseRoute] = [*plain, Mount("/", app=inner)]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+
+
+class _OneEndpoint:
+    """The MCP endpoint at its path with or without the final slash ("/mcp" as "/mcp/"):
+    a client given the URL without it was answered a redirect on every message."""
+
+    def __init__(self, app: ASGIApp, path: str) -> None:
+        self.app = app
+        self._path = path
+        self._bare = path.rstrip("/")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == self._bare:
+            scope = {**scope, "path": self._path, "raw_path": self._path.encode()}
+        await self.app(scope, receive, send)
 
 
 class _Uvicorn(uvicorn.Server):
