@@ -189,14 +189,21 @@ class ReadOnlyViolation(InvalidInput):
     """read_cypher input refused. ``layer`` names the defence that refused it: "size",
     "gate", "params", "plan", "engine-readonly", "engine", "memory", "busy" or "timeout"."""
 
-    def __init__(self, reason: str, *, layer: str = "gate", field: str = "query") -> None:
+    def __init__(
+        self, reason: str, *, layer: str = "gate", field: str = "query", writes: bool = False
+    ) -> None:
         self.reason = reason
         self.layer = layer
-        super().__init__(
-            field,
-            f"read_cypher refused: {reason}. It runs read-only queries only "
-            "(MATCH ... RETURN); use the write tools to change the memory",
+        # The read-only reminder where the query may write (``writes``: a write clause,
+        # a procedure or function off the allow-list); a syntax error, a timeout or a
+        # full buffer pool is not helped by it.
+        hint = (
+            ". It runs read-only queries only (MATCH ... RETURN); use the write tools to "
+            "change the memory"
+            if writes or layer in ("plan", "engine-readonly")
+            else ""
         )
+        super().__init__(field, f"read_cypher refused: {reason}{hint}")
 
 
 class StoreError(KenningError):

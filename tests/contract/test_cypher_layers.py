@@ -150,3 +150,17 @@ def test_slow_queries_leave_the_rest_of_the_surface_answering(embedded: Any) -> 
     assert done_when_answered < 42  # the answers came while slow queries still ran
     assert set(finished) <= {"timeout", "busy"}
     assert finished.count("timeout") >= CYPHER_CONCURRENCY
+
+
+def test_only_a_refused_write_is_told_read_cypher_reads_only(embedded: Any) -> None:
+    hint = "It runs read-only queries only"
+    with pytest.raises(ReadOnlyViolation) as written:
+        embedded.read_cypher(PAYLOAD, **CAPS)
+    assert hint in str(written.value)
+    # A query the engine cannot parse is told what is wrong with it, not that it wrote.
+    with pytest.raises(ReadOnlyViolation) as garbled:
+        embedded.read_cypher("MATCH (n:Concept RETURN n", **CAPS)
+    assert hint not in str(garbled.value)
+    with pytest.raises(ReadOnlyViolation) as unknown:
+        embedded.read_cypher("MATCH (n:NoSuchType) RETURN n", **CAPS)
+    assert unknown.value.layer == "engine" and hint not in str(unknown.value)

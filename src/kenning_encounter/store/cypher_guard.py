@@ -70,8 +70,8 @@ class Rules:
     plain_functions_are_builtin: bool = False
 
 
-def _gate(reason: str) -> ReadOnlyViolation:
-    return ReadOnlyViolation(reason, layer="gate")
+def _gate(reason: str, *, writes: bool = False) -> ReadOnlyViolation:
+    return ReadOnlyViolation(reason, layer="gate", writes=writes)
 
 
 def _size(reason: str) -> ReadOnlyViolation:
@@ -146,7 +146,7 @@ def _check_keywords(tokens: Sequence[Token]) -> None:
             _is_punct(tokens, i - 1, p) for p in ("{", ",", "(", "[")
         ):
             continue  # a map key or a pattern variable: {set: 1}, (show:Concept)
-        raise _gate(f"{tok.text} is not allowed (at character {tok.pos})")
+        raise _gate(f"{tok.text} is not allowed (at character {tok.pos})", writes=True)
 
 
 def _check_calls(tokens: Sequence[Token], rules: Rules) -> None:
@@ -160,7 +160,8 @@ def _check_calls(tokens: Sequence[Token], rules: Rules) -> None:
             if j == i + 1 or not _is_punct(tokens, j, "("):
                 raise _gate(
                     "CALL must name an allowed procedure and call it with (...); "
-                    "subqueries and settings are not allowed"
+                    "subqueries and settings are not allowed",
+                    writes=True,
                 )
         if not _is_punct(tokens, i, "("):
             continue
@@ -174,7 +175,8 @@ def _check_calls(tokens: Sequence[Token], rules: Rules) -> None:
             if name not in rules.procedures:
                 raise _gate(
                     f"procedure {name!r} is not on the read-only allow-list "
-                    f"({', '.join(sorted(rules.procedures)) or 'none'})"
+                    f"({', '.join(sorted(rules.procedures)) or 'none'})",
+                    writes=True,
                 )
             continue
         if name in rules.functions or name.startswith(rules.function_namespaces):
@@ -184,7 +186,8 @@ def _check_calls(tokens: Sequence[Token], rules: Rules) -> None:
         raise _gate(
             f"function {name!r} is not on this store's read-only allow-list "
             "(functions that read files, change settings or sequences, or build "
-            "unbounded values are refused)"
+            "unbounded values are refused)",
+            writes=True,
         )
 
 
