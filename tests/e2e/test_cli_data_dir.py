@@ -155,7 +155,7 @@ def test_a_setting_that_is_not_utf8_is_named_and_its_secret_not_shown(tmp_path: 
     for variable, setting in (
         ("KENNING_ENCOUNTER_DATA_DIR", "data_dir"),
         ("NEO4J_PASSWORD", "neo4j_password"),
-        ("KENNING_ENCOUNTER_TOKEN", "token"),
+        ("GEMINI_API_KEY", "gemini_api_key"),
     ):
         env = {"KENNING_ENCOUNTER_DATA_DIR": str(data_dir), variable: "s3cr\udce9t-value"}
         served = run_cli("serve", "--transport", "stdio", env=env)
