@@ -197,6 +197,13 @@ def _run(
     holder = [store]
     try:
         left = scrub.pending(data_dir)
+        if left and _cut_before_commit(store, left):
+            scrub.clear_pending(data_dir)
+            sys.stderr.write(
+                "an earlier erasure was stopped before it deleted anything (its nodes are "
+                "still here); its mark is cleared, and nothing of it is left to finish\n"
+            )
+            left = None
         resume = bool(getattr(ns, "resume", False))
         if resume and left is None:
             _error("--resume: no unfinished erasure here; name the referents to erase instead")
@@ -247,6 +254,13 @@ def _run(
     finally:
         for s in holder:
             s.close()
+
+
+def _cut_before_commit(store: GraphStore, ids: list[str]) -> bool:
+    """Whether the erasure marked pending with ``ids`` was stopped (a kill) between its
+    mark and its commit: the deletion is one transaction, so a node of it still here
+    means none went. Resuming it would scrub, report success and leave them all."""
+    return bool(store.read(lambda tx: tx.get_nodes(ids)))
 
 
 def _scrub(

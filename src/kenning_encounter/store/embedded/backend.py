@@ -44,7 +44,12 @@ from kenning_encounter.store.embedded.nodecache import (
     SnapshotMoved,
 )
 from kenning_encounter.store.embedded.schema import MIGRATIONS, SCHEMA_VERSION
-from kenning_encounter.store.embedded.textindex import IndexDoc, TextIndex
+from kenning_encounter.store.embedded.textindex import (
+    IndexDamaged,
+    IndexDoc,
+    TextIndex,
+    recorded_tick,
+)
 from kenning_encounter.store.embedded.tx import (
     IO_FAULT,
     EmbeddedTx,
@@ -90,9 +95,13 @@ class EmbeddedStore:
         clock: Callable[[], str] = _utc_now,
         tracer: Tracer | None = None,
         warm_limit: int = WARM_LIMIT,
+        log_cut: bool = False,
     ) -> None:
+        """``log_cut``: the write-ahead log was replayed only up to damage in it
+        (``_open_database``), so the graph may lack writes the text index saw."""
         self.data_dir = data_dir
         self._db = db
+        self._log_cut = log_cut
         self._clock = clock
         self._tracer: Tracer = tracer or QueryLog(backend=self.backend)
         self._write_lock = threading.Lock()
@@ -111,9 +120,18 @@ class EmbeddedStore:
         self._open_names: dict[str, str] = {}
         self._ledgers = EmbeddedLedgers(self)
         self._infusion_log = EmbeddedInfusionLog(self)
+        self._index_repairs = 0  # see _repair_index
         self._migrate()
         self._index = TextIndex(data_dir / "textindex")
-        self._sync_index()
+        try:
+            self._sync_index()
+        except BaseException:
+            self._index.close()
+            self._writer.close()
+            while not self._readers.empty():
+                self._readers.get().close()
+            self._db.close()
+            raise
         self._sandbox = (
             sandbox.CypherSandbox(data_dir, self._snapshot_to, self._clock_value)
             if sandbox.supported()
@@ -123,10 +141,11 @@ class EmbeddedStore:
     # --- lifecycle ----------------------------------------------------------
     @staticmethod
     def holds_memory(data_dir: Path) -> bool:
-        """Whether ``data_dir`` holds an embedded memory (its graph file); a path that
-        cannot be looked at (too long, a loop of links) holds none."""
+        """Whether ``data_dir`` holds an embedded memory (its graph file, or a text index
+        that saved writes: a memory whose graph was lost, which opening refuses to
+        replace); a path that cannot be looked at (too long, a loop of links) holds none."""
         try:
-            return (data_dir / "graph.lbdb").exists()
+            return (data_dir / "graph.lbdb").exists() or bool(recorded_tick(data_dir / "textindex"))
         except OSError:
             return False
 
@@ -146,17 +165,22 @@ class EmbeddedStore:
         into the node cache by the first read that misses it (0: never)."""
         data_dir.mkdir(parents=True, exist_ok=True)
         path = data_dir / "graph.lbdb"
+        _refuse_lost_graph(data_dir, path)
         try:
-            db = _open_database(path)
+            db, cut = _open_database(path)
         except RuntimeError as exc:
             match = _LOCK_PID.search(str(exc))
             if match or "lock" in str(exc).lower():
                 owner = read_owner(data_dir)
                 pid = int(match.group(1)) if match else owner.get("pid")
                 raise StoreLocked(str(data_dir), pid, owner.get("url")) from exc
-            raise StoreError(f"cannot open the store at {path}: {exc}") from exc
+            raise StoreError(
+                f"cannot open the store at {path}: the engine says {str(exc).strip()!r}. "
+                "The file is damaged or not a store's; nothing was changed. "
+                + _RESTORE.format(d=data_dir)
+            ) from exc
         tracer = tracer or QueryLog(slow_query_ms, backend=cls.backend)
-        store = cls(data_dir, db, clock=clock, tracer=tracer, warm_limit=warm_limit)
+        store = cls(data_dir, db, clock=clock, tracer=tracer, warm_limit=warm_limit, log_cut=cut)
         write_owner(data_dir, os.getpid(), None)
         return store
 
@@ -416,7 +440,27 @@ class EmbeddedStore:
         heads_only: bool = True,
         limit: int = 10,
     ) -> list[SearchHit]:
+        repairs = self._index_repairs
+        try:
+            return self._index.search(text, types=types, heads_only=heads_only, limit=limit)
+        except IndexDamaged as exc:
+            self._repair_index(exc, repairs)
         return self._index.search(text, types=types, heads_only=heads_only, limit=limit)
+
+    def _repair_index(self, found: IndexDamaged, repairs: int) -> None:
+        """Derive a text index found damaged while serving again from the graph, now.
+        Under the write lock, so no write lands between the graph read and the index;
+        a search holds no reader here, so the rebuild's read cannot wait on it. Statistics,
+        asked for inside a read, only refuse: the next search repairs."""
+        with self._write_lock:
+            if self._closed:
+                raise StoreError("the store is closed")
+            if self._index_repairs != repairs:  # another search repaired it meanwhile
+                return
+            log.warning("%s: rebuilding it now", found)
+            self._index.reset()
+            self._rebuild_index()
+            self._index_repairs += 1
 
     def fulltext_stats(
         self, terms: Iterable[str], *, withheld: frozenset[str] = frozenset()
@@ -458,15 +502,47 @@ class EmbeddedStore:
 
     def _sync_index(self) -> None:
         clock = self.read(lambda tx: tx.clock())
-        if self._index.synced_tick() == clock:
+        seen = self._index.seen_tick
+        if seen is not None and seen > clock:
+            self._graph_behind(seen, clock)
+        if self._index.current(clock):
             return
+        self._rebuild_index()
+
+    def _rebuild_index(self) -> None:
         started = time.perf_counter()
-        n = self._read(lambda tx: self._index.rebuild(self._all_index_docs(tx), clock))
+
+        def work(tx: EmbeddedTx) -> tuple[int, int]:
+            clock = tx.clock()
+            return self._index.rebuild(self._all_index_docs(tx), clock), clock
+
+        n, clock = self._read(work)
         log.info(
             "rebuilt the text index: %d documents at tick %d in %.2fs",
             n,
             clock,
             time.perf_counter() - started,
+        )
+
+    def _graph_behind(self, seen: int, clock: int) -> None:
+        """The text index saved tick ``seen``, after the graph had committed it, and the
+        graph now stops at ``clock``: committed writes are missing from the graph."""
+        if self._log_cut:  # said already (``_open_database``): the loss is the damage's
+            log.warning(
+                "the graph stops at tick %d, and ticks %d to %d were in the damaged part of "
+                "its write-ahead log",
+                clock,
+                clock + 1,
+                seen,
+            )
+            return
+        raise StoreError(
+            f"the graph in {self.data_dir} stops at tick {clock}, but its text index saved "
+            f"tick {seen}: writes the store acknowledged are missing from graph.lbdb (its "
+            "write-ahead log graph.lbdb.wal lost, or the file put back from an older copy). "
+            "Nothing was changed. Put the missing file back if you can. "
+            f"{_RESTORE.format(d=self.data_dir)} To serve the graph as it is, remove "
+            f"{self.data_dir / 'textindex'} (it is rebuilt from the graph)."
         )
 
     def flush_index(self) -> None:
@@ -582,8 +658,51 @@ class EmbeddedStore:
 BUFFER_POOL_BYTES = 1 << 30
 
 
-def _open_database(path: Path) -> ladybug.Database:
+# What to do with a memory whose graph cannot be read (said after what is wrong).
+_RESTORE = (
+    "Restore the folder {d} from a backup, or load your last export into a new folder: "
+    "kenning-encounter import FILE --data-dir NEW."
+)
+
+
+def _refuse_lost_graph(data_dir: Path, path: Path) -> None:
+    """A graph file this user may not read or write (the engine would only say it cannot
+    open it), or one missing or empty where the text index saved writes: the engine would
+    make a new empty memory there and the index would follow it, silently."""
+    for name in (path, path.with_name(path.name + ".wal")):
+        try:
+            with name.open("r+b"):
+                pass
+        except PermissionError as exc:
+            raise StoreError(
+                f"the store's file {name} may not be read and written by this user "
+                f"({exc.strerror}); nothing was changed: give it back (chmod u+rw {name}), "
+                "or run as the user who owns it"
+            ) from exc
+        except OSError:  # missing, or not a file: said below, or by the engine
+            pass
+    seen = recorded_tick(data_dir / "textindex")
+    if not seen:
+        return
+    try:
+        if path.stat().st_size > 0:
+            return
+        state = "is empty"
+    except FileNotFoundError:
+        state = "is missing"
+    except OSError:
+        return  # the engine's open says what is wrong with it
+    raise StoreError(
+        f"the store's file {path} {state}, but the text index beside it saved the memory "
+        f"at tick {seen}: the graph was lost, and serving would start an empty memory in "
+        f"its place. Nothing was changed. {_RESTORE.format(d=data_dir)} To start afresh "
+        f"here instead, remove {data_dir / 'textindex'}."
+    )
+
+
+def _open_database(path: Path) -> tuple[ladybug.Database, bool]:
     """Open the graph; a write-ahead log torn by a crash mid-transaction is cut back.
+    With it, whether the log was cut.
 
     Replay is strict first. If it fails (the tail of the log holds a transaction that
     never committed, cut short by a kill), the log is kept aside for the operator and
@@ -592,21 +711,36 @@ def _open_database(path: Path) -> ladybug.Database:
     """
     wal = path.with_name(path.name + ".wal")
     try:
-        return ladybug.Database(str(path), buffer_pool_size=BUFFER_POOL_BYTES)
+        return ladybug.Database(str(path), buffer_pool_size=BUFFER_POOL_BYTES), False
     except (RuntimeError, ValueError) as exc:
         # Another owner's lock is not damage; and with no log there is nothing to cut.
-        if "lock" in str(exc).lower() or not wal.exists():
+        if "lock" in str(exc).lower() or not (wal.exists() or wal.is_symlink()):
             raise
+        if wal.is_symlink() or not wal.is_file():
+            raise StoreError(
+                f"{wal} is not the write-ahead log the engine writes (a folder, a link or "
+                f"a device), and the store cannot open beside it ({exc}); nothing was "
+                "changed: move it out of the folder (the engine's own log is a plain "
+                "file), then start again"
+            ) from exc
         kept = wal.with_name(f"{wal.name}.damaged-{int(time.time())}")
-        shutil.copy2(wal, kept)
+        try:
+            shutil.copy2(wal, kept)
+        except OSError as copy_failed:
+            raise StoreError(
+                f"the write-ahead log {wal} is damaged ({exc}), and a copy of it could not "
+                f"be kept at {kept} ({copy_failed.strerror or copy_failed}); nothing was "
+                "changed: make room (or make the folder writable), then start again"
+            ) from exc
         log.warning(
             "write-ahead log unreadable (%s); replaying up to the damage, copy kept at %s",
             exc,
             kept,
         )
-        return ladybug.Database(
+        db = ladybug.Database(
             str(path), buffer_pool_size=BUFFER_POOL_BYTES, throw_on_wal_replay_failure=False
         )
+        return db, True
 
 
 def read_owner(data_dir: Path) -> dict[str, Any]:
@@ -618,6 +752,19 @@ def read_owner(data_dir: Path) -> dict[str, Any]:
 
 
 def write_owner(data_dir: Path, pid: int, url: str | None) -> None:
+    """Name this process as the store's owner, for a second one to say whom to ask. Only
+    a courtesy: a name that cannot be written (a folder where the file belongs) is said,
+    and the store serves on (it raised a traceback out of every command)."""
     tmp = data_dir / "owner.json.tmp"
-    tmp.write_text(json.dumps({"pid": pid, "url": url}))
-    os.replace(tmp, data_dir / "owner.json")
+    try:
+        tmp.write_text(json.dumps({"pid": pid, "url": url}))
+        os.replace(tmp, data_dir / "owner.json")
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        log.warning(
+            "cannot name this process as the store's owner in %s (%s); a second process "
+            "will not be told whom to ask: remove what is there",
+            exc.filename2 or exc.filename or tmp,
+            exc.strerror or exc,
+        )

@@ -20,6 +20,14 @@ read from one searcher and count live documents only. Tantivy's own
 supersession deletes and re-adds the old node, so it overcounts until a merge
 that may never come; beside the live document count that made a common term's
 IDF negative.
+
+The index's own files are checked when it opens (``_damage``): every file its last
+commit names must be there and match the checksum tantivy wrote at its end, and the
+documents must be as many as the tick file says were saved. Tantivy itself reads a
+file's body only when a search needs it, so a damaged file (a bad disk, a copy cut
+short, a file deleted by hand) went unnoticed until a search failed, found nothing,
+or stopped the process; a missing ``meta.json`` even opened as a new empty index
+that the tick file called current. A damaged index is derived again from the graph.
 """
 
 from __future__ import annotations
@@ -29,8 +37,10 @@ import json
 import logging
 import os
 import shutil
+import struct
 import threading
-from collections.abc import Collection, Iterable, Sequence
+import zlib
+from collections.abc import Collection, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -48,6 +58,17 @@ _MAX_TERMS = 64
 # 4: each document carries its classes, so a gated caller's statistics leave them out.
 _DOCUMENT_SHAPE = 4
 INDEX_FORMAT = f"{_DOCUMENT_SHAPE}.{TOKENIZER_VERSION}"
+TICK_FILE = "TICK.json"
+# Tantivy's files of one segment (the schema indexes positions, stores ids, keeps one
+# fast field), and the footer each ends with: JSON holding a CRC-32 of the body, its
+# length (u32) and a magic number (u32), both little-endian.
+_SEGMENT_PARTS = ("idx", "pos", "term", "store", "fast", "fieldnorm")
+_FOOTER_MAGIC = 1337
+_CHUNK = 1 << 20
+
+
+class IndexDamaged(StoreError):
+    """The index's files could not be read as they were written (the graph is whole)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +95,86 @@ def classes_of(classification: object) -> tuple[str, ...]:
     if not isinstance(classification, str):
         return ()
     return tuple(sorted({c for c in classification.split(",") if c}))
+
+
+def recorded_tick(directory: Path) -> int | None:
+    """The last tick the index at ``directory`` recorded saving, in whatever format: what
+    the graph beside it had reached at least."""
+    try:
+        data = json.loads((directory / TICK_FILE).read_text())
+        return int(data["tick"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _footer_problem(path: Path) -> str | None:
+    """Why tantivy's file at ``path`` is not as it was written, or None."""
+    try:
+        with path.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size < 8:
+                return f"{path.name} is cut short"
+            f.seek(size - 8)
+            length, magic = struct.unpack("<II", f.read(8))
+            if magic != _FOOTER_MAGIC or length > size - 8:
+                return f"{path.name} does not end as tantivy ends its files"
+            body = size - 8 - length
+            f.seek(body)
+            footer = json.loads(f.read(length))
+            f.seek(0)
+            crc, left = 0, body
+            while left > 0:
+                chunk = f.read(min(_CHUNK, left))
+                if not chunk:
+                    return f"{path.name} is cut short"
+                crc = zlib.crc32(chunk, crc)
+                left -= len(chunk)
+    except FileNotFoundError:
+        return f"{path.name} is missing"
+    except OSError as exc:
+        return f"{path.name} cannot be read ({exc.strerror or exc})"
+    except ValueError:
+        return f"{path.name} does not end as tantivy ends its files"
+    if not isinstance(footer, dict) or footer.get("crc") != crc:  # pyright: ignore[reportUnknownMemberType]
+        return f"{path.name} does not match its checksum"
+    return None
+
+
+def _damage(directory: Path) -> str | None:
+    """Why the index's last commit cannot be read whole from ``directory``, or None."""
+    try:
+        meta = json.loads((directory / "meta.json").read_text())
+    except FileNotFoundError:
+        return "meta.json is missing"
+    except OSError as exc:
+        return f"meta.json cannot be read ({exc.strerror or exc})"
+    except ValueError:
+        return "meta.json is not the JSON tantivy writes"
+    try:
+        segments = [
+            (str(g["segment_id"]).replace("-", ""), g.get("deletes")) for g in meta["segments"]
+        ]
+        names = [f"{sid}.{part}" for sid, _ in segments for part in _SEGMENT_PARTS]
+        names += [f"{sid}.{int(d['opstamp'])}.del" for sid, d in segments if d]
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return "meta.json does not list the segments as tantivy writes them"
+    for name in names:
+        problem = _footer_problem(directory / name)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    """Tantivy's own words, one line (a panic's message may run on with a backtrace)."""
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
+
+
+def _panicked(exc: BaseException) -> bool:
+    """Whether ``exc`` is tantivy's own failure (a Rust panic, raised as pyo3's
+    PanicException, which is no Exception) rather than an interrupt or an exit."""
+    return type(exc).__name__ == "PanicException"
 
 
 def _schema() -> tantivy.Schema:
@@ -104,25 +205,19 @@ def _aggregate(searcher: tantivy.Searcher, query: tantivy.Query, metric: str) ->
 class TextIndex:
     def __init__(self, directory: Path, *, flush_delay: float = 0.25) -> None:
         self._dir = directory
-        self._tick_file = directory / "TICK.json"
+        self._tick_file = directory / TICK_FILE
         self._schema = _schema()
         # _lock holds the tantivy writer; _queue_lock only the queue that writes add to.
         self._lock = threading.Lock()
         self._queue_lock = threading.Lock()
         self._queue: list[_Staged] = []
-        directory.mkdir(parents=True, exist_ok=True)
-        try:
-            self._index = tantivy.Index(self._schema, path=str(directory))
-        except ValueError:
-            log.warning(
-                "text index at %s unreadable or of an older shape; recreating it", directory
-            )
-            shutil.rmtree(directory)
-            directory.mkdir(parents=True)
-            self._index = tantivy.Index(self._schema, path=str(directory))
+        # What the graph had reached at least, read before a damaged index is cleared.
+        self.seen_tick = recorded_tick(directory)
+        self._index = self._open()
         self._writer = self._index.writer(heap_size=64_000_000, num_threads=1)
         self._pending_tick: int | None = None
         self._fault: str | None = None  # see _failed
+        self._broken: str | None = None  # see _damaged
         self._flush_delay = flush_delay
         self._wake = threading.Event()
         self._stopping = False
@@ -131,6 +226,44 @@ class TextIndex:
         )
         self._flusher.start()
 
+    def _open(self) -> tantivy.Index:
+        """The index in the directory, or a new empty one where it is damaged (the store
+        derives it again from the graph, its tick being gone)."""
+        try:
+            self._dir.mkdir(parents=True, exist_ok=True)
+            held = (self._dir / "meta.json").exists() or self._tick_file.exists()
+        except OSError as exc:  # a file in its place, a folder that may not be looked into
+            raise StoreError(self._unusable(exc)) from exc
+        problem = _damage(self._dir) if held else None
+        if problem is None:
+            try:
+                return tantivy.Index(self._schema, path=str(self._dir))
+            except ValueError as exc:
+                problem = f"tantivy cannot open it: {_first_line(exc)}"
+        # Said once, naming the file and never a document: the graph is whole.
+        log.warning(
+            "the text index at %s is damaged or of an older shape (%s); it is derived "
+            "again from the graph",
+            self._dir,
+            problem,
+        )
+        return self._fresh()
+
+    def _fresh(self) -> tantivy.Index:
+        try:
+            shutil.rmtree(self._dir)
+            self._dir.mkdir(parents=True)
+        except OSError as exc:
+            raise StoreError(self._unusable(exc)) from exc
+        return tantivy.Index(self._schema, path=str(self._dir))
+
+    def _unusable(self, exc: OSError) -> str:
+        return (
+            f"the text index's folder {self._dir} cannot be used ({exc.strerror or exc}); it "
+            "holds only what is derived from the graph: remove it, or make it a folder this "
+            "user may write, and start again (it is rebuilt from the graph)"
+        )
+
     def synced_tick(self) -> int | None:
         try:
             data = json.loads(self._tick_file.read_text())
@@ -138,9 +271,40 @@ class TextIndex:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
+    def current(self, tick: int) -> bool:
+        """Whether the index holds the graph as of ``tick``: saved at that tick, in this
+        format, with as many documents as were saved then (a ``meta.json`` of another
+        commit, put back by hand or by a backup, holds another number)."""
+        if self.synced_tick() != tick:
+            return False
+        try:
+            saved = json.loads(self._tick_file.read_text()).get("docs")
+        except (OSError, ValueError, AttributeError):
+            return False
+        if saved is None:  # saved by a version that did not count them
+            return True
+        try:
+            with self._reading():
+                held = int(self._index.searcher().num_docs)
+        except IndexDamaged:
+            return False
+        if held == saved:
+            return True
+        log.warning(
+            "the text index at %s holds %d documents where %d were saved; it is derived "
+            "again from the graph",
+            self._dir,
+            held,
+            saved,
+        )
+        return False
+
     def _mark(self, tick: int) -> None:
+        """Record the tick just committed, and how many documents it left (the index's
+        reader reloaded first)."""
+        docs = int(self._index.searcher().num_docs)
         tmp = self._tick_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"tick": tick, "format": INDEX_FORMAT}))
+        tmp.write_text(json.dumps({"tick": tick, "format": INDEX_FORMAT, "docs": docs}))
         os.replace(tmp, self._tick_file)
 
     @staticmethod
@@ -220,6 +384,11 @@ class TextIndex:
         if self._fault is not None:
             raise StoreError(self._fault)
 
+    def _check_reads(self) -> None:
+        self._check()
+        if self._broken is not None:  # writes still go in: the next reset clears them
+            raise IndexDamaged(self._broken)
+
     def flush(self) -> None:
         with self._lock:
             self._check()
@@ -230,10 +399,10 @@ class TextIndex:
                 self._writer.commit()
             except ValueError as exc:  # tantivy's error for a failed write of its files
                 self._failed(exc)
-            self._mark(self._pending_tick)
             # Reloaded before nothing is pending: a search that finds nothing pending
             # must find it searchable.
             self._index.reload()
+            self._mark(self._pending_tick)
             self._pending_tick = None
 
     def _flush_loop(self) -> None:
@@ -270,15 +439,55 @@ class TextIndex:
             for d in docs:
                 self._writer.add_document(self._doc(d))
                 n += 1
-            self._writer.commit()
-            self._mark(tick)
+            try:
+                self._writer.commit()
+            except ValueError as exc:
+                self._failed(exc)
             self._index.reload()
+            self._mark(tick)
+            self._broken = None  # whole again (``reset`` left it set, in case this failed)
         return n
+
+    def reset(self) -> None:
+        """Clear a damaged index away and start an empty one, for ``rebuild`` to fill;
+        searches refuse until it has (an empty index would answer nothing, silently)."""
+        with self._lock:
+            with self._queue_lock:
+                self._queue = []
+            self._pending_tick = None
+            self._index = self._fresh()
+            # The old writer goes with the old files (its lock file went with them).
+            self._writer = self._index.writer(heap_size=64_000_000, num_threads=1)
+
+    @contextlib.contextmanager
+    def _reading(self) -> Generator[None]:
+        """Tantivy's failures to read its files, as ``IndexDamaged``: a ValueError, or a
+        panic (a damaged term dictionary stopped the whole server with one)."""
+        try:
+            yield
+        except ValueError as exc:
+            raise self._damaged(exc) from exc
+        except BaseException as exc:
+            if not _panicked(exc):
+                raise
+            raise self._damaged(exc) from exc
+
+    def _damaged(self, exc: BaseException) -> IndexDamaged:
+        """The index found damaged while serving: its tick is dropped, so the next opening
+        derives it again even if this process cannot, and searches refuse until
+        ``reset``."""
+        self._broken = (
+            f"the text index at {self._dir} could not be read ({_first_line(exc)}); it is "
+            "derived again from the graph"
+        )
+        with contextlib.suppress(OSError):
+            self._tick_file.unlink()
+        return IndexDamaged(self._broken)
 
     def search(
         self, text: str, *, types: Iterable[str] | None, heads_only: bool, limit: int
     ) -> list[SearchHit]:
-        self._check()
+        self._check_reads()
         terms = list(dict.fromkeys(tokenize(text)))[:_MAX_TERMS]
         if not terms or limit <= 0:
             return []
@@ -310,14 +519,15 @@ class TextIndex:
             # head's share of the score was the same small amount for every head.
             head_0 = tantivy.Query.term_query(self._schema, "head", "0")
             clauses.append((tantivy.Occur.MustNot, head_0))
-        searcher = self._index.searcher()
-        # Not counted: the count of every matching document is never read, and counting
-        # visits each one (at a million nodes about a tenth of a search's time).
-        result = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=False)
-        hits: list[SearchHit] = []
-        for score, address in result.hits:
-            doc = searcher.doc(address)
-            hits.append(SearchHit(id=str(doc["id"][0]), score=float(score)))
+        with self._reading():
+            searcher = self._index.searcher()
+            # Not counted: the count of every matching document is never read, and
+            # counting visits each one (at a million nodes about a tenth of a search's time).
+            result = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=False)
+            hits: list[SearchHit] = []
+            for score, address in result.hits:
+                doc = searcher.doc(address)
+                hits.append(SearchHit(id=str(doc["id"][0]), score=float(score)))
         return hits
 
     def stats(
@@ -329,11 +539,14 @@ class TextIndex:
         Counts include superseded nodes (they are still documents of the memory).
         Every figure comes from one searcher and counts live documents only, so a
         frequency can never exceed the count (see the module docstring)."""
-        self._check()
+        self._check_reads()
         if self._behind:
             self.flush()
+        with self._reading():
+            return self._stats(list(dict.fromkeys(terms)), withheld)
+
+    def _stats(self, unique: list[str], withheld: frozenset[str]) -> TermStatsSnapshot:
         searcher = self._index.searcher()
-        unique = list(dict.fromkeys(terms))
         n = int(searcher.num_docs)
         if n == 0:
             return TermStatsSnapshot(0, 0.0, {t: 0 for t in unique})
