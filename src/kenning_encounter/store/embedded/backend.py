@@ -34,6 +34,7 @@ from kenning_encounter.errors import (
 from kenning_encounter.store.cypher_guard import LADYBUG_RULES, check_params, check_read_only
 from kenning_encounter.store.embedded import engine, sandbox
 from kenning_encounter.store.embedded import queries as q
+from kenning_encounter.store.embedded.checkpoints import QuietCheckpoints
 from kenning_encounter.store.embedded.cypher import CYPHER_CONCURRENCY, run_read_cypher
 from kenning_encounter.store.embedded.infusion_log import EmbeddedInfusionLog
 from kenning_encounter.store.embedded.ledger import EmbeddedLedgers, Rows
@@ -137,6 +138,7 @@ class EmbeddedStore:
             if sandbox.supported()
             else None
         )
+        self.checkpoints = QuietCheckpoints(self._quiet_checkpoint)
 
     # --- lifecycle ----------------------------------------------------------
     @staticmethod
@@ -193,6 +195,7 @@ class EmbeddedStore:
         self._ledgers.close()  # the saves written behind their answers, first
         with self._returned:
             self._closed = True
+        self.checkpoints.close()
         if self._sandbox is not None:
             self._sandbox.close()
         with self._write_lock:
@@ -308,6 +311,7 @@ class EmbeddedStore:
             except BaseException:
                 self._nodes.end_commit(None)
                 raise
+            self.checkpoints.wrote()
             # Created nodes go in as written: a node changed after its creation
             # in the same write is dropped instead.
             created = [n for n in tx.created_nodes if n.id not in tx.changed_nodes]
@@ -621,6 +625,17 @@ class EmbeddedStore:
 
     def _clock_value(self) -> int:
         return self._read(lambda tx: tx.clock())
+
+    def _quiet_checkpoint(self) -> bool:
+        """Fold the write-ahead log into the main file (checkpoints.py); whether it ran. A
+        write waits for it, as for any other; a store closed or unable to write skips it."""
+        with self._write_lock:
+            if self._closed or self._write_fault is not None:
+                return False
+            started = time.perf_counter()
+            self._bracket(self._own_writer(), "CHECKPOINT")
+            log.debug("quiet checkpoint in %.0f ms", (time.perf_counter() - started) * 1000)
+            return True
 
     def _snapshot_to(self, dest: Path) -> int:
         """Copy the store's file to ``dest`` as of now; the clock of the copy."""
