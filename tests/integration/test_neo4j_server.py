@@ -120,7 +120,8 @@ def test_open_emptied_empties_the_database_and_restarts_the_clock(
 def test_an_unreachable_server_is_a_clear_store_unavailable() -> None:
     # "while connecting": the first check answers, not the retried schema work behind it.
     with pytest.raises(
-        StoreUnavailable, match=r"no Neo4j answered at bolt://127\.0\.0\.1:1 while connecting"
+        StoreUnavailable,
+        match=r"Neo4j at bolt://127\.0\.0\.1:1 is not answering \(connection refused\) while connecting",
     ):
         Neo4jStore.open("bolt://127.0.0.1:1", "neo4j", "x", connection_timeout_s=2.0)
 

@@ -1,7 +1,8 @@
 """The Neo4j backend: the official driver against a Neo4j 5 server.
 
-Every write runs as a managed transaction (the driver retries transient
-failures, so a unit of work may run more than once, as the port allows) that
+Every write runs as a managed transaction (transient failures are retried, so
+a unit of work may run more than once, as the port allows; a server that stops
+answering is answered in seconds, and used again once it answers: outage.py) that
 first writes the clock node: its exclusive lock, held to commit, serializes
 writers from any number of processes, so the global tick is exact and gapless.
 Inside one process a plain lock keeps writers from queueing on the server.
@@ -41,6 +42,7 @@ from kenning_encounter.store.neo4j.ledger import Neo4jLedgers
 from kenning_encounter.store.neo4j.meanings import Neo4jMeanings
 from kenning_encounter.store.neo4j.namespace import DEFAULT_MEMORY, Namespace, name_problem
 from kenning_encounter.store.neo4j.nodecache import DEFAULT_CAPACITY, NodeCache
+from kenning_encounter.store.neo4j.outage import Watch
 from kenning_encounter.store.neo4j.scope import check_scope, scope_nodes
 from kenning_encounter.store.neo4j.translate import translated
 from kenning_encounter.store.neo4j.tx import Neo4jTx
@@ -72,6 +74,8 @@ _MEMORY_CODES = ("MemoryPoolOutOfMemoryError", "MemoryLimitExceeded")
 # Nodes the cache's warming reads per transaction, and how long a closing store waits for it.
 WARM_PAGE = 1_000
 WARM_JOIN_S = 10.0
+# How long one connection (and so one login) serves, in seconds.
+CONNECTION_LIFETIME_S = 300.0
 # Fewer than the driver's pool: slow read_cypher queries never take every connection.
 CYPHER_CONCURRENCY = 3
 INSTALL_HINT = (
@@ -110,6 +114,12 @@ class Neo4jStore:
 
         self._driver = driver
         self.uri = _redacted(uri)
+        parts = urlsplit(uri)
+        self._watch = Watch(
+            self.uri,
+            (parts.hostname or "localhost", parts.port or 7687),
+            tls=parts.scheme.endswith(("+s", "+ssc")),
+        )
         self.database = database
         self.ns = Namespace(memory)
         self.memory = memory
@@ -145,22 +155,25 @@ class Neo4jStore:
         clock: Callable[[], str] = _utc_now,
         tracer: Tracer | None = None,
         slow_query_ms: float = DEFAULT_SLOW_QUERY_MS,
-        connection_timeout_s: float = 10.0,
+        connection_timeout_s: float = 5.0,
         cache_nodes: int = DEFAULT_CAPACITY,
+        connection_lifetime_s: float = CONNECTION_LIFETIME_S,
     ) -> Neo4jStore:
         """Connect, check the server answers, and create the schema if it is missing.
 
         ``memory`` names the memory within the database: several may share one
         (namespace.py). Statements go to ``tracer``; without one, to the query log,
         which calls one slower than ``slow_query_ms`` slow (0: never). The node cache
-        keeps up to ``cache_nodes`` nodes (0: none)."""
+        keeps up to ``cache_nodes`` nodes (0: none). A connection, and the login it
+        made, serves ``connection_lifetime_s`` at most: a password changed or a user
+        dropped on the server is heard within that."""
         problem = name_problem(memory)
         if problem is not None:
             raise ConfigError(problem + " (set KENNING_ENCOUNTER_MEMORY or --memory)")
         tracer = tracer or QueryLog(slow_query_ms, backend=cls.backend)
         store = cls._connect(
             uri, username, password, database, memory, clock, tracer, connection_timeout_s,
-            cache_nodes,
+            cache_nodes, connection_lifetime_s,
         )  # fmt: skip
         return store._prepared()
 
@@ -193,6 +206,7 @@ class Neo4jStore:
         tracer: Tracer | None,
         connection_timeout_s: float,
         cache_nodes: int = DEFAULT_CAPACITY,
+        connection_lifetime_s: float = CONNECTION_LIFETIME_S,
     ) -> Neo4jStore:
         try:
             import neo4j
@@ -210,6 +224,12 @@ class Neo4jStore:
                 uri,
                 auth=auth,
                 connection_timeout=connection_timeout_s,
+                # Bounds the Bolt handshake and login too (connection_timeout is TCP's
+                # alone): a hung server answers a new connection after this, not 60 s.
+                connection_acquisition_timeout=connection_timeout_s + 1.0,
+                # A login lasts as long as its connection (a changed password or a dropped
+                # user is not heard on one already open): minutes, not the default hour.
+                max_connection_lifetime=connection_lifetime_s,
                 notifications_min_severity="OFF",
                 user_agent="kenning-encounter",
             )
@@ -232,7 +252,7 @@ class Neo4jStore:
 
     def _prepared(self) -> Neo4jStore:
         try:
-            with self._translate_errors("connecting"):
+            with self._translate_errors("connecting", serving=False):
                 self._driver.verify_connectivity()
             self._prepare()
         except BaseException:
@@ -247,6 +267,7 @@ class Neo4jStore:
         self._stop_warming.set()
         if self._warming is not None:
             self._warming.join(WARM_JOIN_S)  # it stops after the page it is reading
+        self._watch.close()
         with self._write_lock:
             self._driver.close()
 
@@ -284,8 +305,7 @@ class Neo4jStore:
             rows = self._tx(tx, write=False).rows(q.NODES_NEWEST, {"limit": limit})
             return [str(r[0]) for r in rows]
 
-        with self._translate_errors("reading"), self._session(write=False) as s:
-            ids = s.execute_read(newest)
+        ids = self._unit(newest, False, "reading")
         read = 0
         for end in range(len(ids), 0, -WARM_PAGE):
             if stop is not None and stop.is_set():
@@ -297,7 +317,10 @@ class Neo4jStore:
     # --- schema -----------------------------------------------------------------
     def _prepare(self) -> None:
         tracer, ns = self._tracer, self.ns
-        with self._translate_errors("preparing the schema"), self._session(write=True) as s:
+        with (
+            self._translate_errors("preparing the schema", serving=False),
+            self._session(write=True) as s,
+        ):
 
             def run(statement: LiteralString, *, mine: bool = False) -> None:
                 engine.execute(
@@ -384,6 +407,7 @@ class Neo4jStore:
                 uri=self.uri,
                 memory=self.memory,
                 tracer=self._tracer,
+                watch=self._watch,
             )
         except StoreError as exc:  # analytics then runs in process: never a reason not to start
             log.warning(
@@ -450,8 +474,28 @@ class Neo4jStore:
             default_access_mode=neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS,
         )
 
-    def _translate_errors(self, doing: str) -> contextlib.AbstractContextManager[None]:
-        return translated(self.uri, doing)
+    def _translate_errors(
+        self, doing: str, *, write: bool = False, serving: bool = True
+    ) -> contextlib.AbstractContextManager[None]:
+        return translated(self.uri, doing, write=write, serving=serving)
+
+    def _unit(self, work: Callable[[ManagedTransaction], T], write: bool, doing: str) -> T:
+        """One unit of work as a managed transaction, retried and bounded by the watch
+        (outage.py): a server that stops answering is answered in seconds."""
+        import neo4j
+
+        def session() -> Session:
+            if self._closed:
+                raise StoreError("the store is closed")
+            return self._driver.session(
+                database=self.database,
+                bookmark_manager=self._bookmarks,
+                default_access_mode=neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS,
+                max_transaction_retry_time=0.0,  # the watch retries, in its own budgets
+            )
+
+        with self._translate_errors(doing, write=write):
+            return self._watch.unit(session, work, write=write, doing=doing)
 
     # --- units of work ---------------------------------------------------------------
     def _tx(self, tx: ManagedTransaction, *, write: bool) -> Neo4jTx:
@@ -472,15 +516,14 @@ class Neo4jStore:
             ntx.end_write()
             return result
 
-        with self._write_lock, self._translate_errors("writing"), self._session(write=True) as s:
-            return s.execute_write(attempt)
+        with self._write_lock:
+            return self._unit(attempt, True, "writing")
 
     def read(self, work: Callable[[ReadTx], T]) -> T:
         def attempt(tx: ManagedTransaction) -> T:
             return work(self._tx(tx, write=False))
 
-        with self._translate_errors("reading"), self._session(write=False) as s:
-            return s.execute_read(attempt)
+        return self._unit(attempt, False, "reading")
 
     # --- the infusion ledger (store/neo4j/ledger.py): never the clock, never a tick ------
     @property
@@ -503,8 +546,7 @@ class Neo4jStore:
     def _ledger_unit(
         self, work: Callable[[ManagedTransaction], Any], write: bool, doing: str
     ) -> Any:
-        with self._translate_errors(doing), self._session(write=write) as s:
-            return s.execute_write(work) if write else s.execute_read(work)
+        return self._unit(work, write, doing)
 
     # --- lexical search -----------------------------------------------------------------
     def fulltext(
@@ -519,8 +561,7 @@ class Neo4jStore:
             ntx = self._tx(tx, write=False)
             return lexical.search(ntx, text, types=types, heads_only=heads_only, limit=limit)
 
-        with self._translate_errors("searching"), self._session(write=False) as s:
-            return s.execute_read(work)
+        return self._unit(work, False, "searching")
 
     def _held_freqs(self, withheld: frozenset[str]) -> lexical.DocFreqs:
         """The frequencies counted for one gate (a gate counts without its withheld
@@ -540,8 +581,7 @@ class Neo4jStore:
         def work(tx: ManagedTransaction) -> TermStatsSnapshot:
             return lexical.stats(self._tx(tx, write=False), wanted, held, withheld)
 
-        with self._translate_errors("reading corpus statistics"), self._session(write=False) as s:
-            return s.execute_read(work)
+        return self._unit(work, False, "reading corpus statistics")
 
     def search_read(
         self,
@@ -560,8 +600,7 @@ class Neo4jStore:
                 hits = lexical.search(ntx, text, types=types, heads_only=False, limit=limit)
             return work(ntx, hits)
 
-        with self._translate_errors("searching"), self._session(write=False) as s:
-            return s.execute_read(attempt)
+        return self._unit(attempt, False, "searching")
 
     def read_text(
         self,
@@ -580,8 +619,7 @@ class Neo4jStore:
             hits = lexical.search_remembered(ntx, text, limit=limit)
             return work(ntx, hits, lambda: lexical.stats(ntx, wanted, held, withheld))
 
-        with self._translate_errors("searching"), self._session(write=False) as s:
-            return s.execute_read(attempt)
+        return self._unit(attempt, False, "searching")
 
     # --- read_cypher ------------------------------------------------------------------------
     def _explain(
@@ -666,7 +704,12 @@ class Neo4jStore:
                 rows.append(row)
             return False
 
-        with self._translate_errors("running read_cypher"), self._session(write=False) as s:
+        self._watch.check_answering("running read_cypher", write=False)
+        with (
+            self._translate_errors("running read_cypher"),
+            self._session(write=False) as s,
+            self._watch.watching(s, "running read_cypher"),  # BEGIN waits for its answer too
+        ):
             # The server reads a timeout of 0 as "none": never let one through.
             tx = s.begin_transaction(timeout=max(timeout_s, 0.001))
             try:

@@ -24,11 +24,12 @@ from typing import TYPE_CHECKING, Any, LiteralString
 
 from kenning_encounter.store.neo4j import engine
 from kenning_encounter.store.neo4j import queries as q
+from kenning_encounter.store.neo4j.outage import Watch
 from kenning_encounter.store.neo4j.translate import translated
 from kenning_encounter.store.tracing import Tracer
 
 if TYPE_CHECKING:
-    from neo4j import Driver, ManagedTransaction, Result
+    from neo4j import Driver, ManagedTransaction, Result, Session
 
     from kenning_encounter.store.port import AnalyticsExecutor
 
@@ -48,8 +49,10 @@ class GdsExecutor:
         uri: str,
         memory: str = "default",
         tracer: Tracer = engine.DEFAULT_TRACER,
+        watch: Watch | None = None,
     ) -> None:
         self._driver = driver
+        self._watch = watch
         self._database = database
         self._uri = uri
         self._tracer = tracer
@@ -71,7 +74,9 @@ class GdsExecutor:
         if "$memory" in statement:
             sent["memory"] = self._memory
         with translated(self._uri, doing):
-            return _write(self._driver, self._database, statement, sent, self._tracer)
+            return _write(
+                self._driver, self._database, statement, sent, self._tracer, self._watch, doing
+            )
 
 
 def _dicts(result: Result) -> list[dict[str, Any]]:
@@ -84,14 +89,26 @@ def _write(
     statement: LiteralString,
     params: dict[str, Any],
     tracer: Tracer,
+    watch: Watch | None = None,
+    doing: str = "running GDS",
 ) -> list[dict[str, Any]]:
+    """One statement as a managed write; with the store's ``watch``, retried and bounded
+    as the store's units are (outage.py)."""
+
     def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
         return engine.execute(tx, statement, params, read=_dicts, tracer=tracer)
 
-    with driver.session(
-        database=database, bookmark_manager=driver.execute_query_bookmark_manager
-    ) as session:
-        return session.execute_write(work)
+    bookmarks = driver.execute_query_bookmark_manager
+    if watch is None:
+        with driver.session(database=database, bookmark_manager=bookmarks) as session:
+            return session.execute_write(work)
+
+    def open_session() -> Session:
+        return driver.session(
+            database=database, bookmark_manager=bookmarks, max_transaction_retry_time=0.0
+        )
+
+    return watch.unit(open_session, work, write=True, doing=doing, tell_write=False)
 
 
 def open_gds(
@@ -101,6 +118,7 @@ def open_gds(
     uri: str = "",
     memory: str = "default",
     tracer: Tracer = engine.DEFAULT_TRACER,
+    watch: Watch | None = None,
 ) -> GdsExecutor | None:
     """An executor on the server's GDS for ``memory``, or None when the plugin is absent.
 
@@ -112,7 +130,9 @@ def open_gds(
 
     with translated(uri or "the server", "reading the GDS version"):
         try:
-            records = _write(driver, database, q.GDS_VERSION, {}, tracer)
+            records = _write(
+                driver, database, q.GDS_VERSION, {}, tracer, watch, "reading the GDS version"
+            )
         except ClientError as exc:
             if exc.code == UNKNOWN_FUNCTION:
                 return None
@@ -120,7 +140,9 @@ def open_gds(
     if not records:
         return None
     version = str(records[0]["version"])
-    return GdsExecutor(driver, version, database=database, uri=uri, memory=memory, tracer=tracer)
+    return GdsExecutor(
+        driver, version, database=database, uri=uri, memory=memory, tracer=tracer, watch=watch
+    )
 
 
 if TYPE_CHECKING:
