@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -100,3 +102,48 @@ def test_a_configured_key_wins_and_must_be_long_enough(tmp_path: Path) -> None:
     assert not (tmp_path / "memory" / KEY_FILE).exists()
     with pytest.raises(ConfigError, match="session_key"):
         load_settings(data_dir=tmp_path / "memory", session_key="short")
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda p: p.write_text(""), "it is empty"),
+        (lambda p: p.write_text("not hex"), "it is not a hex key"),
+        (lambda p: p.write_text("ab" * 8 + "\n"), "it holds 8 bytes, not 16 or more"),
+        (lambda p: p.mkdir(), "Is a directory"),
+        (lambda p: p.write_bytes(b"\xff\xfe"), "cannot be used"),
+    ],
+)
+def test_a_key_file_that_cannot_be_used_is_named_with_its_fix(
+    tmp_path: Path, make: Any, says: str
+) -> None:
+    settings = load_settings(data_dir=tmp_path / "memory", session_key=None)
+    path = tmp_path / "memory" / KEY_FILE
+    path.parent.mkdir()
+    make(path)
+    with pytest.raises(ConfigError) as refused:
+        load_session_key(settings)
+    message = str(refused.value)
+    assert str(path) in message and says in message and "delete it to mint a new one" in message
+
+
+def test_a_key_is_minted_whole_or_not_at_all(tmp_path: Path) -> None:
+    settings = load_settings(data_dir=tmp_path / "memory", session_key=None)
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    # What a mint killed before its link leaves: a temporary file, never the key file.
+    (folder / f".{KEY_FILE}.4242.deadbeef").write_text("")
+    keys: list[str] = []
+    threads = [
+        threading.Thread(target=lambda: keys.append(load_session_key(settings).handle(USED)))
+        for _ in range(8)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(keys) == 8 and len(set(keys)) == 1  # every racer reads the one minted key
+    assert len(bytes.fromhex((folder / KEY_FILE).read_text().strip())) == 32
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [KEY_FILE, f".{KEY_FILE}.4242.deadbeef"]
+    )

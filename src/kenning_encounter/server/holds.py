@@ -20,6 +20,7 @@ server creates beside its memory with mode 0600.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import logging
@@ -72,23 +73,53 @@ def split_handle(value: str) -> tuple[str, str | None]:
 
 
 def _key_from_file(path: Path) -> bytes:
+    """The key in ``path``, minted there first when there is none. Minted whole or not at
+    all: written to a file of its own, then linked into place (a process killed while
+    writing left an empty key file, and every later session call was refused)."""
     try:
-        return bytes.fromhex(path.read_text().strip())
+        text = path.read_text(encoding="ascii")
     except FileNotFoundError:
-        pass
-    except ValueError as exc:
-        raise ConfigError(
-            f"session key: {path} is not a hex key ({exc}); delete it to mint a new one "
-            "(every handle handed out so far stops working)"
-        ) from None
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    secret = secrets.token_bytes(_KEY_BYTES)
+        return _mint(path)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(_bad_key_file(path, getattr(exc, "strerror", None) or str(exc))) from None
+    if not text.strip():
+        raise ConfigError(_bad_key_file(path, "it is empty"))
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process minted it first: use theirs
-        return _key_from_file(path)
-    with os.fdopen(fd, "w") as out:
-        out.write(secret.hex() + "\n")
+        secret = bytes.fromhex(text.strip())
+    except ValueError:
+        raise ConfigError(_bad_key_file(path, "it is not a hex key")) from None
+    if len(secret) < 16:
+        raise ConfigError(_bad_key_file(path, f"it holds {len(secret)} bytes, not 16 or more"))
+    return secret
+
+
+def _bad_key_file(path: Path, why: str) -> str:
+    return (
+        f"session key: {path} cannot be used ({why}); delete it to mint a new one (every "
+        "handle handed out so far stops working), or set KENNING_ENCOUNTER_SESSION_KEY"
+    )
+
+
+def _mint(path: Path) -> bytes:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        secret = secrets.token_bytes(_KEY_BYTES)
+        temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(fd, "w") as out:
+                out.write(secret.hex() + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+            try:
+                os.link(temp, path)  # fails if another process minted one first
+            except FileExistsError:
+                return _key_from_file(path)  # theirs
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+    except OSError as exc:
+        raise ConfigError(_bad_key_file(path, exc.strerror or str(exc))) from None
     log.info("minted a session key at %s", path)
     return secret
 
