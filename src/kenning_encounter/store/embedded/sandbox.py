@@ -120,6 +120,16 @@ class _Died(Exception):
     pass
 
 
+def _clear(path: Path) -> None:
+    """Remove our snapshot folder, or whatever took its name (a file, a link: the link
+    itself, never what it points at). Best effort: making it again says what is wrong."""
+    with contextlib.suppress(OSError):
+        if path.is_symlink() or not path.is_dir():
+            path.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(path)
+
+
 class CypherSandbox:
     """Sandbox processes (at most one per concurrent query) and the snapshot they read."""
 
@@ -132,7 +142,7 @@ class CypherSandbox:
         memory_bytes: int = MEMORY_BYTES,
     ) -> None:
         self._dir = data_dir / SNAPSHOT_DIR
-        shutil.rmtree(self._dir, ignore_errors=True)  # a crashed server's leftovers
+        _clear(self._dir)  # a crashed server's leftovers
         self._take = take_snapshot
         self._clock = read_clock
         self._memory = memory_bytes
@@ -149,7 +159,14 @@ class CypherSandbox:
         with self._lock:
             if self._snapshot is not None and self._snapshot[:2] == (clock, withheld):
                 return self._snapshot[2]
-            self._dir.mkdir(parents=True, exist_ok=True)
+            try:
+                self._dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(
+                    f"read_cypher reads a copy of the store in {self._dir}, which cannot be "
+                    f"made ({exc.strerror or exc}); remove what is in its place (it holds "
+                    "only copies this server makes), or make the folder writable"
+                ) from exc
             self._taken += 1
             path = self._dir / f"snapshot-{self._taken}.lbdb"
             taken_at = self._take(path)
