@@ -108,6 +108,19 @@ def test_retries_never_outlast_the_timeout(
     assert fake.hits == 2
 
 
+def test_a_transient_failure_that_leaves_no_time_to_retry_is_a_timeout(
+    served: tuple[Provider, FakeGemini | FakeOpenAI],
+) -> None:
+    provider, fake = served
+    # The 503 itself comes as the budget runs out: no attempt is left time, whatever the
+    # machine's load, so the call did not finish within its budget.
+    fake.script(Reply(status=503, delay_s=0.39), Reply(text="never asked"))
+    with pytest.raises(MatcherError) as caught:
+        provider.complete(REQUEST, timeout_s=0.4)
+    assert caught.value.reason == "timeout"
+    assert fake.hits == 1
+
+
 def test_unreadable_wire_response_is_malformed_output(
     served: tuple[Provider, FakeGemini | FakeOpenAI],
 ) -> None:

@@ -135,8 +135,17 @@ class Provider(ABC):
                 pause = self._backoff_s * (2 ** (attempt - 1)) * (1 + random.random() / 2)
                 left = deadline - time.monotonic()
                 if attempt >= self._max_attempts or left - pause < _MIN_ATTEMPT_S:
-                    self._log_failure(request, exc, attempt, started)
-                    raise MatcherError(exc.reason, exc.detail) from exc
+                    # Out of attempts, the failure is the answer; out of time for the
+                    # next one, the call did not finish within its budget.
+                    final = (
+                        MatcherError(exc.reason, exc.detail)
+                        if attempt >= self._max_attempts
+                        else MatcherError(
+                            "timeout", f"no answer within {budget:.2f}s (last: {exc.detail})"
+                        )
+                    )
+                    self._log_failure(request, final, attempt, started)
+                    raise final from exc
                 logger.debug(
                     "%s %s attempt %d failed (%s); retrying in %.2fs",
                     self.name,
