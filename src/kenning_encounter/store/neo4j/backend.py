@@ -463,15 +463,19 @@ class Neo4jStore:
         return self.read(lambda tx: cast(Neo4jTx, tx).meta("schema_version"))
 
     # --- plumbing ------------------------------------------------------------------
-    def _session(self, *, write: bool) -> Session:
+    def _session(self, *, write: bool, driver_retries: bool = True) -> Session:
+        """A session on the memory's database; without ``driver_retries`` its managed
+        transactions are not retried by the driver (the watch retries, outage.py)."""
         import neo4j
 
         if self._closed:
             raise StoreError("the store is closed")
+        extra: dict[str, Any] = {} if driver_retries else {"max_transaction_retry_time": 0.0}
         return self._driver.session(
             database=self.database,
             bookmark_manager=self._bookmarks,
             default_access_mode=neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS,
+            **extra,
         )
 
     def _translate_errors(
@@ -482,17 +486,9 @@ class Neo4jStore:
     def _unit(self, work: Callable[[ManagedTransaction], T], write: bool, doing: str) -> T:
         """One unit of work as a managed transaction, retried and bounded by the watch
         (outage.py): a server that stops answering is answered in seconds."""
-        import neo4j
 
         def session() -> Session:
-            if self._closed:
-                raise StoreError("the store is closed")
-            return self._driver.session(
-                database=self.database,
-                bookmark_manager=self._bookmarks,
-                default_access_mode=neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS,
-                max_transaction_retry_time=0.0,  # the watch retries, in its own budgets
-            )
+            return self._session(write=write, driver_retries=False)
 
         with self._translate_errors(doing, write=write):
             return self._watch.unit(session, work, write=write, doing=doing)
