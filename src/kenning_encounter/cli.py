@@ -308,6 +308,11 @@ def _serve(ns: argparse.Namespace, launch: Launch | None) -> int:
         _error(str(exc))
         return EXIT_CONFIG
     configure_logging(settings.log_level)
+    from kenning_encounter.memory import scrub
+
+    unfinished = scrub.unfinished(settings.resolved_data_dir)
+    if unfinished is not None:
+        logging.getLogger(PROG).warning("%s", unfinished)
     if launch is not None:
         if settings.transport == "stdio":
             launch.configure(read_env_names(settings))

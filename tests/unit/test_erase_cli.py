@@ -267,3 +267,22 @@ def test_an_erasure_cut_short_is_finished_by_resume(tmp_path: Path) -> None:
     assert again.returncode == 2 and "no unfinished erasure" in again.stderr
     none = _cli("erase", "--data-dir", str(data_dir))
     assert none.returncode == 2 and "REF" in none.stderr
+
+
+def test_an_unfinished_erasure_is_said_by_serve_and_doctor(tmp_path: Path) -> None:
+    from kenning_encounter.memory import scrub
+
+    data_dir = tmp_path / "m"
+    store = EmbeddedStore.open(data_dir)
+    store.close()
+    scrub.mark_pending(data_dir, ["not_000000000000"])  # as a kill after the mark leaves it
+    resume = f"kenning-encounter erase --resume --data-dir {data_dir}"
+    checked = _cli("doctor", "--data-dir", str(data_dir))
+    assert checked.returncode == 0, checked.stdout
+    line = next(x for x in checked.stdout.splitlines() if " erasure " in x)
+    assert line.lstrip().startswith("WARN") and "may still be in the files on disk" in line
+    assert resume in checked.stdout
+    served = _cli("serve", "--transport", "stdio", "--data-dir", str(data_dir))
+    assert "stopped before it finished" in served.stderr and resume in served.stderr
+    scrub.clear_pending(data_dir)
+    assert " erasure " not in _cli("doctor", "--data-dir", str(data_dir)).stdout

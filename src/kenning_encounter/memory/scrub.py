@@ -58,6 +58,18 @@ def pending(data_dir: Path) -> list[str] | None:
     return [str(i) for i in ids] if isinstance(ids, list) else []
 
 
+def unfinished(data_dir: Path) -> str | None:
+    """What to say when an erasure stopped before it scrubbed what it erased (its nodes
+    are gone from every tool; their text may still be in the files on disk)."""
+    if pending(data_dir) is None:
+        return None
+    return (
+        f"an erasure in {data_dir} stopped before it finished: what it erased may still "
+        "be in the files on disk; stop the server and run kenning-encounter erase "
+        f"--resume --data-dir {data_dir}"
+    )
+
+
 def mark_pending(data_dir: Path, ids: Sequence[str]) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     tmp = data_dir / (PENDING + ".tmp")

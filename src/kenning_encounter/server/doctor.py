@@ -92,6 +92,12 @@ def _embedded(settings: Settings) -> Iterator[Finding]:
     if not EmbeddedStore.holds_memory(data_dir):
         yield Finding("ok", "store", f"no store yet at {data_dir}; serve creates it")
         return
+    from kenning_encounter.memory import scrub
+
+    unfinished = scrub.unfinished(data_dir)
+    if unfinished is not None:
+        said, _, fix = unfinished.partition("; ")
+        yield Finding("warn", "erasure", said, fix)
     try:
         store = EmbeddedStore.open(data_dir)
     except StoreLocked as exc:
