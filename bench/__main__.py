@@ -42,6 +42,7 @@ BENCHES: dict[str, str] = {
     "asof": "bench.asof_bench",
     "chain": "bench.chain_bench",
     "prompt": "bench.prompt_bench",
+    "soak": "bench.soak_bench",
 }
 # Only these take --nodes (their one size); the others measure their own sizes.
 SIZED = frozenset({"scale", "local-scale", "ui"})
