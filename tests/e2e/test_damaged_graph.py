@@ -25,21 +25,11 @@ import pytest
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from tests.e2e.conftest import ROOT, clean_environ, server_command
-from tests.e2e.test_damaged_text_index import unprivileged
+from tests.e2e.test_damaged_text_index import INIT, unprivileged
 from tests.support.cli import run_cli
 
 SEARCH = [
-    {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "a test", "version": "1"},
-        },
-    },
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    *INIT,
     {
         "jsonrpc": "2.0",
         "id": 1,
