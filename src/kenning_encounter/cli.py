@@ -943,14 +943,17 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def _undecodable(args: Sequence[str]) -> str | None:
     """Why an argument is no text, or None. Python hands an argument's bytes that are not
     UTF-8 over as lone surrogates, which no store, file name check or terminal takes."""
+    from kenning_encounter.plaintext import lone_surrogate
+
     for number, arg in enumerate(args, start=1):
-        for at, ch in enumerate(arg):
-            if 0xD800 <= ord(ch) <= 0xDFFF:
-                byte = f" (byte 0x{ord(ch) - 0xDC00:02x})" if ord(ch) >= 0xDC80 else ""
-                return (
-                    f"argument {number} ({arg[:at]!r}...) is not UTF-8 text at character "
-                    f"{at + 1}{byte}; pass it in UTF-8"
-                )
+        at = lone_surrogate(arg)
+        if at is not None:
+            code = ord(arg[at])
+            byte = f" (byte 0x{code - 0xDC00:02x})" if code >= 0xDC80 else ""
+            return (
+                f"argument {number} ({arg[:at]!r}...) is not UTF-8 text at character "
+                f"{at + 1}{byte}; pass it in UTF-8"
+            )
     return None
 
 

@@ -26,6 +26,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from kenning_encounter.errors import ConfigError
+from kenning_encounter.plaintext import lone_surrogate
 from kenning_encounter.vocabulary import ACTIVATION_HALF_LIFE_DAYS, CLASSIFICATIONS
 
 ENV_PREFIX = "KENNING_ENCOUNTER_"
@@ -330,7 +331,7 @@ class Settings(BaseSettings):
                     text = text.get_secret_value()
                 if isinstance(text, Path):
                     text = str(text)
-                if isinstance(text, str) and (at := _first_surrogate(text)) is not None:
+                if isinstance(text, str) and (at := lone_surrogate(text)) is not None:
                     raise ValueError(
                         f"{name} ({env_name(name)}): holds a byte that is not UTF-8 at "
                         f"character {at + 1}; settings are read as UTF-8 text"
@@ -394,12 +395,6 @@ class Settings(BaseSettings):
 
     def tool_name(self, name: str) -> str:
         return f"{self.namespace}-{name}" if self.namespace else name
-
-
-def _first_surrogate(text: str) -> int | None:
-    if text.isascii():
-        return None
-    return next((i for i, ch in enumerate(text) if 0xD800 <= ord(ch) <= 0xDFFF), None)
 
 
 def grant_classes(value: list[str]) -> list[str]:

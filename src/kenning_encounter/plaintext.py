@@ -37,6 +37,18 @@ _TEXT_REFUSED: Final = re.compile(
 )
 
 
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(text: str) -> int | None:
+    """Where ``text`` holds a lone surrogate (half of a UTF-16 pair; Python's stand-in
+    for a byte of an argument, a variable or a file name that is not UTF-8), or None."""
+    if text.isascii():
+        return None
+    found = _SURROGATE.search(text)
+    return None if found is None else found.start()
+
+
 # Names for the control characters most often met (unicodedata names none of them).
 _CONTROLS: Final = {
     "\x00": "NULL",
