@@ -84,6 +84,10 @@ async def test_a_hung_neo4j_is_answered_in_seconds_by_every_call_and_then_served
                 took, infused = _infuse(server.base)
                 assert took < PROMPT_S, f"/infuse took {took:.1f} s on a hung Neo4j"
                 assert infused["status"] == "failed" and infused["meta"]["degraded"]
+                # The hook is told why, in the store's words; the log says it in one line.
+                reason = infused["meta"]["degraded_reason"]
+                assert f"Neo4j at {relay.uri} is not answering" in reason, reason
+                assert "Traceback" not in server.stderr, server.stderr
             finally:
                 relay.thaw()
             # The same process, unrestarted.

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
-from kenning_encounter.errors import InvalidInput
+from kenning_encounter.errors import EngineError, InvalidInput, StoreError
 from kenning_encounter.infusion import rank as ranking
 from kenning_encounter.infusion import select
 from kenning_encounter.infusion.config import InfusionConfig
@@ -235,6 +235,14 @@ class Infuser:
         deadline = None if deadline_s is None else time.monotonic() + deadline_s
         try:
             return self._infuse(session, text, [str(t) for t in turns], now, deadline, include_cold)
+        except StoreError as exc:
+            if isinstance(exc, EngineError):  # the engine's words may quote what it read
+                log.exception("infusion failed")
+                return answer_failed(f"infusion failed on the server ({type(exc).__name__})")
+            # The store's own account (Neo4j not answering, a damaged index, a disk that
+            # took no write): written for the person, so it is the reason, with no trace.
+            log.warning("infusion failed: %s", exc)
+            return answer_failed(f"infusion failed on the server: {exc}")
         except Exception as exc:  # a broken memory is stated, never raised into a turn
             log.exception("infusion failed")
             return answer_failed(f"infusion failed on the server ({type(exc).__name__})")

@@ -373,8 +373,9 @@ class TextIndex:
         it whole from the graph, and searches say why they cannot answer."""
         self._fault = (
             f"the text index at {self._dir} could not save its changes ({exc}); is the disk "
-            "full? Search is off until the server is restarted (with room on the disk), "
-            "which derives the index again from the graph"
+            "full, or the folder not writable? Search is off until the server is restarted "
+            "(with room on the disk and the folder writable), which derives the index again "
+            "from the graph"
         )
         with contextlib.suppress(OSError):
             self._tick_file.unlink()
