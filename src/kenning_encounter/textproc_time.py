@@ -179,8 +179,8 @@ _NUMBERS: Final = {
 _VAGUE: Final = frozenset({"a couple of", "a couple", "a few", "few", "several"})
 _COUNT: Final = r"\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True))
 _N: Final = rf"(?P<n>{_COUNT})"
-_UNIT: Final = r"(?P<unit>day|week|weekend|month|year)s?"
-_UNIT_DAYS: Final = {"day": 1, "week": 7, "weekend": 7, "month": 30, "year": 365}
+_UNIT: Final = r"(?P<unit>day|week|weekend|month|quarter|year)s?"
+_UNIT_DAYS: Final = {"day": 1, "week": 7, "weekend": 7, "month": 30, "quarter": 91, "year": 365}
 _WEEKDAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _SEASONS: Final = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 _ORDINALS: Final = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2}
@@ -357,23 +357,35 @@ def _month_any(month: int, m: re.Match[str], sure: float) -> TimeWindow:
     return TimeWindow(None, None, timedelta(0), sure, label, m.span(), month)
 
 
-@_rule(rf"\b{_M},?\s+{_Y}\b", {DIGIT}, _MONTH_WORDS)
+# "May 2023", "May of 2023", "June '23" (a year cut to its last two digits, after a month).
+@_rule(rf"\b{_M},?\s+(?:of\s+)?(?:{_Y}|['’](?P<yy>\d\d))\b", {DIGIT}, _MONTH_WORDS)
 def _month_year(m: re.Match[str], ctx: _Ctx) -> TimeWindow:
     month = _month_of(m["mon"])
-    start, end = _months(int(m["year"]), month)
-    return _window(start, end, m, f"{m['year']}-{month:02d}", 1.0, 10)
+    year = int(m["year"]) if m.group("year") else 2000 + int(m["yy"])
+    start, end = _months(year, month)
+    return _window(start, end, m, f"{year}-{month:02d}", 1.0 if m.group("year") else 0.9, 10)
 
 
 _PART = r"(?P<part>early|mid|late|the\s+(?:beginning|start|middle|end)\s+of|(?:beginning|start|middle|end)\s+of)"
 
 
 @_rule(
-    rf"\b{_PART}[\s-]+(?:{_M}(?:,?\s+{_Y})?|(?P<only>(?:19|20)\d\d))\b",
+    rf"\b{_PART}[\s-]+(?:{_M}(?:,?\s+{_Y})?|(?P<only>(?:19|20)\d\d)"
+    r"|(?P<rel>the|this|last|next)\s+(?P<unit>week|month|quarter|year)(?!-))\b",
     {"early", "mid", "late", "beginning", "start", "middle", "end"},
 )
 def _part_of(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     part = m["part"].lower().split()[-2 if m["part"].lower().endswith("of") else -1]
     third = {"early": 0, "beginning": 0, "start": 0, "mid": 1, "middle": 1}.get(part, 2)
+    if m.group("unit"):
+        # "the start of the year", "late last month": a third of a unit read against now.
+        if ctx.now is None:
+            return None
+        rel, unit = m["rel"].lower(), m["unit"].lower()
+        start, end = _calendar(unit, ctx.now, _SHIFTS.get(rel, 0))
+        lo = start + (end - start) / 3 * third
+        label = f"{part} {'this' if rel == 'the' else rel} {unit}"
+        return _window(lo, lo + (end - start) / 3, m, label, 0.8, _UNIT_SLACK[unit])
     if m.group("mon"):
         month = _month_of(m["mon"])
         year = int(m["year"]) if m.group("year") else (_latest(ctx.now, month) if ctx.now else None)
@@ -417,6 +429,20 @@ def _quarter(m: re.Match[str], ctx: _Ctx) -> TimeWindow:
 
 _rule(rf"\bQ(?P<q>[1-4])\s*{_Y}\b", {DIGIT}, {"q"})(_quarter)
 _rule(rf"\b{_Y}\s*Q(?P<q>[1-4])\b", {DIGIT}, {"q"})(_quarter)
+
+
+@_rule(r"\bQ(?P<q>[1-4])\b", {DIGIT}, {"q"})
+def _quarter_alone(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """ "In Q2" with no year: the latest second quarter begun, as "in May" is the latest
+    May. Written capitalized only ("q2" is as likely a name)."""
+    if not m.group(0).startswith("Q") or ctx.now is None:
+        return None
+    quarter = int(m["q"])
+    year = _latest(ctx.now, 3 * quarter - 2)
+    if year is None:
+        return None
+    start, end = _months(year, 3 * quarter - 2, 3)
+    return _window(start, end, m, f"Q{quarter} {year}", 0.7, 14)
 
 
 @_rule(
@@ -534,28 +560,48 @@ def _calendar(unit: str, now: datetime, shift: int) -> tuple[datetime, datetime]
             saturday = monday + timedelta(days=5)
             return saturday, saturday + timedelta(days=2)
         return monday, monday + timedelta(days=7)
-    if unit == "month":
-        year, month = _add_months(now.year, now.month, shift)
+    if unit in ("month", "quarter"):
+        size = 3 if unit == "quarter" else 1
+        opening = now.month - (now.month - 1) % size  # the first month of this one
+        year, month = _add_months(now.year, opening, shift * size)
         first = day.replace(year=year, month=month, day=1)
-        end_year, end_month = _add_months(year, month, 1)
+        end_year, end_month = _add_months(year, month, size)
         return first, first.replace(year=end_year, month=end_month)
     first = day.replace(year=now.year + shift, month=1, day=1)
     return first, first.replace(year=first.year + 1)
 
 
+_SHIFTS: Final = {"last": -1, "this": 0, "next": 1, "previous": -1, "prior": -1}
+_UNIT_SLACK: Final = {"week": 3, "weekend": 3, "month": 7, "quarter": 14, "year": 30}
+
+
 @_rule(
-    r"\b(?P<rel>last|this|next)\s+(?P<unit>week|weekend|month|year)\b(?!-)",
-    {"last", "this", "next"},
+    r"\b(?P<rel>last|this|next|(?:the\s+)?(?:previous|prior))\s+"
+    r"(?P<unit>week|weekend|month|quarter|year)\b(?!-)",
+    {"last", "this", "next", "previous", "prior"},
     _UNIT_DAYS,
 )
 @_relative
 def _this_unit(m: re.Match[str], now: datetime) -> TimeWindow:
-    rel, unit = m["rel"].lower(), m["unit"].lower()
+    rel, unit = m["rel"].lower().split()[-1], m["unit"].lower()
     # Calendar units: "last week" is the Monday-to-Sunday before this one, and on a
-    # Sunday "last weekend" is the one before the weekend under way.
-    start, end = _calendar(unit, now, {"last": -1, "this": 0, "next": 1}[rel])
-    slack = {"week": 3, "weekend": 3, "month": 7, "year": 30}[unit]
-    return _window(start, end, m, f"{rel} {unit}", 0.9, slack)
+    # Sunday "last weekend" is the one before the weekend under way. "The previous week"
+    # may count from another moment than now: as "last week", less sure.
+    start, end = _calendar(unit, now, _SHIFTS[rel])
+    sure = 0.9 if rel in ("last", "this", "next") else 0.7
+    return _window(start, end, m, f"{rel} {unit}", sure, _UNIT_SLACK[unit])
+
+
+@_rule(
+    r"\bthe\s+(?P<unit>week|weekend|month|quarter|year)\s+(?:before|prior\s+to)\s+last\b",
+    {"last"},
+    _UNIT_DAYS,
+)
+@_relative
+def _before_last(m: re.Match[str], now: datetime) -> TimeWindow:
+    unit = m["unit"].lower()
+    start, end = _calendar(unit, now, -2)
+    return _window(start, end, m, f"the {unit} before last", 0.9, _UNIT_SLACK[unit])
 
 
 def _count(raw: str) -> tuple[int, bool]:
@@ -577,7 +623,9 @@ def _ago(m: re.Match[str], now: datetime) -> TimeWindow | None:
     sure = 0.5 if vague else 0.8
     spread = length * (2 if vague else 0)  # "a few weeks ago" is a wide guess
     label = f"{m['n'].lower()} {unit}s ago" if n != 1 or vague else f"{m['n'].lower()} {unit} ago"
-    return _window(start - spread, start + length + spread, m, label, sure, _UNIT_DAYS[unit] / 2)
+    # A time ago is over by now, however wide the guess around it.
+    end = min(start + length + spread, now)
+    return _window(start - spread, end, m, label, sure, _UNIT_DAYS[unit] / 2)
 
 
 @_rule(
@@ -660,6 +708,117 @@ def _day_of_month(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
         if day <= now:
             return _window(day, day + timedelta(days=1), m, f"the {m['day']}th", 0.6, 3)
     return None
+
+
+def _easter(year: int) -> tuple[int, int]:
+    """Western Easter Sunday of ``year`` as (month, day): the Gregorian computus."""
+    golden = year % 19
+    century, rest = divmod(year, 100)
+    leap_skip, leap_left = divmod(century, 4)
+    moon_fix = (century + 8) // 25
+    moon = (19 * golden + century - leap_skip - (century - moon_fix + 1) // 3 + 15) % 30
+    weekday = (32 + 2 * leap_left + 2 * (rest // 4) - moon - rest % 4) % 7
+    shift = (golden + 11 * moon + 22 * weekday) // 451
+    month, day = divmod(moon + weekday - 7 * shift + 114, 31)
+    return month, day + 1
+
+
+def _thanksgiving(year: int) -> tuple[int, int]:
+    """The fourth Thursday of November (the United States' Thanksgiving)."""
+    first = datetime(year, 11, 1).weekday()
+    return 11, 1 + (3 - first) % 7 + 21
+
+
+# Days a year keeps by name, each as it may be written: a fixed (month, day), or the
+# rule that finds it in a year.
+_HOLIDAYS: Final[dict[str, tuple[str, tuple[int, int] | Callable[[int], tuple[int, int]]]]] = {
+    "christmas eve": (r"christmas\s+eve", (12, 24)),
+    "christmas": (r"christmas(?:\s+day)?|xmas", (12, 25)),
+    "new year's eve": (r"new\s+year['’]?s?\s+eve", (12, 31)),
+    # "The new year" is the one to come, not a day: the day is written with its "'s".
+    "new year's day": (r"new\s+year(?:['’]?s(?:\s+day)?|\s+day)", (1, 1)),
+    "halloween": (r"halloween", (10, 31)),
+    "valentine's day": (r"valentine['’]?s?(?:\s+day)?", (2, 14)),
+    "st patrick's day": (r"(?:st\.?|saint)\s+patrick['’]?s?(?:\s+day)?", (3, 17)),
+    "independence day": (r"independence\s+day|fourth\s+of\s+july", (7, 4)),
+    "thanksgiving": (r"thanksgiving(?:\s+day)?", _thanksgiving),
+    "easter": (r"easter(?:\s+sunday)?", _easter),
+}
+_HOLIDAY_FORMS: Final = tuple(
+    (name, _Pattern(rf"(?:{form})$", re.I)) for name, (form, _) in _HOLIDAYS.items()
+)
+
+
+def _holiday_on(name: str, year: int) -> datetime:
+    rule = _HOLIDAYS[name][1]
+    month, day = rule(year) if callable(rule) else rule
+    return datetime(year, month, day, tzinfo=UTC)
+
+
+@_rule(
+    r"\b(?:(?P<rel>last|this|next)\s+)?(?P<h>"
+    + "|".join(form for form, _ in _HOLIDAYS.values())
+    + rf")(?:,?\s+(?:of\s+)?{_Y})?\b",
+    {
+        "christmas",
+        "xmas",
+        "year",
+        "halloween",
+        "valentine",
+        "patrick",
+        "independence",
+        "july",
+        "thanksgiving",
+        "easter",
+    },
+)
+def _holiday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """A holiday by name ("over Christmas", "last Thanksgiving", "Easter 2023"): its day,
+    with a week's slack for the days around it that the phrase often means. With no
+    year: the latest one begun by now ("next" the first after it)."""
+    written = " ".join(m["h"].split())
+    name = next((n for n, form in _HOLIDAY_FORMS if form.match(written)), None)
+    if name is None:
+        return None
+    if m.group("year"):
+        day, sure = _holiday_on(name, int(m["year"])), 1.0
+    elif ctx.now is None:
+        return None
+    else:
+        today = _day_start(ctx.now)
+        rel = (m["rel"] or "").lower()
+        year = ctx.now.year
+        day = _holiday_on(name, year)
+        if rel == "next":
+            day = day if day > today else _holiday_on(name, year + 1)
+        elif rel == "this":
+            pass
+        elif rel == "last":
+            day = day if day < today else _holiday_on(name, year - 1)
+        elif day > today:
+            day = _holiday_on(name, year - 1)
+        sure = 0.8
+    label = f"{name} {day.year}"
+    return _window(day, day + timedelta(days=1), m, label, sure, 7)
+
+
+@_rule(r"\b(?:the\s+)?week\s+of\s+(?:the\s+)?", {"week"})
+def _week_around(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """ "The week of May 8": the Monday-to-Sunday week holding that day."""
+    day = _at(ctx.text, m.end(), ctx.now)
+    if day is None or day.start is None or day.end is None:
+        return None
+    if day.end - day.start > timedelta(days=1):
+        return None  # "the week of May" is "the first week of May"'s to read
+    monday = _day_start(day.start) - timedelta(days=day.start.weekday())
+    return TimeWindow(
+        monday,
+        monday + timedelta(days=7),
+        timedelta(days=3),
+        day.certainty,
+        f"the week of {day.label}",
+        (m.start(), day.span[1]),
+    )
 
 
 @_rule(

@@ -102,6 +102,28 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         ("When did she go to a parade during the summer?", "2023-06-01", "2023-09-01"),
         ("we moved in the fall", "2023-09-01", "2023-12-01"),
         ("over the winter", "2022-12-01", "2023-03-01"),
+        # a month "of" a year, a year cut short, units counted twice back, the previous one
+        ("What happened in May of 2023?", "2023-05-01", "2023-06-01"),
+        ("the June '23 release", "2023-06-01", "2023-07-01"),
+        ("the weekend before last", "2023-11-11", "2023-11-13"),
+        ("what broke the week before last", "2023-11-06", "2023-11-13"),
+        ("the previous month", "2023-10-01", "2023-11-01"),
+        # quarters, with a year, alone (the latest begun) and named relatively
+        ("what did we ship in Q2", "2023-04-01", "2023-07-01"),
+        ("last quarter's numbers", "2023-07-01", "2023-10-01"),
+        ("the start of next quarter", "2024-01-01", "2024-01-31"),
+        # a part of a unit named relatively
+        ("at the start of the year", "2023-01-01", "2023-05-02"),
+        ("by the end of last year", "2022-09-01", "2023-01-01"),
+        ("early last month", "2023-10-01", "2023-10-11"),
+        # holidays: the latest one by now, or the one named
+        ("what did we plan over Christmas", "2022-12-25", "2022-12-26"),
+        ("next Christmas", "2023-12-25", "2023-12-26"),
+        ("at Thanksgiving", "2022-11-24", "2022-11-25"),  # the day after NOW, this year
+        ("Easter 2024", "2024-03-31", "2024-04-01"),
+        ("on New Year's Eve", "2022-12-31", "2023-01-01"),
+        ("the week of May 8", "2023-05-08", "2023-05-15"),  # the Monday-to-Sunday week
+        ("the week of Christmas 2022", "2022-12-19", "2022-12-26"),
     ],
 )
 def test_reads_the_forms_people_write(text: str, start: str | None, end: str | None) -> None:
@@ -133,6 +155,8 @@ def test_reads_the_forms_people_write(text: str, start: str | None, end: str | N
         "before the migration",
         "summer reading list",
         "version 1.2023.4",
+        "ready for the new year",
+        "the q2 variable",
         "the last word",
         "",
     ],
@@ -153,6 +177,23 @@ def test_what_is_not_a_time(text: str) -> None:
 def test_a_name_starting_like_a_month_is_not_that_month(text: str) -> None:
     # "of Maria" is not "of Mar(ch)": a month's short name is a whole word.
     assert [w.label for w in find_times(text, now=NOW)] == ["2023-08"]
+
+
+def test_a_time_ago_is_over_by_now_however_vague() -> None:
+    for text in ("a couple of weeks ago", "a few months ago", "several years ago"):
+        window = read_time(text, now=NOW)
+        assert window is not None and window.end is not None, text
+        assert window.end <= NOW, text
+
+
+def test_easter_and_thanksgiving_fall_on_their_days() -> None:
+    easter = {2019: "04-21", 2023: "04-09", 2024: "03-31", 2025: "04-20", 2038: "04-25"}
+    for year, day in easter.items():
+        window = read_time(f"Easter {year}")
+        assert window is not None and window.start == _day(f"{year}-{day}"), year
+    for year, day in {2022: "11-24", 2023: "11-23", 2024: "11-28"}.items():
+        window = read_time(f"Thanksgiving {year}")
+        assert window is not None and window.start == _day(f"{year}-{day}"), year
 
 
 def test_relative_phrases_need_a_clock_and_a_month_without_one_is_any_years() -> None:
