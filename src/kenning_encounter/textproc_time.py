@@ -919,6 +919,8 @@ def _composite(text: str, now: datetime | None) -> Iterator[TimeWindow]:
             slack = first.slack if length else timedelta(0)
         elif op == "since":
             start, end = first.start, now
+            if start is not None and end is not None and start >= end:
+                continue  # "since next Easter": nothing lies between it and now
         else:  # until, till, up to
             end = first.end
         label = f"{' '.join(k).lower() + ' ' if k else ''}{op} {first.label}"

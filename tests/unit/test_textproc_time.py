@@ -186,6 +186,15 @@ def test_a_time_ago_is_over_by_now_however_vague() -> None:
         assert window.end <= NOW, text
 
 
+def test_since_a_time_not_yet_come_is_no_span() -> None:
+    # Nothing lies between now and a time after it: no reading may run backwards.
+    for text in ("since next Christmas", "since this Sunday", "since 2024"):
+        for window in find_times(text, now=NOW):
+            assert not window.label.startswith("since"), (text, window)
+    since = read_time("since 2023", now=NOW)
+    assert since is not None and _bounds(since) == ("2023-01-01", "2023-11-22")
+
+
 def test_easter_and_thanksgiving_fall_on_their_days() -> None:
     easter = {2019: "04-21", 2023: "04-09", 2024: "03-31", 2025: "04-20", 2038: "04-25"}
     for year, day in easter.items():
@@ -376,6 +385,8 @@ def test_read_range_refuses_what_is_not_only_a_time(value: str) -> None:
 
 _WORDS = st.sampled_from(
     ["the", "deploy", "port", "rows", "May", "I", "week", "long", "for", "two", "days", "job"]
+    + ["Q2", "quarter", "last", "before", "of", "start", "year", "Christmas", "Easter", "'23"]
+    + ["since", "next", "this", "Sunday"]
 )
 
 
