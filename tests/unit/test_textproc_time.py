@@ -384,9 +384,11 @@ def test_read_range_refuses_what_is_not_only_a_time(value: str) -> None:
 
 
 _WORDS = st.sampled_from(
-    ["the", "deploy", "port", "rows", "May", "I", "week", "long", "for", "two", "days", "job"]
-    + ["Q2", "quarter", "last", "before", "of", "start", "year", "Christmas", "Easter", "'23"]
-    + ["since", "next", "this", "Sunday"]
+    [
+        *("the", "deploy", "port", "rows", "May", "I", "week", "long", "for", "two", "days"),
+        *("job", "Q2", "quarter", "last", "before", "of", "start", "year", "Christmas"),
+        *("Easter", "'23", "since", "next", "this", "Sunday"),
+    ]
 )
 
 
