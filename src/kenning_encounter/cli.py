@@ -146,6 +146,12 @@ SETTING_FLAGS: Final[tuple[Flag, ...]] = (
         metavar="MS",
     ),
     Flag(
+        "buffer_pool_mib",
+        "embedded: MiB of page memory the engine may hold (raise it for several million nodes)",
+        type=int,
+        metavar="MIB",
+    ),
+    Flag(
         "neo4j_cache_nodes",
         "Neo4j: nodes kept in memory, read in newest first at start (0: none)",
         type=int,

@@ -113,6 +113,9 @@ class Settings(BaseSettings):
     idle_horizon: float = Field(86_400.0, gt=0, le=MAX_IDLE_S)
     # A store statement slower than this many ms is logged at WARNING (0: never).
     slow_query_ms: float = Field(500.0, ge=0, le=MAX_WAIT_S * 1000)
+    # Embedded: MiB of page memory the engine may hold (its buffer pool); a memory of a
+    # million nodes reads its whole graph in 1024, one of several million needs more.
+    buffer_pool_mib: int = Field(1024, ge=64, le=1 << 20)
     # Neo4j: nodes a server keeps read in memory (store/neo4j/nodecache.py), and reads in,
     # newest first, on a thread of its own once the memory is open (0: no node cache).
     neo4j_cache_nodes: int = Field(100_000, ge=0)

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 from kenning_encounter.errors import EngineError, InvalidInput, StoreError
 from kenning_encounter.infusion import rank as ranking
@@ -59,6 +59,11 @@ class MatcherLike(Protocol):
 
 
 T = TypeVar("T")
+
+
+# Engine failures told in our own words (a disk that took no write, page memory too
+# small; the embedded store's IO_FAULT and POOL_FULL), which an infusion states.
+_STATED: Final = frozenset({"IO", "BufferPool"})
 
 
 def answer_failed(reason: str) -> dict[str, Any]:
@@ -236,7 +241,8 @@ class Infuser:
         try:
             return self._infuse(session, text, [str(t) for t in turns], now, deadline, include_cold)
         except StoreError as exc:
-            if isinstance(exc, EngineError):  # the engine's words may quote what it read
+            if isinstance(exc, EngineError) and exc.code not in _STATED:
+                # The engine's own words may quote what it read.
                 log.exception("infusion failed")
                 return answer_failed(f"infusion failed on the server ({type(exc).__name__})")
             # The store's own account (Neo4j not answering, a damaged index, a disk that

@@ -183,7 +183,11 @@ def open_store(settings: Settings) -> GraphStore:
         problem = place_problem(settings)
         if problem is not None:
             raise ConfigError(problem)
-        return EmbeddedStore.open(settings.resolved_data_dir, slow_query_ms=settings.slow_query_ms)
+        return EmbeddedStore.open(
+            settings.resolved_data_dir,
+            slow_query_ms=settings.slow_query_ms,
+            buffer_pool_mib=settings.buffer_pool_mib,
+        )
     try:
         from kenning_encounter.store.neo4j import open_from_settings
     except ImportError as exc:

@@ -99,7 +99,7 @@ def _embedded(settings: Settings) -> Iterator[Finding]:
         said, _, fix = unfinished.partition("; ")
         yield Finding("warn", "erasure", said, fix)
     try:
-        store = EmbeddedStore.open(data_dir)
+        store = EmbeddedStore.open(data_dir, buffer_pool_mib=settings.buffer_pool_mib)
     except StoreLocked as exc:
         if exc.url and _healthz(exc.url):
             yield Finding(

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import ladybug
 
@@ -56,6 +56,8 @@ from kenning_encounter.store.embedded.tx import (
     EmbeddedTx,
     engine_error,
     node_to_index_doc,
+    pool_full_message,
+    pool_is_full,
 )
 from kenning_encounter.store.port import (
     AnalyticsExecutor,
@@ -82,6 +84,12 @@ def _utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+# The engine would otherwise reserve most of the machine's memory for its buffer pool.
+# A million-node memory reads its whole graph within it (orient); past a few million,
+# raise it (the buffer_pool_mib setting).
+BUFFER_POOL_MIB: Final = 1024
+
+
 class EmbeddedStore:
     """GraphStore on LadybugDB. Open it with ``EmbeddedStore.open(data_dir)``."""
 
@@ -101,6 +109,7 @@ class EmbeddedStore:
         """``log_cut``: the write-ahead log was replayed only up to damage in it
         (``_open_database``), so the graph may lack writes the text index saw."""
         self.data_dir = data_dir
+        self.buffer_pool_mib = BUFFER_POOL_MIB  # what ``open`` gave the engine
         self._db = db
         self._log_cut = log_cut
         self._clock = clock
@@ -160,16 +169,18 @@ class EmbeddedStore:
         tracer: Tracer | None = None,
         slow_query_ms: float = DEFAULT_SLOW_QUERY_MS,
         warm_limit: int = WARM_LIMIT,
+        buffer_pool_mib: int = BUFFER_POOL_MIB,
     ) -> EmbeddedStore:
         """Open (or create) the store in ``data_dir``. Statements go to ``tracer``;
         without one, to the query log, which calls one slower than ``slow_query_ms``
         slow (0: never). A memory of at most ``warm_limit`` authored nodes is read whole
-        into the node cache by the first read that misses it (0: never)."""
+        into the node cache by the first read that misses it (0: never). The engine keeps
+        pages in at most ``buffer_pool_mib`` MiB."""
         data_dir.mkdir(parents=True, exist_ok=True)
         path = data_dir / "graph.lbdb"
         _refuse_lost_graph(data_dir, path)
         try:
-            db, cut = _open_database(path)
+            db, cut = _open_database(path, buffer_pool_mib)
         except RuntimeError as exc:
             match = _LOCK_PID.search(str(exc))
             if match or "lock" in str(exc).lower():
@@ -183,6 +194,7 @@ class EmbeddedStore:
             ) from exc
         tracer = tracer or QueryLog(slow_query_ms, backend=cls.backend)
         store = cls(data_dir, db, clock=clock, tracer=tracer, warm_limit=warm_limit, log_cut=cut)
+        store.buffer_pool_mib = buffer_pool_mib
         write_owner(data_dir, os.getpid(), None)
         return store
 
@@ -669,10 +681,6 @@ class EmbeddedStore:
         }
 
 
-# The engine would otherwise reserve most of the machine's memory for its buffer pool.
-BUFFER_POOL_BYTES = 1 << 30
-
-
 # What to do with a memory whose graph cannot be read (said after what is wrong).
 _RESTORE = (
     "Restore the folder {d} from a backup, or load your last export into a new folder: "
@@ -715,7 +723,7 @@ def _refuse_lost_graph(data_dir: Path, path: Path) -> None:
     )
 
 
-def _open_database(path: Path) -> tuple[ladybug.Database, bool]:
+def _open_database(path: Path, pool_mib: int) -> tuple[ladybug.Database, bool]:
     """Open the graph; a write-ahead log torn by a crash mid-transaction is cut back.
     With it, whether the log was cut.
 
@@ -725,9 +733,12 @@ def _open_database(path: Path) -> tuple[ladybug.Database, bool]:
     before it.
     """
     wal = path.with_name(path.name + ".wal")
+    pool = pool_mib << 20
     try:
-        return ladybug.Database(str(path), buffer_pool_size=BUFFER_POOL_BYTES), False
+        return ladybug.Database(str(path), buffer_pool_size=pool), False
     except (RuntimeError, ValueError) as exc:
+        if pool_is_full(str(exc)):  # too little page memory is not a damaged log
+            raise StoreError(pool_full_message(f"opening {path}", pool_mib)) from exc
         # Another owner's lock is not damage; and with no log there is nothing to cut.
         if "lock" in str(exc).lower() or not (wal.exists() or wal.is_symlink()):
             raise
@@ -752,9 +763,7 @@ def _open_database(path: Path) -> tuple[ladybug.Database, bool]:
             exc,
             kept,
         )
-        db = ladybug.Database(
-            str(path), buffer_pool_size=BUFFER_POOL_BYTES, throw_on_wal_replay_failure=False
-        )
+        db = ladybug.Database(str(path), buffer_pool_size=pool, throw_on_wal_replay_failure=False)
         return db, True
 
 

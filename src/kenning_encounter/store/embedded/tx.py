@@ -73,6 +73,25 @@ log = logging.getLogger(__name__)
 # The engine's kind for a failed read or write of its files (a full disk, a size limit,
 # a disk gone read-only).
 IO_FAULT: Final = "IO"
+# Our kind for the engine's page memory (its buffer pool) full: a memory too large for
+# the pool the settings give it, never damage.
+POOL_FULL: Final = "BufferPool"
+POOL_SETTING: Final = "KENNING_ENCOUNTER_BUFFER_POOL_MIB"
+
+
+def pool_is_full(text: str) -> bool:
+    """Whether the engine's words say its buffer pool had no room."""
+    return "buffer pool is full" in text.lower()
+
+
+def pool_full_message(doing: str, pool_mib: int | None = None) -> str:
+    size = f"{pool_mib} MiB" if pool_mib is not None else "1024 MiB unless set"
+    return (
+        f"the embedded store ran out of page memory while {doing}: its buffer pool ({size}) "
+        f"holds too little for this memory's size; nothing of this call was written and "
+        f"nothing is damaged. Raise {POOL_SETTING} (or --buffer-pool-mib), say to twice "
+        "that, and restart the server"
+    )
 
 
 def engine_error(exc: RuntimeError, doing: str) -> EngineError:
@@ -85,6 +104,8 @@ def engine_error(exc: RuntimeError, doing: str) -> EngineError:
     text = str(exc).strip()
     kind, sep, rest = text.partition(" exception: ")
     code, detail = (kind, rest) if sep and " " not in kind else ("", text)
+    if pool_is_full(text):
+        return EngineError(pool_full_message(doing), code=POOL_FULL, detail=detail)
     if code == IO_FAULT:
         return EngineError(
             f"the embedded store could not write its files while {doing} "
