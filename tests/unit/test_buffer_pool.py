@@ -14,8 +14,8 @@ import pytest
 from kenning_encounter.config import Settings, load_settings
 from kenning_encounter.errors import ConfigError, EngineError, StoreError
 from kenning_encounter.memory.service import Memory
-from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.server.context import open_store
+from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.embedded.tx import POOL_FULL, POOL_SETTING
 
 ROOT = Path(__file__).resolve().parents[2]
