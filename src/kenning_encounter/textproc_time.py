@@ -1032,7 +1032,7 @@ def read_range(value: str, *, now: datetime | None = None) -> TimeWindow | None:
     start, end = window.span
     rest = f"{text[:start]} {text[end:]}".strip(" ,.")
     # A phrase may bring its preposition ("in May 2023"), nothing else.
-    if rest and rest.lower() not in ("in", "on", "during", "at", "of"):
+    if rest and rest.lower() not in ("in", "on", "during", "at", "of", "over", "throughout"):
         return None
     return replace(window, slack=timedelta(0))
 

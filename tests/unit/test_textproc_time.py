@@ -362,6 +362,9 @@ def test_node_time_prefers_a_stated_span_then_observed_then_recorded() -> None:
         ("2023-05-07", "2023-05-07", "2023-05-08"),
         ("last week", "2023-11-13", "2023-11-20"),
         ("in May 2023", "2023-05-01", "2023-06-01"),
+        ("last quarter", "2023-07-01", "2023-10-01"),
+        ("over Christmas", "2022-12-25", "2022-12-26"),
+        ("the week before last", "2023-11-06", "2023-11-13"),
         # A bare date closing a range takes its whole day; the calendar's last runs open.
         ("2023-05-01..9999-12-31", "2023-05-01", None),
         ("..9999-12-31", None, None),
