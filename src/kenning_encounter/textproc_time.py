@@ -742,7 +742,8 @@ _HOLIDAYS: Final[dict[str, tuple[str, tuple[int, int] | Callable[[int], tuple[in
     "st patrick's day": (r"(?:st\.?|saint)\s+patrick['’]?s?(?:\s+day)?", (3, 17)),
     "independence day": (r"independence\s+day|fourth\s+of\s+july", (7, 4)),
     "thanksgiving": (r"thanksgiving(?:\s+day)?", _thanksgiving),
-    "easter": (r"easter(?:\s+sunday)?", _easter),
+    # Not an "Easter egg" (a hidden feature, in a memory of software) nor the island.
+    "easter": (r"easter(?:\s+sunday)?(?!\s+(?:eggs?|island)\b)", _easter),
 }
 _HOLIDAY_FORMS: Final = tuple(
     (name, _Pattern(rf"(?:{form})$", re.I)) for name, (form, _) in _HOLIDAYS.items()
@@ -778,8 +779,8 @@ def _holiday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     year: the latest one begun by now ("next" the first after it)."""
     written = " ".join(m["h"].split())
     name = next((n for n, form in _HOLIDAY_FORMS if form.match(written)), None)
-    if name is None:
-        return None
+    if name is None or (name == "easter" and not written[0].isupper()):
+        return None  # lower-case "easter" is as likely a word of some other kind
     if m.group("year"):
         day, sure = _holiday_on(name, int(m["year"])), 1.0
     elif ctx.now is None:

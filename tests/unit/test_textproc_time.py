@@ -156,6 +156,8 @@ def test_reads_the_forms_people_write(text: str, start: str | None, end: str | N
         "summer reading list",
         "version 1.2023.4",
         "ready for the new year",
+        "found an Easter egg in the CLI",
+        "photos of Easter Island",
         "the q2 variable",
         "the last word",
         "",
