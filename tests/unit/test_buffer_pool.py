@@ -15,6 +15,7 @@ from kenning_encounter.config import Settings, load_settings
 from kenning_encounter.errors import ConfigError, EngineError, StoreError
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.server.context import open_store
+from kenning_encounter.store.embedded import engine
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.embedded.tx import POOL_FULL, POOL_SETTING
 
@@ -114,3 +115,30 @@ def test_the_setting_reaches_the_engine_and_is_bounded(tmp_path: Path) -> None:
         store.close()
     with pytest.raises(ConfigError, match=POOL_SETTING):
         load_settings(data_dir=tmp_path / "memory", buffer_pool_mib=8)
+
+
+_HEAVY = "UNWIND range(1, $n) AS i RETURN i, $s + string(i)"
+
+
+def test_a_heavy_read_leaves_no_pages_behind_in_its_connection(tmp_path: Path) -> None:
+    """A prepared statement held what its last run took from the pool until it ran
+    again: with four reader connections each holding a whole-graph read, the third
+    orient of a million-node memory found the 1 GiB pool full. A read the pool holds
+    once is now answered any number of times, on every connection in turn."""
+    data_dir = tmp_path / "memory"
+    EmbeddedStore.open(data_dir).close()
+    store = EmbeddedStore.open(data_dir, buffer_pool_mib=32)
+    try:
+        for _ in range(6):
+            found = store.read(lambda tx: tx.rows(_HEAVY, {"n": 200_000, "s": "x" * 40}))
+            assert len(found) == 200_000
+        # The many small statements of a write or a prompt keep their plans.
+        conn = store._readers.get()  # pyright: ignore[reportPrivateUsage]
+        try:
+            engine.rows(conn, _HEAVY, {"n": 3, "s": "x"})
+            kept = conn._pybind_implicit_prepared_cache  # pyright: ignore[reportPrivateUsage]
+            assert any(key[0] == _HEAVY for key in kept)
+        finally:
+            store._readers.put(conn)  # pyright: ignore[reportPrivateUsage]
+    finally:
+        store.close()

@@ -17,6 +17,7 @@ wrapper.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any, Final
 
@@ -27,6 +28,27 @@ from kenning_encounter.errors import StoreError
 from kenning_encounter.store.tracing import QueryLog, Tracer
 
 DEFAULT_TRACER: Tracer = QueryLog(backend="embedded")
+
+# A prepared statement keeps what its last run took from the buffer pool (its tables,
+# its result) until it runs again. Four reader connections, each with its own copy of
+# a read of the whole graph, held four times that read's pages: at a million nodes the
+# third orient in one server found the 1 GiB pool full. So a statement that ran long or
+# answered many rows is prepared again when next sent (a millisecond or two, beside a
+# run that took this long); the many small statements of a write or a prompt keep theirs.
+HEAVY_S: Final = 0.05
+HEAVY_ROWS: Final = 10_000
+
+
+def _forget_plan(conn: ladybug.Connection, key: tuple[Any, ...]) -> None:
+    """Drop one prepared statement from the connection's cache, its pool pages freed."""
+    with conn._prepared_cache_lock:  # pyright: ignore[reportPrivateUsage]
+        kept: dict[Any, Any] = conn._pybind_implicit_prepared_cache  # pyright: ignore[reportPrivateUsage]
+        prepared = kept.pop(key, None)
+    close = getattr(prepared, "close", None)
+    if callable(close):
+        # A connection closing meanwhile takes its cache with it.
+        with contextlib.suppress(RuntimeError):
+            close()
 
 
 def execute(
@@ -45,7 +67,10 @@ def execute(
     try:
         result = conn.execute(statement, params or {})
     finally:
-        tracer(statement, params, time.perf_counter() - started)
+        took = time.perf_counter() - started
+        tracer(statement, params, took)
+        if took >= HEAVY_S and params:
+            _forget_plan(conn, (statement, _wrapper._pybind_param_signature(params)))  # pyright: ignore[reportPrivateUsage]
     if isinstance(result, list):
         for extra in result:
             extra.close()
@@ -72,12 +97,17 @@ def rows(
         native = _run(conn, statement, params or {})
     finally:
         tracer(statement, params, time.perf_counter() - started)
+    found: list[list[Any]] = []
     try:
         if native.hasNextQueryResult():
             raise StoreError("internal: one statement expected")
-        return _drain(native)
+        found = _drain(native)
+        return found
     finally:
         native.close()
+        heavy = time.perf_counter() - started >= HEAVY_S or len(found) >= HEAVY_ROWS
+        if heavy and params:
+            _forget_plan(conn, (statement, signature(params)))
 
 
 def _drain(native: Any) -> list[list[Any]]:
