@@ -64,6 +64,7 @@ def test_a_pool_too_small_is_named_at_the_open_and_at_a_read(tmp_path: Path) -> 
         except EngineError as exc:
             assert exc.code == POOL_FULL
             _told(str(exc))
+            assert f"({mib} MiB)" in str(exc)  # the size this store was given
             read_failed.append(mib)
         finally:
             store.close()

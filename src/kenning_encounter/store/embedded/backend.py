@@ -53,6 +53,7 @@ from kenning_encounter.store.embedded.textindex import (
 )
 from kenning_encounter.store.embedded.tx import (
     IO_FAULT,
+    POOL_FULL,
     EmbeddedTx,
     engine_error,
     node_to_index_doc,
@@ -301,10 +302,17 @@ class EmbeddedStore:
             self._bracket(conn, "BEGIN TRANSACTION")
             try:
                 yield conn
-            except BaseException:
+            except BaseException as exc:
                 with contextlib.suppress(RuntimeError):
                     self._rows(conn, "ROLLBACK")
+                if isinstance(exc, EngineError) and exc.code == POOL_FULL:
+                    raise self._sized(exc, "writing") from exc
                 raise
+
+    def _sized(self, exc: EngineError, doing: str) -> EngineError:
+        """A full buffer pool's refusal, naming the size this store was given."""
+        message = pool_full_message(doing, self.buffer_pool_mib)
+        return EngineError(message, code=POOL_FULL, detail=exc.detail)
 
     def write(self, work: Callable[[WriteTx], T]) -> T:
         with self._writing() as conn:
@@ -361,6 +369,8 @@ class EmbeddedStore:
                     "the store was closed while this read ran (the server is stopping); "
                     "nothing was read: ask again once it is back"
                 ) from exc
+            if exc.code == POOL_FULL:
+                raise self._sized(exc, "reading") from exc
             raise
         finally:
             with self._returned:
