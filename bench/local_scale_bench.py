@@ -45,6 +45,7 @@ from bench.scale_bench import (  # pyright: ignore[reportPrivateUsage]
     measure_search,
     timed_import,
 )
+from bench.stats import rss_mib
 from bench.synth_dump import write_dump
 
 SEARCHES = 200
@@ -76,11 +77,6 @@ def timed_open(data_dir: Path) -> float:
 def folder_mib(folder: Path) -> float:
     size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     return round(size / 2**20, 1)
-
-
-def _rss_mib() -> int:
-    status = Path("/proc/self/status").read_text()
-    return int(status.split("VmRSS:")[1].split()[0]) // 1024
 
 
 class _WorkerPeak(logging.Handler):
@@ -129,7 +125,7 @@ def serve(data_dir: Path, nodes: int, searches: int, prompts: int) -> dict[str, 
         row = measure_search(store, queries[:searches])
         row |= measure_lookup(store)
         row |= measure_infuse(store, queries[:prompts])
-        row["serving_rss_before_orient_mib"] = _rss_mib()
+        row["serving_rss_before_orient_mib"] = rss_mib()
         row |= measure_orient(store)
     finally:
         store.close()

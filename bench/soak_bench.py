@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.stats import rss_mib
+
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = [
     "kiln",
@@ -42,11 +44,6 @@ WORDS = [
 ]
 
 
-def _rss_mib() -> int:
-    with open("/proc/self/status", encoding="ascii") as status:
-        return int(status.read().split("VmRSS:")[1].split()[0]) // 1024
-
-
 def child(sessions: int, window: int, checkpoints: bool) -> None:
     """One variant, in this process; prints one JSON line per window."""
     from kenning_encounter.memory.service import Memory
@@ -59,7 +56,7 @@ def child(sessions: int, window: int, checkpoints: bool) -> None:
     memory = Memory(store)
     rng = random.Random(7)
     try:
-        print(json.dumps({"sessions": 0, "rss_mib": _rss_mib(), "seconds": 0.0}), flush=True)
+        print(json.dumps({"sessions": 0, "rss_mib": rss_mib(), "seconds": 0.0}), flush=True)
         started = time.perf_counter()
         for i in range(sessions):
             sid = f"soak-{i:06d}"
@@ -77,7 +74,7 @@ def child(sessions: int, window: int, checkpoints: bool) -> None:
             if (i + 1) % window == 0:
                 row = {
                     "sessions": i + 1,
-                    "rss_mib": _rss_mib(),
+                    "rss_mib": rss_mib(),
                     "seconds": time.perf_counter() - started,
                 }
                 print(json.dumps(row), flush=True)

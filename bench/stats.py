@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 import statistics
+from pathlib import Path
+
+
+def rss_mib() -> int:
+    """This process's resident memory now, in MiB (Linux: /proc/self/status)."""
+    status = Path("/proc/self/status").read_text(encoding="ascii")
+    return int(status.split("VmRSS:")[1].split()[0]) // 1024
 
 
 def pct(values: list[float], q: float) -> float:
