@@ -33,6 +33,7 @@ with this message.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import ClassVar
 
 
 class KenningError(Exception):
@@ -249,6 +250,12 @@ class EngineError(StoreError):
         self.code = code
         self.detail = detail
         super().__init__(message)
+
+    # Kinds the embedded store tells in its own words, never quoting what was read: a
+    # read or write of its files that failed (a full disk, a disk gone read-only), and
+    # its page memory (the buffer pool) too small for the memory.
+    IO_FAULT: ClassVar[str] = "IO"
+    POOL_FULL: ClassVar[str] = "BufferPool"
 
 
 class MatcherError(KenningError):

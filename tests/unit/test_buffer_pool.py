@@ -16,7 +16,7 @@ from kenning_encounter.errors import ConfigError, EngineError, StoreError
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.server.context import open_store
 from kenning_encounter.store.embedded import engine
-from kenning_encounter.store.embedded.backend import EmbeddedStore
+from kenning_encounter.store.embedded.backend import BUFFER_POOL_MIB, EmbeddedStore
 from kenning_encounter.store.embedded.tx import POOL_FULL, POOL_SETTING
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,6 +109,8 @@ def test_a_log_left_by_a_crash_is_not_set_aside_for_a_full_pool(tmp_path: Path) 
 
 
 def test_the_setting_reaches_the_engine_and_is_bounded(tmp_path: Path) -> None:
+    # The settings' default is the store's own (the settings never import the store).
+    assert Settings.model_fields["buffer_pool_mib"].default == BUFFER_POOL_MIB
     store = open_store(Settings(data_dir=tmp_path / "memory", buffer_pool_mib=96))
     try:
         assert isinstance(store, EmbeddedStore) and store.buffer_pool_mib == 96

@@ -61,9 +61,8 @@ class MatcherLike(Protocol):
 T = TypeVar("T")
 
 
-# Engine failures told in our own words (a disk that took no write, page memory too
-# small; the embedded store's IO_FAULT and POOL_FULL), which an infusion states.
-_STATED: Final = frozenset({"IO", "BufferPool"})
+# Engine failures told in our own words, which an infusion states.
+_STATED: Final = frozenset({EngineError.IO_FAULT, EngineError.POOL_FULL})
 
 
 def answer_failed(reason: str) -> dict[str, Any]:

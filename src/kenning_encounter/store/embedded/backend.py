@@ -106,11 +106,12 @@ class EmbeddedStore:
         tracer: Tracer | None = None,
         warm_limit: int = WARM_LIMIT,
         log_cut: bool = False,
+        buffer_pool_mib: int = BUFFER_POOL_MIB,
     ) -> None:
         """``log_cut``: the write-ahead log was replayed only up to damage in it
         (``_open_database``), so the graph may lack writes the text index saw."""
         self.data_dir = data_dir
-        self.buffer_pool_mib = BUFFER_POOL_MIB  # what ``open`` gave the engine
+        self.buffer_pool_mib = buffer_pool_mib  # what ``open`` gave the engine
         self._db = db
         self._log_cut = log_cut
         self._clock = clock
@@ -194,8 +195,15 @@ class EmbeddedStore:
                 + _RESTORE.format(d=data_dir)
             ) from exc
         tracer = tracer or QueryLog(slow_query_ms, backend=cls.backend)
-        store = cls(data_dir, db, clock=clock, tracer=tracer, warm_limit=warm_limit, log_cut=cut)
-        store.buffer_pool_mib = buffer_pool_mib
+        store = cls(
+            data_dir,
+            db,
+            clock=clock,
+            tracer=tracer,
+            warm_limit=warm_limit,
+            log_cut=cut,
+            buffer_pool_mib=buffer_pool_mib,
+        )
         write_owner(data_dir, os.getpid(), None)
         return store
 

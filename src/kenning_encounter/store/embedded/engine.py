@@ -17,7 +17,6 @@ wrapper.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from typing import Any, Final
 
@@ -40,15 +39,11 @@ HEAVY_ROWS: Final = 10_000
 
 
 def _forget_plan(conn: ladybug.Connection, key: tuple[Any, ...]) -> None:
-    """Drop one prepared statement from the connection's cache, its pool pages freed."""
+    """Drop one prepared statement from the connection's cache: its pool pages are freed
+    with its last reference (a result still being read holds one)."""
     with conn._prepared_cache_lock:  # pyright: ignore[reportPrivateUsage]
         kept: dict[Any, Any] = conn._pybind_implicit_prepared_cache  # pyright: ignore[reportPrivateUsage]
-        prepared = kept.pop(key, None)
-    close = getattr(prepared, "close", None)
-    if callable(close):
-        # A connection closing meanwhile takes its cache with it.
-        with contextlib.suppress(RuntimeError):
-            close()
+        kept.pop(key, None)
 
 
 def execute(

@@ -71,11 +71,10 @@ log = logging.getLogger(__name__)
 
 
 # The engine's kind for a failed read or write of its files (a full disk, a size limit,
-# a disk gone read-only).
-IO_FAULT: Final = "IO"
-# Our kind for the engine's page memory (its buffer pool) full: a memory too large for
-# the pool the settings give it, never damage.
-POOL_FULL: Final = "BufferPool"
+# a disk gone read-only); ours for its page memory (its buffer pool) full: a memory too
+# large for the pool the settings give it, never damage.
+IO_FAULT: Final = EngineError.IO_FAULT
+POOL_FULL: Final = EngineError.POOL_FULL
 POOL_SETTING: Final = "KENNING_ENCOUNTER_BUFFER_POOL_MIB"
 
 
@@ -85,9 +84,11 @@ def pool_is_full(text: str) -> bool:
 
 
 def pool_full_message(doing: str, pool_mib: int | None = None) -> str:
-    size = f"{pool_mib} MiB" if pool_mib is not None else "1024 MiB unless set"
+    """The refusal; ``pool_mib`` is the size the store was given, where it is known (the
+    store names it: ``EmbeddedStore._sized``)."""
+    size = f" ({pool_mib} MiB)" if pool_mib is not None else ""
     return (
-        f"the embedded store ran out of page memory while {doing}: its buffer pool ({size}) "
+        f"the embedded store ran out of page memory while {doing}: its buffer pool{size} "
         f"holds too little for this memory's size; nothing of this call was written and "
         f"nothing is damaged. Raise {POOL_SETTING} (or --buffer-pool-mib), say to twice "
         "that, and restart the server"
