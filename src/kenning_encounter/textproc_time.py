@@ -745,9 +745,7 @@ _HOLIDAYS: Final[dict[str, tuple[str, tuple[int, int] | Callable[[int], tuple[in
     # Not an "Easter egg" (a hidden feature, in a memory of software) nor the island.
     "easter": (r"easter(?:\s+sunday)?(?!\s+(?:eggs?|island)\b)", _easter),
 }
-_HOLIDAY_FORMS: Final = tuple(
-    (name, _Pattern(rf"(?:{form})$", re.I)) for name, (form, _) in _HOLIDAYS.items()
-)
+_HOLIDAY_NAMES: Final = tuple(_HOLIDAYS)
 
 
 def _holiday_on(name: str, year: int) -> datetime:
@@ -758,7 +756,7 @@ def _holiday_on(name: str, year: int) -> datetime:
 
 @_rule(
     r"\b(?:(?P<rel>last|this|next)\s+)?(?P<h>"
-    + "|".join(form for form, _ in _HOLIDAYS.values())
+    + "|".join(f"(?P<h{i}>{form})" for i, (form, _) in enumerate(_HOLIDAYS.values()))
     + rf")(?:,?\s+(?:of\s+)?{_Y})?\b",
     {
         "christmas",
@@ -777,9 +775,8 @@ def _holiday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     """A holiday by name ("over Christmas", "last Thanksgiving", "Easter 2023"): its day,
     with a week's slack for the days around it that the phrase often means. With no
     year: the latest one begun by now ("next" the first after it)."""
-    written = " ".join(m["h"].split())
-    name = next((n for n, form in _HOLIDAY_FORMS if form.match(written)), None)
-    if name is None or (name == "easter" and not written[0].isupper()):
+    name = next(n for i, n in enumerate(_HOLIDAY_NAMES) if m.group(f"h{i}"))
+    if name == "easter" and not m["h"][0].isupper():
         return None  # lower-case "easter" is as likely a word of some other kind
     if m.group("year"):
         day, sure = _holiday_on(name, int(m["year"])), 1.0
