@@ -179,8 +179,9 @@ _NUMBERS: Final = {
 _VAGUE: Final = frozenset({"a couple of", "a couple", "a few", "few", "several"})
 _COUNT: Final = r"\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True))
 _N: Final = rf"(?P<n>{_COUNT})"
-_UNIT: Final = r"(?P<unit>day|week|weekend|month|quarter|year)s?"
-_UNIT_DAYS: Final = {"day": 1, "week": 7, "weekend": 7, "month": 30, "quarter": 91, "year": 365}
+_UNIT: Final = r"(?P<unit>minute|hour|day|week|weekend|month|quarter|year)s?"
+_UNIT_DAYS: Final[dict[str, float]] = {"minute": 1 / 1440, "hour": 1 / 24, "day": 1, "week": 7}
+_UNIT_DAYS.update({"weekend": 7, "month": 30, "quarter": 91, "year": 365})
 _WEEKDAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _SEASONS: Final = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 _ORDINALS: Final = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2}
@@ -247,6 +248,9 @@ class _Ctx:
     text: str
     now: datetime | None
     inner: bool  # read after "before", "since", ...: a bare year or month is a time there
+    # The whole text is meant as a time (a ``when`` value): "2025", "December", "Tuesday"
+    # and "in two weeks" are times there, and a lower-case "may" is the month.
+    whole: bool = False
 
 
 _Build = Callable[[re.Match[str], _Ctx], "TimeWindow | None"]
@@ -491,7 +495,7 @@ def _ends_phrase(text: str, at: int) -> bool:
 @_rule(rf"\b(?:in|during|throughout|of)\s+{_M}(?!\s*\d)", _MONTH_WORDS)
 def _month_alone(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     surface = m["mon"]
-    if surface.lower() in _VERB_MONTHS and not surface[0].isupper():
+    if surface.lower() in _VERB_MONTHS and not surface[0].isupper() and not ctx.whole:
         return None
     month = _month_of(surface)
     if ctx.now is None:
@@ -527,6 +531,17 @@ def _relative(build: Callable[[re.Match[str], datetime], TimeWindow | None]) -> 
     return wrapped
 
 
+def _relative_ctx(
+    build: Callable[[re.Match[str], _Ctx, datetime], TimeWindow | None],
+) -> _Build:
+    """``_relative`` for a rule that also asks how the text is read (``_Ctx``)."""
+
+    def wrapped(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+        return build(m, ctx, ctx.now) if ctx.now is not None else None
+
+    return wrapped
+
+
 _DAYS: Final = {
     "today": (0, 0.9),
     "tonight": (0, 0.9),
@@ -539,6 +554,13 @@ _DAYS: Final = {
     "tomorrow": (1, 0.9),
     "the day after tomorrow": (2, 0.9),
 }
+_DAYS.update(
+    {
+        f"{day} {part}": (offset, 0.9)
+        for day, offset in (("yesterday", -1), ("tomorrow", 1))
+        for part in ("morning", "afternoon", "evening", "night")
+    }
+)
 
 
 @_rule(
@@ -829,6 +851,153 @@ def _recently(m: re.Match[str], now: datetime) -> TimeWindow:
     return _window(now - timedelta(days=days), now, m, m["w"].lower(), 0.4, 1)
 
 
+_WEEKDAY_ALT: Final = "|".join([*_WEEKDAYS, *sorted(_WEEKDAY_SHORT, key=len, reverse=True)])
+
+
+@_rule(rf"\b(?P<wd>{_WEEKDAY_ALT})\b", [*_WEEKDAYS, *_WEEKDAY_SHORT])
+def _bare_weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """ "Tuesday" where a time is meant ("since Monday", a ``when`` of "Friday"): the
+    latest such day begun, as "on Tuesday" reads."""
+    name = _day_named(m["wd"])
+    if not ctx.inner or name is None or ctx.now is None:
+        return None
+    today = _day_start(ctx.now)
+    day = today - timedelta(days=(ctx.now.weekday() - _WEEKDAYS.index(name)) % 7)
+    return _window(day, day + timedelta(days=1), m, name.capitalize(), 0.7, 3)
+
+
+@_rule(rf"\b(?P<rel>last|this|next)\s+{_M}(?!\s*\d)", {"last", "this", "next"}, _MONTH_WORDS)
+def _month_named(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """ "Last December" is the latest December over by now, "this December" the one of
+    this year, "next December" the first not yet begun."""
+    surface = m["mon"]
+    verb = surface.lower() in _VERB_MONTHS and not surface[0].isupper() and not ctx.whole
+    if verb or ctx.now is None:
+        return None  # "this may help", "the next march"
+    month, now, rel = _month_of(surface), ctx.now, m["rel"].lower()
+    year = now.year
+    if rel == "last":
+        year = year if _months(year, month)[1] <= now else year - 1
+    elif rel == "next":
+        year = year if _months(year, month)[0] > now else year + 1
+    start, end = _months(year, month)
+    return _window(start, end, m, f"{rel} {surface.capitalize()} ({year}-{month:02d})", 0.8, 10)
+
+
+@_rule(rf"\b{_N}\s+{_UNIT}\s+from\s+now\b", {"now"}, _UNIT_DAYS)
+@_rule(rf"\b(?P<in>in)\s+{_N}\s+{_UNIT}\b", {"in"}, _UNIT_DAYS)
+@_relative_ctx
+def _ahead(m: re.Match[str], ctx: _Ctx, now: datetime) -> TimeWindow | None:
+    """ "Two weeks from now"; "in two weeks" only where a time is meant (elsewhere it is
+    as often how long something took)."""
+    if "in" in m.groupdict() and not (ctx.whole or ctx.inner):
+        return None
+    n, vague = _count(m["n"])
+    unit = m["unit"].lower()
+    length = timedelta(days=_UNIT_DAYS[unit])
+    # A count of days names a day; of other units, a unit wide around that moment.
+    day = unit == "day"
+    start = _day_start(now) + timedelta(days=n) if day else now + length * n - length / 2
+    spread = length * (2 if vague else 0)
+    label = f"{m['n'].lower()} {unit}(s) from now"
+    return _window(max(start - spread, now), start + length + spread, m, label, 0.8, 0)
+
+
+@_rule(
+    r"\b(?:(?P<p>over|on|at|during|throughout)\s+)?the\s+weekend\b(?!\s+(?:before|of|after)\b)",
+    {"weekend"},
+)
+@_relative_ctx
+def _the_weekend(m: re.Match[str], ctx: _Ctx, now: datetime) -> TimeWindow | None:
+    """ "Over the weekend": the latest weekend begun (this one on a Saturday or Sunday)."""
+    if not (m.group("p") or ctx.whole):
+        return None
+    start, end = _calendar("weekend", now, 0 if now.weekday() >= 5 else -1)
+    return _window(start, end, m, "the weekend", 0.8, 3)
+
+
+@_rule(
+    r"\b(?:(?P<side>earlier|later)\s+this|so\s+far\s+this)\s+(?P<unit>week|month|quarter|year)\b"
+    r"|\b(?P<unit2>week|month|quarter|year)[\s-]+to[\s-]+date\b|\b(?P<abbr>[WMQY]TD)\b",
+    {"earlier", "later", "far", "date", "wtd", "mtd", "qtd", "ytd"},
+)
+@_relative_ctx
+def _so_far(m: re.Match[str], ctx: _Ctx, now: datetime) -> TimeWindow | None:
+    """ "Earlier this week", "so far this year", "year to date" (YTD): from the unit's
+    start to now; "later this month": from now to its end."""
+    abbr = m.group("abbr")
+    if abbr is not None and not abbr.isupper():
+        return None  # "ytd" in lower case may be anything
+    key = abbr[0] if abbr else (m.group("unit") or m.group("unit2")).lower()
+    unit = {"W": "week", "M": "month", "Q": "quarter", "Y": "year"}.get(key, key)
+    start, end = _calendar(unit, now, 0)
+    if (m.group("side") or "").lower() == "later":
+        return _window(now, end, m, f"later this {unit}", 0.8, 1)
+    if start >= now:
+        return None  # at the unit's first instant nothing of it is over yet
+    return _window(start, now, m, f"{unit} to date", 0.9, 1)
+
+
+_YEAR_OF: Final = r"(?:19|20)\d\d"
+
+
+@_rule(
+    rf"\bH(?P<h>[12])\s*(?P<ya>{_YEAR_OF})\b|\b(?P<yb>{_YEAR_OF})\s*H(?P<hh>[12])\b"
+    r"|\b(?:the\s+)?(?P<ord>first|second|1st|2nd)\s+half\s+of\s+"
+    rf"(?:(?P<yc>{_YEAR_OF})|(?P<rel>the|this|last|next)\s+year)\b",
+    {DIGIT, "half"},
+)
+def _half(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """A half year: "H1 2024", "2024 H2", "the second half of last year"."""
+    if m.group("ord") is None:
+        if "H" not in m.group(0):
+            return None  # "h1" in lower case: a heading, a hash
+        half = int(m.group("h") or m.group("hh")) - 1
+        year = int(m.group("ya") or m.group("yb"))
+    else:
+        half = 0 if m["ord"].lower() in ("first", "1st") else 1
+        if m.group("yc"):
+            year = int(m["yc"])
+        elif ctx.now is None:
+            return None
+        else:
+            year = ctx.now.year + _SHIFTS.get(m["rel"].lower(), 0)
+    start, end = _months(year, 1 + 6 * half, 6)
+    return _window(start, end, m, f"H{half + 1} {year}", 1.0, 14)
+
+
+@_rule(
+    r"\b(?:(?P<the>the\s+)?(?P<cent>1[89]|20)(?P<d>\d)0s|the\s+['’]?(?P<short>\d)0s)\b",
+    {DIGIT},
+)
+def _decade(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """ "The 1990s", "the '90s", "the 2010s". Two digits only after "the", and less
+    sure: "in the 90s" may be a temperature or an age."""
+    if m.group("cent"):
+        first = int(m["cent"] + m["d"] + "0")
+        sure = 0.9
+    else:
+        this_year = ctx.now.year if ctx.now is not None else 2000
+        first = 1900 + int(m["short"]) * 10
+        first += 100 if first + 100 <= this_year else 0
+        sure = 0.5
+    start = datetime(first, 1, 1, tzinfo=UTC)
+    return _window(start, start.replace(year=first + 10), m, f"the {first}s", sure, 60)
+
+
+@_rule(r"\b(?P<y>(?:19|20)\d\d)-?W(?P<w>[0-5]\d)\b", {DIGIT})
+def _iso_week(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """An ISO week, "2025-W12": Monday to Sunday."""
+    if "W" not in m.group(0):
+        return None  # "2025-w12" in lower case is more likely a name
+    try:
+        start = datetime.fromisocalendar(int(m["y"]), int(m["w"]), 1).replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    label = f"{m['y']}-W{m['w']}"
+    return _window(start, start + timedelta(days=7), m, label, 1.0, 3)
+
+
 # --- composite forms: an operator and a time after it ----------------------------
 _OPERATOR = _Pattern(
     r"\b(?:(?:(?P<k>the\s+(?:day|week|month|weekend)\s+)"
@@ -960,12 +1129,16 @@ def find_times(text: str, *, now: datetime | None = None) -> list[TimeWindow]:
     Where two readings overlap, the longer one stands ("the week before 16
     November 2023" over "16 November 2023"), then the surer one.
     """
+    return _find(text, now, whole=False)
+
+
+def _find(text: str, now: datetime | None, *, whole: bool) -> list[TimeWindow]:
     present = _words(text)
     if present.isdisjoint(_ANY_NEED):
         return []
     if now is not None:
         now = utc(now)
-    ctx = _Ctx(text, now, inner=False)
+    ctx = _Ctx(text, now, inner=whole, whole=whole)
     found: list[TimeWindow] = []
     for pattern, build, needs in _RULES:
         if not _runs(needs, present):
@@ -1023,16 +1196,24 @@ def read_range(value: str, *, now: datetime | None = None) -> TimeWindow | None:
         ):
             return None
         return TimeWindow(lo, hi, timedelta(0), 1.0, text, (0, len(value)))
-    found = find_times(text, now=now)
-    if len(found) != 1:
-        return None
-    window = found[0]
-    start, end = window.span
-    rest = f"{text[:start]} {text[end:]}".strip(" ,.")
-    # A phrase may bring its preposition ("in May 2023"), nothing else.
-    if rest and rest.lower() not in ("in", "on", "during", "at", "of", "over", "throughout"):
-        return None
-    return replace(window, slack=timedelta(0))
+    # The whole value is meant as a time: "2025", "December", "Friday" read there. Two
+    # times joined ("March to May 2025") are a range, as if "from" led them.
+    for lead in ("", "from "):
+        found = _find(lead + text, now, whole=True)
+        if len(found) != 1:
+            continue
+        window = found[0]
+        start, end = window.span
+        rest = f"{(lead + text)[:start]} {(lead + text)[end:]}".strip(" ,.")
+        # A phrase may bring its preposition ("in May 2023"), nothing else.
+        if not rest or rest.lower() in _LEADS:
+            return replace(window, slack=timedelta(0))
+    return None
+
+
+_LEADS: Final = frozenset(
+    {"in", "on", "during", "at", "of", "over", "throughout", "around", "about", "circa"}
+)
 
 
 def _iso_end(raw: str, *, first: bool) -> datetime | None:

@@ -78,6 +78,19 @@ async def test_when_keeps_only_the_nodes_of_that_time(tmp_path: Path) -> None:
         assert names == [] and "nothing matched" in note
 
 
+async def test_when_takes_a_bare_time_and_two_joined_as_a_range(tmp_path: Path) -> None:
+    # The whole value is meant as a time: a bare year or month is one there.
+    async with seeded(tmp_path) as (client, _):
+        names, _ = await _names(client, when="2023")
+        assert set(names) == set(OBSERVED)
+        names, _ = await _names(client, when="April to May 2023")
+        assert set(names) == {"deploy in april", "deploy in may"}
+        names, _ = await _names(client, when="2023-05-01 to 2023-06-30")
+        assert set(names) == {"deploy in may", "deploy in june"}
+        names, _ = await _names(client, when="the past 2 hours")
+        assert names == ["deploy note today"]
+
+
 async def test_a_time_in_the_query_ranks_first_and_filters_nothing(tmp_path: Path) -> None:
     async with seeded(tmp_path) as (client, _):
         plain, _ = await _names(client)

@@ -124,6 +124,30 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         ("on New Year's Eve", "2022-12-31", "2023-01-01"),
         ("the week of May 8", "2023-05-08", "2023-05-15"),  # the Monday-to-Sunday week
         ("the week of Christmas 2022", "2022-12-19", "2022-12-26"),
+        # a month named relatively: the latest over, this year's, the first to come
+        ("what did we decide last December", "2022-12-01", "2023-01-01"),
+        ("last November's outage", "2022-11-01", "2022-12-01"),  # this one is not over
+        ("this December", "2023-12-01", "2024-01-01"),
+        ("the launch next March", "2024-03-01", "2024-04-01"),
+        # hours and minutes
+        ("what broke two hours ago", "2023-11-22", "2023-11-22"),
+        ("in the past 48 hours", "2023-11-20", "2023-11-22"),
+        ("ten minutes ago", "2023-11-22", "2023-11-22"),
+        # ahead of now, the weekend, a unit so far or still to come
+        ("two weeks from now", "2023-12-03", "2023-12-10"),
+        ("did we ship it over the weekend?", "2023-11-18", "2023-11-20"),
+        ("what did we do earlier this week", "2023-11-20", "2023-11-22"),
+        ("later this month", "2023-11-22", "2023-12-01"),
+        ("the YTD numbers", "2023-01-01", "2023-11-22"),
+        ("month to date", "2023-11-01", "2023-11-22"),
+        ("yesterday evening", "2023-11-21", "2023-11-22"),
+        # half years, decades, ISO weeks
+        ("plans for H1 2024", "2024-01-01", "2024-07-01"),
+        ("the second half of last year", "2022-07-01", "2023-01-01"),
+        ("back in the 1990s", "1990-01-01", "2000-01-01"),
+        ("music from the '90s", "1990-01-01", "2000-01-01"),
+        ("the 20s", "2020-01-01", "2030-01-01"),  # the latest decade begun
+        ("in 2025-W12", "2025-03-17", "2025-03-24"),
     ],
 )
 def test_reads_the_forms_people_write(text: str, start: str | None, end: str | None) -> None:
@@ -160,6 +184,14 @@ def test_reads_the_forms_people_write(text: str, start: str | None, end: str | N
         "photos of Easter Island",
         "the q2 variable",
         "the last word",
+        # "in two weeks" is as often how long a thing took; a weekday alone, a name part
+        "I finished it in 2 weeks",
+        "the Tuesday meeting",
+        "this may help",
+        "the next march of the band",
+        "an h1 2024 heading",
+        "the 2025-w12 branch",
+        "a weekend job",
         "",
     ],
 )
@@ -381,8 +413,38 @@ def test_read_range_takes_iso_ranges_and_bare_time_phrases(
 
 
 @pytest.mark.parametrize(
+    ("value", "start", "end"),
+    [
+        # the whole value is a time: a bare year, month or weekday is one
+        ("2022", "2022-01-01", "2023-01-01"),
+        ("December", "2022-12-01", "2023-01-01"),
+        ("Dec", "2022-12-01", "2023-01-01"),
+        ("may", "2023-05-01", "2023-06-01"),
+        ("Tuesday", "2023-11-21", "2023-11-22"),
+        ("since Monday", "2023-11-20", "2023-11-22"),
+        ("in 2 weeks", "2023-12-03", "2023-12-10"),
+        ("the weekend", "2023-11-18", "2023-11-20"),
+        # two times joined are a range
+        ("March to May 2023", "2023-03-01", "2023-06-01"),
+        ("2023-05-01 to 2023-06-30", "2023-05-01", "2023-07-01"),
+        ("Monday - Wednesday", "2023-11-20", "2023-11-23"),
+        ("around Easter", "2023-04-09", "2023-04-10"),
+    ],
+)
+def test_read_range_takes_what_people_type_as_a_time(
+    value: str, start: str | None, end: str | None
+) -> None:
+    window = read_range(value, now=NOW)
+    assert window is not None, value
+    assert _bounds(window) == (start, end)
+
+
+@pytest.mark.parametrize(
     "value",
-    ["", "..", "soon", "2023-05-31..2023-05-01", "2023-13-01..", "bugs from last week", "May I"],
+    [
+        *("", "..", "soon", "2023-05-31..2023-05-01", "2023-13-01..", "bugs from last week"),
+        *("May I", "from May", "May to", "2022 rows", "Tuesday's bugs", "a while ago"),
+    ],
 )
 def test_read_range_refuses_what_is_not_only_a_time(value: str) -> None:
     assert read_range(value, now=NOW) is None
@@ -445,6 +507,17 @@ _PHRASES = st.sampled_from(
         "on the 31st",
         "next summer",
         "between May 1 and May 3",
+        "two weeks from now",
+        "in 3 hours",
+        "last December",
+        "H2 9999",
+        "9999-W52",
+        "the second half of next year",
+        "the 1990s",
+        "the '00s",
+        "YTD",
+        "later this year",
+        "over the weekend",
     ]
 )
 

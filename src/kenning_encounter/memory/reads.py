@@ -43,8 +43,8 @@ _WHEN_FETCH = 1_000
 _EVENT_HITS = 50  # records read to place an event named in when
 WHEN_HELP = (
     "use an ISO date or range ('2023-05-07', '2023-05-01..2023-05-31', '2023-05-01..' "
-    "for open-ended) or a time phrase ('yesterday', 'last week', 'in May 2023', "
-    "'two days ago')"
+    "for open-ended), a time phrase ('yesterday', 'last week', 'in May 2023', "
+    "'two hours ago', 'December', '2024'), or two joined as a range ('March to May 2024')"
 )
 
 

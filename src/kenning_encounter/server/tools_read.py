@@ -75,7 +75,7 @@ def register(tools: ToolRegistrar) -> None:
                 "states it (valid_from/valid_until, t_observed), else when it was recorded. "
                 "An ISO date or range ('2023-05-07', '2023-05-01..2023-05-31', "
                 "'2023-05-01..') or a phrase read against now ('yesterday', 'last week', "
-                "'in May 2023'), or an event the memory records ('before the migration'). "
+                "'December', 'March to May 2023'), or an event the memory records ('before the migration'). "
                 "Omit for all times; a time named in the query ranks, "
                 "never filters: a date, or an event the memory records ('before the "
                 "migration').",
