@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from kenning_encounter import abandon
 from kenning_encounter.analytics.algorithms import InProcessEngine
 from kenning_encounter.analytics.aside import LeidenAside, worth_it
 from kenning_encounter.analytics.baseline import RANKS_KEPT, Baseline, BaselineStore
@@ -88,6 +89,7 @@ class SectionTimer:
 
     @contextmanager
     def step(self, name: str) -> Generator[None]:
+        abandon.check()  # a reading given up takes no next step
         wall, cpu = time.perf_counter(), time.process_time()
         try:
             yield

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, Final, Protocol, TypeVar
 
+from kenning_encounter.abandon import Abandoned
 from kenning_encounter.errors import EngineError, InvalidInput, StoreError
 from kenning_encounter.infusion import rank as ranking
 from kenning_encounter.infusion import select
@@ -248,6 +249,8 @@ class Infuser:
             # took no write): written for the person, so it is the reason, with no trace.
             log.warning("infusion failed: %s", exc)
             return answer_failed(f"infusion failed on the server: {exc}")
+        except Abandoned:
+            raise  # its caller is gone (kenning_encounter.abandon): nothing to state, no fault
         except Exception as exc:  # a broken memory is stated, never raised into a turn
             log.exception("infusion failed")
             return answer_failed(f"infusion failed on the server ({type(exc).__name__})")

@@ -24,6 +24,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 
+from kenning_encounter.abandon import Call, run_as
 from kenning_encounter.errors import KenningError, UnknownType
 from kenning_encounter.server.context import AppContext
 from kenning_encounter.server.outputs import wire
@@ -68,7 +69,8 @@ async def run_tool(
     the rest, such as a text rendering kept on the result.
 
     ``deadline`` (seconds) bounds read tools only: a write that outlives a
-    deadline may still commit, and answering "failed" then would be a lie.
+    deadline may still commit, and answering "failed" then would be a lie. A read
+    given up (past its deadline, or cancelled) is stopped where it stands.
     ``quick`` marks a read bounded by its own limits, run inline on stdio.
     """
     app = app_of(ctx)
@@ -78,8 +80,17 @@ async def run_tool(
         elif deadline is None:
             result = await anyio.to_thread.run_sync(work, app)
         else:
-            with anyio.fail_after(deadline):
-                result = await anyio.to_thread.run_sync(work, app, abandon_on_cancel=True)
+            call = Call()
+            try:
+                with anyio.fail_after(deadline):
+                    result = await anyio.to_thread.run_sync(
+                        run_as, call, lambda: work(app), abandon_on_cancel=True
+                    )
+            except BaseException:
+                # Past its deadline, or cancelled by its client: the read is given up, and
+                # what it runs stops (kenning_encounter.abandon).
+                call.abandon()
+                raise
     except KenningError as exc:
         raise ToolError(_refusal(exc)) from exc
     except ValidationError as exc:

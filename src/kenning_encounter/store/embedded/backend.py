@@ -24,6 +24,7 @@ from typing import Any, Final, TypeVar
 
 import ladybug
 
+from kenning_encounter import abandon
 from kenning_encounter.errors import (
     EngineError,
     ReadOnlyViolation,
@@ -363,6 +364,9 @@ class EmbeddedStore:
     def _reader(self) -> Generator[ladybug.Connection]:
         if self._closed:
             raise StoreError("the store is closed")
+        call = abandon.current()
+        if call is not None:
+            call.check()  # given up while it waited its turn: take no reader
         conn = self._readers.get()
         with self._returned:
             if self._closed:  # closed while this waited for a reader
@@ -370,13 +374,17 @@ class EmbeddedStore:
                 raise StoreError("the store is closed")
             self._out.add(conn)
         try:
-            yield conn
+            # A read given up is interrupted where it stands (kenning_encounter.abandon).
+            with call.interrupting(conn.interrupt) if call else contextlib.nullcontext():
+                yield conn
         except EngineError as exc:
             if self._closed:  # interrupted by the close (``_recall_readers``)
                 raise StoreError(
                     "the store was closed while this read ran (the server is stopping); "
                     "nothing was read: ask again once it is back"
                 ) from exc
+            if call is not None and call.abandoned:  # interrupted: its caller is gone
+                raise abandon.Abandoned(str(exc)) from exc
             if exc.code == POOL_FULL:
                 raise self._sized(exc, "reading") from exc
             raise

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, LiteralString, TypeVar, cast
 
 import ladybug
 
+from kenning_encounter import abandon
 from kenning_encounter.errors import EngineError, StoreError
 from kenning_encounter.store.bulk import collector_paused
 from kenning_encounter.store.embedded import engine
@@ -203,6 +204,8 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
 
     # --- statements, through the backend's one execute path (engine.py) -------------
     def rows(self, query: LiteralString, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        if not self._writable:
+            abandon.check()  # a read given up takes no next statement
         if self._snapshot is not None:
             self._snapshot.ensure_open()
         if self._open_names and _opens(query):

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, LiteralString, NamedTuple
 
+from kenning_encounter import abandon
 from kenning_encounter.errors import StoreError
 from kenning_encounter.store.ids import component_key, group_by_type, type_of_id
 from kenning_encounter.store.neo4j import engine
@@ -126,6 +127,8 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
 
     # --- statements, through the backend's one execute path (engine.py) -------------
     def rows(self, query: LiteralString, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        if not self._writable:
+            abandon.check()  # a read given up takes no next statement
         if self._reserve_due:
             self._reserve(q.CLOCK_NEXT, {})
         return engine.rows(self._tx, query, params, tracer=self._tracer, ns=self._ns)

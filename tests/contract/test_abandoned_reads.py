@@ -1,0 +1,142 @@
+"""A read its caller gave up on stops (kenning_encounter.abandon), on both backends, and
+each layer of that on its own: the step it would take next, the statement running for
+it (embedded: the engine's interrupt), the reader it waited for, the analytics step.
+A write is never given up: one that outlives its caller may still commit.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from kenning_encounter import abandon
+from kenning_encounter.abandon import Abandoned, Call, run_as
+from kenning_encounter.analytics.orient import build_panel
+from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.embedded.backend import EmbeddedStore
+from kenning_encounter.store.port import GraphStore, ReadTx
+from tests.support.snapshot import snapshot
+
+
+def _notes(memory: Memory, count: int, session: str = "s-abandon") -> None:
+    memory.advance_encounter(session, purpose="notes to read")
+    for start in range(0, count, 500):
+        memory.create_entities(
+            session,
+            [
+                {"type": "Note", "name": f"note {i}", "description": f"note number {i}"}
+                for i in range(start, min(count, start + 500))
+            ],
+        )
+
+
+def test_a_read_given_up_takes_no_next_statement(store: GraphStore, memory: Memory) -> None:
+    _notes(memory, 3)
+    between = threading.Event()
+    resume = threading.Event()
+    sent: list[str] = []
+
+    def work(tx: ReadTx) -> None:
+        tx.head_ids_by_names(["note 0"])
+        between.set()
+        resume.wait(10)
+        tx.head_ids_by_names(["note 1"])  # never sent: the call was given up meanwhile
+        sent.append("second")
+
+    call = Call()
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            run_as(call, lambda: store.read(work))
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    assert between.wait(10)
+    call.abandon()
+    resume.set()
+    worker.join(10)
+    assert isinstance(outcome[0], Abandoned), outcome
+    assert "second" not in sent
+    # The store reads on for everyone else.
+    assert store.read(lambda tx: tx.head_ids_by_names(["note 1"]))
+
+
+def test_a_read_given_up_while_it_waited_takes_no_reader(store: GraphStore) -> None:
+    call = Call()
+    call.abandon()
+    ran: list[bool] = []
+    with pytest.raises(Abandoned):
+        run_as(call, lambda: store.read(lambda tx: ran.append(True)))
+    assert not ran  # refused before it was given a reader (a session on Neo4j)
+
+
+def test_a_write_is_never_given_up(store: GraphStore, memory: Memory) -> None:
+    # Only reads run under a call; a write under one given up still commits whole.
+    call = Call()
+    call.abandon()
+    memory.advance_encounter("s-write", purpose="a write")
+    run_as(
+        call,
+        lambda: memory.create_entities(
+            "s-write", [{"type": "Note", "name": "kept", "description": "written anyway"}]
+        ),
+    )
+    assert store.read(lambda tx: tx.head_ids_by_names(["kept"]))
+
+
+# A statement long enough to interrupt: three Note tables crossed, 1.6e10 rows at 2,500
+# notes (about 40 s here; 125e6 rows took 0.33 s).
+_HEAVY = "MATCH (a:Note), (b:Note), (c:Note) WHERE a.tick + b.tick + c.tick = -1 RETURN count(*)"
+
+
+def test_a_statement_running_for_a_read_given_up_is_interrupted(embedded: EmbeddedStore) -> None:
+    _notes(Memory(embedded), 2_500)
+    before = snapshot(embedded)
+    call = Call()
+    outcome: list[Any] = []
+
+    def run() -> None:
+        started = time.monotonic()
+        try:
+            run_as(call, lambda: embedded.read(lambda tx: tx.rows(_HEAVY)))
+            outcome.append(("finished", time.monotonic() - started))
+        except BaseException as exc:
+            outcome.append((exc, time.monotonic() - started))
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    time.sleep(0.3)
+    call.abandon()
+    worker.join(120)
+    result, took = outcome[0]
+    assert isinstance(result, Abandoned), outcome
+    # Uninterrupted it runs for about 40 s here; interrupted, at once.
+    assert took < 5, took
+    assert snapshot(embedded) == before
+    assert embedded.read(lambda tx: tx.head_ids_by_names(["note 7"]))
+
+
+def test_an_orient_given_up_takes_no_next_step(store: GraphStore, memory: Memory) -> None:
+    _notes(memory, 20)
+    graph = store.read(lambda tx: tx.authored_graph())
+    nodes, edges = graph.nodes, graph.edges
+    call = Call()
+    call.abandon()
+    with pytest.raises(Abandoned):
+        run_as(call, lambda: build_panel(nodes, edges))
+    assert build_panel(nodes, edges).summary.nodes == 20  # outside the call: a reading
+
+
+def test_no_call_is_current_outside_one() -> None:
+    assert abandon.current() is None
+    abandon.check()  # nothing to give up
+    call = Call()
+    assert run_as(call, abandon.current) is call
+    assert abandon.current() is None

@@ -1,0 +1,60 @@
+"""A read past its deadline is given up and stops, through a real MCP client.
+
+Before: the client had its timeout at once, but the read ran on to its end on its
+worker thread. An ``orient`` read, built and saved its reading as the encounter's
+baseline for drift, though nobody ever saw it; over a million nodes that was half a
+minute of a store reader and a core for every retry.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from kenning_encounter.server.app import build_server
+from kenning_encounter.server.context import Runtime
+from tests.e2e.conftest import SESSION, call_ok, call_refused, make_settings
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_env")]
+
+
+async def test_an_orient_past_its_deadline_stops_and_saves_no_reading(tmp_path: Path) -> None:
+    config = make_settings(tmp_path / "memory", read_timeout=0.001)
+    runtime = Runtime(config)
+    async with Client(build_server(config, runtime)) as client:
+        opened = await call_ok(
+            client, "advance_encounter", {"session_id": SESSION, "purpose": "a reading"}
+        )
+        entities = [
+            {"type": "Note", "name": f"note {i}", "description": f"note number {i}"}
+            for i in range(200)
+        ]
+        await call_ok(client, "create_entities", {"session_id": SESSION, "entities": entities})
+        refusal = await call_refused(client, "orient", {"session_id": SESSION})
+        assert "read timeout" in refusal and "KENNING_ENCOUNTER_READ_TIMEOUT" in refusal
+        # Time enough for a reading left to run to finish and save itself (about 0.1 s).
+        time.sleep(1.5)
+        baselines = runtime.context.require_services().baselines
+        assert baselines.previous(None) is None, opened
+
+
+async def test_an_infusion_past_its_deadline_is_no_fault_of_the_server(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given up, an infusion stops at its next read: that is its caller leaving, not a
+    # failure to log with a traceback.
+    config = make_settings(tmp_path / "memory", read_timeout=0.001)
+    async with Client(build_server(config, Runtime(config))) as client:
+        await call_ok(client, "advance_encounter", {"session_id": SESSION, "purpose": "notes"})
+        entities = [{"type": "Note", "name": "retry storm", "description": "retries pile up"}]
+        await call_ok(client, "create_entities", {"session_id": SESSION, "entities": entities})
+        with caplog.at_level("WARNING"):
+            refusal = await call_refused(
+                client, "infuse", {"session_id": "reader", "prompt": "the retry storm again"}
+            )
+            time.sleep(0.5)
+        assert "read timeout" in refusal
+        assert not [r for r in caplog.records if "infusion failed" in r.getMessage()]
