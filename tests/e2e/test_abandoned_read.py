@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from kenning_encounter.server.app import build_server
 from kenning_encounter.server.context import Runtime
-from tests.e2e.conftest import SESSION, call_ok, call_refused, make_settings
+from tests.e2e.conftest import SESSION, call_ok, call_refused, make_settings, signed
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_env")]
 
@@ -58,3 +59,29 @@ async def test_an_infusion_past_its_deadline_is_no_fault_of_the_server(
             time.sleep(0.5)
         assert "read timeout" in refusal
         assert not [r for r in caplog.records if "infusion failed" in r.getMessage()]
+
+
+async def test_an_orient_its_client_cancels_stops_and_saves_no_reading(tmp_path: Path) -> None:
+    # The client gives up first (its own timeout sends notifications/cancelled); the
+    # server's deadline is far off.
+    config = make_settings(tmp_path / "memory")
+    runtime = Runtime(config)
+    async with Client(build_server(config, runtime)) as client:
+        await call_ok(client, "advance_encounter", {"session_id": SESSION, "purpose": "a reading"})
+        for start in range(0, 3_000, 500):
+            entities = [
+                {"type": "Note", "name": f"note {i}", "description": f"note number {i}"}
+                for i in range(start, start + 500)
+            ]
+            await call_ok(client, "create_entities", {"session_id": SESSION, "entities": entities})
+        began = time.monotonic()
+        with pytest.raises(MCPError):
+            await client.call_tool(
+                "orient", signed({"session_id": SESSION}), read_timeout_seconds=0.05
+            )
+        assert time.monotonic() - began < 5
+        time.sleep(3)  # a reading left to run (about 1 s here) would have saved itself
+        assert runtime.context.require_services().baselines.previous(None) is None
+        # The next reading is whole, and saved.
+        await call_ok(client, "orient", {"session_id": SESSION})
+        assert runtime.context.require_services().baselines.previous(None) is not None
