@@ -36,6 +36,8 @@ async def test_an_orient_past_its_deadline_stops_and_saves_no_reading(tmp_path: 
         await call_ok(client, "create_entities", {"session_id": SESSION, "entities": entities})
         refusal = await call_refused(client, "orient", {"session_id": SESSION})
         assert "read timeout" in refusal and "KENNING_ENCOUNTER_READ_TIMEOUT" in refusal
+        # Nothing of an orient narrows but the memory: it says what to do instead.
+        assert "whole memory" in refusal and "gds_create_projection" in refusal
         # Time enough for a reading left to run to finish and save itself (about 0.1 s).
         time.sleep(1.5)
         baselines = runtime.context.require_services().baselines

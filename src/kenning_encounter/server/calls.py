@@ -49,6 +49,15 @@ def _refusal(exc: KenningError) -> str:
     return text
 
 
+NARROW = "narrow the request (a smaller limit or depth) and try again"
+# A reading of the whole memory has nothing to narrow but the memory.
+WHOLE_MEMORY = (
+    "it reads the whole memory, so on one this large raise KENNING_ENCOUNTER_READ_TIMEOUT "
+    "and restart, or read a part: gds_create_projection around a node (or of some node "
+    "types), then a gds_* algorithm on it"
+)
+
+
 def _inline_reads(app: AppContext) -> bool:
     return app.settings.transport == "stdio" and app.settings.store == "embedded"
 
@@ -61,6 +70,7 @@ async def run_tool(
     deadline: float | None = None,
     quick: bool = False,
     exclude: frozenset[str] = frozenset(),
+    narrow: str = NARROW,
 ) -> CallToolResult:
     """Run ``work`` off the event loop; structured result plus a short text rendering.
 
@@ -71,7 +81,8 @@ async def run_tool(
     ``deadline`` (seconds) bounds read tools only: a write that outlives a
     deadline may still commit, and answering "failed" then would be a lie. A read
     given up (past its deadline, or cancelled) is stopped where it stands.
-    ``quick`` marks a read bounded by its own limits, run inline on stdio.
+    ``quick`` marks a read bounded by its own limits, run inline on stdio. ``narrow``
+    says how to ask for less, when the read outlives its deadline.
     """
     app = app_of(ctx)
     try:
@@ -98,8 +109,7 @@ async def run_tool(
     except TimeoutError as exc:
         raise ToolError(
             f"the read took longer than the server's read timeout of {deadline:g}s "
-            "(KENNING_ENCOUNTER_READ_TIMEOUT); narrow the request (a smaller limit or depth) "
-            "and try again"
+            f"(KENNING_ENCOUNTER_READ_TIMEOUT) and was stopped; {narrow}"
         ) from exc
     return CallToolResult(
         content=[TextContent(type="text", text=render(result))],

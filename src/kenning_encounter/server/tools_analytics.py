@@ -12,7 +12,7 @@ from kenning_encounter.analytics.panel import Panel
 from kenning_encounter.analytics.reports import AlgorithmReport, ProjectionInfo
 from kenning_encounter.memory import asof
 from kenning_encounter.memory.activation import Present
-from kenning_encounter.server.calls import ToolContext, run_tool
+from kenning_encounter.server.calls import WHOLE_MEMORY, ToolContext, run_tool
 from kenning_encounter.server.context import AppContext
 from kenning_encounter.server.holds import split_handle
 from kenning_encounter.server.params import AsOf
@@ -164,6 +164,7 @@ def register(tools: ToolRegistrar) -> None:
             lambda p: p.text,
             deadline=deadline,
             exclude=TEXT_VIEW,
+            narrow=WHOLE_MEMORY,
         )
 
     @tools.tool(ToolKind.READ, title="Create a named projection for focused algorithms")
@@ -199,7 +200,14 @@ def register(tools: ToolRegistrar) -> None:
                 include_history=include_history,
             )
 
-        return await run_tool(ctx, work, _info_text, deadline=deadline)
+        return await run_tool(
+            ctx,
+            work,
+            _info_text,
+            deadline=deadline,
+            narrow="narrow the projection (node_types, or around a node with fewer hops), "
+            "or raise KENNING_ENCOUNTER_READ_TIMEOUT and restart",
+        )
 
     def _algorithm(algorithm: str, title: str, doc: str) -> None:
         async def run(
