@@ -23,7 +23,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, LiteralString, TypeVar, cast
 from urllib.parse import urlsplit, urlunsplit
 
-from kenning_encounter import abandon
 from kenning_encounter.errors import (
     ConfigError,
     ReadOnlyViolation,
@@ -491,8 +490,6 @@ class Neo4jStore:
         def session() -> Session:
             return self._session(write=write, driver_retries=False)
 
-        if not write:
-            abandon.check()  # given up while it waited its turn: open no session
         with self._translate_errors(doing, write=write):
             return self._watch.unit(session, work, write=write, doing=doing)
 

@@ -36,6 +36,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+from kenning_encounter import abandon
 from kenning_encounter.errors import StoreUnavailable
 from kenning_encounter.store.neo4j.translate import not_answering
 
@@ -65,6 +66,14 @@ def socket_of(holder: object) -> socket.socket | None:
     bolt = getattr(connection, "socket", None)
     raw = getattr(bolt, "_socket", None)
     return raw if isinstance(raw, socket.socket) else None
+
+
+def _shut(holder: object) -> None:
+    """Cut the connection under ``holder``: a read waiting on it returns at once."""
+    raw = socket_of(holder)
+    if raw is not None:
+        with contextlib.suppress(OSError):
+            raw.shutdown(socket.SHUT_RDWR)
 
 
 def probe(
@@ -146,17 +155,28 @@ class Watch:
         started = time.monotonic()
         delay = 0.2
         flight = _Flight()
+        # A read its caller gave up on is cut where it waits (kenning_encounter.abandon).
+        call = None if write else abandon.current()
         while True:
+            if call is not None:
+                call.check()
             self.check_answering(doing, write=told)
             try:
                 with session() as s:
                     # Watched from the start: BEGIN waits for its answer too.
                     flight.holder = s
-                    with self._flying(flight):
+                    with (
+                        self._flying(flight),
+                        call.interrupting(lambda: _shut(flight.holder))
+                        if call is not None
+                        else contextlib.nullcontext(),
+                    ):
                         return s.execute_write(work) if write else s.execute_read(work)
             except IncompleteCommit:
                 raise  # never again: it may have been applied
             except (DriverError, Neo4jError) as exc:
+                if call is not None and call.abandoned:  # cut by its caller's leaving
+                    raise abandon.Abandoned(str(exc)) from exc
                 if flight.cut is not None:  # whatever the driver made of the cut
                     raise self._unavailable(doing, flight.cut, write=told) from exc
                 self._retry_or_raise(exc, started, delay, doing, told)
@@ -272,7 +292,4 @@ class Watch:
             len(waiting),
         )
         for f in waiting:
-            raw = socket_of(f.holder)
-            if raw is not None:
-                with contextlib.suppress(OSError):
-                    raw.shutdown(socket.SHUT_RDWR)  # the waiting read returns at once
+            _shut(f.holder)
