@@ -692,10 +692,16 @@ def _day_named(surface: str) -> str | None:
     return _WEEKDAY_SHORT.get(word) if surface[:1].isupper() else None
 
 
+_WEEKDAY_ALT: Final = "|".join([*_WEEKDAYS, *sorted(_WEEKDAY_SHORT, key=len, reverse=True)])
+
+
+def _latest_weekday(now: datetime, name: str) -> datetime:
+    """The start of the latest day named ``name`` begun by ``now`` (today, if it is)."""
+    return _day_start(now) - timedelta(days=(now.weekday() - _WEEKDAYS.index(name)) % 7)
+
+
 @_rule(
-    r"\b(?P<rel>last|this|next|on)\s+(?P<wd>"
-    + "|".join([*_WEEKDAYS, *sorted(_WEEKDAY_SHORT, key=len, reverse=True)])
-    + r")s?\b",
+    rf"\b(?P<rel>last|this|next|on)\s+(?P<wd>{_WEEKDAY_ALT})s?\b",
     [*_WEEKDAYS, *_WEEKDAY_SHORT],
 )
 def _weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
@@ -710,7 +716,7 @@ def _weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
         back = back or 7
         day = today - timedelta(days=back)
     elif rel == "on":
-        day = today - timedelta(days=back)
+        day = _latest_weekday(now, name)
     else:
         day = today + timedelta(days=(target - now.weekday()) % 7 or (7 if rel == "next" else 0))
     return _window(day, day + timedelta(days=1), m, f"{rel} {name.capitalize()}", 0.8, 3)
@@ -851,9 +857,6 @@ def _recently(m: re.Match[str], now: datetime) -> TimeWindow:
     return _window(now - timedelta(days=days), now, m, m["w"].lower(), 0.4, 1)
 
 
-_WEEKDAY_ALT: Final = "|".join([*_WEEKDAYS, *sorted(_WEEKDAY_SHORT, key=len, reverse=True)])
-
-
 @_rule(rf"\b(?P<wd>{_WEEKDAY_ALT})\b", [*_WEEKDAYS, *_WEEKDAY_SHORT])
 def _bare_weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     """ "Tuesday" where a time is meant ("since Monday", a ``when`` of "Friday"): the
@@ -861,8 +864,7 @@ def _bare_weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     name = _day_named(m["wd"])
     if not ctx.inner or name is None or ctx.now is None:
         return None
-    today = _day_start(ctx.now)
-    day = today - timedelta(days=(ctx.now.weekday() - _WEEKDAYS.index(name)) % 7)
+    day = _latest_weekday(ctx.now, name)
     return _window(day, day + timedelta(days=1), m, name.capitalize(), 0.7, 3)
 
 
