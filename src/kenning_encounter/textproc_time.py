@@ -318,6 +318,45 @@ def _latest(now: datetime, month: int, day: int = 1) -> int | None:
     return None
 
 
+# Words that point a sentence forward, so that a time it names with no year is the one to
+# come: the future's own ("we'll ship in May"), or a plan's for a time it is made for ("the
+# plan for December"; "what did we plan over Christmas" is a planning that took place).
+_FUTURE: Final = _Pattern(
+    r"\b(?:will|shall|going\s+to|gonna|upcoming|coming\s+up"
+    r"|(?:plan|hope|intend|aim|expect)(?:s|ing)?\s+to|planning\s+to)\b|\b\w+['’]ll\b",
+    re.I,
+)
+_PLANNED: Final = _Pattern(
+    r"\b(?:plan(?:s|ned|ning)?|schedul(?:e|es|ed|ing)|due|expect(?:s|ed|ing)?"
+    r"|intend(?:s|ed|ing)?|hop(?:e|es|ing)\s+to|aim(?:s|ing)?\s+to|deadline)\b",
+    re.I,
+)
+_FOR: Final = re.compile(r"\b(?:for|by|until|till|before)\s+(?:the\s+)?$", re.I)
+_FOR_LEAD: Final = re.compile(r"(?:for|by|until|till|before)\s", re.I)
+_SENTENCE_ENDS: Final = ".!?\n"
+
+
+def _points_ahead(text: str, m: re.Match[str]) -> bool:
+    """Whether the sentence holding ``m`` points forward."""
+    start = max(text.rfind(c, 0, m.start()) for c in _SENTENCE_ENDS) + 1
+    end = min([i for c in _SENTENCE_ENDS if (i := text.find(c, m.end())) >= 0] or [len(text)])
+    if _FUTURE.compiled.search(text, start, end) is not None:
+        return True
+    # "For" before the time, or the first of its words ("for May" as one match).
+    before = _FOR.search(text, max(start, m.start() - 12), m.start()) is not None
+    made_for = before or _FOR_LEAD.match(m.group(0)) is not None
+    return made_for and _PLANNED.compiled.search(text, start, end) is not None
+
+
+def _to_come(ctx: _Ctx, m: re.Match[str], year: int, end: Callable[[int], datetime]) -> int:
+    """``year``, the latest occurrence begun of a time named with no year, or the next
+    one when that is over and its sentence points forward ("the plan for December",
+    written in November, is this December's)."""
+    if ctx.now is not None and end(year) <= ctx.now and _points_ahead(ctx.text, m):
+        return year + 1
+    return year
+
+
 # --- absolute forms ------------------------------------------------------------
 @_rule(
     r"\b(?P<y>\d{4})-(?P<m>\d\d)-(?P<d>\d\d)(?:[T ](?P<t>\d\d:\d\d(?::\d\d(?:\.\d+)?)?)(?P<z>Z|[+-]\d\d:?\d\d)?)?\b",
@@ -349,7 +388,10 @@ def _dated(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     if ctx.now is None:
         return _month_any(month, m, 0.5)
     year = _latest(ctx.now, month, day)
-    return _day_window(year, month, day, m, 0.8) if year is not None else None
+    if year is None:
+        return None
+    year = _to_come(ctx, m, year, lambda y: datetime(y, month, day, tzinfo=UTC) + timedelta(1))
+    return _day_window(year, month, day, m, 0.8)
 
 
 _rule(rf"\b{_D}(?:\s+of)?\s+{_M}(?:,?\s*{_Y})?\b", {DIGIT}, _MONTH_WORDS)(_dated)
@@ -445,6 +487,7 @@ def _quarter_alone(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     year = _latest(ctx.now, 3 * quarter - 2)
     if year is None:
         return None
+    year = _to_come(ctx, m, year, lambda y: _months(y, 3 * quarter - 2, 3)[1])
     start, end = _months(year, 3 * quarter - 2, 3)
     return _window(start, end, m, f"Q{quarter} {year}", 0.7, 14)
 
@@ -470,6 +513,7 @@ def _season(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
         # "during the summer": the latest one begun, as "in May" is the latest May. Less
         # sure than "this summer": "in the summer we swim" may be every summer.
         year = _latest(ctx.now, first) or ctx.now.year
+        year = _to_come(ctx, m, year, lambda y: _months(y, first, 3)[1])
         start, end = _months(year, first, 3)
         return _window(start, end, m, f"{m['season'].lower()} {year}", 0.6, 14)
     else:
@@ -492,17 +536,21 @@ def _ends_phrase(text: str, at: int) -> bool:
     return tail is None or tail.group(1).lower() in STOPWORDS or tail.start(1) > at + 1
 
 
-@_rule(rf"\b(?:in|during|throughout|of)\s+{_M}(?!\s*\d)", _MONTH_WORDS)
+@_rule(rf"\b(?P<prep>in|during|throughout|of|for)\s+{_M}(?!\s*\d)", _MONTH_WORDS)
 def _month_alone(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     surface = m["mon"]
     if surface.lower() in _VERB_MONTHS and not surface[0].isupper() and not ctx.whole:
         return None
+    prep = m.groupdict().get("prep")
+    if prep is not None and prep.lower() == "for" and not _points_ahead(ctx.text, m):
+        return None  # "asked for June" is a person; "the plan for June", a month
     month = _month_of(surface)
     if ctx.now is None:
         return _month_any(month, m, 0.5)
     year = _latest(ctx.now, month)
     if year is None:
         return None
+    year = _to_come(ctx, m, year, lambda y: _months(y, month)[1])
     start, end = _months(year, month)
     return _window(start, end, m, f"{year}-{month:02d}", 0.7, 10)
 
@@ -821,8 +869,11 @@ def _holiday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
             pass
         elif rel == "last":
             day = day if day < today else _holiday_on(name, year - 1)
-        elif day > today:
-            day = _holiday_on(name, year - 1)
+        else:
+            if day > today:
+                day = _holiday_on(name, year - 1)
+            after = _to_come(ctx, m, day.year, lambda y: _holiday_on(name, y) + timedelta(1))
+            day = _holiday_on(name, after) if after != day.year else day
         sure = 0.8
     label = f"{name} {day.year}"
     return _window(day, day + timedelta(days=1), m, label, sure, 7)

@@ -148,6 +148,15 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         ("music from the '90s", "1990-01-01", "2000-01-01"),
         ("the 20s", "2020-01-01", "2030-01-01"),  # the latest decade begun
         ("in 2025-W12", "2025-03-17", "2025-03-24"),
+        # a sentence that points forward names the one to come, once the latest is over
+        ("we'll ship it in May", "2024-05-01", "2024-06-01"),
+        ("what did we plan for December?", "2023-12-01", "2024-01-01"),  # not over yet
+        ("what's planned for Christmas", "2023-12-25", "2023-12-26"),
+        ("the launch is scheduled for 3 March", "2024-03-03", "2024-03-04"),
+        ("I'm going to Paris in the summer", "2024-06-01", "2024-09-01"),
+        ("Melanie is planning to go camping in June", "2024-06-01", "2024-07-01"),
+        ("the Q2 deadline is coming up", "2024-04-01", "2024-07-01"),
+        ("we planned to ship in May", "2023-05-01", "2023-06-01"),  # a past intention
     ],
 )
 def test_reads_the_forms_people_write(text: str, start: str | None, end: str | None) -> None:
@@ -192,6 +201,7 @@ def test_reads_the_forms_people_write(text: str, start: str | None, end: str | N
         "an h1 2024 heading",
         "the 2025-w12 branch",
         "a weekend job",
+        "she asked for June to come",  # "for" a month only where a plan is made for it
         "",
     ],
 )
@@ -518,6 +528,8 @@ _PHRASES = st.sampled_from(
         "YTD",
         "later this year",
         "over the weekend",
+        "we'll",
+        "planned for",
     ]
 )
 
