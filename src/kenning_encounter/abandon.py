@@ -42,13 +42,15 @@ class Call:
         return self._abandoned
 
     def abandon(self) -> None:
-        """Give the work up: interrupt what it is running now, refuse its next step."""
+        """Give the work up: interrupt what it is running now, refuse its next step.
+
+        The hooks run under the lock their removal takes: a connection is never
+        interrupted once the read that used it has let it go (to another read)."""
         with self._lock:
             self._abandoned = True
-            hooks = list(self._hooks)
-        for hook in hooks:
-            with contextlib.suppress(Exception):  # a connection closed meanwhile, say
-                hook()
+            for hook in self._hooks:
+                with contextlib.suppress(Exception):  # a connection closed meanwhile, say
+                    hook()
 
     def check(self) -> None:
         if self._abandoned:
