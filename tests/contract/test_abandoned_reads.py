@@ -12,7 +12,6 @@ from typing import Any, LiteralString
 
 import pytest
 
-from kenning_encounter import abandon
 from kenning_encounter.abandon import Abandoned, Call, run_as
 from kenning_encounter.analytics.orient import build_panel
 from kenning_encounter.memory.service import Memory
@@ -135,30 +134,3 @@ def test_an_orient_given_up_takes_no_next_step(store: GraphStore, memory: Memory
     with pytest.raises(Abandoned):
         run_as(call, lambda: build_panel(nodes, edges))
     assert build_panel(nodes, edges).summary.nodes == 20  # outside the call: a reading
-
-
-def test_no_call_is_current_outside_one() -> None:
-    assert abandon.current() is None
-    abandon.check()  # nothing to give up
-    call = Call()
-    assert run_as(call, abandon.current) is call
-    assert abandon.current() is None
-
-
-def test_a_connection_let_go_is_never_interrupted_for_the_read_that_left() -> None:
-    # A read's hook (its connection's interrupt) must have run or never run once the read
-    # lets the connection go: else it could stop another read that took the connection.
-    call = Call()
-    started, done = threading.Event(), threading.Event()
-
-    def slow_interrupt() -> None:
-        started.set()
-        time.sleep(0.3)
-        done.set()
-
-    with call.interrupting(slow_interrupt):
-        giver = threading.Thread(target=call.abandon)
-        giver.start()
-        assert started.wait(5)
-    assert done.is_set()  # leaving the block waited for the hook under way
-    giver.join(5)
