@@ -331,7 +331,7 @@ _PLANNED: Final = _Pattern(
     r"|intend(?:s|ed|ing)?|hop(?:e|es|ing)\s+to|aim(?:s|ing)?\s+to|deadline)\b",
     re.I,
 )
-_FOR: Final = re.compile(r"\b(?:for|by|until|till|before)\s+(?:the\s+)?$", re.I)
+_FOR: Final = re.compile(r"\b(?:for|by|until|till|before)\s+(?:the\s+)?\Z", re.I)
 _FOR_LEAD: Final = re.compile(r"(?:for|by|until|till|before)\s", re.I)
 _SENTENCE_ENDS: Final = ".!?\n"
 
