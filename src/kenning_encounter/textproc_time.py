@@ -154,7 +154,8 @@ _MONTH_ALT: Final = "|".join(
 # A month's name is a whole word: "of Maria" is not "of Mar(ch)", nor "in Decatur" December.
 _M: Final = rf"(?P<mon>{_MONTH_ALT})(?![a-z])\.?"
 _D: Final = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
-_Y: Final = r"(?P<year>(?:19|20)\d\d)"
+_YEAR_OF: Final = r"(?:19|20)\d\d"  # a year as a text names one
+_Y: Final = rf"(?P<year>{_YEAR_OF})"
 _NUMBERS: Final = {
     "a": 1,
     "an": 1,
@@ -331,8 +332,8 @@ _PLANNED: Final = _Pattern(
     r"|intend(?:s|ed|ing)?|hop(?:e|es|ing)\s+to|aim(?:s|ing)?\s+to|deadline)\b",
     re.I,
 )
-_FOR: Final = re.compile(r"\b(?:for|by|until|till|before)\s+(?:the\s+)?\Z", re.I)
-_FOR_LEAD: Final = re.compile(r"(?:for|by|until|till|before)\s", re.I)
+_FOR: Final = _Pattern(r"\b(?:for|by|until|till|before)\s+(?:the\s+)?\Z", re.I)
+_FOR_LEAD: Final = _Pattern(r"(?:for|by|until|till|before)\s", re.I)
 _SENTENCE_ENDS: Final = ".!?\n"
 
 
@@ -343,7 +344,7 @@ def _points_ahead(text: str, m: re.Match[str]) -> bool:
     if _FUTURE.compiled.search(text, start, end) is not None:
         return True
     # "For" before the time, or the first of its words ("for May" as one match).
-    before = _FOR.search(text, max(start, m.start() - 12), m.start()) is not None
+    before = _FOR.compiled.search(text, max(start, m.start() - 12), m.start()) is not None
     made_for = before or _FOR_LEAD.match(m.group(0)) is not None
     return made_for and _PLANNED.compiled.search(text, start, end) is not None
 
@@ -371,7 +372,7 @@ def _iso(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     return _day_window(int(m["y"]), int(m["m"]), int(m["d"]), m, 1.0)
 
 
-@_rule(r"\b(?P<y>(?:19|20)\d\d)-(?P<m>0[1-9]|1[0-2])\b(?!-\d)", {DIGIT})
+@_rule(rf"\b(?P<y>{_YEAR_OF})-(?P<m>0[1-9]|1[0-2])\b(?!-\d)", {DIGIT})
 def _iso_month(m: re.Match[str], ctx: _Ctx) -> TimeWindow:
     start, end = _months(int(m["y"]), int(m["m"]))
     return _window(start, end, m, f"{m['y']}-{m['m']}", 1.0, 10)
@@ -416,7 +417,7 @@ _PART = r"(?P<part>early|mid|late|the\s+(?:beginning|start|middle|end)\s+of|(?:b
 
 
 @_rule(
-    rf"\b{_PART}[\s-]+(?:{_M}(?:,?\s+{_Y})?|(?P<only>(?:19|20)\d\d)"
+    rf"\b{_PART}[\s-]+(?:{_M}(?:,?\s+{_Y})?|(?P<only>{_YEAR_OF})"
     r"|(?P<rel>the|this|last|next)\s+(?P<unit>week|month|quarter|year)(?!-))\b",
     {"early", "mid", "late", "beginning", "start", "middle", "end"},
 )
@@ -494,7 +495,7 @@ def _quarter_alone(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
 
 @_rule(
     r"\b(?:(?P<rel>last|this|next)\s+|(?P<the>in|during|over|throughout)\s+the\s+)?"
-    r"(?P<season>spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d\d))?\b",
+    rf"(?P<season>spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?{_Y})?\b",
     _SEASONS,
 )
 def _season(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
@@ -555,7 +556,7 @@ def _month_alone(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     return _window(start, end, m, f"{year}-{month:02d}", 0.7, 10)
 
 
-@_rule(r"\b(?P<year>(?:19|20)\d\d)\b", {DIGIT})
+@_rule(rf"\b{_Y}\b", {DIGIT})
 def _bare_year(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     # Only after "before", "since", ...: anywhere else a bare number is as likely a count.
     if not ctx.inner or not _ends_phrase(ctx.text, m.end()):
@@ -572,22 +573,19 @@ def _bare_month(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
 
 
 # --- relative forms (read against ``now``) ----------------------------------------
-def _relative(build: Callable[[re.Match[str], datetime], TimeWindow | None]) -> _Build:
-    def wrapped(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
-        return build(m, ctx.now) if ctx.now is not None else None
-
-    return wrapped
-
-
 def _relative_ctx(
     build: Callable[[re.Match[str], _Ctx, datetime], TimeWindow | None],
 ) -> _Build:
-    """``_relative`` for a rule that also asks how the text is read (``_Ctx``)."""
+    """A rule read against ``now`` (none without it) that also asks how the text is read."""
 
     def wrapped(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
         return build(m, ctx, ctx.now) if ctx.now is not None else None
 
     return wrapped
+
+
+def _relative(build: Callable[[re.Match[str], datetime], TimeWindow | None]) -> _Build:
+    return _relative_ctx(lambda m, _ctx, now: build(m, now))
 
 
 _DAYS: Final = {
@@ -872,8 +870,9 @@ def _holiday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
         else:
             if day > today:
                 day = _holiday_on(name, year - 1)
-            after = _to_come(ctx, m, day.year, lambda y: _holiday_on(name, y) + timedelta(1))
-            day = _holiday_on(name, after) if after != day.year else day
+            day = _holiday_on(
+                name, _to_come(ctx, m, day.year, lambda y: _holiday_on(name, y) + timedelta(1))
+            )
         sure = 0.8
     label = f"{name} {day.year}"
     return _window(day, day + timedelta(days=1), m, label, sure, 7)
@@ -991,9 +990,6 @@ def _so_far(m: re.Match[str], ctx: _Ctx, now: datetime) -> TimeWindow | None:
     return _window(start, now, m, f"{unit} to date", 0.9, 1)
 
 
-_YEAR_OF: Final = r"(?:19|20)\d\d"
-
-
 @_rule(
     rf"\bH(?P<h>[12])\s*(?P<ya>{_YEAR_OF})\b|\b(?P<yb>{_YEAR_OF})\s*H(?P<hh>[12])\b"
     r"|\b(?:the\s+)?(?P<ord>first|second|1st|2nd)\s+half\s+of\s+"
@@ -1038,7 +1034,7 @@ def _decade(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     return _window(start, start.replace(year=first + 10), m, f"the {first}s", sure, 60)
 
 
-@_rule(r"\b(?P<y>(?:19|20)\d\d)-?W(?P<w>[0-5]\d)\b", {DIGIT})
+@_rule(rf"\b(?P<y>{_YEAR_OF})-?W(?P<w>[0-5]\d)\b", {DIGIT})
 def _iso_week(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     """An ISO week, "2025-W12": Monday to Sunday."""
     if "W" not in m.group(0):
