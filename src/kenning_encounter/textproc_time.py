@@ -335,12 +335,18 @@ _PLANNED: Final = _Pattern(
 _FOR: Final = _Pattern(r"\b(?:for|by|until|till|before)\s+(?:the\s+)?\Z", re.I)
 _FOR_LEAD: Final = _Pattern(r"(?:for|by|until|till|before)\s", re.I)
 _SENTENCE_ENDS: Final = ".!?\n"
+# How far a sentence is read each side of a time: a text with no sentence end (a pasted
+# log) is not one sentence, and reading it whole for every time in it cost its length
+# squared (20,000 characters of dates: 4 s).
+_SENTENCE_REACH: Final = 300
 
 
 def _points_ahead(text: str, m: re.Match[str]) -> bool:
     """Whether the sentence holding ``m`` points forward."""
-    start = max(text.rfind(c, 0, m.start()) for c in _SENTENCE_ENDS) + 1
-    end = min([i for c in _SENTENCE_ENDS if (i := text.find(c, m.end())) >= 0] or [len(text)])
+    first, last = max(0, m.start() - _SENTENCE_REACH), min(len(text), m.end() + _SENTENCE_REACH)
+    start = max(max(text.rfind(c, first, m.start()) for c in _SENTENCE_ENDS) + 1, first)
+    ends = [i for c in _SENTENCE_ENDS if (i := text.find(c, m.end(), last)) >= 0]
+    end = min(ends or [last])
     if _FUTURE.compiled.search(text, start, end) is not None:
         return True
     # "For" before the time, or the first of its words ("for May" as one match).
@@ -881,7 +887,7 @@ def _holiday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
 @_rule(r"\b(?:the\s+)?week\s+of\s+(?:the\s+)?", {"week"})
 def _week_around(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     """ "The week of May 8": the Monday-to-Sunday week holding that day."""
-    day = _at(ctx.text, m.end(), ctx.now)
+    day = _at(ctx.text, m.end(), ctx.now, nested=True)
     if day is None or day.start is None or day.end is None:
         return None
     if day.end - day.start > timedelta(days=1):
@@ -1070,17 +1076,22 @@ def _built(build: _Build, m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
 
 
 _REACH: Final = 200  # characters: longer than any one time expression reads
+# The rules that read another time where their own words end ("the week of" a day).
+_READS_ON: Final = frozenset({_week_around})
 
 
-def _at(text: str, pos: int, now: datetime | None) -> TimeWindow | None:
-    """The longest time expression starting exactly at ``pos``."""
+def _at(text: str, pos: int, now: datetime | None, *, nested: bool = False) -> TimeWindow | None:
+    """The longest time expression starting exactly at ``pos``. ``nested``: read for a
+    rule that reads a time at its own end; no such rule is tried then, so "the week of
+    the week of ..." repeated is read once, not once a repetition, each deeper than the
+    last (the interpreter's stack ran out at a few hundred)."""
     ctx = _Ctx(text, now, inner=True)
     # Words of what follows, as far as one expression reaches: the whole rest of a long
     # text, read again for every operator in it, made a prompt cost its length squared.
     present = _words(text[pos : pos + _REACH])
     best: TimeWindow | None = None
     for pattern, build, needs in _RULES:
-        if not _runs(needs, present):
+        if not _runs(needs, present) or (nested and build in _READS_ON):
             continue
         m = pattern.match(text, pos)
         if m is None:

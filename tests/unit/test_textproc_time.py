@@ -11,9 +11,10 @@ import sys
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from kenning_encounter.infusion.lexical import extract_terms
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.textproc_time import (
     NodeTime,
@@ -517,6 +518,8 @@ _PHRASES = st.sampled_from(
         "over the weekend",
         "we'll",
         "planned for",
+        "the week of",
+        "between May 1 and",
     ]
 )
 
@@ -533,6 +536,49 @@ def test_no_text_and_no_anchor_makes_the_reader_raise(parts: list[str], anchor: 
         assert 0 <= window.span[0] < window.span[1] <= len(text)
     states_time(text, anchor)
     read_range(text, now=anchor)
+
+
+# As long as a prompt the server reads (infusion.pipeline.MAX_PROMPT).
+_PROMPT_CHARS = 32_000
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(_PHRASES, min_size=1, max_size=3))
+@example(["the week of"])  # each read the next as its day: the stack ran out
+@example(["between May 1 and"])
+@example(["we'll", "the week of"])
+def test_a_phrase_repeated_through_a_whole_prompt_never_makes_the_reader_raise(
+    parts: list[str],
+) -> None:
+    unit = " ".join(parts) + " "
+    text = (unit * (_PROMPT_CHARS // len(unit) + 1))[:_PROMPT_CHARS]
+    for window in find_times(text, now=NOW):
+        assert 0 <= window.span[0] < window.span[1] <= len(text)
+    states_time(text, NOW)
+    extract_terms(text, [text], now=NOW)
+
+
+def test_the_week_of_reads_one_day_however_often_it_repeats() -> None:
+    text = "the week of " * 500 + "16 November 2023"
+    found = find_times(text, now=NOW)
+    assert len(found) == 1 and text[found[0].span[0] :].endswith("week of 16 November 2023")
+    assert _bounds(found[0]) == ("2023-11-13", "2023-11-20")
+
+
+def test_a_sentence_points_forward_only_from_near_its_time() -> None:
+    # A text with no sentence end (a pasted log) is not one sentence: a future word far
+    # from a time says nothing of it. Read whole, every time in such a text re-read all
+    # of it, and a prompt cost its length squared.
+    near = "we'll ship it in May"
+    assert _bounds(_read(near)) == ("2024-05-01", "2024-06-01")
+    far = "we'll see " + "and then some more words " * 20 + "what shipped in May"
+    assert _bounds(_read(far)) == ("2023-05-01", "2023-06-01")
+
+
+def _read(text: str) -> TimeWindow:
+    window = read_time(text, now=NOW)
+    assert window is not None, text
+    return window
 
 
 def test_rules_compile_on_first_use_only() -> None:
