@@ -423,3 +423,21 @@ def test_reads_still_work(seeded: GraphStore) -> None:
         "MATCH (a:Observation)-[r:GROUNDS]->(b:Concept) RETURN a.name, b.name, r.tick",
     )
     assert [row[:2] for row in edges.rows] == [["storm", "backoff"]]
+
+
+@pytest.mark.timeout(60)
+def test_a_long_name_and_a_deep_plan_are_read_not_choked_on(seeded: GraphStore) -> None:
+    # As long and as deep as the size layer lets through. The Neo4j plan check read a
+    # name from each of its letters to its end (9,000 letters: seconds, holding the
+    # interpreter and every thread of the server), and walked the plan by recursion
+    # (a thousand chained clauses plan a thousand deep).
+    name = "a" * 9_000
+    long = _read(seeded, f"WITH 1 AS {name} RETURN {name} AS n")
+    assert long.rows == [[1]]
+    deep = "WITH 1 AS a " + "WITH a + 1 AS a " * 900 + "RETURN a"
+    try:
+        result = _read(seeded, deep)
+    except ReadOnlyViolation as exc:  # an engine may refuse so deep a query: clearly
+        assert "read_cypher refused" in str(exc) and exc.field == "query"
+    else:
+        assert result.rows == [[901]]

@@ -9,7 +9,7 @@ import pytest
 from kenning_encounter.errors import ConfigError, ReadOnlyViolation
 from kenning_encounter.store.neo4j import Neo4jStore
 from kenning_encounter.store.neo4j import queries as q
-from kenning_encounter.store.neo4j.cypher import check_neo4j_text, check_plan
+from kenning_encounter.store.neo4j.cypher import check_neo4j_text, check_plan, plan_calls
 from kenning_encounter.store.neo4j.text import lucene_term, query_terms, text_props
 
 
@@ -90,3 +90,41 @@ def test_the_plan_must_be_a_read_without_writing_operators() -> None:
     check_plan(
         "r", {"operatorType": "ProcedureCall@neo4j", "args": {"Details": "db.labels() :: (label)"}}
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "calls"),
+    [
+        ("apoc.create.node (x)", ["apoc.create.node"]),
+        ("db . index . fulltext . queryNodes ($q)", ["db.index.fulltext.querynodes"]),
+        ("a.b (c.d(x))", ["a.b", "c.d"]),
+        ("x1abc.def(", ["x1abc.def"]),
+        ("n.name = $a AND toLower(n.x)", []),  # a property read, a plain function
+        ("a.b.c x(", []),
+        ("a.b.c.d", []),
+    ],
+)
+def test_the_plan_names_the_dotted_calls_it_makes(text: str, calls: list[str]) -> None:
+    assert plan_calls(text) == calls
+
+
+@pytest.mark.timeout(10)  # one pass takes about a millisecond; the old reading, minutes
+def test_a_plan_with_a_long_name_is_read_in_one_pass() -> None:
+    # Read from every letter of a name to its end, a plan naming one of 20,000 characters
+    # (a query may be that long) held the interpreter, and the whole server, for seconds.
+    for unit in ("a", "_", "a.", "a . "):
+        name = (unit * 20_000)[:20_000].rstrip(". ")
+        assert plan_calls(name) == []
+        assert plan_calls(name + "(") == ([name.replace(" ", "").lower()] if "." in name else [])
+
+
+def test_a_plan_a_thousand_operators_deep_is_checked() -> None:
+    plan: dict[str, object] = {"operatorType": "AllNodesScan@neo4j"}
+    for _ in range(5_000):
+        plan = {"operatorType": "Projection@neo4j", "children": [plan]}
+    check_plan("r", plan)
+    deepest = {"operatorType": "LoadCSV@neo4j"}
+    for _ in range(5_000):
+        deepest = {"operatorType": "Projection@neo4j", "children": [deepest]}
+    with pytest.raises(ReadOnlyViolation, match="LoadCSV"):
+        check_plan("r", deepest)

@@ -37,6 +37,7 @@ from typing import Any, Final
 from kenning_encounter.errors import ReadOnlyViolation
 from kenning_encounter.store.cypher_lexer import NEO4J, Token, tokenize
 from kenning_encounter.store.neo4j.classified import class_label
+from kenning_encounter.store.neo4j.cypher import plan_calls
 from kenning_encounter.store.neo4j.namespace import BASE_LABEL
 from kenning_encounter.vocabulary import NODE_TYPES
 
@@ -368,7 +369,6 @@ def _labels_named(detail: str) -> set[str] | None:
 _UNHELD_CALLS: Final = frozenset(
     {"gds.util.asnode", "gds.util.asnodes", "db.index.fulltext.querynodes"}
 )
-_CALL_IN_PLAN: Final = re.compile(r"([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)+)\s*\(")
 
 
 def check_scope(plan: Mapping[str, Any], label: str = BASE_LABEL, *, held: bool = False) -> None:
@@ -383,8 +383,7 @@ def check_scope(plan: Mapping[str, Any], label: str = BASE_LABEL, *, held: bool 
         detail = str((op.get("args") or {}).get("Details", ""))
         if held:
             for value in (op.get("args") or {}).values():
-                for call in _CALL_IN_PLAN.finditer(str(value)):
-                    called = re.sub(r"\s+", "", call.group(1)).lower()
+                for called in plan_calls(str(value)):
                     if called in _UNHELD_CALLS:
                         raise ReadOnlyViolation(
                             f"{called} is not served while this server withholds "
