@@ -441,3 +441,21 @@ def test_a_long_name_and_a_deep_plan_are_read_not_choked_on(seeded: GraphStore) 
         assert "read_cypher refused" in str(exc) and exc.field == "query"
     else:
         assert result.rows == [[901]]
+
+
+DEEP_VALUES = (
+    "RETURN reduce(acc = [], i IN range(1, 5000) | [acc]) AS deep",
+    "RETURN reduce(acc = {}, i IN range(1, 5000) | {a: acc}) AS deep",
+    "RETURN list_reduce(range(1, 5000), (acc, i) -> [acc]) AS deep",
+)
+
+
+def test_a_value_nested_past_any_bracket_count_is_refused_clearly(seeded: GraphStore) -> None:
+    # The size layer caps brackets in the text, but a query can nest a value at run time.
+    for query in DEEP_VALUES:
+        try:
+            result = _read(seeded, query)
+        except ReadOnlyViolation as exc:
+            assert "read_cypher refused" in str(exc) and exc.field == "query", exc
+        else:
+            assert len(str(result.rows)) <= CHAR_CAP + 100, query

@@ -18,9 +18,9 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, LiteralString, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, LiteralString, TypeVar, cast
 from urllib.parse import urlsplit, urlunsplit
 
 from kenning_encounter.errors import (
@@ -42,7 +42,7 @@ from kenning_encounter.store.neo4j.ledger import Neo4jLedgers
 from kenning_encounter.store.neo4j.meanings import Neo4jMeanings
 from kenning_encounter.store.neo4j.namespace import DEFAULT_MEMORY, Namespace, name_problem
 from kenning_encounter.store.neo4j.nodecache import DEFAULT_CAPACITY, NodeCache
-from kenning_encounter.store.neo4j.outage import Watch
+from kenning_encounter.store.neo4j.outage import Overdue, Watch
 from kenning_encounter.store.neo4j.scope import check_scope, scope_nodes
 from kenning_encounter.store.neo4j.translate import translated
 from kenning_encounter.store.neo4j.tx import Neo4jTx
@@ -69,6 +69,8 @@ T = TypeVar("T")
 
 _SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 _TIMEOUT_CODES = ("TransactionTimedOut", "Terminated")
+# How long past its own timeout a read_cypher waits for an answer before cutting it.
+ANSWER_GRACE_S: Final = 5.0
 _READ_ONLY_CODES = ("AccessMode", "WriteOnReadOnlyAccessDbException", "Forbidden")
 _MEMORY_CODES = ("MemoryPoolOutOfMemoryError", "MemoryLimitExceeded")
 # Nodes the cache's warming reads per transaction, and how long a closing store waits for it.
@@ -701,10 +703,13 @@ class Neo4jStore:
             return False
 
         self._watch.check_answering("running read_cypher", write=False)
+        within = timeout_s + ANSWER_GRACE_S
         with (
             self._translate_errors("running read_cypher"),
+            self._unanswered(timeout_s),
             self._session(write=False) as s,
-            self._watch.watching(s, "running read_cypher"),  # BEGIN waits for its answer too
+            # BEGIN waits for its answer too.
+            self._watch.watching(s, "running read_cypher", answer_within=within),
         ):
             # The server reads a timeout of 0 as "none": never let one through.
             tx = s.begin_transaction(timeout=max(timeout_s, 0.001))
@@ -741,6 +746,20 @@ class Neo4jStore:
             else ""
         )
         return CypherResult(columns, rows, truncated, row_cap, char_cap, note)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _unanswered(timeout_s: float) -> Generator[None]:
+        try:
+            yield
+        except Overdue as exc:
+            raise ReadOnlyViolation(
+                f"no answer came within the query's {timeout_s:g} s timeout and "
+                f"{ANSWER_GRACE_S:g} s more, so it was stopped: the server failed to send "
+                "its result (a value nested thousands deep, built by reduce, is one it "
+                "cannot encode) or is overloaded; narrow the query",
+                layer="timeout",
+            ) from exc
 
     def analytics_executor(self) -> AnalyticsExecutor | None:
         """GDS on this server, as found when the store opened; None without the plugin."""

@@ -119,6 +119,12 @@ class _Flight:
     holder: object | None = None
     since: float = field(default_factory=time.monotonic)
     cut: str | None = None  # why its connection was cut, once it was
+    overdue_at: float | None = None  # past this its answer is not coming: cut
+    overdue: bool = False
+
+
+class Overdue(Exception):
+    """A watched transaction had no answer within the time it was given, and was cut."""
 
 
 class Watch:
@@ -204,18 +210,27 @@ class Watch:
         log.warning("Neo4j refused a unit for now (%s); trying again", type(exc).__name__)
 
     @contextlib.contextmanager
-    def watching(self, session: object, doing: str) -> Generator[None]:
-        """A session's explicit transaction (read_cypher's) watched as a unit's are."""
+    def watching(
+        self, session: object, doing: str, *, answer_within: float | None = None
+    ) -> Generator[None]:
+        """A session's explicit transaction (read_cypher's) watched as a unit's are; with
+        ``answer_within`` (seconds), one still waiting then is cut and ``Overdue`` raised,
+        the server answering or not (it may have failed to send its answer: a value
+        nested thousands deep overflows its encoder, and nothing comes back)."""
         from neo4j.exceptions import DriverError, Neo4jError
 
         flight = _Flight(session)
+        if answer_within is not None:
+            flight.overdue_at = time.monotonic() + answer_within
         try:
             with self._flying(flight):
                 yield
         except (DriverError, Neo4jError) as exc:
-            if flight.cut is None:
-                raise
-            raise self._unavailable(doing, flight.cut, write=False) from exc
+            if flight.cut is not None:
+                raise self._unavailable(doing, flight.cut, write=False) from exc
+            if flight.overdue:
+                raise Overdue(doing) from exc
+            raise
 
     def check_answering(self, doing: str, *, write: bool) -> None:
         """While the server is known silent, one probe decides: still silent, the unit is
@@ -270,6 +285,15 @@ class Watch:
             now = time.monotonic()
             with self._lock:
                 stalled = [f for f in self._flights if now - f.since > STALL_S]
+                late = [
+                    f
+                    for f in self._flights
+                    if f.overdue_at is not None and now > f.overdue_at and not f.overdue
+                ]
+                for f in late:
+                    f.overdue = True
+            for f in late:
+                _shut(f.holder)
             peers = {self._peer(f) for f in stalled}
             for peer in peers:
                 self._probe_peer(peer, [f for f in stalled if self._peer(f) == peer])
