@@ -24,6 +24,9 @@ from typing import Final, TypeVar
 
 T = TypeVar("T")
 
+# How often a read waiting for its turn looks whether its caller is still there.
+WAIT_SLICE_S: Final = 0.1
+
 
 class Abandoned(Exception):
     """The caller gave this work up: nobody reads what it would answer."""
@@ -94,3 +97,16 @@ def run_as(call: Call, work: Callable[[], T]) -> T:
         return work()
     finally:
         _CURRENT.reset(token)
+
+
+@contextlib.contextmanager
+def turn(lock: threading.Lock) -> Generator[None]:
+    """Hold ``lock`` for the block, waiting for it as long as the running work's caller is
+    still there (``Abandoned`` once it has left)."""
+    check()
+    while not lock.acquire(timeout=WAIT_SLICE_S):
+        check()
+    try:
+        yield
+    finally:
+        lock.release()

@@ -134,3 +134,20 @@ def test_an_orient_given_up_takes_no_next_step(store: GraphStore, memory: Memory
     with pytest.raises(Abandoned):
         run_as(call, lambda: build_panel(nodes, edges))
     assert build_panel(nodes, edges).summary.nodes == 20  # outside the call: a reading
+
+
+def test_the_inspectors_orient_page_waits_for_the_whole_reading_under_way(
+    memory: Memory,
+) -> None:
+    from kenning_encounter.ui.orient_page import OrientReadings
+
+    _notes(memory, 3)
+    readings = OrientReadings(lambda: None)
+    seen: list[int] = []
+    with memory.whole_reading():  # an orient tool's reading under way
+        page = threading.Thread(target=lambda: seen.append(readings.view(memory).clock))
+        page.start()
+        time.sleep(0.5)
+        assert seen == []  # its turn has not come
+    page.join(10)
+    assert seen and seen[0] > 0

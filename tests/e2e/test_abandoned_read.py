@@ -87,3 +87,24 @@ async def test_an_orient_its_client_cancels_stops_and_saves_no_reading(tmp_path:
         # The next reading is whole, and saved.
         await call_ok(client, "orient", {"session_id": SESSION})
         assert runtime.context.require_services().baselines.previous(None) is not None
+
+
+async def test_an_orient_waits_for_the_whole_reading_under_way(tmp_path: Path) -> None:
+    # One whole-memory reading at a time: each holds the whole graph and its analytics.
+    # While one is under way (here held by the test) an orient waits its turn, given up
+    # with its deadline like any read, and runs once the turn is free.
+    config = make_settings(tmp_path / "memory", read_timeout=1.0)
+    runtime = Runtime(config)
+    async with Client(build_server(config, runtime)) as client:
+        await call_ok(client, "advance_encounter", {"session_id": SESSION, "purpose": "a reading"})
+        entities = [{"type": "Note", "name": "retry storm", "description": "retries pile up"}]
+        await call_ok(client, "create_entities", {"session_id": SESSION, "entities": entities})
+        memory = runtime.context.memory
+        with memory.whole_reading():
+            began = time.monotonic()
+            refusal = await call_refused(client, "orient", {})
+            assert "read timeout" in refusal and time.monotonic() - began < 5
+            refusal = await call_refused(client, "orient", {"as_of": 1})
+            assert "read timeout" in refusal
+        panel = await call_ok(client, "orient", {})
+        assert panel["summary"]["nodes"] >= 1, panel

@@ -35,3 +35,35 @@ def test_a_connection_let_go_is_never_interrupted_for_the_read_that_left() -> No
         assert started.wait(5)
     assert done.is_set()  # leaving the block waited for the hook under way
     giver.join(5)
+
+
+def test_a_turn_waits_for_the_holder_and_is_given_up_with_its_caller() -> None:
+    lock = threading.Lock()
+    order: list[str] = []
+
+    def waiter(call: Call) -> None:
+        def work() -> None:
+            try:
+                with abandon.turn(lock):
+                    order.append("ran")
+            except abandon.Abandoned:
+                order.append("gave up")
+
+        run_as(call, work)
+
+    with abandon.turn(lock):  # outside any call: plain waiting
+        first = Call()
+        thread = threading.Thread(target=waiter, args=(first,))
+        thread.start()
+        time.sleep(0.3)
+        assert order == []  # waiting its turn
+        first.abandon()
+        thread.join(5)
+        assert order == ["gave up"]  # its caller left while it waited
+        second = threading.Thread(target=waiter, args=(Call(),))
+        second.start()
+        time.sleep(0.3)
+        assert order == ["gave up"]
+    second.join(5)
+    assert order == ["gave up", "ran"]  # its turn came
+    assert not lock.locked()

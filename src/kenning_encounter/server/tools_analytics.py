@@ -76,9 +76,10 @@ def _orient_then(app: AppContext, as_of: int | str, budget: int, top_k: int) -> 
         past = asof.moment_of(then)
         return then.authored_outline(), past.tick if past is not None else 0
 
-    outline, tick = app.store.read(work)
-    nodes, edges = _visible(app, outline)
-    panel = build_panel(nodes, edges, budget_chars=budget, top_k=top_k, engine=services.engine)
+    with app.memory.whole_reading():
+        outline, tick = app.store.read(work)
+        nodes, edges = _visible(app, outline)
+        panel = build_panel(nodes, edges, budget_chars=budget, top_k=top_k, engine=services.engine)
     return panel.model_copy(update={"text": f"As of tick {tick}.\n{panel.text}"})
 
 
@@ -91,22 +92,24 @@ def _orient(
     from kenning_encounter.analytics.orient import orient_panel
 
     services = app.require_services()
-    nodes, edges = _graph(app)
-    memory, at = app.memory, datetime.now(UTC)
+    memory = app.memory
+    with memory.whole_reading():
+        nodes, edges = _graph(app)
+        at = datetime.now(UTC)
 
-    def present(tx: ReadTx) -> Present:
-        return memory.work_time.present(tx, memory.activation, at)
+        def present(tx: ReadTx) -> Present:
+            return memory.work_time.present(tx, memory.activation, at)
 
-    return orient_panel(
-        nodes,
-        edges,
-        baselines=services.baselines,
-        encounter=_current_encounter(app, session_id),
-        budget_chars=budget,
-        top_k=top_k,
-        engine=services.engine,
-        standing=(memory.activation, memory.store.read(present)),
-    )
+        return orient_panel(
+            nodes,
+            edges,
+            baselines=services.baselines,
+            encounter=_current_encounter(app, session_id),
+            budget_chars=budget,
+            top_k=top_k,
+            engine=services.engine,
+            standing=(memory.activation, memory.store.read(present)),
+        )
 
 
 class AlgorithmSent(AlgorithmReport):
