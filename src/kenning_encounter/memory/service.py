@@ -11,11 +11,11 @@ import contextlib
 import copy
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from kenning_encounter import abandon, vocabulary
+from kenning_encounter import abandon, heap, vocabulary
 from kenning_encounter.errors import InvalidInput
 from kenning_encounter.memory import activation as standing
 from kenning_encounter.memory import gates, history, identity, reads, spine, writes
@@ -79,10 +79,16 @@ class Memory:
         # times as late as alone.
         self._whole_reading = threading.Lock()
 
-    def whole_reading(self) -> contextlib.AbstractContextManager[None]:
+    @contextlib.contextmanager
+    def whole_reading(self) -> Generator[None]:
         """Hold the memory's one whole-memory reading for the block; waits for the reading
-        under way, as long as the caller is there (kenning_encounter.abandon)."""
-        return abandon.turn(self._whole_reading)
+        under way, as long as the caller is there (kenning_encounter.abandon). What the
+        reading freed is given back to the operating system after it (heap.py)."""
+        try:
+            with abandon.turn(self._whole_reading):
+                yield
+        finally:
+            heap.give_back()
 
     def as_operator(self) -> Memory:
         """This memory with every class granted, for an operator's own writes: a KNDL import
