@@ -192,16 +192,17 @@ def register(tools: ToolRegistrar) -> None:
         expire when idle; drop them with gds_drop_projection."""
 
         def work(app: AppContext) -> ProjectionInfo:
-            nodes, edges = _graph(app)
-            return app.require_services().catalog.create(
-                name,
-                nodes,
-                edges,
-                node_types=node_types,
-                around=around,
-                hops=hops,
-                include_history=include_history,
-            )
+            with app.memory.whole_reading():  # it reads the whole outline to cut from
+                nodes, edges = _graph(app)
+                return app.require_services().catalog.create(
+                    name,
+                    nodes,
+                    edges,
+                    node_types=node_types,
+                    around=around,
+                    hops=hops,
+                    include_history=include_history,
+                )
 
         return await run_tool(
             ctx,

@@ -227,19 +227,19 @@ def register(tools: ToolRegistrar) -> None:
         kinds an infusion's conflict sections use). One entry per contested node, with the
         nodes on each side. Load-bearing first (other live nodes rest on it), then by how
         many lean on it, then the newest evidence."""
-        return await run_tool(
-            ctx,
-            lambda app: contest.conflicts(
-                app.memory.store,
-                kinds=kinds,
-                types=types,
-                about=about,
-                limit=limit,
-                hidden_loci=app.memory.hidden_loci,
-            ),
-            render.conflicts,
-            deadline=deadline,
-        )
+
+        def work(app: AppContext) -> ConflictsResult:
+            with app.memory.whole_reading():  # it ranks over the whole outline
+                return contest.conflicts(
+                    app.memory.store,
+                    kinds=kinds,
+                    types=types,
+                    about=about,
+                    limit=limit,
+                    hidden_loci=app.memory.hidden_loci,
+                )
+
+        return await run_tool(ctx, work, render.conflicts, deadline=deadline)
 
     @tools.tool(ToolKind.READ, title="Read-only Cypher query")
     async def read_cypher(
