@@ -151,3 +151,31 @@ def test_the_inspectors_orient_page_waits_for_the_whole_reading_under_way(
         assert seen == []  # its turn has not come
     page.join(10)
     assert seen and seen[0] > 0
+
+
+def test_a_read_cypher_given_up_is_stopped_where_it_runs(store: GraphStore, memory: Memory) -> None:
+    # Embedded: its sandbox process is ended. Neo4j: its connection is cut, as a unit's.
+    _notes(memory, 2_500)
+    call = Call()
+    outcome: list[Any] = []
+
+    def run() -> None:
+        started = time.monotonic()
+        try:
+            run_as(
+                call,
+                lambda: store.read_cypher(_HEAVY, None, row_cap=10, char_cap=1_000, timeout_s=60.0),
+            )
+            outcome.append(("finished", time.monotonic() - started))
+        except BaseException as exc:
+            outcome.append((exc, time.monotonic() - started))
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    time.sleep(1.0)
+    call.abandon()
+    worker.join(120)
+    result, took = outcome[0]
+    assert not (isinstance(result, tuple) and result[0] == "finished"), outcome
+    assert took < 10, outcome  # uninterrupted: its own 60 s timeout, or longer
+    assert store.read_cypher("RETURN 1", None, row_cap=1, char_cap=100, timeout_s=5.0).rows == [[1]]

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import kenning_encounter
+from kenning_encounter import abandon
 from kenning_encounter.errors import ReadOnlyViolation, StoreError
 from kenning_encounter.store.port import CypherResult
 from kenning_encounter.vocabulary import CLASSIFICATIONS
@@ -105,9 +106,13 @@ class _Process:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return json.loads(line)
 
-    def kill(self) -> None:
+    def stop(self) -> None:
+        """End the process, from any thread; its reader then finds it gone and cleans up."""
         with contextlib.suppress(OSError):
             os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def kill(self) -> None:
+        self.stop()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
         for stream in (self.proc.stdin, self.proc.stdout):
@@ -210,10 +215,19 @@ class CypherSandbox:
             process.kill()
             raise StoreError("the store is closed")
         keep = False
+        # A read its caller gave up on ends with its process (kenning_encounter.abandon).
+        call = abandon.current()
         try:
             try:
-                answer = process.ask(request, time.monotonic() + timeout_s + self._grace_s)
+                with (
+                    call.interrupting(process.stop)
+                    if call is not None
+                    else contextlib.nullcontext()
+                ):
+                    answer = process.ask(request, time.monotonic() + timeout_s + self._grace_s)
             except _Died as died:
+                if call is not None and call.abandoned:
+                    raise abandon.Abandoned(str(died)) from None
                 raise ReadOnlyViolation(
                     f"the query ended the process it ran in ({died}); nothing was changed",
                     layer="engine",

@@ -222,10 +222,19 @@ class Watch:
         flight = _Flight(session)
         if answer_within is not None:
             flight.overdue_at = time.monotonic() + answer_within
+        # A read its caller gave up on is cut where it waits, as a unit's is.
+        call = abandon.current()
         try:
-            with self._flying(flight):
+            with (
+                self._flying(flight),
+                call.interrupting(lambda: _shut(flight.holder))
+                if call is not None
+                else contextlib.nullcontext(),
+            ):
                 yield
         except (DriverError, Neo4jError) as exc:
+            if call is not None and call.abandoned:
+                raise abandon.Abandoned(str(exc)) from exc
             if flight.cut is not None:
                 raise self._unavailable(doing, flight.cut, write=False) from exc
             if flight.overdue:
