@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from pydantic import BaseModel, Field
@@ -113,21 +114,20 @@ def conflicts(
         # are read for the entries shown alone, in the same snapshot.
         outline = tx.authored_outline()
         with collector_paused():  # the ranking makes no cycles; the outline's records are many
-            every = _contests(outline.nodes, _relations(outline), hidden_loci)
+            every, live = _contests(outline.nodes, _relations(outline), hidden_loci)
         found = [
-            c
-            for c in every
-            if wanted.intersection(c.kinds)
-            and (not typed or c.type in typed)
-            and (focus is None or focus.id in _ids(c))
+            f
+            for f in every
+            if wanted.intersection(f.kinds)
+            and (not typed or f.node.type in typed)
+            and (focus is None or focus.id in f.ids())
         ]
-        found.sort(key=lambda c: (not c.load_bearing, -c.leaning, -c.latest_tick, c.name))
+        found.sort(key=_Found.rank)
+        # Entries are built for the ones shown: 80,000 contested nodes at a million.
         shown = found[:limit]
-        worded = tx.get_nodes([c.id for c in shown])
-        for c in shown:
-            node = worded.get(c.id)
-            c.description = _clip(node.description) if node is not None else ""
-        return shown, len(found)
+        worded = tx.get_nodes([f.node.id for f in shown])
+        entries = [f.entry(live, worded.get(f.node.id)) for f in shown]
+        return entries, len(found)
 
     shown, total = store.read(work)
     if total:
@@ -139,9 +139,48 @@ def conflicts(
     return ConflictsResult(conflicts=shown, total=total if total > limit else None, note=note)
 
 
-def _ids(c: Contested) -> set[str]:
-    parties = [*c.challengers, *c.supporters, *c.answers, *c.lost_support]
-    return {c.id, *(p.id for p in parties), *([c.revises] if c.revises else [])}
+@dataclass(slots=True)
+class _Found:
+    """A contested node as ranked: the ids on each side, its entry built only if shown."""
+
+    node: NodeRecord
+    kinds: list[str]
+    challengers: list[str]
+    supporters: list[str]
+    answers: list[str]
+    revises: str | None
+    lost: list[str]
+    latest_tick: int
+    leaning: int = 0
+    load_bearing: bool = False
+
+    def ids(self) -> set[str]:
+        parties = [*self.challengers, *self.supporters, *self.answers, *self.lost]
+        return {self.node.id, *parties, *([self.revises] if self.revises else [])}
+
+    def rank(self) -> tuple[bool, int, int, str]:
+        return (not self.load_bearing, -self.leaning, -self.latest_tick, self.node.name)
+
+    def entry(self, live: dict[str, NodeRecord], worded: NodeRecord | None) -> Contested:
+        node = self.node
+        # Built from records without a check: the output schema is checked where it is sent.
+        return Contested.model_construct(
+            id=node.id,
+            type=node.type,
+            name=node.name,
+            status=node.status,
+            description=_clip(worded.description) if worded is not None else "",
+            encounter=node.encounter,
+            kinds=self.kinds,
+            challengers=[Party.of(live[i]) for i in self.challengers],
+            supporters=[Party.of(live[i]) for i in self.supporters],
+            answers=[Party.of(live[i]) for i in self.answers],
+            revises=self.revises,
+            lost_support=[Party.of(live[i]) for i in self.lost],
+            leaning=self.leaning,
+            load_bearing=self.load_bearing,
+            latest_tick=self.latest_tick,
+        )
 
 
 def _relations(outline: Outline) -> Iterator[tuple[str, str, str, int]]:
@@ -154,9 +193,9 @@ def _relations(outline: Outline) -> Iterator[tuple[str, str, str, int]]:
 
 def _contests(
     nodes: Sequence[NodeRecord], edges: Iterable[tuple[str, str, str, int]], hidden: frozenset[str]
-) -> list[Contested]:
-    """Every contested live node, its description left to the caller (an outline's nodes
-    carry none)."""
+) -> tuple[list[_Found], dict[str, NodeRecord]]:
+    """Every contested live node, and the live nodes by id (an outline's nodes carry no
+    description: the caller reads the words of those it shows)."""
     every = {n.id: n for n in nodes if n.locus not in hidden}
     live = {i: n for i, n in every.items() if n.is_head}
     into: dict[str, dict[str, list[tuple[str, int]]]] = defaultdict(lambda: defaultdict(list))
@@ -171,23 +210,23 @@ def _contests(
             into[target][kind].append((source, tick))
             if kind in contested.LEAN_RELATIONS and target in live:
                 out[source].add(target)
-    found: list[Contested] = []
+    found: list[_Found] = []
     # Only a node with a live edge into it, or a revision, can be contested.
     for node_id in into.keys() | revised.keys():
         node = live.get(node_id)
         if node is None or node.status in contested.SETTLED_STATUSES:
             continue
-        entry = _contest(node, into, revised, every, live)
+        entry = _contest(node, into, revised, every)
         if entry is not None:
             entry.leaning = _leaning(node.id, out)
             entry.load_bearing = contested.load_bearing([node.id], _bearing(entry))
             found.append(entry)
-    return found
+    return found, live
 
 
-def _bearing(entry: Contested) -> set[str]:
+def _bearing(entry: _Found) -> set[str]:
     """The contested node, when something leans on it: what the memory's load rests on."""
-    return {entry.id} if entry.leaning else set()
+    return {entry.node.id} if entry.leaning else set()
 
 
 def _supporters(into: dict[str, list[tuple[str, int]]]) -> list[str]:
@@ -199,8 +238,7 @@ def _contest(
     edges_into: dict[str, dict[str, list[tuple[str, int]]]],
     revised: dict[str, tuple[str, int]],
     every: dict[str, NodeRecord],
-    live: dict[str, NodeRecord],
-) -> Contested | None:
+) -> _Found | None:
     into = edges_into.get(node.id, {})
     challengers = into.get("CHALLENGES", [])
     supporters = into.get("SUPPORTS", [])
@@ -230,24 +268,16 @@ def _contest(
     if not kinds:
         return None
     shows_revision = contested.CONTESTED_REVISION in kinds or bool(lost)
-    # Built from records without a check: thousands of entries at 100k nodes, and the
-    # check was most of the ranking's time. The output schema is checked where it is sent.
-    return Contested.model_construct(
-        id=node.id,
-        type=node.type,
-        name=node.name,
-        status=node.status,
-        encounter=node.encounter,
+    return _Found(
+        node=node,
         kinds=kinds,
-        challengers=[Party.of(live[s]) for s, _ in challengers],
-        supporters=[Party.of(live[s]) for s, _ in supporters]
+        challengers=[s for s, _ in challengers],
+        supporters=[s for s, _ in supporters]
         if contested.SUPPORTED_AND_CHALLENGED in kinds
         else [],
-        answers=[Party.of(live[s]) for s, _ in answers]
-        if contested.COMPETING_ANSWERS in kinds
-        else [],
+        answers=[s for s, _ in answers] if contested.COMPETING_ANSWERS in kinds else [],
         revises=before.id if shows_revision and before is not None else None,
-        lost_support=[Party.of(live[s]) for s in lost],
+        lost=lost,
         latest_tick=max(ticks),
     )
 
