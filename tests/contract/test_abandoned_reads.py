@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, LiteralString
+from collections.abc import Callable
+from typing import LiteralString
 
 import pytest
 
@@ -96,30 +97,35 @@ _HEAVY: LiteralString = (
 )
 
 
+def _given_up(work: Callable[[], object], *, after_s: float) -> tuple[object, float]:
+    """What ``work``, run as a call given up after ``after_s``, ended with (its result or
+    the exception it raised), and in how many seconds."""
+    call = Call()
+    outcome: list[tuple[object, float]] = []
+
+    def run() -> None:
+        started = time.monotonic()
+        try:
+            outcome.append((run_as(call, work), time.monotonic() - started))
+        except BaseException as exc:
+            outcome.append((exc, time.monotonic() - started))
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    time.sleep(after_s)
+    call.abandon()
+    worker.join(120)
+    return outcome[0]
+
+
 def test_a_statement_running_for_a_read_given_up_is_interrupted(
     store: GraphStore, memory: Memory
 ) -> None:
     # Embedded: the engine's interrupt. Neo4j: the connection it waits on is cut.
     _notes(memory, 2_500)
     before = snapshot(store)
-    call = Call()
-    outcome: list[Any] = []
-
-    def run() -> None:
-        started = time.monotonic()
-        try:
-            run_as(call, lambda: store.read(lambda tx: tx.rows(_HEAVY)))
-            outcome.append(("finished", time.monotonic() - started))
-        except BaseException as exc:
-            outcome.append((exc, time.monotonic() - started))
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    time.sleep(0.5)
-    call.abandon()
-    worker.join(120)
-    result, took = outcome[0]
-    assert isinstance(result, Abandoned), outcome
+    result, took = _given_up(lambda: store.read(lambda tx: tx.rows(_HEAVY)), after_s=0.5)
+    assert isinstance(result, Abandoned), result
     assert took < 5, took  # uninterrupted: about 40 s embedded, far longer on Neo4j
     assert snapshot(store) == before
     assert store.read(lambda tx: tx.head_ids_by_names(["note 7"]))
@@ -156,26 +162,10 @@ def test_the_inspectors_orient_page_waits_for_the_whole_reading_under_way(
 def test_a_read_cypher_given_up_is_stopped_where_it_runs(store: GraphStore, memory: Memory) -> None:
     # Embedded: its sandbox process is ended. Neo4j: its connection is cut, as a unit's.
     _notes(memory, 2_500)
-    call = Call()
-    outcome: list[Any] = []
-
-    def run() -> None:
-        started = time.monotonic()
-        try:
-            run_as(
-                call,
-                lambda: store.read_cypher(_HEAVY, None, row_cap=10, char_cap=1_000, timeout_s=60.0),
-            )
-            outcome.append(("finished", time.monotonic() - started))
-        except BaseException as exc:
-            outcome.append((exc, time.monotonic() - started))
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    time.sleep(1.0)
-    call.abandon()
-    worker.join(120)
-    result, took = outcome[0]
-    assert not (isinstance(result, tuple) and result[0] == "finished"), outcome
-    assert took < 10, outcome  # uninterrupted: its own 60 s timeout, or longer
+    result, took = _given_up(
+        lambda: store.read_cypher(_HEAVY, None, row_cap=10, char_cap=1_000, timeout_s=60.0),
+        after_s=1.0,
+    )
+    assert isinstance(result, Abandoned), result
+    assert took < 10, took  # uninterrupted: its own 60 s timeout, or longer
     assert store.read_cypher("RETURN 1", None, row_cap=1, char_cap=100, timeout_s=5.0).rows == [[1]]
