@@ -171,12 +171,7 @@ class Watch:
                 with session() as s:
                     # Watched from the start: BEGIN waits for its answer too.
                     flight.holder = s
-                    with (
-                        self._flying(flight),
-                        call.interrupting(lambda: _shut(flight.holder))
-                        if call is not None
-                        else contextlib.nullcontext(),
-                    ):
+                    with self._flying(flight, call):
                         return s.execute_write(work) if write else s.execute_read(work)
             except IncompleteCommit:
                 raise  # never again: it may have been applied
@@ -225,12 +220,7 @@ class Watch:
         # A read its caller gave up on is cut where it waits, as a unit's is.
         call = abandon.current()
         try:
-            with (
-                self._flying(flight),
-                call.interrupting(lambda: _shut(flight.holder))
-                if call is not None
-                else contextlib.nullcontext(),
-            ):
+            with self._flying(flight, call):
                 yield
         except (DriverError, Neo4jError) as exc:
             if call is not None and call.abandoned:
@@ -257,7 +247,9 @@ class Watch:
         return not_answering(self._uri, why, doing, write=write)
 
     @contextlib.contextmanager
-    def _flying(self, flight: _Flight) -> Generator[None]:
+    def _flying(self, flight: _Flight, call: abandon.Call | None = None) -> Generator[None]:
+        """The flight watched while the block runs; with ``call``, its connection is cut
+        when the call is given up."""
         with self._lock:
             flight.since = time.monotonic()
             self._flights.add(flight)
@@ -266,8 +258,14 @@ class Watch:
                     target=self._watch, name="kenning-neo4j-watch", daemon=True
                 )
                 self._thread.start()
+        cut = (
+            call.interrupting(lambda: _shut(flight.holder))
+            if call is not None
+            else contextlib.nullcontext()
+        )
         try:
-            yield
+            with cut:
+                yield
         finally:
             with self._lock:
                 self._flights.discard(flight)
