@@ -111,6 +111,65 @@ def test_importing_the_entry_modules_loads_nothing_heavy() -> None:
     assert _heavy(modules) == []
 
 
+# Ours that are not result models: the settings (read at every start) and the SDK's own
+# classes we extend.
+NOT_LAZY = frozenset(
+    {
+        "kenning_encounter.config.Settings",
+        "kenning_encounter.server.app_tools.DeferredTool",
+        "kenning_encounter.server.registry._CheckedInCall",
+    }
+)
+# Made at import on purpose: the infusion presets are instances.
+BUILT_AT_IMPORT = frozenset({"kenning_encounter.infusion.config.InfusionConfig"})
+_MODELS_PROBE = """
+import json, sys
+from pydantic import BaseModel
+from kenning_encounter.lazymodel import LazyModel
+for name in sys.argv[1:]:
+    __import__(name)
+def below(c):
+    for s in c.__subclasses__():
+        yield s
+        yield from below(s)
+found = []
+for c in set(below(BaseModel)):
+    meta = c.__pydantic_generic_metadata__
+    if not c.__module__.startswith("kenning_encounter") or meta["origin"] is not None:
+        continue  # a parametrization (Listing[Ranked]) is built with the model holding it
+    found.append({
+        "name": c.__module__ + "." + c.__qualname__.split("[")[0],
+        "lazy": issubclass(c, LazyModel),
+        "built": c.__pydantic_complete__,
+        "generic": bool(meta["parameters"]),
+    })
+print(json.dumps(found))
+"""
+
+
+def test_importing_the_entry_modules_builds_none_of_our_result_models() -> None:
+    """Our pydantic models are built on first use (lazymodel.py): a start builds none of
+    them, and a model of ours on plain ``BaseModel`` is named here."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MODELS_PROBE, *ENTRY],
+        capture_output=True,
+        text=True,
+        env=clean_environ(),
+        timeout=120,
+        check=True,
+    )
+    models: list[dict[str, Any]] = json.loads(done.stdout)
+    assert len(models) > 40  # the probe saw our models
+    plain = sorted(m["name"] for m in models if not m["lazy"])
+    assert set(plain) == NOT_LAZY, "a model of ours not on LazyModel"
+    built = sorted(
+        m["name"]
+        for m in models
+        if m["lazy"] and m["built"] and not m["generic"] and m["name"] not in BUILT_AT_IMPORT
+    )
+    assert built == []
+
+
 def test_a_server_answering_initialize_a_listing_and_a_search_loads_nothing_heavy(
     tmp_path: Path,
 ) -> None:

@@ -21,8 +21,9 @@ import tempfile
 import threading
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ConfigDict, ValidationError
 
+from kenning_encounter.lazymodel import LazyModel
 from kenning_encounter.store.meanings import BaselineTable, StoredBaseline
 
 logger = logging.getLogger(__name__)
@@ -33,7 +34,7 @@ KEEP_ENCOUNTERS = 4
 RANKS_KEPT = 200
 
 
-class BaselineEntry(BaseModel):
+class BaselineEntry(LazyModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str
@@ -43,7 +44,7 @@ class BaselineEntry(BaseModel):
     score: float
 
 
-class Baseline(BaseModel):
+class Baseline(LazyModel):
     """One mass reading. ``encounter`` is None for a reading taken outside one."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -55,7 +56,7 @@ class Baseline(BaseModel):
     entries: tuple[BaselineEntry, ...]
 
 
-class _File(BaseModel):
+class _File(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
     version: int

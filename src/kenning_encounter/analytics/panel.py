@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from typing import Generic, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from kenning_encounter.lazymodel import LazyModel
 
 T = TypeVar("T")
 
 
-class FrozenModel(BaseModel):
+class FrozenModel(LazyModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 

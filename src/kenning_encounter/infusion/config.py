@@ -5,9 +5,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from kenning_encounter.errors import InvalidInput
+from kenning_encounter.lazymodel import LazyModel
 
 # Claude Code cuts injected context at 10,000 characters; stay clear of it.
 HARD_CAP_CHARS: Final = 9_000
@@ -19,7 +20,7 @@ class Preset(StrEnum):
     WIDE = "wide"
 
 
-class InfusionConfig(BaseModel):
+class InfusionConfig(LazyModel):
     model_config = ConfigDict(frozen=True)
 
     budget_chars: int = Field(default=4_000, ge=500, le=HARD_CAP_CHARS)

@@ -43,8 +43,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from kenning_encounter.lazymodel import LazyModel
 from kenning_encounter.memory import validate
 from kenning_encounter.memory.spine import require_open
 from kenning_encounter.memory.writes import resolve
@@ -287,7 +288,7 @@ def consult(store: GraphStore, session_id: str | None, node_ids: Sequence[str]) 
     return store.write(work)
 
 
-class Pinned(BaseModel):
+class Pinned(LazyModel):
     encounter: str
     tick: int
     pinned: bool = Field(description="true: these nodes now never fade; false: they fade again")

@@ -18,9 +18,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from kenning_encounter.errors import InvalidInput, NotFound, UnknownType
+from kenning_encounter.lazymodel import LazyModel
 from kenning_encounter.memory import contested, validate
 from kenning_encounter.memory.writes import resolve
 from kenning_encounter.store.bulk import collector_paused
@@ -35,7 +36,7 @@ LEAN_DEPTH: Final = 3
 _PREVIEW: Final = 300
 
 
-class Party(BaseModel):
+class Party(LazyModel):
     """A node on one side of a conflict: its id (whose prefix says its type) and name."""
 
     id: str
@@ -46,7 +47,7 @@ class Party(BaseModel):
         return cls.model_construct(id=node.id, name=node.name)  # a record's fields: no check
 
 
-class Contested(BaseModel):
+class Contested(LazyModel):
     id: str
     type: str
     name: str
@@ -75,7 +76,7 @@ class Contested(BaseModel):
     latest_tick: int = Field(description="Tick of the newest edge in the conflict")
 
 
-class ConflictsResult(BaseModel):
+class ConflictsResult(LazyModel):
     conflicts: list[Contested]
     total: int | None = Field(default=None, description="Sent when limit cut the list")
     note: str = ""

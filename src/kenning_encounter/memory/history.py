@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from kenning_encounter.errors import InvalidInput, NotFound
+from kenning_encounter.lazymodel import LazyModel
 from kenning_encounter.memory import validate
 from kenning_encounter.memory.directors import director_out
 from kenning_encounter.memory.models import DirectorOut, shown_session
@@ -34,7 +35,7 @@ from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRec
 MAX_VERSIONS: Final = 100
 
 
-class Version(BaseModel):
+class Version(LazyModel):
     id: str
     name: str
     description: str
@@ -57,12 +58,12 @@ class Version(BaseModel):
     head: bool = Field(default=False, description="True for the live version (the chain's head)")
 
 
-class Tombstones(BaseModel):
+class Tombstones(LazyModel):
     encounter: str
     removed: int = Field(description="Nodes deleted from that encounter, of any chain")
 
 
-class ChainHistory(BaseModel):
+class ChainHistory(LazyModel):
     type: str
     head: str | None = Field(default=None, description="Id of the live version")
     asked: str | None = Field(

@@ -17,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from kenning_encounter.errors import InvalidInput
+from kenning_encounter.lazymodel import LazyModel
 from kenning_encounter.memory import validate
 from kenning_encounter.memory.spine import require_open
 from kenning_encounter.memory.writes import resolve_shown
@@ -31,7 +32,7 @@ MAX_SAME_AS: Final = 50  # nodes one same_as expansion may add: a claim cluster,
 
 
 # --- confirmations ------------------------------------------------------------------
-class Confirmed(BaseModel):
+class Confirmed(LazyModel):
     encounter: str
     tick: int
     confirmed: list[dict[str, str]] = Field(description="id and name of each node confirmed")
@@ -61,7 +62,7 @@ def confirm_entities(
 
 
 # --- referent claims ----------------------------------------------------------------
-class ClaimIn(BaseModel):
+class ClaimIn(LazyModel):
     """One claim about two referents of one type (Component, Concept or Citation)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -75,7 +76,7 @@ class ClaimIn(BaseModel):
     why: str | None = Field(default=None, description="What the claim rests on.")
 
 
-class ClaimOut(BaseModel):
+class ClaimOut(LazyModel):
     source: str
     target: str
     resolution: str
@@ -85,7 +86,7 @@ class ClaimOut(BaseModel):
     )
 
 
-class Claimed(BaseModel):
+class Claimed(LazyModel):
     encounter: str
     tick: int
     claims: list[ClaimOut]

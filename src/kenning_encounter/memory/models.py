@@ -7,24 +7,27 @@ written for a model reader: what the field means, what is allowed, an example.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, cast
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    GetJsonSchemaHandler,
     SerializationInfo,
     SerializerFunctionWrapHandler,
-    WithJsonSchema,
     model_serializer,
 )
-from pydantic.json_schema import SkipJsonSchema
+from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
+from pydantic_core.core_schema import CoreSchema
 
+from kenning_encounter.lazymodel import LazyModel
 from kenning_encounter.store.records import EncounterRecord, NodeRecord
 from kenning_encounter.textproc_time import written_time
 
 
-class EntityIn(BaseModel):
+class EntityIn(LazyModel):
     """One node to record. Type-specific properties go beside name and description."""
 
     # Every property any type carries is declared, so the schema can refuse any other
@@ -123,7 +126,7 @@ class EntityIn(BaseModel):
     )
 
 
-class RelationIn(BaseModel):
+class RelationIn(LazyModel):
     """One authored link between two existing nodes."""
 
     model_config = ConfigDict(extra="forbid")
@@ -146,7 +149,7 @@ class RelationIn(BaseModel):
 Internal = Field(default=0, exclude=True)
 
 
-class DirectorOut(BaseModel):
+class DirectorOut(LazyModel):
     """Who directed the session that wrote something (#17): a Person, met again only by
     its key; a director named without a key is a Person of that one session."""
 
@@ -155,7 +158,7 @@ class DirectorOut(BaseModel):
     key: str | None = None
 
 
-class NodeOut(BaseModel):
+class NodeOut(LazyModel):
     id: str
     type: str
     name: str
@@ -204,7 +207,7 @@ class NodeOut(BaseModel):
         )
 
 
-class EdgeOut(BaseModel):
+class EdgeOut(LazyModel):
     source: str
     type: str
     target: str
@@ -225,7 +228,7 @@ def shown_session(locus: str, viewer: str | None) -> str:
     return locus[: min(8, len(locus) // 3)] + "…"
 
 
-class EncounterOut(BaseModel):
+class EncounterOut(LazyModel):
     name: str
     session_id: str
     purpose: str
@@ -272,7 +275,7 @@ class EncounterOut(BaseModel):
         )
 
 
-class ReEntry(BaseModel):
+class ReEntry(LazyModel):
     """What advance_encounter returns: where you are and what is still open."""
 
     encounter: EncounterOut
@@ -312,7 +315,32 @@ def _kind(prop: Mapping[str, Any]) -> str:
     return str(prop.get("type", "any"))
 
 
-def listed_item(model: type[BaseModel]) -> WithJsonSchema:
+@dataclass(frozen=True)
+class _Listed:
+    """``listed_item``'s annotation: the schema is made when one is asked for, so a model
+    listed this way is not built at import (lazymodel.py)."""
+
+    model: type[BaseModel]
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = self.model.model_json_schema()
+        props: dict[str, Any] = schema["properties"]
+        fields = "; ".join(
+            f"{name} ({_kind(p)}{': ' + p['description'] if p.get('description') else ''})"
+            for name, p in props.items()
+        )
+        doc = " ".join((self.model.__doc__ or "").split())
+        return {
+            "type": "object",
+            "title": schema.get("title", self.model.__name__),
+            "description": f"{doc} Fields: {fields}.".strip(),
+            "required": list(schema.get("required", [])),
+        }
+
+
+def listed_item(model: type[BaseModel]) -> _Listed:
     """The schema of one item of a long list in a tool's result: an object that must carry
     the model's required fields, each named and described in the item's description
     rather than given a schema of its own.
@@ -321,24 +349,10 @@ def listed_item(model: type[BaseModel]) -> WithJsonSchema:
     does, with jsonschema) walks each field's schema in each item: for a batch of 50
     recorded nodes that took 1.4 ms a call, against 0.27 ms for this form, and a write
     may carry 5,000. The result is built from the typed model all the same."""
-    schema = model.model_json_schema()
-    props: dict[str, Any] = schema["properties"]
-    fields = "; ".join(
-        f"{name} ({_kind(p)}{': ' + p['description'] if p.get('description') else ''})"
-        for name, p in props.items()
-    )
-    doc = " ".join((model.__doc__ or "").split())
-    return WithJsonSchema(
-        {
-            "type": "object",
-            "title": schema.get("title", model.__name__),
-            "description": f"{doc} Fields: {fields}.".strip(),
-            "required": list(schema.get("required", [])),
-        }
-    )
+    return _Listed(model)
 
 
-class RecordedNode(BaseModel):
+class RecordedNode(LazyModel):
     """A node just recorded: what the next call needs to link it. Its text is what the
     caller sent, so it is not sent back; flat and without nulls, like a search hit."""
 
@@ -355,14 +369,14 @@ class RecordedNode(BaseModel):
         )
 
 
-class Created(BaseModel):
+class Created(LazyModel):
     encounter: str
     tick: int
     created_at: str = Field(description="When the batch was recorded (one time for all)")
     created: list[Annotated[RecordedNode, listed_item(RecordedNode)]]
 
 
-class Related(BaseModel):
+class Related(LazyModel):
     encounter: str
     tick: int
     created: list[Annotated[EdgeOut, listed_item(EdgeOut)]] = Field(
@@ -381,17 +395,17 @@ class Related(BaseModel):
         return data
 
 
-class Deleted(BaseModel):
+class Deleted(LazyModel):
     encounter: str
     tick: int
     deleted: list[str]
 
 
-class Closed(BaseModel):
+class Closed(LazyModel):
     encounter: EncounterOut
 
 
-class Hit(BaseModel):
+class Hit(LazyModel):
     """A search hit: enough to recognise and link the node (find_by_name has the rest).
 
     Flat and without nulls on purpose: clients that validate every result against the
@@ -444,7 +458,7 @@ def _world_time(node: NodeRecord) -> str:
 InlineHit = Annotated[Hit, listed_item(Hit)]
 
 
-class SearchResult(BaseModel):
+class SearchResult(LazyModel):
     # The caller's own query and the length of hits are not sent back.
     query: SkipJsonSchema[str] = Field(default="", exclude=True)
     hits: list[InlineHit]
@@ -460,7 +474,7 @@ class SearchResult(BaseModel):
     )
 
 
-class NameLookup(BaseModel):
+class NameLookup(LazyModel):
     node: NodeOut
     resolved_from: str | None = Field(
         default=None, description="When the name belonged to an older revision: its id."
@@ -485,13 +499,13 @@ class NameLookup(BaseModel):
     )
 
 
-class Revision(BaseModel):
+class Revision(LazyModel):
     id: str
     name: str
     revision_why: str
 
 
-class Provenance(BaseModel):
+class Provenance(LazyModel):
     node: NodeOut
     grounding: list[NodeOut] = Field(
         default_factory=list[NodeOut], description="What the node rests on, oldest first"

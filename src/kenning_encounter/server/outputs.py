@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kenning_encounter.lazymodel import LazyModel
 from kenning_encounter.memory.models import Provenance
 from kenning_encounter.store.port import CypherResult
 
@@ -24,14 +25,14 @@ from kenning_encounter.store.port import CypherResult
 PROVENANCE_CHARS: Final = 8_000
 
 
-class PropertyOut(BaseModel):
+class PropertyOut(LazyModel):
     name: str
     kind: str = Field(description="text, time (ISO-8601) or status")
     required: bool = False
     doc: str
 
 
-class NodeTypeOut(BaseModel):
+class NodeTypeOut(LazyModel):
     name: str
     layer: str = Field(
         description="process (written only by the spine tools), semantic or reference"
@@ -46,7 +47,7 @@ class NodeTypeOut(BaseModel):
     default_status: str | None = None
 
 
-class RelationTypeOut(BaseModel):
+class RelationTypeOut(LazyModel):
     name: str
     authored: bool = Field(default=True, description="True when create_relations may make it")
     doc: str
@@ -57,22 +58,22 @@ class RelationTypeOut(BaseModel):
     properties: list[PropertyOut] = Field(default_factory=list[PropertyOut])
 
 
-class StatusEffect(BaseModel):
+class StatusEffect(LazyModel):
     model_config = ConfigDict(populate_by_name=True)
 
     from_: list[str] = Field(alias="from", description="Statuses the change applies to")
     to: str
 
 
-class NodeTypes(BaseModel):
+class NodeTypes(LazyModel):
     node_types: list[NodeTypeOut]
 
 
-class RelationTypes(BaseModel):
+class RelationTypes(LazyModel):
     relation_types: list[RelationTypeOut]
 
 
-class Vocabulary(BaseModel):
+class Vocabulary(LazyModel):
     node_types: list[NodeTypeOut]
     relation_types: list[RelationTypeOut]
     status_effects: dict[str, dict[str, StatusEffect]] = Field(
@@ -84,7 +85,7 @@ class Schema(Vocabulary):
     store: dict[str, Any] = Field(description="The backend holding this memory")
 
 
-class CypherRows(BaseModel):
+class CypherRows(LazyModel):
     columns: list[str]
     rows: list[list[Any]]
     truncated: bool = Field(default=False, description="True when a cap cut the result")

@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
 from kenning_encounter.errors import KenningError, SessionNotHeld
+from kenning_encounter.lazymodel import LazyModel
 from kenning_encounter.server.bodies import BodyRefused, read_json_body
 from kenning_encounter.server.context import AppContext, Runtime
 from kenning_encounter.server.holds import MAX_HANDLE, split_handle
@@ -36,7 +37,7 @@ MAX_BODY = 1_000_000
 MAX_DEPTH = 32
 
 
-class _Body(BaseModel):
+class _Body(LazyModel):
     model_config = ConfigDict(extra="ignore")
 
     # The session's handle (or, for a session not used yet, its plain id).

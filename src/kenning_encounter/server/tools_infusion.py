@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from typing import Annotated, Any, cast
 
 from mcp_types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from kenning_encounter.errors import InvalidInput
+from kenning_encounter.lazymodel import LazyModel
 from kenning_encounter.server.calls import ToolContext, run_tool
 from kenning_encounter.server.context import AppContext
 from kenning_encounter.server.params import IncludeCold, SessionId
@@ -33,14 +34,14 @@ Trajectory = Annotated[
 ]
 
 
-class InfusionMeta(BaseModel):
+class InfusionMeta(LazyModel):
     channel: str = Field(description="meaning, lexical, or none")
     degraded_reason: str | None = Field(
         default=None, description="Sent when the channel fell back: why"
     )
 
 
-class Infusion(BaseModel):
+class Infusion(LazyModel):
     """What a model reads from infuse: the payload and how it was chosen. The counts,
     ids and timings the pipeline also reports are diagnostics (the HTTP /infuse
     answer carries them); the payload already says what it delivered."""
@@ -66,7 +67,7 @@ class Infusion(BaseModel):
         )
 
 
-class MeaningDiagnosis(BaseModel):
+class MeaningDiagnosis(LazyModel):
     available: bool
     reason: str = ""
     diagnostic: dict[str, Any] = Field(default_factory=dict[str, Any])
