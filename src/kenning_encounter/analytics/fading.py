@@ -6,6 +6,7 @@ freezes into the operator's review queue."""
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 
 from kenning_encounter.analytics.engine import FloatArray
@@ -27,12 +28,12 @@ def fading_section(
     ref: Callable[[int], NodeRef],
     k: int,
 ) -> FadingSection:
-    tiers = [standing.tier(n, now) for n in projection.nodes]
+    tiers = standing.tiers(projection.nodes, now)
     counts = {t: 0 for t in TIERS}
     for t in tiers:
         counts[t] += 1
     faded = [i for i, t in enumerate(tiers) if t != "hot"]
-    order = sorted(faded, key=lambda i: (-float(mass[i]), i))
+    order = heapq.nsmallest(k, faded, key=lambda i: (-float(mass[i]), i))
     items = tuple(
         Faded(
             node=ref(i),
@@ -41,7 +42,7 @@ def fading_section(
                 standing.age_in_half_lives(projection.nodes[i], now) * standing.half_life_days, 1
             ),
         )
-        for i in order[:k]
+        for i in order
     )
     return FadingSection(
         definition=DEFINITION,

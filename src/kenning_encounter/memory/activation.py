@@ -38,7 +38,7 @@ from __future__ import annotations
 import itertools
 import threading
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
@@ -178,6 +178,22 @@ class Activation:
             return "warm"
         return "cold" if age < self.frozen_after else "frozen"
 
+    def tiers(self, nodes: Iterable[NodeRecord], now: Present) -> list[str]:
+        """``tier`` of each node, worked out once for each moment of last use: many nodes
+        share one (a batch is written at one instant), and a million ages cost seconds."""
+        by_use: dict[str, str] = {}
+        found: list[str] = []
+        for node in nodes:
+            if node.pinned:
+                found.append("hot")
+                continue
+            use = last_use(node)
+            tier = by_use.get(use)
+            if tier is None:
+                tier = by_use[use] = self.tier(node, now)
+            found.append(tier)
+        return found
+
     def factor(self, node: NodeRecord, now: Present) -> float:
         """What activation multiplies a ranking score by (1.0 for a node in use now)."""
         return 1.0 - self.weight + self.weight * self.level(node, now)
@@ -260,7 +276,10 @@ def frozen(store: GraphStore, policy: Activation, now: datetime) -> list[tuple[N
         return tx.authored_graph().nodes, WorkTime().present(tx, policy, now)
 
     nodes, present = store.read(read)
-    found = [n for n in nodes if n.is_head and policy.tier(n, present) == "frozen"]
+    heads = [n for n in nodes if n.is_head]
+    found = [
+        n for n, tier in zip(heads, policy.tiers(heads, present), strict=True) if tier == "frozen"
+    ]
     found.sort(key=lambda n: (last_use(n), n.tick, n.ord))
     days = policy.half_life_days
     return [(n, round(policy.age_in_half_lives(n, present) * days, 1)) for n in found]

@@ -57,7 +57,8 @@ class Gate:
     def hides(self, node: NodeRecord | None) -> bool:
         if node is None or self.open:
             return False
-        return bool(split(node.props.get("classification")) & self.withheld)
+        mark = node.props.get("classification")
+        return bool(mark) and bool(split(mark) & self.withheld)
 
 
 def _if_shown(edge: EdgeRecord, shown: set[str]) -> EdgeRecord | None:
@@ -301,7 +302,9 @@ class GatedReads:
 
     def authored_outline(self) -> Outline:
         # Every relation end is a node of the outline, so what is kept is kept whole.
-        return self._tx.authored_outline().keeping(lambda n: not self._gate.hides(n))
+        # An outline's props are its classification alone: most nodes have none to split.
+        hides = self._gate.hides
+        return self._tx.authored_outline().keeping(lambda n: not (n.props and hides(n)))
 
 
 def _reachable(sub: Subgraph, starts: Sequence[str]) -> Subgraph:
