@@ -273,7 +273,8 @@ def frozen(store: GraphStore, policy: Activation, now: datetime) -> list[tuple[N
     listed."""
 
     def read(tx: ReadTx) -> tuple[list[NodeRecord], Present]:
-        return tx.authored_graph().nodes, WorkTime().present(tx, policy, now)
+        # The outline holds all a standing needs (no words): a million descriptions unread.
+        return tx.authored_outline().nodes, WorkTime().present(tx, policy, now)
 
     nodes, present = store.read(read)
     heads = [n for n in nodes if n.is_head]
