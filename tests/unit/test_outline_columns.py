@@ -126,6 +126,21 @@ def test_columns_of_unequal_length_are_refused() -> None:
         RelationColumns().add("GROUNDS", [0, 1], [1], [5, 6])
 
 
+def test_placed_ends_are_added_as_their_values_and_unequal_ones_refused() -> None:
+    import numpy as np
+
+    gathered = RelationColumns()
+    gathered.add("GROUNDS", [2], [0], [1])
+    gathered.add_placed("INFORMS", np.array([0, OUTSIDE]), np.array([1, 2]), [7, 8])
+    relations = gathered.relations()
+    assert (list(relations.source), list(relations.target)) == ([2, 0, OUTSIDE], [0, 1, 2])
+    assert (list(relations.kind), list(relations.tick)) == ([0, 1, 1], [1, 7, 8])
+    with pytest.raises(ValueError, match="one length"):
+        gathered.add_placed("INFORMS", np.array([0, 1]), np.array([1]), [5, 6])
+    with pytest.raises(ValueError, match="one length"):
+        gathered.add_placed("INFORMS", np.array([0, 1]), np.array([1, 0]), [5])
+
+
 def test_a_projection_refuses_a_node_given_twice() -> None:
     twice = [_node(1, 1, "a"), _node(1, 2, "a")]
     with pytest.raises(ValueError, match="distinct"):

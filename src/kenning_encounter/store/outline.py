@@ -107,6 +107,19 @@ class RelationColumns:
         code = self._names.setdefault(rel, len(self._names))
         self._kind.extend([code] * added)
 
+    def add_placed(
+        self,
+        rel: str,
+        sources: npt.NDArray[np.signedinteger[Any]],
+        targets: npt.NDArray[np.signedinteger[Any]],
+        ticks: Iterable[int],
+    ) -> None:
+        """``add`` with the ends as numpy arrays of places: a page's ends are looked up
+        by row offset in one step each, not one element at a time."""
+        if sources.shape != targets.shape:
+            raise ValueError("a relation's columns must be of one length")
+        self.add(rel, _of_numpy(sources, PLACES), _of_numpy(targets, PLACES), ticks)
+
     def relations(self) -> Relations:
         return Relations(self._source, self._target, self._kind, self._tick, tuple(self._names))
 
