@@ -160,3 +160,8 @@ def test_the_ranking_reads_what_the_plain_reading_reads(
         for side in [*f.challengers, *f.supporters, *f.answers, *f.lost]:
             assert parties[side].id == side and parties[side].is_head
         assert f.load_bearing == (f.leaning > 0)
+
+
+def test_an_outline_without_nodes_contests_nothing_whatever_its_relations() -> None:
+    edges = [EdgeRecord("gone", "away", "CHALLENGES", 1)]
+    assert _contests(Outline.of_records([], edges), frozenset()) == ([], {})

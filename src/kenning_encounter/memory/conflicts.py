@@ -204,6 +204,8 @@ def _contests(
 
     nodes, rel = outline.nodes, outline.relations
     n = len(nodes)
+    if not n:  # no node to contest, and no place for an end outside to stand on
+        return [], {}
     every = (
         np.fromiter((x.locus not in hidden for x in nodes), dtype=np.bool_, count=n)
         if hidden
