@@ -140,16 +140,16 @@ def test_the_ranking_reads_what_the_plain_reading_reads(
     graph: tuple[list[NodeRecord], list[EdgeRecord]], hidden: frozenset[str]
 ) -> None:
     nodes, edges = graph
-    found, parties = _contests(Outline.of_records(nodes, edges), hidden)
+    found = _contests(Outline.of_records(nodes, edges), hidden)
     got = [
         (
             f.node.id,
             f.kinds,
-            f.challengers,
-            f.supporters,
-            f.answers,
+            [p.id for p in f.challengers],
+            [p.id for p in f.supporters],
+            [p.id for p in f.answers],
             f.revises,
-            f.lost,
+            [p.id for p in f.lost],
             f.latest_tick,
             f.leaning,
         )
@@ -158,10 +158,10 @@ def test_the_ranking_reads_what_the_plain_reading_reads(
     assert sorted(got, key=repr) == _oracle(nodes, edges, hidden)
     for f in found:  # every side is a live node the entry can name
         for side in [*f.challengers, *f.supporters, *f.answers, *f.lost]:
-            assert parties[side].id == side and parties[side].is_head
+            assert side.is_head and side.locus not in hidden
         assert f.load_bearing == (f.leaning > 0)
 
 
 def test_an_outline_without_nodes_contests_nothing_whatever_its_relations() -> None:
     edges = [EdgeRecord("gone", "away", "CHALLENGES", 1)]
-    assert _contests(Outline.of_records([], edges), frozenset()) == ([], {})
+    assert _contests(Outline.of_records([], edges), frozenset()) == []

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import Field
@@ -119,7 +119,7 @@ def conflicts(
         # are read for the entries shown alone, in the same snapshot.
         outline = tx.authored_outline()
         with collector_paused():  # the ranking makes no cycles; the outline's records are many
-            every, live = _contests(outline, hidden_loci)
+            every = _contests(outline, hidden_loci)
         found = [
             f
             for f in every
@@ -131,7 +131,7 @@ def conflicts(
         # Entries are built for the ones shown: 80,000 contested nodes at a million.
         shown = found[:limit]
         worded = tx.get_nodes([f.node.id for f in shown])
-        entries = [f.entry(live, worded.get(f.node.id)) for f in shown]
+        entries = [f.entry(worded.get(f.node.id)) for f in shown]
         return entries, len(found)
 
     shown, total = store.read(work)
@@ -146,28 +146,28 @@ def conflicts(
 
 @dataclass(slots=True)
 class _Found:
-    """A contested node as ranked: the ids on each side, its entry built only if shown."""
+    """A contested node as ranked: the live nodes on each side, its entry built only if
+    shown."""
 
     node: NodeRecord
     kinds: list[str]
-    challengers: list[str]
-    supporters: list[str]
-    answers: list[str]
+    challengers: list[NodeRecord]
+    supporters: list[NodeRecord]
+    answers: list[NodeRecord]
     revises: str | None
-    lost: list[str]
+    lost: list[NodeRecord]
     latest_tick: int
     leaning: int = 0
     load_bearing: bool = False
-    sides: list[int] = field(default_factory=list[int])  # the outline places of its parties
 
     def ids(self) -> set[str]:
         parties = [*self.challengers, *self.supporters, *self.answers, *self.lost]
-        return {self.node.id, *parties, *([self.revises] if self.revises else [])}
+        return {self.node.id, *(p.id for p in parties), *([self.revises] if self.revises else [])}
 
     def rank(self) -> tuple[bool, int, int, str]:
         return (not self.load_bearing, -self.leaning, -self.latest_tick, self.node.name)
 
-    def entry(self, live: dict[str, NodeRecord], worded: NodeRecord | None) -> Contested:
+    def entry(self, worded: NodeRecord | None) -> Contested:
         node = self.node
         # Built from records without a check: the output schema is checked where it is sent.
         return Contested.model_construct(
@@ -178,22 +178,20 @@ class _Found:
             description=_clip(worded.description) if worded is not None else "",
             encounter=node.encounter,
             kinds=self.kinds,
-            challengers=[Party.of(live[i]) for i in self.challengers],
-            supporters=[Party.of(live[i]) for i in self.supporters],
-            answers=[Party.of(live[i]) for i in self.answers],
+            challengers=[Party.of(p) for p in self.challengers],
+            supporters=[Party.of(p) for p in self.supporters],
+            answers=[Party.of(p) for p in self.answers],
             revises=self.revises,
-            lost_support=[Party.of(live[i]) for i in self.lost],
+            lost_support=[Party.of(p) for p in self.lost],
             leaning=self.leaning,
             load_bearing=self.load_bearing,
             latest_tick=self.latest_tick,
         )
 
 
-def _contests(
-    outline: Outline, hidden: frozenset[str]
-) -> tuple[list[_Found], dict[str, NodeRecord]]:
-    """Every contested live node, and the live nodes on its sides by id (an outline's
-    nodes carry no description: the caller reads the words of those it shows).
+def _contests(outline: Outline, hidden: frozenset[str]) -> list[_Found]:
+    """Every contested live node (an outline's nodes carry no description: the caller
+    reads the words of those it shows).
 
     Worked on the outline's columns (node places, not ids): only a node challenged,
     answered or revised can be contested, so only the relations into those and into the
@@ -205,7 +203,7 @@ def _contests(
     nodes, rel = outline.nodes, outline.relations
     n = len(nodes)
     if not n:  # no node to contest, and no place for an end outside to stand on
-        return [], {}
+        return []
     every = (
         np.fromiter((x.locus not in hidden for x in nodes), dtype=np.bool_, count=n)
         if hidden
@@ -263,8 +261,7 @@ def _contests(
             entry.leaning = lean.leaning(at)
             entry.load_bearing = contested.load_bearing([node.id], _bearing(entry))
             found.append(entry)
-    sides = {p for f in found for p in f.sides}
-    return found, {nodes[p].id: nodes[p] for p in sides}
+    return found
 
 
 def _bearing(entry: _Found) -> set[str]:
@@ -312,23 +309,19 @@ def _contest(
     if not kinds:
         return None
     shows_revision = contested.CONTESTED_REVISION in kinds or bool(lost)
-    chosen = [
-        [s for s, _ in challengers],
-        [s for s, _ in supporters] if contested.SUPPORTED_AND_CHALLENGED in kinds else [],
-        [s for s, _ in answers] if contested.COMPETING_ANSWERS in kinds else [],
-        lost,
-    ]
-    challenging, supporting, answering, losing = ([nodes[p].id for p in c] for c in chosen)
+
+    def records(side: list[tuple[int, int]]) -> list[NodeRecord]:
+        return [nodes[p] for p, _ in side]
+
     return _Found(
         node=node,
         kinds=kinds,
-        challengers=challenging,
-        supporters=supporting,
-        answers=answering,
+        challengers=records(challengers),
+        supporters=records(supporters) if contested.SUPPORTED_AND_CHALLENGED in kinds else [],
+        answers=records(answers) if contested.COMPETING_ANSWERS in kinds else [],
         revises=nodes[replaced[0]].id if shows_revision and replaced is not None else None,
-        lost=losing,
+        lost=[nodes[p] for p in lost],
         latest_tick=max(ticks),
-        sides=[p for c in chosen for p in c],
     )
 
 
