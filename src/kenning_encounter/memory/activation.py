@@ -181,13 +181,10 @@ class Activation:
     def tiers(self, nodes: Iterable[NodeRecord], now: Present) -> list[str]:
         """``tier`` of each node, worked out once for each moment of last use: many nodes
         share one (a batch is written at one instant), and a million ages cost seconds."""
-        by_use: dict[str, str] = {}
+        by_use: dict[tuple[bool, str], str] = {}
         found: list[str] = []
         for node in nodes:
-            if node.pinned:
-                found.append("hot")
-                continue
-            use = last_use(node)
+            use = (bool(node.pinned), last_use(node))
             tier = by_use.get(use)
             if tier is None:
                 tier = by_use[use] = self.tier(node, now)

@@ -116,8 +116,6 @@ class RelationColumns:
     ) -> None:
         """``add`` with the ends as numpy arrays of places: a page's ends are looked up
         by row offset in one step each, not one element at a time."""
-        if sources.shape != targets.shape:
-            raise ValueError("a relation's columns must be of one length")
         self.add(rel, _of_numpy(sources, PLACES), _of_numpy(targets, PLACES), ticks)
 
     def relations(self) -> Relations:
