@@ -228,11 +228,11 @@ def _default_sigint() -> None:
 
 @contextlib.contextmanager
 def _writing(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path, Path]]:
-    """An import of 8,000 facts, yielded once it has written some (its progress line):
+    """An import of 3,000 facts, yielded once it has written some (its progress line):
     the running process, the facts' file and the memory's folder."""
     facts = [
         {"@id": f"fact:{i}", "@type": "Fact", "statement": f"s{i}", "source": f"https://e.org/{i}"}
-        for i in range(8_000)
+        for i in range(3_000)
     ]
     path = tmp_path / "all.json"
     path.write_text(json.dumps({"@context": {}, "@graph": facts}))
@@ -250,8 +250,8 @@ def _writing(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path, Path
         preexec_fn=_default_sigint,
     ) as running:
         assert running.stderr is not None
-        assert "checked, 8000 facts" in running.stderr.readline()  # the writes begin
-        assert " of 8,000 facts" in running.stderr.readline()  # some are written
+        assert "checked, 3000 facts" in running.stderr.readline()  # the writes begin
+        assert " of 3,000 facts" in running.stderr.readline()  # some are written
         yield running, path, data
 
 
@@ -276,7 +276,10 @@ def test_an_import_interrupted_half_way_is_undone_and_runs_again(tmp_path: Path)
     assert _authored(data) == 0
     again = _import(path, data)
     assert again.returncode == 0, again.stderr
-    assert "imported 8000 facts" in again.stderr
+    assert "imported 3000 facts" in again.stderr
+    # Written a tenth at a time (500 a batch at the least), and told after each but the last.
+    told = [line.split()[1] for line in again.stderr.splitlines() if line.startswith("wrote ")]
+    assert told == ["500", "1,000", "1,500", "2,000", "2,500"], again.stderr
 
 
 def test_an_import_killed_half_way_is_removed_by_the_next_run(tmp_path: Path) -> None:
@@ -292,4 +295,4 @@ def test_an_import_killed_half_way_is_removed_by_the_next_run(tmp_path: Path) ->
     again = _import(path, data)
     assert again.returncode == 0, again.stderr
     assert f"cut short; the {written} node(s) it wrote were removed first" in again.stderr
-    assert "imported 8000 facts" in again.stderr
+    assert "imported 3000 facts" in again.stderr

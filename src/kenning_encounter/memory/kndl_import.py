@@ -31,6 +31,7 @@ from kenning_encounter.vocabulary import NODE_TYPES
 
 T = TypeVar("T")
 _ABOUT_ENDS: Final = ("Concept", "Component")
+FACTS_BATCH_FLOOR: Final = 500
 
 
 @dataclass
@@ -507,8 +508,11 @@ def _write_nodes_and_relations(
                 subject_of[ref["source_key"]] = rec.id
     node_of = {ref: n.id for ref, n in p.held.items()}  # fact id -> node id
     written = 0
+    # About a tenth of the facts a batch, so progress is told as often and an interrupt
+    # is heard soon; never so small that the batches' own cost shows.
+    tenth = min(validate.MAX_BATCH, max(FACTS_BATCH_FLOOR, -(-len(p.facts) // 10)))
     for wave in p.waves:
-        for chunk in _chunks(wave):
+        for chunk in _chunks(wave, tenth):
             entities = [_entity(f, p) for f in chunk]
             for f, e in zip(chunk, entities, strict=True):
                 if f.supersedes is not None:
@@ -578,6 +582,6 @@ def _kind(source: str) -> str:
     return "web" if scheme in ("http", "https") else "conversation" if scheme == "human" else "kndl"
 
 
-def _chunks(items: Sequence[T]) -> Iterable[list[T]]:
-    for start in range(0, len(items), validate.MAX_BATCH):
-        yield list(items[start : start + validate.MAX_BATCH])
+def _chunks(items: Sequence[T], size: int = validate.MAX_BATCH) -> Iterable[list[T]]:
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
