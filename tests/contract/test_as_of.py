@@ -224,11 +224,12 @@ class Replay:
                 source, rel, target = self.edges[a % len(self.edges)]
                 gone = m.delete_relations(S, [{"source": source, "type": rel, "target": target}])
                 return gone.tick
-            if kind == "delete":
+            if kind == "delete":  # one node; with b odd, two in one write
                 target = self.pick(a)
                 if target is None:
                     return None
-                return m.delete_entities(S, [target]).tick
+                also = [self.pick(a + 1 + b // 2)] if b % 2 else []
+                return m.delete_entities(S, list(dict.fromkeys([target, *also]))).tick
             self.sealed += 1
             return m.advance_encounter(
                 S, "onwards", close_summary=f"part {self.sealed}"
@@ -292,6 +293,18 @@ def check_against_snapshots(run: Replay) -> None:
         ("advance", 0, 0, []),
         ("supersede", 2, 1, [2]),
         ("delete", 3, 0, []),
+    ],
+    taken=[True] * 12,
+)
+# A chain's two newest versions, linked to each other, deleted in one write: the first
+# version is the head again, and the past holds both and their link once.
+@example(
+    steps=[
+        ("create", 4, 0, [0]),
+        ("supersede", 0, 1, [1]),
+        ("supersede", 1, 1, [2]),
+        ("relate", 1, 2, [4]),
+        ("delete", 1, 1, []),
     ],
     taken=[True] * 12,
 )

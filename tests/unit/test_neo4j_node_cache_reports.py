@@ -38,8 +38,8 @@ def test_every_statement_that_changes_a_node_is_heard_by_the_caches() -> None:
         "NODES_SET_STATUS": False,
         # new nodes: no cache holds them yet; the nodes they revise are marked (below)
         "NODES_CREATE_ALL": True,
-        # deletions: ops delete_node calls _on_deleted, which moves the deletion count
-        "NODE_DELETE": False,
+        # deletions: ops delete_nodes calls _on_deleted, which moves the deletion count
+        "NODES_DELETE": False,
         # an import's statements: _on_cleared / _on_load_changed move the deletion count
         "CLEAR_NODES": False,
         "LOAD_NODES": False,  # new nodes

@@ -308,7 +308,7 @@ def test_every_statement_that_changes_a_node_reports_it() -> None:
         "NODE_SET_SUCCESSOR",
         "SUCCESSORS_SET",  # tx.py _create_revisions: the revised nodes
         "NODES_SET_STATUS",  # ops/graph.py set_statuses: each node
-        "NODE_DELETE",
+        "NODES_DELETE",
         "LOAD_SUPERSEDES",  # an import's revisions: EmbeddedTx._on_load_changed
         "CLEAR_NODES",  # an import --restart empties: EmbeddedTx._on_load_changed
         # standing (memory/activation.py): each reports the nodes whose used_at it renews

@@ -226,7 +226,7 @@ def test_every_statement_that_makes_or_removes_a_relation_reports_it() -> None:
         "EDGE_CREATE_SUPERSEDES",  # ops/graph.py create_edge: both ends (_on_edges)
         "REVISIONS_CREATE",  # embedded tx.py _create_revisions: both ends of each
         "EDGE_DELETE",  # ops/graph.py delete_edge: both ends
-        "NODE_DELETE",  # ops/graph.py delete_node: any (every other end)
+        "NODES_DELETE",  # ops/graph.py delete_nodes: any (every other end)
         "CONFIRM",  # ops/identity.py confirm_nodes: each node changed
         "LOAD_EDGES",  # ops/load.py load_relations: any
         "LOAD_SUPERSEDES",  # the same

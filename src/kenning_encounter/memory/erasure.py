@@ -239,9 +239,9 @@ def erase(store: GraphStore, confirmed: Plan) -> Erased:
 def delete(tx: WriteTx, nodes: Sequence[NodeRecord]) -> dict[str, int]:
     """Delete whole chains newest first (each deletion then leaves its predecessor the
     head for a moment, never a second head), adding the tombstone counts."""
+    tx.delete_nodes([n.id for n in nodes])
     counts: dict[str, int] = {}
-    for node in sorted(nodes, key=lambda n: (n.tick, n.ord), reverse=True):
-        tx.delete_node(node.id)
+    for node in nodes:
         if node.encounter:
             counts[node.encounter] = counts.get(node.encounter, 0) + 1
     for encounter, n in counts.items():

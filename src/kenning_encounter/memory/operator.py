@@ -51,9 +51,9 @@ def forget(store: GraphStore, refs: Sequence[str], *, with_history: bool = False
 
     def work(tx: WriteTx) -> Forgotten:
         targets = _targets(tx, items, with_history)
+        tx.delete_nodes([n.id for n in targets])
         counts: dict[str, int] = {}
         for node in targets:
-            tx.delete_node(node.id)
             if node.encounter:
                 counts[node.encounter] = counts.get(node.encounter, 0) + 1
         for encounter, n in counts.items():

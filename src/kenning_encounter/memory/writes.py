@@ -15,6 +15,7 @@ from typing import Any
 from kenning_encounter.errors import (
     EndpointRule,
     InvalidInput,
+    KenningError,
     NameTaken,
     NotFound,
     NotYourEncounter,
@@ -35,7 +36,12 @@ from kenning_encounter.memory.models import (
 from kenning_encounter.memory.spine import ensure_open, require_open
 from kenning_encounter.store.port import BatchStart, GraphStore, ReadTx, WriteTx
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
-from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, STATUS_EFFECTS
+from kenning_encounter.vocabulary import (
+    AUTHORED_RELATION_TYPES,
+    NODE_TYPES,
+    RELATION_TYPES,
+    STATUS_EFFECTS,
+)
 
 _ID = re.compile(r"[a-z]{3}_[0-9a-f]{12}")
 
@@ -343,6 +349,31 @@ def _edge_fields(edge: EdgeRecord) -> dict[str, Any]:
     }
 
 
+def _resolve_all(
+    store: GraphStore, tx: ReadTx, refs: Sequence[str]
+) -> tuple[list[NodeRecord], KenningError | None]:
+    """``resolve_shown`` of each ref in order, in a few statements for them all: the
+    nodes up to the first that fails, and that failure (None when none does)."""
+    texts: list[str] = []
+    stopped: KenningError | None = None
+    for i, ref in enumerate(refs):
+        try:
+            texts.append(validate.text(ref, f"refs[{i}]", required=True))
+        except KenningError as exc:
+            stopped = exc
+            break
+    holders = tx.head_ids_by_names([t for t in texts if not is_node_id(t)])
+    nodes = tx.get_nodes([*(t for t in texts if is_node_id(t)), *holders.values()])
+    found: list[NodeRecord] = []
+    for i, ref in enumerate(texts):
+        field = f"refs[{i}]"
+        try:
+            found.append(shown(store, _resolved(ref, holders, nodes, field), ref, field))
+        except KenningError as exc:
+            return found, exc
+    return found, stopped
+
+
 def delete_entities(store: GraphStore, session_id: str, refs: Sequence[str]) -> Deleted:
     session = validate.session_id(session_id)
     items = validate.batch(list(refs), "refs")
@@ -352,23 +383,33 @@ def delete_entities(store: GraphStore, session_id: str, refs: Sequence[str]) -> 
         # Activity keeps the encounter from the idle sweep (spine.dissolve_idle).
         tx.touch_encounter(encounter.name)
         mine = set(tx.recorded_ids(encounter.name))
+        # The refs' nodes and their relations are read for the whole batch, not ref by
+        # ref; a refusal is still the one the first failing ref, in order, would give.
+        resolved, stopped = _resolve_all(store, tx, items)
+        ours = [n.id for n in resolved if n.id in mine]
+        relations: dict[str, list[EdgeRecord]] = {}  # as edges_of lists them: out, then in
+        for e in tx.edges_out_of(ours, AUTHORED_RELATION_TYPES):
+            relations.setdefault(e.source, []).append(e)
+        for e in tx.edges_into(ours, AUTHORED_RELATION_TYPES):
+            relations.setdefault(e.target, []).append(e)
         targets: list[NodeRecord] = []
-        for i, ref in enumerate(items):
+        for i, node in enumerate(resolved):
             field = f"refs[{i}]"
-            node = resolve_shown(store, tx, validate.text(ref, field, required=True), field)
             if node.id not in mine:
                 raise NotYourEncounter(
                     f"{field}: {node.name!r} was recorded in {node.encounter!r}, not in your open "
                     f"encounter {encounter.name!r}; older knowledge is revised (supersedes) or "
                     "retired, never deleted by an agent"
                 )
-            foreign = [e for e in tx.edges_of(node.id) if e.encounter != encounter.name]
+            foreign = [e for e in relations.get(node.id, ()) if e.encounter != encounter.name]
             if foreign:
                 raise NotYourEncounter(
                     f"{field}: {node.name!r} is linked by {foreign[0].type} from encounter "
                     f"{foreign[0].encounter!r}; it is part of other work now and cannot be deleted"
                 )
             targets.append(node)
+        if stopped is not None:
+            raise stopped
         going = {n.id for n in targets}
         for i, node in enumerate(targets):
             # Gone from the middle of a chain, it would leave its predecessor a second
@@ -380,10 +421,9 @@ def delete_entities(store: GraphStore, session_id: str, refs: Sequence[str]) -> 
                     "the newest version first, or both in one call",
                     value=items[i],
                 )
-        # Newest first: each deletion then leaves the one before it the chain's head.
-        # An undo keeps the past: a read as of an earlier tick still finds the node.
-        for node in sorted(targets, key=lambda n: (n.tick, n.ord), reverse=True):
-            tx.delete_node(node.id, keep_past=True)
+        # Newest first (delete_nodes): each leaves the one before it the chain's head. An
+        # undo keeps the past: a read as of an earlier tick still finds the node.
+        tx.delete_nodes([n.id for n in targets], keep_past=True)
         tx.touch_encounter(encounter.name)
         return Deleted(encounter=encounter.name, tick=tx.tick, deleted=[n.id for n in targets])
 

@@ -383,11 +383,13 @@ class NodeWrites(Protocol):
         """Each (node id, status) in order, as ``set_status`` would, in fewer statements."""
         ...
 
-    def delete_node(self, node_id: str, *, keep_past: bool = False) -> None:
-        """Delete a node; a node it revised becomes a head again under its own name.
-        ``keep_past`` (an agent's undo) keeps the node and its edges in the record of the
-        past, so a read as of an earlier tick still finds them; without it (an operator's
-        hard deletion) nothing about the node is kept."""
+    def delete_nodes(self, node_ids: Sequence[str], *, keep_past: bool = False) -> None:
+        """Delete nodes, newest first (ids not held are passed over); a node one of them
+        revised, and that stays, becomes a head again under its own name. ``keep_past``
+        (an agent's undo) keeps the nodes and their edges in the record of the past, so a
+        read as of an earlier tick still finds them; without it (an operator's hard
+        deletion) nothing about them is kept. A few statements per node type, not per
+        node."""
         ...
 
 

@@ -48,14 +48,16 @@ STATUSES_PUT: Final = (
     "UNWIND $rows AS r CREATE (p:Past {key: r.key, kind: 'status', node: r.node, "
     "tick: $tick, ended: $tick, seq: r.seq, moved_from: r.before, moved_to: r.after, at: $at})"
 )
-EDGE_PUT: Final = (
-    "MERGE (p:Past {key: $key}) SET p.kind = 'edge', p.source = $source, p.target = $target, "
-    "p.rel = $rel, p.tick = $tick, p.ended = $ended, p.at = $at, p.encounter = $encounter, "
-    "p.why = $why"
+# Deleted edges and nodes, as STATUSES_PUT: an edge's key carries this write's tick, a
+# node's its id (a node is deleted once), so none is held yet.
+EDGES_PUT: Final = (
+    "UNWIND $rows AS r CREATE (p:Past {key: r.key, kind: 'edge', source: r.source, "
+    "target: r.target, rel: r.rel, tick: r.tick, ended: $ended, at: $at, "
+    "encounter: r.encounter, why: r.why})"
 )
-NODE_PUT: Final = (
-    "MERGE (p:Past {key: $key}) SET p.kind = 'node', p.node = $node, p.name = $name, "
-    "p.tick = $tick, p.ended = $ended, p.at = $at, p.body = $body"
+NODES_PUT: Final = (
+    "UNWIND $rows AS r CREATE (p:Past {key: r.key, kind: 'node', node: r.node, name: r.name, "
+    "tick: r.tick, ended: $ended, at: $at, body: r.body})"
 )
 DROP_ABOUT: Final = "MATCH (p:Past) WHERE p.node = $id OR p.source = $id OR p.target = $id DELETE p"
 LINKED_GONE: Final = (
@@ -98,8 +100,8 @@ TICK_AT_EDGES: Final = (
 
 PAST_TEXT: Final = PastText(
     statuses_put=STATUSES_PUT,
-    edge_put=EDGE_PUT,
-    node_put=NODE_PUT,
+    edges_put=EDGES_PUT,
+    nodes_put=NODES_PUT,
     drop_about=DROP_ABOUT,
     linked_gone=LINKED_GONE,
     moves_after=MOVES_AFTER,

@@ -76,7 +76,7 @@ SOURCE_KEYS: Final = KeyText(
 )
 # One key, set or moved: a MERGE of plain parameters seeks (unwound, it scans).
 NAME_SET: Final = "MERGE (k:NameKey {name: $name}) SET k.id = $id"
-NAME_DROP: Final = "MATCH (k:NameKey {name: $name}) WHERE k.id = $id DELETE k"
+NAMES_DROP: Final = "UNWIND $rows AS r MATCH (k:NameKey {name: r.name}) WHERE k.id = r.id DELETE k"
 SOURCE_GET: Final = "MATCH (k:SourceKey {key: $key}) RETURN k.id"
 SOURCE_SET: Final = "MERGE (k:SourceKey {key: $key}) SET k.id = $id"
 SOURCE_DROP: Final = "MATCH (k:SourceKey {key: $key}) WHERE k.id = $id DELETE k"
@@ -210,7 +210,7 @@ MARKS_ALL: Final = (
     "RETURN n.id, n.classification LIMIT $limit"
 )
 NODES_SET_STATUS: Final = "UNWIND $rows AS r MATCH (n:{label} {{id: r.id}}) SET n.status = r.status"
-NODE_DELETE: Final = "MATCH (n:{label} {{id: $id}}) DETACH DELETE n"
+NODES_DELETE: Final = "UNWIND $ids AS i MATCH (n:{label} {{id: i}}) DETACH DELETE n"
 
 # --- authored edges ---------------------------------------------------------
 # A link is a use of both its ends (memory/activation.py): their used_at follows.
@@ -277,6 +277,9 @@ SUPERSEDES_PAGE: Final = (
 )
 PREDECESSORS: Final = (
     "MATCH (n:{label} {{id: $id}})-[r:SUPERSEDES]->(p:{label}) RETURN p.id, r.revision_why"
+)
+PREDECESSORS_MANY: Final = (
+    "UNWIND $ids AS i MATCH (n:{label} {{id: i}})-[:SUPERSEDES]->(p:{label}) RETURN n.id, p.id"
 )
 # A chain's walks. SHORTEST, not the engine's default walk semantics: those keep every
 # path they find, and a walk of a few hundred links fills the buffer pool. A bound over

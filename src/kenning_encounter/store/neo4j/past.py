@@ -42,15 +42,15 @@ PAST_TEXT: Final = PastText(
         "kind: 'status', node: r.node, tick: $tick, ended: $tick, seq: r.seq, "
         "moved_from: r.before, moved_to: r.after, at: $at})"
     ),
-    edge_put=(
-        "MERGE (p:KenningPast {_memory: $memory, key: $key}) SET p.kind = 'edge', "
-        "p.source = $source, p.target = $target, p.rel = $rel, p.tick = $tick, "
-        "p.ended = $ended, p.at = $at, p.encounter = $encounter, p.why = $why"
+    edges_put=(
+        "UNWIND $rows AS r MERGE (p:KenningPast {_memory: $memory, key: r.key}) "
+        "SET p.kind = 'edge', p.source = r.source, p.target = r.target, p.rel = r.rel, "
+        "p.tick = r.tick, p.ended = $ended, p.at = $at, p.encounter = r.encounter, p.why = r.why"
     ),
-    node_put=(
-        "MERGE (p:KenningPast {_memory: $memory, key: $key}) SET p.kind = 'node', "
-        "p.node = $node, p.name = $name, p.tick = $tick, p.ended = $ended, p.at = $at, "
-        "p.body = $body"
+    nodes_put=(
+        "UNWIND $rows AS r MERGE (p:KenningPast {_memory: $memory, key: r.key}) "
+        "SET p.kind = 'node', p.node = r.node, p.name = r.name, p.tick = r.tick, "
+        "p.ended = $ended, p.at = $at, p.body = r.body"
     ),
     drop_about=(
         "MATCH (p:KenningPast {_memory: $memory}) "

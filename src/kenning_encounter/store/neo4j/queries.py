@@ -288,7 +288,10 @@ NAME_PUT: Final = (
     "UNWIND $rows AS r MERGE (k:NameKey {_memory: $memory, name: r.name}) SET k.id = r.id"
 )
 NAME_SET: Final = "MERGE (k:NameKey {_memory: $memory, name: $name}) SET k.id = $id"
-NAME_DROP: Final = "MATCH (k:NameKey {_memory: $memory, name: $name}) WHERE k.id = $id DELETE k"
+NAMES_DROP: Final = (
+    "UNWIND $rows AS r MATCH (k:NameKey {_memory: $memory, name: r.name}) WHERE k.id = r.id "
+    "DELETE k"
+)
 SOURCE_GET: Final = "MATCH (k:SourceKey {_memory: $memory, key: $key}) RETURN k.id"
 SOURCE_PUT: Final = (
     "UNWIND $rows AS r MERGE (k:SourceKey {_memory: $memory, key: r.key}) SET k.id = r.id"
@@ -321,10 +324,11 @@ RECENT_HEADS: Final = (
 NODES_SET_STATUS: Final = (
     "UNWIND $rows AS r MATCH (n:{label}:KenningMemory {{id: r.id}}) SET n.status = r.status"
 )
-NODE_DELETE: Final = (
-    "MATCH (n:{label}:KenningMemory {{id: $id}}) WITH n, coalesce(n._len, 0) AS tokens DETACH DELETE n "
-    "WITH tokens MATCH (d:Meta {{_memory: $memory, key: 'text_docs'}}) MATCH (l:Meta {{_memory: $memory, key: 'text_len'}}) "
-    "SET d.ival = d.ival - 1, l.ival = l.ival - tokens"
+NODES_DELETE: Final = (
+    "MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids WITH n, coalesce(n._len, 0) AS tokens DETACH DELETE n "
+    "WITH count(*) AS docs, sum(tokens) AS tokens "
+    "MATCH (d:Meta {{_memory: $memory, key: 'text_docs'}}) MATCH (l:Meta {{_memory: $memory, key: 'text_len'}}) "
+    "SET d.ival = d.ival - docs, l.ival = l.ival - tokens"
 )
 
 # --- authored edges -----------------------------------------------------------
@@ -357,6 +361,10 @@ EDGES_ALL: Final = cast(
     "RETURN a.id, b.id, type(r), r.tick, r.encounter, r.revision_why",
 )
 PREDECESSORS: Final = "MATCH (n:{label}:KenningMemory {{id: $id}})-[r:SUPERSEDES]->(p:{label}:KenningMemory) RETURN p.id, r.revision_why"
+PREDECESSORS_MANY: Final = (
+    "MATCH (n:{label}:KenningMemory)-[:SUPERSEDES]->(p:{label}:KenningMemory) "
+    "WHERE n.id IN $ids RETURN n.id, p.id"
+)
 # A chain's walks: DISTINCT lets the planner walk breadth first, each version once (a
 # walk that keeps every path costs the square of the chain's length).
 CHAIN_OLDER: Final = (

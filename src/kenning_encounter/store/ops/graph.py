@@ -113,11 +113,11 @@ class NodeOps(Statements):
     def _keep_statuses(self, moves: Sequence[tuple[NodeRecord, str]]) -> None:
         """Each ``node`` (as it is before) moves to its status in this write, in order."""
 
-    def _keep_edge(self, edge: EdgeRecord) -> None:
-        """``edge`` is deleted in this write."""
+    def _keep_edges(self, edges: Sequence[EdgeRecord]) -> None:
+        """``edges`` (each once) are deleted in this write."""
 
-    def _keep_node(self, node: NodeRecord) -> None:
-        """``node`` and its edges are deleted by an agent in this write."""
+    def _keep_nodes(self, nodes: Sequence[NodeRecord]) -> None:
+        """``nodes`` and their edges are deleted by an agent in this write."""
 
     def _drop_past(self, node_id: str) -> None:
         """``node_id`` is hard-deleted: nothing about it is kept, in the past either."""
@@ -283,35 +283,58 @@ class NodeOps(Statements):
             rows = [{"id": node_id, "status": last[node_id]} for node_id in group]
             self.rows(self.render(self._nodes.nodes_set_status, label=label), {"rows": rows})
 
-    def delete_node(self, node_id: str, *, keep_past: bool = False) -> None:
+    def delete_nodes(self, node_ids: Sequence[str], *, keep_past: bool = False) -> None:
         self._require_writable()
-        node = self.get_node(node_id)
-        if node is None:
+        # Newest first, as one at a time would go: of two versions made heads again under
+        # one name, the one the newer deletion frees holds it.
+        found = self.get_nodes(list(dict.fromkeys(node_ids)))
+        nodes = sorted(found.values(), key=lambda n: (n.tick, n.ord), reverse=True)
+        if not nodes:
             return
         _ = self.tick
+        going = {n.id for n in nodes}
         if keep_past:
-            self._keep_node(node)
+            self._keep_nodes(nodes)
         else:
-            self._drop_past(node_id)
-        self.rows(self._nodes.name_drop, {"name": node.name, "id": node_id})
-        if node.type == "Component":
-            self.rows(self._nodes.source_drop, {"key": component_key(node), "id": node_id})
-        predecessors = [pid for pid, _ in self.predecessors(node_id)]
-        self._on_changed(node_id)
-        self._on_edges(None)  # its relations go with it, at every other end too
-        self.rows(self.render(self._nodes.node_delete, label=node.type), {"id": node_id})
-        self._on_deleted(node_id)
-        for pid in predecessors:
-            self._on_successor(pid, None)
+            for node in nodes:
+                self._drop_past(node.id)
+        self.rows(self._nodes.names_drop, {"rows": [{"name": n.name, "id": n.id} for n in nodes]})
+        for node in nodes:
+            if node.type == "Component":
+                self.rows(self._nodes.source_drop, {"key": component_key(node), "id": node.id})
+        by_type = group_by_type([n.id for n in nodes])
+        revised: dict[str, list[str]] = {}  # deleted id -> the versions it revised
+        for label, group in by_type.items():
+            query = self.render(self._nodes.predecessors_many, label=label)
+            for r in self.rows(query, {"ids": group}):
+                revised.setdefault(str(r[0]), []).append(str(r[1]))
+        for node in nodes:
+            self._on_changed(node.id)
+        self._on_edges(None)  # their relations go with them, at every other end too
+        for label, group in by_type.items():
+            self.rows(self.render(self._nodes.nodes_delete, label=label), {"ids": group})
+        for node in nodes:
+            self._on_deleted(node.id)
         # Undoing a revision makes the revised node a head again, under its own name.
-        for restored in self.get_nodes(predecessors).values():
-            if self.head_id_by_name(restored.name) is None:
-                self.rows(self._nodes.name_set, {"name": restored.name, "id": restored.id})
-            if restored.type == "Component":
-                key = component_key(restored)
+        staying = [p for n in nodes for p in revised.get(n.id, ()) if p not in going]
+        if not staying:
+            return
+        for pid in staying:
+            self._on_successor(pid, None)
+        restored = self.get_nodes(staying)
+        held = self.head_ids_by_names([r.name for r in restored.values()])
+        for pid in staying:
+            back = restored.get(pid)
+            if back is None:
+                continue
+            if back.name not in held:
+                held[back.name] = back.id
+                self.rows(self._nodes.name_set, {"name": back.name, "id": back.id})
+            if back.type == "Component":
+                key = component_key(back)
                 if not self.rows(self._nodes.source_get, {"key": key}):
-                    self.rows(self._nodes.source_set, {"key": key, "id": restored.id})
-            self._on_reindex(restored)
+                    self.rows(self._nodes.source_set, {"key": key, "id": back.id})
+            self._on_reindex(back)
 
 
 class RelationOps(NodeOps):
@@ -421,9 +444,13 @@ class RelationOps(NodeOps):
             return
         _ = self.tick
         text = self._relations
-        for edge in self._edges_many(text.edges_out_many, [source], [rel_type]):
-            if edge.target == target:
-                self._keep_edge(edge)
+        self._keep_edges(
+            [
+                edge
+                for edge in self._edges_many(text.edges_out_many, [source], [rel_type])
+                if edge.target == target
+            ]
+        )
         query = self.render(text.edge_delete, source=s_label, target=t_label, rel=rel_type)
         self._on_edges([source, target])
         self.rows(query, {"s": source, "t": target})

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any, LiteralString
+from dataclasses import dataclass, fields
+from typing import Any, Final, LiteralString
 
 from kenning_encounter.store.ops.graph import RelationOps
 from kenning_encounter.store.past import StatusMove
@@ -35,8 +35,10 @@ class PastText:
 
     # $rows of {key, node, seq, before, after}, $tick $at: keys of this write's own tick
     statuses_put: LiteralString
-    edge_put: LiteralString  # $key $source $target $rel $tick $ended $at $encounter $why
-    node_put: LiteralString  # $key $node $name $tick $ended $at $body
+    # $rows of {key, source, target, rel, tick, encounter, why}, $ended $at: keys of this
+    # write's own tick, each once
+    edges_put: LiteralString
+    nodes_put: LiteralString  # $rows of {key, node, name, tick, body}, $ended $at
     drop_about: LiteralString  # $id: every row about the node
     linked_gone: LiteralString  # $id -> ids of deleted nodes a deleted edge tied to it
     # $ids $tick -> node, tick, seq, before, after: the moves made after the tick
@@ -53,10 +55,14 @@ class PastText:
     tick_at_edges: LiteralString  # $at $rels: authored relations
 
 
+# ``terms`` is derived from the text, never kept in the record of the past.
+_BODY_FIELDS: Final = tuple(f.name for f in fields(NodeRecord) if f.name != "terms")
+
+
 def node_body(node: NodeRecord) -> str:
-    fields = asdict(node)
-    del fields["terms"]  # derived from the text, never kept in the record of the past
-    return json.dumps(fields, separators=(",", ":"), sort_keys=True)
+    # Field by field: asdict would copy every nested value first, to the same JSON.
+    body = {name: getattr(node, name) for name in _BODY_FIELDS}
+    return json.dumps(body, separators=(",", ":"), sort_keys=True)
 
 
 def node_of(body: str) -> NodeRecord:
@@ -95,33 +101,41 @@ class PastOps(RelationOps):
             )
         self.rows(self._past.statuses_put, {"rows": rows, "tick": self.tick, "at": self.now})
 
-    def _keep_edge(self, edge: EdgeRecord) -> None:
-        params = {
-            "key": edge_key(edge.source, edge.type, edge.target, self.tick),
-            "source": edge.source,
-            "target": edge.target,
-            "rel": edge.type,
-            "tick": edge.tick,
-            "ended": self.tick,
-            "at": self.now,
-            "encounter": edge.encounter,
-            "why": edge.revision_why,
-        }
-        self.rows(self._past.edge_put, params)
+    def _keep_edges(self, edges: Sequence[EdgeRecord]) -> None:
+        # One row per key: an edge between two nodes deleted together is met from both
+        # ends (the last met is kept, as a MERGE of each would keep it).
+        once = {edge_key(e.source, e.type, e.target, self.tick): e for e in edges}
+        if not once:
+            return
+        rows = [
+            {
+                "key": key,
+                "source": e.source,
+                "target": e.target,
+                "rel": e.type,
+                "tick": e.tick,
+                "encounter": e.encounter,
+                "why": e.revision_why,
+            }
+            for key, e in once.items()
+        ]
+        self.rows(self._past.edges_put, {"rows": rows, "ended": self.tick, "at": self.now})
 
-    def _keep_node(self, node: NodeRecord) -> None:
-        for edge in self.edges_of(node.id):
-            self._keep_edge(edge)
-        params = {
-            "key": node_key(node.id),
-            "node": node.id,
-            "name": node.name,
-            "tick": node.tick,
-            "ended": self.tick,
-            "at": self.now,
-            "body": node_body(node),
-        }
-        self.rows(self._past.node_put, params)
+    def _keep_nodes(self, nodes: Sequence[NodeRecord]) -> None:
+        ids = [n.id for n in nodes]
+        edges = self.edges_out_of(ids, AUTHORED_RELATION_TYPES)
+        self._keep_edges(edges + self.edges_into(ids, AUTHORED_RELATION_TYPES))
+        rows = [
+            {
+                "key": node_key(n.id),
+                "node": n.id,
+                "name": n.name,
+                "tick": n.tick,
+                "body": node_body(n),
+            }
+            for n in nodes
+        ]
+        self.rows(self._past.nodes_put, {"rows": rows, "ended": self.tick, "at": self.now})
 
     def _drop_past(self, node_id: str) -> None:
         # A node an agent deleted that was linked to this one spoke of it: it goes too (no

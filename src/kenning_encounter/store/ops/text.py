@@ -66,6 +66,7 @@ class NodeText:
     heads_by_status: LiteralString  # {label}; $statuses $limit -> node id
     recent_heads: LiteralString  # {label}; $limit -> node id
     predecessors: LiteralString  # {label}; $id -> revised id, revision_why
+    predecessors_many: LiteralString  # {label}; $ids -> id, revised id
     # A chain's walks ({hops}: their bound, a number). Each row: a node row, then the id
     # at the edge's other end, its tick, encounter and revision_why; in no order.
     chain_older: LiteralString  # {label} {hops}; $id -> the versions it revised
@@ -73,11 +74,11 @@ class NodeText:
     chain_ends: LiteralString  # {label} {hops}; $id -> older count, newer count, head id
     chain_steps: LiteralString  # {label}; $id -> versions it revised, versions revising it
     nodes_set_status: LiteralString  # {label}; $rows of {id, status}
-    node_delete: LiteralString  # {label}; $id
+    nodes_delete: LiteralString  # {label}; $ids
     name_get: LiteralString  # $name -> head id
     names_get: LiteralString  # $names -> name, head id
     name_set: LiteralString  # $name $id: set or move (one key)
-    name_drop: LiteralString  # $name $id
+    names_drop: LiteralString  # $rows of {name, id}: each name's key, if it is the id's
     source_get: LiteralString  # $key -> id
     source_set: LiteralString  # $key $id: set or move (one key)
     source_drop: LiteralString  # $key $id
