@@ -129,6 +129,12 @@ public final class TestServer {
                 "db.memory.transaction.max=256m",
                 "db.tx_log.rotation.retention_policy=2 files",
                 "server.logs.gc.enabled=false",
+                // Every test empties the database and fills it again, so its counts always
+                // differ from the ones a cached plan was made with: by default each
+                // statement was planned again every 10 s, about a third of the server's
+                // work in the suite. A plan made once serves these small databases.
+                "dbms.cypher.statistics_divergence_threshold=1.0",
+                "dbms.cypher.min_replan_interval=1h",
                 // stop in about a second instead of netty's default 2 x 5 s quiet period
                 "internal.dbms.bolt.netty_server_shutdown_quiet_period=0");
         Path conf = home.resolve("conf").resolve("neo4j.conf");
