@@ -4,7 +4,9 @@
   registry, RECORDED anchoring, text index) against LadybugDB alone running the
   same UNWIND CREATE per batch, the two taking turns batch by batch;
 - search: Memory.search (validation, fulltext, head filter, node hydration)
-  against a bare tantivy index holding the same documents.
+  against a bare tantivy index holding the same documents;
+- undo: an agent's delete_entities of a batch its encounter just wrote (up to 2,000
+  nodes, linked in pairs), in nodes per second.
 """
 
 from __future__ import annotations
@@ -89,6 +91,28 @@ def _raw_index(docs: list[tuple[str, str]]) -> tuple[tantivy.Index, tantivy.Sear
     return index, index.searcher()
 
 
+UNDO_BATCH = 2_000
+
+
+def _undo(memory: Memory, n: int) -> tuple[float, int]:
+    """An agent's undo (delete_entities) of ``n`` nodes its encounter just wrote, linked
+    in pairs, beside a memory already holding the run's nodes: the seconds it took."""
+    session = "undo-bench"
+    memory.advance_encounter(session, "written to be undone")
+    made = memory.create_entities(
+        session,
+        [{"type": "Concept" if i % 2 else "Observation", "name": f"undo {i}"} for i in range(n)],
+    )
+    pairs = [
+        {"source": f"undo {i}", "type": "ABOUT", "target": f"undo {i + 1}"}
+        for i in range(0, n - 1, 2)
+    ]
+    memory.create_relations(session, pairs)
+    started = time.perf_counter()
+    memory.delete_entities(session, [c.id for c in made.created])
+    return time.perf_counter() - started, n
+
+
 def run_size(nodes: int, searches: int) -> dict[str, Any]:
     synth = generate(nodes, seed=nodes)
     work = Path(tempfile.mkdtemp(prefix="kenning-bench-"))
@@ -115,6 +139,7 @@ def run_size(nodes: int, searches: int) -> dict[str, Any]:
             (n.id, f"{n.name}\n{n.description}")
             for n in store.read(lambda tx: tx.authored_graph().nodes)
         ]
+        undo_s, undone = _undo(memory, min(UNDO_BATCH, nodes))
         store.close()
 
         index, searcher = _raw_index(docs)
@@ -134,6 +159,8 @@ def run_size(nodes: int, searches: int) -> dict[str, Any]:
         "raw_engine_per_s": round(raw_rate),
         "create_overhead_ratio": round(raw_rate / ours_rate, 2),
         **search_versus_raw(ours_search, raw_search),
+        "undo_batch": undone,
+        "undo_nodes_per_s": round(undone / undo_s),
     }
 
 
