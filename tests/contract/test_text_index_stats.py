@@ -192,12 +192,14 @@ class Driver:
         ids = list(self.model.nodes)  # creation order, so an example means the same run
         if not ids:
             return
-        target = ids[pick % len(ids)]
+        # One node, or (a pick of 2 modulo 3) two in one write.
+        targets = list(dict.fromkeys([ids[pick % len(ids)], ids[(pick // 2) % len(ids)]]))
+        targets = targets if pick % 3 == 2 else targets[:1]
         try:
-            self.memory.delete_entities(WRITER, [target])
+            self.memory.delete_entities(WRITER, targets)
         except KenningError:
             return  # refused (recorded in an earlier encounter, or linked): nothing changed
-        self._removed([target])
+        self._removed(targets)
 
     def forget(self, pick: int, with_history: bool) -> None:
         ids = list(self.model.nodes)
@@ -300,6 +302,8 @@ def run(driver: Driver, step: tuple[Any, ...]) -> None:
     steps=[*[("supersede", 0, [])] * 4, ("create", []), ("delete", 549), ("supersede", 0, [])],
     probes=[0] * 7,
 )
+# two nodes deleted in one write take both their documents from the statistics:
+@example(steps=[("create", [0]), ("delete", 5)], probes=[0] * 7)
 def test_statistics_agree_with_the_live_nodes_after_any_history(
     backend: Backend, steps: list[tuple[Any, ...]], probes: list[int]
 ) -> None:
