@@ -8,9 +8,11 @@ of the past it keeps, and the deletion are a few statements per node type.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
 from tests.support.counted import Counter
 
@@ -74,3 +76,22 @@ def test_a_deletion_sends_the_same_statements_for_four_nodes_or_forty(
     for tag in ("small", "large"):
         head = memory.find_by_name(f"{tag} chain").node
         assert (head.description, head.superseded_by) == ("first", None)
+
+
+def test_a_cold_deletion_seeks_each_node_s_relations_once(tmp_path: Path) -> None:
+    """Embedded, on a store just opened (nothing cached): the refs' check and the record
+    of the past both want each node's relations, both ways; one seek brings them all."""
+    path = tmp_path / "memory"
+    store = EmbeddedStore.open(path, warm_limit=0)
+    try:
+        ids = _batch(Memory(store), "cold", 3)
+    finally:
+        store.close()
+    counter = Counter()
+    store = EmbeddedStore.open(path, tracer=counter, warm_limit=0)
+    try:
+        Memory(store).delete_entities(S, ids)
+    finally:
+        store.close()
+    seeks = [t for t in counter.texts if t.startswith("MATCH (n:") and ")-[r]-(m)" in t]
+    assert len(seeks) == len(ids), seeks

@@ -520,6 +520,9 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         if cache is not None:
             unmoved = [i for i in ids if i not in self._edges_moved]
             found = cache.get_edges(cache.generation, unmoved)
+            # Sought earlier in this write and unmoved since: a seek brings both ways.
+            sought = self.sought_edges
+            found |= {i: sought[i] for i in unmoved if i not in found and i in sought}
         missing = [i for i in ids if i not in found]
         for node_id, (lists, _) in self._seek_relations(missing).items():
             found[node_id] = lists
