@@ -94,7 +94,7 @@ def _raw_index(docs: list[tuple[str, str]]) -> tuple[tantivy.Index, tantivy.Sear
 UNDO_BATCH = 2_000
 
 
-def _undo(memory: Memory, n: int) -> tuple[float, int]:
+def _undo(memory: Memory, n: int) -> float:
     """An agent's undo (delete_entities) of ``n`` nodes its encounter just wrote, linked
     in pairs, beside a memory already holding the run's nodes: the seconds it took."""
     session = "undo-bench"
@@ -110,7 +110,7 @@ def _undo(memory: Memory, n: int) -> tuple[float, int]:
     memory.create_relations(session, pairs)
     started = time.perf_counter()
     memory.delete_entities(session, [c.id for c in made.created])
-    return time.perf_counter() - started, n
+    return time.perf_counter() - started
 
 
 def run_size(nodes: int, searches: int) -> dict[str, Any]:
@@ -139,7 +139,8 @@ def run_size(nodes: int, searches: int) -> dict[str, Any]:
             (n.id, f"{n.name}\n{n.description}")
             for n in store.read(lambda tx: tx.authored_graph().nodes)
         ]
-        undo_s, undone = _undo(memory, min(UNDO_BATCH, nodes))
+        undone = min(UNDO_BATCH, nodes)
+        undo_s = _undo(memory, undone)
         store.close()
 
         index, searcher = _raw_index(docs)
