@@ -22,7 +22,7 @@ import pytest
 
 from kenning_encounter.errors import ReadOnlyViolation
 from kenning_encounter.memory.service import Memory
-from kenning_encounter.store.cypher_guard import LADYBUG_RULES, check_read_only
+from kenning_encounter.store.cypher_guard import LADYBUG_RULES, MAX_VALUE_DEPTH, check_read_only
 from kenning_encounter.store.port import CypherResult, GraphStore, ReadTx
 from tests.support.snapshot import snapshot
 
@@ -459,3 +459,23 @@ def test_a_value_nested_past_any_bracket_count_is_refused_clearly(seeded: GraphS
             assert "read_cypher refused" in str(exc) and exc.field == "query", exc
         else:
             assert len(str(result.rows)) <= CHAR_CAP + 100, query
+
+
+def test_a_value_nested_past_the_depth_cap_is_refused_before_it_is_walked(
+    seeded: GraphStore,
+) -> None:
+    # Deep enough to pass our cap, shallow enough for any engine to build and send: the
+    # refusal is ours, not the server's stack (which depends on how its JVM compiled).
+    query = f"RETURN reduce(acc = [], i IN range(1, {MAX_VALUE_DEPTH + 50}) | [acc]) AS deep"
+    with pytest.raises(ReadOnlyViolation) as info:
+        _read(seeded, query)
+    assert info.value.field == "query"
+    if seeded.backend == "neo4j":  # the embedded gate refuses reduce() before it runs
+        assert info.value.layer == "size", info.value
+        assert f"deeper than {MAX_VALUE_DEPTH} levels" in str(info.value)
+    if seeded.backend == "neo4j":  # a value at the cap is returned whole
+        at_cap: Any = []
+        for _ in range(MAX_VALUE_DEPTH - 1):
+            at_cap = [at_cap]
+        shallow = f"RETURN reduce(acc = [], i IN range(1, {MAX_VALUE_DEPTH - 1}) | [acc]) AS d"
+        assert _read(seeded, shallow).rows == [[at_cap]]

@@ -32,6 +32,9 @@ MAX_TOKENS: Final = 4_000
 MAX_RANGE_VALUES: Final = 1_000_000  # the product of every range() span in a query
 MAX_PARAM_DEPTH: Final = 8
 MAX_PARAM_CHARS: Final = 200_000
+# A value the query builds as it runs (reduce over a range) may nest past any bracket
+# count in its text; each level is a step of recursion for whoever walks it.
+MAX_VALUE_DEPTH: Final = 100
 
 # Clauses that write, administer, control transactions or touch files, in either dialect.
 FORBIDDEN_KEYWORDS: Final = frozenset(
@@ -262,6 +265,15 @@ def check_read_only(
     _check_calls(tokens, rules)
     _check_ranges(tokens, params or {})
     return tokens
+
+
+def value_too_deep() -> ReadOnlyViolation:
+    """A row holding a value nested past ``MAX_VALUE_DEPTH`` lists and maps."""
+    return ReadOnlyViolation(
+        f"a value it returns nests lists or maps deeper than {MAX_VALUE_DEPTH} levels; "
+        "return its parts (UNWIND it, or index into it) instead",
+        layer="size",
+    )
 
 
 def _params(reason: str) -> ReadOnlyViolation:

@@ -29,7 +29,13 @@ from typing import Any, Final
 import ladybug
 
 from kenning_encounter.errors import ReadOnlyViolation, StoreError
-from kenning_encounter.store.cypher_guard import LADYBUG_RULES, check_params, check_read_only
+from kenning_encounter.store.cypher_guard import (
+    LADYBUG_RULES,
+    MAX_VALUE_DEPTH,
+    check_params,
+    check_read_only,
+    value_too_deep,
+)
 from kenning_encounter.store.embedded.engine import DEFAULT_TRACER, execute
 from kenning_encounter.store.port import CypherResult
 from kenning_encounter.store.tracing import Tracer
@@ -39,18 +45,21 @@ CYPHER_CONCURRENCY: Final = 2
 ONE_STATEMENT_PARAM: Final = "_kenning_one_statement"
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: Any, depth: int = 0) -> Any:
+    """A row's value as JSON-safe data; one nested past ``MAX_VALUE_DEPTH`` is refused."""
+    if isinstance(value, dict | list | tuple) and depth >= MAX_VALUE_DEPTH:
+        raise value_too_deep()
     if isinstance(value, dict):
         # A node or relation (it has a _LABEL) shows the properties it holds, as on Neo4j,
         # which stores no nulls: a column the node never set is not one of them.
         entity = "_LABEL" in value and "_ID" in value
         return {
-            str(k): _jsonable(v)
+            str(k): _jsonable(v, depth + 1)
             for k, v in value.items()
             if k not in ("_ID", "_SRC", "_DST") and not (entity and v is None)
         }
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [_jsonable(v, depth + 1) for v in value]
     if value is None or isinstance(value, str | int | float | bool):
         return value
     return str(value)

@@ -21,7 +21,12 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kenning_encounter.errors import ReadOnlyViolation
-from kenning_encounter.store.cypher_guard import Rules, check_read_only
+from kenning_encounter.store.cypher_guard import (
+    MAX_VALUE_DEPTH,
+    Rules,
+    check_read_only,
+    value_too_deep,
+)
 from kenning_encounter.store.cypher_lexer import NEO4J
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j.classified import CLASS_LABELS
@@ -161,8 +166,11 @@ def check_plan(query_type: str | None, plan: Mapping[str, Any] | None) -> None:
 INDEX_FIELDS: Final = frozenset({q.TEXT_PROPERTY, q.TEXT_LENGTH, q.TOUCHED, MEMORY_PROPERTY})
 
 
-def to_json(value: Any) -> Any:
-    """A driver value as plain JSON-safe data (nodes and relations as property maps)."""
+def to_json(value: Any, depth: int = 0) -> Any:
+    """A driver value as plain JSON-safe data (nodes and relations as property maps).
+
+    A value nested deeper than ``MAX_VALUE_DEPTH`` is refused (ReadOnlyViolation), not
+    walked: the server's own limit on it depends on how its JVM compiled its code."""
     from neo4j.graph import Node, Path, Relationship
     from neo4j.spatial import Point
 
@@ -170,18 +178,21 @@ def to_json(value: Any) -> Any:
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
+    if depth >= MAX_VALUE_DEPTH:
+        raise value_too_deep()
+    inner = depth + 1
     if isinstance(value, Node):
         # The memory's label and the class labels are scope, not type (classified.py).
         labels = sorted(n for n in value.labels if not is_memory_label(n) and n not in CLASS_LABELS)
         # The text index's fields are bookkeeping: a node reads as on the embedded store.
         shown = {k: v for k, v in value.items() if k not in INDEX_FIELDS}
-        return {"_LABEL": labels[0] if labels else None, **to_json(shown)}
+        return {"_LABEL": labels[0] if labels else None, **to_json(shown, inner)}
     if isinstance(value, Relationship):
-        return {"_LABEL": value.type, **to_json(dict(value.items()))}
+        return {"_LABEL": value.type, **to_json(dict(value.items()), inner)}
     if isinstance(value, Path):
         return {
-            "_nodes": [to_json(n) for n in value.nodes],
-            "_rels": [to_json(r) for r in value.relationships],
+            "_nodes": [to_json(n, inner) for n in value.nodes],
+            "_rels": [to_json(r, inner) for r in value.relationships],
         }
     if isinstance(value, Point):  # also a tuple: keep its reference system
         return {"srid": value.srid, "coordinates": [float(c) for c in value]}
@@ -189,9 +200,9 @@ def to_json(value: Any) -> Any:
     if callable(iso):  # temporal values (a Duration is also a tuple: test this first)
         return str(iso())
     if isinstance(value, dict):
-        return {str(k): to_json(v) for k, v in value.items()}
+        return {str(k): to_json(v, inner) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [to_json(v) for v in value]
+        return [to_json(v, inner) for v in value]
     if isinstance(value, bytes | bytearray):
         return value.hex()
     return str(value)
