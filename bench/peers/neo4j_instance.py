@@ -43,7 +43,11 @@ class PrivateNeo4j:
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
-        self._env = dict(os.environ, NEO4J_TEST_DIR=str(run_dir), NEO4J_TEST_PORT="0")
+        # Both JIT tiers, as a production server runs (the launcher's default is the quick
+        # one alone, for a test's short-lived server).
+        self._env = dict(
+            os.environ, NEO4J_TEST_DIR=str(run_dir), NEO4J_TEST_PORT="0", NEO4J_TEST_JIT="full"
+        )
         self.target: Neo4jTarget | None = None
 
     def start(self) -> Neo4jTarget | str:
