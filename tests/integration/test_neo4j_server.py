@@ -10,10 +10,15 @@ import pytest
 from kenning_encounter.errors import ConfigError, StoreUnavailable
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.neo4j import Neo4jStore
-from kenning_encounter.store.neo4j.queries import FULLTEXT_INDEX, LEGACY_CONSTRAINTS
+from kenning_encounter.store.neo4j.queries import (
+    FULLTEXT_INDEX,
+    LEGACY_CONSTRAINTS,
+    SERVER_VERSION,
+)
 from kenning_encounter.vocabulary import NODE_TYPES
 from tests.integration.conftest import credentials
 from tests.support.backends import neo4j_uri
+from tests.support.counted import Counter
 from tests.support.neo4j_store import open_emptied
 
 pytestmark = pytest.mark.neo4j
@@ -245,3 +250,17 @@ def test_document_frequencies_are_counted_once_while_the_corpus_barely_moves(
     finally:
         neo4j_store._tracer = tracer  # pyright: ignore[reportPrivateUsage]
     assert len(counts) == 2
+
+
+def test_the_server_s_version_is_read_and_judged_before_any_schema_statement() -> None:
+    # An older server would take some schema statements and refuse others; the floor
+    # (server_too_old, tests/unit/test_neo4j_version_floor.py) is applied first.
+    counter = Counter()
+    store = open_emptied(neo4j_uri(), tracer=counter)
+    try:
+        assert store.server_version.startswith("Neo4j Kernel 5.26"), store.server_version
+        asked = counter.texts.index(SERVER_VERSION)
+        schema = [i for i, t in enumerate(counter.texts) if t.startswith(("SHOW ", "CREATE "))]
+        assert schema and asked < schema[0], counter.texts[: schema[0] + 1]
+    finally:
+        store.close()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable
@@ -78,6 +79,29 @@ WARM_PAGE = 1_000
 WARM_JOIN_S = 10.0
 # How long one connection (and so one login) serves, in seconds.
 CONNECTION_LIFETIME_S = 300.0
+# The oldest Neo4j our statements run on (scoped CALL subqueries, dynamic labels); the
+# suite runs 5.26. Calendar versions (2025.01 and on) are newer.
+MIN_SERVER_VERSION: Final = (5, 26)
+_VERSION_PARTS = re.compile(r"([0-9]+)\.([0-9]+)")
+
+
+def server_too_old(version: str) -> str | None:
+    """Why a Neo4j reporting ``version`` cannot hold a memory, or None when it can (a
+    version in a form this does not know is let through: the statements will say)."""
+    found = _VERSION_PARTS.match(version.strip())
+    if found is None:
+        return None
+    major, minor = int(found.group(1)), int(found.group(2))
+    if (major, minor) >= MIN_SERVER_VERSION:
+        return None
+    floor = ".".join(map(str, MIN_SERVER_VERSION))
+    return (
+        f"Neo4j {version} is older than {floor}, the oldest this kenning-encounter runs on "
+        f"(its statements use Cypher that {floor} brought); nothing was written. Upgrade "
+        f"the server to {floor} or later, or serve from the embedded store (--store embedded)"
+    )
+
+
 # Fewer than the driver's pool: slow read_cypher queries never take every connection.
 CYPHER_CONCURRENCY = 3
 INSTALL_HINT = (
@@ -329,6 +353,14 @@ class Neo4jStore:
                     s, statement, None, read=_consume, tracer=tracer, ns=ns if mine else None
                 )
 
+            # Before anything is made: an older server would take some statements and
+            # refuse others, leaving half a schema.
+            row = engine.execute(s, q.SERVER_VERSION, None, read=_single, tracer=tracer)
+            if row is not None:
+                self.server_version = f"{row['name']} {row['version']} ({row['edition']})"
+                too_old = server_too_old(str(row["version"]))
+                if too_old is not None:
+                    raise ConfigError(f"the Neo4j at {self.uri}: {too_old}")
             existing = {
                 str(r[0])
                 for show in (q.SHOW_CONSTRAINT_NAMES, q.SHOW_INDEX_NAMES)
@@ -399,9 +431,6 @@ class Neo4jStore:
             if int(text_format) != q.TEXT_FORMAT:
                 docs, _ = s.execute_write(lambda tx: lexical.rederive(self._tx(tx, write=True)))
                 log.info("derived lexical tokens for %d nodes", docs)
-            row = engine.execute(s, q.SERVER_VERSION, None, read=_single, tracer=tracer)
-            if row is not None:
-                self.server_version = f"{row['name']} {row['version']} ({row['edition']})"
         try:
             self._gds = open_gds(
                 self._driver,
