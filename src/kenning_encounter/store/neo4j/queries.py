@@ -179,8 +179,9 @@ def fulltext_index() -> LiteralString:
 SHOW_CONSTRAINT_NAMES: Final = "SHOW CONSTRAINTS YIELD name"
 SHOW_INDEX_NAMES: Final = "SHOW INDEXES YIELD name"
 AWAIT_INDEXES: Final = "CALL db.awaitIndexes(60)"
+# The kernel's row alone: from 2025.01 the server also lists its Cypher versions.
 SERVER_VERSION: Final = (
-    "CALL dbms.components() YIELD name, versions, edition "
+    "CALL dbms.components() YIELD name, versions, edition WHERE name = 'Neo4j Kernel' "
     "RETURN name, versions[0] AS version, edition"
 )
 GDS_VERSION: Final = "RETURN gds.version() AS version"
