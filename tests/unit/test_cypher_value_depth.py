@@ -37,3 +37,15 @@ def test_a_value_past_the_cap_is_refused_and_one_at_it_is_kept(convert: Any, nes
             convert(nest(levels))
         assert info.value.layer == "size" and info.value.field == "query"
         assert f"deeper than {MAX_VALUE_DEPTH} levels" in str(info.value)
+
+
+def test_a_temporal_value_at_the_cap_is_kept_as_a_number_would_be() -> None:
+    from neo4j.time import Date
+
+    value: Any = Date(2026, 5, 1)
+    for _ in range(MAX_VALUE_DEPTH):
+        value = [value]
+    expected: Any = "2026-05-01"
+    for _ in range(MAX_VALUE_DEPTH):
+        expected = [expected]
+    assert to_json(value) == expected

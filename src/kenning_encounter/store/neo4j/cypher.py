@@ -178,21 +178,26 @@ def to_json(value: Any, depth: int = 0) -> Any:
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
-    if depth >= MAX_VALUE_DEPTH:
-        raise value_too_deep()
-    inner = depth + 1
+
+    def inner() -> int:
+        """The depth of what a container holds; past the cap, the refusal."""
+        if depth >= MAX_VALUE_DEPTH:
+            raise value_too_deep()
+        return depth + 1
+
     if isinstance(value, Node):
         # The memory's label and the class labels are scope, not type (classified.py).
         labels = sorted(n for n in value.labels if not is_memory_label(n) and n not in CLASS_LABELS)
         # The text index's fields are bookkeeping: a node reads as on the embedded store.
         shown = {k: v for k, v in value.items() if k not in INDEX_FIELDS}
-        return {"_LABEL": labels[0] if labels else None, **to_json(shown, inner)}
+        return {"_LABEL": labels[0] if labels else None, **to_json(shown, inner())}
     if isinstance(value, Relationship):
-        return {"_LABEL": value.type, **to_json(dict(value.items()), inner)}
+        return {"_LABEL": value.type, **to_json(dict(value.items()), inner())}
     if isinstance(value, Path):
+        held = inner()
         return {
-            "_nodes": [to_json(n, inner) for n in value.nodes],
-            "_rels": [to_json(r, inner) for r in value.relationships],
+            "_nodes": [to_json(n, held) for n in value.nodes],
+            "_rels": [to_json(r, held) for r in value.relationships],
         }
     if isinstance(value, Point):  # also a tuple: keep its reference system
         return {"srid": value.srid, "coordinates": [float(c) for c in value]}
@@ -200,9 +205,11 @@ def to_json(value: Any, depth: int = 0) -> Any:
     if callable(iso):  # temporal values (a Duration is also a tuple: test this first)
         return str(iso())
     if isinstance(value, dict):
-        return {str(k): to_json(v, inner) for k, v in value.items()}
+        held = inner()
+        return {str(k): to_json(v, held) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [to_json(v, inner) for v in value]
+        held = inner()
+        return [to_json(v, held) for v in value]
     if isinstance(value, bytes | bytearray):
         return value.hex()
     return str(value)
