@@ -473,7 +473,7 @@ def test_a_value_nested_past_the_depth_cap_is_refused_before_it_is_walked(
     if seeded.backend == "neo4j":  # the embedded gate refuses reduce() before it runs
         assert info.value.layer == "size", info.value
         assert f"deeper than {MAX_VALUE_DEPTH} levels" in str(info.value)
-    if seeded.backend == "neo4j":  # a value at the cap is returned whole
+        # A value at the cap is returned whole.
         at_cap: Any = []
         for _ in range(MAX_VALUE_DEPTH - 1):
             at_cap = [at_cap]

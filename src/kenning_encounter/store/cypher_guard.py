@@ -267,13 +267,16 @@ def check_read_only(
     return tokens
 
 
-def value_too_deep() -> ReadOnlyViolation:
-    """A row holding a value nested past ``MAX_VALUE_DEPTH`` lists and maps."""
-    return ReadOnlyViolation(
-        f"a value it returns nests lists or maps deeper than {MAX_VALUE_DEPTH} levels; "
-        "return its parts (UNWIND it, or index into it) instead",
-        layer="size",
-    )
+def deeper(depth: int) -> int:
+    """The depth of what a container at ``depth`` of a returned row holds; past
+    ``MAX_VALUE_DEPTH``, the refusal (each store's conversion of a row calls it)."""
+    if depth >= MAX_VALUE_DEPTH:
+        raise ReadOnlyViolation(
+            f"a value it returns nests lists or maps deeper than {MAX_VALUE_DEPTH} levels; "
+            "return its parts (UNWIND it, or index into it) instead",
+            layer="size",
+        )
+    return depth + 1
 
 
 def _params(reason: str) -> ReadOnlyViolation:

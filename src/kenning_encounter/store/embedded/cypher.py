@@ -31,10 +31,9 @@ import ladybug
 from kenning_encounter.errors import ReadOnlyViolation, StoreError
 from kenning_encounter.store.cypher_guard import (
     LADYBUG_RULES,
-    MAX_VALUE_DEPTH,
     check_params,
     check_read_only,
-    value_too_deep,
+    deeper,
 )
 from kenning_encounter.store.embedded.engine import DEFAULT_TRACER, execute
 from kenning_encounter.store.port import CypherResult
@@ -46,20 +45,20 @@ ONE_STATEMENT_PARAM: Final = "_kenning_one_statement"
 
 
 def _jsonable(value: Any, depth: int = 0) -> Any:
-    """A row's value as JSON-safe data; one nested past ``MAX_VALUE_DEPTH`` is refused."""
-    if isinstance(value, dict | list | tuple) and depth >= MAX_VALUE_DEPTH:
-        raise value_too_deep()
+    """A row's value as JSON-safe data; one nested too deep is refused (``deeper``)."""
     if isinstance(value, dict):
         # A node or relation (it has a _LABEL) shows the properties it holds, as on Neo4j,
         # which stores no nulls: a column the node never set is not one of them.
         entity = "_LABEL" in value and "_ID" in value
+        held = deeper(depth)
         return {
-            str(k): _jsonable(v, depth + 1)
+            str(k): _jsonable(v, held)
             for k, v in value.items()
             if k not in ("_ID", "_SRC", "_DST") and not (entity and v is None)
         }
     if isinstance(value, list | tuple):
-        return [_jsonable(v, depth + 1) for v in value]
+        held = deeper(depth)
+        return [_jsonable(v, held) for v in value]
     if value is None or isinstance(value, str | int | float | bool):
         return value
     return str(value)

@@ -21,12 +21,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kenning_encounter.errors import ReadOnlyViolation
-from kenning_encounter.store.cypher_guard import (
-    MAX_VALUE_DEPTH,
-    Rules,
-    check_read_only,
-    value_too_deep,
-)
+from kenning_encounter.store.cypher_guard import Rules, check_read_only, deeper
 from kenning_encounter.store.cypher_lexer import NEO4J
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j.classified import CLASS_LABELS
@@ -169,7 +164,7 @@ INDEX_FIELDS: Final = frozenset({q.TEXT_PROPERTY, q.TEXT_LENGTH, q.TOUCHED, MEMO
 def to_json(value: Any, depth: int = 0) -> Any:
     """A driver value as plain JSON-safe data (nodes and relations as property maps).
 
-    A value nested deeper than ``MAX_VALUE_DEPTH`` is refused (ReadOnlyViolation), not
+    A value nested deeper than ``MAX_VALUE_DEPTH`` is refused (``deeper``), not
     walked: the server's own limit on it depends on how its JVM compiled its code."""
     from neo4j.graph import Node, Path, Relationship
     from neo4j.spatial import Point
@@ -178,23 +173,16 @@ def to_json(value: Any, depth: int = 0) -> Any:
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
-
-    def inner() -> int:
-        """The depth of what a container holds; past the cap, the refusal."""
-        if depth >= MAX_VALUE_DEPTH:
-            raise value_too_deep()
-        return depth + 1
-
     if isinstance(value, Node):
         # The memory's label and the class labels are scope, not type (classified.py).
         labels = sorted(n for n in value.labels if not is_memory_label(n) and n not in CLASS_LABELS)
         # The text index's fields are bookkeeping: a node reads as on the embedded store.
         shown = {k: v for k, v in value.items() if k not in INDEX_FIELDS}
-        return {"_LABEL": labels[0] if labels else None, **to_json(shown, inner())}
+        return {"_LABEL": labels[0] if labels else None, **to_json(shown, deeper(depth))}
     if isinstance(value, Relationship):
-        return {"_LABEL": value.type, **to_json(dict(value.items()), inner())}
+        return {"_LABEL": value.type, **to_json(dict(value.items()), deeper(depth))}
     if isinstance(value, Path):
-        held = inner()
+        held = deeper(depth)
         return {
             "_nodes": [to_json(n, held) for n in value.nodes],
             "_rels": [to_json(r, held) for r in value.relationships],
@@ -205,10 +193,10 @@ def to_json(value: Any, depth: int = 0) -> Any:
     if callable(iso):  # temporal values (a Duration is also a tuple: test this first)
         return str(iso())
     if isinstance(value, dict):
-        held = inner()
+        held = deeper(depth)
         return {str(k): to_json(v, held) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        held = inner()
+        held = deeper(depth)
         return [to_json(v, held) for v in value]
     if isinstance(value, bytes | bytearray):
         return value.hex()
