@@ -4,15 +4,18 @@ as_of stays exact, and no chain read sends more statements for a longer chain.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from kenning_encounter.memory import history
+from kenning_encounter.memory.asof import stamp
 from kenning_encounter.memory.history import MAX_VERSIONS
 from kenning_encounter.memory.reads import HISTORY_LIMIT
 from kenning_encounter.memory.service import Memory
-from kenning_encounter.store.port import MAX_CHAIN, GraphStore
+from kenning_encounter.store.port import MAX_CHAIN, GraphStore, ReadTx
 from tests.support.counted import Counter
 
 S = "chain-reads"
@@ -112,6 +115,36 @@ def test_as_of_on_a_long_chain_is_the_lookup_taken_then(memory: Memory) -> None:
     memory.delete_entities(S, [ids[-1]])  # an undo since: the line of then is read back
     assert (_lookup(memory, NAME, tick), _lookup(memory, ids[3], tick)) == then
     assert then[0][2] == 150 - 1 - HISTORY_LIMIT
+
+
+def test_a_moment_and_a_name_of_the_past_are_each_asked_in_one_statement_on_neo4j(
+    counted: tuple[GraphStore, Counter],
+) -> None:
+    # Both ask every authored type (as_of by time; a name no node holds now). A statement
+    # to Neo4j is a round trip, so each is one union there; the embedded store asks its
+    # tables in process, a statement a type.
+    store, counter = counted
+    memory = Memory(store)
+    ids: list[str] = []
+    grow(memory, ids, 3)
+    memory.create_entities(S, [{"type": "Note", "name": "aside", "description": "a note"}])
+    clock = store.read(lambda tx: tx.clock())
+
+    def sent(read: Callable[[ReadTx], Any]) -> tuple[Any, int]:
+        before = counter.sent
+        value = store.read(read)
+        return value, counter.sent - before
+
+    latest, moment = sent(lambda tx: tx.tick_at(stamp(datetime(9999, 1, 1, tzinfo=UTC))))
+    first, early = sent(lambda tx: tx.tick_at(stamp(datetime(2001, 1, 1, tzinfo=UTC))))
+    named, versions = sent(lambda tx: tx.nodes_named(NAME))
+    aside, other = sent(lambda tx: tx.nodes_named("aside"))
+    assert (latest, first) == (clock, 0)
+    assert sorted(n.id for n in named) == sorted(ids)
+    assert {n.type for n in named} == {"Observation"}
+    assert [(n.type, n.name) for n in aside] == [("Note", "aside")]
+    if store.backend == "neo4j":
+        assert (moment, early, versions, other) == (1, 1, 1, 1)
 
 
 # --- statements per read, counted on the store's one execute path (conftest.py) -----------

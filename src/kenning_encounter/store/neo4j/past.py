@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any, Final, LiteralString, cast
 
 from kenning_encounter.store.ops.past import PastText
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
 SCHEMA: Final[list[tuple[str, LiteralString]]] = [
     (
@@ -79,27 +80,56 @@ PAST_TEXT: Final = PastText(
     nodes_upto="MATCH (n:{label}:KenningMemory) WHERE n.tick <= $tick " + _NODE_ROW,
     tick_at_steps=(
         "MATCH (e:Encounter:KenningMemory) "
-        "RETURN max(CASE WHEN e.opened_at <= $at THEN e.opened_tick END), "
-        "min(CASE WHEN e.opened_at > $at THEN e.opened_tick END)",
+        "RETURN max(CASE WHEN e.opened_at <= $at THEN e.opened_tick END) AS latest, "
+        "min(CASE WHEN e.opened_at > $at THEN e.opened_tick END) AS first_after",
         "MATCH (e:Encounter:KenningMemory) "
-        "RETURN max(CASE WHEN e.sealed_at <= $at THEN e.sealed_tick END), "
-        "min(CASE WHEN e.sealed_at > $at THEN e.sealed_tick END)",
-        "MATCH (l:Locus:KenningMemory) RETURN max(CASE WHEN l.created_at <= $at THEN l.tick END), "
-        "min(CASE WHEN l.created_at > $at THEN l.tick END)",
+        "RETURN max(CASE WHEN e.sealed_at <= $at THEN e.sealed_tick END) AS latest, "
+        "min(CASE WHEN e.sealed_at > $at THEN e.sealed_tick END) AS first_after",
+        "MATCH (l:Locus:KenningMemory) "
+        "RETURN max(CASE WHEN l.created_at <= $at THEN l.tick END) AS latest, "
+        "min(CASE WHEN l.created_at > $at THEN l.tick END) AS first_after",
         "MATCH (p:KenningPast {_memory: $memory}) "
-        "RETURN max(CASE WHEN p.at <= $at THEN p.ended END), "
-        "min(CASE WHEN p.at > $at THEN p.ended END)",
+        "RETURN max(CASE WHEN p.at <= $at THEN p.ended END) AS latest, "
+        "min(CASE WHEN p.at > $at THEN p.ended END) AS first_after",
     ),
     tick_at_nodes=(
-        "MATCH (n:{label}:KenningMemory) RETURN max(CASE WHEN n.created_at <= $at THEN n.tick END), "
-        "min(CASE WHEN n.created_at > $at THEN n.tick END)"
+        "MATCH (n:{label}:KenningMemory) "
+        "RETURN max(CASE WHEN n.created_at <= $at THEN n.tick END) AS latest, "
+        "min(CASE WHEN n.created_at > $at THEN n.tick END) AS first_after"
     ),
     tick_at_edges=(
         "MATCH (:KenningMemory)-[r]->(:KenningMemory) WHERE type(r) IN $rels "
-        "RETURN max(CASE WHEN r.created_at <= $at THEN r.tick END), "
-        "min(CASE WHEN r.created_at > $at THEN r.tick END)"
+        "RETURN max(CASE WHEN r.created_at <= $at THEN r.tick END) AS latest, "
+        "min(CASE WHEN r.created_at > $at THEN r.tick END) AS first_after"
     ),
 )
+
+
+# The reads above that ask every authored type, each as one statement (a union with a
+# branch per type) instead of one a type: on Neo4j each statement is a round trip.
+def _union(branches: list[str], tail: str) -> LiteralString:
+    return cast(LiteralString, f"CALL () {{ {' UNION ALL '.join(branches)} }} {tail}")
+
+
+NODES_NAMED_EACH: Final = _union(
+    [
+        f"MATCH (n:{label}:KenningMemory {{name: $name}}) RETURN n, '{label}' AS label"
+        for label in AUTHORED_NODE_TYPES
+    ],
+    # SUPERSEDES joins two versions of one type, so the type of ``s`` need not be named.
+    _NODE_ROW.replace("{label}:KenningMemory", "KenningMemory").replace(
+        "RETURN ", "RETURN label, ", 1
+    ),
+)
+TICK_AT_EACH: Final = _union(
+    [
+        *PAST_TEXT.tick_at_steps,
+        *(PAST_TEXT.tick_at_nodes.format(label=label) for label in AUTHORED_NODE_TYPES),
+        PAST_TEXT.tick_at_edges,
+    ],
+    "RETURN latest, first_after",
+)
+
 
 # Backfill for a memory made before the record existed, once (a Meta flag says it ran):
 # a derived status is taken to have moved at the first relation of the kind that gives

@@ -34,7 +34,7 @@ from kenning_encounter.store.persons import Confirmation
 from kenning_encounter.store.port import BatchStart, DumpedNode, Subgraph
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
-from kenning_encounter.vocabulary import NODE_TYPES
+from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES, NODE_TYPES
 
 if TYPE_CHECKING:
     from neo4j import ManagedTransaction
@@ -154,6 +154,15 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         # parameter that is sometimes empty would make the server plan the text anew.
         rows = self.rows(each, {"ids": list(ids), "rels": list(rels)})
         return [edge_from_row(r) for r in rows]
+
+    # --- reads of every authored type: one statement, not one per type --------------
+    def nodes_named(self, name: str) -> list[NodeRecord]:
+        rows = self.rows(past_text.NODES_NAMED_EACH, {"name": name})
+        return [self.node(str(r[0]), r[1:]) for r in rows]
+
+    def _tick_bounds(self, at: str) -> list[tuple[Any, Any]]:
+        rows = self.rows(past_text.TICK_AT_EACH, {"at": at, "rels": list(AUTHORED_RELATION_TYPES)})
+        return [(latest, first_after) for latest, first_after in rows]
 
     # --- write context ----------------------------------------------------------------
     def begin_write(self) -> None:

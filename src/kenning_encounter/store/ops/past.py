@@ -188,6 +188,24 @@ class PastOps(RelationOps):
         query = self.render(self._past.nodes_upto, label=node_type)
         return [self.node(node_type, r) for r in self.rows(query, {"tick": tick})]
 
+    def _tick_bounds(self, at: str) -> list[tuple[Any, Any]]:
+        """For each kind of stamped thing (encounters opened and sealed, loci, the record
+        of the past, each type's nodes, authored relations): the latest tick stamped at
+        or before ``at`` and the first stamped after it, None where there is none."""
+        text = self._past
+        on_time: dict[str, Any] = {"at": at}
+        asked: list[tuple[LiteralString, dict[str, Any]]] = [
+            (s, on_time) for s in text.tick_at_steps
+        ]
+        for label in AUTHORED_NODE_TYPES:
+            asked.append((self.render(text.tick_at_nodes, label=label), on_time))
+        asked.append((text.tick_at_edges, {"at": at, "rels": list(AUTHORED_RELATION_TYPES)}))
+        return [
+            (latest, first_after)
+            for statement, params in asked
+            for latest, first_after in self.rows(statement, params)[:1]
+        ]
+
     def tick_at(self, at: str) -> int:
         """The tick the memory stood at when the time was ``at`` (a stored timestamp's
         form): the end of the longest run of writes, from the first, all stamped at or
@@ -199,18 +217,9 @@ class PastOps(RelationOps):
         before it whenever a later write carried an earlier stamp. The first write stamped
         after ``at`` ends the run instead: nothing read as of a time claims to be newer."""
         by_then, after = 0, None
-        text = self._past
-        on_time: dict[str, Any] = {"at": at}
-        asked: list[tuple[LiteralString, dict[str, Any]]] = [
-            (s, on_time) for s in text.tick_at_steps
-        ]
-        for label in AUTHORED_NODE_TYPES:
-            asked.append((self.render(text.tick_at_nodes, label=label), on_time))
-        asked.append((text.tick_at_edges, {"at": at, "rels": list(AUTHORED_RELATION_TYPES)}))
-        for statement, params in asked:
-            for latest, first_after in self.rows(statement, params)[:1]:
-                if latest is not None:
-                    by_then = max(by_then, int(latest))
-                if first_after is not None:
-                    after = int(first_after) if after is None else min(after, int(first_after))
+        for latest, first_after in self._tick_bounds(at):
+            if latest is not None:
+                by_then = max(by_then, int(latest))
+            if first_after is not None:
+                after = int(first_after) if after is None else min(after, int(first_after))
         return by_then if after is None else max(0, min(by_then, after - 1))
