@@ -117,12 +117,12 @@ def test_as_of_on_a_long_chain_is_the_lookup_taken_then(memory: Memory) -> None:
     assert then[0][2] == 150 - 1 - HISTORY_LIMIT
 
 
-def test_a_moment_and_a_name_of_the_past_are_each_asked_in_one_statement_on_neo4j(
+def test_a_moment_a_past_name_and_what_ended_are_each_one_statement_on_neo4j(
     counted: tuple[GraphStore, Counter],
 ) -> None:
-    # Both ask every authored type (as_of by time; a name no node holds now). A statement
-    # to Neo4j is a round trip, so each is one union there; the embedded store asks its
-    # tables in process, a statement a type.
+    # The first two ask every authored type (as_of by time; a name no node holds now), the
+    # third two kinds of record. A statement to Neo4j is a round trip, so each is one
+    # there; the embedded store asks its tables in process, a statement a type or kind.
     store, counter = counted
     memory = Memory(store)
     ids: list[str] = []
@@ -143,8 +143,17 @@ def test_a_moment_and_a_name_of_the_past_are_each_asked_in_one_statement_on_neo4
     assert sorted(n.id for n in named) == sorted(ids)
     assert {n.type for n in named} == {"Observation"}
     assert [(n.type, n.name) for n in aside] == [("Note", "aside")]
+    # What was deleted since a tick, nodes and relations together.
+    memory.delete_entities(S, [ids[-1]])
+    (nodes, edges), ended = sent(lambda tx: tx.ended_at(clock))
+    assert [n.id for n in nodes] == [ids[-1]]
+    assert [(e.source, e.type, e.target) for e in edges] == [(ids[-1], "SUPERSEDES", ids[-2])]
+    apart = store.read(lambda tx: (tx.ended_nodes_at(clock), tx.ended_edges_at(clock)))
+    assert (nodes, edges) == apart
+    before = nodes[0].tick - 1  # the version was not made yet: nothing of it stood
+    assert store.read(lambda tx: tx.ended_at(before)) == ([], [])
     if store.backend == "neo4j":
-        assert (moment, early, versions, other) == (1, 1, 1, 1)
+        assert (moment, early, versions, other, ended) == (1, 1, 1, 1, 1)
 
 
 # --- statements per read, counted on the store's one execute path (conftest.py) -----------

@@ -142,15 +142,18 @@ class Past:
         return getattr(self.tx, name)
 
     # --- what was deleted since, as it stood at the tick ------------------------------
+    def _gone(self) -> tuple[dict[str, NodeRecord], list[EdgeRecord]]:
+        # Read together: a read as of a tick asks for both, and on Neo4j it is one trip.
+        if self._gone_nodes is None or self._gone_edges is None:
+            nodes, self._gone_edges = self.tx.ended_at(self.tick)
+            self._gone_nodes = {n.id: n for n in nodes}
+        return self._gone_nodes, self._gone_edges
+
     def gone_edges(self) -> list[EdgeRecord]:
-        if self._gone_edges is None:
-            self._gone_edges = self.tx.ended_edges_at(self.tick)
-        return self._gone_edges
+        return self._gone()[1]
 
     def gone_nodes(self) -> dict[str, NodeRecord]:
-        if self._gone_nodes is None:
-            self._gone_nodes = {n.id: n for n in self.tx.ended_nodes_at(self.tick)}
-        return self._gone_nodes
+        return self._gone()[0]
 
     # --- edges ------------------------------------------------------------------------
     def edges_into(self, ids: Sequence[str], rels: Sequence[str]) -> list[EdgeRecord]:

@@ -121,6 +121,15 @@ NODES_NAMED_EACH: Final = _union(
         "RETURN ", "RETURN label, ", 1
     ),
 )
+# What was deleted since a tick and stood at it, nodes and relations in one trip.
+ENDED_AT: Final = (
+    "CALL () { MATCH (p:KenningPast {_memory: $memory, kind: 'node'}) "
+    "WHERE p.tick <= $tick AND p.ended > $tick RETURN collect(p.body) AS nodes } "
+    "CALL () { MATCH (p:KenningPast {_memory: $memory, kind: 'edge'}) "
+    "WHERE p.tick <= $tick AND p.ended > $tick "
+    "RETURN collect([p.source, p.target, p.rel, p.tick, p.encounter, p.why]) AS edges } "
+    "RETURN nodes, edges"
+)
 TICK_AT_EACH: Final = _union(
     [
         *PAST_TEXT.tick_at_steps,

@@ -28,7 +28,7 @@ from kenning_encounter.store.ops.base import edge_from_row, encounter_from, node
 from kenning_encounter.store.ops.graph import held_as_asked, name_forms, revisions_by_type
 from kenning_encounter.store.ops.identity import IdentityOps, keep_latest
 from kenning_encounter.store.ops.load import LoadOps
-from kenning_encounter.store.ops.past import PastOps
+from kenning_encounter.store.ops.past import PastOps, edge_ended, node_of
 from kenning_encounter.store.ops.spine import SpineOps
 from kenning_encounter.store.persons import Confirmation
 from kenning_encounter.store.port import BatchStart, DumpedNode, Subgraph
@@ -159,6 +159,11 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
     def nodes_named(self, name: str) -> list[NodeRecord]:
         rows = self.rows(past_text.NODES_NAMED_EACH, {"name": name})
         return [self.node(str(r[0]), r[1:]) for r in rows]
+
+    def ended_at(self, tick: int) -> tuple[list[NodeRecord], list[EdgeRecord]]:
+        for bodies, edges in self.rows(past_text.ENDED_AT, {"tick": tick}):
+            return [node_of(str(b)) for b in bodies], [edge_ended(e) for e in edges]
+        return [], []
 
     def _tick_bounds(self, at: str) -> list[tuple[Any, Any]]:
         rows = self.rows(past_text.TICK_AT_EACH, {"at": at, "rels": list(AUTHORED_RELATION_TYPES)})

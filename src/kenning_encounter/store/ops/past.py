@@ -79,6 +79,11 @@ def edge_key(source: str, rel: str, target: str, ended: int) -> str:
     return f"e:{source}:{rel}:{target}:{ended}"
 
 
+def edge_ended(row: Sequence[Any]) -> EdgeRecord:
+    """A relation of the record of the past from its row (``edges_at``'s columns)."""
+    return EdgeRecord(str(row[0]), str(row[1]), str(row[2]), int(row[3]), row[4], row[5])
+
+
 def node_key(node: str) -> str:
     return f"n:{node}"
 
@@ -156,12 +161,15 @@ class PastOps(RelationOps):
 
     def ended_edges_at(self, tick: int) -> list[EdgeRecord]:
         """Relations deleted since ``tick`` that stood at it."""
-        rows = self.rows(self._past.edges_at, {"tick": tick})
-        return [EdgeRecord(str(r[0]), str(r[1]), str(r[2]), int(r[3]), r[4], r[5]) for r in rows]
+        return [edge_ended(r) for r in self.rows(self._past.edges_at, {"tick": tick})]
 
     def ended_nodes_at(self, tick: int) -> list[NodeRecord]:
         """Nodes an agent deleted since ``tick`` that stood at it, as they were deleted."""
         return [node_of(str(r[0])) for r in self.rows(self._past.nodes_at, {"tick": tick})]
+
+    def ended_at(self, tick: int) -> tuple[list[NodeRecord], list[EdgeRecord]]:
+        """``ended_nodes_at`` and ``ended_edges_at`` together."""
+        return self.ended_nodes_at(tick), self.ended_edges_at(tick)
 
     def edges_into(self, node_ids: Sequence[str], rels: Sequence[str]) -> list[EdgeRecord]:
         """Authored edges of ``rels`` into the nodes."""
