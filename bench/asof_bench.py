@@ -4,7 +4,8 @@ A synthetic memory is recorded on the embedded store, with relations that move s
 and, at the end, a share of them deleted (so the record of the past has rows to read).
 Then, interleaved query by query so a load swing hits both alike:
 
-- search: the plain search, and the same search as of the middle tick and the last one;
+- search: the plain search, and the same search as of the middle tick and the last one,
+  and as of a time within the history (the moment read first);
 - find_by_name: the plain lookup, and as of the middle tick.
 
 The plain reads run no statement the record of the past added, so their figures are the
@@ -71,15 +72,21 @@ def _measure(memory: Memory, store: GraphStore, nodes: int, reads: int) -> dict[
     undone = _undo_some(memory, random.Random(nodes))
     clock = store.read(lambda tx: tx.clock())
     middle = clock // 2
-    names = [n.name for n in store.read(lambda tx: tx.nodes_upto("Concept", middle))][:50]
+    concepts = store.read(lambda tx: tx.nodes_upto("Concept", middle))
+    names = [n.name for n in concepts][:50]
+    # A time within the history: as_of by time first finds the tick it stood at.
+    at = max((n.created_at for n in concepts), default=None)
     queries = (synth_queries * (reads // len(synth_queries) + 1))[:reads]
     plain: list[float] = []
     then: list[float] = []
     latest: list[float] = []
+    by_time: list[float] = []
     for query in queries:
         plain.append(_ms(lambda q=query: memory.search(q, limit=10)))
         then.append(_ms(lambda q=query: memory.search(q, limit=10, as_of=middle)))
         latest.append(_ms(lambda q=query: memory.search(q, limit=10, as_of=clock)))
+        if at is not None:
+            by_time.append(_ms(lambda q=query: memory.search(q, limit=10, as_of=at)))
     name_plain: list[float] = []
     name_then: list[float] = []
     for name in (names * (reads // max(1, len(names)) + 1))[: reads // 5] if names else []:
@@ -93,6 +100,7 @@ def _measure(memory: Memory, store: GraphStore, nodes: int, reads: int) -> dict[
         **_figures("search", plain),
         **_figures("search_as_of_middle", then),
         **_figures("search_as_of_last", latest),
+        **(_figures("search_as_of_time", by_time) if by_time else {}),
         **_figures("find_by_name", name_plain),
         **_figures("find_by_name_as_of_middle", name_then),
     }
