@@ -161,9 +161,10 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         return [self.node(str(r[0]), r[1:]) for r in rows]
 
     def ended_at(self, tick: int) -> tuple[list[NodeRecord], list[EdgeRecord]]:
-        for bodies, edges in self.rows(past_text.ENDED_AT, {"tick": tick}):
-            return [node_of(str(b)) for b in bodies], [edge_ended(e) for e in edges]
-        return [], []
+        # Both halves aggregate, so the statement answers one row, empty lists when nothing
+        # ended.
+        [[bodies, edges]] = self.rows(past_text.ENDED_AT, {"tick": tick})
+        return [node_of(str(b)) for b in bodies], [edge_ended(e) for e in edges]
 
     def _tick_bounds(self, at: str) -> list[tuple[Any, Any]]:
         rows = self.rows(past_text.TICK_AT_EACH, {"at": at, "rels": list(AUTHORED_RELATION_TYPES)})
