@@ -6,9 +6,10 @@ it (sandbox.INTERNAL_TABLES), and no statement of the present reads it.
 
 from __future__ import annotations
 
-from typing import Final, LiteralString
+from typing import Final, LiteralString, cast
 
 from kenning_encounter.store.ops.past import PastText
+from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES
 
 CREATE_TABLE: Final = (
     "CREATE NODE TABLE Past(key STRING, kind STRING, node STRING, name STRING, "
@@ -92,10 +93,13 @@ TICK_AT_NODES: Final = (
     "MATCH (n:{label}) RETURN max(CASE WHEN n.created_at <= $at THEN n.tick END), "
     "min(CASE WHEN n.created_at > $at THEN n.tick END)"
 )
-TICK_AT_EDGES: Final = (
-    "MATCH ()-[r]->() WHERE label(r) IN $rels RETURN "
+# The authored types in the pattern: the engine then scans their tables alone, not every
+# relation (a node's RECORDED among them) filtered by type (at 10k nodes 10-12 ms -> 5.5).
+TICK_AT_EDGES: Final = cast(
+    LiteralString,
+    f"MATCH ()-[r:{'|'.join(AUTHORED_RELATION_TYPES)}]->() RETURN "
     "max(CASE WHEN r.created_at <= $at THEN r.tick END), "
-    "min(CASE WHEN r.created_at > $at THEN r.tick END)"
+    "min(CASE WHEN r.created_at > $at THEN r.tick END)",
 )
 
 PAST_TEXT: Final = PastText(
