@@ -53,6 +53,11 @@ HEAVY = (
     "kenning_encounter.analytics.orient",
     "kenning_encounter.infusion.pipeline",
     "kenning_encounter.infusion.rank",
+    # export and import: the dump format, only for those commands and tools
+    "kenning_encounter.memory.load",
+    "kenning_encounter.memory.dump",
+    "kenning_encounter.memory.dump_format",
+    "kenning_encounter.memory.dump_lines",
 )
 # The modules a client's launch reaches before any tool runs: the command line, both
 # transports, the server with every tool group.
