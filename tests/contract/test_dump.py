@@ -15,11 +15,10 @@ import pytest
 from kenning_encounter.errors import Conflict, InvalidInput
 from kenning_encounter.memory import dump, load
 from kenning_encounter.memory import dump_format as fmt
-from kenning_encounter.memory.dump import bulk_read
 from kenning_encounter.memory.load import bulk_write
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
-from kenning_encounter.store.port import GraphStore
+from kenning_encounter.store.port import GraphStore, bulk_read
 from tests.support.backends import neo4j_unavailable, open_neo4j_store
 from tests.support.dumps import as_of_answers, fingerprint, seed
 

@@ -15,12 +15,11 @@ import pytest
 
 from kenning_encounter.errors import InvalidInput, KenningError
 from kenning_encounter.memory import kndl
-from kenning_encounter.memory.dump import bulk_read
 from kenning_encounter.memory.kndl_facts import read_facts
 from kenning_encounter.memory.kndl_import import run
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
-from kenning_encounter.store.port import GraphStore
+from kenning_encounter.store.port import GraphStore, bulk_read
 from tests.support.backends import neo4j_unavailable, open_neo4j_store
 from tests.support.dumps import seed
 

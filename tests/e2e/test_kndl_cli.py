@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kenning_encounter.memory.dump import bulk_read
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
+from kenning_encounter.store.port import bulk_read
 from tests.e2e.conftest import ROOT, clean_environ
 
 CI = ROOT / "tests" / "fixtures" / "kndl" / "ci-cache"

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from kenning_encounter.memory.dump import bulk_read
 from kenning_encounter.store.embedded.backend import EmbeddedStore
+from kenning_encounter.store.port import bulk_read
 from tests.e2e.conftest import ROOT, clean_environ
 
 CI = ROOT / "tests" / "fixtures" / "kndl" / "ci-cache"

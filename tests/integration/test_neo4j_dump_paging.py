@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from kenning_encounter.memory.dump import bulk_read
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j.namespace import Namespace
+from kenning_encounter.store.port import bulk_read
 from tests.support.backends import neo4j_unavailable, open_neo4j_store
 
 pytestmark = pytest.mark.neo4j

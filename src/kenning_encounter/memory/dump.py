@@ -17,7 +17,7 @@ import heapq
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import BinaryIO, Final, TypeVar, cast
+from typing import BinaryIO, Final, TypeVar
 
 from kenning_encounter.errors import Conflict
 from kenning_encounter.memory import dump_format as fmt
@@ -35,7 +35,7 @@ from kenning_encounter.store.port import (
     DumpTx,
     GraphStore,
     PinRecord,
-    ReadTx,
+    bulk_read,
 )
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
@@ -51,16 +51,6 @@ class Exported:
     counts: dict[str, int]
     digest: str
     held_back: int = 0  # classified nodes left out (export's withheld classes)
-
-
-def bulk_read(store: GraphStore, work: Callable[[DumpTx], T]) -> T:
-    """A read unit with the dump's pages: every backend's read transaction has them
-    (store/ops/load.py), which the port's ReadTx does not promise."""
-
-    def run(tx: ReadTx) -> T:
-        return work(cast(DumpTx, tx))
-
-    return store.read(run)
 
 
 def _utc_now() -> str:

@@ -32,7 +32,7 @@ from typing import Any, Final, TypeVar, cast
 
 from kenning_encounter.errors import Conflict, InvalidInput
 from kenning_encounter.memory import dump_format as fmt
-from kenning_encounter.memory.dump import Progress, bulk_read
+from kenning_encounter.memory.dump import Progress
 from kenning_encounter.memory.dump_checks import Checks
 from kenning_encounter.store.persons import BEFORE_DIRECTORS, ClaimRecord, PersonRecord
 from kenning_encounter.store.port import (
@@ -51,6 +51,7 @@ from kenning_encounter.store.port import (
     PinRecord,
     SpineEdge,
     WriteTx,
+    bulk_read,
 )
 from kenning_encounter.store.records import EncounterRecord
 
@@ -222,11 +223,6 @@ _LOADERS: dict[type, Callable[[LoadTx, list[Any]], None]] = {
     ConsultationRecord: lambda tx, run: tx.load_consultations(run),
     PinRecord: lambda tx, run: tx.load_pins(run),
 }
-
-
-def unfinished(store: GraphStore) -> LoadMarker | None:
-    """The marker of an import that has not finished on this memory, if one has not."""
-    return bulk_read(store, lambda tx: tx.load_marker())
 
 
 def _prepare(store: GraphStore, dump: Verified, restart: bool) -> tuple[int, int]:

@@ -23,7 +23,7 @@ from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 import anyio
 
@@ -36,7 +36,7 @@ from kenning_encounter.memory.service import Memory
 from kenning_encounter.server.holds import Holds, load_session_key
 from kenning_encounter.server.services import Services, build_services
 from kenning_encounter.store.embedded.backend import EmbeddedStore
-from kenning_encounter.store.port import DumpTx, GraphStore, WarmsCache
+from kenning_encounter.store.port import GraphStore, WarmsCache, bulk_read
 
 log = logging.getLogger(__name__)
 
@@ -201,9 +201,7 @@ def open_store(settings: Settings) -> GraphStore:
 def _refuse_unfinished_import(store: GraphStore) -> None:
     """A memory an import is still writing holds part of a dump: serving it would show
     (and let agents build on) a memory that is neither the old one nor the new one."""
-    # The marker read here, not through memory.load: that module and the dump format it
-    # stands on are an import's, and every start would load them before its first answer.
-    marker = store.read(lambda tx: cast(DumpTx, tx).load_marker())
+    marker = bulk_read(store, lambda tx: tx.load_marker())
     if marker is not None:
         raise ConfigError(
             f"this memory holds an unfinished import ({marker.done} records of dump sha256 "

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, LiteralString, Protocol, TypeVar, runtime_checkable
+from typing import Any, Final, LiteralString, Protocol, TypeVar, cast, runtime_checkable
 
 from kenning_encounter.store.ledger import SessionLedgers
 from kenning_encounter.store.outline import Outline
@@ -650,6 +650,16 @@ class WriteTx(
 
 class DumpTx(ReadTx, DumpReads, Protocol):
     """A read unit of an export (every backend's read transaction is one)."""
+
+
+def bulk_read(store: GraphStore, work: Callable[[DumpTx], T]) -> T:
+    """A read unit with the dump's pages: every backend's read transaction has them
+    (store/ops/load.py), which the port's ReadTx does not promise."""
+
+    def run(tx: ReadTx) -> T:
+        return work(cast(DumpTx, tx))
+
+    return store.read(run)
 
 
 class LoadTx(WriteTx, DumpReads, LoadWrites, Protocol):
