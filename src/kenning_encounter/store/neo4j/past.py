@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any, Final, LiteralString, cast
 
 from kenning_encounter.store.ops.past import PastText
-from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
 SCHEMA: Final[list[tuple[str, LiteralString]]] = [
     (
@@ -31,11 +30,15 @@ SCHEMA: Final[list[tuple[str, LiteralString]]] = [
     ),
 ]
 
-_NODE_ROW: Final = (
+# A node of the past's row: who recorded it and what revised it. SUPERSEDES joins two
+# versions of one type, so the reviser's type need not be named (one text for every type,
+# and for the union of them all: queries.NODES_NAMED_EACH).
+NODE_ROW_MATCH: Final = (
     "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) "
-    "OPTIONAL MATCH (s:{label}:KenningMemory)-[:SUPERSEDES]->(n) "
-    "RETURN properties(n), e.id, e.locus, s.id"
+    "OPTIONAL MATCH (s:KenningMemory)-[:SUPERSEDES]->(n) "
 )
+NODE_ROW_COLUMNS: Final = "properties(n), e.id, e.locus, s.id"
+_NODE_ROW: Final = NODE_ROW_MATCH + "RETURN " + NODE_ROW_COLUMNS
 
 PAST_TEXT: Final = PastText(
     statuses_put=(
@@ -105,22 +108,6 @@ PAST_TEXT: Final = PastText(
 )
 
 
-# The reads above that ask every authored type, each as one statement (a union with a
-# branch per type) instead of one a type: on Neo4j each statement is a round trip.
-def _union(branches: list[str], tail: str) -> LiteralString:
-    return cast(LiteralString, f"CALL () {{ {' UNION ALL '.join(branches)} }} {tail}")
-
-
-NODES_NAMED_EACH: Final = _union(
-    [
-        f"MATCH (n:{label}:KenningMemory {{name: $name}}) RETURN n, '{label}' AS label"
-        for label in AUTHORED_NODE_TYPES
-    ],
-    # SUPERSEDES joins two versions of one type, so the type of ``s`` need not be named.
-    _NODE_ROW.replace("{label}:KenningMemory", "KenningMemory").replace(
-        "RETURN ", "RETURN label, ", 1
-    ),
-)
 # What was deleted since a tick and stood at it, nodes and relations in one trip.
 ENDED_AT: Final = (
     "CALL () { MATCH (p:KenningPast {_memory: $memory, kind: 'node'}) "
@@ -129,14 +116,6 @@ ENDED_AT: Final = (
     "WHERE p.tick <= $tick AND p.ended > $tick "
     "RETURN collect([p.source, p.target, p.rel, p.tick, p.encounter, p.why]) AS edges } "
     "RETURN nodes, edges"
-)
-TICK_AT_EACH: Final = _union(
-    [
-        *PAST_TEXT.tick_at_steps,
-        *(PAST_TEXT.tick_at_nodes.format(label=label) for label in AUTHORED_NODE_TYPES),
-        PAST_TEXT.tick_at_edges,
-    ],
-    "RETURN latest, first_after",
 )
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 from typing import Final, LiteralString, cast
 
-from kenning_encounter.store.neo4j import classified
+from kenning_encounter.store.neo4j import classified, past
 from kenning_encounter.store.neo4j.baselines import SCHEMA as BASELINE_SCHEMA
 from kenning_encounter.store.neo4j.infusion_log import SCHEMA as INFUSION_LOG_SCHEMA
 from kenning_encounter.store.neo4j.ledger import LABELS as LEDGER_LABELS
@@ -624,6 +624,10 @@ def _each_type(branch: str, tail: str) -> LiteralString:
     branches = [
         branch.format(label=_checked(label), ids=_own_ids(label)) for label in AUTHORED_NODE_TYPES
     ]
+    return _union(branches, tail)
+
+
+def _union(branches: list[str], tail: str) -> LiteralString:
     return cast(LiteralString, f"CALL () {{ {' UNION ALL '.join(branches)} }} {tail}")
 
 
@@ -649,6 +653,21 @@ EDGES_BOTH_EACH: Final = _each_type(
     "RETURN m.id AS s, n.id AS t, type(r) AS rel, r.tick AS tick, r.encounter AS enc, "
     "r.revision_why AS why",
     "RETURN s, t, rel, tick, enc, why",
+)
+
+
+# The record of the past's reads that ask every authored type (store/ops/past.py).
+NODES_NAMED_EACH: Final = _each_type(
+    "MATCH (n:{label}:KenningMemory {{name: $name}}) RETURN n, '{label}' AS label",
+    past.NODE_ROW_MATCH + "RETURN label, " + past.NODE_ROW_COLUMNS,
+)
+TICK_AT_EACH: Final = _union(
+    [
+        *past.PAST_TEXT.tick_at_steps,
+        *(past.PAST_TEXT.tick_at_nodes.format(label=label) for label in AUTHORED_NODE_TYPES),
+        past.PAST_TEXT.tick_at_edges,
+    ],
+    "RETURN latest, first_after",
 )
 
 

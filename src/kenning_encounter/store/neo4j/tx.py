@@ -157,7 +157,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
 
     # --- reads of every authored type: one statement, not one per type --------------
     def nodes_named(self, name: str) -> list[NodeRecord]:
-        rows = self.rows(past_text.NODES_NAMED_EACH, {"name": name})
+        rows = self.rows(q.NODES_NAMED_EACH, {"name": name})
         return [self.node(str(r[0]), r[1:]) for r in rows]
 
     def ended_at(self, tick: int) -> tuple[list[NodeRecord], list[EdgeRecord]]:
@@ -167,7 +167,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         return [node_of(str(b)) for b in bodies], [edge_ended(e) for e in edges]
 
     def _tick_bounds(self, at: str) -> list[tuple[Any, Any]]:
-        rows = self.rows(past_text.TICK_AT_EACH, {"at": at, "rels": list(AUTHORED_RELATION_TYPES)})
+        rows = self.rows(q.TICK_AT_EACH, {"at": at, "rels": list(AUTHORED_RELATION_TYPES)})
         return [(latest, first_after) for latest, first_after in rows]
 
     # --- write context ----------------------------------------------------------------
