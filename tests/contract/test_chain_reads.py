@@ -117,45 +117,6 @@ def test_as_of_on_a_long_chain_is_the_lookup_taken_then(memory: Memory) -> None:
     assert then[0][2] == 150 - 1 - HISTORY_LIMIT
 
 
-def test_a_moment_a_past_name_and_what_ended_are_each_one_statement_on_neo4j(
-    counted: tuple[GraphStore, Counter],
-) -> None:
-    # The first two ask every authored type (as_of by time; a name no node holds now), the
-    # third two kinds of record. A statement to Neo4j is a round trip, so each is one
-    # there; the embedded store asks its tables in process, a statement a type or kind.
-    store, counter = counted
-    memory = Memory(store)
-    ids: list[str] = []
-    grow(memory, ids, 3)
-    memory.create_entities(S, [{"type": "Note", "name": "aside", "description": "a note"}])
-    clock = store.read(lambda tx: tx.clock())
-
-    def sent(read: Callable[[ReadTx], Any]) -> tuple[Any, int]:
-        before = counter.sent
-        value = store.read(read)
-        return value, counter.sent - before
-
-    latest, moment = sent(lambda tx: tx.tick_at(stamp(datetime(9999, 1, 1, tzinfo=UTC))))
-    first, early = sent(lambda tx: tx.tick_at(stamp(datetime(2001, 1, 1, tzinfo=UTC))))
-    named, versions = sent(lambda tx: tx.nodes_named(NAME))
-    aside, other = sent(lambda tx: tx.nodes_named("aside"))
-    assert (latest, first) == (clock, 0)
-    assert sorted(n.id for n in named) == sorted(ids)
-    assert {n.type for n in named} == {"Observation"}
-    assert [(n.type, n.name) for n in aside] == [("Note", "aside")]
-    # What was deleted since a tick, nodes and relations together.
-    memory.delete_entities(S, [ids[-1]])
-    (nodes, edges), ended = sent(lambda tx: tx.ended_at(clock))
-    assert [n.id for n in nodes] == [ids[-1]]
-    assert [(e.source, e.type, e.target) for e in edges] == [(ids[-1], "SUPERSEDES", ids[-2])]
-    apart = store.read(lambda tx: (tx.ended_nodes_at(clock), tx.ended_edges_at(clock)))
-    assert (nodes, edges) == apart
-    before = nodes[0].tick - 1  # the version was not made yet: nothing of it stood
-    assert store.read(lambda tx: tx.ended_at(before)) == ([], [])
-    if store.backend == "neo4j":
-        assert (moment, early, versions, other, ended) == (1, 1, 1, 1, 1)
-
-
 # --- statements per read, counted on the store's one execute path (conftest.py) -----------
 
 
@@ -175,12 +136,7 @@ def test_no_chain_read_sends_more_statements_for_a_longer_chain(
             "trace_provenance": lambda: memory.trace_provenance(ids[-1]),
             "chain_history": lambda: history.chain_history(store, ids[-1]),
         }
-        sent: dict[str, int] = {}
-        for name, read in reads.items():
-            before = counter.sent
-            read()
-            sent[name] = counter.sent - before
-        return sent
+        return {name: counter.sent_by(read)[1] for name, read in reads.items()}
 
     grow(memory, ids, 2 * HISTORY_LIMIT + 5)
     short = statements()
@@ -224,3 +180,40 @@ def test_a_lookup_walks_a_chain_only_where_it_has_one(
     assert (alone.history, alone.history_left_out) == ([], 0)
     short = memory.find_by_name(ids[0])  # the oldest version's name leads to the head
     assert short.node.id == ids[-1]
+
+
+def test_a_moment_a_past_name_and_what_ended_are_each_one_statement_on_neo4j(
+    counted: tuple[GraphStore, Counter],
+) -> None:
+    # The first two ask every authored type (as_of by time; a name no node holds now), the
+    # third two kinds of record. A statement to Neo4j is a round trip, so each is one
+    # there; the embedded store asks its tables in process, a statement a type or kind.
+    store, counter = counted
+    memory = Memory(store)
+    ids: list[str] = []
+    grow(memory, ids, 3)
+    memory.create_entities(S, [{"type": "Note", "name": "aside", "description": "a note"}])
+    clock = store.read(lambda tx: tx.clock())
+
+    def sent(read: Callable[[ReadTx], Any]) -> tuple[Any, int]:
+        return counter.sent_by(lambda: store.read(read))
+
+    latest, moment = sent(lambda tx: tx.tick_at(stamp(datetime(9999, 1, 1, tzinfo=UTC))))
+    first, early = sent(lambda tx: tx.tick_at(stamp(datetime(2001, 1, 1, tzinfo=UTC))))
+    named, versions = sent(lambda tx: tx.nodes_named(NAME))
+    aside, other = sent(lambda tx: tx.nodes_named("aside"))
+    assert (latest, first) == (clock, 0)
+    assert sorted(n.id for n in named) == sorted(ids)
+    assert {n.type for n in named} == {"Observation"}
+    assert [(n.type, n.name) for n in aside] == [("Note", "aside")]
+    # What was deleted since a tick, nodes and relations together.
+    memory.delete_entities(S, [ids[-1]])
+    (nodes, edges), ended = sent(lambda tx: tx.ended_at(clock))
+    assert [n.id for n in nodes] == [ids[-1]]
+    assert [(e.source, e.type, e.target) for e in edges] == [(ids[-1], "SUPERSEDES", ids[-2])]
+    apart = store.read(lambda tx: (tx.ended_nodes_at(clock), tx.ended_edges_at(clock)))
+    assert (nodes, edges) == apart
+    before = nodes[0].tick - 1  # the version was not made yet: nothing of it stood
+    assert store.read(lambda tx: tx.ended_at(before)) == ([], [])
+    if store.backend == "neo4j":
+        assert (moment, early, versions, other, ended) == (1, 1, 1, 1, 1)

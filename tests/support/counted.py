@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class Counter:
@@ -14,3 +16,9 @@ class Counter:
     def __call__(self, statement: str, params: Mapping[str, Any] | None, seconds: float) -> None:
         self.sent += 1
         self.texts.append(statement)
+
+    def sent_by(self, read: Callable[[], T]) -> tuple[T, int]:
+        """What ``read`` answered, and how many statements it sent."""
+        before = self.sent
+        value = read()
+        return value, self.sent - before
