@@ -15,6 +15,7 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
+from kenning_encounter.config import MAX_IDLE_S
 from tests.e2e.conftest import call_ok, call_refused, run_server
 from tests.support.cli import run_cli
 
@@ -75,7 +76,11 @@ def test_a_memory_made_by_0_1_0_is_read_and_continued(tmp_path: Path) -> None:
                 client, "close_encounter", {"session_id": held, "summary": "done"}, sign=False
             )
 
-    with run_server(data, test_key=False) as running:
+    # The fixture was made on a past day: an idle horizon of a day would find its open
+    # encounter dissolved once the fixture is a day old (it was, from 2026-12-06 15:41).
+    with run_server(
+        data, test_key=False, env={"KENNING_ENCOUNTER_IDLE_HORIZON": str(MAX_IDLE_S)}
+    ) as running:
         anyio.run(use, running.url)
     dumped = run_cli("export", "-", "--data-dir", str(data))
     assert dumped.returncode == 0, dumped.stderr
