@@ -39,7 +39,7 @@ HEAVY = (
     "openai",
     "rich",  # the SDK's log handler, which a configured command line never installs
     "websockets",  # uvicorn's WebSocket protocol; nothing of ours speaks it
-    "tomllib",  # the version from pyproject.toml, read only when the package is not installed
+    "tomllib",  # nothing a start reads is TOML (the version is held in the package)
     "xml.etree",  # the manual is served as text; only checks parse it
     "httpx",  # doctor's probe and the OpenAI-compatible matcher, not the server
     "jinja2",  # the inspector's pages load on the first request to /ui/

@@ -55,6 +55,22 @@ def test_version(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     assert out.strip() == f"kenning-encounter {package_version()}"
 
 
+def test_the_version_is_the_installed_one_and_asks_no_metadata(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from importlib import metadata
+
+    installed = metadata.version("kenning-encounter")
+
+    def scanned(name: str) -> str:
+        raise AssertionError(f"a start asked the installed metadata for {name}")
+
+    monkeypatch.setattr(metadata, "version", scanned)
+    forget = getattr(package_version, "cache_clear", None)  # an answer kept from before
+    if forget is not None:
+        forget()
+    assert package_version() == installed
+
 def test_top_level_help_names_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--help")
     assert code == 0
