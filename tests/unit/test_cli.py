@@ -71,6 +71,7 @@ def test_the_version_is_the_installed_one_and_asks_no_metadata(
         forget()
     assert package_version() == installed
 
+
 def test_top_level_help_names_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--help")
     assert code == 0
