@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kenning_encounter.memory import history
+from kenning_encounter.memory import asof, history
 from kenning_encounter.memory.asof import stamp
 from kenning_encounter.memory.history import MAX_VERSIONS
 from kenning_encounter.memory.reads import HISTORY_LIMIT
@@ -217,3 +217,29 @@ def test_a_moment_a_past_name_and_what_ended_are_each_one_statement_on_neo4j(
     assert store.read(lambda tx: tx.ended_at(before)) == ([], [])
     if store.backend == "neo4j":
         assert (moment, early, versions, other, ended) == (1, 1, 1, 1, 1)
+
+
+def test_a_moment_asks_nothing_its_read_does_not_ask_anyway(
+    counted: tuple[GraphStore, Counter],
+) -> None:
+    # as_of by time is the tick_at read alone (the clock bounds only a tick); by tick, on
+    # Neo4j, the clock is the one the read's first node read brought with it.
+    store, counter = counted
+    memory = Memory(store)
+    ids: list[str] = []
+    grow(memory, ids, 2)
+    clock = store.read(lambda tx: tx.clock())
+    when = stamp(datetime.now(UTC))  # after every write so far
+
+    def sent(read: Callable[[ReadTx], Any]) -> tuple[Any, int]:
+        return counter.sent_by(lambda: store.read(read))
+
+    by_time, moment = sent(lambda tx: asof.moment(tx, when))
+    _, tick_at = sent(lambda tx: tx.tick_at(when))
+    assert (by_time.tick, moment) == (clock, tick_at)
+    store.read(lambda tx: tx.get_node(ids[0]))  # a node cache holds it from here on
+    (node, by_tick), with_moment = sent(lambda tx: (tx.get_node(ids[0]), asof.moment(tx, clock)))
+    _, alone = sent(lambda tx: tx.get_node(ids[0]))
+    assert by_tick.tick == clock and node is not None and node.id == ids[0]
+    if store.backend == "neo4j":
+        assert with_moment == alone
