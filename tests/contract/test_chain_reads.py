@@ -243,3 +243,37 @@ def test_a_moment_asks_nothing_its_read_does_not_ask_anyway(
     assert by_tick.tick == clock and node is not None and node.id == ids[0]
     if store.backend == "neo4j":
         assert with_moment == alone
+
+
+def test_a_past_read_asks_each_node_s_status_moves_once(
+    counted: tuple[GraphStore, Counter],
+) -> None:
+    # A read as of a tick gives each node the status it had then, from the moves made
+    # since; a node read twice in one read (a lookup, then its chain) is asked about once.
+    store, counter = counted
+    memory = Memory(store)
+    memory.advance_encounter(S, "a hypothesis, challenged after the tick")
+    made = memory.create_entities(
+        S,
+        [
+            {"type": "Hypothesis", "name": "pump wear", "description": "the pump wears"},
+            {"type": "Observation", "name": "no wear", "description": "no wear seen"},
+        ],
+    )
+    hypothesis, evidence = (c.id for c in made.created)
+    memory.create_relations(S, [{"source": evidence, "type": "CHALLENGES", "target": hypothesis}])
+
+    def moves_asked() -> int:
+        return sum("kind = 'status'" in text for text in counter.texts)
+
+    def twice(tx: ReadTx) -> list[tuple[str | None, int]]:
+        past, seen = asof.view(tx, made.tick), []
+        for _ in range(2):
+            before = moves_asked()
+            node = past.get_node(hypothesis)
+            seen.append((node.status if node else None, moves_asked() - before))
+        return seen
+
+    assert store.read(twice) == [("untested", 1), ("untested", 0)]
+    now = store.read(lambda tx: tx.get_node(hypothesis))
+    assert now is not None and now.status == "challenged"

@@ -139,6 +139,10 @@ class Past:
         self.tick = when.tick
         self._gone_edges: list[EdgeRecord] | None = None
         self._gone_nodes: dict[str, NodeRecord] | None = None
+        # Each node's status at the tick where it has moved since (the status its first
+        # later move left), for every node asked about: a read asks for a node's moves once.
+        self._status_then: dict[str, str | None] = {}
+        self._moves_asked: set[str] = set()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.tx, name)
@@ -179,10 +183,12 @@ class Past:
         """Status and successor as they were at the tick."""
         if not found:
             return {}
-        ids = list(found)
-        first: dict[str, str | None] = {}
-        for move in self.tx.moves_after(ids, self.tick):  # oldest first
-            first.setdefault(move.node, move.before)
+        first = self._status_then
+        unasked = [i for i in found if i not in self._moves_asked]
+        if unasked:
+            for move in self.tx.moves_after(unasked, self.tick):  # oldest first
+                first.setdefault(move.node, move.before)
+            self._moves_asked.update(unasked)
         # A revision standing now is an edge into a node whose successor is set now; one
         # deleted since is in the record. Heads of now need no statement of their own.
         revised = [i for i, n in found.items() if n.superseded_by is not None]
