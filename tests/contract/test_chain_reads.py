@@ -182,6 +182,11 @@ def test_a_lookup_walks_a_chain_only_where_it_has_one(
     assert short.node.id == ids[-1]
 
 
+def sender(store: GraphStore, counter: Counter) -> Callable[[Callable[[ReadTx], Any]], Any]:
+    """A read of ``store``, answered with what it read and the statements it sent."""
+    return lambda read: counter.sent_by(lambda: store.read(read))
+
+
 def test_a_moment_a_past_name_and_what_ended_are_each_one_statement_on_neo4j(
     counted: tuple[GraphStore, Counter],
 ) -> None:
@@ -194,9 +199,7 @@ def test_a_moment_a_past_name_and_what_ended_are_each_one_statement_on_neo4j(
     grow(memory, ids, 3)
     memory.create_entities(S, [{"type": "Note", "name": "aside", "description": "a note"}])
     clock = store.read(lambda tx: tx.clock())
-
-    def sent(read: Callable[[ReadTx], Any]) -> tuple[Any, int]:
-        return counter.sent_by(lambda: store.read(read))
+    sent = sender(store, counter)
 
     latest, moment = sent(lambda tx: tx.tick_at(stamp(datetime(9999, 1, 1, tzinfo=UTC))))
     first, early = sent(lambda tx: tx.tick_at(stamp(datetime(2001, 1, 1, tzinfo=UTC))))
@@ -230,9 +233,7 @@ def test_a_moment_asks_nothing_its_read_does_not_ask_anyway(
     grow(memory, ids, 2)
     clock = store.read(lambda tx: tx.clock())
     when = stamp(datetime.now(UTC))  # after every write so far
-
-    def sent(read: Callable[[ReadTx], Any]) -> tuple[Any, int]:
-        return counter.sent_by(lambda: store.read(read))
+    sent = sender(store, counter)
 
     by_time, moment = sent(lambda tx: asof.moment(tx, when))
     _, tick_at = sent(lambda tx: tx.tick_at(when))
