@@ -246,14 +246,15 @@ def test_a_moment_asks_nothing_its_read_does_not_ask_anyway(
         assert with_moment == alone
 
 
-def test_a_past_read_asks_each_node_s_status_moves_once(
+def test_a_past_read_asks_about_each_node_once(
     counted: tuple[GraphStore, Counter],
 ) -> None:
-    # A read as of a tick gives each node the status it had then, from the moves made
-    # since; a node read twice in one read (a lookup, then its chain) is asked about once.
+    # A read as of a tick gives each node the status and successor it had then, from the
+    # status moves and revisions made since; a node read twice in one read (a lookup, then
+    # its chain) is asked about once.
     store, counter = counted
     memory = Memory(store)
-    memory.advance_encounter(S, "a hypothesis, challenged after the tick")
+    memory.advance_encounter(S, "a hypothesis, challenged and revised after the tick")
     made = memory.create_entities(
         S,
         [
@@ -263,18 +264,26 @@ def test_a_past_read_asks_each_node_s_status_moves_once(
     )
     hypothesis, evidence = (c.id for c in made.created)
     memory.create_relations(S, [{"source": evidence, "type": "CHALLENGES", "target": hypothesis}])
+    revision = {
+        "type": "Hypothesis",
+        "name": "pump wear",
+        "description": "the pump wears only when dry",
+        "supersedes": hypothesis,
+        "revision_why": "no wear seen when wet",
+    }
+    newer = memory.create_entities(S, [revision]).created[0].id
 
-    def moves_asked() -> int:
-        return sum("kind = 'status'" in text for text in counter.texts)
-
-    def twice(tx: ReadTx) -> list[tuple[str | None, int]]:
+    def twice(tx: ReadTx) -> list[tuple[str | None, str | None, int]]:
         past, seen = asof.view(tx, made.tick), []
         for _ in range(2):
-            before = moves_asked()
+            before = counter.sent
             node = past.get_node(hypothesis)
-            seen.append((node.status if node else None, moves_asked() - before))
+            assert node is not None
+            seen.append((node.status, node.superseded_by, counter.sent - before))
         return seen
 
-    assert store.read(twice) == [("untested", 1), ("untested", 0)]
+    first, second = store.read(twice)
+    assert first[:2] == second[:2] == ("untested", None)
+    assert first[2] >= 1 and second[2] == 0
     now = store.read(lambda tx: tx.get_node(hypothesis))
-    assert now is not None and now.status == "challenged"
+    assert now is not None and now.superseded_by == newer and now.status != "untested"

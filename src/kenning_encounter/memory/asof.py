@@ -143,6 +143,9 @@ class Past:
         # later move left), for every node asked about: a read asks for a node's moves once.
         self._status_then: dict[str, str | None] = {}
         self._moves_asked: set[str] = set()
+        # The SUPERSEDES edges standing now into each revised node asked about, made by
+        # the tick: its revision then, unless that one was deleted since (the record's).
+        self._revised_by: dict[str, list[EdgeRecord]] = {}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.tx, name)
@@ -193,9 +196,15 @@ class Past:
         # deleted since is in the record. Heads of now need no statement of their own.
         revised = [i for i, n in found.items() if n.superseded_by is not None]
         standing = [e for e in self.gone_edges() if e.type == "SUPERSEDES" and e.target in found]
-        if revised:
-            now = self.tx.edges_into(revised, ["SUPERSEDES"])
-            standing += [e for e in now if e.tick <= self.tick]
+        unread = [i for i in revised if i not in self._revised_by]
+        if unread:
+            for i in unread:
+                self._revised_by[i] = []
+            for e in self.tx.edges_into(unread, ["SUPERSEDES"]):
+                kept = self._revised_by.get(e.target)
+                if kept is not None and e.tick <= self.tick:
+                    kept.append(e)
+        standing += [e for i in revised for e in self._revised_by[i]]
         successor = {e.target: e.source for e in standing}
         return {
             i: replace(
