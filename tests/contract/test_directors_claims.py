@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import getpass
+from collections.abc import Callable
 
 import pytest
 
 from kenning_encounter.errors import InvalidInput, NoOpenEncounter, NotFound
-from kenning_encounter.memory import history
+from kenning_encounter.memory import asof, history
 from kenning_encounter.memory.directors import Director, DirectorPolicy
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.persons import UNDIRECTED
@@ -345,3 +346,34 @@ def test_confirmations_of_nodes_of_several_types_are_each_node_s_latest(
     }
     if store.backend == "neo4j":  # three types, one statement (the embedded cache may serve)
         assert counter.sent - before == 1
+
+
+def test_a_read_names_every_director_it_shows_in_one_lookup(
+    counted: tuple[GraphStore, Counter],
+) -> None:
+    # A trace shows its nodes' directors and its session's; a re-entry its sessions', its
+    # nodes' and its own; as of a tick likewise. Each asks the directors once.
+    store, counter = counted
+    memory = Memory(store)
+    memory.advance_encounter("s1", "w", **ADA)
+    memory.create_entities("s1", [{"type": "Concept", "name": "c1", "description": "a concept"}])
+    memory.close_encounter("s1", "first pass")
+
+    def lookups(call: Callable[[], object]) -> int:
+        before = len(counter.texts)
+        call()
+        asked = counter.texts[before:]
+        return sum(t.startswith("UNWIND $loci AS i MATCH (l:Locus") for t in asked)
+
+    clock = store.read(lambda tx: tx.clock())
+    traced = memory.trace_provenance("c1")
+    assert traced.node.director is not None and traced.node.director.name == "Ada"
+    assert traced.recorded_in is not None and traced.recorded_in.director is not None
+    assert lookups(lambda: memory.trace_provenance("c1")) == 1
+    assert lookups(lambda: memory.trace_provenance("c1", as_of=clock)) == 1
+    # The advance also looks up the session's director before it writes (its own check).
+    assert lookups(lambda: memory.advance_encounter("s2", "again", **ADA)) == 2
+    entry = memory.advance_encounter("s3", "and again", **ADA)
+    then = store.read(lambda tx: asof.moment(tx, clock))
+    past = memory.store
+    assert lookups(lambda: asof.reentry_then(past, entry, "s3", then)) == 1

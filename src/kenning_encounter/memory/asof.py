@@ -513,9 +513,12 @@ def reentry_then(
         live = _shown(past.heads_by_status("Hypothesis", hypotheses, REENTRY_LIMIT), hidden)
         concepts = _shown(past.recent_heads("Concept", REENTRY_LIMIT), hidden)
         # A locus's director never changes once set, so today's answer is then's (#17).
-        directors.encounter_directors(tx, sessions, [e.locus for e in recent])
-        directors.encounter_directors(tx, left_open, [e.locus for e in unsealed[:50]])
-        directors.with_directors(tx, [*questions, *live, *concepts])
+        directors.fill_directors(
+            tx,
+            [*questions, *live, *concepts],
+            [*sessions, *left_open],
+            [*(e.locus for e in recent), *(e.locus for e in unsealed[:50])],
+        )
         return {
             "recent_sessions": sessions,
             "open_questions": questions,

@@ -125,17 +125,24 @@ def director_out(person: PersonRecord | None) -> DirectorOut | None:
     return DirectorOut(id=person.id, name=person.name, key=person.key)
 
 
-def with_directors(tx: ReadTx, outs: Iterable[NodeOut]) -> None:
-    """Fill each node's director from its locus (one lookup for all)."""
-    items = list(outs)
-    directors = tx.directors_of([n.locus for n in items if n.locus])
+def fill_directors(
+    tx: ReadTx,
+    nodes: Iterable[NodeOut] = (),
+    encounters: Sequence[EncounterOut] = (),
+    loci: Sequence[str] = (),
+) -> None:
+    """Fill each node's director from its locus, and each encounter's from ``loci[i]``,
+    the locus of ``encounters[i]`` (its output shows it only cut short): one lookup for
+    all of them, a round trip on Neo4j."""
+    items = list(nodes)
+    directors = tx.directors_of([n.locus for n in items if n.locus] + list(loci))
     for n in items:
         if n.locus:
             n.director = director_out(directors.get(n.locus))
-
-
-def encounter_directors(tx: ReadTx, outs: Sequence[EncounterOut], loci: Sequence[str]) -> None:
-    """``loci[i]`` is the locus of ``outs[i]`` (the output shows it only cut short)."""
-    directors = tx.directors_of(list(loci))
-    for out, locus in zip(outs, loci, strict=True):
+    for out, locus in zip(encounters, loci, strict=True):
         out.director = director_out(directors.get(locus))
+
+
+def with_directors(tx: ReadTx, outs: Iterable[NodeOut]) -> None:
+    """Fill each node's director from its locus (one lookup for all)."""
+    fill_directors(tx, outs)

@@ -453,10 +453,15 @@ def trace_provenance(
             _standing_now(tx, traced.node, node, activation, now, work_time)
         past = asof.moment_of(tx)
         traced.as_of = past.tick if past is not None else None
-        # Who said it: the node's director, and each grounding node's and joined node's.
-        directors.with_directors(tx, [traced.node, *traced.grounding, *traced.same_as])
-        if traced.recorded_in is not None and encounter is not None:
-            directors.encounter_directors(tx, [traced.recorded_in], [encounter.locus])
+        # Who said it: the node's director, each grounding node's and joined node's, and
+        # the session's that recorded it.
+        recorded = traced.recorded_in
+        directors.fill_directors(
+            tx,
+            [traced.node, *traced.grounding, *traced.same_as],
+            [recorded] if recorded is not None and encounter is not None else [],
+            [encounter.locus] if recorded is not None and encounter is not None else [],
+        )
         return traced
 
     return store.read(work)

@@ -136,13 +136,11 @@ def advance(
             unsealed=[EncounterOut.of(e, session) for e in unsealed],
         )
         # Who directed each session and wrote each node: the re-entry's author fields.
-        directors.encounter_directors(
+        directors.fill_directors(
             tx,
+            [*entry.open_questions, *entry.live_hypotheses, *entry.recent_concepts],
             [entry.encounter, *entry.recent_sessions, *entry.unsealed],
             [session, *(e.locus for e in shown_recent), *(e.locus for e in unsealed)],
-        )
-        directors.with_directors(
-            tx, [*entry.open_questions, *entry.live_hypotheses, *entry.recent_concepts]
         )
         return entry
 
