@@ -113,8 +113,8 @@ def moment(tx: ReadTx, as_of: int | str, *, now: datetime | None = None) -> Mome
                 f"no record of it yet. {AS_OF_HELP}",
             )
         return Moment(tx.tick_at(stamp(asked)), stamp(asked))
-    # Read with the erasures: on Neo4j a read with a node cache has both from the
-    # synchronisation its first node read makes anyway, so this costs no round trip.
+    # Asked with the erasures: on Neo4j a read with a node cache has both from the
+    # synchronisation its first node read makes anyway, so the clock costs no round trip.
     clock, _ = tx.clock_and_erasures()
     if asked > clock:
         raise InvalidInput(
@@ -516,8 +516,11 @@ def reentry_then(
         directors.fill_directors(
             tx,
             [*questions, *live, *concepts],
-            [*sessions, *left_open],
-            [*(e.locus for e in recent), *(e.locus for e in unsealed[:50])],
+            zip(
+                [*sessions, *left_open],
+                [*(e.locus for e in recent), *(e.locus for e in unsealed[:50])],
+                strict=True,
+            ),
         )
         return {
             "recent_sessions": sessions,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import getpass
 import socket
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -128,18 +128,18 @@ def director_out(person: PersonRecord | None) -> DirectorOut | None:
 def fill_directors(
     tx: ReadTx,
     nodes: Iterable[NodeOut] = (),
-    encounters: Sequence[EncounterOut] = (),
-    loci: Sequence[str] = (),
+    encounters: Iterable[tuple[EncounterOut, str]] = (),
 ) -> None:
-    """Fill each node's director from its locus, and each encounter's from ``loci[i]``,
-    the locus of ``encounters[i]`` (its output shows it only cut short): one lookup for
-    all of them, a round trip on Neo4j."""
-    items = list(nodes)
-    directors = tx.directors_of([n.locus for n in items if n.locus] + list(loci))
+    """Fill each node's director from its locus, and each encounter's from the locus given
+    with it (its output shows the locus only cut short): one lookup for all of them, a
+    round trip on Neo4j."""
+    items, sessions = list(nodes), list(encounters)
+    loci = [n.locus for n in items if n.locus] + [locus for _, locus in sessions]
+    directors = tx.directors_of(loci)
     for n in items:
         if n.locus:
             n.director = director_out(directors.get(n.locus))
-    for out, locus in zip(encounters, loci, strict=True):
+    for out, locus in sessions:
         out.director = director_out(directors.get(locus))
 
 

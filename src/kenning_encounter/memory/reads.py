@@ -459,8 +459,7 @@ def trace_provenance(
         directors.fill_directors(
             tx,
             [traced.node, *traced.grounding, *traced.same_as],
-            [recorded] if recorded is not None and encounter is not None else [],
-            [encounter.locus] if recorded is not None and encounter is not None else [],
+            [(recorded, encounter.locus)] if recorded is not None and encounter is not None else [],
         )
         return traced
 

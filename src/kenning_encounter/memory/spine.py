@@ -139,8 +139,11 @@ def advance(
         directors.fill_directors(
             tx,
             [*entry.open_questions, *entry.live_hypotheses, *entry.recent_concepts],
-            [entry.encounter, *entry.recent_sessions, *entry.unsealed],
-            [session, *(e.locus for e in shown_recent), *(e.locus for e in unsealed)],
+            zip(
+                [entry.encounter, *entry.recent_sessions, *entry.unsealed],
+                [session, *(e.locus for e in shown_recent), *(e.locus for e in unsealed)],
+                strict=True,
+            ),
         )
         return entry
 
