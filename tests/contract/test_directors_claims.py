@@ -375,5 +375,4 @@ def test_a_read_names_every_director_it_shows_in_one_lookup(
     assert lookups(lambda: memory.advance_encounter("s2", "again", **ADA)) == 2
     entry = memory.advance_encounter("s3", "and again", **ADA)
     then = store.read(lambda tx: asof.moment(tx, clock))
-    past = memory.store
-    assert lookups(lambda: asof.reentry_then(past, entry, "s3", then)) == 1
+    assert lookups(lambda: asof.reentry_then(memory.store, entry, "s3", then)) == 1

@@ -198,8 +198,7 @@ class Past:
         standing = [e for e in self.gone_edges() if e.type == "SUPERSEDES" and e.target in found]
         unread = [i for i in revised if i not in self._revised_by]
         if unread:
-            for i in unread:
-                self._revised_by[i] = []
+            self._revised_by.update((i, []) for i in unread)
             for e in self.tx.edges_into(unread, ["SUPERSEDES"]):
                 kept = self._revised_by.get(e.target)
                 if kept is not None and e.tick <= self.tick:
