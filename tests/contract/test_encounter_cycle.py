@@ -6,9 +6,14 @@ import pytest
 
 from kenning_encounter.errors import InvalidInput, NotFound
 from kenning_encounter.memory import asof
-from kenning_encounter.memory.models import shown_session
+from kenning_encounter.memory.models import EncounterOut, shown_session
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.memory.spine import REENTRY_LIMIT
+from kenning_encounter.store.embedded.backend import EmbeddedStore
+from kenning_encounter.store.port import GraphStore, WriteTx
+from kenning_encounter.store.records import NodeRecord
+from tests.support.counted import Counter
+from tests.support.invariants import assert_store_invariants
 
 S1 = "session-one"
 
@@ -357,3 +362,81 @@ def test_an_encounters_newest_nodes_are_the_last_of_its_writes(memory: Memory) -
     made = [c.id for c in created]
     newest = memory.store.read(lambda tx: tx.encounter_nodes([opened], 5))
     assert newest == made[::-1][:5]
+
+
+# --- what a re-entry asks the store (each statement a round trip on Neo4j) ---------------
+
+# Statements of a re-entry, counted on the store's one execute path: a new session's, and
+# the same session's next. The embedded counts include its BEGIN and COMMIT.
+REENTRY_STATEMENTS = {"embedded": (19, 17), "neo4j": (13, 12)}
+
+
+def test_a_reentry_asks_each_thing_once_and_reads_its_heads_whole(
+    counted: tuple[GraphStore, Counter],
+) -> None:
+    # Asked once each: a new locus's earlier encounter (none: it was made by this call),
+    # the new encounter (written, so known), on Neo4j the heads' nodes (read with the heads,
+    # there being no node cache in a write) and the new encounter's link (made with it).
+    store, counter = counted
+    memory = Memory(store)
+    memory.advance_encounter(S1, "seed")
+    memory.create_entities(
+        S1,
+        [
+            {"type": "Question", "name": "why nine"},
+            {"type": "Hypothesis", "name": "cron overlap"},
+            {"type": "Concept", "name": "backoff"},
+        ],
+    )
+    first, new = counter.sent_by(lambda: memory.advance_encounter("s-two", "work"))
+    again, next_ = counter.sent_by(
+        lambda: memory.advance_encounter("s-two", "more", close_summary="done")
+    )
+    backend = "embedded" if isinstance(store, EmbeddedStore) else "neo4j"
+    assert (new, next_) == REENTRY_STATEMENTS[backend]
+    # What was not asked is still right: the links, the encounter, the heads whole.
+    assert (first.previous, first.anchored_after) == (None, "E1")
+    assert (again.previous, again.anchored_after) == (first.encounter.name, None)
+    read = store.read(lambda tx: tx.get_encounter(again.encounter.name))
+    assert read is not None  # the same as read back, but for the director filled in
+    assert again.encounter.model_copy(update={"director": None}) == EncounterOut.of(read, "s-two")
+    nodes = store.read(lambda tx: tx.get_nodes([n.id for n in again.open_questions]))
+    assert [(n.name, n.encounter, n.locus) for n in nodes.values()] == [
+        (q.name, q.encounter, q.locus) for q in again.open_questions
+    ]
+    assert [n.name for n in again.live_hypotheses + again.recent_concepts] == [
+        "cron overlap",
+        "backoff",
+    ]
+    assert_store_invariants(store)
+
+
+def test_heads_read_in_a_write_are_the_nodes_a_node_read_gives(memory: Memory) -> None:
+    memory.advance_encounter(S1, "heads")
+    made = memory.create_entities(
+        S1,
+        [
+            {"type": "Question", "name": "open one"},
+            {"type": "Question", "name": "open two"},
+            {"type": "Question", "name": "to revise"},
+            {"type": "Concept", "name": "first idea"},
+            {"type": "Concept", "name": "second idea"},
+        ],
+    ).created
+    memory.create_entities(
+        S1,
+        [
+            {"type": "Question", "name": "revised", "supersedes": made[2].id,
+             "revision_why": "asked better"},
+        ],
+    )  # fmt: skip
+
+    def heads(tx: WriteTx) -> tuple[list[NodeRecord], list[NodeRecord], dict[str, NodeRecord]]:
+        questions = tx.heads_by_status("Question", ("open",), 10)
+        concepts = tx.recent_heads("Concept", 1)
+        return questions, concepts, tx.get_nodes([n.id for n in questions + concepts])
+
+    questions, concepts, read = memory.store.write(heads)
+    assert [n.name for n in questions] == ["revised", "open two", "open one"]
+    assert [n.name for n in concepts] == ["second idea"]
+    assert questions + concepts == [read[n.id] for n in questions + concepts]

@@ -82,21 +82,19 @@ def advance(
             closed = open_now.name
         elif summary is not None:
             raise InvalidInput("close_summary", "there is no open encounter to seal; omit it")
-        previous = tx.last_encounter_of(session)
+        # A locus made now has no encounter before this one: nothing to ask.
+        previous = None if tx.ensure_locus(session) else tx.last_encounter_of(session)
         anchor = None if previous is not None else tx.latest_encounter()
-        tx.ensure_locus(session)
         directors.direct(tx, session, director, directing)
         name = f"E{tx.tick}"
         record = EncounterRecord(
             name=name, locus=session, purpose=purpose, opened_tick=tx.tick, opened_at=tx.now
         )
-        tx.create_encounter(
+        opened = tx.create_encounter(
             record,
             previous=previous.name if previous else None,
             anchor=anchor.name if anchor else None,
         )
-        opened = tx.get_encounter(name)
-        assert opened is not None
         recent = [e for e in tx.encounters(limit=REENTRY_LIMIT + 1) if e.name != name]
         unsealed = [
             e

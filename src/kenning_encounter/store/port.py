@@ -350,7 +350,11 @@ class SpineWrites(Protocol):
 
     def create_encounter(
         self, record: EncounterRecord, *, previous: str | None, anchor: str | None
-    ) -> None: ...
+    ) -> EncounterRecord:
+        """Open ``record`` at this write's tick and time, after ``previous`` (the locus's
+        last encounter) or else ``anchor`` (the memory's latest); the encounter as written,
+        so the caller need not read it back."""
+        ...
 
     def seal_encounter(self, name: str, summary: str) -> None: ...
 

@@ -322,6 +322,22 @@ RECENT_HEADS: Final = (
     "MATCH (n:{label}:KenningMemory) WHERE NOT EXISTS {{ MATCH (n)<-[:SUPERSEDES]-() }} "
     "RETURN n.id ORDER BY n.tick DESC, coalesce(n.ord, 0) DESC LIMIT $limit"
 )
+# The same heads as node rows (NODES_GET's columns; a head has no reviser), for a read
+# with no node cache to answer a fetch of the ids: a write's re-entry, one round trip.
+_HEAD_ROWS: Final = (
+    "WITH n ORDER BY n.tick DESC, coalesce(n.ord, 0) DESC LIMIT $limit "
+    "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) "
+    "RETURN properties(n), e.id, e.locus, null, elementId(n) "
+    "ORDER BY n.tick DESC, coalesce(n.ord, 0) DESC"
+)
+HEADS_BY_STATUS_NODES: Final = (
+    "MATCH (n:{label}:KenningMemory) WHERE n.status IN $statuses "
+    "AND NOT EXISTS {{ MATCH (n)<-[:SUPERSEDES]-() }} " + _HEAD_ROWS
+)
+RECENT_HEADS_NODES: Final = (
+    "MATCH (n:{label}:KenningMemory) WHERE NOT EXISTS {{ MATCH (n)<-[:SUPERSEDES]-() }} "
+    + _HEAD_ROWS
+)
 NODES_SET_STATUS: Final = (
     "UNWIND $rows AS r MATCH (n:{label}:KenningMemory {{id: r.id}}) SET n.status = r.status"
 )
@@ -401,12 +417,33 @@ CHAIN_ENDS: Final = (
 # --- spine ----------------------------------------------------------------------
 LOCUS_GET: Final = "MATCH (l:Locus:KenningMemory {id: $id}) RETURN l.id"
 LOCUS_CREATE: Final = "CREATE (:Locus:KenningMemory {id: $id, created_at: $at, tick: $tick})"
+# Both at once: the locus made when absent, and whether it was (ops/spine.py ensure_locus).
+LOCUS_ENSURE: Final = (
+    "OPTIONAL MATCH (o:Locus:KenningMemory {id: $id}) "
+    "FOREACH (_ IN CASE WHEN o IS NULL THEN [1] ELSE [] END | "
+    "CREATE (:Locus:KenningMemory {id: $id, created_at: $at, tick: $tick})) "
+    "RETURN o IS NULL"
+)
 LOCI: Final = "MATCH (l:Locus:KenningMemory) RETURN l.id ORDER BY l.tick"
 ENC_CREATE: Final = (
     "MATCH (l:Locus:KenningMemory {id: $locus}) "
     "CREATE (l)-[:OPENED {tick: $tick}]->(:Encounter:KenningMemory {id: $name, locus: $locus, "
     "purpose: $purpose, opened_tick: $tick, opened_at: $at, last_activity_at: $at, "
     "tombstones: 0})"
+)
+# ENC_CREATE and its link in one statement: after $previous (the locus's last encounter)
+# or else $anchor (the memory's latest); either may be null.
+ENC_CREATE_LINKED: Final = (
+    "MATCH (l:Locus:KenningMemory {id: $locus}) "
+    "CREATE (l)-[:OPENED {tick: $tick}]->(e:Encounter:KenningMemory {id: $name, locus: $locus, "
+    "purpose: $purpose, opened_tick: $tick, opened_at: $at, last_activity_at: $at, "
+    "tombstones: 0}) "
+    "WITH e OPTIONAL MATCH (p:Encounter:KenningMemory {id: $previous}) "
+    "FOREACH (_ IN CASE WHEN p IS NULL THEN [] ELSE [1] END | "
+    "CREATE (p)-[:NEXT_ENCOUNTER {tick: $tick}]->(e)) "
+    "WITH e OPTIONAL MATCH (a:Encounter:KenningMemory {id: $anchor}) WHERE $previous IS NULL "
+    "FOREACH (_ IN CASE WHEN a IS NULL THEN [] ELSE [1] END | "
+    "CREATE (e)-[:INSTANTIATED_AFTER {tick: $tick}]->(a))"
 )
 ENC_NEXT: Final = (
     "MATCH (p:Encounter:KenningMemory {id: $previous}) MATCH (e:Encounter:KenningMemory {id: $name}) "

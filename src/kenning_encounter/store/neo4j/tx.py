@@ -329,6 +329,50 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
     def _taken(self, stored: int) -> int:
         return stored - 1 if self._tick is not None and not self._tick_used else stored
 
+    # --- a re-entry's writes and reads: one statement each (memory/spine.py advance) -----
+    def ensure_locus(self, locus: str) -> bool:
+        self._require_writable()
+        rows = self.rows(q.LOCUS_ENSURE, {"id": locus, "at": self.now, "tick": self.tick})
+        return bool(rows[0][0])
+
+    def create_encounter(
+        self, record: EncounterRecord, *, previous: str | None, anchor: str | None
+    ) -> EncounterRecord:
+        self._require_writable()
+        params = {
+            "name": record.name,
+            "locus": record.locus,
+            "purpose": record.purpose,
+            "tick": self.tick,
+            "at": self.now,
+            "previous": previous,
+            "anchor": anchor,
+        }
+        self.rows(q.ENC_CREATE_LINKED, params)
+        return self.opened(record)
+
+    def heads_by_status(
+        self, node_type: str, statuses: Sequence[str], limit: int
+    ) -> list[NodeRecord]:
+        if self._cache is not None:  # the ids, then the nodes, mostly from the cache
+            return super().heads_by_status(node_type, statuses, limit)
+        params = {"statuses": list(statuses), "limit": limit}
+        return self._head_rows(q.HEADS_BY_STATUS_NODES, node_type, params)
+
+    def recent_heads(self, node_type: str, limit: int) -> list[NodeRecord]:
+        if self._cache is not None:
+            return super().recent_heads(node_type, limit)
+        return self._head_rows(q.RECENT_HEADS_NODES, node_type, {"limit": limit})
+
+    def _head_rows(
+        self, template: LiteralString, label: str, params: dict[str, Any]
+    ) -> list[NodeRecord]:
+        """Heads read whole, newest first: with no cache, a fetch of their ids would be a
+        second round trip."""
+        return [
+            self.node(label, row) for row in self.rows(self.render(template, label=label), params)
+        ]
+
     # --- node creation: one statement for the whole batch ---------------------------------
     def create_nodes(
         self,

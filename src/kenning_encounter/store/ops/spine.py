@@ -109,7 +109,7 @@ class SpineOps(Statements):
 
     def create_encounter(
         self, record: EncounterRecord, *, previous: str | None, anchor: str | None
-    ) -> None:
+    ) -> EncounterRecord:
         self._require_writable()
         params = {
             "name": record.name,
@@ -125,6 +125,19 @@ class SpineOps(Statements):
             self.rows(self._spine.enc_next, {**link, "previous": previous})
         elif anchor is not None:
             self.rows(self._spine.enc_anchor, {**link, "anchor": anchor})
+        return self.opened(record)
+
+    def opened(self, record: EncounterRecord) -> EncounterRecord:
+        """``record`` as its creation writes it (ENC_CREATE): opened at this write's tick
+        and time, active since then, nothing sealed or tombstoned."""
+        return EncounterRecord(
+            name=record.name,
+            locus=record.locus,
+            purpose=record.purpose,
+            opened_tick=self.tick,
+            opened_at=self.now,
+            last_activity_at=self.now,
+        )
 
     def seal_encounter(self, name: str, summary: str) -> None:
         self._require_writable()
