@@ -95,12 +95,11 @@ def advance(
             previous=previous.name if previous else None,
             anchor=anchor.name if anchor else None,
         )
-        recent = [e for e in tx.encounters(limit=REENTRY_LIMIT + 1) if e.name != name]
-        unsealed = [
-            e
-            for e in tx.encounters(unsealed_only=True, limit=50, exclude_locus=session)
-            if e.locus not in hidden_loci
-        ]
+        latest, open_elsewhere = tx.reentry_encounters(
+            recent=REENTRY_LIMIT + 1, unsealed=50, exclude_locus=session
+        )
+        recent = [e for e in latest if e.name != name]
+        unsealed = [e for e in open_elsewhere if e.locus not in hidden_loci]
         frontier_h = FRONTIER_STATUSES["Hypothesis"] + ("supported",)
         seen = gates.view(store, tx)  # the payload shows what the caller's reads would
 

@@ -170,6 +170,13 @@ class SpineReads(Protocol):
         """Encounters newest first (by opening tick), the first ``offset`` of them skipped."""
         ...
 
+    def reentry_encounters(
+        self, *, recent: int, unsealed: int, exclude_locus: str
+    ) -> tuple[list[EncounterRecord], list[EncounterRecord]]:
+        """What a re-entry lists, newest first: the ``recent`` latest encounters, and the
+        ``unsealed`` latest unsealed ones of loci other than ``exclude_locus``."""
+        ...
+
     def loci(self) -> list[str]: ...
 
     def spine(self) -> list[tuple[str, str, str]]:

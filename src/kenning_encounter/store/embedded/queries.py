@@ -534,9 +534,10 @@ PERSON_MERGE: Final = (
     "ON CREATE SET p.name = $name, p.director_key = $key, p.tick = $tick, p.created_at = $at"
 )
 LOCUS_DIRECT: Final = (
-    "MATCH (l:Locus {id: $locus}), (p:Person {id: $person}) "
+    "MATCH (l:Locus {id: $locus}), (p:Person {id: $id}) "
     "CREATE (l)-[:DIRECTED_BY {tick: $tick}]->(p)"
 )
+DIRECT_STEPS: Final = (PERSON_MERGE, LOCUS_DIRECT)
 DIRECTORS_OF: Final = (
     "UNWIND $loci AS i MATCH (l:Locus {id: i})-[:DIRECTED_BY]->(p:Person) "
     "RETURN l.id, p.id, p.name, p.director_key, p.tick, p.created_at"

@@ -470,6 +470,15 @@ ENC_LIST: Final = (
     "AND ($exclude = '' OR e.locus <> $exclude) "
     "RETURN properties(e) ORDER BY e.opened_tick DESC SKIP $offset LIMIT $limit"
 )
+# ENC_LIST twice in one statement, for a re-entry (ops/spine.py reentry_encounters).
+ENC_REENTRY: Final = (
+    "CALL () { MATCH (e:Encounter:KenningMemory) WITH e ORDER BY e.opened_tick DESC "
+    "LIMIT $recent RETURN collect(properties(e)) AS recent } "
+    "CALL () { MATCH (e:Encounter:KenningMemory) WHERE e.sealed_at IS NULL "
+    "AND e.locus <> $exclude WITH e ORDER BY e.opened_tick DESC LIMIT $unsealed "
+    "RETURN collect(properties(e)) AS unsealed } "
+    "RETURN recent, unsealed"
+)
 # A seal is work at its own moment: it does not stretch the span (memory/activation.py).
 ENC_SPANS: Final = (
     "MATCH (e:Encounter:KenningMemory) WITH e.opened_at AS a, coalesce(e.last_activity_at, e.opened_at) AS b, "
@@ -999,13 +1008,12 @@ NODES_GET_ALL: Final = _nodes_get_all()
 # --- directors, confirmations, referent claims (store/ops/identity.py) -----------------
 # MERGE: two servers opening sessions for one director at once meet one Person (the
 # composite constraint on (_memory, id) makes the second wait, then match).
-PERSON_MERGE: Final = (
+# The person and the locus's tie to it in one statement: one round trip.
+DIRECT_STEPS: Final = (
     "MERGE (p:Person:KenningMemory {id: $id}) "
-    "ON CREATE SET p.name = $name, p.director_key = $key, p.tick = $tick, p.created_at = $at"
-)
-LOCUS_DIRECT: Final = (
-    "MATCH (l:Locus:KenningMemory {id: $locus}) MATCH (p:Person:KenningMemory {id: $person}) "
-    "CREATE (l)-[:DIRECTED_BY {tick: $tick}]->(p)"
+    "ON CREATE SET p.name = $name, p.director_key = $key, p.tick = $tick, p.created_at = $at "
+    "WITH p MATCH (l:Locus:KenningMemory {id: $locus}) "
+    "CREATE (l)-[:DIRECTED_BY {tick: $tick}]->(p)",
 )
 DIRECTORS_OF: Final = (
     "UNWIND $loci AS i MATCH (l:Locus:KenningMemory {id: i})-[:DIRECTED_BY]->"

@@ -351,6 +351,16 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self.rows(q.ENC_CREATE_LINKED, params)
         return self.opened(record)
 
+    def reentry_encounters(
+        self, *, recent: int, unsealed: int, exclude_locus: str
+    ) -> tuple[list[EncounterRecord], list[EncounterRecord]]:
+        params = {"recent": recent, "unsealed": unsealed, "exclude": exclude_locus}
+        [(latest, open_elsewhere)] = self.rows(q.ENC_REENTRY, params)
+        return (
+            [encounter_from(e) for e in latest],
+            [encounter_from(e) for e in open_elsewhere],
+        )
+
     def heads_by_status(
         self, node_type: str, statuses: Sequence[str], limit: int
     ) -> list[NodeRecord]:

@@ -17,8 +17,8 @@ from kenning_encounter.vocabulary import RELATION_TYPES
 
 @dataclass(frozen=True, slots=True)
 class IdentityText:
-    person_merge: LiteralString  # $id $name $key $tick $at
-    locus_direct: LiteralString  # $locus $person $tick
+    # The person made if new, the locus tied to it: $id $name $key $tick $at $locus
+    direct_steps: tuple[LiteralString, ...]
     # $loci -> locus id, person id, name, key, tick, created_at
     directors_of: LiteralString
     confirm: LiteralString  # {label}; $encounter $ids $tick $at $why
@@ -105,11 +105,10 @@ class IdentityOps(Statements):
             "key": person.key,
             "tick": self.tick,
             "at": self.now,
+            "locus": locus,
         }
-        self.rows(self._identity.person_merge, params)
-        self.rows(
-            self._identity.locus_direct, {"locus": locus, "person": person.id, "tick": self.tick}
-        )
+        for statement in self._identity.direct_steps:
+            self.rows(statement, params)
 
     def direct_undirected(self, person: PersonRecord) -> None:
         """Every locus without a director gets ``person`` (an import's, a migration's)."""

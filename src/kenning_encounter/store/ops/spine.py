@@ -72,6 +72,14 @@ class SpineOps(Statements):
         }
         return [encounter_from(r[0]) for r in self.rows(self._spine.enc_list, params)]
 
+    def reentry_encounters(
+        self, *, recent: int, unsealed: int, exclude_locus: str
+    ) -> tuple[list[EncounterRecord], list[EncounterRecord]]:
+        return (
+            self.encounters(limit=recent),
+            self.encounters(unsealed_only=True, limit=unsealed, exclude_locus=exclude_locus),
+        )
+
     def work_spans(self, since: str) -> list[tuple[str, str]]:
         out: list[tuple[str, str]] = []
         for opened, last, sealed in self.rows(self._spine.enc_spans, {"since": since}):
