@@ -349,3 +349,41 @@ def test_a_name_key_whose_element_id_fails_is_read_by_id(
     assert memory.find_by_name("neighbour").node.id == other.id
     again = [{"type": "Note", "name": "kept", "supersedes": "kept", "revision_why": "v3"}]
     assert len(recorder.during(memory.create_entities, "s", again)) == 2  # noted anew
+
+
+def test_a_neighbourhood_is_one_statement_whatever_its_types(
+    traced: tuple[Memory, Recorder],
+) -> None:
+    # Infusion asks the neighbourhood of its concepts (one type), then of what it found
+    # (several): both directions come in one statement either way, as the two it would
+    # take a direction at a time give them.
+    memory, recorder = traced
+    memory.advance_encounter("s", "links")
+    c0, c1, o0, h0, q0 = memory.create_entities(
+        "s",
+        [
+            {"type": "Concept", "name": "backoff"},
+            {"type": "Concept", "name": "jitter"},
+            {"type": "Observation", "name": "storm at nine"},
+            {"type": "Hypothesis", "name": "cron overlap"},
+            {"type": "Question", "name": "why nine"},
+        ],
+    ).created
+    memory.create_relations(
+        "s",
+        [
+            {"source": c0.id, "type": "SUPPORTS", "target": c1.id},
+            {"source": o0.id, "type": "ABOUT", "target": c0.id},
+            {"source": c1.id, "type": "RAISES", "target": q0.id},
+            {"source": o0.id, "type": "SUPPORTS", "target": h0.id},
+        ],
+    )
+    rels = ["SUPPORTS", "ABOUT", "RAISES"]
+    for ids in ([c0.id, c1.id], [c0.id, o0.id, q0.id]):
+        store = memory.store
+        sent = recorder.during(store.read, lambda tx, ids=ids: tx.neighbourhood(ids, rels))
+        assert len([s for s in sent if "[r]" in s]) == 1, sent  # then the nodes it reached
+        got = store.read(lambda tx, ids=ids: tx.neighbourhood(ids, rels))
+        each = store.read(lambda tx, ids=ids: tx.edges_out_of(ids, rels) + tx.edges_into(ids, rels))
+        assert sorted(map(repr, got.edges)) == sorted(map(repr, each))
+        assert {n.id for n in got.nodes} == {e.source for e in each} | {e.target for e in each}

@@ -623,9 +623,17 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         return {str(name): [str(i) for i in ids] for name, ids in rows}
 
     def neighbourhood(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> Subgraph:
-        if len(group_by_type(node_ids)) < 2:
-            return super().neighbourhood(node_ids, rel_types)
-        rows = self.rows(q.EDGES_BOTH_EACH, {"ids": list(node_ids), "rels": list(rel_types)})
+        """Both directions in one round trip: ids of one type in that type's text (infusion's
+        hop from its concepts), of several in the union over every type."""
+        groups = group_by_type(node_ids)
+        if not groups:
+            return Subgraph()
+        params = {"ids": list(node_ids), "rels": list(rel_types)}
+        if len(groups) == 1:
+            [label] = groups
+            rows = self.rows(self.render(q.EDGES_BOTH, label=label), params)
+        else:
+            rows = self.rows(q.EDGES_BOTH_EACH, params)
         edges = [edge_from_row(r) for r in rows]
         ids = {e.source for e in edges} | {e.target for e in edges}
         return Subgraph(list(self.get_nodes(sorted(ids)).values()), edges)
