@@ -208,7 +208,8 @@ def test_a_write_touches_its_encounter_in_a_statement_it_sends_anyway(
     traced: tuple[Memory, Recorder],
 ) -> None:
     """The encounter's last activity (what keeps it from the idle sweep) is set by the
-    statement that creates the nodes; a write that creates none touches it at its end."""
+    statement that creates the nodes, or the relations; a write that creates neither
+    touches it at its end."""
     memory, recorder = traced
     memory.advance_encounter("s", "touches")
     store = memory.store
@@ -225,10 +226,15 @@ def test_a_write_touches_its_encounter_in_a_statement_it_sends_anyway(
     )
     assert activity() == created.created_at  # set by the statement that made the node
     memory.create_entities("s", [{"type": "Note", "name": "b"}])
+    before = activity()
     related = recorder.during(
         memory.create_relations, "s", [{"source": "a", "type": "INFORMS", "target": "b"}]
     )
-    assert len([s for s in related if "SET e.last_activity_at = $at" in s]) == 1
+    [touching] = [s for s in related if "SET e.last_activity_at = $at" in s]
+    assert "CREATE (a)-[:INFORMS" in touching and activity() >= before
+    confirmed = recorder.during(memory.confirm_entities, "s", ["a"])
+    [touching] = [s for s in confirmed if "SET e.last_activity_at = $at" in s]
+    assert touching == confirmed[-1]  # its own statement, at the write's end
 
 
 def test_a_search_asks_the_index_again_when_its_best_hits_were_revised(

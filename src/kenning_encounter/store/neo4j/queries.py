@@ -354,7 +354,9 @@ EDGES_CREATE: Final = KEEP_PLAN + (
     "UNWIND $rows AS r MATCH (a:{source}:KenningMemory {{id: r.s}}) "
     "MATCH (b:{target}:KenningMemory {{id: r.t}}) "
     "CREATE (a)-[:{rel} {{tick: $tick, encounter: r.encounter, created_at: $at}}]->(b) "
-    "SET a.used_at = $at, b.used_at = $at, a._touched = $tick, b._touched = $tick"
+    "SET a.used_at = $at, b.used_at = $at, a._touched = $tick, b._touched = $tick "
+    "WITH count(*) AS made OPTIONAL MATCH (e:Encounter:KenningMemory {{id: $touch}}) "
+    "SET e.last_activity_at = $at"
 )
 EDGE_CREATE_SUPERSEDES: Final = KEEP_PLAN + (
     "MATCH (a:{source}:KenningMemory {{id: $s}}) MATCH (b:{target}:KenningMemory {{id: $t}}) "

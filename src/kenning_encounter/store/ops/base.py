@@ -52,6 +52,12 @@ class Statements(ABC):
         backend that keeps relation lists may add them instead of dropping the lists)."""
         self._on_edges([end for edge in edges for end in (edge.source, edge.target)])
 
+    def _touched_on_the_way(self) -> dict[str, Any]:
+        """Parameters for a write statement that can touch an encounter as it goes (a
+        backend that defers touches to a statement it sends anyway hands one over here);
+        none by default."""
+        return {}
+
     def _require_writable(self) -> None:
         if not self._writable:
             raise StoreError("internal: write attempted in a read transaction")

@@ -435,7 +435,8 @@ class RelationOps(NodeOps):
             self._on_linked(group)
             rows = [{"s": e.source, "t": e.target, "encounter": e.encounter} for e in group]
             query = self.render(text.edges_create, source=s_label, target=t_label, rel=rel)
-            self.rows(query, {"rows": rows, "tick": self.tick, "at": self.now})
+            params = {"rows": rows, "tick": self.tick, "at": self.now}
+            self.rows(query, params | self._touched_on_the_way())
 
     def delete_edge(self, source: str, target: str, rel_type: str) -> None:
         self._require_writable()

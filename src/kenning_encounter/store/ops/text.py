@@ -87,7 +87,9 @@ class NodeText:
 @dataclass(frozen=True, slots=True)
 class RelationText:
     edge_create_supersedes: LiteralString  # {source} {target}; $s $t $tick $encounter $at $why
-    edges_create: LiteralString  # {source} {target} {rel}; $rows of {s, t, encounter}, $tick $at
+    # {source} {target} {rel}; $rows of {s, t, encounter}, $tick $at (and on Neo4j $touch:
+    # the encounter whose last_activity_at it sets, or null)
+    edges_create: LiteralString
     edge_count: LiteralString  # {source} {target} {rel}; $s $t -> count
     edge_delete: LiteralString  # {source} {target} {rel}; $s $t
     # Edge rows: source id, target id, type, tick, encounter, revision_why.
