@@ -693,16 +693,17 @@ EDGES_IN_EACH: Final = _each_type(
 )
 # Both directions in one round trip, for a neighbourhood: an edge between two of the ids
 # comes back once from each end, as the two statements above give it.
-_EDGES_BOTH: Final = (
-    "MATCH (n:{label}:KenningMemory)-[r]->(m) WHERE n.id IN {ids} AND type(r) IN $rels "
+EDGES_BOTH: Final = (  # {label}: ids of that one type
+    "MATCH (n:{label}:KenningMemory)-[r]->(m) WHERE n.id IN $ids AND type(r) IN $rels "
     "RETURN n.id AS s, m.id AS t, type(r) AS rel, r.tick AS tick, r.encounter AS enc, "
     "r.revision_why AS why UNION ALL "
-    "MATCH (n:{label}:KenningMemory)<-[r]-(m) WHERE n.id IN {ids} AND type(r) IN $rels "
+    "MATCH (n:{label}:KenningMemory)<-[r]-(m) WHERE n.id IN $ids AND type(r) IN $rels "
     "RETURN m.id AS s, n.id AS t, type(r) AS rel, r.tick AS tick, r.encounter AS enc, "
     "r.revision_why AS why"
 )
-EDGES_BOTH_EACH: Final = _each_type(_EDGES_BOTH, "RETURN s, t, rel, tick, enc, why")
-EDGES_BOTH: Final = _EDGES_BOTH.replace("{ids}", "$ids")  # {label}: ids of that one type
+EDGES_BOTH_EACH: Final = _each_type(
+    EDGES_BOTH.replace("$ids", "{ids}"), "RETURN s, t, rel, tick, enc, why"
+)
 
 
 # The record of the past's reads that ask every authored type (store/ops/past.py).
