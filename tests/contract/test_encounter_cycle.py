@@ -454,3 +454,19 @@ def test_heads_read_in_a_write_are_the_nodes_a_node_read_gives(memory: Memory) -
     assert [n.name for n in questions] == ["revised", "open two", "open one"]
     assert [n.name for n in concepts] == ["second idea"]
     assert questions + concepts == [read[n.id] for n in questions + concepts]
+
+
+def test_a_close_answers_with_the_encounter_as_sealed_and_reads_nothing_back(
+    counted: tuple[GraphStore, Counter],
+) -> None:
+    store, counter = counted
+    memory = Memory(store)
+    memory.advance_encounter(S1, "work")
+    closed, sent = counter.sent_by(lambda: memory.close_encounter(S1, "done"))
+    read = store.read(lambda tx: tx.get_encounter(closed.encounter.name))
+    assert read is not None and read.summary == "done" and read.sealed_tick is not None
+    assert closed.encounter == EncounterOut.of(read, S1)
+    # The open encounter found with the tick, then the seal (the embedded store's own
+    # BEGIN, tick and COMMIT beside them).
+    backend = "embedded" if isinstance(store, EmbeddedStore) else "neo4j"
+    assert sent == {"embedded": 5, "neo4j": 2}[backend]

@@ -58,7 +58,9 @@ def test_a_write_reads_an_encounter_it_changed_afresh(memory: Memory) -> None:
 
     def work(tx: WriteTx) -> Any:
         tx.get_nodes(ids_a)
-        tx.seal_encounter(enc_a, "done here")
+        read = tx.get_encounter(enc_a)
+        assert read is not None
+        tx.seal_encounter(read, "done here")
         return tx.get_encounters([enc_a])[enc_a]
 
     sealed = memory.store.write(work)

@@ -38,7 +38,7 @@ def _preview(nodes: list[NodeOut]) -> list[NodeOut]:
     return nodes
 
 
-def _seal(tx: WriteTx, session: str, encounter: EncounterRecord, summary: str) -> None:
+def _seal(tx: WriteTx, session: str, encounter: EncounterRecord, summary: str) -> EncounterRecord:
     if encounter.locus != session:
         raise NotYourEncounter(
             f"encounter {encounter.name!r} belongs to session "
@@ -46,7 +46,7 @@ def _seal(tx: WriteTx, session: str, encounter: EncounterRecord, summary: str) -
         )
     if encounter.sealed_at is not None:
         raise EncounterSealed(encounter.name)
-    tx.seal_encounter(encounter.name, summary)
+    return tx.seal_encounter(encounter, summary)
 
 
 def advance(
@@ -168,9 +168,7 @@ def close(store: GraphStore, session_id: str, summary: str, encounter: str | Non
             target = tx.get_encounter(name)
             if target is None:
                 raise NotFound("encounter", name, "names look like 'E42'; see advance_encounter")
-        _seal(tx, session, target, text)
-        sealed = tx.get_encounter(target.name)
-        assert sealed is not None
+        sealed = _seal(tx, session, target, text)
         return Closed(encounter=EncounterOut.of(sealed, session))
 
     return store.write(work)
@@ -225,7 +223,7 @@ def session_end(store: GraphStore, session_id: str) -> str | None:
         target = tx.open_encounter_of(session)
         if target is None:
             return None
-        tx.seal_encounter(target.name, "")
+        tx.seal_encounter(target, "")
         return target.name
 
     return store.write(work)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, LiteralString
 
 from kenning_encounter.store.ops.base import Statements, encounter_from
@@ -147,10 +148,11 @@ class SpineOps(Statements):
             last_activity_at=self.now,
         )
 
-    def seal_encounter(self, name: str, summary: str) -> None:
+    def seal_encounter(self, encounter: EncounterRecord, summary: str) -> EncounterRecord:
         self._require_writable()
-        params = {"name": name, "tick": self.tick, "at": self.now, "summary": summary}
+        params = {"name": encounter.name, "tick": self.tick, "at": self.now, "summary": summary}
         self.rows(self._spine.enc_seal, params)
+        return replace(encounter, sealed_tick=self.tick, sealed_at=self.now, summary=summary)
 
     def dissolve_encounter(self, name: str) -> None:
         self._require_writable()
