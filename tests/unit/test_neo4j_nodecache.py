@@ -4,7 +4,9 @@ runs it against other writers)."""
 
 from __future__ import annotations
 
+from kenning_encounter.store.neo4j import nodecache
 from kenning_encounter.store.neo4j.nodecache import NodeCache
+from kenning_encounter.store.persons import PersonRecord
 from kenning_encounter.store.records import NodeRecord, approx_bytes
 
 
@@ -66,3 +68,18 @@ def test_more_touched_than_the_drop_limit_empties_the_cache() -> None:
     assert cache.get(["que_a"])
     cache.synchronise(3, (0, 0), ["que_x", "que_y", "que_z"])  # past it: everything goes
     assert cache.get(["que_a"]) == {} and cache.synced == 3
+
+
+def test_directors_are_kept_through_writes_until_a_count_moves_and_within_their_limit() -> None:
+    ada = PersonRecord(id="per_ada", name="Ada", key="ada@example.org", tick=1, created_at="t")
+    cache = NodeCache()
+    cache.synchronise(4, (0, 0), [])
+    cache.keep_directors({"s1": ada})
+    cache.synchronise(5, (0, 0), ["que_a", "que_b"])  # writes elsewhere: a tie never moves
+    assert cache.directors(["s1", "s2"]) == {"s1": ada}
+    cache.synchronise(6, (0, 1), [])  # a deletion: the memory may have been emptied
+    assert cache.directors(["s1"]) == {}
+    many = {f"s{i}": ada for i in range(nodecache.DIRECTORS_LIMIT)}
+    cache.keep_directors(many)
+    cache.keep_directors({"one more": ada})  # past the limit: not kept
+    assert cache.directors(["s0", "one more"]) == {"s0": ada}

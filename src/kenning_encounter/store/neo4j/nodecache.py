@@ -20,6 +20,11 @@ cache's generation before reading it: the offer is taken only if no synchronisat
 dropped anything since (the node may otherwise predate a change already dropped).
 A read uses cached nodes only after synchronising once itself. Derived and per
 process, like the term frequencies beside it: a replica keeps its own.
+
+Beside the nodes, the cache keeps the director of each locus a read found one for.
+That tie is made once, at a locus's first advance, and nothing changes or removes it,
+nor the person's name and key; so it needs no synchronisation. It goes when the
+nodes all go (a count moved), in case the memory itself was emptied.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
+from kenning_encounter.store.persons import PersonRecord
 from kenning_encounter.store.records import NodeRecord, approx_bytes
 
 DEFAULT_CAPACITY: Final = 100_000
@@ -37,6 +43,8 @@ DEFAULT_CAPACITY: Final = 100_000
 DROP_LIMIT: Final = 5_000
 # Roughly what the cached nodes may hold in memory; the least recently used go first past it.
 DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
+# Loci whose directors are kept; past it, newly found ones are not (about 200 bytes each).
+DIRECTORS_LIMIT: Final = 100_000
 
 
 class NodeCache:
@@ -55,6 +63,7 @@ class NodeCache:
         self._synced: int | None = None  # the clock at the last synchronisation
         self._counts: tuple[int, int] | None = None  # erasures, deletions then
         self._generation = 0  # moves whenever anything is dropped
+        self._directors: dict[str, PersonRecord] = {}  # locus -> its director
 
     @property
     def capacity(self) -> int:
@@ -85,6 +94,7 @@ class NodeCache:
     def _empty(self) -> None:
         self._nodes.clear()
         self._bytes = 0
+        self._directors.clear()
 
     def holds_any(self, ids: Iterable[str]) -> bool:
         nodes = self._nodes
@@ -112,6 +122,18 @@ class NodeCache:
             for i in found:
                 nodes.move_to_end(i)
             return found
+
+    def directors(self, loci: Iterable[str]) -> dict[str, PersonRecord]:
+        """The directors kept of ``loci``."""
+        with self._lock:
+            held = self._directors
+            return {locus: p for locus in loci if (p := held.get(locus)) is not None}
+
+    def keep_directors(self, found: Mapping[str, PersonRecord]) -> None:
+        """Keep directors a read found (committed ties, which never change)."""
+        with self._lock:
+            if len(self._directors) + len(found) <= DIRECTORS_LIMIT:
+                self._directors.update(found)
 
     def offer(self, generation: int, found: Mapping[str, NodeRecord]) -> None:
         """Keep nodes read by a read that noted ``generation`` before reading them."""

@@ -30,7 +30,7 @@ from kenning_encounter.store.ops.identity import IdentityOps, keep_latest
 from kenning_encounter.store.ops.load import LoadOps
 from kenning_encounter.store.ops.past import PastOps, edge_ended, node_of
 from kenning_encounter.store.ops.spine import SpineOps
-from kenning_encounter.store.persons import Confirmation
+from kenning_encounter.store.persons import Confirmation, PersonRecord
 from kenning_encounter.store.port import BatchStart, DumpedNode, Subgraph
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
@@ -350,6 +350,17 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         }
         self.rows(q.ENC_CREATE_LINKED, params)
         return self.opened(record)
+
+    def directors_of(self, loci: Sequence[str]) -> dict[str, PersonRecord]:
+        """A read takes the directors its process found before from the node cache (a
+        locus's director never changes), and asks only for the rest."""
+        cache = self._cache
+        if cache is None:
+            return super().directors_of(loci)
+        known = cache.directors(loci)
+        found = super().directors_of([locus for locus in loci if locus not in known])
+        cache.keep_directors(found)
+        return known | found
 
     def reentry_encounters(
         self, *, recent: int, unsealed: int, exclude_locus: str
