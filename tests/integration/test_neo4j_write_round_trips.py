@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from kenning_encounter.errors import NotFound
 from kenning_encounter.memory.service import Memory
 from tests.support.backends import HAVE_NEO4J_BACKEND, neo4j_target, neo4j_unavailable
 from tests.support.neo4j_target import configured, empty_marked
@@ -393,3 +394,21 @@ def test_a_neighbourhood_is_one_statement_whatever_its_types(
         each = store.read(lambda tx, ids=ids: tx.edges_out_of(ids, rels) + tx.edges_into(ids, rels))
         assert sorted(map(repr, got.edges)) == sorted(map(repr, each))
         assert {n.id for n in got.nodes} == {e.source for e in each} | {e.target for e in each}
+
+
+def test_a_lookup_by_name_synchronises_in_its_first_statement(
+    traced: tuple[Memory, Recorder],
+) -> None:
+    # find_by_name reads the names first and then the node: the node cache's
+    # synchronisation comes with the names, not as a statement between them. With the
+    # node and its session's director kept, the lookup is that and the chain's one look.
+    memory, recorder = traced
+    memory.advance_encounter("s", "names")
+    memory.create_entities("s", [{"type": "Concept", "name": "café", "description": "x"}])
+    memory.find_by_name("café")  # the node and its director kept
+    sent = recorder.during(memory.find_by_name, "cafe\u0301")  # asked in another form
+    assert len(sent) == 2, sent
+    assert "NameKey" in sent[0] and "_touched > $since" in sent[0]
+    assert memory.find_by_name("cafe\u0301").node.name == "café"
+    with pytest.raises(NotFound):  # a miss is still a miss
+        memory.find_by_name("nothing of that name")

@@ -544,6 +544,16 @@ NODES_TOUCHED_SINCE: Final = cast(
     LiteralString, _synchronisation() + "RETURN clock, erasures, deletions, docs, tokens, touched"
 )
 
+# The same, then NAMES_GET's pairs: a lookup by name, a read's first statement, takes the
+# synchronisation its node reads would ask next (tx.py head_ids_by_names).
+NAMES_GET_SYNCED: Final = cast(
+    LiteralString,
+    _synchronisation()
+    + "CALL () { UNWIND $names AS nm MATCH (k:NameKey {_memory: $memory, name: nm}) "
+    "RETURN collect([k.name, k.id]) AS held } "
+    "RETURN clock, erasures, deletions, docs, tokens, touched, held",
+)
+
 SPINE: Final = "MATCH (a:Encounter:KenningMemory)-[r]->(b:Encounter:KenningMemory) RETURN a.id, type(r), b.id ORDER BY a.opened_tick"
 ENC_RECORDED: Final = "MATCH (:Encounter:KenningMemory {id: $name})-[:RECORDED]->(n) RETURN n.id"
 # One row per encounter, its members listed in order (tx.py reads it): a row per member

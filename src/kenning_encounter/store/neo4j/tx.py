@@ -351,6 +351,16 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self.rows(q.ENC_CREATE_LINKED, params)
         return self.opened(record)
 
+    def head_ids_by_names(self, names: Sequence[str]) -> dict[str, str]:
+        """A read with a node cache not yet synchronised asks for the names and the
+        synchronisation in one statement: its next step reads the nodes named."""
+        if self._cache is None or self._synced is not None:
+            return super().head_ids_by_names(names)
+        asked, composed = name_forms(names)
+        [row] = self.rows(q.NAMES_GET_SYNCED, {"names": asked} | self.synchronisation_params())
+        self.synchronised(row)
+        return held_as_asked(names, composed, {str(k): str(i) for k, i in row[6]})
+
     def directors_of(self, loci: Sequence[str]) -> dict[str, PersonRecord]:
         """A read takes the directors its process found before from the node cache (a
         locus's director never changes), and asks only for the rest."""
