@@ -412,3 +412,21 @@ def test_a_lookup_by_name_synchronises_in_its_first_statement(
     assert memory.find_by_name("cafe\u0301").node.name == "café"
     with pytest.raises(NotFound):  # a miss is still a miss
         memory.find_by_name("nothing of that name")
+
+
+def test_a_status_a_relation_moves_is_taken_from_the_ends_it_read(
+    traced: tuple[Memory, Recorder],
+) -> None:
+    # The write read both ends to check the relation: the move's "before" is that read,
+    # not a node read of its own.
+    memory, recorder = traced
+    memory.advance_encounter("s", "evidence")
+    memory.create_entities(
+        "s", [{"type": "Observation", "name": "seen"}, {"type": "Hypothesis", "name": "guess"}]
+    )
+    sent = recorder.during(
+        memory.create_relations, "s", [{"source": "seen", "type": "SUPPORTS", "target": "guess"}]
+    )
+    assert not [s for s in sent if "WHERE n.id IN $ids OPTIONAL MATCH (e:Encounter" in s], sent
+    assert len(sent) == 5, sent  # the clock, ends and names; edges; the move; its status; the link
+    assert memory.find_by_name("guess").node.status == "supported"

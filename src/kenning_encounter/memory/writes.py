@@ -252,6 +252,7 @@ def create_relations(
         made: list[EdgeOut] = []
         links: list[EdgeRecord] = []  # made together once all are checked
         moves: list[tuple[str, str]] = []  # the same: status moves, in order
+        unmoved: dict[str, NodeRecord] = {}  # each moved node as this write read it
         changes: list[dict[str, str]] = []
         planned: set[tuple[str, str, str]] = set()
         nodes, holders, existing = dict(start.nodes), start.heads, _existing(tx, rels, start)
@@ -302,6 +303,7 @@ def create_relations(
             effect = STATUS_EFFECTS.get(rel.type, {}).get(target.type)
             if effect is not None and target.status in effect[0]:
                 moves.append((target.id, effect[1]))
+                unmoved.setdefault(target.id, target)  # as read, before this call moved it
                 nodes[target.id] = replace(nodes[target.id], status=effect[1])
                 changes.append(
                     {
@@ -311,7 +313,7 @@ def create_relations(
                         "to": effect[1],
                     }
                 )
-        tx.set_statuses(moves)
+        tx.set_statuses(moves, known=unmoved)
         tx.create_edges(links)
         tx.touch_encounter(encounter.name)
         return Related(encounter=encounter.name, tick=tx.tick, created=made, status_changes=changes)

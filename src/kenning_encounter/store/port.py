@@ -397,8 +397,12 @@ class NodeWrites(Protocol):
 
     def set_status(self, node_id: str, status: str) -> None: ...
 
-    def set_statuses(self, moves: Sequence[tuple[str, str]]) -> None:
-        """Each (node id, status) in order, as ``set_status`` would, in fewer statements."""
+    def set_statuses(
+        self, moves: Sequence[tuple[str, str]], *, known: Mapping[str, NodeRecord] | None = None
+    ) -> None:
+        """Each (node id, status) in order, as ``set_status`` would, in fewer statements.
+        ``known``: moved nodes as this write read them before any of the moves, which
+        need not be read again (the rest are)."""
         ...
 
     def delete_nodes(self, node_ids: Sequence[str], *, keep_past: bool = False) -> None:

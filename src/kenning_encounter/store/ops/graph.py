@@ -259,15 +259,20 @@ class NodeOps(Statements):
     def set_status(self, node_id: str, status: str) -> None:
         self.set_statuses([(node_id, status)])
 
-    def set_statuses(self, moves: Sequence[tuple[str, str]]) -> None:
+    def set_statuses(
+        self, moves: Sequence[tuple[str, str]], *, known: Mapping[str, NodeRecord] | None = None
+    ) -> None:
         """Status moves in order (a node moved twice keeps both moves in the record of
-        the past), in a few statements: the nodes read once, the moves kept together, and
-        one statement per type sets the last status."""
+        the past), in a few statements: the nodes read once (unless ``known``), the moves
+        kept together, and one statement per type sets the last status."""
         self._require_writable()
         groups = group_by_type(list(dict.fromkeys(node_id for node_id, _ in moves)))
         if sum(map(len, groups.values())) != len({node_id for node_id, _ in moves}):
             raise StoreError("internal: a status move names a node id of no authored type")
-        now = self.get_nodes([node_id for group in groups.values() for node_id in group])
+        moved = [node_id for group in groups.values() for node_id in group]
+        now = {i: node for i in moved if (node := (known or {}).get(i)) is not None}
+        unread = [i for i in moved if i not in now]
+        now |= self.get_nodes(unread) if unread else {}
         kept: list[tuple[NodeRecord, str]] = []
         last: dict[str, str] = {}
         for node_id, status in moves:
