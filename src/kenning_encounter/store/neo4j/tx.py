@@ -351,7 +351,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             "anchor": anchor,
         }
         self.rows(q.ENC_CREATE_LINKED, params)
-        return self.opened(record)
+        return self._opened(record)
 
     def head_ids_by_names(self, names: Sequence[str]) -> dict[str, str]:
         """A read with a node cache not yet synchronised asks for the names and the

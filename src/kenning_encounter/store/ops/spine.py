@@ -134,9 +134,9 @@ class SpineOps(Statements):
             self.rows(self._spine.enc_next, {**link, "previous": previous})
         elif anchor is not None:
             self.rows(self._spine.enc_anchor, {**link, "anchor": anchor})
-        return self.opened(record)
+        return self._opened(record)
 
-    def opened(self, record: EncounterRecord) -> EncounterRecord:
+    def _opened(self, record: EncounterRecord) -> EncounterRecord:
         """``record`` as its creation writes it (ENC_CREATE): opened at this write's tick
         and time, active since then, nothing sealed or tombstoned."""
         return EncounterRecord(
