@@ -341,15 +341,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self, record: EncounterRecord, *, previous: str | None, anchor: str | None
     ) -> EncounterRecord:
         self._require_writable()
-        params = {
-            "name": record.name,
-            "locus": record.locus,
-            "purpose": record.purpose,
-            "tick": self.tick,
-            "at": self.now,
-            "previous": previous,
-            "anchor": anchor,
-        }
+        params = self._encounter_params(record) | {"previous": previous, "anchor": anchor}
         self.rows(q.ENC_CREATE_LINKED, params)
         return self._opened(record)
 

@@ -120,13 +120,7 @@ class SpineOps(Statements):
         self, record: EncounterRecord, *, previous: str | None, anchor: str | None
     ) -> EncounterRecord:
         self._require_writable()
-        params = {
-            "name": record.name,
-            "locus": record.locus,
-            "purpose": record.purpose,
-            "tick": self.tick,
-            "at": self.now,
-        }
+        params = self._encounter_params(record)
         for statement in self._spine.enc_create_steps:
             self.rows(statement, params)
         link = {"name": record.name, "tick": self.tick}
@@ -135,6 +129,16 @@ class SpineOps(Statements):
         elif anchor is not None:
             self.rows(self._spine.enc_anchor, {**link, "anchor": anchor})
         return self._opened(record)
+
+    def _encounter_params(self, record: EncounterRecord) -> dict[str, Any]:
+        """ENC_CREATE's parameters: ``record`` opened at this write's tick and time."""
+        return {
+            "name": record.name,
+            "locus": record.locus,
+            "purpose": record.purpose,
+            "tick": self.tick,
+            "at": self.now,
+        }
 
     def _opened(self, record: EncounterRecord) -> EncounterRecord:
         """``record`` as its creation writes it (ENC_CREATE): opened at this write's tick
