@@ -104,8 +104,7 @@ def search_remembered(
     fetch = max(2 * limit, limit + FETCH_SLACK)
     while True:
         asked = params | tx.synchronisation_params() | {"fetch": fetch}
-        [row] = tx.rows(statement, asked)
-        tx.synchronised(row)  # the node cache's, asked first by the same statement
+        row = tx.synchronising_row(statement, asked)  # the node cache's, asked first
         clock, erasures, seen, rows = row[0], row[1], row[6], row[7]
         if len(rows) >= limit or int(seen) < fetch:
             break

@@ -77,6 +77,12 @@ def _node_row(record: NodeRecord) -> dict[str, Any]:
     return {**row, **text_props(record.name, record.description)}
 
 
+# What a read finds when the database was emptied under this server (the clock is made
+# when a store opens).
+_CLOCK_GONE: Final = (
+    "this memory's clock is missing from the Neo4j database: it was emptied or the memory "
+    "removed while this server ran; restart the server"
+)
 # Up to this many nodes, a read's gate question (``classified``) reads them whole.
 _READ_WHOLE: Final = 16
 _EDGES_EACH: Final[dict[str, LiteralString]] = {
@@ -351,8 +357,8 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         if self._cache is None or self._synced is not None:
             return super().head_ids_by_names(names)
         asked, composed = name_forms(names)
-        [row] = self.rows(q.NAMES_GET_SYNCED, {"names": asked} | self.synchronisation_params())
-        self.synchronised(row)
+        params = {"names": asked} | self.synchronisation_params()
+        row = self.synchronising_row(q.NAMES_GET_SYNCED, params)
         return held_as_asked(names, composed, {str(k): str(i) for k, i in row[6]})
 
     def directors_of(self, loci: Sequence[str]) -> dict[str, PersonRecord]:
@@ -501,13 +507,20 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
 
     def _synchronise(self, cache: NodeCache) -> _Synced:
         """Bring the process's node cache up to the clock, once per read (nodecache.py)."""
-        row = self.rows(q.NODES_TOUCHED_SINCE, self.synchronisation_params())
-        if not row:
-            raise StoreError(
-                "this memory's clock is missing from the Neo4j database: it was emptied or "
-                "the memory removed while this server ran; restart the server"
-            )
-        return self._adopt(cache, row[0])
+        rows = self.rows(q.NODES_TOUCHED_SINCE, self.synchronisation_params())
+        if not rows:
+            raise StoreError(_CLOCK_GONE)
+        return self._adopt(cache, rows[0])
+
+    def synchronising_row(self, statement: LiteralString, params: dict[str, Any]) -> list[Any]:
+        """The one row of ``statement``, which begins as NODES_TOUCHED_SINCE does (its
+        columns first, asked with ``synchronisation_params``), taken for this read. No row:
+        the memory's clock is gone, and a read says so rather than answering from nothing."""
+        rows = self.rows(statement, params)
+        if not rows:
+            raise StoreError(_CLOCK_GONE)
+        self.synchronised(rows[0])
+        return rows[0]
 
     def synchronisation_params(self) -> dict[str, Any]:
         """$since and $over for a statement that synchronises the node cache as
