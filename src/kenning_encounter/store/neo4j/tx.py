@@ -676,12 +676,13 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         ids = {e.source for e in edges} | {e.target for e in edges}
         return Subgraph(list(self.get_nodes(sorted(ids)).values()), edges)
 
-    def _touched_on_the_way(self) -> dict[str, Any]:
-        """A due touch goes with the next relation statement (EDGES_CREATE's $touch)."""
-        name = min(self._touch_due, default=None)
-        if name is not None:
-            self._touch_due.discard(name)
-        return {"touch": name}
+    def _touched_on_the_way(self, encounter: str | None) -> dict[str, Any]:
+        """The encounter's due touch goes with its relation statement (EDGES_CREATE's
+        $touch), as its node creation's does (``touched_at``)."""
+        if encounter is None or encounter not in self._touch_due:
+            return {"touch": None}
+        self._touch_due.discard(encounter)
+        return {"touch": encounter}
 
     def touch_encounter(self, name: str) -> None:
         # One timestamp per transaction: a second touch would write the same value again.

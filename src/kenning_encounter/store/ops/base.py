@@ -52,10 +52,11 @@ class Statements(ABC):
         backend that keeps relation lists may add them instead of dropping the lists)."""
         self._on_edges([end for edge in edges for end in (edge.source, edge.target)])
 
-    def _touched_on_the_way(self) -> dict[str, Any]:
-        """Parameters for a write statement that can touch an encounter as it goes (a
-        backend that defers touches to a statement it sends anyway hands one over here);
-        none by default."""
+    def _touched_on_the_way(self, encounter: str | None) -> dict[str, Any]:
+        """Parameters for a write statement of ``encounter``'s that can touch it as it goes
+        (a backend that defers touches to a statement it sends anyway hands the touch over
+        here); none by default."""
+        del encounter
         return {}
 
     def _require_writable(self) -> None:

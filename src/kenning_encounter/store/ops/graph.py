@@ -441,7 +441,7 @@ class RelationOps(NodeOps):
             rows = [{"s": e.source, "t": e.target, "encounter": e.encounter} for e in group]
             query = self.render(text.edges_create, source=s_label, target=t_label, rel=rel)
             params = {"rows": rows, "tick": self.tick, "at": self.now}
-            self.rows(query, params | self._touched_on_the_way())
+            self.rows(query, params | self._touched_on_the_way(group[0].encounter))
 
     def delete_edge(self, source: str, target: str, rel_type: str) -> None:
         self._require_writable()
