@@ -170,6 +170,7 @@ def test_every_read_of_the_port_is_gated(store: GraphStore, planted: dict[str, s
     """Each ReadTx operation, asked directly about the withheld nodes, knows none of them."""
     hidden = _withheld_ids(planted)
     ward, finding = planted[f"ward note {MARK}"], planted["lantern finding"]
+    Memory(store, granted=ALL).confirm_entities(plan.WRITER, [ward])  # a confirmation withheld
 
     def work(tx: ReadTx) -> dict[str, Any]:
         return {
@@ -183,6 +184,7 @@ def test_every_read_of_the_port_is_gated(store: GraphStore, planted: dict[str, s
             "edge_exists": tx.edge_exists(ward, finding, "GROUNDS"),
             "provenance": tx.provenance(finding, ["GROUNDS"], 3),
             "neighbourhood": tx.neighbourhood([finding, ward], ["GROUNDS", "RAISES"]),
+            "tension_of": tx.tension_of([planted["lantern guess"], ward]),
             "heads_by_status": tx.heads_by_status("Question", ["open"], 10),
             "recent_heads": tx.recent_heads("Observation", 10),
             "recorded_ids": [tx.recorded_ids(e.name) for e in tx.encounters(limit=5)],
@@ -210,6 +212,7 @@ def test_every_read_of_the_port_is_gated(store: GraphStore, planted: dict[str, s
     assert answers["edge_exists"] is False and answers["get_node"] is None
     granted = Memory(store, granted=ALL).store.read(work)
     assert granted["get_node"] is not None and granted["edge_exists"] is True
+    assert ward in {n.id for n in granted["tension_of"][0].nodes}  # the challenge it withholds
     assert ward in json.dumps(_plain(granted["edges_of"]))
 
 

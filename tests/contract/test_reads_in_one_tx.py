@@ -95,6 +95,41 @@ def test_a_neighbourhood_has_every_edge_from_each_end(memory: Memory) -> None:
     assert {n.id for n in around.nodes} == {obs, concept, note, question}
 
 
+def test_tension_is_the_challenges_and_the_confirmations_asked_apart(memory: Memory) -> None:
+    # Infusion asks both of what it surfaced at once (one statement on Neo4j): the
+    # challenges either way with their nodes, and each node's latest confirmation.
+    ids_a, ids_b, _, _ = _two_encounters(memory)
+    obs, concept = ids_a
+    question, note = ids_b
+    guess = memory.create_entities(B, [_entity("Hypothesis", "pump worn")]).created[0].id
+    memory.create_relations(
+        B,
+        [
+            {"source": obs, "type": "CHALLENGES", "target": guess},
+            {"source": concept, "type": "CHALLENGES", "target": guess},
+            {"source": obs, "type": "ABOUT", "target": concept},
+        ],
+    )
+    memory.confirm_entities(B, [obs, note], "still hums")
+    memory.advance_encounter(B, "again", close_summary="heard it")
+    memory.confirm_entities(B, [obs], "hums yet")
+
+    for ids in ([guess], [obs, concept, question], [obs, note, guess, concept], []):
+
+        def apart(tx: ReadTx, ids: list[str] = ids) -> Any:
+            return tx.neighbourhood(ids, ["CHALLENGES"]), tx.confirmations_of(ids) if ids else {}
+
+        challenges, confirmations = memory.store.read(lambda tx, ids=ids: tx.tension_of(ids))
+        plain, latest = memory.store.read(apart)
+        assert sorted(map(repr, challenges.edges)) == sorted(map(repr, plain.edges)), ids
+        assert sorted(map(repr, challenges.nodes)) == sorted(map(repr, plain.nodes)), ids
+        assert confirmations == latest, ids
+    challenges, confirmations = memory.store.read(lambda tx: tx.tension_of([guess, obs, note]))
+    assert {(e.source, e.target) for e in challenges.edges} == {(obs, guess), (concept, guess)}
+    assert set(confirmations) == {obs, note}
+    assert confirmations[obs].tick > confirmations[note].tick  # the latest of two
+
+
 def test_an_encounters_members_come_in_the_order_they_were_recorded(memory: Memory) -> None:
     ids_a, ids_b, enc_a, enc_b = _two_encounters(memory)
     later = memory.create_entities(A, [_entity("Note", "late note"), _entity("Note", "later")])

@@ -396,6 +396,31 @@ def test_a_neighbourhood_is_one_statement_whatever_its_types(
         assert {n.id for n in got.nodes} == {e.source for e in each} | {e.target for e in each}
 
 
+def test_the_tension_of_what_surfaced_is_one_statement(
+    traced: tuple[Memory, Recorder],
+) -> None:
+    # Infusion asks the challenges of what it surfaced and their confirmations together.
+    memory, recorder = traced
+    memory.advance_encounter("s", "doubts")
+    o0, h0, c0 = memory.create_entities(
+        "s",
+        [
+            {"type": "Observation", "name": "storm at nine"},
+            {"type": "Hypothesis", "name": "cron overlap"},
+            {"type": "Concept", "name": "backoff"},
+        ],
+    ).created
+    memory.create_relations("s", [{"source": o0.id, "type": "CHALLENGES", "target": h0.id}])
+    memory.confirm_entities("s", [o0.id])
+    ids = [o0.id, h0.id, c0.id]
+    sent = recorder.during(memory.store.read, lambda tx: tx.tension_of(ids))
+    asked = [s for s in sent if "CONFIRMED" in s or "CHALLENGES" in s]
+    assert len(asked) == 1 and "CONFIRMED" in asked[0] and "CHALLENGES" in asked[0], sent
+    challenges, confirmations = memory.store.read(lambda tx: tx.tension_of(ids))
+    assert [(e.source, e.target) for e in challenges.edges] == [(o0.id, h0.id)] * 2  # both ends
+    assert set(confirmations) == {o0.id}
+
+
 def test_a_lookup_by_name_synchronises_in_its_first_statement(
     traced: tuple[Memory, Recorder],
 ) -> None:

@@ -226,8 +226,7 @@ def _rank(
     shown = {r.node.id for r in items}
     # Challenges reaching what surfaced, from anywhere: tension is never out of reach.
     surfaced = sorted(shown)
-    tension = tx.neighbourhood(surfaced, ["CHALLENGES"])
-    confirmations = tx.confirmations_of(surfaced) if surfaced else {}
+    tension, confirmations = tx.tension_of(surfaced)
     for n in tension.nodes:
         if n.locus not in hidden:
             nodes.setdefault(n.id, n)

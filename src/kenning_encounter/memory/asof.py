@@ -26,6 +26,7 @@ from kenning_encounter.memory import directors
 from kenning_encounter.memory.models import EncounterOut, NodeOut, ReEntry
 from kenning_encounter.store.ops.graph import walk_back
 from kenning_encounter.store.outline import Outline
+from kenning_encounter.store.persons import Confirmation
 from kenning_encounter.store.port import (
     MAX_CHAIN,
     ChainLink,
@@ -247,6 +248,10 @@ class Past:
         edges = self.edges_out_of(node_ids, rel_types) + self.edges_into(node_ids, rel_types)
         ids = {e.source for e in edges} | {e.target for e in edges}
         return Subgraph(list(self.nodes(sorted(ids)).values()), edges)
+
+    def tension_of(self, node_ids: Sequence[str]) -> tuple[Subgraph, dict[str, Confirmation]]:
+        # The challenges as they stood; the confirmations as ``confirmations_of`` reads them.
+        return self.neighbourhood(node_ids, ["CHALLENGES"]), self.tx.confirmations_of(node_ids)
 
     def get_encounter(self, name: str) -> EncounterRecord | None:
         return self._encounter_then(self.tx.get_encounter(name))

@@ -24,6 +24,7 @@ from typing import Any, TypeVar, cast
 
 from kenning_encounter.memory.classification import split
 from kenning_encounter.store.outline import Outline
+from kenning_encounter.store.persons import Confirmation
 from kenning_encounter.store.port import (
     MAX_CHAIN,
     ChainSpan,
@@ -296,6 +297,11 @@ class GatedReads:
     def neighbourhood(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> Subgraph:
         shown = self._shown(node_ids)
         return self._sub(self._tx.neighbourhood([i for i in node_ids if i in shown], rel_types))
+
+    def tension_of(self, node_ids: Sequence[str]) -> tuple[Subgraph, dict[str, Confirmation]]:
+        shown = self._shown(node_ids)
+        challenges, confirmations = self._tx.tension_of([i for i in node_ids if i in shown])
+        return self._sub(challenges), confirmations
 
     def authored_graph(self) -> Subgraph:
         return self._sub(self._tx.authored_graph())

@@ -306,6 +306,12 @@ class IdentityReads(Protocol):
 
     def confirmations_of(self, node_ids: Sequence[str]) -> dict[str, Confirmation]: ...
 
+    def tension_of(self, node_ids: Sequence[str]) -> tuple[Subgraph, dict[str, Confirmation]]:
+        """The CHALLENGES relations touching ``node_ids`` (either end) with their nodes, as
+        ``neighbourhood`` gives them, and the latest confirmation of each of ``node_ids``
+        that has one: what infusion asks of the nodes it surfaced, asked together."""
+        ...
+
     def claims_of(self, node_ids: Sequence[str]) -> list[ClaimRecord]:
         """Every referent claim touching the nodes, either end, oldest first."""
         ...

@@ -996,6 +996,23 @@ CONFIRMATIONS_OF_ALL: Final = _each_type(
     "MATCH (e:Encounter:KenningMemory)-[r:CONFIRMED]->(n) RETURN n.id, e.id, r.tick, r.created_at",
 )
 
+# Infusion's tension in one round trip: the CHALLENGES relations touching $ids either way
+# (EDGES_BOTH_EACH's rows, the last column null), then their latest confirmations
+# (CONFIRMATIONS_OF_ALL's, the relation's columns null but the encounter in t).
+TENSION_EACH: Final = (
+    _each_type(
+        EDGES_BOTH.replace("$ids", "{ids}").replace("$rels", "['CHALLENGES']"),
+        "RETURN s, t, rel, tick, enc, why, null AS at",
+    )
+    + " UNION ALL "
+    + _each_type(
+        "MATCH (n:{label}:KenningMemory) WHERE n.id IN {ids} RETURN n",
+        "MATCH (e:Encounter:KenningMemory)-[r:CONFIRMED]->(n) "
+        "RETURN n.id AS s, e.id AS t, null AS rel, r.tick AS tick, null AS enc, "
+        "null AS why, r.created_at AS at",
+    )
+)
+
 # The classified among ids of any types ($ids): what the read gate needs of the ids an
 # answer names, a row only for those that carry a class. Each branch reads its type's
 # (_memory, classification) index, which holds only classified nodes; every branch takes

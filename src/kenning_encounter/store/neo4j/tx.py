@@ -676,6 +676,18 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         ids = {e.source for e in edges} | {e.target for e in edges}
         return Subgraph(list(self.get_nodes(sorted(ids)).values()), edges)
 
+    def tension_of(self, node_ids: Sequence[str]) -> tuple[Subgraph, dict[str, Confirmation]]:
+        """The challenges and the confirmations in one statement (the shared form sends
+        one for each)."""
+        if not node_ids:
+            return Subgraph(), {}
+        rows = self.rows(q.TENSION_EACH, {"ids": list(node_ids)})
+        edges = [edge_from_row(r[:6]) for r in rows if r[2] is not None]
+        latest: dict[str, Confirmation] = {}
+        keep_latest(latest, ((r[0], r[1], r[3], r[6]) for r in rows if r[2] is None))
+        ends = {e.source for e in edges} | {e.target for e in edges}
+        return Subgraph(list(self.get_nodes(sorted(ends)).values()), edges), latest
+
     def _touched_on_the_way(self, encounter: str | None) -> dict[str, Any]:
         """The encounter's due touch goes with its relation statement (EDGES_CREATE's
         $touch), as its node creation's does (``touched_at``)."""

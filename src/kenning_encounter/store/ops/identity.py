@@ -10,8 +10,9 @@ from typing import Any, LiteralString
 
 from kenning_encounter.errors import StoreError
 from kenning_encounter.store.ids import group_by_type, type_of_id
-from kenning_encounter.store.ops.base import Statements
+from kenning_encounter.store.ops.graph import RelationOps
 from kenning_encounter.store.persons import ClaimRecord, Confirmation, PersonRecord
+from kenning_encounter.store.port import Subgraph
 from kenning_encounter.vocabulary import RELATION_TYPES
 
 
@@ -61,7 +62,7 @@ def keep_latest(latest: dict[str, Confirmation], rows: Iterable[Sequence[Any]]) 
             latest[found.node] = found
 
 
-class IdentityOps(Statements):
+class IdentityOps(RelationOps):
     _identity: IdentityText
 
     # --- reads ---------------------------------------------------------------------
@@ -81,6 +82,10 @@ class IdentityOps(Statements):
             query = self.render(self._identity.confirmations_of, label=label)
             keep_latest(latest, self.rows(query, {"ids": ids}))
         return latest
+
+    def tension_of(self, node_ids: Sequence[str]) -> tuple[Subgraph, dict[str, Confirmation]]:
+        challenges = self.neighbourhood(node_ids, ["CHALLENGES"])
+        return challenges, self.confirmations_of(node_ids) if node_ids else {}
 
     def claims_of(self, node_ids: Sequence[str]) -> list[ClaimRecord]:
         """Every referent claim touching the nodes, either end, oldest first."""
