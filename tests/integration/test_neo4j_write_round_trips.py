@@ -457,5 +457,8 @@ def test_a_status_a_relation_moves_is_taken_from_the_ends_it_read(
         memory.create_relations, "s", [{"source": "seen", "type": "SUPPORTS", "target": "guess"}]
     )
     assert not [s for s in sent if "WHERE n.id IN $ids OPTIONAL MATCH (e:Encounter" in s], sent
-    assert len(sent) == 5, sent  # the clock, ends and names; edges; the move; its status; the link
+    # the clock, ends and names; edges; the move with its record; the link
+    assert len(sent) == 4, sent
+    moved = [s for s in sent if "SET n.status" in s]
+    assert len(moved) == 1 and "KenningPast" in moved[0], sent
     assert memory.find_by_name("guess").node.status == "supported"

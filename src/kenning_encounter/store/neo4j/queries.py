@@ -341,6 +341,14 @@ RECENT_HEADS_NODES: Final = (
 NODES_SET_STATUS: Final = (
     "UNWIND $rows AS r MATCH (n:{label}:KenningMemory {{id: r.id}}) SET n.status = r.status"
 )
+# A type's status moves with their record of the past ($past: the rows of PAST_TEXT's
+# statuses_put) in one statement: the record first, in a subquery that leaves the rows be.
+NODES_SET_STATUS_KEPT: Final = (
+    "CALL () {{ "
+    + past.PAST_TEXT.statuses_put.replace("$rows", "$past").replace("{", "{{").replace("}", "}}")
+    + " }} "
+    + NODES_SET_STATUS
+)
 NODES_DELETE: Final = (
     "MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids WITH n, coalesce(n._len, 0) AS tokens DETACH DELETE n "
     "WITH count(*) AS docs, sum(tokens) AS tokens "

@@ -676,6 +676,25 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         ids = {e.source for e in edges} | {e.target for e in edges}
         return Subgraph(list(self.get_nodes(sorted(ids)).values()), edges)
 
+    def _put_statuses(
+        self, kept: Sequence[tuple[NodeRecord, str]], sets: Mapping[str, Sequence[tuple[str, str]]]
+    ) -> None:
+        """Moves of one type (a relation's target, mostly) and their record in one
+        statement; the shared form sends the record apart."""
+        if len(sets) != 1 or not kept:
+            super()._put_statuses(kept, sets)
+            return
+        [(label, group)] = sets.items()
+        for node_id, _ in group:
+            self._on_changed(node_id)
+        params = {
+            "rows": [{"id": node_id, "status": status} for node_id, status in group],
+            "past": self._status_rows(kept),
+            "tick": self.tick,
+            "at": self.now,
+        }
+        self.rows(self.render(q.NODES_SET_STATUS_KEPT, label=label), params)
+
     def tension_of(self, node_ids: Sequence[str]) -> tuple[Subgraph, dict[str, Confirmation]]:
         """The challenges and the confirmations in one statement (the shared form sends
         one for each)."""

@@ -281,11 +281,20 @@ class NodeOps(Statements):
                 kept.append((before, status))
                 now[node_id] = replace(before, status=status)
             last[node_id] = status
+        self._put_statuses(
+            kept, {label: [(i, last[i]) for i in group] for label, group in groups.items()}
+        )
+
+    def _put_statuses(
+        self, kept: Sequence[tuple[NodeRecord, str]], sets: Mapping[str, Sequence[tuple[str, str]]]
+    ) -> None:
+        """The moves ``kept`` in the record of the past, and each type's (node, status)
+        ``sets`` on its nodes."""
         self._keep_statuses(kept)
-        for label, group in groups.items():
-            for node_id in group:
+        for label, group in sets.items():
+            for node_id, _ in group:
                 self._on_changed(node_id)
-            rows = [{"id": node_id, "status": last[node_id]} for node_id in group]
+            rows = [{"id": node_id, "status": status} for node_id, status in group]
             self.rows(self.render(self._nodes.nodes_set_status, label=label), {"rows": rows})
 
     def delete_nodes(self, node_ids: Sequence[str], *, keep_past: bool = False) -> None:

@@ -94,8 +94,12 @@ class PastOps(RelationOps):
 
     # --- writes (the hooks the node and relation writes call) -------------------------
     def _keep_statuses(self, moves: Sequence[tuple[NodeRecord, str]]) -> None:
-        if not moves:
-            return
+        if moves:
+            params = {"rows": self._status_rows(moves), "tick": self.tick, "at": self.now}
+            self.rows(self._past.statuses_put, params)
+
+    def _status_rows(self, moves: Sequence[tuple[NodeRecord, str]]) -> list[dict[str, Any]]:
+        """The record's rows of these moves, each keyed and numbered in this write."""
         rows: list[dict[str, Any]] = []
         for node, status in moves:
             self._moves_made += 1
@@ -104,7 +108,7 @@ class PastOps(RelationOps):
             rows.append(
                 {"key": key, "node": node.id, "seq": seq, "before": node.status, "after": status}
             )
-        self.rows(self._past.statuses_put, {"rows": rows, "tick": self.tick, "at": self.now})
+        return rows
 
     def _keep_edges(self, edges: Sequence[EdgeRecord]) -> None:
         # One row per key: an edge between two nodes deleted together is met from both
