@@ -375,9 +375,12 @@ def test_a_read_names_every_director_it_shows_in_one_lookup(
     assert traced.recorded_in is not None and traced.recorded_in.director is not None
     assert lookups(lambda: memory.trace_provenance("c1")) == (0 if kept else 1)
     assert lookups(lambda: memory.trace_provenance("c1", as_of=clock)) == (0 if kept else 1)
-    # The advance also looks up the session's director before it writes (its own check);
-    # a write asks afresh.
-    assert lookups(lambda: memory.advance_encounter("s2", "again", **ADA)) == 2
+    # A new session's advance has no director to look up before it ties one, so it asks
+    # once, for the payload (a write asks afresh); the session's next advance checks the
+    # director it holds first.
+    assert lookups(lambda: memory.advance_encounter("s2", "again", **ADA)) == 1
+    close = {"close_summary": "again done"}
+    assert lookups(lambda: memory.advance_encounter("s2", "more", **close, **ADA)) == 2
     entry = memory.advance_encounter("s3", "and again", **ADA)
     then = store.read(lambda tx: asof.moment(tx, clock))
     # As of that tick, only s1 was directed: kept on Neo4j.

@@ -94,9 +94,17 @@ def _person(director: Director, locus: str) -> PersonRecord:
     return PersonRecord(person_id(director.key, locus), director.name, director.key)
 
 
-def direct(tx: WriteTx, locus: str, asked: Director | None, policy: DirectorPolicy) -> None:
-    """Tie the locus to its director at its first advance; later advances keep it."""
-    held = tx.director_of(locus)
+def direct(
+    tx: WriteTx,
+    locus: str,
+    asked: Director | None,
+    policy: DirectorPolicy,
+    *,
+    made_now: bool = False,
+) -> None:
+    """Tie the locus to its director at its first advance; later advances keep it.
+    ``made_now``: the locus was made in this write, so it has no director to ask for."""
+    held = None if made_now else tx.director_of(locus)
     if held is not None:
         if asked is not None and _person(asked, locus).id != held.id:
             raise InvalidInput(

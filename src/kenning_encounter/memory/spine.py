@@ -83,9 +83,10 @@ def advance(
         elif summary is not None:
             raise InvalidInput("close_summary", "there is no open encounter to seal; omit it")
         # A locus made now has no encounter before this one: nothing to ask.
-        previous = None if tx.ensure_locus(session) else tx.last_encounter_of(session)
+        made = tx.ensure_locus(session)
+        previous = None if made else tx.last_encounter_of(session)
         anchor = None if previous is not None else tx.latest_encounter()
-        directors.direct(tx, session, director, directing)
+        directors.direct(tx, session, director, directing, made_now=made)
         name = f"E{tx.tick}"
         record = EncounterRecord(
             name=name, locus=session, purpose=purpose, opened_tick=tx.tick, opened_at=tx.now
