@@ -22,10 +22,10 @@ from kenning_encounter.infusion.pipeline import Infuser
 from kenning_encounter.meaning import MatcherOptions, make_provider
 from kenning_encounter.memory import conflicts, history
 from kenning_encounter.memory.dump import export
-from kenning_encounter.memory.gates import Gate, GatedReads, GatedStore
+from kenning_encounter.memory.gates import Gate, GatedReads, GatedStore, view
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
-from kenning_encounter.store.port import GraphStore, ReadTx
+from kenning_encounter.store.port import GraphStore, HeadsAsk, ReadTx
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 from tests.support import classified as plan
 from tests.support.classified import MARK
@@ -415,3 +415,27 @@ def test_a_gated_list_of_relations_asks_about_their_ends_once(
     many, shown_many = into_hub(2, 12, secret=True)
     assert (shown_few, shown_many) == (2, 13), "the withheld observation's relation is hidden"
     assert many == few, (few, many)
+
+
+def test_lists_of_heads_asked_together_page_past_what_the_gate_withholds(
+    store: GraphStore,
+) -> None:
+    # The newest open question is withheld: a list asked with others still holds as many
+    # as were asked for, as the list asked alone does.
+    writer = Memory(store, granted=ALL)
+    writer.advance_encounter(plan.WRITER, "asks")
+    for name, mark in [("ask one", None), ("ask two", None), (f"ask three {MARK}", "pii")]:
+        entity: dict[str, Any] = {"type": "Question", "name": name}
+        if mark:
+            entity["classification"] = mark
+        writer.create_entities(plan.WRITER, [entity])
+    asks = [HeadsAsk("Question", 2, ("open",)), HeadsAsk("Concept", 2)]
+
+    def read(tx: ReadTx) -> Any:
+        return tx.heads_many(asks), tx.heads_by_status("Question", ["open"], 2)
+
+    gated = Memory(store).store
+    # A read, and a write's reads as the gate shows them (the re-entry payload's).
+    for together, alone in (gated.read(read), gated.write(lambda tx: read(view(gated, tx)))):
+        assert [n.name for n in together[0]] == ["ask two", "ask one"] == [n.name for n in alone]
+        assert together[1] == []

@@ -32,6 +32,7 @@ from kenning_encounter.store.port import (
     ChainLink,
     ChainSpan,
     GraphStore,
+    HeadsAsk,
     ReadTx,
     SearchHit,
     Subgraph,
@@ -381,6 +382,14 @@ class Past:
     def recent_heads(self, node_type: str, limit: int) -> list[NodeRecord]:
         return [n for n in self.of_type(node_type) if n.is_head][:limit]
 
+    def heads_many(self, asks: Sequence[HeadsAsk]) -> list[list[NodeRecord]]:
+        return [
+            self.recent_heads(a.type, a.limit)
+            if a.statuses is None
+            else self.heads_by_status(a.type, a.statuses, a.limit)
+            for a in asks
+        ]
+
     def provenance(self, node_id: str, rels: Sequence[str], depth: int) -> Subgraph:
         """``ReadTx.provenance`` at the tick: incoming ``rels`` walked ``depth`` hops back."""
         return self.provenance_from([node_id], rels, depth)
@@ -510,12 +519,14 @@ def reentry_then(
         hypotheses = FRONTIER_STATUSES["Hypothesis"] + ("supported",)
         sessions = [EncounterOut.of(e, session) for e in recent]
         left_open = [EncounterOut.of(e, session) for e in unsealed[:50]]
-        questions = _shown(
-            past.heads_by_status("Question", FRONTIER_STATUSES["Question"], REENTRY_LIMIT),
-            hidden,
+        asked = past.heads_many(
+            [
+                HeadsAsk("Question", REENTRY_LIMIT, FRONTIER_STATUSES["Question"]),
+                HeadsAsk("Hypothesis", REENTRY_LIMIT, hypotheses),
+                HeadsAsk("Concept", REENTRY_LIMIT),
+            ]
         )
-        live = _shown(past.heads_by_status("Hypothesis", hypotheses, REENTRY_LIMIT), hidden)
-        concepts = _shown(past.recent_heads("Concept", REENTRY_LIMIT), hidden)
+        questions, live, concepts = (_shown(heads, hidden) for heads in asked)
         # A locus's director never changes once set, so today's answer is then's (#17).
         directors.fill_directors(
             tx,

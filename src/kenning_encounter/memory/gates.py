@@ -30,6 +30,7 @@ from kenning_encounter.store.port import (
     ChainSpan,
     CypherResult,
     GraphStore,
+    HeadsAsk,
     ReadTx,
     SearchHit,
     Subgraph,
@@ -265,6 +266,22 @@ class GatedReads:
 
     def recent_heads(self, node_type: str, limit: int) -> list[NodeRecord]:
         return self._paged(lambda n: self._tx.recent_heads(node_type, n), limit)
+
+    def heads_many(self, asks: Sequence[HeadsAsk]) -> list[list[NodeRecord]]:
+        # Asked together; a list the gate cut short pages on by itself.
+        found: list[list[NodeRecord]] = []
+        for ask, got in zip(asks, self._tx.heads_many(asks), strict=True):
+            kept = self._keep(got)
+            if len(kept) >= ask.limit or len(got) < ask.limit:
+                found.append(kept[: ask.limit])
+            else:
+                found.append(self._heads_one(ask))
+        return found
+
+    def _heads_one(self, ask: HeadsAsk) -> list[NodeRecord]:
+        if ask.statuses is None:
+            return self.recent_heads(ask.type, ask.limit)
+        return self.heads_by_status(ask.type, ask.statuses, ask.limit)
 
     # --- relations -----------------------------------------------------------------
     def edges_of(self, node_id: str) -> list[EdgeRecord]:

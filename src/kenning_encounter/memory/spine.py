@@ -23,7 +23,7 @@ from kenning_encounter.memory.models import (
     ReEntry,
     shown_session,
 )
-from kenning_encounter.store.port import GraphStore, ReadTx, WriteTx
+from kenning_encounter.store.port import GraphStore, HeadsAsk, ReadTx, WriteTx
 from kenning_encounter.store.records import EncounterRecord
 from kenning_encounter.vocabulary import FRONTIER_STATUSES
 
@@ -108,29 +108,22 @@ def advance(
             return _preview([n for n in nodes if n.locus not in hidden_loci])
 
         shown_recent = [e for e in recent[:REENTRY_LIMIT] if e.locus not in hidden_loci]
+        questions, hypotheses, concepts = seen.heads_many(
+            [
+                HeadsAsk("Question", REENTRY_LIMIT, FRONTIER_STATUSES["Question"]),
+                HeadsAsk("Hypothesis", REENTRY_LIMIT, frontier_h),
+                HeadsAsk("Concept", REENTRY_LIMIT),
+            ]
+        )
         entry = ReEntry(
             encounter=EncounterOut.of(opened, session),
             previous=previous.name if previous else None,
             anchored_after=anchor.name if anchor else None,
             closed_previous=closed,
             recent_sessions=[EncounterOut.of(e, session) for e in shown_recent],
-            open_questions=visible(
-                [
-                    NodeOut.of(n)
-                    for n in seen.heads_by_status(
-                        "Question", FRONTIER_STATUSES["Question"], REENTRY_LIMIT
-                    )
-                ]
-            ),
-            live_hypotheses=visible(
-                [
-                    NodeOut.of(n)
-                    for n in seen.heads_by_status("Hypothesis", frontier_h, REENTRY_LIMIT)
-                ]
-            ),
-            recent_concepts=visible(
-                [NodeOut.of(n) for n in seen.recent_heads("Concept", REENTRY_LIMIT)]
-            ),
+            open_questions=visible([NodeOut.of(n) for n in questions]),
+            live_hypotheses=visible([NodeOut.of(n) for n in hypotheses]),
+            recent_concepts=visible([NodeOut.of(n) for n in concepts]),
             unsealed=[EncounterOut.of(e, session) for e in unsealed],
         )
         # Who directed each session and wrote each node: the re-entry's author fields.

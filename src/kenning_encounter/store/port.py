@@ -65,6 +65,16 @@ class CypherResult:
 
 
 @dataclass(frozen=True, slots=True)
+class HeadsAsk:
+    """A list of heads of one type, newest first, at most ``limit``: those whose status is
+    in ``statuses``, or any head when it is None (``heads_by_status``, ``recent_heads``)."""
+
+    type: str
+    limit: int
+    statuses: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Subgraph:
     nodes: list[NodeRecord] = field(default_factory=list)
     edges: list[EdgeRecord] = field(default_factory=list)
@@ -230,6 +240,11 @@ class NodeReads(Protocol):
     ) -> list[NodeRecord]: ...
 
     def recent_heads(self, node_type: str, limit: int) -> list[NodeRecord]: ...
+
+    def heads_many(self, asks: Sequence[HeadsAsk]) -> list[list[NodeRecord]]:
+        """Each ask's heads, in the order asked: several lists in one read (a re-entry's
+        open questions, live hypotheses and recent concepts)."""
+        ...
 
 
 class RelationReads(Protocol):

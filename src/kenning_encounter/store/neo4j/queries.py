@@ -324,11 +324,12 @@ RECENT_HEADS: Final = (
 )
 # The same heads as node rows (NODES_GET's columns; a head has no reviser), for a read
 # with no node cache to answer a fetch of the ids: a write's re-entry, one round trip.
+_HEAD_COLUMNS: Final = "RETURN properties(n), e.id, e.locus, null, elementId(n) "
 _HEAD_ROWS: Final = (
     "WITH n ORDER BY n.tick DESC, coalesce(n.ord, 0) DESC LIMIT $limit "
     "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) "
-    "RETURN properties(n), e.id, e.locus, null, elementId(n) "
-    "ORDER BY n.tick DESC, coalesce(n.ord, 0) DESC"
+    + _HEAD_COLUMNS
+    + "ORDER BY n.tick DESC, coalesce(n.ord, 0) DESC"
 )
 HEADS_BY_STATUS_NODES: Final = (
     "MATCH (n:{label}:KenningMemory) WHERE n.status IN $statuses "
@@ -338,6 +339,26 @@ RECENT_HEADS_NODES: Final = (
     "MATCH (n:{label}:KenningMemory) WHERE NOT EXISTS {{ MATCH (n)<-[:SUPERSEDES]-() }} "
     + _HEAD_ROWS
 )
+
+
+def heads_many(asks: list[tuple[str, bool]]) -> LiteralString:
+    """Lists of heads in one statement: for each (type, by status) a branch of
+    HEADS_BY_STATUS_NODES or RECENT_HEADS_NODES with its own $statuses<i> and $limit<i>,
+    its rows led by its index i."""
+    branches: list[str] = []
+    for i, (label, by_status) in enumerate(asks):
+        branch = render(HEADS_BY_STATUS_NODES if by_status else RECENT_HEADS_NODES, label=label)
+        branch = branch.replace("$statuses", f"$statuses{i}").replace("$limit", f"$limit{i}")
+        columns = (
+            f"RETURN {i} AS ask, properties(n) AS p, e.id AS enc, e.locus AS locus, "
+            "null AS successor, elementId(n) AS eid "
+        )
+        if _HEAD_COLUMNS not in branch:
+            raise ValueError("internal: a head branch lost its columns")
+        branches.append(branch.replace(_HEAD_COLUMNS, columns))
+    return cast(LiteralString, " UNION ALL ".join(branches))
+
+
 NODES_SET_STATUS: Final = (
     "UNWIND $rows AS r MATCH (n:{label}:KenningMemory {{id: r.id}}) SET n.status = r.status"
 )

@@ -31,7 +31,7 @@ from kenning_encounter.store.ops.load import LoadOps
 from kenning_encounter.store.ops.past import PastOps, edge_ended, node_of
 from kenning_encounter.store.ops.spine import SpineOps
 from kenning_encounter.store.persons import Confirmation, PersonRecord
-from kenning_encounter.store.port import BatchStart, DumpedNode, Subgraph
+from kenning_encounter.store.port import BatchStart, DumpedNode, HeadsAsk, Subgraph
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
 from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES, NODE_TYPES
@@ -394,6 +394,22 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         if self._cache is not None:
             return super().recent_heads(node_type, limit)
         return self._head_rows(q.RECENT_HEADS_NODES, node_type, {"limit": limit})
+
+    def heads_many(self, asks: Sequence[HeadsAsk]) -> list[list[NodeRecord]]:
+        """In a write (no cache), every list in one statement, read whole."""
+        if self._cache is not None or len(asks) < 2:
+            return super().heads_many(asks)
+        params: dict[str, Any] = {}
+        for i, a in enumerate(asks):
+            params[f"limit{i}"] = a.limit
+            if a.statuses is not None:
+                params[f"statuses{i}"] = list(a.statuses)
+        query = q.heads_many([(a.type, a.statuses is not None) for a in asks])
+        found: list[list[NodeRecord]] = [[] for _ in asks]
+        for row in self.rows(query, params):
+            i = int(row[0])
+            found[i].append(self.node(asks[i].type, row[1:]))
+        return found
 
     def _head_rows(
         self, template: LiteralString, label: str, params: dict[str, Any]

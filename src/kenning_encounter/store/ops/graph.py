@@ -16,7 +16,14 @@ from kenning_encounter.store.ids import component_key, group_by_type, source_key
 from kenning_encounter.store.ops.base import Statements, edge_from_row
 from kenning_encounter.store.ops.text import NodeText, RelationText
 from kenning_encounter.store.outline import Outline
-from kenning_encounter.store.port import MAX_CHAIN, BatchStart, ChainLink, ChainSpan, Subgraph
+from kenning_encounter.store.port import (
+    MAX_CHAIN,
+    BatchStart,
+    ChainLink,
+    ChainSpan,
+    HeadsAsk,
+    Subgraph,
+)
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.vocabulary import (
     AUTHORED_NODE_TYPES,
@@ -248,6 +255,14 @@ class NodeOps(Statements):
     def recent_heads(self, node_type: str, limit: int) -> list[NodeRecord]:
         query = self.render(self._nodes.recent_heads, label=node_type)
         return self._newest(self.rows(query, {"limit": limit}))
+
+    def heads_many(self, asks: Sequence[HeadsAsk]) -> list[list[NodeRecord]]:
+        return [
+            self.recent_heads(a.type, a.limit)
+            if a.statuses is None
+            else self.heads_by_status(a.type, a.statuses, a.limit)
+            for a in asks
+        ]
 
     def _newest(self, rows: list[list[Any]]) -> list[NodeRecord]:
         """The nodes of a newest-first list of ids, in its order, through the node read."""
