@@ -368,7 +368,7 @@ def test_an_encounters_newest_nodes_are_the_last_of_its_writes(memory: Memory) -
 
 # Statements of a re-entry, counted on the store's one execute path: a new session's, and
 # the same session's next. The embedded counts include its BEGIN and COMMIT.
-REENTRY_STATEMENTS = {"embedded": (18, 17), "neo4j": (8, 9)}
+REENTRY_STATEMENTS = {"embedded": (18, 16), "neo4j": (8, 8)}
 
 
 def test_a_reentry_asks_each_thing_once_and_reads_its_heads_whole(

@@ -83,7 +83,8 @@ def advance(
         elif summary is not None:
             raise InvalidInput("close_summary", "there is no open encounter to seal; omit it")
         # A locus made now has no encounter before this one: nothing to ask.
-        made = tx.ensure_locus(session)
+        # An open encounter's locus stands: there is nothing to make.
+        made = open_now is None and tx.ensure_locus(session)
         previous = None if made else tx.last_encounter_of(session)
         anchor = None if previous is not None else tx.latest_encounter()
         directors.direct(tx, session, director, directing, made_now=made)
