@@ -383,12 +383,7 @@ class Past:
         return [n for n in self.of_type(node_type) if n.is_head][:limit]
 
     def heads_many(self, asks: Sequence[HeadsAsk]) -> list[list[NodeRecord]]:
-        return [
-            self.recent_heads(a.type, a.limit)
-            if a.statuses is None
-            else self.heads_by_status(a.type, a.statuses, a.limit)
-            for a in asks
-        ]
+        return [a.asked_of(self) for a in asks]
 
     def provenance(self, node_id: str, rels: Sequence[str], depth: int) -> Subgraph:
         """``ReadTx.provenance`` at the tick: incoming ``rels`` walked ``depth`` hops back."""

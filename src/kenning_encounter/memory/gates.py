@@ -275,13 +275,8 @@ class GatedReads:
             if len(kept) >= ask.limit or len(got) < ask.limit:
                 found.append(kept[: ask.limit])
             else:
-                found.append(self._heads_one(ask))
+                found.append(ask.asked_of(self))
         return found
-
-    def _heads_one(self, ask: HeadsAsk) -> list[NodeRecord]:
-        if ask.statuses is None:
-            return self.recent_heads(ask.type, ask.limit)
-        return self.heads_by_status(ask.type, ask.statuses, ask.limit)
 
     # --- relations -----------------------------------------------------------------
     def edges_of(self, node_id: str) -> list[EdgeRecord]:

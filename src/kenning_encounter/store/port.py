@@ -64,6 +64,16 @@ class CypherResult:
     note: str = ""
 
 
+class HeadReads(Protocol):
+    """The two lists of heads a ``HeadsAsk`` names (``NodeReads`` has both)."""
+
+    def heads_by_status(
+        self, node_type: str, statuses: Sequence[str], limit: int
+    ) -> list[NodeRecord]: ...
+
+    def recent_heads(self, node_type: str, limit: int) -> list[NodeRecord]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class HeadsAsk:
     """A list of heads of one type, newest first, at most ``limit``: those whose status is
@@ -72,6 +82,12 @@ class HeadsAsk:
     type: str
     limit: int
     statuses: tuple[str, ...] | None = None
+
+    def asked_of(self, reads: HeadReads) -> list[NodeRecord]:
+        """This list, asked by itself."""
+        if self.statuses is None:
+            return reads.recent_heads(self.type, self.limit)
+        return reads.heads_by_status(self.type, self.statuses, self.limit)
 
 
 @dataclass(frozen=True, slots=True)

@@ -257,12 +257,7 @@ class NodeOps(Statements):
         return self._newest(self.rows(query, {"limit": limit}))
 
     def heads_many(self, asks: Sequence[HeadsAsk]) -> list[list[NodeRecord]]:
-        return [
-            self.recent_heads(a.type, a.limit)
-            if a.statuses is None
-            else self.heads_by_status(a.type, a.statuses, a.limit)
-            for a in asks
-        ]
+        return [a.asked_of(self) for a in asks]
 
     def _newest(self, rows: list[list[Any]]) -> list[NodeRecord]:
         """The nodes of a newest-first list of ids, in its order, through the node read."""
