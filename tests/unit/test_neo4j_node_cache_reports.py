@@ -36,6 +36,7 @@ def test_every_statement_that_changes_a_node_is_heard_by_the_caches() -> None:
         "EDGES_CREATE": True,  # and EDGE_CREATE_SUPERSEDES (its SET is of _touched alone)
         # reported: ops set_statuses calls _on_changed, and the write's end marks the node
         "NODES_SET_STATUS": False,
+        "NODES_SET_STATUS_KEPT": False,  # Neo4jTx._put_statuses calls _on_changed too
         # new nodes: no cache holds them yet; the nodes they revise are marked (below)
         "NODES_CREATE_ALL": True,
         # deletions: ops delete_nodes calls _on_deleted, which moves the deletion count
