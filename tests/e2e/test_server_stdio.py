@@ -299,3 +299,38 @@ def test_a_line_that_is_no_message_is_answered_with_the_field_and_the_fix(
     assert found["result"]["structuredContent"]["hits"] == []
     assert SECRET not in done.stderr
     assert done.stderr.count("refused a message on stdin") == 7
+
+
+def test_a_request_whose_id_is_no_request_id_is_answered_not_taken_for_a_notification(
+    tmp_path: Path,
+) -> None:
+    """The SDK's message models read any object without a valid id as a notification,
+    so a request whose id is null, a fraction, a boolean or a structure went unanswered
+    and its sender waited forever. Each is refused by name, with a null id (its own
+    cannot be echoed); a write sent so is not run; real notifications stay unanswered."""
+    odd_ids = ["null", "1.5", "1.0", "true", "[1]", '{"n": 1}']
+    lines = [f'{{"jsonrpc": "2.0", "id": {raw}, "method": "ping"}}' for raw in odd_ids]
+    advance = {"name": "advance_encounter", "arguments": {"session_id": SESSION, "purpose": "x"}}
+    lines.append(
+        '{"jsonrpc": "2.0", "id": 2.5, "method": "tools/call", "params": '
+        + json.dumps(advance)
+        + "}"
+    )
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}
+    find = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "search", "arguments": {"query": "x"}},
+    }
+    script = _lines(INITIALIZE, INITIALIZED) + "\n".join(lines) + "\n" + _lines(cancel, find)
+    done = _piped(tmp_path, script)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    refused = [a for a in answers if a.get("id") is None]
+    assert [a["error"]["code"] for a in refused] == [-32600] * len(lines)
+    for answer in refused:
+        assert answer["error"]["message"].startswith("invalid request: id: "), answer
+        assert "string or an integer" in answer["error"]["message"]
+    assert sorted(a["id"] for a in answers if a.get("id") is not None) == [1, 3]
+    # The call sent with a fractional id opened no encounter.
+    assert "Opened encounter" not in done.stdout and "advance_encounter" not in done.stderr

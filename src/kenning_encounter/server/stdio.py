@@ -226,8 +226,12 @@ def refusal(line: bytes, exc: Exception) -> types.JSONRPCError | None:
         return None  # an answer of the client's: JSON-RPC never answers an answer
     if msg.get("jsonrpc") != "2.0":
         why = 'jsonrpc: must be "2.0"; add "jsonrpc": "2.0" to the message'
-    elif "id" in msg and known_id is None and raw_id is not None:
-        why = "id: must be a string or an integer; send the request's id as one"
+    elif "id" in msg and known_id is None:
+        why = (
+            "id: must be a string or an integer (null, a fraction, a boolean or a structure "
+            "is no MCP request id); send the request's id as one, or leave it out of a "
+            "notification"
+        )
     elif not isinstance(msg.get("method"), str):
         why = 'method: must be a string naming the method, such as "tools/call"'
     elif msg.get("params") is not None and not isinstance(msg["params"], dict):
@@ -235,6 +239,14 @@ def refusal(line: bytes, exc: Exception) -> types.JSONRPCError | None:
     else:
         why = _unreadable(exc)
     return _error(known_id, types.INVALID_REQUEST, f"invalid request: {why}")
+
+
+def _no_id(line: bytes) -> None:
+    """Raise when a line the SDK read as a notification is a request: its models take an
+    object whose id is no valid one (null, 1.5, true) for a notification, which is never
+    answered, so its sender would wait forever. JSON-RPC tells them apart by the member."""
+    if "id" in json.loads(line):
+        raise ValueError("a request whose id is no request id")
 
 
 def _error(request_id: str | int | None, code: int, message: str) -> types.JSONRPCError:
@@ -256,6 +268,8 @@ async def _read(
         while (line := await next_line(reader)) is not None:
             try:
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                if isinstance(message, types.JSONRPCNotification):
+                    _no_id(line)
             except Exception as exc:
                 refused = refusal(line, exc)
                 # Never the line itself in the log: it may carry memory content.
