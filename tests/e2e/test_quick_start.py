@@ -157,6 +157,45 @@ def test_what_the_front_does_not_know_waits_for_the_server_in_order(tmp_path: Pa
     assert set(answers) == {1, 2, 3} and "error" not in answers[3]
 
 
+def _answers_to(lines: list[dict[str, Any]], ident: int) -> list[dict[str, Any]]:
+    return sorted((m["result"] for m in lines if m.get("id") == ident), key=len)
+
+
+def test_a_repeated_request_id_loses_no_answer_and_spoils_no_kept_one(tmp_path: Path) -> None:
+    """A client that sends two requests with one id (MCP forbids it; JSON-RPC allows it
+    once the first is answered) got the server's answers matched to its requests by id:
+    the ping's answer was kept as the listing's, so the next launch, however sound its
+    client, listed no tools; and with the front answering, the ping's answer was dropped
+    as the front's copy and the listing answered twice."""
+    tools = _request(2, "tools/list")
+    ping = _request(2, "ping")
+    fresh = Launches(tmp_path / "fresh")
+    twice, _ = fresh.run(_initialize(), INITIALIZED, ping, tools)
+    [empty, listed] = _answers_to(twice, 2)
+    assert empty == {} and listed["tools"]
+    sound, stderr = fresh.run(_initialize(), INITIALIZED, tools)
+    assert _answers_to(sound, 2) == [listed]
+    assert "otherwise than the server does" not in stderr
+
+    launches = Launches(tmp_path / "kept")
+    launches.run(_initialize(), INITIALIZED, tools)  # the front answers the listing next
+    twice, stderr = launches.run(_initialize(), INITIALIZED, ping, tools)
+    assert _answers_to(twice, 2) == [{}, listed]
+    sound, stderr = launches.run(_initialize(), INITIALIZED, tools)
+    assert _answers_to(sound, 2) == [listed]
+    assert "otherwise than the server does" not in stderr
+
+    # A stale kept listing is not given under a repeated id: it would be one answer more.
+    stale = Launches(tmp_path / "stale")
+    stale.run(_initialize(), INITIALIZED, tools)
+    [path] = stale.files()
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    _kept_answer(kept, "legacy 2025-11-25 tools/list ")["result"]["tools"].pop()
+    path.write_text(json.dumps(kept), encoding="utf-8")
+    twice, _ = stale.run(_initialize(), INITIALIZED, ping, tools)
+    assert _answers_to(twice, 2) == [{}, listed]
+
+
 def test_a_2026_client_discovers_and_lists_from_the_kept_answers(tmp_path: Path) -> None:
     """The 2026 era (Claude Code opens with server/discover): each request stands alone,
     so each is answered from the kept answer to the same parameters; an initialize on

@@ -115,7 +115,12 @@ def _libraries() -> list[str]:
 
 class _Kept:
     """Keeps the SDK's answers to the requests whose answers the next launch's quick start
-    may give (front.py), and drops its answers to those the front gave already."""
+    may give (front.py), and drops its answers to those the front gave already.
+
+    An answer names its request by id alone, so while two requests with one id are
+    unanswered (a client's fault) their answers cannot be told apart: none of them is
+    kept, and of the front's answer the SDK's copy is dropped only when it is the same,
+    so every request keeps its answer."""
 
     def __init__(self, launch: Launch | None, handover: Handover | None) -> None:
         self._launch = launch
@@ -124,13 +129,40 @@ class _Kept:
         self._conversation = Conversation()
         self._asked: dict[types.RequestId, Asked] = {}
         self._listens: dict[types.RequestId, Asked] = {}
+        self._unanswered: dict[types.RequestId, int] = {}  # requests read, by id
+        self._repeated: set[types.RequestId] = set()  # ids asked again while unanswered
 
     def asked(self, message: types.JSONRPCMessage) -> None:
+        if isinstance(message, types.JSONRPCNotification):
+            if message.method == "notifications/cancelled":
+                ident = (message.params or {}).get("requestId")
+                if isinstance(ident, str | int) and not isinstance(ident, bool):
+                    self._settled(ident)  # the SDK sends no answer to a cancelled request
+            return
         if not isinstance(message, types.JSONRPCRequest):
             return
+        self.arrived(message.id)
         asked = self._conversation.ask(message.method, message.params, message.id)
-        if asked is not None:
+        if asked is not None and message.id not in self._repeated:
             (self._listens if asked.method == LISTEN else self._asked)[message.id] = asked
+
+    def arrived(self, ident: types.RequestId) -> None:
+        """Count a request (or a refused line) that will be answered under ``ident``."""
+        if ident in self._unanswered:
+            self._repeated.add(ident)
+            self._asked.pop(ident, None)
+            self._listens.pop(ident, None)
+        self._unanswered[ident] = self._unanswered.get(ident, 0) + 1
+
+    def _settled(self, ident: types.RequestId) -> bool:
+        """Count one answer under ``ident``; whether the id was repeated."""
+        repeated = ident in self._repeated
+        left = self._unanswered.pop(ident, 0) - 1
+        if left > 0:
+            self._unanswered[ident] = left
+        else:
+            self._repeated.discard(ident)
+        return repeated
 
     def answered(self, message: types.JSONRPCMessage, data: str) -> bool:
         """Keep what ``message`` answers; True when the front already sent that answer."""
@@ -140,16 +172,18 @@ class _Kept:
             return False
         if message.id is None:
             return False
+        repeated = self._settled(message.id)
         asked = self._asked.pop(message.id, None)
         front_sent = message.id in self._sent
-        sent = self._sent.pop(message.id, None)
         if asked is None and not front_sent:
             return False
         parsed: dict[str, Any] = json.loads(data)
         payload = {k: parsed[k] for k in ("result", "error") if k in parsed}
         if asked is not None:
             self._keep(asked, payload)
-        return front_sent and self._same(message.id, payload, sent)
+        if not front_sent or (repeated and payload != self._sent[message.id]):
+            return False  # under a repeated id, another request's answer: it is owed
+        return self._same(message.id, payload, self._sent.pop(message.id))
 
     def _acknowledges(self, data: str) -> bool:
         parsed: dict[str, Any] = json.loads(data)
@@ -279,6 +313,8 @@ async def _read(
                     refused.error.message if refused else "a malformed answer, dropped",
                 )
                 if refused is not None:
+                    if refused.id is not None:
+                        kept.arrived(refused.id)
                     await answer.send(SessionMessage(refused))
                 continue
             pending.asked(message)
