@@ -18,7 +18,14 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from kenning_encounter.server.stdio import _Pending, next_line  # pyright: ignore[reportPrivateUsage]
+from kenning_encounter.server.stdio import (  # pyright: ignore[reportPrivateUsage]
+    HEAD_BYTES,
+    MAX_LINE,
+    Oversized,
+    _Pending,
+    next_line,
+    too_long,
+)
 from tests.e2e.conftest import ROOT, SESSION, call_ok, clean_environ, server_command
 
 pytestmark = [pytest.mark.usefixtures("clean_env")]
@@ -176,11 +183,11 @@ async def test_a_batch_larger_than_a_pipe_buffer_goes_through(tmp_path: Path) ->
         assert found["hits"][0]["name"] == "long reading 17"
 
 
-async def _all_lines(data: bytes, limit: int) -> list[bytes]:
+async def _all_lines(data: bytes, limit: int) -> list[bytes | Oversized]:
     reader = asyncio.StreamReader(limit=limit)
     reader.feed_data(data)
     reader.feed_eof()
-    lines: list[bytes] = []
+    lines: list[bytes | Oversized] = []
     while (line := await next_line(reader)) is not None:
         lines.append(line)
     return lines
@@ -192,12 +199,36 @@ def test_a_line_over_the_limit_is_skipped_and_the_next_one_read(
     big = b"x" * 300
     with caplog.at_level(logging.WARNING):
         lines = asyncio.run(_all_lines(b"first\n" + big + b"\nthird\nlast", 64))
-    assert lines == [b"first\n", b"third\n", b"last"]
+    assert lines == [b"first\n", Oversized(301, big[:HEAD_BYTES]), b"third\n", b"last"]
     assert "skipped a message of 301 bytes" in caplog.text
 
 
 def test_input_ending_inside_an_oversized_line_ends_the_lines() -> None:
-    assert asyncio.run(_all_lines(b"first\n" + b"y" * 300, 64)) == [b"first\n"]
+    lines = asyncio.run(_all_lines(b"first\n" + b"y" * 300, 64))
+    assert lines == [b"first\n", Oversized(300, b"y" * 300)]
+
+
+@pytest.mark.parametrize(
+    ("head", "ident"),
+    [
+        (b'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"a', 5),
+        (b'{"id":"five","jsonrpc":"2.0","method":"x","params":{"', "five"),
+        (b' { "jsonrpc" : "2.0" , "id" : -3 , "params": {"', -3),
+        (b'{"jsonrpc": "2.0", "method": "tools/call", "params": {"id": 9, "x', None),
+        (b'{"method": "x", "id": 4, "params": {"', None),  # an id after the rest: unseen
+        (b"xxxxxxxx", None),
+    ],
+)
+def test_an_oversized_request_is_refused_under_the_id_it_starts_with(
+    head: bytes, ident: object
+) -> None:
+    refused = too_long(Oversized(MAX_LINE + 1, head))
+    assert refused is not None and refused.id == ident
+
+
+def test_an_oversized_answer_of_the_clients_is_not_answered() -> None:
+    for head in (b'{"jsonrpc":"2.0","id":1,"result":{"x', b'{"id": "a", "error": {"code'):
+        assert too_long(Oversized(MAX_LINE + 1, head)) is None
 
 
 @pytest.mark.timeout(60)  # the guard if a drain never gives up; the checks are all ordering
@@ -334,3 +365,31 @@ def test_a_request_whose_id_is_no_request_id_is_answered_not_taken_for_a_notific
     assert sorted(a["id"] for a in answers if a.get("id") is not None) == [1, 3]
     # The call sent with a fractional id opened no encounter.
     assert "Opened encounter" not in done.stdout and "advance_encounter" not in done.stderr
+
+
+def test_a_message_over_the_line_limit_is_answered_and_the_next_one_served(
+    tmp_path: Path,
+) -> None:
+    """A line longer than the wire reads (MAX_LINE) was skipped with a warning only, so a
+    client that sent a request that large waited forever for its answer. It is refused,
+    under its id when the line starts with it, and nothing it asked for is done; a
+    client's oversized answer to the server is still dropped unanswered."""
+    padding = "x" * (MAX_LINE + 10)
+    advance = {"session_id": SESSION, "purpose": padding}
+    request = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "advance_encounter", "arguments": advance},
+    }
+    answer = {"jsonrpc": "2.0", "id": 6, "result": {"padding": padding}}
+    notice = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"p": padding}}
+    ping = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
+    done = _piped(tmp_path, _lines(INITIALIZE, INITIALIZED, request, answer, notice, ping))
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    refused = [a for a in answers if "error" in a]
+    assert [(a["id"], a["error"]["code"]) for a in refused] == [(5, -32600), (None, -32600)]
+    said = refused[0]["error"]["message"]
+    assert "64 MiB" in said and "split" in said, said
+    assert [a["id"] for a in answers if "result" in a] == [1, 7]
+    assert "Opened encounter" not in done.stdout

@@ -25,8 +25,10 @@ import fcntl
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import AsyncGenerator, Generator
+from dataclasses import dataclass
 from typing import Any, cast
 
 import anyio
@@ -58,24 +60,68 @@ DRAIN_SECONDS = 30.0
 Incoming = SessionMessage | Exception
 
 
-async def next_line(reader: asyncio.StreamReader) -> bytes | None:
+@dataclass(frozen=True)
+class Oversized:
+    """A line longer than the reader's limit, skipped: its size and its first bytes."""
+
+    size: int
+    head: bytes
+
+
+async def next_line(reader: asyncio.StreamReader) -> bytes | Oversized | None:
     """The next line (a last one may lack its newline); None at the end of input.
 
-    A line longer than the reader's limit is skipped, with a warning."""
+    A line longer than the reader's limit is skipped, with a warning, and told as
+    ``Oversized`` (so its sender can be answered)."""
     skipped = 0
+    head = b""
     while True:
         try:
             line = await reader.readuntil(b"\n")
         except asyncio.IncompleteReadError as exc:
-            return exc.partial if exc.partial and not skipped else None
+            if skipped:
+                line = exc.partial  # the input ended inside the oversized line
+            else:
+                return exc.partial or None
         except asyncio.LimitOverrunError as exc:
             # Drop what is buffered of the oversized line; its newline ends the skipping.
-            skipped += len(await reader.readexactly(exc.consumed))
+            dropped = await reader.readexactly(exc.consumed)
+            head = head or dropped[:HEAD_BYTES]
+            skipped += len(dropped)
             continue
         if not skipped:
             return line
         log.warning("skipped a message of %d bytes on stdin (the limit)", skipped + len(line))
-        skipped = 0
+        return Oversized(skipped + len(line), head)
+
+
+# The id and the next member of a message whose id comes first, or second after "jsonrpc",
+# as every SDK writes it: there it is the message's own, not a nested one.
+_LEADING = re.compile(
+    rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?'
+    rb'(?:"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*,\s*)?'
+    rb'(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"(\w+)"'
+)
+HEAD_BYTES = 4096
+
+
+def too_long(line: Oversized) -> types.JSONRPCError | None:
+    """The answer to a line too long to read: refused under its id when it starts with it
+    (null otherwise); None for a client's answer, which JSON-RPC never answers."""
+    leading = _LEADING.match(line.head)
+    if leading is not None and leading.group(2) in (b"result", b"error"):
+        return None
+    ident: str | int | None = None
+    if leading is not None and leading.group(1) is not None:
+        with contextlib.suppress(ValueError):
+            ident = json.loads(leading.group(1))
+    return _error(
+        ident,
+        types.INVALID_REQUEST,
+        f"invalid request: the message is {line.size} bytes, over the "
+        f"{MAX_LINE // (1024 * 1024)} MiB a line may hold, and was not read; send less at "
+        "once (split a batch over several calls)",
+    )
 
 
 class _Pending:
@@ -300,6 +346,13 @@ async def _read(
 ) -> None:
     with scope, send, answer:
         while (line := await next_line(reader)) is not None:
+            if isinstance(line, Oversized):
+                refused = too_long(line)
+                if refused is not None:
+                    if refused.id is not None:
+                        kept.arrived(refused.id)
+                    await answer.send(SessionMessage(refused))
+                continue
             try:
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                 if isinstance(message, types.JSONRPCNotification):
