@@ -196,6 +196,39 @@ def test_a_repeated_request_id_loses_no_answer_and_spoils_no_kept_one(tmp_path: 
     assert _answers_to(twice, 2) == [{}, listed]
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"env_names": [1]},
+        {"env_names": [None, {}]},
+        {"files": [[1]]},
+        {"salt": 7},
+        {"files": {"a\u0000b": [1, 2]}},
+        {"answers": "every answer: not one"},
+    ],
+)
+def test_a_damaged_kept_file_is_ignored_and_written_afresh(
+    tmp_path: Path, damage: dict[str, Any]
+) -> None:
+    """The file is only a cache: whatever a damaged one holds, the launch starts, the
+    server answers, and the file is written again. A list of names that were not strings
+    stopped every start of that command line with an AttributeError; an answer that was
+    no JSON object ended the quick start with a traceback."""
+    launches = Launches(tmp_path)
+    script = (_initialize(), INITIALIZED, _request(2, "tools/list"))
+    truth = _by_id(launches.run(*script)[0])
+    [path] = launches.files()
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(damage.get("answers"), str):
+        damage = {"answers": dict.fromkeys(kept["answers"], damage["answers"])}
+    path.write_text(json.dumps({**kept, **damage}), encoding="utf-8")
+    served, stderr = launches.run(*script)
+    assert _by_id(served) == truth
+    assert "Traceback" not in stderr
+    assert json.loads(path.read_text(encoding="utf-8")) != {**kept, **damage}
+    assert _by_id(launches.run(*script)[0]) == truth
+
+
 def test_a_2026_client_discovers_and_lists_from_the_kept_answers(tmp_path: Path) -> None:
     """The 2026 era (Claude Code opens with server/discover): each request stands alone,
     so each is answered from the kept answer to the same parameters; an initialize on

@@ -43,7 +43,7 @@ import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any, Final, TypeGuard, cast
 
 log = logging.getLogger(__name__)
 
@@ -345,6 +345,28 @@ class Front:
             view = view[os.write(self.handover.wire_out, view) :]
 
 
+def _well_formed(kept: Any) -> TypeGuard[Json]:
+    """Whether ``kept`` has the shape ``Launch.record`` writes: a damaged file (or one of
+    another version) is no reason to stop a start, nor to end the front with a traceback."""
+    if not isinstance(kept, dict) or cast(Json, kept).get("format") != FORMAT:
+        return False
+    kept = cast(Json, kept)
+    names, files, answers = kept.get("env_names"), kept.get("files"), kept.get("answers")
+    return (
+        all(isinstance(kept.get(k), str) for k in ("salt", "key", "source"))
+        and isinstance(names, list)
+        and all(isinstance(n, str) for n in cast(list[Any], names))
+        and isinstance(files, dict)
+        and isinstance(answers, dict)
+        and all(_answer_shaped(a) for a in cast(Json, answers).values())
+    )
+
+
+def _answer_shaped(answer: Any) -> bool:
+    """A kept answer: an object, whose acknowledgement (when it holds one) is an object."""
+    return isinstance(answer, dict) and isinstance(cast(Json, answer).get("notification", {}), dict)
+
+
 class Launch:
     """One ``serve`` launch's quick-start file: read before anything is imported, written
     from the answers the SDK gives once it serves."""
@@ -382,18 +404,15 @@ class Launch:
                 kept: Any = json.load(f)
         except (OSError, ValueError):
             return None
-        if not isinstance(kept, dict):
+        if not _well_formed(kept):
             return None
-        kept = cast(Json, kept)
-        try:
+        try:  # a salt that is no hex, a file name holding a NUL
             holds = (
-                kept["format"] == FORMAT
-                and kept["key"] == self._key(kept["env_names"], bytes.fromhex(kept["salt"]))
+                kept["key"] == self._key(kept["env_names"], bytes.fromhex(kept["salt"]))
                 and kept["files"] == file_stamps(kept["files"])
                 and kept["source"] == source_stamp()
-                and isinstance(kept["answers"], dict)
             )
-        except (KeyError, TypeError, ValueError):
+        except ValueError:
             return None
         return kept if holds else None
 
