@@ -11,6 +11,7 @@ import json
 import logging
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from kenning_encounter.server.stdio import (  # pyright: ignore[reportPrivateUsage]
+    DRAIN_SECONDS,
     HEAD_BYTES,
     MAX_LINE,
     Oversized,
@@ -393,3 +395,31 @@ def test_a_message_over_the_line_limit_is_answered_and_the_next_one_served(
     assert "64 MiB" in said and "split" in said, said
     assert [a["id"] for a in answers if "result" in a] == [1, 7]
     assert "Opened encounter" not in done.stdout
+
+
+def test_a_2026_client_that_closes_stdin_with_its_list_stream_open_is_not_kept_waiting(
+    tmp_path: Path,
+) -> None:
+    """A 2026 client (Claude Code) keeps a subscriptions/listen stream open for the whole
+    session; that request is answered only when the connection ends. Closing stdin, as
+    MCP's stdio shutdown asks, made the server wait the whole drain (30 s) for it and
+    warn of an unanswered request, so a client that waits a reasonable time killed it."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "a script", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    listen = {
+        "jsonrpc": "2.0",
+        "id": "listen",
+        "method": "subscriptions/listen",
+        "params": {"_meta": meta, "notifications": {"toolsListChanged": True}},
+    }
+    tools = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}}
+    started = time.monotonic()
+    done = _piped(tmp_path, _lines(listen, tools))
+    took = time.monotonic() - started
+    answers = _answers(done.stdout)
+    assert answers[2]["result"]["tools"]
+    assert "still unanswered" not in done.stderr
+    assert took < DRAIN_SECONDS / 2, f"the server took {took:.1f}s to stop"

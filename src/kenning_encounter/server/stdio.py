@@ -125,7 +125,10 @@ def too_long(line: Oversized) -> types.JSONRPCError | None:
 
 
 class _Pending:
-    """Requests read and not yet answered, so the end of input can wait for them."""
+    """Requests read and not yet answered, so the end of input can wait for them.
+
+    A list-change stream (``subscriptions/listen``) is not waited for: it lasts as long as
+    the connection, and is answered only when the connection ends."""
 
     def __init__(self) -> None:
         self._ids: set[types.RequestId] = set()
@@ -133,7 +136,8 @@ class _Pending:
 
     def asked(self, message: types.JSONRPCMessage) -> None:
         if isinstance(message, types.JSONRPCRequest):
-            self._ids.add(message.id)
+            if message.method != LISTEN:
+                self._ids.add(message.id)
         elif isinstance(message, types.JSONRPCNotification) and (
             message.method == "notifications/cancelled"
         ):
