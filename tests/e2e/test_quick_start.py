@@ -254,6 +254,28 @@ def test_a_2026_client_discovers_and_lists_from_the_kept_answers(tmp_path: Path)
     assert "error" not in answers[3] and "otherwise than the server does" in stderr
 
 
+def test_the_front_follows_the_era_the_server_follows(tmp_path: Path) -> None:
+    """The SDK reads a request with an extra envelope member as a request (and so lets it
+    open the connection's era); the front skipped it, and followed lines the server
+    refuses (params that are no object, a lone surrogate escape). Each time the front
+    took the other era and answered what the server refuses: an initialize on a 2026
+    connection, a 2026 listing on a handshake connection."""
+    launches = Launches(tmp_path / "kept")
+    truth = Launches(tmp_path / "truth", KENNING_ENCOUNTER_QUICK_START="off")
+    modern_ping = {**_modern(0, "ping"), "trace": "x"}
+    legacy_open = {**_initialize(), "trace": "x"}
+    scripts = [
+        (modern_ping, _initialize(), INITIALIZED, _request(2, "tools/list")),
+        (legacy_open, INITIALIZED, _modern(2, "tools/list")),
+        (_request(0, "ping", []), _modern(2, "tools/list"), _initialize()),  # type: ignore[arg-type]
+        (_request(0, "ping", {"x": "\ud800"}), _modern(2, "tools/list"), _initialize()),
+    ]
+    launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))
+    launches.run(_modern(1, "tools/list"))
+    for i, script in enumerate(scripts):
+        assert _by_id(launches.run(*script)[0]) == _by_id(truth.run(*script)[0]), i
+
+
 def _listening(launches: Launches) -> tuple[list[dict[str, Any]], str]:
     """A 2026 client as Claude Code opens: discovery, the list-change stream (waiting for
     its acknowledgement), then the tools; everything the server wrote, and its stderr."""

@@ -237,6 +237,22 @@ class Conversation:
             self.negotiated = str(cast(Json, result).get("protocolVersion"))
 
 
+def _read_as_request(message: Any) -> bool:
+    """Whether the SDK's reader (mcp_types.JSONRPCRequest) takes ``message`` for a request:
+    members it does not know are ignored there, and params must be an object if given."""
+    if not isinstance(message, dict):
+        return False
+    message = cast(Json, message)
+    ident, params = message.get("id"), message.get("params")
+    return (
+        message.get("jsonrpc") == "2.0"
+        and isinstance(ident, str | int)
+        and not isinstance(ident, bool)
+        and isinstance(message.get("method"), str)
+        and (params is None or isinstance(params, dict))
+    )
+
+
 @dataclass
 class Handover:
     """What the front leaves the SDK's wire: its private ends of stdin and stdout, every
@@ -297,34 +313,29 @@ class Front:
 
     def _take(self, line: bytes) -> None:
         """Answer ``line`` when it is a request whose answer is kept; the SDK answers the rest
-        (and any line that is not a well-formed request) when it takes over."""
+        (and any line that is not a well-formed request) when it takes over.
+
+        The front follows the connection's era and handshake through exactly the lines
+        the SDK reads as requests (``_read_as_request``), for a line it follows and the
+        SDK does not (or the other way round) would set the two in different eras."""
         try:
             message: Any = json.loads(line)
-        except ValueError:
+            # The SDK's reader refuses a lone surrogate escape, which json takes.
+            json.dumps(message, ensure_ascii=False).encode("utf-8")
+        except (ValueError, RecursionError):
             return
-        if not isinstance(message, dict):
+        if not _read_as_request(message):
             return
         message = cast(Json, message)
-        ident, method = message.get("id"), message.get("method")
+        ident, method = cast(str | int, message["id"]), cast(str, message["method"])
         # An id read before may name a request still unanswered (a client's fault): the
         # answers could not be told apart, so the SDK answers every request under it.
-        known = isinstance(ident, str | int) and not isinstance(ident, bool) and "method" in message
-        repeated = known and ident in self._ids
-        if known:
-            self._ids.add(cast(str | int, ident))
-        if (
-            message.get("jsonrpc") != "2.0"
-            or not set(message) <= _ENVELOPE
-            or "id" not in message
-            or isinstance(ident, bool)
-            or not isinstance(ident, str | int)
-            or not isinstance(method, str)
-        ):
-            return
+        repeated = ident in self._ids
+        self._ids.add(ident)
         asked = self._conversation.ask(method, message.get("params"), ident)
         key = self._conversation.key(asked) if asked is not None else None
         payload = cast(Json | None, self._answers.get(key)) if key is not None else None
-        if asked is None or payload is None or repeated:
+        if asked is None or payload is None or repeated or not set(message) <= _ENVELOPE:
             return
         if method == LISTEN:
             if "notification" in payload and ident not in self.handover.acknowledged:
