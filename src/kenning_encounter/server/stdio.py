@@ -27,16 +27,18 @@ import logging
 import os
 import re
 import sys
-from collections.abc import AsyncGenerator, Generator
+from collections.abc import AsyncGenerator, Callable, Generator
 from dataclasses import dataclass
 from typing import Any, cast
 
 import anyio
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
+from mcp_types import CallToolResult, InputRequiredResult
 
 from kenning_encounter.server.context import AppContext
 from kenning_encounter.server.front import (
@@ -526,7 +528,22 @@ async def stdio_streams(
 
 
 class KenningMCPServer(MCPServer[AppContext]):
-    """The SDK's server, serving stdio over the thread-free wire above."""
+    """The SDK's server, serving stdio over the thread-free wire above, and refusing a call
+    to a tool it does not serve with what to call instead (``unknown``: the text)."""
+
+    def __init__(
+        self, *args: Any, unknown: Callable[[str], str | None] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._unknown = unknown
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[AppContext, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        refusal = self._unknown(name) if self._unknown is not None else None
+        if refusal is not None:
+            raise ToolError(refusal)
+        return await super().call_tool(name, arguments, context)
 
     async def run_stdio_async(self) -> None:
         await self.serve_stdio(None)
