@@ -423,3 +423,21 @@ def test_a_2026_client_that_closes_stdin_with_its_list_stream_open_is_not_kept_w
     assert answers[2]["result"]["tools"]
     assert "still unanswered" not in done.stderr
     assert took < DRAIN_SECONDS / 2, f"the server took {took:.1f}s to stop"
+
+
+def test_an_unknown_prompt_is_invalid_params_and_no_traceback(tmp_path: Path) -> None:
+    """The SDK answered prompts/get for a name it does not serve with error code 0 (MCP
+    says -32602) and logged the client's mistake as a server fault, a traceback with the
+    name it was sent, at ERROR. This server serves no prompts, and says so."""
+    get = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "prompts/get",
+        "params": {"name": SECRET, "arguments": {"a": SECRET}},
+    }
+    done = _piped(tmp_path, _lines(INITIALIZE, INITIALIZED, get))
+    error = _answers(done.stdout)[2]["error"]
+    assert error["code"] == -32602
+    assert error["message"].startswith(f"Unknown prompt: {SECRET}")
+    assert "serves no prompts" in error["message"]
+    assert "Traceback" not in done.stderr and SECRET not in done.stderr

@@ -37,8 +37,9 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from mcp_types import CallToolResult, InputRequiredResult
+from mcp_types import CallToolResult, GetPromptResult, InputRequiredResult
 
 from kenning_encounter.server.context import AppContext
 from kenning_encounter.server.front import (
@@ -544,6 +545,24 @@ class KenningMCPServer(MCPServer[AppContext]):
         if refusal is not None:
             raise ToolError(refusal)
         return await super().call_tool(name, arguments, context)
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        context: Context[AppContext, Any] | None = None,
+    ) -> GetPromptResult | InputRequiredResult:
+        """The SDK answers an unknown name with error code 0 and logs a traceback, as for a
+        fault of its own; MCP answers a client's wrong name with invalid params."""
+        served = [p.name for p in await self.list_prompts()]
+        if name not in served:
+            fix = (
+                "this server serves no prompts"
+                if not served
+                else f"prompts/list names the {len(served)} prompts served"
+            )
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {name}; {fix}")
+        return await super().get_prompt(name, arguments, context)
 
     async def run_stdio_async(self) -> None:
         await self.serve_stdio(None)
