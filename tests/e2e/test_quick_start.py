@@ -6,8 +6,11 @@ directory; the clients are the SDK's ``Client`` and raw JSON-RPC lines.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -274,6 +277,56 @@ def test_the_front_follows_the_era_the_server_follows(tmp_path: Path) -> None:
     launches.run(_modern(1, "tools/list"))
     for i, script in enumerate(scripts):
         assert _by_id(launches.run(*script)[0]) == _by_id(truth.run(*script)[0]), i
+
+
+def test_a_client_that_writes_everything_before_it_reads_is_served(tmp_path: Path) -> None:
+    """A client may send all its requests before it reads an answer. The front wrote its
+    answers blocking, so once they filled the stdout pipe it stopped reading stdin; the
+    client, still writing, waited on a full stdin pipe, and the two waited forever (the
+    server without a quick start reads on while its answers wait). Here the client reads
+    only once the server has taken over, so the front's answers the pipe had no room
+    for are handed over unsent, and must come first."""
+    launches = Launches(tmp_path)
+    listings = (_request(2, "tools/list"), _request(3, "tools/list"))
+    launches.run(_initialize(), INITIALIZED, *listings)
+    large = _request(4, "tools/call", {"name": "search", "arguments": {"query": "x" * 300_000}})
+    script = (_initialize(), INITIALIZED, *listings, large, _request(5, "ping"))
+    data = "".join(json.dumps(m) + "\n" for m in script).encode()
+    proc = subprocess.Popen(
+        launches.command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=launches.env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    written = threading.Event()
+
+    def write_all() -> None:
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(data)
+            proc.stdin.close()
+        written.set()
+
+    writer = threading.Thread(target=write_all, daemon=True)
+    writer.start()
+    try:
+        assert written.wait(60), "the client could not finish writing: the server stopped reading"
+        while "serving on stdio" not in proc.stderr.readline().decode():
+            pass
+        time.sleep(1.0)  # the server takes the wire over right after it says so
+        answers = _by_id([json.loads(line) for line in proc.stdout.read().splitlines()])
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    assert set(answers) == {1, 2, 3, 4, 5}
+    assert answers[2]["result"]["tools"] and answers[2]["result"] == answers[3]["result"]
+    assert answers[4]["result"]["isError"] and answers[5]["result"] == {}
 
 
 def _listening(launches: Launches) -> tuple[list[dict[str, Any]], str]:

@@ -257,24 +257,31 @@ def _read_as_request(message: Any) -> bool:
 class Handover:
     """What the front leaves the SDK's wire: its private ends of stdin and stdout, every
     line it read (the SDK gets them all, in order), what it read beyond the last whole
-    line, and what it answered, by request id (the SDK's own answers to those are
-    compared and dropped)."""
+    line, what of its answers the client had not taken yet (written first), and what it
+    answered, by request id (the SDK's own answers to those are compared and dropped)."""
 
     wire_in: int
     wire_out: int
     replay: list[bytes] = field(default_factory=list[bytes])
     unread: bytes = b""
+    unsent: bytes = b""
     sent: dict[str | int, Json] = field(default_factory=dict[str | int, Json])
     acknowledged: dict[str | int, Json] = field(default_factory=dict[str | int, Json])
 
 
 class Front:
-    """The thread answering from the kept answers until the server takes the wire."""
+    """The thread answering from the kept answers until the server takes the wire.
+
+    It never waits on stdout: a client may send everything before it reads an answer,
+    and a front that stopped reading while its answers filled the pipe would wait on that
+    client forever. What the pipe does not take yet is kept, written as it drains, and
+    handed over unsent."""
 
     def __init__(self, answers: Json) -> None:
         self._answers = answers
         self._conversation = Conversation()
         self._ids: set[str | int] = set()  # of the requests read
+        self._out = bytearray()  # answers the stdout pipe has not taken yet
         self._stop_r, self._stop_w = os.pipe()
         self.handover = Handover(
             wire_in=_claim(0, os.open(os.devnull, os.O_RDONLY)),
@@ -292,24 +299,38 @@ class Front:
         return self.handover
 
     def _run(self) -> None:
-        buffer = b""
+        wire_in, wire_out = self.handover.wire_in, self.handover.wire_out
+        buffer = bytearray()
+        scanned = 0  # of buffer, holding no newline
+        ended = False  # the client closed stdin; the SDK sees the end after the rest
         try:
-            while True:
-                ready, _, _ = select.select([self.handover.wire_in, self._stop_r], [], [])
+            os.set_blocking(wire_out, False)
+            while not (ended and not self._out):
+                reading = [self._stop_r] if ended else [wire_in, self._stop_r]
+                ready, writable, _ = select.select(reading, [wire_out] if self._out else [], [])
                 if self._stop_r in ready:
                     break
-                chunk = os.read(self.handover.wire_in, 65536)
-                if not chunk:
-                    break  # the client closed stdin; the SDK sees the end after the rest
+                if writable:
+                    self._flush()
+                if wire_in not in ready:
+                    continue
+                chunk = os.read(wire_in, 65536)
+                ended = not chunk
                 buffer += chunk
-                while (end := buffer.find(b"\n")) >= 0:
-                    line, buffer = buffer[: end + 1], buffer[end + 1 :]
+                while (end := buffer.find(b"\n", scanned)) >= 0:
+                    line = bytes(buffer[: end + 1])
+                    del buffer[: end + 1]
+                    scanned = 0
                     self.handover.replay.append(line)
                     self._take(line)
+                scanned = len(buffer)
         except OSError as exc:  # the SDK's wire meets the same fault and reports it
             log.debug("quick start stopped: %s", exc)
         finally:
-            self.handover.unread = buffer
+            self.handover.unread = bytes(buffer)
+            self.handover.unsent = bytes(self._out)
+            with contextlib.suppress(OSError):
+                os.set_blocking(wire_out, True)
 
     def _take(self, line: bytes) -> None:
         """Answer ``line`` when it is a request whose answer is kept; the SDK answers the rest
@@ -351,9 +372,17 @@ class Front:
         self._conversation.answered(asked, payload)
 
     def _write(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.handover.wire_out, view) :]
+        self._out += data
+        self._flush()
+
+    def _flush(self) -> None:
+        """Write what the pipe takes now, without waiting."""
+        while self._out:
+            try:
+                written = os.write(self.handover.wire_out, self._out)
+            except BlockingIOError:
+                return
+            del self._out[:written]
 
 
 def _well_formed(kept: Any) -> TypeGuard[Json]:

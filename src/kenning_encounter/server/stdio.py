@@ -500,6 +500,10 @@ async def stdio_streams(
         _, out = await loop.connect_write_pipe(
             _PipeOut, os.fdopen(os.dup(wire_out), "wb", buffering=0)
         )
+        if handover is not None and handover.unsent and out.transport is not None:
+            # The front's answers the client has not taken yet go first; written without
+            # waiting, for the client may be writing still and stdin is not read yet.
+            out.transport.write(handover.unsent)
         incoming_send, incoming = anyio.create_memory_object_stream[Incoming](0)
         outgoing, outgoing_receive = anyio.create_memory_object_stream[SessionMessage](0)
         pending = _Pending()
