@@ -441,3 +441,28 @@ def test_an_unknown_prompt_is_invalid_params_and_no_traceback(tmp_path: Path) ->
     assert error["message"].startswith(f"Unknown prompt: {SECRET}")
     assert "serves no prompts" in error["message"]
     assert "Traceback" not in done.stderr and SECRET not in done.stderr
+
+
+def test_a_request_cancelled_under_its_id_as_a_string_is_not_waited_for(tmp_path: Path) -> None:
+    """The SDK takes a cancellation naming request 7 as "7" for request 7 (its ids
+    correlate so, as the TypeScript SDK's do) and never answers it; the end of input
+    waited for that answer the whole drain (30 s), and warned of it."""
+    slow = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {
+            "name": "read_cypher",
+            "arguments": {
+                "query": "UNWIND range(1, 1000) AS a UNWIND range(1, 1000) AS b "
+                "WITH a * b AS p WHERE toString(p) ENDS WITH '7' RETURN count(*) AS c"
+            },
+        },
+    }
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "7"}}
+    started = time.monotonic()
+    done = _piped(tmp_path, _lines(INITIALIZE, INITIALIZED, slow, cancel))
+    took = time.monotonic() - started
+    assert set(_answers(done.stdout)) == {1}  # a cancelled request is not answered
+    assert "still unanswered" not in done.stderr
+    assert took < DRAIN_SECONDS / 2, f"the server took {took:.1f}s to stop"

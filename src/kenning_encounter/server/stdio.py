@@ -37,6 +37,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
+from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types import CallToolResult, GetPromptResult, InputRequiredResult
@@ -140,13 +141,16 @@ class _Pending:
     def asked(self, message: types.JSONRPCMessage) -> None:
         if isinstance(message, types.JSONRPCRequest):
             if message.method != LISTEN:
-                self._ids.add(message.id)
+                self._ids.add(coerce_request_id(message.id))
         elif isinstance(message, types.JSONRPCNotification) and (
             message.method == "notifications/cancelled"
         ):
             self.answered((message.params or {}).get("requestId"))
 
     def answered(self, request_id: object) -> None:
+        """``request_id`` is answered (or cancelled: the SDK takes "7" and 7 for one id)."""
+        if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+            request_id = coerce_request_id(request_id)
         if request_id in self._ids:
             self._ids.discard(request_id)  # pyright: ignore[reportArgumentType]
             self._changed.set()
@@ -190,7 +194,11 @@ class _Kept:
             if message.method == "notifications/cancelled":
                 ident = (message.params or {}).get("requestId")
                 if isinstance(ident, str | int) and not isinstance(ident, bool):
-                    self._settled(ident)  # the SDK sends no answer to a cancelled request
+                    # The SDK sends no answer to a cancelled request, and takes "7" for 7.
+                    cancelled = coerce_request_id(ident)
+                    for unanswered in list(self._unanswered):
+                        if coerce_request_id(unanswered) == cancelled:
+                            self._settled(unanswered)
             return
         if not isinstance(message, types.JSONRPCRequest):
             return
