@@ -6,8 +6,11 @@ directory; the clients are the SDK's ``Client`` and raw JSON-RPC lines.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +160,78 @@ def test_what_the_front_does_not_know_waits_for_the_server_in_order(tmp_path: Pa
     assert set(answers) == {1, 2, 3} and "error" not in answers[3]
 
 
+def _answers_to(lines: list[dict[str, Any]], ident: int) -> list[dict[str, Any]]:
+    return sorted((m["result"] for m in lines if m.get("id") == ident), key=len)
+
+
+def test_a_repeated_request_id_loses_no_answer_and_spoils_no_kept_one(tmp_path: Path) -> None:
+    """A client that sends two requests with one id (MCP forbids it; JSON-RPC allows it
+    once the first is answered) got the server's answers matched to its requests by id:
+    the ping's answer was kept as the listing's, so the next launch, however sound its
+    client, listed no tools; and with the front answering, the ping's answer was dropped
+    as the front's copy and the listing answered twice."""
+    tools = _request(2, "tools/list")
+    ping = _request(2, "ping")
+    fresh = Launches(tmp_path / "fresh")
+    twice, _ = fresh.run(_initialize(), INITIALIZED, ping, tools)
+    [empty, listed] = _answers_to(twice, 2)
+    assert empty == {} and listed["tools"]
+    sound, stderr = fresh.run(_initialize(), INITIALIZED, tools)
+    assert _answers_to(sound, 2) == [listed]
+    assert "otherwise than the server does" not in stderr
+
+    launches = Launches(tmp_path / "kept")
+    launches.run(_initialize(), INITIALIZED, tools)  # the front answers the listing next
+    twice, stderr = launches.run(_initialize(), INITIALIZED, ping, tools)
+    assert _answers_to(twice, 2) == [{}, listed]
+    sound, stderr = launches.run(_initialize(), INITIALIZED, tools)
+    assert _answers_to(sound, 2) == [listed]
+    assert "otherwise than the server does" not in stderr
+
+    # A stale kept listing is not given under a repeated id: it would be one answer more.
+    stale = Launches(tmp_path / "stale")
+    stale.run(_initialize(), INITIALIZED, tools)
+    [path] = stale.files()
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    _kept_answer(kept, "legacy 2025-11-25 tools/list ")["result"]["tools"].pop()
+    path.write_text(json.dumps(kept), encoding="utf-8")
+    twice, _ = stale.run(_initialize(), INITIALIZED, ping, tools)
+    assert _answers_to(twice, 2) == [{}, listed]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"env_names": [1]},
+        {"env_names": [None, {}]},
+        {"files": [[1]]},
+        {"salt": 7},
+        {"files": {"a\u0000b": [1, 2]}},
+        {"answers": "every answer: not one"},
+    ],
+)
+def test_a_damaged_kept_file_is_ignored_and_written_afresh(
+    tmp_path: Path, damage: dict[str, Any]
+) -> None:
+    """The file is only a cache: whatever a damaged one holds, the launch starts, the
+    server answers, and the file is written again. A list of names that were not strings
+    stopped every start of that command line with an AttributeError; an answer that was
+    no JSON object ended the quick start with a traceback."""
+    launches = Launches(tmp_path)
+    script = (_initialize(), INITIALIZED, _request(2, "tools/list"))
+    truth = _by_id(launches.run(*script)[0])
+    [path] = launches.files()
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(damage.get("answers"), str):
+        damage = {"answers": dict.fromkeys(kept["answers"], damage["answers"])}
+    path.write_text(json.dumps({**kept, **damage}), encoding="utf-8")
+    served, stderr = launches.run(*script)
+    assert _by_id(served) == truth
+    assert "Traceback" not in stderr
+    assert json.loads(path.read_text(encoding="utf-8")) != {**kept, **damage}
+    assert _by_id(launches.run(*script)[0]) == truth
+
+
 def test_a_2026_client_discovers_and_lists_from_the_kept_answers(tmp_path: Path) -> None:
     """The 2026 era (Claude Code opens with server/discover): each request stands alone,
     so each is answered from the kept answer to the same parameters; an initialize on
@@ -180,6 +255,78 @@ def test_a_2026_client_discovers_and_lists_from_the_kept_answers(tmp_path: Path)
     assert answers[1]["result"]["tools"] == truth[1]["result"]["tools"][:-1]  # the front's
     assert {k: answers[k] for k in ("probe", 0, 2)} == {k: truth[k] for k in ("probe", 0, 2)}
     assert "error" not in answers[3] and "otherwise than the server does" in stderr
+
+
+def test_the_front_follows_the_era_the_server_follows(tmp_path: Path) -> None:
+    """The SDK reads a request with an extra envelope member as a request (and so lets it
+    open the connection's era); the front skipped it, and followed lines the server
+    refuses (params that are no object, a lone surrogate escape). Each time the front
+    took the other era and answered what the server refuses: an initialize on a 2026
+    connection, a 2026 listing on a handshake connection."""
+    launches = Launches(tmp_path / "kept")
+    truth = Launches(tmp_path / "truth", KENNING_ENCOUNTER_QUICK_START="off")
+    modern_ping = {**_modern(0, "ping"), "trace": "x"}
+    legacy_open = {**_initialize(), "trace": "x"}
+    scripts = [
+        (modern_ping, _initialize(), INITIALIZED, _request(2, "tools/list")),
+        (legacy_open, INITIALIZED, _modern(2, "tools/list")),
+        (_request(0, "ping", []), _modern(2, "tools/list"), _initialize()),  # type: ignore[arg-type]
+        (_request(0, "ping", {"x": "\ud800"}), _modern(2, "tools/list"), _initialize()),
+    ]
+    launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))
+    launches.run(_modern(1, "tools/list"))
+    for i, script in enumerate(scripts):
+        assert _by_id(launches.run(*script)[0]) == _by_id(truth.run(*script)[0]), i
+
+
+def test_a_client_that_writes_everything_before_it_reads_is_served(tmp_path: Path) -> None:
+    """A client may send all its requests before it reads an answer. The front wrote its
+    answers blocking, so once they filled the stdout pipe it stopped reading stdin; the
+    client, still writing, waited on a full stdin pipe, and the two waited forever (the
+    server without a quick start reads on while its answers wait). Here the client reads
+    only once the server has taken over, so the front's answers the pipe had no room
+    for are handed over unsent, and must come first."""
+    launches = Launches(tmp_path)
+    listings = (_request(2, "tools/list"), _request(3, "tools/list"))
+    launches.run(_initialize(), INITIALIZED, *listings)
+    large = _request(4, "tools/call", {"name": "search", "arguments": {"query": "x" * 300_000}})
+    script = (_initialize(), INITIALIZED, *listings, large, _request(5, "ping"))
+    data = "".join(json.dumps(m) + "\n" for m in script).encode()
+    proc = subprocess.Popen(
+        launches.command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=launches.env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    written = threading.Event()
+
+    def write_all() -> None:
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(data)
+            proc.stdin.close()
+        written.set()
+
+    writer = threading.Thread(target=write_all, daemon=True)
+    writer.start()
+    try:
+        assert written.wait(60), "the client could not finish writing: the server stopped reading"
+        while "serving on stdio" not in proc.stderr.readline().decode():
+            pass
+        time.sleep(1.0)  # the server takes the wire over right after it says so
+        answers = _by_id([json.loads(line) for line in proc.stdout.read().splitlines()])
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    assert set(answers) == {1, 2, 3, 4, 5}
+    assert answers[2]["result"]["tools"] and answers[2]["result"] == answers[3]["result"]
+    assert answers[4]["result"]["isError"] and answers[5]["result"] == {}
 
 
 def _listening(launches: Launches) -> tuple[list[dict[str, Any]], str]:

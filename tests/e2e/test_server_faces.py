@@ -154,3 +154,26 @@ async def test_long_lists_name_their_fields_in_place(
     assert set(item["required"]) <= fields
     named = item["description"].split("Fields: ", 1)[1]
     assert all(f"{f} (" in named for f in fields), named
+
+
+async def test_a_call_to_a_tool_not_served_says_what_to_call_instead(tmp_path: Path) -> None:
+    """The SDK's "Unknown tool: x" named no fix: a model on the reader face, on a
+    namespaced server or with a slip of the pen could only guess. Each now says why and
+    what to call; nothing is written."""
+    async with Client(server_for(tmp_path / "reader", face="reader")) as reader:
+        refusal = await call_refused(
+            reader, "create_entities", {"session_id": ALICE, "entities": []}
+        )
+        assert refusal.startswith("Unknown tool: create_entities")
+        assert "reader face" in refusal and "write tool" in refusal and "full face" in refusal
+    async with Client(server_for(tmp_path / "named", namespace="myapp")) as named:
+        refusal = await call_refused(named, "search", {"query": "x"})
+        assert "myapp-search" in refusal
+        refusal = await call_refused(named, "myapp-serch", {"query": "x"})
+        assert "did you mean 'myapp-search'" in refusal
+    async with Client(server_for(tmp_path / "plain")) as plain:
+        assert "did you mean 'search'" in await call_refused(plain, "serch", {"query": "x"})
+        refusal = await call_refused(plain, "frobnicate", {})
+        assert "tools/list" in refusal
+        hits = await call_ok(plain, "search", {"query": "x"})
+        assert hits["hits"] == []

@@ -11,6 +11,7 @@ import json
 import logging
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,15 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from kenning_encounter.server.stdio import _Pending, next_line  # pyright: ignore[reportPrivateUsage]
+from kenning_encounter.server.stdio import (  # pyright: ignore[reportPrivateUsage]
+    DRAIN_SECONDS,
+    HEAD_BYTES,
+    MAX_LINE,
+    Oversized,
+    _Pending,
+    next_line,
+    too_long,
+)
 from tests.e2e.conftest import ROOT, SESSION, call_ok, clean_environ, server_command
 
 pytestmark = [pytest.mark.usefixtures("clean_env")]
@@ -176,11 +185,11 @@ async def test_a_batch_larger_than_a_pipe_buffer_goes_through(tmp_path: Path) ->
         assert found["hits"][0]["name"] == "long reading 17"
 
 
-async def _all_lines(data: bytes, limit: int) -> list[bytes]:
+async def _all_lines(data: bytes, limit: int) -> list[bytes | Oversized]:
     reader = asyncio.StreamReader(limit=limit)
     reader.feed_data(data)
     reader.feed_eof()
-    lines: list[bytes] = []
+    lines: list[bytes | Oversized] = []
     while (line := await next_line(reader)) is not None:
         lines.append(line)
     return lines
@@ -192,12 +201,36 @@ def test_a_line_over_the_limit_is_skipped_and_the_next_one_read(
     big = b"x" * 300
     with caplog.at_level(logging.WARNING):
         lines = asyncio.run(_all_lines(b"first\n" + big + b"\nthird\nlast", 64))
-    assert lines == [b"first\n", b"third\n", b"last"]
+    assert lines == [b"first\n", Oversized(301, big[:HEAD_BYTES]), b"third\n", b"last"]
     assert "skipped a message of 301 bytes" in caplog.text
 
 
 def test_input_ending_inside_an_oversized_line_ends_the_lines() -> None:
-    assert asyncio.run(_all_lines(b"first\n" + b"y" * 300, 64)) == [b"first\n"]
+    lines = asyncio.run(_all_lines(b"first\n" + b"y" * 300, 64))
+    assert lines == [b"first\n", Oversized(300, b"y" * 300)]
+
+
+@pytest.mark.parametrize(
+    ("head", "ident"),
+    [
+        (b'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"a', 5),
+        (b'{"id":"five","jsonrpc":"2.0","method":"x","params":{"', "five"),
+        (b' { "jsonrpc" : "2.0" , "id" : -3 , "params": {"', -3),
+        (b'{"jsonrpc": "2.0", "method": "tools/call", "params": {"id": 9, "x', None),
+        (b'{"method": "x", "id": 4, "params": {"', None),  # an id after the rest: unseen
+        (b"xxxxxxxx", None),
+    ],
+)
+def test_an_oversized_request_is_refused_under_the_id_it_starts_with(
+    head: bytes, ident: object
+) -> None:
+    refused = too_long(Oversized(MAX_LINE + 1, head))
+    assert refused is not None and refused.id == ident
+
+
+def test_an_oversized_answer_of_the_clients_is_not_answered() -> None:
+    for head in (b'{"jsonrpc":"2.0","id":1,"result":{"x', b'{"id": "a", "error": {"code'):
+        assert too_long(Oversized(MAX_LINE + 1, head)) is None
 
 
 @pytest.mark.timeout(60)  # the guard if a drain never gives up; the checks are all ordering
@@ -299,3 +332,137 @@ def test_a_line_that_is_no_message_is_answered_with_the_field_and_the_fix(
     assert found["result"]["structuredContent"]["hits"] == []
     assert SECRET not in done.stderr
     assert done.stderr.count("refused a message on stdin") == 7
+
+
+def test_a_request_whose_id_is_no_request_id_is_answered_not_taken_for_a_notification(
+    tmp_path: Path,
+) -> None:
+    """The SDK's message models read any object without a valid id as a notification,
+    so a request whose id is null, a fraction, a boolean or a structure went unanswered
+    and its sender waited forever. Each is refused by name, with a null id (its own
+    cannot be echoed); a write sent so is not run; real notifications stay unanswered."""
+    odd_ids = ["null", "1.5", "1.0", "true", "[1]", '{"n": 1}']
+    lines = [f'{{"jsonrpc": "2.0", "id": {raw}, "method": "ping"}}' for raw in odd_ids]
+    advance = {"name": "advance_encounter", "arguments": {"session_id": SESSION, "purpose": "x"}}
+    lines.append(
+        '{"jsonrpc": "2.0", "id": 2.5, "method": "tools/call", "params": '
+        + json.dumps(advance)
+        + "}"
+    )
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}
+    find = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "search", "arguments": {"query": "x"}},
+    }
+    script = _lines(INITIALIZE, INITIALIZED) + "\n".join(lines) + "\n" + _lines(cancel, find)
+    done = _piped(tmp_path, script)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    refused = [a for a in answers if a.get("id") is None]
+    assert [a["error"]["code"] for a in refused] == [-32600] * len(lines)
+    for answer in refused:
+        assert answer["error"]["message"].startswith("invalid request: id: "), answer
+        assert "string or an integer" in answer["error"]["message"]
+    assert sorted(a["id"] for a in answers if a.get("id") is not None) == [1, 3]
+    # The call sent with a fractional id opened no encounter.
+    assert "Opened encounter" not in done.stdout and "advance_encounter" not in done.stderr
+
+
+def test_a_message_over_the_line_limit_is_answered_and_the_next_one_served(
+    tmp_path: Path,
+) -> None:
+    """A line longer than the wire reads (MAX_LINE) was skipped with a warning only, so a
+    client that sent a request that large waited forever for its answer. It is refused,
+    under its id when the line starts with it, and nothing it asked for is done; a
+    client's oversized answer to the server is still dropped unanswered."""
+    padding = "x" * (MAX_LINE + 10)
+    advance = {"session_id": SESSION, "purpose": padding}
+    request = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "advance_encounter", "arguments": advance},
+    }
+    answer = {"jsonrpc": "2.0", "id": 6, "result": {"padding": padding}}
+    notice = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"p": padding}}
+    ping = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
+    done = _piped(tmp_path, _lines(INITIALIZE, INITIALIZED, request, answer, notice, ping))
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    refused = [a for a in answers if "error" in a]
+    assert [(a["id"], a["error"]["code"]) for a in refused] == [(5, -32600), (None, -32600)]
+    said = refused[0]["error"]["message"]
+    assert "64 MiB" in said and "split" in said, said
+    assert [a["id"] for a in answers if "result" in a] == [1, 7]
+    assert "Opened encounter" not in done.stdout
+
+
+def test_a_2026_client_that_closes_stdin_with_its_list_stream_open_is_not_kept_waiting(
+    tmp_path: Path,
+) -> None:
+    """A 2026 client (Claude Code) keeps a subscriptions/listen stream open for the whole
+    session; that request is answered only when the connection ends. Closing stdin, as
+    MCP's stdio shutdown asks, made the server wait the whole drain (30 s) for it and
+    warn of an unanswered request, so a client that waits a reasonable time killed it."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "a script", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    listen = {
+        "jsonrpc": "2.0",
+        "id": "listen",
+        "method": "subscriptions/listen",
+        "params": {"_meta": meta, "notifications": {"toolsListChanged": True}},
+    }
+    tools = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}}
+    started = time.monotonic()
+    done = _piped(tmp_path, _lines(listen, tools))
+    took = time.monotonic() - started
+    answers = _answers(done.stdout)
+    assert answers[2]["result"]["tools"]
+    assert "still unanswered" not in done.stderr
+    assert took < DRAIN_SECONDS / 2, f"the server took {took:.1f}s to stop"
+
+
+def test_an_unknown_prompt_is_invalid_params_and_no_traceback(tmp_path: Path) -> None:
+    """The SDK answered prompts/get for a name it does not serve with error code 0 (MCP
+    says -32602) and logged the client's mistake as a server fault, a traceback with the
+    name it was sent, at ERROR. This server serves no prompts, and says so."""
+    get = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "prompts/get",
+        "params": {"name": SECRET, "arguments": {"a": SECRET}},
+    }
+    done = _piped(tmp_path, _lines(INITIALIZE, INITIALIZED, get))
+    error = _answers(done.stdout)[2]["error"]
+    assert error["code"] == -32602
+    assert error["message"].startswith(f"Unknown prompt: {SECRET}")
+    assert "serves no prompts" in error["message"]
+    assert "Traceback" not in done.stderr and SECRET not in done.stderr
+
+
+def test_a_request_cancelled_under_its_id_as_a_string_is_not_waited_for(tmp_path: Path) -> None:
+    """The SDK takes a cancellation naming request 7 as "7" for request 7 (its ids
+    correlate so, as the TypeScript SDK's do) and never answers it; the end of input
+    waited for that answer the whole drain (30 s), and warned of it."""
+    slow = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {
+            "name": "read_cypher",
+            "arguments": {
+                "query": "UNWIND range(1, 1000) AS a UNWIND range(1, 1000) AS b "
+                "WITH a * b AS p WHERE toString(p) ENDS WITH '7' RETURN count(*) AS c"
+            },
+        },
+    }
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "7"}}
+    started = time.monotonic()
+    done = _piped(tmp_path, _lines(INITIALIZE, INITIALIZED, slow, cancel))
+    took = time.monotonic() - started
+    assert set(_answers(done.stdout)) == {1}  # a cancelled request is not answered
+    assert "still unanswered" not in done.stderr
+    assert took < DRAIN_SECONDS / 2, f"the server took {took:.1f}s to stop"

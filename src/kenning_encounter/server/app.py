@@ -74,6 +74,7 @@ def build_server(
             lifespan=lifespan,
             log_level="DEBUG" if settings.log_level.upper() == "DEBUG" else "INFO",
             tools=registrar.tools,
+            unknown=registrar.unknown,
         )
     settle_start()
 

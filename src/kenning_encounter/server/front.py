@@ -43,7 +43,7 @@ import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any, Final, TypeGuard, cast
 
 log = logging.getLogger(__name__)
 
@@ -237,27 +237,51 @@ class Conversation:
             self.negotiated = str(cast(Json, result).get("protocolVersion"))
 
 
+def _read_as_request(message: Any) -> bool:
+    """Whether the SDK's reader (mcp_types.JSONRPCRequest) takes ``message`` for a request:
+    members it does not know are ignored there, and params must be an object if given."""
+    if not isinstance(message, dict):
+        return False
+    message = cast(Json, message)
+    ident, params = message.get("id"), message.get("params")
+    return (
+        message.get("jsonrpc") == "2.0"
+        and isinstance(ident, str | int)
+        and not isinstance(ident, bool)
+        and isinstance(message.get("method"), str)
+        and (params is None or isinstance(params, dict))
+    )
+
+
 @dataclass
 class Handover:
     """What the front leaves the SDK's wire: its private ends of stdin and stdout, every
     line it read (the SDK gets them all, in order), what it read beyond the last whole
-    line, and what it answered, by request id (the SDK's own answers to those are
-    compared and dropped)."""
+    line, what of its answers the client had not taken yet (written first), and what it
+    answered, by request id (the SDK's own answers to those are compared and dropped)."""
 
     wire_in: int
     wire_out: int
     replay: list[bytes] = field(default_factory=list[bytes])
     unread: bytes = b""
+    unsent: bytes = b""
     sent: dict[str | int, Json] = field(default_factory=dict[str | int, Json])
     acknowledged: dict[str | int, Json] = field(default_factory=dict[str | int, Json])
 
 
 class Front:
-    """The thread answering from the kept answers until the server takes the wire."""
+    """The thread answering from the kept answers until the server takes the wire.
+
+    It never waits on stdout: a client may send everything before it reads an answer,
+    and a front that stopped reading while its answers filled the pipe would wait on that
+    client forever. What the pipe does not take yet is kept, written as it drains, and
+    handed over unsent."""
 
     def __init__(self, answers: Json) -> None:
         self._answers = answers
         self._conversation = Conversation()
+        self._ids: set[str | int] = set()  # of the requests read
+        self._out = bytearray()  # answers the stdout pipe has not taken yet
         self._stop_r, self._stop_w = os.pipe()
         self.handover = Handover(
             wire_in=_claim(0, os.open(os.devnull, os.O_RDONLY)),
@@ -275,49 +299,64 @@ class Front:
         return self.handover
 
     def _run(self) -> None:
-        buffer = b""
+        wire_in, wire_out = self.handover.wire_in, self.handover.wire_out
+        buffer = bytearray()
+        scanned = 0  # of buffer, holding no newline
+        ended = False  # the client closed stdin; the SDK sees the end after the rest
         try:
-            while True:
-                ready, _, _ = select.select([self.handover.wire_in, self._stop_r], [], [])
+            os.set_blocking(wire_out, False)
+            while not (ended and not self._out):
+                reading = [self._stop_r] if ended else [wire_in, self._stop_r]
+                ready, writable, _ = select.select(reading, [wire_out] if self._out else [], [])
                 if self._stop_r in ready:
                     break
-                chunk = os.read(self.handover.wire_in, 65536)
-                if not chunk:
-                    break  # the client closed stdin; the SDK sees the end after the rest
+                if writable:
+                    self._flush()
+                if wire_in not in ready:
+                    continue
+                chunk = os.read(wire_in, 65536)
+                ended = not chunk
                 buffer += chunk
-                while (end := buffer.find(b"\n")) >= 0:
-                    line, buffer = buffer[: end + 1], buffer[end + 1 :]
+                while (end := buffer.find(b"\n", scanned)) >= 0:
+                    line = bytes(buffer[: end + 1])
+                    del buffer[: end + 1]
+                    scanned = 0
                     self.handover.replay.append(line)
                     self._take(line)
+                scanned = len(buffer)
         except OSError as exc:  # the SDK's wire meets the same fault and reports it
             log.debug("quick start stopped: %s", exc)
         finally:
-            self.handover.unread = buffer
+            self.handover.unread = bytes(buffer)
+            self.handover.unsent = bytes(self._out)
+            with contextlib.suppress(OSError):
+                os.set_blocking(wire_out, True)
 
     def _take(self, line: bytes) -> None:
         """Answer ``line`` when it is a request whose answer is kept; the SDK answers the rest
-        (and any line that is not a well-formed request) when it takes over."""
+        (and any line that is not a well-formed request) when it takes over.
+
+        The front follows the connection's era and handshake through exactly the lines
+        the SDK reads as requests (``_read_as_request``), for a line it follows and the
+        SDK does not (or the other way round) would set the two in different eras."""
         try:
             message: Any = json.loads(line)
-        except ValueError:
+            # The SDK's reader refuses a lone surrogate escape, which json takes.
+            json.dumps(message, ensure_ascii=False).encode("utf-8")
+        except (ValueError, RecursionError):
             return
-        if not isinstance(message, dict):
+        if not _read_as_request(message):
             return
         message = cast(Json, message)
-        ident, method = message.get("id"), message.get("method")
-        if (
-            message.get("jsonrpc") != "2.0"
-            or not set(message) <= _ENVELOPE
-            or "id" not in message
-            or isinstance(ident, bool)
-            or not isinstance(ident, str | int)
-            or not isinstance(method, str)
-        ):
-            return
+        ident, method = cast(str | int, message["id"]), cast(str, message["method"])
+        # An id read before may name a request still unanswered (a client's fault): the
+        # answers could not be told apart, so the SDK answers every request under it.
+        repeated = ident in self._ids
+        self._ids.add(ident)
         asked = self._conversation.ask(method, message.get("params"), ident)
         key = self._conversation.key(asked) if asked is not None else None
         payload = cast(Json | None, self._answers.get(key)) if key is not None else None
-        if asked is None or payload is None or ident in self.handover.sent:
+        if asked is None or payload is None or repeated or not set(message) <= _ENVELOPE:
             return
         if method == LISTEN:
             if "notification" in payload and ident not in self.handover.acknowledged:
@@ -333,9 +372,39 @@ class Front:
         self._conversation.answered(asked, payload)
 
     def _write(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.handover.wire_out, view) :]
+        self._out += data
+        self._flush()
+
+    def _flush(self) -> None:
+        """Write what the pipe takes now, without waiting."""
+        while self._out:
+            try:
+                written = os.write(self.handover.wire_out, self._out)
+            except BlockingIOError:
+                return
+            del self._out[:written]
+
+
+def _well_formed(kept: Any) -> TypeGuard[Json]:
+    """Whether ``kept`` has the shape ``Launch.record`` writes: a damaged file (or one of
+    another version) is no reason to stop a start, nor to end the front with a traceback."""
+    if not isinstance(kept, dict) or cast(Json, kept).get("format") != FORMAT:
+        return False
+    kept = cast(Json, kept)
+    names, files, answers = kept.get("env_names"), kept.get("files"), kept.get("answers")
+    return (
+        all(isinstance(kept.get(k), str) for k in ("salt", "key", "source"))
+        and isinstance(names, list)
+        and all(isinstance(n, str) for n in cast(list[Any], names))
+        and isinstance(files, dict)
+        and isinstance(answers, dict)
+        and all(_answer_shaped(a) for a in cast(Json, answers).values())
+    )
+
+
+def _answer_shaped(answer: Any) -> bool:
+    """A kept answer: an object, whose acknowledgement (when it holds one) is an object."""
+    return isinstance(answer, dict) and isinstance(cast(Json, answer).get("notification", {}), dict)
 
 
 class Launch:
@@ -375,18 +444,15 @@ class Launch:
                 kept: Any = json.load(f)
         except (OSError, ValueError):
             return None
-        if not isinstance(kept, dict):
+        if not _well_formed(kept):
             return None
-        kept = cast(Json, kept)
-        try:
+        try:  # a salt that is no hex, a file name holding a NUL
             holds = (
-                kept["format"] == FORMAT
-                and kept["key"] == self._key(kept["env_names"], bytes.fromhex(kept["salt"]))
+                kept["key"] == self._key(kept["env_names"], bytes.fromhex(kept["salt"]))
                 and kept["files"] == file_stamps(kept["files"])
                 and kept["source"] == source_stamp()
-                and isinstance(kept["answers"], dict)
             )
-        except (KeyError, TypeError, ValueError):
+        except ValueError:
             return None
         return kept if holds else None
 

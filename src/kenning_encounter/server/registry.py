@@ -33,7 +33,7 @@ from pydantic import ConfigDict, ValidationError
 
 from kenning_encounter.config import Settings
 from kenning_encounter.server.app_tools import DeferredTool, KeptSchemas
-from kenning_encounter.server.refusals import refusal_text
+from kenning_encounter.server.refusals import close_match, refusal_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -122,6 +122,30 @@ class ToolRegistrar:
             return fn
 
         return decorate
+
+    def unknown(self, name: str) -> str | None:
+        """The refusal of a call to ``name`` when this server does not serve it, with what
+        to call instead (the SDK's own names no fix); None for a tool it serves."""
+        namespace = self.settings.namespace
+        base = name.removeprefix(f"{namespace}-") if namespace else name
+        if base in self.served and self.settings.tool_name(base) == name:
+            return None
+        text = f"Unknown tool: {name}"
+        kind = self.declared.get(base)
+        if kind is not None and base not in self.served:
+            return (
+                f"{text}: {base} is a {kind.value} tool, and this server serves the "
+                f"{self.settings.face} face, which leaves {kind.value} tools out; call it on "
+                "a server with the full face"
+            )
+        if base in self.served:  # the bare name on a namespaced server
+            public = self.settings.tool_name(base)
+            return f"{text}; this server names its tools with {namespace!r}: call {public!r}"
+        served = [self.settings.tool_name(n) for n in self.served]
+        match = close_match(name, served)
+        if match is not None:
+            return f"{text}; did you mean {match!r}? tools/list names every tool served"
+        return f"{text}; tools/list names the {len(served)} tools this server serves"
 
 
 ToolGroup = Callable[[ToolRegistrar], None]

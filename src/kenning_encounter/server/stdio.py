@@ -25,16 +25,22 @@ import fcntl
 import json
 import logging
 import os
+import re
 import sys
-from collections.abc import AsyncGenerator, Generator
+from collections.abc import AsyncGenerator, Callable, Generator
+from dataclasses import dataclass
 from typing import Any, cast
 
 import anyio
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
+from mcp.shared.dispatcher import coerce_request_id
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
+from mcp_types import CallToolResult, GetPromptResult, InputRequiredResult
 
 from kenning_encounter.server.context import AppContext
 from kenning_encounter.server.front import (
@@ -58,28 +64,75 @@ DRAIN_SECONDS = 30.0
 Incoming = SessionMessage | Exception
 
 
-async def next_line(reader: asyncio.StreamReader) -> bytes | None:
+@dataclass(frozen=True)
+class Oversized:
+    """A line longer than the reader's limit, skipped: its size and its first bytes."""
+
+    size: int
+    head: bytes
+
+
+async def next_line(reader: asyncio.StreamReader) -> bytes | Oversized | None:
     """The next line (a last one may lack its newline); None at the end of input.
 
-    A line longer than the reader's limit is skipped, with a warning."""
+    A line longer than the reader's limit is skipped, with a warning, and told as
+    ``Oversized`` (so its sender can be answered)."""
     skipped = 0
+    head = b""
     while True:
         try:
             line = await reader.readuntil(b"\n")
         except asyncio.IncompleteReadError as exc:
-            return exc.partial if exc.partial and not skipped else None
+            if skipped:
+                line = exc.partial  # the input ended inside the oversized line
+            else:
+                return exc.partial or None
         except asyncio.LimitOverrunError as exc:
             # Drop what is buffered of the oversized line; its newline ends the skipping.
-            skipped += len(await reader.readexactly(exc.consumed))
+            dropped = await reader.readexactly(exc.consumed)
+            head = head or dropped[:HEAD_BYTES]
+            skipped += len(dropped)
             continue
         if not skipped:
             return line
         log.warning("skipped a message of %d bytes on stdin (the limit)", skipped + len(line))
-        skipped = 0
+        return Oversized(skipped + len(line), head)
+
+
+# The id and the next member of a message whose id comes first, or second after "jsonrpc",
+# as every SDK writes it: there it is the message's own, not a nested one.
+_LEADING = re.compile(
+    rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?'
+    rb'(?:"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*,\s*)?'
+    rb'(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"(\w+)"'
+)
+HEAD_BYTES = 4096
+
+
+def too_long(line: Oversized) -> types.JSONRPCError | None:
+    """The answer to a line too long to read: refused under its id when it starts with it
+    (null otherwise); None for a client's answer, which JSON-RPC never answers."""
+    leading = _LEADING.match(line.head)
+    if leading is not None and leading.group(2) in (b"result", b"error"):
+        return None
+    ident: str | int | None = None
+    if leading is not None and leading.group(1) is not None:
+        with contextlib.suppress(ValueError):
+            ident = json.loads(leading.group(1))
+    return _error(
+        ident,
+        types.INVALID_REQUEST,
+        f"invalid request: the message is {line.size} bytes, over the "
+        f"{MAX_LINE // (1024 * 1024)} MiB a line may hold, and was not read; send less at "
+        "once (split a batch over several calls)",
+    )
 
 
 class _Pending:
-    """Requests read and not yet answered, so the end of input can wait for them."""
+    """Requests read and not yet answered, so the end of input can wait for them.
+
+    A list-change stream (``subscriptions/listen``) is not waited for: it lasts as long as
+    the connection, and is answered only when the connection ends."""
 
     def __init__(self) -> None:
         self._ids: set[types.RequestId] = set()
@@ -87,13 +140,17 @@ class _Pending:
 
     def asked(self, message: types.JSONRPCMessage) -> None:
         if isinstance(message, types.JSONRPCRequest):
-            self._ids.add(message.id)
+            if message.method != LISTEN:
+                self._ids.add(coerce_request_id(message.id))
         elif isinstance(message, types.JSONRPCNotification) and (
             message.method == "notifications/cancelled"
         ):
             self.answered((message.params or {}).get("requestId"))
 
     def answered(self, request_id: object) -> None:
+        """``request_id`` is answered (or cancelled: the SDK takes "7" and 7 for one id)."""
+        if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+            request_id = coerce_request_id(request_id)
         if request_id in self._ids:
             self._ids.discard(request_id)  # pyright: ignore[reportArgumentType]
             self._changed.set()
@@ -115,7 +172,12 @@ def _libraries() -> list[str]:
 
 class _Kept:
     """Keeps the SDK's answers to the requests whose answers the next launch's quick start
-    may give (front.py), and drops its answers to those the front gave already."""
+    may give (front.py), and drops its answers to those the front gave already.
+
+    An answer names its request by id alone, so while two requests with one id are
+    unanswered (a client's fault) their answers cannot be told apart: none of them is
+    kept, and of the front's answer the SDK's copy is dropped only when it is the same,
+    so every request keeps its answer."""
 
     def __init__(self, launch: Launch | None, handover: Handover | None) -> None:
         self._launch = launch
@@ -124,13 +186,44 @@ class _Kept:
         self._conversation = Conversation()
         self._asked: dict[types.RequestId, Asked] = {}
         self._listens: dict[types.RequestId, Asked] = {}
+        self._unanswered: dict[types.RequestId, int] = {}  # requests read, by id
+        self._repeated: set[types.RequestId] = set()  # ids asked again while unanswered
 
     def asked(self, message: types.JSONRPCMessage) -> None:
+        if isinstance(message, types.JSONRPCNotification):
+            if message.method == "notifications/cancelled":
+                ident = (message.params or {}).get("requestId")
+                if isinstance(ident, str | int) and not isinstance(ident, bool):
+                    # The SDK sends no answer to a cancelled request, and takes "7" for 7.
+                    cancelled = coerce_request_id(ident)
+                    for unanswered in list(self._unanswered):
+                        if coerce_request_id(unanswered) == cancelled:
+                            self._settled(unanswered)
+            return
         if not isinstance(message, types.JSONRPCRequest):
             return
+        self.arrived(message.id)
         asked = self._conversation.ask(message.method, message.params, message.id)
-        if asked is not None:
+        if asked is not None and message.id not in self._repeated:
             (self._listens if asked.method == LISTEN else self._asked)[message.id] = asked
+
+    def arrived(self, ident: types.RequestId) -> None:
+        """Count a request (or a refused line) that will be answered under ``ident``."""
+        if ident in self._unanswered:
+            self._repeated.add(ident)
+            self._asked.pop(ident, None)
+            self._listens.pop(ident, None)
+        self._unanswered[ident] = self._unanswered.get(ident, 0) + 1
+
+    def _settled(self, ident: types.RequestId) -> bool:
+        """Count one answer under ``ident``; whether the id was repeated."""
+        repeated = ident in self._repeated
+        left = self._unanswered.pop(ident, 0) - 1
+        if left > 0:
+            self._unanswered[ident] = left
+        else:
+            self._repeated.discard(ident)
+        return repeated
 
     def answered(self, message: types.JSONRPCMessage, data: str) -> bool:
         """Keep what ``message`` answers; True when the front already sent that answer."""
@@ -140,16 +233,18 @@ class _Kept:
             return False
         if message.id is None:
             return False
+        repeated = self._settled(message.id)
         asked = self._asked.pop(message.id, None)
         front_sent = message.id in self._sent
-        sent = self._sent.pop(message.id, None)
         if asked is None and not front_sent:
             return False
         parsed: dict[str, Any] = json.loads(data)
         payload = {k: parsed[k] for k in ("result", "error") if k in parsed}
         if asked is not None:
             self._keep(asked, payload)
-        return front_sent and self._same(message.id, payload, sent)
+        if not front_sent or (repeated and payload != self._sent[message.id]):
+            return False  # under a repeated id, another request's answer: it is owed
+        return self._same(message.id, payload, self._sent.pop(message.id))
 
     def _acknowledges(self, data: str) -> bool:
         parsed: dict[str, Any] = json.loads(data)
@@ -226,8 +321,12 @@ def refusal(line: bytes, exc: Exception) -> types.JSONRPCError | None:
         return None  # an answer of the client's: JSON-RPC never answers an answer
     if msg.get("jsonrpc") != "2.0":
         why = 'jsonrpc: must be "2.0"; add "jsonrpc": "2.0" to the message'
-    elif "id" in msg and known_id is None and raw_id is not None:
-        why = "id: must be a string or an integer; send the request's id as one"
+    elif "id" in msg and known_id is None:
+        why = (
+            "id: must be a string or an integer (null, a fraction, a boolean or a structure "
+            "is no MCP request id); send the request's id as one, or leave it out of a "
+            "notification"
+        )
     elif not isinstance(msg.get("method"), str):
         why = 'method: must be a string naming the method, such as "tools/call"'
     elif msg.get("params") is not None and not isinstance(msg["params"], dict):
@@ -235,6 +334,14 @@ def refusal(line: bytes, exc: Exception) -> types.JSONRPCError | None:
     else:
         why = _unreadable(exc)
     return _error(known_id, types.INVALID_REQUEST, f"invalid request: {why}")
+
+
+def _no_id(line: bytes) -> None:
+    """Raise when a line the SDK read as a notification is a request: its models take an
+    object whose id is no valid one (null, 1.5, true) for a notification, which is never
+    answered, so its sender would wait forever. JSON-RPC tells them apart by the member."""
+    if "id" in json.loads(line):
+        raise ValueError("a request whose id is no request id")
 
 
 def _error(request_id: str | int | None, code: int, message: str) -> types.JSONRPCError:
@@ -254,8 +361,17 @@ async def _read(
 ) -> None:
     with scope, send, answer:
         while (line := await next_line(reader)) is not None:
+            if isinstance(line, Oversized):
+                refused = too_long(line)
+                if refused is not None:
+                    if refused.id is not None:
+                        kept.arrived(refused.id)
+                    await answer.send(SessionMessage(refused))
+                continue
             try:
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                if isinstance(message, types.JSONRPCNotification):
+                    _no_id(line)
             except Exception as exc:
                 refused = refusal(line, exc)
                 # Never the line itself in the log: it may carry memory content.
@@ -265,6 +381,8 @@ async def _read(
                     refused.error.message if refused else "a malformed answer, dropped",
                 )
                 if refused is not None:
+                    if refused.id is not None:
+                        kept.arrived(refused.id)
                     await answer.send(SessionMessage(refused))
                 continue
             pending.asked(message)
@@ -390,6 +508,10 @@ async def stdio_streams(
         _, out = await loop.connect_write_pipe(
             _PipeOut, os.fdopen(os.dup(wire_out), "wb", buffering=0)
         )
+        if handover is not None and handover.unsent and out.transport is not None:
+            # The front's answers the client has not taken yet go first; written without
+            # waiting, for the client may be writing still and stdin is not read yet.
+            out.transport.write(handover.unsent)
         incoming_send, incoming = anyio.create_memory_object_stream[Incoming](0)
         outgoing, outgoing_receive = anyio.create_memory_object_stream[SessionMessage](0)
         pending = _Pending()
@@ -419,7 +541,40 @@ async def stdio_streams(
 
 
 class KenningMCPServer(MCPServer[AppContext]):
-    """The SDK's server, serving stdio over the thread-free wire above."""
+    """The SDK's server, serving stdio over the thread-free wire above, and refusing a call
+    to a tool it does not serve with what to call instead (``unknown``: the text)."""
+
+    def __init__(
+        self, *args: Any, unknown: Callable[[str], str | None] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._unknown = unknown
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[AppContext, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        refusal = self._unknown(name) if self._unknown is not None else None
+        if refusal is not None:
+            raise ToolError(refusal)
+        return await super().call_tool(name, arguments, context)
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        context: Context[AppContext, Any] | None = None,
+    ) -> GetPromptResult | InputRequiredResult:
+        """The SDK answers an unknown name with error code 0 and logs a traceback, as for a
+        fault of its own; MCP answers a client's wrong name with invalid params."""
+        served = [p.name for p in await self.list_prompts()]
+        if name not in served:
+            fix = (
+                "this server serves no prompts"
+                if not served
+                else f"prompts/list names the {len(served)} prompts served"
+            )
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {name}; {fix}")
+        return await super().get_prompt(name, arguments, context)
 
     async def run_stdio_async(self) -> None:
         await self.serve_stdio(None)
