@@ -9,6 +9,7 @@ at DEBUG or above, while the statements themselves do.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from kenning_encounter.config import Settings
+from kenning_encounter.errors import KenningError
 from kenning_encounter.server.context import open_store
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore, ReadTx, WriteTx
@@ -123,6 +125,33 @@ def test_a_slow_statement_is_logged_at_warning_cut_short_without_parameters(
     statement = cypher[0].split("): ", 1)[1]
     assert len(statement) <= SLOW_TEXT_CHARS and statement.endswith("…")
     _assert_no_parameters(caplog_debug)
+
+
+def test_what_a_read_cypher_text_quotes_stays_out_of_the_slow_log(
+    backend: str, tmp_path: Path, caplog_debug: pytest.LogCaptureFixture
+) -> None:
+    # The text is an agent's: a string or comment it writes may quote the memory. The
+    # slow log shows the statement's shape; only DEBUG shows it whole.
+    store = _open(backend, tmp_path, slow_query_ms=0.001)
+    quoted = [
+        f"RETURN '{SECRET}' AS {MARKER}",
+        f'RETURN "it\\"s {SECRET}" AS {MARKER}',
+        f"RETURN 1 AS {MARKER} // {SECRET}",
+        f"RETURN 1 AS {MARKER} /* {SECRET} */",
+        f"RETURN 1 AS {MARKER}, '{SECRET}",  # left open: refused by the engine
+    ]
+    try:
+        caplog_debug.clear()
+        for text in quoted:
+            with contextlib.suppress(KenningError):
+                store.read_cypher(text, {}, **LIMITS)
+    finally:
+        store.close()
+    records = [r for r in _ours(caplog_debug) if r.name == QUERY_LOGGER]
+    slow = [r.getMessage() for r in records if r.levelno == logging.WARNING]
+    assert len([m for m in slow if MARKER in m]) >= 3, slow  # those the engine was sent
+    assert [m for m in slow if SECRET in m] == []
+    assert any(SECRET in r.getMessage() for r in records if r.levelno == logging.DEBUG)
 
 
 def test_the_slow_log_is_quiet_below_its_threshold(

@@ -11,6 +11,7 @@ operator turns on deliberately.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
@@ -27,8 +28,22 @@ class Tracer(Protocol):
         ...
 
 
+# A quoted string or a comment in a statement's text, to its end if left open: read_cypher's
+# text is an agent's, and what it quotes may be the memory's content (ours put content
+# in parameters).
+_QUOTED: Final = re.compile(
+    r"'(?:[^'\\]|\\.?)*(?:'|\Z)|\"(?:[^\"\\]|\\.?)*(?:\"|\Z)|//[^\n]*|/\*.*?(?:\*/|\Z)",
+    re.DOTALL,
+)
+
+
+def _unquoted(statement: str) -> str:
+    """The text with each quoted string and comment masked."""
+    return _QUOTED.sub(lambda m: "/*…*/" if m.group().startswith("/") else "'…'", statement)
+
+
 def _short(statement: str) -> str:
-    flat = " ".join(statement.split())
+    flat = " ".join(_unquoted(statement).split())
     return flat if len(flat) <= SLOW_TEXT_CHARS else flat[: SLOW_TEXT_CHARS - 1] + "…"
 
 
