@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kenning_encounter.memory import validate
-from kenning_encounter.memory.writes import resolve
+from kenning_encounter.memory.writes import delete_nodes, resolve
 from kenning_encounter.store.port import GraphStore, ReadTx, WriteTx
 from kenning_encounter.store.records import NodeRecord
 
@@ -51,7 +51,7 @@ def forget(store: GraphStore, refs: Sequence[str], *, with_history: bool = False
 
     def work(tx: WriteTx) -> Forgotten:
         targets = _targets(tx, items, with_history)
-        tx.delete_nodes([n.id for n in targets])
+        delete_nodes(tx, [n.id for n in targets])
         counts: dict[str, int] = {}
         for node in targets:
             if node.encounter:

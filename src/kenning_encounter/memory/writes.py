@@ -34,6 +34,7 @@ from kenning_encounter.memory.models import (
     RelationIn,
 )
 from kenning_encounter.memory.spine import ensure_open, require_open
+from kenning_encounter.store.ids import type_of_id
 from kenning_encounter.store.port import BatchStart, GraphStore, ReadTx, WriteTx
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.vocabulary import (
@@ -425,11 +426,46 @@ def delete_entities(store: GraphStore, session_id: str, refs: Sequence[str]) -> 
                 )
         # Newest first (delete_nodes): each leaves the one before it the chain's head. An
         # undo keeps the past: a read as of an earlier tick still finds the node.
-        tx.delete_nodes([n.id for n in targets], keep_past=True)
+        out = [e for n in targets for e in relations.get(n.id, ()) if e.source == n.id]
+        delete_nodes(tx, [n.id for n in targets], keep_past=True, out=out)
         tx.touch_encounter(encounter.name)
         return Deleted(encounter=encounter.name, tick=tx.tick, deleted=[n.id for n in targets])
 
     return store.write(work)
+
+
+def delete_nodes(
+    tx: WriteTx,
+    node_ids: Sequence[str],
+    *,
+    keep_past: bool = False,
+    out: Sequence[EdgeRecord] | None = None,
+) -> None:
+    """Delete nodes with their relations (the store's ``delete_nodes``), and give each
+    surviving end those relations could have moved (a question resolved, a hypothesis
+    supported or challenged) the status its remaining evidence gives, as an unlinking
+    does: a status never outlives every relation that set it. ``out``: the nodes'
+    relations out, when the caller has read them already."""
+    going = set(node_ids)
+    if out is None:
+        out = tx.edges_out_of(list(node_ids), sorted(STATUS_EFFECTS))
+    moved = list(
+        dict.fromkeys(
+            e.target
+            for e in out
+            if e.source in going
+            and e.target not in going
+            and type_of_id(e.target) in STATUS_EFFECTS.get(e.type, {})
+        )
+    )
+    tx.delete_nodes(node_ids, keep_past=keep_past)
+    if not moved:
+        return
+    found = tx.get_nodes(moved)
+    for node_id in moved:
+        node = found.get(node_id)
+        if node is not None:
+            _restore_status(tx, node)
 
 
 def _restore_status(tx: WriteTx, node: NodeRecord) -> None:
