@@ -109,6 +109,33 @@ def test_a_status_set_by_hand_is_left_alone(held: Memory) -> None:
     assert _status(held, "c") is None
 
 
+def test_an_unlinking_gives_back_the_status_given_at_creation(held: Memory) -> None:
+    """Found by hunting: an unlinking re-derived the status from the default, so a status
+    given at creation (a question recorded resolved, a hypothesis recorded supported) was
+    lost to the undo of a relation that had moved nothing, or had moved it from there. The
+    status comes back to what the node was given, moved by the evidence that remains."""
+    held.create_entities(
+        S,
+        [
+            {"type": "Question", "name": "known", "description": "x", "status": "resolved"},
+            {"type": "Hypothesis", "name": "backed", "description": "x", "status": "supported"},
+        ],
+    )
+    held.create_relations(S, [_link("o1", "RESOLVES", "known"), _link("o1", "SUPPORTS", "backed")])
+    held.create_relations(S, [_link("o2", "CHALLENGES", "backed")])
+    assert _status(held, "known") == "resolved" and _status(held, "backed") == "challenged"
+    held.delete_relations(
+        S, [_link("o1", "RESOLVES", "known"), _link("o2", "CHALLENGES", "backed")]
+    )
+    assert _status(held, "known") == "resolved" and _status(held, "backed") == "supported"
+    held.delete_relations(S, [_link("o1", "SUPPORTS", "backed")])
+    assert _status(held, "backed") == "supported"
+    # An undone node's relations go the same way.
+    held.create_relations(S, [_link("o2", "CHALLENGES", "backed")])
+    held.delete_entities(S, ["o2"])
+    assert _status(held, "backed") == "supported"
+
+
 # --- delete_entities ---------------------------------------------------------------
 
 

@@ -469,19 +469,25 @@ def delete_nodes(
 
 
 def _restore_status(tx: WriteTx, node: NodeRecord) -> None:
-    """After an unlinking, the status the remaining evidence gives (fact-states set by
-    hand at creation, such as falsified or retired, are left alone)."""
+    """After an unlinking, the status the remaining evidence gives: the status the node
+    was recorded with, moved by each relation still pointing at it in the order they were
+    made, as they moved it when made. A status given at creation (a question recorded
+    resolved, a hypothesis recorded supported, falsified or retired) is where that starts,
+    never the type's default; the record of the past keeps it as the first move's
+    ``before``."""
     derived = {to for m in STATUS_EFFECTS.values() for t, (_, to) in m.items() if t == node.type}
-    spec = NODE_TYPES[node.type]
-    if node.status not in derived or spec.default_status is None:
+    if node.status not in derived:  # no relation set it, so none going can take it back
         return
-    incoming = {e.type for e in tx.edges_of(node.id) if e.target == node.id}
-    status = spec.default_status
-    for rel in ("SUPPORTS", "CHALLENGES", "RESOLVES"):  # later evidence kinds win
-        effect = STATUS_EFFECTS[rel].get(node.type)
-        if effect is not None and rel in incoming:
+    moves = tx.moves_after([node.id], -1)
+    status = moves[0].before if moves else node.status
+    evidence = sorted(
+        (e for e in tx.edges_of(node.id) if e.target == node.id), key=lambda e: e.tick
+    )
+    for edge in evidence:
+        effect = STATUS_EFFECTS.get(edge.type, {}).get(node.type)
+        if effect is not None and status in effect[0]:
             status = effect[1]
-    if status != node.status:
+    if status is not None and status != node.status:
         tx.set_status(node.id, status)
 
 
