@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from kenning_encounter.errors import NotFound
+from kenning_encounter.errors import KenningError, NotFound
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.meaning_bridge import MeaningRuntime
 from kenning_encounter.infusion.pipeline import Infuser
@@ -412,3 +412,61 @@ def test_a_gated_list_of_relations_asks_about_their_ends_once(
     many, shown_many = into_hub(2, 12, secret=True)
     assert (shown_few, shown_many) == (2, 13), "the withheld observation's relation is hidden"
     assert many == few, (few, many)
+
+
+def test_a_public_version_names_no_withheld_revision(store: GraphStore) -> None:
+    """Found by hunting: a public node revised by a withheld one carried the withheld
+    version's id in superseded_by through every read that showed it (find_by_name and
+    trace_provenance by its id, chain_history, search of older versions, the port's own
+    node reads), and a write that named the public version was refused naming that id.
+    Read as if the withheld version were not there, the public one ends its chain; a
+    write refused because of the withheld revision names no id."""
+    writer = Memory(store, granted=ALL)
+    writer.advance_encounter(plan.WRITER, "a public plan made secret")
+    first = writer.create_entities(
+        plan.WRITER, [{"type": "Note", "name": "plan", "description": "lantern plan public"}]
+    ).created[0]
+    secret = writer.create_entities(
+        plan.WRITER,
+        [
+            {
+                "type": "Note",
+                "name": "plan",
+                "description": f"lantern plan {MARK}",
+                "classification": "secret",
+                "supersedes": "plan",
+                "revision_why": "details added",
+            }
+        ],
+    ).created[0]
+    gated = Memory(store)
+    answers: list[Any] = [
+        gated.find_by_name(first.id),
+        gated.trace_provenance(first.id),
+        gated.chain_history(first.id),
+        gated.search("lantern plan", include_superseded=True),
+        gated.store.read(lambda tx: (tx.get_node(first.id), tx.get_nodes([first.id]))),
+        gated.store.read(lambda tx: tx.chain(first.id, older=5, newer=5)),
+    ]
+    for answer in answers:
+        text = json.dumps(_plain(answer), default=str)
+        assert secret.id not in text and MARK not in text, text
+    assert gated.find_by_name(first.id).node.superseded_by is None
+    gated.advance_encounter("another", "revise the public version")
+    refusals = [
+        lambda: gated.create_entities(
+            "another",
+            [{"type": "Note", "name": "plan b", "supersedes": first.id, "revision_why": "x"}],
+        ),
+        lambda: gated.create_relations(
+            "another",
+            [{"source": "plan b", "type": "SUPERSEDES", "target": first.id, "revision_why": "x"}],
+        ),
+    ]
+    gated.create_entities("another", [{"type": "Note", "name": "plan b"}])
+    for refused in refusals:
+        with pytest.raises(KenningError) as info:
+            refused()
+        assert secret.id not in str(info.value), str(info.value)
+    # With the grant the revision is there as ever.
+    assert Memory(store, granted=ALL).find_by_name(first.id).node.id == secret.id

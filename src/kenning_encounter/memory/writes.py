@@ -92,13 +92,20 @@ def _resolved(
     return node
 
 
-def _check_chain_link(tx: ReadTx, new: NodeRecord | None, old: NodeRecord, field: str) -> None:
+def _check_chain_link(
+    store: GraphStore, tx: ReadTx, new: NodeRecord | None, old: NodeRecord, field: str
+) -> None:
     """A supersession keeps the chain a line: one successor, same type, no cycle."""
     if old.superseded_by is not None:
+        successor = tx.get_node(old.superseded_by)
+        by = (
+            "a version this server may not see"
+            if successor is not None and hides(store, successor)
+            else old.superseded_by
+        )
         raise SupersessionRule(
             field,
-            f"{old.name!r} is already superseded by {old.superseded_by}; revise the head of "
-            "its chain instead",
+            f"{old.name!r} is already superseded by {by}; revise the head of its chain instead",
         )
     if new is None:
         return
@@ -167,7 +174,7 @@ def create_entities(
                         f"{d.field}.supersedes",
                         f"a {d.type} cannot supersede a {old.type}; revisions keep their type",
                     )
-                _check_chain_link(tx, None, old, f"{d.field}.supersedes")
+                _check_chain_link(store, tx, None, old, f"{d.field}.supersedes")
                 if any(o.id == old.id for _, o, _ in links):
                     raise SupersessionRule(
                         f"{d.field}.supersedes", f"{old.name!r} is revised twice in this batch"
@@ -290,7 +297,7 @@ def create_relations(
                 )
             planned.add(key)
             if rel.type == "SUPERSEDES":
-                _check_chain_link(tx, source, target, f"{field}.target")
+                _check_chain_link(store, tx, source, target, f"{field}.target")
             edge = EdgeRecord(
                 source.id, target.id, rel.type, tx.tick, encounter.name, rel.revision_why
             )
