@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kenning_encounter.analytics.baseline import Baseline, BaselineEntry, BaselineStore
-from kenning_encounter.errors import Conflict, NotFound
+from kenning_encounter.errors import Conflict, InvalidInput, NotFound
 from kenning_encounter.memory import erasure, operator, scrub
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.meanings import KeepsDerived
@@ -312,3 +312,34 @@ def test_what_an_operator_deletes_takes_back_the_statuses_it_moved(
     operator.forget(store, ["doubt"])
     status = {n: memory.find_by_name(n).node.status for n in ("why", "guess", "other guess")}
     assert status == {"why": "open", "guess": "untested", "other guess": "untested"}
+
+
+def test_forgetting_a_version_inside_a_chain_needs_the_newer_ones_too(
+    store: GraphStore, memory: Memory
+) -> None:
+    """Found by hunting: forget of a version that a newer one revises deleted it alone, so
+    the version before it became a head again beside the newer one: two live nodes under
+    one name, the chain split in two. It is refused now, naming the newer version, as an
+    agent's undo is (delete_entities); nothing is planned or deleted."""
+    memory.advance_encounter("s", "a chain of three")
+    ids = [memory.create_entities("s", [{"type": "Note", "name": "plan"}]).created[0].id]
+    for n in (2, 3):
+        revision = {"type": "Note", "name": "plan", "description": f"v{n}"}
+        revision |= {"supersedes": "plan", "revision_why": "redrafted"}
+        ids.append(memory.create_entities("s", [revision]).created[0].id)
+    before = snapshot(store)
+    for call in (
+        lambda: operator.plan(store, [ids[1]], with_history=False),
+        lambda: operator.forget(store, [ids[1]]),
+        lambda: operator.forget(store, [ids[1], ids[0]]),
+        lambda: operator.forget(store, [ids[1]], with_history=True),
+    ):
+        with pytest.raises(InvalidInput) as info:
+            call()
+        assert info.value.field == "refs[0]" and ids[2] in str(info.value), str(info.value)
+    assert snapshot(store) == before
+    # With the newer version named too, the version before them is the one head left.
+    operator.forget(store, [ids[1], ids[2]])
+    heads = [n for n in store.read(lambda tx: tx.authored_graph()).nodes if n.is_head]
+    assert [n.id for n in heads] == [ids[0]]
+    assert memory.find_by_name("plan").node.id == ids[0]
