@@ -464,6 +464,8 @@ def test_a_public_version_names_no_withheld_revision(store: GraphStore) -> None:
         ),
     ]
     gated.create_entities("another", [{"type": "Note", "name": "plan b"}])
+    # The writer's own open encounter, undone through a server not granted the class.
+    refusals.append(lambda: gated.delete_entities(plan.WRITER, [first.id]))
     for refused in refusals:
         with pytest.raises(KenningError) as info:
             refused()

@@ -81,6 +81,15 @@ def shown(store: GraphStore, node: NodeRecord, ref: str, field: str) -> NodeReco
     return node
 
 
+def successor_named(store: GraphStore, tx: ReadTx, node: NodeRecord) -> str:
+    """The id of the version that revised ``node``, for a refusal; a version the caller may
+    not see is named by no id (memory/gates.py)."""
+    successor = tx.get_node(node.superseded_by) if node.superseded_by else None
+    if successor is not None and hides(store, successor):
+        return "a version this server may not see"
+    return str(node.superseded_by)
+
+
 def _resolved(
     ref: str, holders: Mapping[str, str], nodes: Mapping[str, NodeRecord], field: str
 ) -> NodeRecord:
@@ -97,15 +106,10 @@ def _check_chain_link(
 ) -> None:
     """A supersession keeps the chain a line: one successor, same type, no cycle."""
     if old.superseded_by is not None:
-        successor = tx.get_node(old.superseded_by)
-        by = (
-            "a version this server may not see"
-            if successor is not None and hides(store, successor)
-            else old.superseded_by
-        )
         raise SupersessionRule(
             field,
-            f"{old.name!r} is already superseded by {by}; revise the head of its chain instead",
+            f"{old.name!r} is already superseded by {successor_named(store, tx, old)}; revise "
+            "the head of its chain instead",
         )
     if new is None:
         return
@@ -427,8 +431,9 @@ def delete_entities(store: GraphStore, session_id: str, refs: Sequence[str]) -> 
             if node.superseded_by is not None and node.superseded_by not in going:
                 raise InvalidInput(
                     f"refs[{i}]",
-                    f"{node.name!r} ({node.id}) was revised by {node.superseded_by}; delete "
-                    "the newest version first, or both in one call",
+                    f"{node.name!r} ({node.id}) was revised by "
+                    f"{successor_named(store, tx, node)}; delete the newest version first, "
+                    "or both in one call",
                     value=items[i],
                 )
         # Newest first (delete_nodes): each leaves the one before it the chain's head. An
