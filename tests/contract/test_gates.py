@@ -20,7 +20,7 @@ from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.meaning_bridge import MeaningRuntime
 from kenning_encounter.infusion.pipeline import Infuser
 from kenning_encounter.meaning import MatcherOptions, make_provider
-from kenning_encounter.memory import conflicts, history
+from kenning_encounter.memory import conflicts, history, load
 from kenning_encounter.memory.dump import export
 from kenning_encounter.memory.gates import Gate, GatedReads, GatedStore
 from kenning_encounter.memory.service import Memory
@@ -472,3 +472,49 @@ def test_a_public_version_names_no_withheld_revision(store: GraphStore) -> None:
         assert secret.id not in str(info.value), str(info.value)
     # With the grant the revision is there as ever.
     assert Memory(store, granted=ALL).find_by_name(first.id).node.id == secret.id
+
+
+def test_an_export_names_no_withheld_revision_of_an_undone_version(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """Found by hunting: a version an agent undid keeps, in the record of the past, the id
+    of the version that had revised it; an export holding back that withheld revision
+    still wrote its id on the undone version's line. The line now names no successor, as
+    the gate reads it, and the export still imports."""
+    writer = Memory(store, granted=ALL)
+    writer.advance_encounter(plan.WRITER, "a draft made secret, then undone")
+    first = writer.create_entities(
+        plan.WRITER, [{"type": "Note", "name": "draft", "description": "public"}]
+    ).created[0]
+    revised = writer.create_entities(
+        plan.WRITER,
+        [
+            {
+                "type": "Note",
+                "name": "draft",
+                "description": f"draft {MARK}",
+                "classification": "secret",
+                "supersedes": "draft",
+                "revision_why": "details added",
+            }
+        ],
+    )
+    secret = revised.created[0]
+    writer.delete_entities(plan.WRITER, [secret.id, first.id])
+    out = io.BytesIO()
+    export(store, out, app_version="test", withheld=frozenset(CLASSIFICATIONS))
+    dumped = out.getvalue().decode()
+    assert secret.id not in dumped and MARK not in dumped
+    undone = [json.loads(line) for line in dumped.splitlines() if first.id in line]
+    assert [(r["kind"], r["superseded_by"]) for r in undone] == [("deleted_node", None)]
+    (tmp_path / "held-back.jsonl").write_bytes(out.getvalue())
+    copy = EmbeddedStore.open(tmp_path / "imported")
+    try:
+        load.load(copy, load.verify(tmp_path / "held-back.jsonl"))
+        then = Memory(copy).find_by_name(first.id, as_of=revised.tick)
+        assert then.node.id == first.id and then.node.superseded_by is None
+    finally:
+        copy.close()
+    full = io.BytesIO()
+    export(store, full, app_version="test")
+    assert secret.id in full.getvalue().decode()
