@@ -81,11 +81,13 @@ def shown(store: GraphStore, node: NodeRecord, ref: str, field: str) -> NodeReco
     return node
 
 
-def successor_named(store: GraphStore, tx: ReadTx, node: NodeRecord) -> str:
+def successor_named(store: GraphStore | None, tx: ReadTx, node: NodeRecord) -> str:
     """The id of the version that revised ``node``, for a refusal; a version the caller may
-    not see is named by no id (memory/gates.py)."""
-    successor = tx.get_node(node.superseded_by) if node.superseded_by else None
-    if successor is not None and hides(store, successor):
+    not see is named by no id (memory/gates.py). No ``store``: nothing is withheld."""
+    successor = (
+        tx.get_node(node.superseded_by) if node.superseded_by and store is not None else None
+    )
+    if store is not None and successor is not None and hides(store, successor):
         return "a version this server may not see"
     return str(node.superseded_by)
 
@@ -102,7 +104,12 @@ def _resolved(
 
 
 def _check_chain_link(
-    store: GraphStore, tx: ReadTx, new: NodeRecord | None, old: NodeRecord, field: str
+    tx: ReadTx,
+    new: NodeRecord | None,
+    old: NodeRecord,
+    field: str,
+    *,
+    store: GraphStore | None = None,
 ) -> None:
     """A supersession keeps the chain a line: one successor, same type, no cycle."""
     if old.superseded_by is not None:
@@ -178,7 +185,7 @@ def create_entities(
                         f"{d.field}.supersedes",
                         f"a {d.type} cannot supersede a {old.type}; revisions keep their type",
                     )
-                _check_chain_link(store, tx, None, old, f"{d.field}.supersedes")
+                _check_chain_link(tx, None, old, f"{d.field}.supersedes", store=store)
                 if any(o.id == old.id for _, o, _ in links):
                     raise SupersessionRule(
                         f"{d.field}.supersedes", f"{old.name!r} is revised twice in this batch"
@@ -301,7 +308,7 @@ def create_relations(
                 )
             planned.add(key)
             if rel.type == "SUPERSEDES":
-                _check_chain_link(store, tx, source, target, f"{field}.target")
+                _check_chain_link(tx, source, target, f"{field}.target", store=store)
             edge = EdgeRecord(
                 source.id, target.id, rel.type, tx.tick, encounter.name, rel.revision_why
             )
