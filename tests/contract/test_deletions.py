@@ -109,6 +109,33 @@ def test_a_status_set_by_hand_is_left_alone(held: Memory) -> None:
     assert _status(held, "c") is None
 
 
+def test_an_unlinking_gives_back_the_status_given_at_creation(held: Memory) -> None:
+    """Found by hunting: an unlinking re-derived the status from the default, so a status
+    given at creation (a question recorded resolved, a hypothesis recorded supported) was
+    lost to the undo of a relation that had moved nothing, or had moved it from there. The
+    status comes back to what the node was given, moved by the evidence that remains."""
+    held.create_entities(
+        S,
+        [
+            {"type": "Question", "name": "known", "description": "x", "status": "resolved"},
+            {"type": "Hypothesis", "name": "backed", "description": "x", "status": "supported"},
+        ],
+    )
+    held.create_relations(S, [_link("o1", "RESOLVES", "known"), _link("o1", "SUPPORTS", "backed")])
+    held.create_relations(S, [_link("o2", "CHALLENGES", "backed")])
+    assert _status(held, "known") == "resolved" and _status(held, "backed") == "challenged"
+    held.delete_relations(
+        S, [_link("o1", "RESOLVES", "known"), _link("o2", "CHALLENGES", "backed")]
+    )
+    assert _status(held, "known") == "resolved" and _status(held, "backed") == "supported"
+    held.delete_relations(S, [_link("o1", "SUPPORTS", "backed")])
+    assert _status(held, "backed") == "supported"
+    # An undone node's relations go the same way.
+    held.create_relations(S, [_link("o2", "CHALLENGES", "backed")])
+    held.delete_entities(S, ["o2"])
+    assert _status(held, "backed") == "supported"
+
+
 # --- delete_entities ---------------------------------------------------------------
 
 
@@ -152,6 +179,49 @@ def test_a_node_linked_from_other_work_stays(held: Memory, store: GraphStore) ->
     )
     o2 = id_by_name(held, "o2")
     assert held.delete_entities(S, ["o2"]).deleted == [o2]
+
+
+def test_an_undone_node_takes_back_the_statuses_its_relations_moved(
+    held: Memory, store: GraphStore
+) -> None:
+    """Found by hunting: undoing a node (delete_entities) took its relations with it but left
+    the statuses they had moved, so a question read resolved with nothing resolving it. An
+    undo now gives each surviving end the status its remaining evidence gives, as
+    delete_relations does; what held before the undo still reads so as of then."""
+    held.advance_encounter(S, "evidence drafted and undone", close_summary="seeded")
+    held.create_entities(
+        S,
+        [
+            {"type": "Observation", "name": "for", "description": "evidence"},
+            {"type": "Observation", "name": "against", "description": "counter evidence"},
+            {"type": "Observation", "name": "stays", "description": "kept evidence"},
+        ],
+    )
+    linked = held.create_relations(
+        S,
+        [
+            _link("for", "RESOLVES", "q"),
+            _link("for", "SUPPORTS", "h"),
+            _link("against", "CHALLENGES", "h"),
+            _link("stays", "SUPPORTS", "h2"),
+            _link("against", "CHALLENGES", "h2"),
+        ],
+    )
+    assert [_status(held, n) for n in ("q", "h", "h2")] == ["resolved", "challenged", "challenged"]
+    held.delete_entities(S, ["against"])
+    assert [_status(held, n) for n in ("q", "h", "h2")] == ["resolved", "supported", "supported"]
+    undone = held.delete_entities(S, ["for"])
+    assert [_status(held, n) for n in ("q", "h", "h2")] == ["open", "untested", "supported"]
+    assert node_by_id(store, id_by_name(held, "q")).status == "open"
+    # A read of the past shows each status as it stood.
+    assert held.find_by_name("q", as_of=linked.tick).node.status == "resolved"
+    assert held.find_by_name("h", as_of=linked.tick).node.status == "challenged"
+    assert held.find_by_name("q", as_of=undone.tick).node.status == "open"
+    # A status set by hand stays whatever is undone.
+    held.create_entities(S, [{"type": "Observation", "name": "aside", "description": "x"}])
+    held.create_relations(S, [_link("aside", "CHALLENGES", "put aside")])
+    held.delete_entities(S, ["aside"])
+    assert _status(held, "put aside") == "retired"
 
 
 # --- delete_relations --------------------------------------------------------------

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from kenning_encounter.analytics.baseline import Baseline, BaselineEntry, BaselineStore
-from kenning_encounter.errors import Conflict, NotFound
-from kenning_encounter.memory import erasure, scrub
+from kenning_encounter.errors import Conflict, InvalidInput, NotFound
+from kenning_encounter.memory import erasure, operator, scrub
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.meanings import KeepsDerived
 from kenning_encounter.store.port import GraphStore
@@ -273,3 +273,73 @@ def test_the_infusion_log_loses_the_erased_ids_and_the_prompts_that_drew_them(
     got = {e.key: e for e in store.infusion_log.entries(tag, offset=0, limit=10)}
     assert got["k1"].bodies == (ids["project"],) and got["k1"].prompt is None
     assert got["k22"].bodies == (ids["project"],) and got["k22"].prompt == "the project"
+
+
+def test_what_an_operator_deletes_takes_back_the_statuses_it_moved(
+    store: GraphStore, memory: Memory
+) -> None:
+    """Found by hunting: an erasure or a forget took a node's relations with it but left
+    the statuses they had moved, so a question still read resolved and a hypothesis
+    supported with nothing left resolving or supporting them. The ends that stay take the
+    status their remaining evidence gives (both operator paths, one helper)."""
+    memory.advance_encounter("s", "evidence an operator removes")
+    memory.create_entities(
+        "s",
+        [
+            {"type": "Question", "name": "why", "description": "open work"},
+            {"type": "Hypothesis", "name": "guess", "description": "a guess"},
+            {"type": "Hypothesis", "name": "other guess", "description": "another"},
+            {"type": "Observation", "name": "answer", "description": f"{MARKER} answer"},
+            {"type": "Observation", "name": "doubt", "description": "counter"},
+        ],
+    )
+    memory.create_relations(
+        "s",
+        [
+            {"source": "answer", "type": "RESOLVES", "target": "why"},
+            {"source": "answer", "type": "SUPPORTS", "target": "guess"},
+            {"source": "doubt", "type": "SUPPORTS", "target": "other guess"},
+            {"source": "doubt", "type": "CHALLENGES", "target": "guess"},
+        ],
+    )
+    status = {n: memory.find_by_name(n).node.status for n in ("why", "guess", "other guess")}
+    assert status == {"why": "resolved", "guess": "challenged", "other guess": "supported"}
+    plan = erasure.plan(store, ["answer"])
+    assert [i.node.name for i in plan.items] == ["answer"]
+    erasure.erase(store, plan)
+    status = {n: memory.find_by_name(n).node.status for n in ("why", "guess", "other guess")}
+    assert status == {"why": "open", "guess": "challenged", "other guess": "supported"}
+    operator.forget(store, ["doubt"])
+    status = {n: memory.find_by_name(n).node.status for n in ("why", "guess", "other guess")}
+    assert status == {"why": "open", "guess": "untested", "other guess": "untested"}
+
+
+def test_forgetting_a_version_inside_a_chain_needs_the_newer_ones_too(
+    store: GraphStore, memory: Memory
+) -> None:
+    """Found by hunting: forget of a version that a newer one revises deleted it alone, so
+    the version before it became a head again beside the newer one: two live nodes under
+    one name, the chain split in two. It is refused now, naming the newer version, as an
+    agent's undo is (delete_entities); nothing is planned or deleted."""
+    memory.advance_encounter("s", "a chain of three")
+    ids = [memory.create_entities("s", [{"type": "Note", "name": "plan"}]).created[0].id]
+    for n in (2, 3):
+        revision = {"type": "Note", "name": "plan", "description": f"v{n}"}
+        revision |= {"supersedes": "plan", "revision_why": "redrafted"}
+        ids.append(memory.create_entities("s", [revision]).created[0].id)
+    before = snapshot(store)
+    for call in (
+        lambda: operator.plan(store, [ids[1]], with_history=False),
+        lambda: operator.forget(store, [ids[1]]),
+        lambda: operator.forget(store, [ids[1], ids[0]]),
+        lambda: operator.forget(store, [ids[1]], with_history=True),
+    ):
+        with pytest.raises(InvalidInput) as info:
+            call()
+        assert info.value.field == "refs[0]" and ids[2] in str(info.value), str(info.value)
+    assert snapshot(store) == before
+    # With the newer version named too, the version before them is the one head left.
+    operator.forget(store, [ids[1], ids[2]])
+    heads = [n for n in store.read(lambda tx: tx.authored_graph()).nodes if n.is_head]
+    assert [n.id for n in heads] == [ids[0]]
+    assert memory.find_by_name("plan").node.id == ids[0]

@@ -84,6 +84,15 @@ WRITES: dict[str, Callable[[Memory, dict[str, str]], Any]] = {
     "an unlinking of a withheld node": lambda m, ids: m.delete_relations(
         SESSION, [{"source": ids[WARD], "type": "GROUNDS", "target": "lantern finding"}]
     ),
+    # Found by hunting: pin_entities resolved its refs past the gate, so it pinned a
+    # withheld node and answered with its name.
+    "a pin of a withheld node by id": lambda m, ids: m.pin_entities(SESSION, [ids[WARD]]),
+    "a pin of a withheld node by name": lambda m, ids: m.pin_entities(
+        SESSION, ["plain lantern", WARD]
+    ),
+    "an unpinning of a withheld node": lambda m, ids: m.pin_entities(
+        SESSION, [ids[WARD]], pinned=False
+    ),
 }
 
 
@@ -92,6 +101,8 @@ NAMED_BY_ID = {
     "a revision of a withheld node",
     "a confirmation of a withheld node",
     "an unlinking of a withheld node",
+    "a pin of a withheld node by id",
+    "an unpinning of a withheld node",
 }
 
 

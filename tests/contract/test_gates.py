@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from kenning_encounter.errors import NotFound
+from kenning_encounter.errors import KenningError, NotFound
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.meaning_bridge import MeaningRuntime
 from kenning_encounter.infusion.pipeline import Infuser
 from kenning_encounter.meaning import MatcherOptions, make_provider
-from kenning_encounter.memory import conflicts, history
+from kenning_encounter.memory import conflicts, history, load
 from kenning_encounter.memory.dump import export
 from kenning_encounter.memory.gates import Gate, GatedReads, GatedStore, view
 from kenning_encounter.memory.service import Memory
@@ -439,3 +439,109 @@ def test_lists_of_heads_asked_together_page_past_what_the_gate_withholds(
     for together, alone in (gated.read(read), gated.write(lambda tx: read(view(gated, tx)))):
         assert [n.name for n in together[0]] == ["ask two", "ask one"] == [n.name for n in alone]
         assert together[1] == []
+
+
+def test_a_public_version_names_no_withheld_revision(store: GraphStore) -> None:
+    """Found by hunting: a public node revised by a withheld one carried the withheld
+    version's id in superseded_by through every read that showed it (find_by_name and
+    trace_provenance by its id, chain_history, search of older versions, the port's own
+    node reads), and a write that named the public version was refused naming that id.
+    Read as if the withheld version were not there, the public one ends its chain; a
+    write refused because of the withheld revision names no id."""
+    writer = Memory(store, granted=ALL)
+    writer.advance_encounter(plan.WRITER, "a public plan made secret")
+    first = writer.create_entities(
+        plan.WRITER, [{"type": "Note", "name": "plan", "description": "lantern plan public"}]
+    ).created[0]
+    secret = writer.create_entities(
+        plan.WRITER,
+        [
+            {
+                "type": "Note",
+                "name": "plan",
+                "description": f"lantern plan {MARK}",
+                "classification": "secret",
+                "supersedes": "plan",
+                "revision_why": "details added",
+            }
+        ],
+    ).created[0]
+    gated = Memory(store)
+    answers: list[Any] = [
+        gated.find_by_name(first.id),
+        gated.trace_provenance(first.id),
+        gated.chain_history(first.id),
+        gated.search("lantern plan", include_superseded=True),
+        gated.store.read(lambda tx: (tx.get_node(first.id), tx.get_nodes([first.id]))),
+        gated.store.read(lambda tx: tx.chain(first.id, older=5, newer=5)),
+    ]
+    for answer in answers:
+        text = json.dumps(_plain(answer), default=str)
+        assert secret.id not in text and MARK not in text, text
+    assert gated.find_by_name(first.id).node.superseded_by is None
+    gated.advance_encounter("another", "revise the public version")
+    refusals = [
+        lambda: gated.create_entities(
+            "another",
+            [{"type": "Note", "name": "plan b", "supersedes": first.id, "revision_why": "x"}],
+        ),
+        lambda: gated.create_relations(
+            "another",
+            [{"source": "plan b", "type": "SUPERSEDES", "target": first.id, "revision_why": "x"}],
+        ),
+    ]
+    gated.create_entities("another", [{"type": "Note", "name": "plan b"}])
+    # The writer's own open encounter, undone through a server not granted the class.
+    refusals.append(lambda: gated.delete_entities(plan.WRITER, [first.id]))
+    for refused in refusals:
+        with pytest.raises(KenningError) as info:
+            refused()
+        assert secret.id not in str(info.value), str(info.value)
+    # With the grant the revision is there as ever.
+    assert Memory(store, granted=ALL).find_by_name(first.id).node.id == secret.id
+
+
+def test_an_export_names_no_withheld_revision_of_an_undone_version(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """Found by hunting: a version an agent undid keeps, in the record of the past, the id
+    of the version that had revised it; an export holding back that withheld revision
+    still wrote its id on the undone version's line. The line now names no successor, as
+    the gate reads it, and the export still imports."""
+    writer = Memory(store, granted=ALL)
+    writer.advance_encounter(plan.WRITER, "a draft made secret, then undone")
+    first = writer.create_entities(
+        plan.WRITER, [{"type": "Note", "name": "draft", "description": "public"}]
+    ).created[0]
+    revised = writer.create_entities(
+        plan.WRITER,
+        [
+            {
+                "type": "Note",
+                "name": "draft",
+                "description": f"draft {MARK}",
+                "classification": "secret",
+                "supersedes": "draft",
+                "revision_why": "details added",
+            }
+        ],
+    )
+    secret = revised.created[0]
+    writer.delete_entities(plan.WRITER, [secret.id, first.id])
+    out = io.BytesIO()
+    export(store, out, app_version="test", withheld=frozenset(CLASSIFICATIONS))
+    dumped = out.getvalue().decode()
+    assert secret.id not in dumped and MARK not in dumped
+    undone = [json.loads(line) for line in dumped.splitlines() if first.id in line]
+    assert [(r["kind"], r["superseded_by"]) for r in undone] == [("deleted_node", None)]
+    (tmp_path / "held-back.jsonl").write_bytes(out.getvalue())
+    copy = EmbeddedStore.open(tmp_path / "imported")
+    try:
+        load.load(copy, load.verify(tmp_path / "held-back.jsonl"))
+        then = Memory(copy).find_by_name(first.id, as_of=revised.tick)
+        assert then.node.id == first.id and then.node.superseded_by is None
+    finally:
+        copy.close()
+    full = io.BytesIO()
+    export(store, full, app_version="test")
+    assert secret.id in full.getvalue().decode()

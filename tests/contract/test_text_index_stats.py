@@ -205,7 +205,12 @@ class Driver:
         ids = list(self.model.nodes)
         if not ids:
             return
-        forgotten = operator.forget(self.store, [ids[pick % len(ids)]], with_history=with_history)
+        try:
+            forgotten = operator.forget(
+                self.store, [ids[pick % len(ids)]], with_history=with_history
+            )
+        except InvalidInput:
+            return  # a version a newer one revises: refused, nothing changed
         self._removed(forgotten.ids)
 
     def _removed(self, ids: list[str]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from kenning_encounter.store.past import StatusMove
 from kenning_encounter.store.port import GraphStore, ReadTx, Subgraph
 from kenning_encounter.store.records import EncounterRecord
 from kenning_encounter.vocabulary import (
@@ -18,6 +19,7 @@ from kenning_encounter.vocabulary import (
     AUTHORED_RELATION_TYPES,
     PROCESS_NODE_TYPES,
     PROCESS_RELATION_TYPES,
+    STATUS_EFFECTS,
 )
 
 
@@ -29,18 +31,21 @@ class StoreView:
     spine: list[tuple[str, str, str]]
     members: dict[str, list[str]]
     loci: list[str]
+    moves: list[StatusMove]
 
 
 def read_view(store: GraphStore) -> StoreView:
     def work(tx: ReadTx) -> StoreView:
         encounters = tx.encounters(limit=1_000_000)
+        graph = tx.authored_graph()
         return StoreView(
             clock=tx.clock(),
-            graph=tx.authored_graph(),
+            graph=graph,
             encounters=encounters,
             spine=tx.spine(),
             members=tx.encounter_members([e.name for e in encounters]),
             loci=tx.loci(),
+            moves=tx.moves_after([n.id for n in graph.nodes], -1),
         )
 
     return store.read(work)
@@ -109,6 +114,27 @@ def check_supersession(view: StoreView) -> None:
     assert not doubled, f"two live nodes hold one name: {doubled}"
 
 
+def check_statuses(view: StoreView) -> None:
+    """A status is the one the node was recorded with (the first move's ``before`` in the
+    record of the past, else its own), moved by each relation into it in the order they
+    were made: no status outlives the relations that set it, or is lost to an undo."""
+    first: dict[str, StatusMove] = {}
+    for move in view.moves:  # in the order they were made
+        first.setdefault(move.node, move)
+    evidence: dict[str, list[tuple[int, str]]] = {}
+    for edge in view.graph.edges:
+        evidence.setdefault(edge.target, []).append((edge.tick, edge.type))
+    for node in view.graph.nodes:
+        status = first[node.id].before if node.id in first else node.status
+        for _, rel in sorted(evidence.get(node.id, ())):
+            effect = STATUS_EFFECTS.get(rel, {}).get(node.type)
+            if effect is not None and status in effect[0]:
+                status = effect[1]
+        assert node.status == status, (
+            f"{node.id} ({node.type}) reads {node.status!r}; its evidence gives {status!r}"
+        )
+
+
 def check_spine(view: StoreView) -> None:
     """The spine: each locus one fork-free path, firsts anchored earlier, all one component."""
     by_name = {e.name: e for e in view.encounters}
@@ -172,6 +198,7 @@ def assert_store_invariants(store: GraphStore) -> StoreView:
     check_vocabulary(view)
     check_recorded_once(view)
     check_supersession(view)
+    check_statuses(view)
     check_spine(view)
     check_ticks(view)
     return view

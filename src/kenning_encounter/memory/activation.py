@@ -48,7 +48,7 @@ from pydantic import Field
 from kenning_encounter.lazymodel import LazyModel
 from kenning_encounter.memory import validate
 from kenning_encounter.memory.spine import require_open
-from kenning_encounter.memory.writes import resolve
+from kenning_encounter.memory.writes import resolve_shown
 from kenning_encounter.store.port import GraphStore, ReadTx, SpineReads, WriteTx
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.vocabulary import ACTIVATION_HALF_LIFE_DAYS
@@ -326,7 +326,7 @@ def pin_entities(
 
     def work(tx: WriteTx) -> Pinned:
         encounter = require_open(tx, session)
-        nodes = [resolve(tx, str(ref), f"refs[{i}]") for i, ref in enumerate(items)]
+        nodes = [resolve_shown(store, tx, str(ref), f"refs[{i}]") for i, ref in enumerate(items)]
         ids = list(dict.fromkeys(n.id for n in nodes))
         tx.touch_encounter(encounter.name)
         tx.pin_nodes(encounter.name, ids, pinned=pinned, why=reason)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import BinaryIO, Final, TypeVar
 
@@ -168,10 +168,14 @@ def _touches(record: fmt.Record) -> set[str]:
 
 
 def _shown(records: Iterator[fmt.Record], held_back: set[str]) -> Iterator[fmt.Record]:
-    """The records without the held-back nodes and whatever names them."""
+    """The records without the held-back nodes and whatever names them. A deleted version
+    revised by a held-back one names no successor: its chain ends there, as the read gate
+    shows it (memory/gates.py)."""
     for record in records:
         if held_back and held_back & _touches(record):
             continue
+        if isinstance(record, DumpedEndedNode) and record.node.superseded_by in held_back:
+            record = replace(record, node=replace(record.node, superseded_by=None))
         yield record
 
 

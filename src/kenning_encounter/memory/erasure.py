@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from kenning_encounter.errors import Conflict
 from kenning_encounter.memory import validate
-from kenning_encounter.memory.writes import resolve
+from kenning_encounter.memory.writes import delete_nodes, resolve
 from kenning_encounter.store.port import GraphStore, ReadTx, WriteTx
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 
@@ -239,7 +239,7 @@ def erase(store: GraphStore, confirmed: Plan) -> Erased:
 def delete(tx: WriteTx, nodes: Sequence[NodeRecord]) -> dict[str, int]:
     """Delete whole chains newest first (each deletion then leaves its predecessor the
     head for a moment, never a second head), adding the tombstone counts."""
-    tx.delete_nodes([n.id for n in nodes])
+    delete_nodes(tx, [n.id for n in nodes])
     counts: dict[str, int] = {}
     for node in nodes:
         if node.encounter:

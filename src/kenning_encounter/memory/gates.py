@@ -20,6 +20,7 @@ query can reach (store/embedded/sandbox.py prunes its snapshot; the Neo4j store 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar, cast
 
 from kenning_encounter.memory.classification import split
@@ -74,6 +75,9 @@ class GatedReads:
     def __init__(self, tx: ReadTx, gate: Gate) -> None:
         self._tx = tx
         self._gate = gate
+        # id -> shown, for the nodes this read met: a version's successor is usually met
+        # in the same walk, so the cut of a chain (``_cut``) rarely asks the store again.
+        self._met: dict[str, bool] = {}
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self._tx, name)
@@ -91,13 +95,15 @@ class GatedReads:
 
     def _filter(self, value: Any) -> Any:
         if isinstance(value, NodeRecord):
-            return None if self._gate.hides(value) else value
+            kept = self._keep([value])
+            return kept[0] if kept else None
         if isinstance(value, Subgraph):
             return self._sub(value)
         if isinstance(value, EdgeRecord):
             return _if_shown(value, self._shown([value.source, value.target]))
         if isinstance(value, dict):
             items = cast(dict[Any, Any], value)
+            self._meet(list(items.values()))
             kept = {k: self._filter(v) for k, v in items.items()}
             return {k: v for k, v in kept.items() if v is not None or items[k] is None}
         if isinstance(value, list | tuple):
@@ -106,6 +112,7 @@ class GatedReads:
             # per relation was one statement per relation on Neo4j.
             ends = {x for v in seq if isinstance(v, EdgeRecord) for x in (v.source, v.target)}
             shown = self._shown(ends) if ends else set[str]()
+            self._meet(seq)
             kept_list = [
                 _if_shown(v, shown) if isinstance(v, EdgeRecord) else self._filter(v) for v in seq
             ]
@@ -126,7 +133,30 @@ class GatedReads:
         return {i for i in wanted if not split(marks.get(i)) & withheld}
 
     def _keep(self, nodes: Sequence[NodeRecord]) -> list[NodeRecord]:
-        return [n for n in nodes if not self._gate.hides(n)]
+        self._met.update((n.id, not self._gate.hides(n)) for n in nodes)
+        return self._cut([n for n in nodes if self._met[n.id]])
+
+    def _meet(self, values: Sequence[Any]) -> None:
+        """The nodes among ``values`` met, and their successors asked about at once: the
+        records of a list are then cut one by one without a question each."""
+        self._keep([v for v in values if isinstance(v, NodeRecord)])
+
+    def _cut(self, nodes: list[NodeRecord]) -> list[NodeRecord]:
+        """``nodes`` as if the withheld versions were not there: one revised by a withheld
+        version ends its chain (as ``chain`` ends a walk there), naming no successor."""
+        after = [n.superseded_by for n in nodes if n.superseded_by is not None]
+        unmet = [i for i in dict.fromkeys(after) if i not in self._met]
+        if unmet:
+            shown = self._shown(unmet)
+            self._met.update((i, i in shown) for i in unmet)
+        if all(self._met[i] for i in after):
+            return nodes
+        return [
+            n
+            if n.superseded_by is None or self._met[n.superseded_by]
+            else replace(n, superseded_by=None)
+            for n in nodes
+        ]
 
     def _paged(self, fetch: Callable[[int], list[NodeRecord]], limit: int) -> list[NodeRecord]:
         ask = limit
@@ -222,10 +252,11 @@ class GatedReads:
     # --- nodes -----------------------------------------------------------------------
     def get_node(self, node_id: str) -> NodeRecord | None:
         node = self._tx.get_node(node_id)
-        return None if self._gate.hides(node) else node
+        kept = self._keep([node]) if node is not None else []
+        return kept[0] if kept else None
 
     def get_nodes(self, node_ids: Sequence[str]) -> dict[str, NodeRecord]:
-        return {i: n for i, n in self._tx.get_nodes(node_ids).items() if not self._gate.hides(n)}
+        return {n.id: n for n in self._keep(list(self._tx.get_nodes(node_ids).values()))}
 
     def head_id_by_name(self, name: str) -> str | None:
         found = self._tx.head_id_by_name(name)
@@ -257,7 +288,14 @@ class GatedReads:
         ahead = MAX_CHAIN if span.newer_left and all(keep(x.node) for x in span.newer) else newer
         if (back, ahead) != (older, newer):
             span = self._tx.chain(node_id, older=back, newer=ahead)
-        return span.window(older, newer, keep)
+        self._met.update((link.node.id, keep(link.node)) for link in [*span.older, *span.newer])
+        span = span.window(older, newer, keep)
+        links = [*span.older, *span.newer]
+        cut = self._cut([link.node for link in links])
+        if all(a is b.node for a, b in zip(cut, links, strict=True)):
+            return span
+        moved = [replace(link, node=node) for link, node in zip(links, cut, strict=True)]
+        return replace(span, older=moved[: len(span.older)], newer=moved[len(span.older) :])
 
     def heads_by_status(
         self, node_type: str, statuses: Sequence[str], limit: int

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kenning_encounter.errors import InvalidInput
 from kenning_encounter.memory import validate
-from kenning_encounter.memory.writes import resolve
+from kenning_encounter.memory.writes import delete_nodes, resolve
 from kenning_encounter.store.port import GraphStore, ReadTx, WriteTx
 from kenning_encounter.store.records import NodeRecord
 
@@ -33,16 +34,29 @@ def plan(store: GraphStore, refs: Sequence[str], *, with_history: bool) -> list[
 
 def _targets(tx: ReadTx, refs: Sequence[str], with_history: bool) -> list[NodeRecord]:
     found: dict[str, NodeRecord] = {}
+    named: dict[str, int] = {}  # node id -> the ref that took it
     for i, ref in enumerate(refs):
         node = resolve(tx, validate.text(ref, f"refs[{i}]", required=True), f"refs[{i}]")
         found[node.id] = node
+        named.setdefault(node.id, i)
         if with_history:
             frontier = [node.id]
             while frontier:
                 older = [pid for nid in frontier for pid, _ in tx.predecessors(nid)]
                 for n in tx.get_nodes(older).values():
                     found[n.id] = n
+                    named.setdefault(n.id, i)
                 frontier = older
+    # Gone from the middle of a chain, a version would leave the one before it a second
+    # live head beside the newer ones (one name, two heads): the newer go with it.
+    for node in found.values():
+        if node.superseded_by is not None and node.superseded_by not in found:
+            raise InvalidInput(
+                f"refs[{named[node.id]}]",
+                f"{node.name!r} ({node.id}) was revised by {node.superseded_by}; forget the "
+                "newer versions with it (name the head too), or forget the head with "
+                "--with-history",
+            )
     return list(found.values())
 
 
@@ -51,7 +65,7 @@ def forget(store: GraphStore, refs: Sequence[str], *, with_history: bool = False
 
     def work(tx: WriteTx) -> Forgotten:
         targets = _targets(tx, items, with_history)
-        tx.delete_nodes([n.id for n in targets])
+        delete_nodes(tx, [n.id for n in targets])
         counts: dict[str, int] = {}
         for node in targets:
             if node.encounter:

@@ -34,6 +34,7 @@ from kenning_encounter.memory.models import (
     RelationIn,
 )
 from kenning_encounter.memory.spine import ensure_open, require_open
+from kenning_encounter.store.ids import type_of_id
 from kenning_encounter.store.port import BatchStart, GraphStore, ReadTx, WriteTx
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.vocabulary import (
@@ -80,6 +81,17 @@ def shown(store: GraphStore, node: NodeRecord, ref: str, field: str) -> NodeReco
     return node
 
 
+def successor_named(store: GraphStore | None, tx: ReadTx, node: NodeRecord) -> str:
+    """The id of the version that revised ``node``, for a refusal; a version the caller may
+    not see is named by no id (memory/gates.py). No ``store``: nothing is withheld."""
+    successor = (
+        tx.get_node(node.superseded_by) if node.superseded_by and store is not None else None
+    )
+    if store is not None and successor is not None and hides(store, successor):
+        return "a version this server may not see"
+    return str(node.superseded_by)
+
+
 def _resolved(
     ref: str, holders: Mapping[str, str], nodes: Mapping[str, NodeRecord], field: str
 ) -> NodeRecord:
@@ -91,13 +103,20 @@ def _resolved(
     return node
 
 
-def _check_chain_link(tx: ReadTx, new: NodeRecord | None, old: NodeRecord, field: str) -> None:
+def _check_chain_link(
+    tx: ReadTx,
+    new: NodeRecord | None,
+    old: NodeRecord,
+    field: str,
+    *,
+    store: GraphStore | None = None,
+) -> None:
     """A supersession keeps the chain a line: one successor, same type, no cycle."""
     if old.superseded_by is not None:
         raise SupersessionRule(
             field,
-            f"{old.name!r} is already superseded by {old.superseded_by}; revise the head of "
-            "its chain instead",
+            f"{old.name!r} is already superseded by {successor_named(store, tx, old)}; revise "
+            "the head of its chain instead",
         )
     if new is None:
         return
@@ -166,7 +185,7 @@ def create_entities(
                         f"{d.field}.supersedes",
                         f"a {d.type} cannot supersede a {old.type}; revisions keep their type",
                     )
-                _check_chain_link(tx, None, old, f"{d.field}.supersedes")
+                _check_chain_link(tx, None, old, f"{d.field}.supersedes", store=store)
                 if any(o.id == old.id for _, o, _ in links):
                     raise SupersessionRule(
                         f"{d.field}.supersedes", f"{old.name!r} is revised twice in this batch"
@@ -289,7 +308,7 @@ def create_relations(
                 )
             planned.add(key)
             if rel.type == "SUPERSEDES":
-                _check_chain_link(tx, source, target, f"{field}.target")
+                _check_chain_link(tx, source, target, f"{field}.target", store=store)
             edge = EdgeRecord(
                 source.id, target.id, rel.type, tx.tick, encounter.name, rel.revision_why
             )
@@ -419,33 +438,75 @@ def delete_entities(store: GraphStore, session_id: str, refs: Sequence[str]) -> 
             if node.superseded_by is not None and node.superseded_by not in going:
                 raise InvalidInput(
                     f"refs[{i}]",
-                    f"{node.name!r} ({node.id}) was revised by {node.superseded_by}; delete "
-                    "the newest version first, or both in one call",
+                    f"{node.name!r} ({node.id}) was revised by "
+                    f"{successor_named(store, tx, node)}; delete the newest version first, "
+                    "or both in one call",
                     value=items[i],
                 )
         # Newest first (delete_nodes): each leaves the one before it the chain's head. An
         # undo keeps the past: a read as of an earlier tick still finds the node.
-        tx.delete_nodes([n.id for n in targets], keep_past=True)
+        out = [e for n in targets for e in relations.get(n.id, ()) if e.source == n.id]
+        delete_nodes(tx, [n.id for n in targets], keep_past=True, out=out)
         tx.touch_encounter(encounter.name)
         return Deleted(encounter=encounter.name, tick=tx.tick, deleted=[n.id for n in targets])
 
     return store.write(work)
 
 
-def _restore_status(tx: WriteTx, node: NodeRecord) -> None:
-    """After an unlinking, the status the remaining evidence gives (fact-states set by
-    hand at creation, such as falsified or retired, are left alone)."""
-    derived = {to for m in STATUS_EFFECTS.values() for t, (_, to) in m.items() if t == node.type}
-    spec = NODE_TYPES[node.type]
-    if node.status not in derived or spec.default_status is None:
+def delete_nodes(
+    tx: WriteTx,
+    node_ids: Sequence[str],
+    *,
+    keep_past: bool = False,
+    out: Sequence[EdgeRecord] | None = None,
+) -> None:
+    """Delete nodes with their relations (the store's ``delete_nodes``), and give each
+    surviving end those relations could have moved (a question resolved, a hypothesis
+    supported or challenged) the status its remaining evidence gives, as an unlinking
+    does: a status never outlives every relation that set it. ``out``: the nodes'
+    relations out, when the caller has read them already."""
+    going = set(node_ids)
+    if out is None:
+        out = tx.edges_out_of(list(node_ids), sorted(STATUS_EFFECTS))
+    moved = list(
+        dict.fromkeys(
+            e.target
+            for e in out
+            if e.source in going
+            and e.target not in going
+            and type_of_id(e.target) in STATUS_EFFECTS.get(e.type, {})
+        )
+    )
+    tx.delete_nodes(node_ids, keep_past=keep_past)
+    if not moved:
         return
-    incoming = {e.type for e in tx.edges_of(node.id) if e.target == node.id}
-    status = spec.default_status
-    for rel in ("SUPPORTS", "CHALLENGES", "RESOLVES"):  # later evidence kinds win
-        effect = STATUS_EFFECTS[rel].get(node.type)
-        if effect is not None and rel in incoming:
+    found = tx.get_nodes(moved)
+    for node_id in moved:
+        node = found.get(node_id)
+        if node is not None:
+            _restore_status(tx, node)
+
+
+def _restore_status(tx: WriteTx, node: NodeRecord) -> None:
+    """After an unlinking, the status the remaining evidence gives: the status the node
+    was recorded with, moved by each relation still pointing at it in the order they were
+    made, as they moved it when made. A status given at creation (a question recorded
+    resolved, a hypothesis recorded supported, falsified or retired) is where that starts,
+    never the type's default; the record of the past keeps it as the first move's
+    ``before``."""
+    derived = {to for m in STATUS_EFFECTS.values() for t, (_, to) in m.items() if t == node.type}
+    if node.status not in derived:  # no relation set it, so none going can take it back
+        return
+    moves = tx.moves_after([node.id], -1)
+    status = moves[0].before if moves else node.status
+    evidence = sorted(
+        (e for e in tx.edges_of(node.id) if e.target == node.id), key=lambda e: e.tick
+    )
+    for edge in evidence:
+        effect = STATUS_EFFECTS.get(edge.type, {}).get(node.type)
+        if effect is not None and status in effect[0]:
             status = effect[1]
-    if status != node.status:
+    if status is not None and status != node.status:
         tx.set_status(node.id, status)
 
 
