@@ -88,7 +88,7 @@ SETTING_FLAGS: Final[tuple[Flag, ...]] = (
     ),
     Flag(
         "read_timeout",
-        "seconds a read tool may take before it is answered with an error",
+        "seconds a read tool or an inspector page may take before it is answered with an error",
         type=float,
         metavar="SECONDS",
     ),

@@ -5,6 +5,11 @@ server/security.py wraps the whole app), answers GET only, and never writes. Pag
 are rendered on the server with Jinja2 (autoescaping on), from templates and a
 stylesheet shipped in the package: no CDN, no script, nothing fetched at run time.
 A strict Content-Security-Policy says so to the browser too.
+
+A page reads as a read tool does (kenning_encounter.abandon): given up, its statement
+interrupted, when its browser leaves (a reload, a closed tab) or the server's read
+timeout passes; and no more than ``PAGE_READS`` pages read at once, so a person
+browsing never holds every store reader the agent's calls and the hook need.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Final, cast
+from typing import Any, Final, TypeVar, cast
 
 import anyio
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -22,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from kenning_encounter.abandon import Call, run_as
 from kenning_encounter.errors import InvalidInput, NotFound
 from kenning_encounter.memory.models import Provenance
 from kenning_encounter.memory.service import Memory
@@ -31,7 +37,11 @@ from kenning_encounter.ui.orient_page import OrientReadings, OrientSources
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 PREFIX: Final = "/ui/"
+# Pages reading at once; the others wait their turn (holding no reader). The embedded
+# store lends four readers (store/embedded/backend.py): two stay free for the agent.
+PAGE_READS: Final = 2
 HEADERS: Final = {
     "content-security-policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
@@ -122,11 +132,59 @@ def _flag(request: Request, name: str) -> bool:
 Page = Callable[[Memory, Request], tuple[str, dict[str, Any]]]
 
 
+async def _browser_left(request: Request) -> None:
+    """Returns once the browser that asked is gone; a GET's body is read past on the way."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _read_for(
+    request: Request, work: Callable[[], T], *, limiter: anyio.CapacityLimiter, timeout: float
+) -> T | None:
+    """``work`` on a worker thread as a ``Call``: None when the browser left first,
+    TimeoutError past ``timeout``; either way the work is given up where it stands."""
+    call = Call()
+    done: list[T] = []
+    failed: list[Exception] = []
+
+    async def run(watching: anyio.CancelScope) -> None:
+        try:
+            done.append(
+                await anyio.to_thread.run_sync(
+                    run_as, call, work, abandon_on_cancel=True, limiter=limiter
+                )
+            )
+        except Exception as exc:  # raised below, outside the task group's exception group
+            failed.append(exc)
+        watching.cancel()
+
+    try:
+        with anyio.fail_after(timeout):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run, tg.cancel_scope)
+                await _browser_left(request)
+                tg.cancel_scope.cancel()
+    except BaseException:
+        call.abandon()
+        raise
+    if failed:
+        raise failed[0]
+    if not done:
+        call.abandon()
+        return None
+    return done[0]
+
+
 def build_ui(
-    memory_of: Callable[[], Memory], sources_of: Callable[[], OrientSources | None] = lambda: None
+    memory_of: Callable[[], Memory],
+    sources_of: Callable[[], OrientSources | None] = lambda: None,
+    *,
+    read_timeout: float = 30.0,
 ) -> Starlette:
-    """The inspector over whatever memory ``memory_of`` returns when a page is asked."""
+    """The inspector over whatever memory ``memory_of`` returns when a page is asked;
+    ``read_timeout`` (seconds) bounds each page's reading."""
     env = _environment()
+    limiter = anyio.CapacityLimiter(PAGE_READS)
     readings = OrientReadings(sources_of)
     css = resources.files("kenning_encounter.ui").joinpath("static/ui.css").read_bytes()
 
@@ -138,11 +196,26 @@ def build_ui(
         async def endpoint(request: Request) -> Response:
             memory = memory_of()
             try:
-                template, values = await anyio.to_thread.run_sync(render, memory, request)
+                read = await _read_for(
+                    request,
+                    lambda: render(memory, request),
+                    limiter=limiter,
+                    timeout=read_timeout,
+                )
             except (views.NotShown, NotFound) as exc:
                 return html("missing.html", 404, title="Not here", message=str(exc))
             except InvalidInput as exc:
                 return html("missing.html", 400, title="Cannot show that", message=str(exc))
+            except TimeoutError:
+                message = (
+                    f"Reading this page took longer than the server's read timeout of "
+                    f"{read_timeout:g}s (KENNING_ENCOUNTER_READ_TIMEOUT), so it was stopped; "
+                    "the server can be started with a longer one (--read-timeout)."
+                )
+                return html("missing.html", 503, title="Took too long", message=message)
+            if read is None:  # the browser left: nobody reads an answer
+                return Response(status_code=204)
+            template, values = read
             return html(template, **values)
 
         return endpoint
