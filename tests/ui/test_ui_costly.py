@@ -11,6 +11,7 @@ behind all of them (for ten seconds and more here).
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 from collections.abc import Iterator
@@ -25,12 +26,16 @@ from mcp import Client
 
 from kenning_encounter.server.app import build_server
 from kenning_encounter.server.context import Runtime
+from kenning_encounter.ui.app import PROVENANCE_SHOWN
+from kenning_encounter.ui.views import LINKS_SHOWN
 from tests.e2e.conftest import RunningServer, call_ok, make_settings, run_server
 from tests.support.handles import handle
 from tests.ui.conftest import get
 
 HUB_SESSION = "session-hub-costly-4b1d"
+HIDDEN = "session-hub-hidden-77e0"
 SPOKES = 10_000
+HIDDEN_SPOKES = 5
 BATCH = 1_000
 LEFT = 8  # pages whose browser leaves before the answer
 
@@ -62,6 +67,15 @@ async def _seed(data_dir: Path) -> str:
             await call_ok(
                 client, "create_relations", {"session_id": HUB_SESSION, "relations": relations}
             )
+        # The newest links of all, from a session a reader face may hide.
+        await call_ok(client, "advance_encounter", {"session_id": HIDDEN, "purpose": "hidden"})
+        secret = [
+            {"type": "Observation", "name": f"hidden {i}", "description": "kept from readers"}
+            for i in range(HIDDEN_SPOKES)
+        ]
+        made = await call_ok(client, "create_entities", {"session_id": HIDDEN, "entities": secret})
+        relations = [{"source": n["id"], "type": "GROUNDS", "target": hub} for n in made["created"]]
+        await call_ok(client, "create_relations", {"session_id": HIDDEN, "relations": relations})
     return hub
 
 
@@ -150,3 +164,40 @@ def test_pages_read_at_once_leave_the_agent_a_reader(
     # Pages holding every reader keep the hook queued behind the pages still waiting for
     # one, about as long as all of them take; with readers left it is served meanwhile.
     assert waited < all_pages / 2, (waited, all_pages)
+
+
+def _node_page_parts(server: RunningServer, hub: str) -> tuple[str, str]:
+    reply = get(server, f"/ui/node/{hub}")
+    assert reply.status_code == 200
+    assert len(reply.content) < 300_000, len(reply.content)
+    text = reply.text
+    return text[text.index('id="prov-h"') : text.index('id="links-h"')], text[
+        text.index('id="links-h"') :
+    ]
+
+
+def test_a_hubs_page_lists_a_bounded_share_and_says_how_much_is_left(
+    patient: RunningServer, hub_memory: tuple[Path, str]
+) -> None:
+    prov, links = _node_page_parts(patient, hub_memory[1])
+    grounds = SPOKES + HIDDEN_SPOKES
+    assert prov.count('class="node"') == PROVENANCE_SHOWN, prov.count('class="node"')
+    assert f"and {grounds - PROVENANCE_SHOWN} more not shown" in prov
+    assert links.count('class="node"') == LINKS_SHOWN, links.count('class="node"')
+    assert f"and {grounds - LINKS_SHOWN} more" in links
+    # The newest links first: the hidden session's, then the last batch's.
+    assert all(f"hidden {i}<" in links for i in range(HIDDEN_SPOKES))
+    listed = [int(n) for n in re.findall(r"spoke (\d+)<", links)]
+    assert len(listed) == LINKS_SHOWN - HIDDEN_SPOKES, len(listed)
+    assert min(listed) >= SPOKES - BATCH, sorted(listed)[:5]
+
+
+def test_a_readers_hub_page_neither_lists_nor_counts_a_hidden_link(
+    hub_memory: tuple[Path, str],
+) -> None:
+    with run_server(hub_memory[0], "--face", "reader", "--hide-loci", HIDDEN) as reader:
+        prov, links = _node_page_parts(reader, hub_memory[1])
+    assert "hidden " not in prov and "hidden " not in links
+    assert f"and {SPOKES - PROVENANCE_SHOWN} more not shown" in prov
+    assert links.count('class="node"') == LINKS_SHOWN
+    assert f"and {SPOKES - LINKS_SHOWN} more" in links

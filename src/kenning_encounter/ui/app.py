@@ -42,6 +42,7 @@ PREFIX: Final = "/ui/"
 # Pages reading at once; the others wait their turn (holding no reader). The embedded
 # store lends four readers (store/embedded/backend.py): two stay free for the agent.
 PAGE_READS: Final = 2
+PROVENANCE_SHOWN: Final = 200  # nodes of a provenance tree a node page draws
 HEADERS: Final = {
     "content-security-policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
@@ -58,10 +59,19 @@ class TreeNode:
     children: list[TreeNode]
 
 
+@dataclass(frozen=True)
+class Grounds:
+    """A node's provenance tree as drawn, and how many grounds it had no room for."""
+
+    roots: list[TreeNode]
+    more: int
+
+
 def provenance_tree(
-    provenance: Provenance, names: dict[str, views.NodeLink], limit: int = 200
-) -> list[TreeNode]:
-    """What the node rests on as a tree, its grounds under it; each node once, bounded."""
+    provenance: Provenance, names: dict[str, views.NodeLink], limit: int = PROVENANCE_SHOWN
+) -> Grounds:
+    """What the node rests on as a tree, its grounds under it; each node once, at most
+    ``limit`` of them, and a count of the grounds left out (a hub has thousands)."""
     into: dict[str, list[tuple[str, str]]] = {}
     for e in provenance.edges:
         into.setdefault(e.target, []).append((e.type, e.source))
@@ -84,7 +94,9 @@ def provenance_tree(
         if revision.id in names and revision.id not in seen:
             seen.add(revision.id)
             roots.append(TreeNode("SUPERSEDES", names[revision.id], under(revision.id)))
-    return roots
+    # Every source the walk reached that the tree has no room for.
+    left = {e.source for e in provenance.edges if e.source in names} - seen
+    return Grounds(roots, len(left))
 
 
 def _environment() -> Environment:
