@@ -4,7 +4,8 @@ The guards log each refusal at INFO with the path asked for. A path is the clien
 choose and arrives percent-decoded, so ``%0a`` is a line break: written as it came, one
 unauthenticated request could add a line of its own making to the operator's log (a
 forged WARNING, a fake "memory closed"). Every refusal shows the path escaped, on the
-one line it belongs to, and cut short.
+one line it belongs to, and cut short; and the log's format keeps any library's record
+of client text on its line as well.
 """
 
 from __future__ import annotations
@@ -67,3 +68,22 @@ def test_a_long_path_is_logged_cut_short(guarded: RunningServer) -> None:
     logged = [line for line in guarded.lines if marker in line]
     assert len(logged) == 1, logged
     assert len(logged[0]) < 400, len(logged[0])
+
+
+def test_what_any_library_logs_of_a_request_stays_on_its_line(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # The MCP SDK's SSE transport logs a malformed session_id query value as it came, at
+    # WARNING; uvicorn and the SDK log other client text too. The log's own format keeps
+    # every record's message on its line, whoever wrote it.
+    with run_server(tmp_path_factory.mktemp("log-sse"), "--transport", "sse") as server:
+        with httpx.Client(base_url=server.base, timeout=30) as http:
+            for brk in (*BREAKS, "%1b%5b2J%1b%5bH"):  # the last: clear a terminal
+                forged = brk + FORGED.replace(" ", "%20")
+                answer = http.post(f"/mcp/messages/?session_id=zz{forged}", json={})
+                assert answer.status_code == 400, answer.text
+        lines = "\n".join(server.lines).splitlines()
+    logged = [line for line in lines if "FORGED-BY-A-CLIENT" in line]
+    assert len(logged) == len(BREAKS) + 1, logged
+    assert not [line for line in logged if line.startswith("2026-01-01")], logged
+    assert "\x1b" not in server.stderr
