@@ -23,6 +23,7 @@ from typing import Any, Final, TypeVar, cast
 import anyio
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -278,6 +279,23 @@ def build_ui(
             reply.headers.append("set-cookie", grant)
         return reply
 
+    async def refused(request: Request, exc: Exception) -> Response:
+        # The router's own 404 and 405, answered as the pages are, not in plain text.
+        status = exc.status_code if isinstance(exc, HTTPException) else 404
+        if status == 405:
+            reply = html(
+                "missing.html",
+                405,
+                title="Cannot do that",
+                message=f"method: {request.method} is not taken here; the inspector only "
+                "reads, so ask its pages with GET",
+            )
+            reply.headers["allow"] = "GET, HEAD"
+            return reply
+        shown = views.echoed(request.url.path)
+        message = f"address: nothing is shown at {shown}; the pages are linked from the spine"
+        return html("missing.html", 404, title="Not here", message=message)
+
     async def stylesheet(_: Request) -> Response:
         return Response(css, media_type="text/css", headers={"cache-control": "max-age=300"})
 
@@ -291,5 +309,6 @@ def build_ui(
             Route("/log/{tag}", page(log_session), methods=["GET"]),
             Route("/login", login, methods=["GET"]),
             Route("/static/ui.css", stylesheet, methods=["GET"]),
-        ]
+        ],
+        exception_handlers={404: refused, 405: refused},
     )
