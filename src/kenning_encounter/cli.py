@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from kenning_encounter.errors import ConfigError, KenningError, StoreLocked
+from kenning_encounter.plaintext import escaped
 from kenning_encounter.server.front import Launch
 from kenning_encounter.server.info import package_version
 from kenning_encounter.vocabulary import CLASSIFICATIONS
@@ -88,7 +89,7 @@ SETTING_FLAGS: Final[tuple[Flag, ...]] = (
     ),
     Flag(
         "read_timeout",
-        "seconds a read tool may take before it is answered with an error",
+        "seconds a read tool or an inspector page may take before it is answered with an error",
         type=float,
         metavar="SECONDS",
     ),
@@ -274,12 +275,21 @@ def _error(message: str) -> None:
 QUIET_LOGGERS: Final = ("uvicorn.error", "mcp.server.mcpserver.server")
 
 
+class _OneRecordALine(logging.Formatter):
+    """Each record's message on its own line, its line breaks and control characters
+    escaped: a library may log client text as it came (the MCP SDK's SSE transport logs
+    a malformed session_id at WARNING), and ``%0a`` in it must not forge a line of the
+    operator's log. A traceback after the message keeps its lines."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = escaped(record.message)
+        return super().formatMessage(record)
+
+
 def configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneRecordALine("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level.upper(), handlers=[handler])
     if level.upper() != "DEBUG":
         for name in QUIET_LOGGERS:
             logging.getLogger(name).setLevel(logging.WARNING)

@@ -36,6 +36,11 @@ ENV_FILE = ".env"  # read from the working directory
 MAX_WAIT_S = 3_600.0  # a timeout: an hour
 MAX_IDLE_S = 3_650 * 86_400.0  # an idle horizon: ten years
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+# The server's own HTTP routes beside the MCP endpoint (server/routes.py) and the root
+# of the inspector's pages (ui/access.py): an MCP path on one of them would take it
+# from the hook or be answered by the inspector.
+OWN_ROUTES = ("/healthz", "/session-start", "/session-end", "/infuse")
+INSPECTOR_ROOT = "/ui"
 
 CsvList = Annotated[list[str], NoDecode]
 
@@ -217,6 +222,13 @@ class Settings(BaseSettings):
     @classmethod
     def _path_slashes(cls, value: str) -> str:
         value = "/" + value.strip("/") + "/"
+        bare = value.rstrip("/")
+        if bare in OWN_ROUTES or f"{bare}/".startswith(f"{INSPECTOR_ROOT}/"):
+            own = f"route {bare}" if bare in OWN_ROUTES else f"pages under {INSPECTOR_ROOT}/"
+            raise ValueError(
+                f"path (--path, {ENV_PREFIX}PATH): {value} is taken by this server's own {own}; "
+                "choose another path for the MCP endpoint, e.g. /mcp/"
+            )
         return value
 
     @field_validator("memory")

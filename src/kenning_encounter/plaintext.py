@@ -97,3 +97,14 @@ def one_line(text: str) -> str:
     # hidden shows.
     shown = (" " if ch.isspace() else _SHOWN_INSTEAD if _hidden(ch) else ch for ch in text)
     return " ".join("".join(shown).split())
+
+
+def escaped(text: str) -> str:
+    """``text`` with every character that is not printable written as its escape (a line
+    break as ``\\n``, ESC as ``\\x1b``, U+2028 as ``\\u2028``): for a log line, which
+    must show what a client sent without letting it start a line or drive a terminal."""
+    if text.isprintable():
+        return text
+    return "".join(
+        ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text
+    )

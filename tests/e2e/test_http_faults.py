@@ -268,3 +268,47 @@ def test_an_accept_header_refusing_the_answer_is_a_406(server: RunningServer, pa
     for accept in ("*/*", "application/*, text/*", BOTH):
         answer = exchange(port, path, valid_body(path), {"Accept": accept})
         assert answer.status == 200, (accept, answer.text)
+
+
+# The plain routes beside the MCP endpoint, each with the methods it takes.
+PLAIN_METHODS = {
+    "/healthz": ("GET", "HEAD"),
+    "/infuse": ("POST",),
+    "/session-start": ("POST",),
+    "/session-end": ("POST",),
+    "/ui": ("GET", "HEAD"),
+}
+METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS")
+
+
+def asked(port: int, method: str, path: str) -> tuple[Answer, dict[str, str]]:
+    """One bodiless request; the answer and its headers (names lower-cased)."""
+    lines = [
+        f"{method} {path} HTTP/1.1",
+        f"Host: 127.0.0.1:{port}",
+        "Accept: application/json",
+        "Content-Length: 0",
+        "Connection: close",
+    ]
+    with socket.create_connection(("127.0.0.1", port), timeout=READ_DEADLINE) as sock:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        answer = _read_answer(sock)
+    head = answer.raw.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")[1:]
+    headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in head)}
+    return answer, headers
+
+
+@pytest.mark.parametrize("path", PLAIN_METHODS)
+def test_a_method_a_route_does_not_take_is_a_405_naming_those_it_does(
+    server: RunningServer, path: str
+) -> None:
+    port, allowed = port_of(server), PLAIN_METHODS[path]
+    for method in (m for m in METHODS if m not in allowed):
+        answer, headers = asked(port, method, path)
+        assert answer.status == 405, (method, answer.text)
+        assert headers.get("allow") == ", ".join(allowed), (method, headers)
+        if method != "HEAD":
+            assert headers.get("content-type") == "application/json", (method, headers)
+            error = json.loads(answer.raw.split(b"\r\n\r\n", 1)[1])["error"]
+            assert error.startswith(f"method {method} is not taken at {path}"), error
+    assert_still_serves(port, "/infuse")

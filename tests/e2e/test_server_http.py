@@ -7,6 +7,7 @@ over sockets with a real MCP client.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,11 +22,20 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR
 
+from kenning_encounter.config import INSPECTOR_ROOT, OWN_ROUTES
 from kenning_encounter.errors import ConfigError
 from kenning_encounter.server.app import build_server
 from kenning_encounter.server.context import InfuseFn, Runtime
 from kenning_encounter.server.transports import build_http_app
-from tests.e2e.conftest import ALL_TOOLS, SESSION, make_settings, run_server
+from kenning_encounter.ui import access
+from tests.e2e.conftest import (
+    ALL_TOOLS,
+    SESSION,
+    clean_environ,
+    make_settings,
+    run_server,
+    server_command,
+)
 from tests.support.handles import handle
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_env")]
@@ -416,3 +426,55 @@ async def test_an_allow_list_entry_that_is_not_a_host_or_origin_stops_the_start(
         build_http_app(build_server(settings, runtime), runtime, settings)
     assert field in str(refused.value)
     assert "scheme://host" in str(refused.value) or "name:port" in str(refused.value)
+
+
+# An MCP path the server's own routes answer, or one under which they live: the endpoint
+# would be shadowed (/ui/: every message a 405 from the inspector) or would take a hook
+# route from the hook (/infuse: the hook's POSTs answered by MCP).
+CLASHING_PATHS = ["/ui/", "/ui", "ui/x/", "/ui/mcp/", "/infuse", "/healthz/", "/session-start"]
+
+
+@pytest.mark.parametrize("transport", ["streamable-http", "sse"])
+@pytest.mark.parametrize("path", CLASHING_PATHS)
+async def test_an_mcp_path_on_the_servers_own_routes_stops_the_start(
+    tmp_path: Path, path: str, transport: str
+) -> None:
+    data_dir = tmp_path / "m"
+    done = subprocess.run(
+        server_command(
+            "serve",
+            "--data-dir",
+            str(data_dir),
+            "--port",
+            "0",
+            "--transport",
+            transport,
+            "--path",
+            path,
+        ),
+        capture_output=True,
+        text=True,
+        timeout=30,  # a server that started instead serves until this ends it
+        env=clean_environ(),
+        check=False,
+    )
+    assert done.returncode == 2, (done.returncode, done.stderr[-500:])
+    assert "--path" in done.stderr and "e.g. /mcp/" in done.stderr, done.stderr
+    assert not data_dir.exists()  # refused before a memory was made
+
+
+@pytest.mark.parametrize("path", ["/mcp/", "/", "/uix/", "/infuse/more/", "/my/ui/"])
+async def test_an_mcp_path_beside_the_servers_own_routes_is_taken(
+    tmp_path: Path, path: str
+) -> None:
+    settings = make_settings(tmp_path / "m", path=path)
+    assert settings.path.strip("/") == path.strip("/")
+
+
+async def test_the_paths_kept_from_mcp_are_the_servers_own_routes(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "m")
+    runtime = Runtime(settings)
+    app = build_http_app(build_server(settings, runtime), runtime, settings)
+    own = {route.path for route in app.routes} - {""}  # "": the MCP app, mounted at /
+    assert own == {*OWN_ROUTES, INSPECTOR_ROOT}
+    assert access.UI_ROOT == INSPECTOR_ROOT

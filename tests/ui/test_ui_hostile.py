@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 from html import unescape
 
+import httpx
 import pytest
 
 from kenning_encounter.store.infusion_log import session_tag
+from kenning_encounter.ui.app import HEADERS
 from kenning_encounter.ui.views import ECHOED, MAX_PAGE
 from tests.e2e.conftest import RunningServer
 from tests.ui.conftest import BOB, get
@@ -115,3 +117,34 @@ def test_the_bare_ui_redirects_whatever_the_browser_accepts(
     reply = get(full, "/ui", accept=accept)
     assert reply.status_code == 308 and reply.headers["location"] == "/ui/", reply.text
     assert get(full, "/ui/", accept=accept).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status"),
+    [
+        ("GET", "/ui/nothing-here", 404),
+        ("GET", "/ui/node/", 404),
+        ("GET", "/ui/log/a/b", 404),
+        ("GET", "/ui/static/other.css", 404),
+        ("POST", "/ui/", 405),
+        ("PUT", "/ui/search", 405),
+        ("DELETE", "/ui/log", 405),
+        ("POST", "/ui/login", 405),
+    ],
+)
+def test_an_address_or_method_the_inspector_lacks_is_its_own_refusal(
+    full: RunningServer, method: str, path: str, status: int
+) -> None:
+    # Answered as every other page: HTML that says what happened and leads back, under
+    # the same headers (no sniffing, no caching, no framing, no script).
+    reply = httpx.request(method, f"{full.base}{path}", timeout=30)
+    assert reply.status_code == status, (reply.status_code, reply.text[:200])
+    assert reply.headers["content-type"].startswith("text/html"), reply.headers
+    for name, value in HEADERS.items():
+        assert reply.headers.get(name) == value, (name, reply.headers)
+    message = _message(reply.text)
+    if status == 405:
+        assert reply.headers["allow"] == "GET, HEAD"
+        assert message.startswith(f"method: {method} is not taken here"), message
+    else:
+        assert message.startswith("address: nothing is shown at"), message

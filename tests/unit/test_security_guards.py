@@ -189,7 +189,7 @@ async def test_a_refused_token_is_logged_by_path_without_the_value(
     async with client(s.BearerAuth(Inner(), TOKEN)) as http:
         await http.get("/infuse", headers={"Authorization": "Bearer guessed-value"})
     assert [r.getMessage() for r in caplog.records] == [
-        "refused a request without the right bearer token (/infuse)"
+        "refused a request without the right bearer token ('/infuse')"
     ]
     assert caplog.records[0].levelno == logging.INFO
 
@@ -335,8 +335,8 @@ async def test_host_and_origin_refusals_are_logged_by_path(
     await call(guard, path="/a", headers=[(b"host", b"evil.example")])
     await call(guard, path="/b", headers=[(b"host", b"localhost"), (b"origin", b"http://e.x")])
     assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
-        (logging.INFO, "refused Host 'evil.example' (/a)"),
-        (logging.INFO, "refused Origin 'http://e.x' (/b)"),
+        (logging.INFO, "refused Host 'evil.example' ('/a')"),
+        (logging.INFO, "refused Origin 'http://e.x' ('/b')"),
     ]
 
 

@@ -206,5 +206,9 @@ def build_routes(runtime: Runtime) -> list[Route | Mount]:
         Route("/session-start", session_start, methods=["POST"]),
         Route("/session-end", session_end, methods=["POST"]),
         Route("/infuse", infuse, methods=["POST"]),
-        *ui_routes(lambda: runtime.context.memory, lambda: runtime.context.services),
+        *ui_routes(
+            lambda: runtime.context.memory,
+            lambda: runtime.context.services,
+            read_timeout=runtime.settings.read_timeout,
+        ),
     ]

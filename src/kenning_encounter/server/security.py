@@ -39,6 +39,7 @@ _HOST: Final = re.compile(_NAME + r"(?::([0-9]{1,5}))?")
 _ORIGIN: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://" + _NAME + r"(?::([0-9]{1,5}))?")
 JSON: Final = "application/json"
 EVENT_STREAM: Final = "text/event-stream"
+LOGGED: Final = 100  # characters of a client's value (a path, a Host) a log line repeats
 
 
 def _name(raw: str) -> str:
@@ -170,6 +171,13 @@ def host_policy(settings: Settings) -> HostPolicy:
     return HostPolicy(check_hosts, frozenset(hosts), origins)
 
 
+def logged(value: str) -> str:
+    """A client's value as a log line shows it: quoted, escaped, cut short. A path comes
+    percent-decoded, so ``%0a`` in it is a line break that would start a line of the
+    client's making in the operator's log."""
+    return repr(value if len(value) <= LOGGED else value[:LOGGED] + "…")
+
+
 async def _answer(
     send: Send, status: int, message: str, headers: Iterable[tuple[bytes, bytes]] = ()
 ) -> None:
@@ -208,7 +216,7 @@ class BearerAuth:
         if access.is_ui_path(scope["path"]):
             await self._browser(scope, receive, send)
             return
-        log.info("refused a request without the right bearer token (%s)", scope["path"])
+        log.info("refused a request without the right bearer token (%s)", logged(scope["path"]))
         await _answer(send, 401, "unauthorized", [(b"www-authenticate", b"Bearer")])
 
     async def _browser(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -226,7 +234,7 @@ class BearerAuth:
         if access.browser_admitted(scope, self._token):
             await self.app(scope, receive, send)
             return
-        log.info("refused an inspector page without the token (%s)", scope["path"])
+        log.info("refused an inspector page without the token (%s)", logged(scope["path"]))
         await _answer(
             send,
             401,
@@ -258,7 +266,7 @@ class HostGuard:
             len(hosts) == 1 and self._policy.host_allowed(hosts[0])
         ):
             shown = ", ".join(hosts)[:100] or "(none)"
-            log.info("refused Host %r (%s)", shown, scope["path"])
+            log.info("refused Host %s (%s)", logged(", ".join(hosts)), logged(scope["path"]))
             await _answer(
                 send, 421, f"Host {shown} is not served here; add it with --allowed-hosts"
             )
@@ -268,7 +276,7 @@ class HostGuard:
             len(origins) == 1 and self._policy.origin_allowed(origins[0], _own_port(scope))
         ):
             shown = ", ".join(origins)[:100]
-            log.info("refused Origin %r (%s)", shown, scope["path"])
+            log.info("refused Origin %s (%s)", logged(", ".join(origins)), logged(scope["path"]))
             await _answer(
                 send,
                 403,

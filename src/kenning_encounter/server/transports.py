@@ -14,7 +14,7 @@ import shutil
 import signal
 import sys
 import threading
-from collections.abc import AsyncGenerator, Callable, Generator, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Final
 
@@ -25,7 +25,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
-from starlette.routing import BaseRoute, Mount
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kenning_encounter.config import ENV_PREFIX, Settings
@@ -140,6 +141,7 @@ def build_http_app(
         middleware.append(Middleware(BearerAuth, token=settings.token.get_secret_value()))
     middleware.append(Middleware(HostGuard, policy=policy))
     plain = build_routes(runtime)
+    middleware.append(Middleware(_WrongMethod, routes=plain))
     # The inspector's pages answer HTML, so the JSON routes' Accept rule is not theirs.
     json_paths = [r.path for r in plain if not is_ui_path(r.path)]
     middleware.append(Middleware(AcceptGuard, mcp_paths=mcp_paths, json_paths=json_paths))
@@ -160,6 +162,46 @@ class _OneEndpoint:
         if scope["type"] == "http" and scope["path"] == self._bare:
             scope = {**scope, "path": self._path, "raw_path": self._path.encode()}
         await self.app(scope, receive, send)
+
+
+class _WrongMethod:
+    """405 naming the methods a plain route takes, for any other method asked of it.
+
+    The MCP app is mounted at "/" and so matches every path: Starlette's router takes
+    that whole match over a route whose path matched but whose method did not, and
+    ``GET /infuse`` was answered the MCP app's plain-text 404, as if nothing were there.
+    """
+
+    def __init__(self, app: ASGIApp, routes: Sequence[BaseRoute]) -> None:
+        self.app = app
+        self._routes = [r for r in routes if isinstance(r, Route) and r.methods]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            for route in self._routes:
+                match, _ = route.matches(scope)
+                if match is Match.FULL:
+                    break
+                if match is Match.PARTIAL:
+                    allowed = ", ".join(_in_order(route.methods or ()))
+                    refusal = JSONResponse(
+                        {
+                            "error": f"method {scope['method']} is not taken at {route.path}; "
+                            f"send {allowed}"
+                        },
+                        status_code=405,
+                        headers={"allow": allowed},
+                    )
+                    await refusal(scope, receive, send)
+                    return
+        await self.app(scope, receive, send)
+
+
+def _in_order(methods: Iterable[str]) -> list[str]:
+    """GET before HEAD, as a reader expects them; any others after, by name."""
+    known = ("GET", "HEAD", "POST")
+    given = set(methods)
+    return [m for m in known if m in given] + sorted(given.difference(known))
 
 
 class _Uvicorn(uvicorn.Server):

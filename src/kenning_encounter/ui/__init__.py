@@ -19,11 +19,16 @@ from kenning_encounter.memory.service import Memory
 
 __all__ = ["ui_routes"]
 
+DEFAULT_READ_TIMEOUT = 30.0  # the server passes its own (--read-timeout)
+
 
 class _OnFirstUse:
-    def __init__(self, memory_of: Callable[[], Memory], sources_of: Callable[[], Any]) -> None:
+    def __init__(
+        self, memory_of: Callable[[], Memory], sources_of: Callable[[], Any], read_timeout: float
+    ) -> None:
         self._memory_of = memory_of
         self._sources_of = sources_of
+        self._read_timeout = read_timeout
         self._app: ASGIApp | None = None
         self._lock = threading.Lock()
 
@@ -33,7 +38,9 @@ class _OnFirstUse:
                 if self._app is None:
                     from kenning_encounter.ui.app import build_ui
 
-                    self._app = build_ui(self._memory_of, self._sources_of)
+                    self._app = build_ui(
+                        self._memory_of, self._sources_of, read_timeout=self._read_timeout
+                    )
         await self._app(scope, receive, send)
 
 
@@ -45,10 +52,16 @@ def _none() -> None:
     return None
 
 
-def ui_routes(memory_of: Callable[[], Memory], sources_of: Callable[[], Any] = _none) -> list[Any]:
+def ui_routes(
+    memory_of: Callable[[], Memory],
+    sources_of: Callable[[], Any] = _none,
+    *,
+    read_timeout: float = DEFAULT_READ_TIMEOUT,
+) -> list[Any]:
     """/ui/ and what is under it; /ui itself redirects there. ``sources_of`` lends the
-    orient page the server's baselines and analytics engine (ui/orient_page.py)."""
+    orient page the server's baselines and analytics engine (ui/orient_page.py);
+    ``read_timeout`` bounds each page's reading, as it bounds a read tool's."""
     return [
         Route("/ui", _to_index, methods=["GET"]),
-        Mount("/ui", app=_OnFirstUse(memory_of, sources_of)),
+        Mount("/ui", app=_OnFirstUse(memory_of, sources_of, read_timeout)),
     ]

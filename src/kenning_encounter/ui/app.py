@@ -5,6 +5,11 @@ server/security.py wraps the whole app), answers GET only, and never writes. Pag
 are rendered on the server with Jinja2 (autoescaping on), from templates and a
 stylesheet shipped in the package: no CDN, no script, nothing fetched at run time.
 A strict Content-Security-Policy says so to the browser too.
+
+A page reads as a read tool does (kenning_encounter.abandon): given up, its statement
+interrupted, when its browser leaves (a reload, a closed tab) or the server's read
+timeout passes; and no more than ``PAGE_READS`` pages read at once, so a person
+browsing never holds every store reader the agent's calls and the hook need.
 """
 
 from __future__ import annotations
@@ -13,15 +18,17 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Final, cast
+from typing import Any, Final, TypeVar, cast
 
 import anyio
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from kenning_encounter.abandon import Call, run_as
 from kenning_encounter.errors import InvalidInput, NotFound
 from kenning_encounter.memory.models import Provenance
 from kenning_encounter.memory.service import Memory
@@ -31,7 +38,12 @@ from kenning_encounter.ui.orient_page import OrientReadings, OrientSources
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 PREFIX: Final = "/ui/"
+# Pages reading at once; the others wait their turn (holding no reader). The embedded
+# store lends four readers (store/embedded/backend.py): two stay free for the agent.
+PAGE_READS: Final = 2
+PROVENANCE_SHOWN: Final = 200  # nodes of a provenance tree a node page draws
 HEADERS: Final = {
     "content-security-policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
@@ -48,10 +60,19 @@ class TreeNode:
     children: list[TreeNode]
 
 
+@dataclass(frozen=True)
+class Grounds:
+    """A node's provenance tree as drawn, and how many grounds it had no room for."""
+
+    roots: list[TreeNode]
+    more: int
+
+
 def provenance_tree(
-    provenance: Provenance, names: dict[str, views.NodeLink], limit: int = 200
-) -> list[TreeNode]:
-    """What the node rests on as a tree, its grounds under it; each node once, bounded."""
+    provenance: Provenance, names: dict[str, views.NodeLink], limit: int = PROVENANCE_SHOWN
+) -> Grounds:
+    """What the node rests on as a tree, its grounds under it; each node once, at most
+    ``limit`` of them, and a count of the grounds left out (a hub has thousands)."""
     into: dict[str, list[tuple[str, str]]] = {}
     for e in provenance.edges:
         into.setdefault(e.target, []).append((e.type, e.source))
@@ -74,7 +95,9 @@ def provenance_tree(
         if revision.id in names and revision.id not in seen:
             seen.add(revision.id)
             roots.append(TreeNode("SUPERSEDES", names[revision.id], under(revision.id)))
-    return roots
+    # Every source the walk reached that the tree has no room for.
+    left = {e.source for e in provenance.edges if e.source in names} - seen
+    return Grounds(roots, len(left))
 
 
 def _environment() -> Environment:
@@ -122,11 +145,59 @@ def _flag(request: Request, name: str) -> bool:
 Page = Callable[[Memory, Request], tuple[str, dict[str, Any]]]
 
 
+async def _browser_left(request: Request) -> None:
+    """Returns once the browser that asked is gone; a GET's body is read past on the way."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _read_for(
+    request: Request, work: Callable[[], T], *, limiter: anyio.CapacityLimiter, timeout: float
+) -> T | None:
+    """``work`` on a worker thread as a ``Call``: None when the browser left first,
+    TimeoutError past ``timeout``; either way the work is given up where it stands."""
+    call = Call()
+    done: list[T] = []
+    failed: list[Exception] = []
+
+    async def run(watching: anyio.CancelScope) -> None:
+        try:
+            done.append(
+                await anyio.to_thread.run_sync(
+                    run_as, call, work, abandon_on_cancel=True, limiter=limiter
+                )
+            )
+        except Exception as exc:  # raised below, outside the task group's exception group
+            failed.append(exc)
+        watching.cancel()
+
+    try:
+        with anyio.fail_after(timeout):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run, tg.cancel_scope)
+                await _browser_left(request)
+                tg.cancel_scope.cancel()
+    except BaseException:
+        call.abandon()
+        raise
+    if failed:
+        raise failed[0]
+    if not done:
+        call.abandon()
+        return None
+    return done[0]
+
+
 def build_ui(
-    memory_of: Callable[[], Memory], sources_of: Callable[[], OrientSources | None] = lambda: None
+    memory_of: Callable[[], Memory],
+    sources_of: Callable[[], OrientSources | None] = lambda: None,
+    *,
+    read_timeout: float = 30.0,
 ) -> Starlette:
-    """The inspector over whatever memory ``memory_of`` returns when a page is asked."""
+    """The inspector over whatever memory ``memory_of`` returns when a page is asked;
+    ``read_timeout`` (seconds) bounds each page's reading."""
     env = _environment()
+    limiter = anyio.CapacityLimiter(PAGE_READS)
     readings = OrientReadings(sources_of)
     css = resources.files("kenning_encounter.ui").joinpath("static/ui.css").read_bytes()
 
@@ -138,11 +209,26 @@ def build_ui(
         async def endpoint(request: Request) -> Response:
             memory = memory_of()
             try:
-                template, values = await anyio.to_thread.run_sync(render, memory, request)
+                read = await _read_for(
+                    request,
+                    lambda: render(memory, request),
+                    limiter=limiter,
+                    timeout=read_timeout,
+                )
             except (views.NotShown, NotFound) as exc:
                 return html("missing.html", 404, title="Not here", message=str(exc))
             except InvalidInput as exc:
                 return html("missing.html", 400, title="Cannot show that", message=str(exc))
+            except TimeoutError:
+                message = (
+                    f"Reading this page took longer than the server's read timeout of "
+                    f"{read_timeout:g}s (KENNING_ENCOUNTER_READ_TIMEOUT), so it was stopped; "
+                    "the server can be started with a longer one (--read-timeout)."
+                )
+                return html("missing.html", 503, title="Took too long", message=message)
+            if read is None:  # the browser left: nobody reads an answer
+                return Response(status_code=204)
+            template, values = read
             return html(template, **values)
 
         return endpoint
@@ -193,6 +279,23 @@ def build_ui(
             reply.headers.append("set-cookie", grant)
         return reply
 
+    async def refused(request: Request, exc: Exception) -> Response:
+        # The router's own 404 and 405, answered as the pages are, not in plain text.
+        status = exc.status_code if isinstance(exc, HTTPException) else 404
+        if status == 405:
+            reply = html(
+                "missing.html",
+                405,
+                title="Cannot do that",
+                message=f"method: {request.method} is not taken here; the inspector only "
+                "reads, so ask its pages with GET",
+            )
+            reply.headers["allow"] = "GET, HEAD"
+            return reply
+        shown = views.echoed(request.url.path)
+        message = f"address: nothing is shown at {shown}; the pages are linked from the spine"
+        return html("missing.html", 404, title="Not here", message=message)
+
     async def stylesheet(_: Request) -> Response:
         return Response(css, media_type="text/css", headers={"cache-control": "max-age=300"})
 
@@ -206,5 +309,6 @@ def build_ui(
             Route("/log/{tag}", page(log_session), methods=["GET"]),
             Route("/login", login, methods=["GET"]),
             Route("/static/ui.css", stylesheet, methods=["GET"]),
-        ]
+        ],
+        exception_handlers={404: refused, 405: refused},
     )

@@ -28,6 +28,7 @@ from kenning_encounter.ui.author import Author, author_of
 PAGE: Final = 20
 MAX_PAGE: Final = 500  # past this a page number is refused: pages are for reading
 MEMBERS_SHOWN: Final = 30
+LINKS_SHOWN: Final = 200  # each way, on a node page
 SEARCH_MAX: Final = 100
 ECHOED: Final = 40  # characters of an address's value a "not here" message repeats
 
@@ -95,6 +96,8 @@ class NodeView:
     outbound: list[LinkView]
     world: dict[str, str]
     author: Author
+    inbound_more: int = 0  # links past LINKS_SHOWN, each way
+    outbound_more: int = 0
 
 
 @dataclass(frozen=True)
@@ -238,19 +241,40 @@ def spine(memory: Memory, page: int) -> SpineView:
     return memory.store.read(work)
 
 
+@dataclass(frozen=True)
+class Links:
+    """One way of a node's links, newest first, at most LINKS_SHOWN; ``more`` left out."""
+
+    shown: list[LinkView]
+    more: int
+
+
 def _edge_views(
     tx: ReadTx, edges: Sequence[EdgeRecord], node_id: str, hidden: frozenset[str]
-) -> tuple[list[LinkView], list[LinkView]]:
-    others = tx.get_nodes([e.source if e.target == node_id else e.target for e in edges])
-    inbound: list[LinkView] = []
-    outbound: list[LinkView] = []
-    for e in edges:
-        inward = e.target == node_id
-        other = others.get(e.source if inward else e.target)
-        if other is None or other.locus in hidden:
-            continue
-        (inbound if inward else outbound).append(LinkView(e.type, _link(other), e.revision_why))
-    return inbound, outbound
+) -> tuple[Links, Links]:
+    """The links in and out, each way cut to LINKS_SHOWN. Only the shown links' other
+    ends are read, so a hub's page reads its thousands of neighbours as edges alone;
+    where loci are hidden every end is read, for a hidden one is not even counted."""
+    newest = sorted(edges, key=lambda e: (e.tick, e.source, e.target), reverse=True)
+    ways: list[Links] = []
+    for inward in (True, False):
+
+        def end(e: EdgeRecord, inward: bool = inward) -> str:
+            return e.source if inward else e.target
+
+        way = [e for e in newest if (e.target == node_id) == inward]
+        if hidden:
+            ends = tx.get_nodes([end(e) for e in way])
+            way = [e for e in way if (n := ends.get(end(e))) is not None and n.locus not in hidden]
+        page = way[:LINKS_SHOWN]
+        others = tx.get_nodes([end(e) for e in page])
+        shown = [
+            LinkView(e.type, _link(others[end(e)]), e.revision_why)
+            for e in page
+            if end(e) in others
+        ]
+        ways.append(Links(shown, len(way) - len(page)))
+    return ways[0], ways[1]
 
 
 def node(memory: Memory, node_id: str) -> NodeView:
@@ -269,7 +293,7 @@ def node(memory: Memory, node_id: str) -> NodeView:
     chain = history.chain_history(memory.store, node_id, hidden_loci=hidden)
     provenance = memory.trace_provenance(node_id)
 
-    def names(tx: ReadTx) -> tuple[dict[str, NodeLink], list[LinkView], list[LinkView]]:
+    def names(tx: ReadTx) -> tuple[dict[str, NodeLink], Links, Links]:
         ids = {e.source for e in provenance.edges} | {e.target for e in provenance.edges}
         found = tx.get_nodes(sorted(ids))
         named = {i: _link(n) for i, n in found.items() if n.locus not in hidden}
@@ -289,10 +313,12 @@ def node(memory: Memory, node_id: str) -> NodeView:
         chain=chain,
         provenance=provenance,
         names=named,
-        inbound=inbound,
-        outbound=outbound,
+        inbound=inbound.shown,
+        outbound=outbound.shown,
         world=world,
         author=author,
+        inbound_more=inbound.more,
+        outbound_more=outbound.more,
     )
 
 
