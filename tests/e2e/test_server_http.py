@@ -98,15 +98,28 @@ async def test_session_start_after_a_restart_finds_the_encounter_open(tmp_path: 
         assert f"encounter='{left}'" in context
 
 
-async def test_session_end_seals_the_open_encounter(tmp_path: Path) -> None:
+async def test_session_end_dissolves_the_open_encounter_and_its_session_may_seal_it_later(
+    tmp_path: Path,
+) -> None:
+    # DESIGN §3 invariant 6: an encounter whose session the harness ended gets a
+    # mechanical dissolved_at, never a summary; a session that comes back (a resume) may
+    # still seal it by name, with one.
     async with http_app(tmp_path / "m") as (http, runtime):
-        name = runtime.context.memory.advance_encounter(SESSION, "work").encounter.name
+        memory = runtime.context.memory
+        name = memory.advance_encounter(SESSION, "work").encounter.name
         held = handle(SESSION)
         answer = await http.post("/session-end", json={"session_id": held, "reason": "logout"})
-        assert answer.json() == {"sealed": name}
+        assert answer.json() == {"dissolved": name}
         assert open_encounter(runtime, SESSION) is None
+        ended = memory.store.read(lambda tx: tx.get_encounter(name))
+        assert ended is not None and ended.dissolved_at and ended.sealed_at is None
+        assert ended.summary in (None, "")
         again = await http.post("/session-end", json={"session_id": held})
-        assert again.json() == {"sealed": None}
+        assert again.json() == {"dissolved": None}
+        closed = memory.close_encounter(SESSION, "what the work came to", encounter=name)
+        assert closed.encounter.name == name
+        sealed = memory.store.read(lambda tx: tx.get_encounter(name))
+        assert sealed is not None and sealed.summary == "what the work came to"
 
 
 async def test_the_reader_face_seals_nothing(tmp_path: Path) -> None:
@@ -114,7 +127,7 @@ async def test_the_reader_face_seals_nothing(tmp_path: Path) -> None:
         runtime.context.memory.advance_encounter(SESSION, "work")
     async with http_app(tmp_path / "m", face="reader") as (http, runtime):
         answer = await http.post("/session-end", json={"session_id": SESSION})
-        assert answer.json() == {"sealed": None}
+        assert answer.json() == {"dissolved": None}
         context = (await http.post("/session-start", json={"session_id": SESSION})).json()[
             "context"
         ]

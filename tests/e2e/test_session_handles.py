@@ -182,7 +182,7 @@ async def test_the_hook_routes_need_the_handle(tmp_path: Path) -> None:
             ).json()
             assert infused["status"] == "infused" and "victim note" in infused["payload"]
             end = await http.post("/session-end", json={"session_id": held})
-            assert end.json() == {"sealed": name}
+            assert end.json() == {"dissolved": name}
 
 
 def test_the_hook_keeps_the_handle_for_its_session(tmp_path: Path) -> None:

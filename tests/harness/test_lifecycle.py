@@ -101,4 +101,4 @@ def test_two_sessions_at_once(space: Workspace) -> None:
             tool("create_entities").removeprefix("mcp__kenning-encounter__"),
             {"session_id": handle(session), "entities": [observation("late", FALCON)]},
         )
-        assert late.is_error and "sealed" in late.text, late.text
+        assert late.is_error and "dissolved" in late.text, late.text

@@ -99,7 +99,7 @@ def test_the_plugin_wires_claude_code(bare: Workspace) -> None:
         "create_entities",
         {"session_id": handle(session), "entities": [observation("late", "after the end")]},
     )
-    assert sealed.is_error and "sealed" in sealed.text, sealed.text
+    assert sealed.is_error and "dissolved" in sealed.text, sealed.text
 
 
 def test_a_plugin_missing_its_script_does_not_block(bare: Workspace, tmp_path: Path) -> None:

@@ -118,9 +118,9 @@ def test_mcp_tools_run_and_refusals_arrive_as_errors(space: Workspace) -> None:
                 assert len(returned) == 1, f"no result for {call.name} in the next request"
 
 
-def test_session_end_seals_the_encounter(space: Workspace) -> None:
+def test_session_end_dissolves_the_encounter(space: Workspace) -> None:
     space.fake.responder = Agent(
-        advance("sealed by the harness"), record(observation("tide", "High tide at 09:12."))
+        advance("dissolved by the harness"), record(observation("tide", "High tide at 09:12."))
     )
     run = space.print_run("note the tide")
     session = run.session_id()
@@ -131,7 +131,7 @@ def test_session_end_seals_the_encounter(space: Workspace) -> None:
         {"session_id": handle(session), "entities": [observation("late", "written after the end")]},
     )
     assert after.is_error, f"the session's encounter took a write after SessionEnd: {after.text}"
-    assert "sealed" in after.text, after.text
+    assert "dissolved" in after.text, after.text
 
 
 def test_a_prompt_after_a_supersession_still_infuses(space: Workspace) -> None:

@@ -121,7 +121,7 @@ class FakeHookServer:
         elif route.endswith("/session-start"):
             answer = {"context": self.context}
         elif route.endswith("/session-end"):
-            answer = {"sealed": True}
+            answer = {"dissolved": True}
         else:
             self.send(handler, 404, b'{"detail": "no such route"}')
             return

@@ -483,7 +483,7 @@ def test_post_json_reports_each_failure_kind(tmp_path: Path) -> None:
     with fake_server() as chunked:
         chunked.behaviour = "chunked"
         answer = h.post_json(h.Options("prompt", chunked.url, 5.0, 6), "/session-end", {}, {}, 5.0)
-        assert answer == {"sealed": True}
+        assert answer == {"dissolved": True}
     with pytest.raises(h.HookFailure) as bad:
         h.post_json(h.Options("prompt", "ftp://x", 1.0, 6), "/infuse", {}, {}, 1.0)
     # A URL no request can use is a setting's failure, stated without the URL itself.

@@ -211,14 +211,16 @@ def dissolve_idle(store: GraphStore, horizon_s: float, *, now: datetime | None =
 
 
 def session_end(store: GraphStore, session_id: str) -> str | None:
-    """The harness ended the session: seal its open encounter mechanically, no summary."""
+    """The harness ended the session: its open encounter is dissolved (a mechanical time,
+    no summary), as the idle sweep would; the session may still seal it by name, with a
+    summary, if it comes back (``close`` with ``encounter``)."""
     session = validate.session_id(session_id)
 
     def work(tx: WriteTx) -> str | None:
         target = tx.open_encounter_of(session)
         if target is None:
             return None
-        tx.seal_encounter(target, "")
+        tx.dissolve_encounter(target.name)
         return target.name
 
     return store.write(work)

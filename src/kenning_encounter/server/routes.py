@@ -151,16 +151,16 @@ def build_routes(runtime: Runtime) -> list[Route | Mount]:
             return body
         app = runtime.context
         if app.settings.face == "reader":
-            # The reader face opens no encounters, so there is nothing of this session to seal.
-            return JSONResponse({"sealed": None})
+            # The reader face opens no encounters: nothing of this session to dissolve.
+            return JSONResponse({"dissolved": None})
         try:
             locus = await _claim(app, body.session_id)
-            sealed = await anyio.to_thread.run_sync(app.memory.session_end, locus)
+            dissolved = await anyio.to_thread.run_sync(app.memory.session_end, locus)
         except SessionNotHeld as exc:
             return JSONResponse({"error": str(exc)}, status_code=409)
         except KenningError as exc:
             return _bad(str(exc))
-        return JSONResponse({"sealed": sealed})
+        return JSONResponse({"dissolved": dissolved})
 
     async def infuse(request: Request) -> Response:
         body = await _parse(request, InfuseIn)
