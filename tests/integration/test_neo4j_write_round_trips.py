@@ -189,10 +189,12 @@ def test_nodes_of_many_types_read_at_once_as_one_by_one(traced: tuple[Memory, Re
     store = memory.store
     ids = [n.id for n in made] + ["con_000000000000"]  # one that is not there
     # Before any read has cached them (store/neo4j/nodecache.py): the node cache's
-    # synchronisation, then one statement for the nodes of every type.
+    # synchronisation, then one statement for the nodes of every type; then the read
+    # gate asks after the one revision not among them (a withheld one ends the chain).
     sent = recorder.during(store.read, lambda tx: tx.get_nodes(ids))
-    [read] = [s for s in sent if "_touched > $since" not in s]
+    read, successor = [s for s in sent if "_touched > $since" not in s]
     assert all(f"MATCH (n:{t}:" in read for t in ("Observation", "Concept", "Citation"))
+    assert "MATCH (n:Concept:" in successor
     together = store.read(lambda tx: tx.get_nodes(ids))
     alone = {i: store.read(lambda tx, i=i: tx.get_node(i)) for i in ids}
     assert together == {i: n for i, n in alone.items() if n is not None}
