@@ -158,10 +158,18 @@ class GatedReads:
             for n in nodes
         ]
 
-    def _paged(self, fetch: Callable[[int], list[NodeRecord]], limit: int) -> list[NodeRecord]:
+    def _paged(
+        self,
+        fetch: Callable[[int], list[NodeRecord]],
+        limit: int,
+        first: list[NodeRecord] | None = None,
+    ) -> list[NodeRecord]:
+        """Up to ``limit`` shown nodes of a list, asked larger while the gate cuts it
+        short; ``first``: its first page (``limit`` asked), read already."""
         ask = limit
         for _ in range(_MORE):
-            got = fetch(ask)
+            got = fetch(ask) if first is None else first
+            first = None
             kept = self._keep(got)
             if len(kept) >= limit or len(got) < ask:
                 return kept[:limit]
@@ -306,15 +314,15 @@ class GatedReads:
         return self._paged(lambda n: self._tx.recent_heads(node_type, n), limit)
 
     def heads_many(self, asks: Sequence[HeadsAsk]) -> list[list[NodeRecord]]:
-        # Asked together; a list the gate cut short pages on by itself.
-        found: list[list[NodeRecord]] = []
-        for ask, got in zip(asks, self._tx.heads_many(asks), strict=True):
-            kept = self._keep(got)
-            if len(kept) >= ask.limit or len(got) < ask.limit:
-                found.append(kept[: ask.limit])
-            else:
-                found.append(ask.asked_of(self))
-        return found
+        # Asked together; a list the gate cut short pages on by itself, from its second page.
+        return [
+            self._paged(
+                lambda n, a=ask: HeadsAsk(a.type, n, a.statuses).asked_of(self._tx),
+                ask.limit,
+                first=got,
+            )
+            for ask, got in zip(asks, self._tx.heads_many(asks), strict=True)
+        ]
 
     # --- relations -----------------------------------------------------------------
     def edges_of(self, node_id: str) -> list[EdgeRecord]:
