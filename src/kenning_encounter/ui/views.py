@@ -263,11 +263,12 @@ def _edge_views(
             return e.source if inward else e.target
 
         way = [e for e in newest if (e.target == node_id) == inward]
+        ends: dict[str, NodeRecord] | None = None
         if hidden:
             ends = tx.get_nodes([end(e) for e in way])
             way = [e for e in way if (n := ends.get(end(e))) is not None and n.locus not in hidden]
         page = way[:LINKS_SHOWN]
-        others = tx.get_nodes([end(e) for e in page])
+        others = ends if ends is not None else tx.get_nodes([end(e) for e in page])
         shown = [
             LinkView(e.type, _link(others[end(e)]), e.revision_why)
             for e in page
