@@ -23,6 +23,7 @@ from kenning_encounter.meaning import MatcherOptions, make_provider
 from kenning_encounter.memory import conflicts, history, load
 from kenning_encounter.memory.dump import export
 from kenning_encounter.memory.gates import Gate, GatedReads, GatedStore, view
+from kenning_encounter.memory.models import Created, RecordedNode
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore, HeadsAsk, ReadTx
@@ -441,6 +442,24 @@ def test_lists_of_heads_asked_together_page_past_what_the_gate_withholds(
         assert together[1] == []
 
 
+def _made_secret(store: GraphStore, name: str) -> tuple[Memory, RecordedNode, Created]:
+    """A granted writer, the public Note ``name`` it wrote, and the write of its revision
+    by a secret version."""
+    writer = Memory(store, granted=ALL)
+    writer.advance_encounter(plan.WRITER, f"a public {name} made secret")
+    public = {"type": "Note", "name": name, "description": f"lantern {name} public"}
+    first = writer.create_entities(plan.WRITER, [public]).created[0]
+    secret = {
+        "type": "Note",
+        "name": name,
+        "description": f"lantern {name} {MARK}",
+        "classification": "secret",
+        "supersedes": name,
+        "revision_why": "details added",
+    }
+    return writer, first, writer.create_entities(plan.WRITER, [secret])
+
+
 def test_a_public_version_names_no_withheld_revision(store: GraphStore) -> None:
     """Found by hunting: a public node revised by a withheld one carried the withheld
     version's id in superseded_by through every read that showed it (find_by_name and
@@ -448,24 +467,8 @@ def test_a_public_version_names_no_withheld_revision(store: GraphStore) -> None:
     node reads), and a write that named the public version was refused naming that id.
     Read as if the withheld version were not there, the public one ends its chain; a
     write refused because of the withheld revision names no id."""
-    writer = Memory(store, granted=ALL)
-    writer.advance_encounter(plan.WRITER, "a public plan made secret")
-    first = writer.create_entities(
-        plan.WRITER, [{"type": "Note", "name": "plan", "description": "lantern plan public"}]
-    ).created[0]
-    secret = writer.create_entities(
-        plan.WRITER,
-        [
-            {
-                "type": "Note",
-                "name": "plan",
-                "description": f"lantern plan {MARK}",
-                "classification": "secret",
-                "supersedes": "plan",
-                "revision_why": "details added",
-            }
-        ],
-    ).created[0]
+    _, first, revised = _made_secret(store, "plan")
+    secret = revised.created[0]
     gated = Memory(store)
     answers: list[Any] = [
         gated.find_by_name(first.id),
@@ -508,24 +511,7 @@ def test_an_export_names_no_withheld_revision_of_an_undone_version(
     of the version that had revised it; an export holding back that withheld revision
     still wrote its id on the undone version's line. The line now names no successor, as
     the gate reads it, and the export still imports."""
-    writer = Memory(store, granted=ALL)
-    writer.advance_encounter(plan.WRITER, "a draft made secret, then undone")
-    first = writer.create_entities(
-        plan.WRITER, [{"type": "Note", "name": "draft", "description": "public"}]
-    ).created[0]
-    revised = writer.create_entities(
-        plan.WRITER,
-        [
-            {
-                "type": "Note",
-                "name": "draft",
-                "description": f"draft {MARK}",
-                "classification": "secret",
-                "supersedes": "draft",
-                "revision_why": "details added",
-            }
-        ],
-    )
+    writer, first, revised = _made_secret(store, "draft")
     secret = revised.created[0]
     writer.delete_entities(plan.WRITER, [secret.id, first.id])
     out = io.BytesIO()
