@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -125,8 +125,46 @@ def test_an_unchanged_store_costs_one_small_read_per_use(
     a.put("obs_new", "one more", "h", order=99)
     seen.clear()
     assert [e.id for e in b.snapshot().entries][-1] == "obs_new"
-    assert len(seen) == 2 and "m.v > $since" in seen[1], seen
-    assert seen[1].endswith(f"since={held}"), "a change was read from further back than held"
+    assert len(seen) == 3 and "m.v > $since" in seen[2], seen
+    assert "SET s.version = s.version" in seen[1], "the changes were read without the lock"
+    assert seen[2].endswith(f"since={held}"), "a change was read from further back than held"
+
+
+def test_a_reader_that_finds_the_version_moved_waits_for_the_writer_still_applying(
+    neo4j_store: Any,
+) -> None:
+    # Neo4j shows a committed transaction's records before its index entries: a reader
+    # that read the new version and then the changes through the index, lock-free, lost
+    # a whole batch for good. One writer has committed (the version moved); another
+    # holds the lock. The reader must wait for it and read both, not move past either.
+    import neo4j
+
+    from kenning_encounter.store.neo4j import Neo4jStore
+
+    table = cast(Neo4jStore, neo4j_store).meanings
+    StoredMeanings(table).put("obs_first", "committed", "h", order=1)
+    t = neo4j_target()
+    answers: list[Any] = []
+    with (
+        neo4j.GraphDatabase.driver(t.uri, auth=(t.username, t.password)) as driver,
+        driver.session(database=t.database) as session,
+    ):
+        held = session.begin_transaction()
+        held.run(
+            "MATCH (s:KenningMeanings) SET s.version = s.version + 1 "
+            "CREATE (:KenningMeaning {_memory: s._memory, id: 'obs_held', meaning: 'held', "
+            "source_hash: 'h', order: 2, seq: s.next_seq, v: s.version}) "
+            "SET s.next_seq = s.next_seq + 1"
+        ).consume()
+        reader = threading.Thread(target=lambda: answers.append(table.changes(0)))
+        reader.start()
+        reader.join(1.0)
+        still_waiting = reader.is_alive()
+        held.commit()
+        reader.join(30)
+    assert still_waiting, "the reader read the changes while a writer held the lock"
+    assert answers and answers[0].version == 2
+    assert {e.id for e in answers[0].put} == {"obs_first", "obs_held"}
 
 
 def test_a_reader_past_the_tombstones_reloads_everything(neo4j_store: Any, replica: Any) -> None:

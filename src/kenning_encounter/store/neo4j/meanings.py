@@ -8,9 +8,13 @@ statement matches them; each carries ``_memory`` and is unique within its memory
 
 Writers serialize on the memory's ``:KenningMeanings`` node (the first write of a put
 or drop raises its version, which holds the node's lock to commit), so versions are
-handed out in commit order and a reader that has seen version V has seen every
-change up to V. Readers bound what they read by the version they read first, so a
-change committing meanwhile is read whole at the next call or not at all.
+handed out in commit order. Neo4j applies a committed transaction record by record
+and its index entries last, and a reader takes no lock: it can see version V while
+V's meanings are not yet in the index it reads them through (a whole batch went
+missing that way, for good). So a reader asks for the version without a lock, and
+when it has moved, reads the changes holding the node's lock (STATE_LOCKED), which
+a writer gives up only once its transaction is applied whole: every change up to
+the version read is then there to read. Readers bound what they read by that version.
 """
 
 from __future__ import annotations
@@ -65,6 +69,12 @@ LABELS: Final = ("KenningMeaning", "KenningMeanings", "KenningMeaningClaim")
 
 STATE: Final = (
     "OPTIONAL MATCH (s:KenningMeanings {_memory: $memory}) "
+    "RETURN coalesce(s.version, 0), coalesce(s.floor, 0)"
+)
+# The same, holding the node's write lock (a write that changes nothing): the writers
+# before this one have finished applying their changes. No node: nothing was written.
+STATE_LOCKED: Final = (
+    "OPTIONAL MATCH (s:KenningMeanings {_memory: $memory}) SET s.version = s.version "
     "RETURN coalesce(s.version, 0), coalesce(s.floor, 0)"
 )
 CHANGED: Final = (
@@ -153,8 +163,14 @@ class Neo4jMeanings(Beside):
     # -- reading -----------------------------------------------------------------
 
     def changes(self, since: int) -> MeaningChanges:
+        def unchanged(tx: ManagedTransaction) -> bool:
+            return int(self._run(tx, STATE, {})[0][0]) == since
+
+        if self._unit(unchanged, False, "reading the meanings"):
+            return MeaningChanges(since, False, (), ())
+
         def work(tx: ManagedTransaction) -> MeaningChanges:
-            version, floor = (int(v) for v in self._run(tx, STATE, {})[0])
+            version, floor = (int(v) for v in self._run(tx, STATE_LOCKED, {})[0])
             if version == since:
                 return MeaningChanges(version, False, (), ())
             # A reader ahead of the store holds another database's meanings: start over.
@@ -167,7 +183,7 @@ class Neo4jMeanings(Beside):
             dropped = tuple(str(r[0]) for r in rows if r[1] is None)
             return MeaningChanges(version, False, put, dropped)
 
-        found: MeaningChanges = self._unit(work, False, "reading the meanings")
+        found: MeaningChanges = self._unit(work, True, "reading the meanings")
         return found
 
     # -- writing -----------------------------------------------------------------
