@@ -42,6 +42,31 @@ def test_a_moved_count_empties_the_cache_and_the_clock_never_goes_back() -> None
     assert cache.get(["que_a"]) == {}
 
 
+def test_a_deletion_at_the_clock_read_is_not_trusted_until_a_clock_past_it_is_read() -> None:
+    # Neo4j shows a committed write record by record: a read at the deleting write's
+    # tick may have fetched a node that write deletes, before it was gone.
+    cache = NodeCache()
+    cache.synchronise(5, (0, 0), [])
+    cache.offer(cache.synchronise(6, (0, 1), [], deleted_at=6), {"que_a": _record("que_a")})
+    assert cache.get(["que_a"]), "a node offered after the synchronisation was refused"
+    cache.offer(cache.synchronise(6, (0, 1), [], deleted_at=6), {"que_b": _record("que_b")})
+    assert cache.get(["que_a"]) == {}, "kept what a read made while the deletion applied"
+    cache.synchronise(7, (0, 1), [], deleted_at=6)  # the clock passed it: applied whole
+    assert cache.get(["que_b"]) == {}, "kept what a read made before the clock passed it"
+    cache.offer(cache.generation, {"que_c": _record("que_c")})
+    cache.synchronise(8, (0, 1), [], deleted_at=6)
+    assert cache.get(["que_c"]), "a settled deletion still empties the cache"
+
+
+def test_an_older_answer_does_not_settle_a_deletion_a_newer_one_found() -> None:
+    cache = NodeCache()
+    cache.synchronise(9, (0, 1), [], deleted_at=9)
+    cache.synchronise(8, (0, 1), [], deleted_at=5)  # read before it, applied late
+    cache.offer(cache.generation, {"que_a": _record("que_a")})
+    cache.synchronise(9, (0, 1), [], deleted_at=9)
+    assert cache.get(["que_a"]) == {}
+
+
 def test_the_cache_is_bounded_by_count_and_by_size() -> None:
     by_count = NodeCache(capacity=3)
     generation = by_count.synchronise(1, (0, 0), [])

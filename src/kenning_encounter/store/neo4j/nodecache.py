@@ -10,10 +10,22 @@ moves the ``deletions`` count, and an erasure moves ``erasures``.
 
 The cache knows the clock as it was at its last synchronisation (``synced``). To
 synchronise, a read asks in one statement, clock first, for the counts and for the
-ids touched after ``synced``; it drops those ids (everything, when a count moved)
-and moves ``synced`` to the clock it read. Every write that commits after that read
-holds a later tick, because a writer takes the clock's lock for its whole
-transaction; so the next synchronisation sees it.
+ids touched at ``synced`` or after; it drops those ids (everything, when a count
+moved) and moves ``synced`` to the clock it read. A writer takes the clock's lock for
+its whole transaction and one tick with it, so a write that commits after that read
+holds a later tick and the next synchronisation sees it.
+
+The tick read is asked for again because Neo4j shows a committed transaction record
+by record, its index entries last, and a read takes no lock: a synchronisation can
+read the clock at the tick of a write still being applied and miss the nodes it
+touched, and a read then can cache a node as it was before that write (a whole
+batch of pins stayed stale that way). A writer gives the clock's lock up only once
+applied, so a clock read past a tick proves that tick's write whole; until a
+synchronisation has read the clock at a tick and asked again after, the tick is not
+trusted. A write that deleted nodes leaves its tick beside the deletion count
+(``deleted_at``): while the clock stands at it, each synchronisation starts again,
+and once more when it has moved on (a node read before the deletion was applied may
+have been kept meanwhile).
 
 A node read from the server may be offered to the cache by a read that noted the
 cache's generation before reading it: the offer is taken only if no synchronisation
@@ -62,6 +74,7 @@ class NodeCache:
         self._nodes: OrderedDict[str, NodeRecord] = OrderedDict()
         self._synced: int | None = None  # the clock at the last synchronisation
         self._counts: tuple[int, int] | None = None  # erasures, deletions then
+        self._deleting: int | None = None  # a deletion's tick no clock read has passed
         self._generation = 0  # moves whenever anything is dropped
         self._directors: dict[str, PersonRecord] = {}  # locus -> its director
 
@@ -100,16 +113,33 @@ class NodeCache:
         nodes = self._nodes
         return any(i in nodes for i in ids)
 
-    def synchronise(self, clock: int, counts: tuple[int, int], touched: Sequence[str]) -> int:
-        """Apply one synchronisation's answer; the generation after it."""
+    def synchronise(
+        self,
+        clock: int,
+        counts: tuple[int, int],
+        touched: Sequence[str],
+        deleted_at: int | None = None,
+    ) -> int:
+        """Apply one synchronisation's answer (the nodes touched at ``synced`` or after,
+        and the tick of the last write that deleted any); the generation after it."""
         with self._lock:
-            if self._synced is None or counts != self._counts or len(touched) > self.drop_limit:
+            deleting = self._deleting
+            if (
+                self._synced is None
+                or counts != self._counts
+                or deleting is not None
+                or len(touched) > self.drop_limit
+            ):
                 self._empty()
                 self._generation += 1
             else:
                 dropped = [i for i in touched if self._drop(i)]
                 if dropped:
                     self._generation += 1
+            if deleting is not None and clock > deleting:
+                self._deleting = None  # that write was applied whole before this read
+            if deleted_at is not None and deleted_at >= clock:
+                self._deleting = max(deleted_at, self._deleting or deleted_at)
             self._counts = counts
             if self._synced is None or clock > self._synced:
                 self._synced = clock

@@ -532,9 +532,13 @@ ERASURES_COUNT: Final = (
 )
 # Every write that deletes a node (an undo, an erasure, an operator's deletion) or empties
 # the memory counts itself here: a node cache in another process then starts again.
+# The count carries the clock as the deleting write left it (``tick``): a node cache
+# trusts nothing it read while that write may still have been being applied.
 DELETIONS_COUNT: Final = (
+    "OPTIONAL MATCH (c:Meta {_memory: $memory, key: 'clock'}) "
     "MERGE (m:Meta {_memory: $memory, key: 'deletions'}) "
-    "ON CREATE SET m.ival = 1 ON MATCH SET m.ival = m.ival + 1"
+    "ON CREATE SET m.ival = 1 ON MATCH SET m.ival = m.ival + 1 "
+    "SET m.tick = c.ival"
 )
 # A write marks the stored nodes it changed (status, successor, use, pin) with its tick;
 # the statements that link, revise, confirm, consult and pin mark theirs themselves.
@@ -545,7 +549,9 @@ NODES_TOUCH: Final = (
 
 def _synchronisation() -> str:
     # The clock is read first, and a writer holds the clock's lock until it commits:
-    # a change this statement does not see has a tick above the clock it returns. Each
+    # a change this statement does not see has a tick above the clock it returns, or
+    # that tick itself while its write is being applied ($since is one below the last
+    # synchronisation's clock, so the next asks for that tick again: nodecache.py). Each
     # branch seeks its index (hinted: for a type with few nodes touched the planner
     # would scan every touched node of it instead).
     seeks = " UNION ALL ".join(
@@ -559,7 +565,8 @@ def _synchronisation() -> str:
         "OPTIONAL MATCH (d:Meta {_memory: $memory, key: 'deletions'}) "
         "OPTIONAL MATCH (t:Meta {_memory: $memory, key: 'text_docs'}) "
         "OPTIONAL MATCH (l:Meta {_memory: $memory, key: 'text_len'}) "
-        "WITH c.ival AS clock, coalesce(x.ival, 0) AS erasures, coalesce(d.ival, 0) AS deletions, "
+        "WITH c.ival AS clock, coalesce(x.ival, 0) AS erasures, "
+        "[coalesce(d.ival, 0), d.tick] AS deletions, "
         "coalesce(t.ival, 0) AS docs, coalesce(l.ival, 0) AS tokens, "
         # at most $over ids: more than the cache would drop one by one empties it instead
         f"COLLECT {{ {seeks} }}[0..$over] AS touched "

@@ -545,8 +545,8 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         cache = self._cache
         if cache is None or self._synced is not None:
             return {"since": _NEVER, "over": 0}
-        since = cache.synced
-        return {"since": _NEVER if since is None else since, "over": cache.drop_limit + 1}
+        since = cache.synced  # asked again: its write may have been read half-applied
+        return {"since": _NEVER if since is None else since - 1, "over": cache.drop_limit + 1}
 
     def synchronised(self, row: Sequence[Any]) -> None:
         """Take a synchronisation's answer (clock, erasures, deletions, docs, tokens,
@@ -556,10 +556,13 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             self._adopt(self._cache, row)
 
     def _adopt(self, cache: NodeCache, row: Sequence[Any]) -> _Synced:
-        clock, erasures, deletions, docs, tokens, touched = row[:6]
+        clock, erasures, (deletions, deleted_at), docs, tokens, touched = row[:6]
         synced = _Synced(int(clock), int(erasures), int(deletions), int(docs), int(tokens))
         self._synced = synced
-        cache.synchronise(synced.clock, (synced.erasures, synced.deletions), touched)
+        counts = (synced.erasures, synced.deletions)
+        cache.synchronise(
+            synced.clock, counts, touched, None if deleted_at is None else int(deleted_at)
+        )
         return synced
 
     def _synced_read(self) -> _Synced | None:
