@@ -24,6 +24,7 @@ import functools
 import gc
 import logging
 import os
+import re
 import sys
 import time
 import typing
@@ -275,14 +276,25 @@ def _error(message: str) -> None:
 QUIET_LOGGERS: Final = ("uvicorn.error", "mcp.server.mcpserver.server")
 
 
+# The SDK's streamable HTTP transport names each session by its id when it opens,
+# ends, idles out or crashes. The id is what lets a client act in that session over
+# HTTP: a log shows its first characters only, enough to tell sessions apart.
+SESSION_LOGGERS: Final = ("mcp.server.streamable_http",)
+_SESSION_ID: Final = re.compile(r"(?<![0-9A-Za-z])([0-9a-f]{6})[0-9a-f]{26}(?![0-9A-Za-z])")
+
+
 class _OneRecordALine(logging.Formatter):
     """Each record's message on its own line, its line breaks and control characters
     escaped: a library may log client text as it came (the MCP SDK's SSE transport logs
     a malformed session_id at WARNING), and ``%0a`` in it must not forge a line of the
-    operator's log. A traceback after the message keeps its lines."""
+    operator's log. A traceback after the message keeps its lines. A session id the
+    SDK's HTTP transport logs is cut to its first characters."""
 
     def formatMessage(self, record: logging.LogRecord) -> str:
-        record.message = escaped(record.message)
+        message = record.message
+        if record.name.startswith(SESSION_LOGGERS):
+            message = _SESSION_ID.sub(r"\1…", message)
+        record.message = escaped(message)
         return super().formatMessage(record)
 
 

@@ -82,3 +82,18 @@ async def test_a_real_client_works_the_encounter_cycle_on_a_stateless_server(
                 {"session_id": SESSION, "entities": [{"type": "Note", "name": "n1"}]},
             )
             assert made["created"][0]["name"] == "n1"
+
+
+def test_the_log_shows_a_session_id_cut_to_its_first_characters(tmp_path: Path) -> None:
+    # The id is what lets a client act in the session over HTTP; the SDK logs it at INFO
+    # when the session opens and when it ends.
+    with run_server(tmp_path / "m") as running:
+        init = httpx.post(running.url, json=_initialize(), headers=HEADERS, timeout=10)
+        sid = init.headers["mcp-session-id"]
+        ended = httpx.delete(running.url, headers={**HEADERS, "mcp-session-id": sid}, timeout=10)
+        assert ended.status_code == 200, ended.text
+        running.proc.terminate()
+        running.proc.wait(15)
+    told = [line for line in running.lines if sid[:6] + "…" in line]
+    assert len(told) >= 2, running.stderr  # opened, ended: the operator still sees both
+    assert sid not in running.stderr, "a session id was logged whole"
