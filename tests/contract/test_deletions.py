@@ -181,6 +181,35 @@ def test_a_node_linked_from_other_work_stays(held: Memory, store: GraphStore) ->
     assert held.delete_entities(S, ["o2"]).deleted == [o2]
 
 
+def test_a_node_another_encounter_confirmed_pinned_or_claimed_stays(
+    held: Memory, store: GraphStore
+) -> None:
+    # Each of those is the other encounter's work on the node (DESIGN §3 invariant 7).
+    other = held.advance_encounter(OTHER, "elsewhere").encounter.name
+    held.confirm_entities(OTHER, ["n"], why="still so")
+    held.pin_entities(OTHER, ["o1"])
+    held.claim_referents(OTHER, [{"source": "c", "target": "c2", "resolution": "proposed"}])
+    held.find_by_name("o2", session_id=OTHER)  # a read builds nothing on it
+    for ref, what in (
+        ("n", "was confirmed"),
+        ("o1", "was pinned (or unpinned)"),
+        ("c", "is named in a referent claim made"),
+        ("c2", "is named in a referent claim made"),
+    ):
+        err = refused(store, partial(held.delete_entities, S, ["h", ref]), NotYourEncounter)
+        assert str(err) == (
+            f"refs[1]: {ref!r} {what} in encounter {other!r}; it is part of other work now "
+            "and cannot be deleted: revise it (supersedes) or retire it instead"
+        )
+    o2 = id_by_name(held, "o2")
+    assert held.delete_entities(S, ["o2"]).deleted == [o2]
+    # Its own encounter's confirmation and pin go with it.
+    held.confirm_entities(S, ["h2"], why="mine")
+    held.pin_entities(S, ["h2"])
+    h2 = id_by_name(held, "h2")
+    assert held.delete_entities(S, ["h2"]).deleted == [h2]
+
+
 def test_an_undone_node_takes_back_the_statuses_its_relations_moved(
     held: Memory, store: GraphStore
 ) -> None:

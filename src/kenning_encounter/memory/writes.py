@@ -45,6 +45,13 @@ from kenning_encounter.vocabulary import (
 )
 
 _ID = re.compile(r"[a-z]{3}_[0-9a-f]{12}")
+# What an encounter does to a node that is its own work on it (an undo keeps off it).
+_STANDING = ("CONFIRMED", "PINNED")
+_DONE_BY = {
+    "CONFIRMED": "was confirmed",
+    "PINNED": "was pinned (or unpinned)",
+    "REFERENT_CLAIM": "is named in a referent claim made",
+}
 
 
 def new_id(node_type: str) -> str:
@@ -413,6 +420,16 @@ def delete_entities(store: GraphStore, session_id: str, refs: Sequence[str]) -> 
             relations.setdefault(e.source, []).append(e)
         for e in tx.edges_into(ours, AUTHORED_RELATION_TYPES):
             relations.setdefault(e.target, []).append(e)
+        # Another encounter's confirmation, pin or referent claim is its work, which an
+        # undo may not delete (DESIGN §3 invariant 7); a read (CONSULTED) builds nothing.
+        standing: dict[str, tuple[str, str]] = {}  # node -> (what, the other encounter)
+        for e in tx.edges_into(ours, _STANDING):
+            if e.source != encounter.name:
+                standing.setdefault(e.target, (e.type, e.source))
+        for c in tx.claims_of(ours) if ours else ():
+            if c.encounter != encounter.name:
+                for end in (c.source, c.target):
+                    standing.setdefault(end, ("REFERENT_CLAIM", c.encounter))
         targets: list[NodeRecord] = []
         for i, node in enumerate(resolved):
             field = f"refs[{i}]"
@@ -427,6 +444,13 @@ def delete_entities(store: GraphStore, session_id: str, refs: Sequence[str]) -> 
                 raise NotYourEncounter(
                     f"{field}: {node.name!r} is linked by {foreign[0].type} from encounter "
                     f"{foreign[0].encounter!r}; it is part of other work now and cannot be deleted"
+                )
+            if node.id in standing:
+                what, other = standing[node.id]
+                raise NotYourEncounter(
+                    f"{field}: {node.name!r} {_DONE_BY[what]} in encounter {other!r}; it is "
+                    "part of other work now and cannot be deleted: revise it (supersedes) "
+                    "or retire it instead"
                 )
             targets.append(node)
         if stopped is not None:

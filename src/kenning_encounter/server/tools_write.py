@@ -80,8 +80,9 @@ def register(tools: ToolRegistrar) -> None:
             ),
         ],
     ) -> Annotated[CallToolResult, Deleted]:
-        """Delete nodes your open encounter recorded (undoing a mistake). Older knowledge is
-        never deleted: supersede it, or retire a question or hypothesis, instead."""
+        """Delete nodes your open encounter recorded (undoing a mistake). Older knowledge, and
+        a node another encounter has linked, confirmed, pinned or claimed, is never deleted:
+        supersede it, or retire a question or hypothesis, instead."""
         return await run_tool(
             ctx,
             lambda app: app.memory.delete_entities(app.hold(session_id), refs),
