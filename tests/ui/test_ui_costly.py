@@ -124,9 +124,9 @@ def test_a_page_whose_browser_left_stops_reading(
     started = time.monotonic()
     assert _infuse(patient).status_code == 200
     waited = time.monotonic() - started
-    # Had the pages read on for nobody, the hook would wait behind them: several pages'
-    # worth of reading on every store reader. Given up, nothing stands in its way.
-    assert waited < one_page, (waited, one_page)
+    # Had the pages read on for nobody, the hook would wait behind them and share the
+    # cores with them: about one page's reading (measured: 1.0 page; given up, 0.2).
+    assert waited < one_page / 2, (waited, one_page)
 
 
 @pytest.fixture
