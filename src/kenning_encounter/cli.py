@@ -95,6 +95,13 @@ SETTING_FLAGS: Final[tuple[Flag, ...]] = (
         metavar="SECONDS",
     ),
     Flag(
+        "request_timeout",
+        "seconds an HTTP client has to send a request's head, and may pause within its body, "
+        "before its connection is closed",
+        type=float,
+        metavar="SECONDS",
+    ),
+    Flag(
         "token", "bearer token every HTTP request must carry (prefer the variable)", metavar="TOKEN"
     ),
     Flag(

@@ -94,6 +94,9 @@ class Settings(BaseSettings):
     allowed_origins: CsvList = Field(default_factory=list)
     allowed_hosts: CsvList = Field(default_factory=list)
     read_timeout: float = Field(30.0, gt=0, le=MAX_WAIT_S)
+    # Seconds an HTTP client has to send a request's head, and may pause within its body
+    # (server/deadline.py): a connection that dawdles holds a socket for nothing.
+    request_timeout: float = Field(10.0, gt=0, le=MAX_WAIT_S)
     token: SecretStr | None = None
     # Signs session handles. Unset: a session.key file beside the memory, minted once.
     # Every server sharing one database must be given the same key.

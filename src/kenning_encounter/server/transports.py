@@ -38,6 +38,7 @@ from kenning_encounter.server.context import (
     StoreFactory,
     open_store,
 )
+from kenning_encounter.server.deadline import deadlined
 from kenning_encounter.server.front import Launch
 from kenning_encounter.server.info import package_version
 from kenning_encounter.server.registry import ToolGroup
@@ -275,6 +276,7 @@ async def _serve_http(
         access_log=settings.log_level.upper() == "DEBUG",
         lifespan="on",
         ws="none",  # nothing here speaks WebSocket; uvicorn would import an implementation
+        http=deadlined(settings.request_timeout),
     )
     web = _Uvicorn(config)
     bind_failed = False
