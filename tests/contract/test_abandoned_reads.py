@@ -159,6 +159,23 @@ def test_the_inspectors_orient_page_waits_for_the_whole_reading_under_way(
     assert seen and seen[0] > 0
 
 
+def test_an_orient_page_waiting_for_another_page_s_reading_is_given_up(
+    memory: Memory,
+) -> None:
+    from kenning_encounter.ui.orient_page import OrientReadings
+
+    _notes(memory, 3)
+    readings = OrientReadings(lambda: None)
+    held = readings._lock  # pyright: ignore[reportPrivateUsage]
+    held.acquire()  # another page's reading under way, for 8 s
+    other = threading.Timer(8.0, held.release)
+    other.daemon = True
+    other.start()
+    result, took = _given_up(lambda: readings.view(memory), after_s=0.3)
+    assert isinstance(result, Abandoned), result
+    assert took < 5, took  # unabandonable: as long as the other reading takes
+
+
 def test_a_read_cypher_given_up_is_stopped_where_it_runs(store: GraphStore, memory: Memory) -> None:
     # Embedded: its sandbox process is ended. Neo4j: its connection is cut, as a unit's.
     _notes(memory, 2_500)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from kenning_encounter import abandon
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.outline import Outline
 from kenning_encounter.store.port import ReadTx
@@ -58,7 +59,8 @@ class OrientReadings:
         self._lock = threading.Lock()
 
     def view(self, memory: Memory) -> OrientView:
-        with self._lock:
+        # Waited for as long as the page's browser is there (kenning_encounter.abandon).
+        with abandon.turn(self._lock):
             hidden = memory.hidden_loci
             clock = memory.store.read(lambda tx: tx.clock())
             if self._kept is not None and self._kept[0] == (clock, hidden):
