@@ -38,7 +38,6 @@ from kenning_encounter.server.context import (
     StoreFactory,
     open_store,
 )
-from kenning_encounter.server.deadline import deadlined
 from kenning_encounter.server.front import Launch
 from kenning_encounter.server.info import package_version
 from kenning_encounter.server.registry import ToolGroup
@@ -268,6 +267,8 @@ def stdio_banner(settings: Settings) -> str:
 async def _serve_http(
     app: Starlette, runtime: Runtime, settings: Settings, announce: Announce
 ) -> None:
+    from kenning_encounter.server.deadline import deadlined  # HTTP's alone: not on stdio
+
     config = uvicorn.Config(
         app,
         host=settings.host,
