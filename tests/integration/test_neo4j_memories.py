@@ -105,6 +105,33 @@ def test_a_query_in_one_memory_cannot_name_another_memorys_label(
     assert node["_LABEL"] == "Concept" and "_memory" not in node
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "UNWIND range(0, 200) AS i WITH gds.util.asNode(i) AS n WHERE n IS NOT NULL "
+        "RETURN n.name AS name",
+        "RETURN [n IN gds.util.asNodes(range(0, 200)) | n.name] AS names",
+        "CALL db.index.fulltext.queryNodes('kenning_text', '*:*') YIELD node "
+        "RETURN node.name AS name",
+    ],
+)
+def test_a_query_reaches_no_node_of_another_memory_by_internal_id_or_the_text_index(
+    neo4j_store: Neo4jStore, work: Neo4jStore, raw_driver: Any, query: str
+) -> None:
+    # Both reach nodes through no pattern, so no label holds them to the memory: the
+    # text index holds every memory's nodes, an internal id names any node at all.
+    with raw_driver.session() as s:
+        s.run(FOREIGN).consume()
+    other = Memory(work)
+    _seed(other)
+    other.advance_encounter(S, "their own", close_summary="seeded")
+    other.create_entities(S, [{"type": "Concept", "name": "zephyrine", "description": "x"}])
+    _seed(Memory(neo4j_store))
+    with pytest.raises(ReadOnlyViolation, match="search tool") as info:
+        neo4j_store.read_cypher(query, None, **CAPS)
+    assert info.value.layer == "scope"
+
+
 def test_other_applications_nodes_with_our_names_collide_with_nothing(
     neo4j_store: Neo4jStore, raw_driver: Any
 ) -> None:
