@@ -159,7 +159,8 @@ def _make_legacy(driver: Any, version: int) -> None:
         # Nothing a store of that age could hold: directors (#17) and the record of the
         # past (#16) came after names; opening it makes them, with the memory's name.
         s.run("MATCH (n) WHERE n:Person OR n:KenningPast DETACH DELETE n").consume()
-        s.run("MATCH (m:Meta {key: 'past_backfill'}) DELETE m").consume()
+        # Nor the memory's identity (nodecache.py's remade memory), which came later still.
+        s.run("MATCH (m:Meta) WHERE m.key IN ['past_backfill', 'made'] DELETE m").consume()
         s.run("MATCH (n) WHERE n._memory IS NOT NULL REMOVE n._memory").consume()
         for label in NODE_TYPES:
             s.run(
