@@ -18,7 +18,7 @@ from kenning_encounter.store.infusion_log import (
     entry_params,
 )
 from kenning_encounter.store.neo4j.beside import Beside
-from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
+from kenning_encounter.store.neo4j.held import still_held
 
 if TYPE_CHECKING:
     pass
@@ -42,17 +42,13 @@ SCHEMA: Final[list[tuple[str, LiteralString]]] = [
 ]
 LABELS: Final = ("KenningInfusion",)
 
-# Whether node ``x`` of the memory is still there: one seek of each type's id index.
-_HELD: Final = " OR ".join(
-    f"EXISTS {{ MATCH (n:{label}:KenningMemory {{id: x}}) }}" for label in AUTHORED_NODE_TYPES
-)
 # The entry and the session's trim in one statement: the newest ``keep`` stay. An entry is
 # appended after its prompt's read, with no lock an erasure takes: an erasure (and its
 # scrub of this log, LOG_FORGET) may have come between. So the ids of nodes gone by now
 # are left out, and then the prompt that drew them, as LOG_FORGET leaves them out.
 LOG_PUT: Final = cast(
     LiteralString,
-    f"WITH [x IN $bodies + $standing + $cut WHERE NOT ({_HELD})] AS gone "
+    f"WITH [x IN $bodies + $standing + $cut WHERE NOT ({still_held('x')})] AS gone "
     "CREATE (i:KenningInfusion {_memory: $memory, key: $key}) "
     "SET i.session = $session, i.tag = $tag, i.at = $at, i.turn = $turn, "
     "i.channel = $channel, i.degraded = $degraded, i.reason = $reason, "
