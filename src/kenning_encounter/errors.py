@@ -168,7 +168,12 @@ class SessionNotHeld(Conflict):
         if forged:
             message = (
                 f"{field}: this is not the handle of session {session_id!r}; pass the handle "
-                "exactly as it was given (the session id, '~', and 26 letters and digits)"
+                "exactly as it was given (the session id, '~', and 26 letters and digits). "
+                "Passed as given, it was signed under another session key: every server of "
+                "one memory needs the same KENNING_ENCOUNTER_SESSION_KEY (a server without it "
+                "makes its own session.key in its data directory, and a new one when that is "
+                f"lost); an operator can print the handle this server takes: "
+                f"kenning-encounter handle {session_id}"
             )
         else:
             message = (

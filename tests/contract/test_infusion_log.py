@@ -1,14 +1,35 @@
 """The infusion log on every backend: bounded per session and by age, newest first,
 no tick taken, out of read_cypher's sight; the recorder keeps a prompt's hash and
-length, its text only when asked."""
+length, its text only when asked. Entries name nodes the memory holds (on Neo4j an
+entry appended after its nodes were erased keeps none of them: test_erasure.py)."""
 
 from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from kenning_encounter.infusion.log import PRUNE_EVERY, InfusionRecorder
+from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.infusion_log import KeepsInfusionLog, LogEntry, session_tag
 from kenning_encounter.store.port import GraphStore
+
+
+@pytest.fixture
+def held(store: GraphStore) -> dict[str, str]:
+    """Nodes the log's entries name, by name."""
+    memory = Memory(store)
+    memory.advance_encounter("logged", "nodes to deliver")
+    made = memory.create_entities(
+        "logged",
+        [
+            {"type": "Observation", "name": "obs_a"},
+            {"type": "Concept", "name": "con_b"},
+            {"type": "Hypothesis", "name": "hyp_c"},
+            {"type": "Concept", "name": "con_z"},
+        ],
+    ).created
+    return {m.name: m.id for m in made}
 
 
 def _entry(session: str, at: float, turn: int, **changes: object) -> LogEntry:
@@ -20,8 +41,8 @@ def _entry(session: str, at: float, turn: int, **changes: object) -> LogEntry:
         "channel": "lexical",
         "degraded": False,
         "reason": "matcher off",
-        "bodies": ("obs_a", "con_b"),
-        "standing": ("hyp_c",),
+        "bodies": (),
+        "standing": (),
         "cut": (),
         "silent": False,
         "prompt_sha256": "0" * 64,
@@ -31,16 +52,20 @@ def _entry(session: str, at: float, turn: int, **changes: object) -> LogEntry:
     return LogEntry(**values)  # type: ignore[arg-type]
 
 
-def test_a_session_keeps_its_newest_entries_newest_first(store: GraphStore) -> None:
+def test_a_session_keeps_its_newest_entries_newest_first(
+    store: GraphStore, held: dict[str, str]
+) -> None:
     assert isinstance(store, KeepsInfusionLog)
     log = store.infusion_log
     clock = store.read(lambda tx: tx.clock())
+    bodies, standing = (held["obs_a"], held["con_b"]), (held["hyp_c"],)
     for turn in range(1, 7):
-        log.append(_entry("s-one", 1_000.0 + turn, turn), keep=4)
+        entry = _entry("s-one", 1_000.0 + turn, turn, bodies=bodies, standing=standing)
+        log.append(entry, keep=4)
     log.append(_entry("s-two", 5_000.0, 1, silent=True, bodies=(), degraded=True), keep=4)
     got = log.entries(session_tag("s-one"), offset=0, limit=10)
     assert [e.turn for e in got] == [6, 5, 4, 3]
-    assert got[0].bodies == ("obs_a", "con_b") and got[0].standing == ("hyp_c",)
+    assert got[0].bodies == bodies and got[0].standing == standing
     assert [e.turn for e in log.entries(session_tag("s-one"), offset=1, limit=2)] == [5, 4]
     two = log.entries(session_tag("s-two"), offset=0, limit=10)
     assert len(two) == 1 and two[0].silent and two[0].degraded and two[0].bodies == ()
@@ -67,7 +92,9 @@ def test_read_cypher_never_sees_the_log(store: GraphStore) -> None:
     assert found.rows == [[0]]
 
 
-def test_the_recorder_keeps_a_hash_unless_prompts_are_kept(store: GraphStore) -> None:
+def test_the_recorder_keeps_a_hash_unless_prompts_are_kept(
+    store: GraphStore, held: dict[str, str]
+) -> None:
     assert isinstance(store, KeepsInfusionLog)
     prompt = "what did we learn about the kiln?"
     for keep_prompts, session in ((False, "s-hash"), (True, "s-text")):
@@ -86,15 +113,15 @@ def test_the_recorder_keeps_a_hash_unless_prompts_are_kept(store: GraphStore) ->
             channel="lexical",
             degraded=False,
             reason=None,
-            bodies=["obs_a"],
+            bodies=[held["obs_a"]],
             standing=[],
-            cut=["con_z"],
+            cut=[held["con_z"]],
             silent=False,
         )
     hashed = store.infusion_log.entries(session_tag("s-hash"), offset=0, limit=1)[0]
     assert hashed.prompt is None and hashed.prompt_chars == len(prompt)
     assert hashed.prompt_sha256 == hashlib.sha256(prompt.encode()).hexdigest()
-    assert hashed.cut == ("con_z",)
+    assert hashed.cut == (held["con_z"],)
     kept = store.infusion_log.entries(session_tag("s-text"), offset=0, limit=1)[0]
     assert kept.prompt == prompt
 

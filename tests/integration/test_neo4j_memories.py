@@ -105,6 +105,33 @@ def test_a_query_in_one_memory_cannot_name_another_memorys_label(
     assert node["_LABEL"] == "Concept" and "_memory" not in node
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "UNWIND range(0, 200) AS i WITH gds.util.asNode(i) AS n WHERE n IS NOT NULL "
+        "RETURN n.name AS name",
+        "RETURN [n IN gds.util.asNodes(range(0, 200)) | n.name] AS names",
+        "CALL db.index.fulltext.queryNodes('kenning_text', '*:*') YIELD node "
+        "RETURN node.name AS name",
+    ],
+)
+def test_a_query_reaches_no_node_of_another_memory_by_internal_id_or_the_text_index(
+    neo4j_store: Neo4jStore, work: Neo4jStore, raw_driver: Any, query: str
+) -> None:
+    # Both reach nodes through no pattern, so no label holds them to the memory: the
+    # text index holds every memory's nodes, an internal id names any node at all.
+    with raw_driver.session() as s:
+        s.run(FOREIGN).consume()
+    other = Memory(work)
+    _seed(other)
+    other.advance_encounter(S, "their own", close_summary="seeded")
+    other.create_entities(S, [{"type": "Concept", "name": "zephyrine", "description": "x"}])
+    _seed(Memory(neo4j_store))
+    with pytest.raises(ReadOnlyViolation, match="search tool") as info:
+        neo4j_store.read_cypher(query, None, **CAPS)
+    assert info.value.layer == "scope"
+
+
 def test_other_applications_nodes_with_our_names_collide_with_nothing(
     neo4j_store: Neo4jStore, raw_driver: Any
 ) -> None:
@@ -132,7 +159,8 @@ def _make_legacy(driver: Any, version: int) -> None:
         # Nothing a store of that age could hold: directors (#17) and the record of the
         # past (#16) came after names; opening it makes them, with the memory's name.
         s.run("MATCH (n) WHERE n:Person OR n:KenningPast DETACH DELETE n").consume()
-        s.run("MATCH (m:Meta {key: 'past_backfill'}) DELETE m").consume()
+        # Nor the memory's identity (nodecache.py's remade memory), which came later still.
+        s.run("MATCH (m:Meta) WHERE m.key IN ['past_backfill', 'made'] DELETE m").consume()
         s.run("MATCH (n) WHERE n._memory IS NOT NULL REMOVE n._memory").consume()
         for label in NODE_TYPES:
             s.run(

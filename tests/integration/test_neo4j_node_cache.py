@@ -273,3 +273,56 @@ def test_a_node_read_before_a_deletion_at_the_clock_read_is_not_kept(
     assert gone not in _nodes(reader, [gone]), "a deleted node read half-applied was kept"
     memory.pin_entities(S, ["lantern note"])  # the clock moves past the deletion
     assert gone not in _nodes(reader, [gone])
+
+
+@pytest.mark.parametrize("cache_nodes", [1_000, 0])
+def test_a_memory_emptied_and_made_again_under_a_reader_is_said_so_not_served_stale(
+    neo4j_store: Any, raw_driver: Any, tmp_path: Any, cache_nodes: int
+) -> None:
+    # A restore from an export taken earlier: the memory made again shows a clock and
+    # counts the reader's caches already passed, so they would never hear a change.
+    from kenning_encounter.errors import StoreError
+    from kenning_encounter.memory import dump, load
+    from kenning_encounter.store.neo4j import Neo4jStore
+    from tests.integration.conftest import credentials
+
+    t = neo4j_target()
+    user, password = credentials()
+    reader = Neo4jStore.open(t.uri, user, password, t.database, cache_nodes=cache_nodes)
+    try:
+        writer = Memory(neo4j_store)
+        writer.advance_encounter(S, "lanterns")
+        writer.create_entities(S, [{"type": "Note", "name": "lantern", "description": "lit"}])
+        path = tmp_path / "earlier.jsonl"
+        with path.open("wb") as out:
+            dump.export(neo4j_store, out, app_version="test")
+        for i in range(6):
+            writer.create_entities(S, [{"type": "Note", "name": f"later {i}"}])
+        seen = Memory(reader)
+        assert not seen.find_by_name("lantern").node.pinned
+        assert seen.search("lantern")
+        raw_driver.execute_query("MATCH (n) WHERE n._memory = 'default' DETACH DELETE n")
+        restored = Neo4jStore.open(t.uri, user, password, t.database)
+        try:
+            load.load(restored, load.verify(path))
+            again = Memory(restored)
+            again.advance_encounter("restorer", "after the restore")
+            again.pin_entities("restorer", ["lantern"], why="kept in view")
+        finally:
+            restored.close()
+        reads: list[Callable[[], object]] = [
+            lambda: seen.find_by_name("lantern"),
+            lambda: seen.search("lantern"),
+            lambda: reader.read(lambda tx: tx.erasures()),
+            lambda: reader.read(lambda tx: tx.clock_and_erasures()),
+        ]
+        for read in reads:
+            with pytest.raises(StoreError, match=r"made again .* restart the server"):
+                read()
+    finally:
+        reader.close()
+    fresh = Memory(_open())  # the restart: the memory as it now is
+    try:
+        assert fresh.find_by_name("lantern").node.pinned
+    finally:
+        fresh.store.close()

@@ -94,3 +94,71 @@ def test_a_session_spread_over_three_replicas_loses_nothing(
     assert sorted(heads) == sorted(names)
     assert encounter is not None and encounter.sealed_at is not None
     assert clock == 1 + len(names) + 1 + 1  # open, nine writes, the relation, the seal
+
+
+def test_a_handle_one_replica_signed_under_another_key_is_refused_naming_the_key(
+    neo4j_store: Any, tmp_path: Path
+) -> None:
+    # Replicas started without one shared key each mint their own: the handle the first
+    # gave is refused by the second, which must say why, not only "pass it as given".
+    user, password = credentials()
+    args = ["--store", "neo4j", "--neo4j-uri", neo4j_uri(), "--http-sessions", "stateless"]
+    env = {"NEO4J_USERNAME": user, "NEO4J_PASSWORD": password}
+    with contextlib.ExitStack() as stack:
+        one, two = (
+            stack.enter_context(run_server(tmp_path / f"k{i}", *args, env=env, test_key=False))
+            for i in (1, 2)
+        )
+        request = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": "advance_encounter",
+                "arguments": {"session_id": SESSION, "purpose": "keys"},
+            },
+        }
+        opened = _result(httpx.post(one.url, json=request, headers=HEADERS, timeout=30))
+        given = opened["structuredContent"]["handle"]
+        request["params"] = {
+            "name": "create_entities",
+            "arguments": {"session_id": given, "entities": [{"type": "Note", "name": "x"}]},
+        }
+        refused = _result(httpx.post(two.url, json=request, headers=HEADERS, timeout=30))
+        text = " ".join(c.get("text", "") for c in refused["content"])
+        assert refused.get("isError"), text
+        assert "KENNING_ENCOUNTER_SESSION_KEY" in text, text
+        assert f"kenning-encounter handle {SESSION}" in text, text
+
+
+def test_a_projection_asked_of_a_replica_that_did_not_make_it_says_where_it_is(
+    neo4j_store: Any, tmp_path: Path
+) -> None:
+    # A projection lives in the process that made it: behind a balancer the next gds_
+    # call may reach another replica, which must say so, not only "create it".
+    user, password = credentials()
+    args = ["--store", "neo4j", "--neo4j-uri", neo4j_uri(), "--http-sessions", "stateless"]
+    env = {"NEO4J_USERNAME": user, "NEO4J_PASSWORD": password}
+    with contextlib.ExitStack() as stack:
+        one, two = (
+            stack.enter_context(run_server(tmp_path / f"g{i}", *args, env=env)) for i in (1, 2)
+        )
+        _call(one.url, "advance_encounter", {"session_id": SESSION, "purpose": "ranks"})
+        concepts = [{"type": "Concept", "name": n} for n in ("tide", "moon")]
+        _call(one.url, "create_entities", {"session_id": SESSION, "entities": concepts})
+        link = {"source": "moon", "type": "INFORMS", "target": "tide"}
+        _call(one.url, "create_relations", {"session_id": SESSION, "relations": [link]})
+        _call(one.url, "gds_create_projection", {"name": "tides"})
+        for tool in ("gds_pagerank", "gds_drop_projection"):
+            request = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": {"name": "tides"}},
+            }
+            refused = _result(httpx.post(two.url, json=request, headers=HEADERS, timeout=30))
+            text = " ".join(c.get("text", "") for c in refused["content"])
+            assert refused.get("isError"), text
+            assert "held by the server process that made it" in text, text
+            assert "Mcp-Session-Id" in text, text
+        assert _call(one.url, "gds_pagerank", {"name": "tides"})  # where it was made

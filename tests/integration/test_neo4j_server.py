@@ -238,6 +238,30 @@ def test_a_database_emptied_under_a_server_is_said_so_and_nothing_is_written(
     assert left == 0
 
 
+def test_an_index_dropped_under_a_server_is_named_with_the_fix_and_a_restart_makes_it(
+    neo4j_store: Neo4jStore, raw_driver: Any
+) -> None:
+    from kenning_encounter.errors import StoreError
+    from kenning_encounter.infusion.config import InfusionConfig
+    from kenning_encounter.infusion.pipeline import Infuser
+
+    memory = Memory(neo4j_store)
+    memory.advance_encounter("s", "work")
+    memory.create_entities("s", [{"type": "Note", "name": "lantern", "description": "lit"}])
+    raw_driver.execute_query(f"DROP INDEX {FULLTEXT_INDEX}")
+    with pytest.raises(StoreError, match=rf"no index {FULLTEXT_INDEX} .*restart the server"):
+        memory.search("lantern")
+    # infusion states the store's account rather than an engine error's class name
+    said = Infuser(neo4j_store, InfusionConfig()).infuse("reader", "the lantern")
+    assert f"no index {FULLTEXT_INDEX}" in json.dumps(said), said
+    user, password = credentials()
+    restarted = Neo4jStore.open(neo4j_uri(), user, password)
+    try:
+        assert [h.name for h in Memory(restarted).search("lantern").hits] == ["lantern"]
+    finally:
+        restarted.close()
+
+
 def test_document_frequencies_are_counted_once_while_the_corpus_barely_moves(
     neo4j_store: Neo4jStore,
 ) -> None:

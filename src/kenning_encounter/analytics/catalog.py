@@ -79,9 +79,13 @@ class ProjectionCatalog:
         cap: int = DEFAULT_CAP,
         idle_seconds: float = DEFAULT_IDLE_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        shared: bool = False,
     ) -> None:
+        """``shared``: other server processes may serve the memory (Neo4j), and a name this
+        catalog does not hold may be held by one of them."""
         if cap < 1:
             raise ValueError("cap must be at least 1")
+        self._shared = shared
         self._engine: Engine = engine or InProcessEngine()
         self._cap = cap
         self._idle = idle_seconds
@@ -164,7 +168,7 @@ class ProjectionCatalog:
                 "projection",
                 name,
                 "create it with gds_create_projection (projections unused for "
-                f"{self._idle / 60:g} minutes are dropped)",
+                f"{self._idle / 60:g} minutes are dropped)" + self._elsewhere(),
             )
         report = _run(name, entry, algorithm, top_k, seed)
         return report.model_copy(update={"text": _render(report)})
@@ -176,9 +180,23 @@ class ProjectionCatalog:
             now = self._clock()
         self._close(expired)
         if entry is None:
-            raise NotFound("projection", name, "it was dropped already, expired or never made")
+            raise NotFound(
+                "projection",
+                name,
+                "it was dropped already, expired or never made" + self._elsewhere(),
+            )
         entry.graph.close()
         return self._info(name, entry, now)
+
+    def _elsewhere(self) -> str:
+        if not self._shared:
+            return ""
+        return (
+            "; a projection is held by the server process that made it, and several serve "
+            "this memory: this call may have reached another than the one that made it. "
+            "Send a session's gds_ calls to one server (route by the Mcp-Session-Id header), "
+            "or create the projection again and use it at once"
+        )
 
     def open_projections(self) -> list[ProjectionInfo]:
         with self._lock:

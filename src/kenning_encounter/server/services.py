@@ -112,7 +112,9 @@ class Services:
             if self._catalog is None:
                 from kenning_encounter.analytics.catalog import ProjectionCatalog
 
-                self._catalog = ProjectionCatalog(self.engine)
+                # On Neo4j several servers may serve the memory, each with its own catalog.
+                shared = self.memory.store.backend == "neo4j"
+                self._catalog = ProjectionCatalog(self.engine, shared=shared)
             return self._catalog
 
     def close(self) -> None:

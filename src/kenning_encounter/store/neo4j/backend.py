@@ -17,6 +17,7 @@ import contextlib
 import json
 import logging
 import re
+import secrets
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable
@@ -160,6 +161,7 @@ class Neo4jStore:
         self._doc_freqs: dict[frozenset[str], lexical.DocFreqs] = {}
         # Nodes read before, kept while other writers are heard (nodecache.py).
         self._node_cache = NodeCache(capacity=cache_nodes)
+        self._made: int | None = None  # the memory's identity, read when it opens
         self._warming: threading.Thread | None = None
         self._stop_warming = threading.Event()
         self._freqs_lock = threading.Lock()
@@ -379,8 +381,10 @@ class Neo4jStore:
             if created:
                 run(q.AWAIT_INDEXES)
                 log.info("created %d Neo4j constraints and indexes", created)
-            meta = {"version": q.SCHEMA_VERSION}
-            version, text_format = s.execute_write(
+            # The memory's identity, made with its clock: a memory emptied and made again
+            # under this server (an import, another server's start) is another memory.
+            meta = {"version": q.SCHEMA_VERSION, "made": secrets.randbits(62)}
+            version, text_format, made = s.execute_write(
                 lambda tx: engine.execute(
                     tx,
                     q.META_INIT,
@@ -390,6 +394,7 @@ class Neo4jStore:
                     ns=ns,
                 )
             )
+            self._made = int(made)
             if int(version) > q.SCHEMA_VERSION:
                 raise SchemaVersionError(int(version), q.SCHEMA_VERSION)
             if int(version) < 4:
@@ -533,6 +538,7 @@ class Neo4jStore:
             tracer=self._tracer,
             ns=self.ns,
             cache=self._node_cache,
+            made=self._made,
         )
 
     def write(self, work: Callable[[WriteTx], T]) -> T:

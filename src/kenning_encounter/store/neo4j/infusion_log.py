@@ -9,7 +9,7 @@ own that never touches the clock node, so an entry takes no tick.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, LiteralString
+from typing import TYPE_CHECKING, Any, Final, LiteralString, cast
 
 from kenning_encounter.store.infusion_log import (
     LogEntry,
@@ -18,6 +18,7 @@ from kenning_encounter.store.infusion_log import (
     entry_params,
 )
 from kenning_encounter.store.neo4j.beside import Beside
+from kenning_encounter.store.neo4j.held import still_held
 
 if TYPE_CHECKING:
     pass
@@ -41,16 +42,24 @@ SCHEMA: Final[list[tuple[str, LiteralString]]] = [
 ]
 LABELS: Final = ("KenningInfusion",)
 
-# The entry and the session's trim in one statement: the newest ``keep`` stay.
-LOG_PUT: Final = (
+# The entry and the session's trim in one statement: the newest ``keep`` stay. An entry is
+# appended after its prompt's read, with no lock an erasure takes: an erasure (and its
+# scrub of this log, LOG_FORGET) may have come between. So the ids of nodes gone by now
+# are left out, and then the prompt that drew them, as LOG_FORGET leaves them out.
+LOG_PUT: Final = cast(
+    LiteralString,
+    f"WITH [x IN $bodies + $standing + $cut WHERE NOT ({still_held('x')})] AS gone "
     "CREATE (i:KenningInfusion {_memory: $memory, key: $key}) "
     "SET i.session = $session, i.tag = $tag, i.at = $at, i.turn = $turn, "
-    "i.channel = $channel, i.degraded = $degraded, i.reason = $reason, i.bodies = $bodies, "
-    "i.standing = $standing, i.cut = $cut, i.silent = $silent, "
-    "i.prompt_sha256 = $prompt_sha256, i.prompt_chars = $prompt_chars, i.prompt = $prompt "
+    "i.channel = $channel, i.degraded = $degraded, i.reason = $reason, "
+    "i.bodies = [x IN $bodies WHERE NOT x IN gone], "
+    "i.standing = [x IN $standing WHERE NOT x IN gone], "
+    "i.cut = [x IN $cut WHERE NOT x IN gone], i.silent = $silent, "
+    "i.prompt_sha256 = $prompt_sha256, i.prompt_chars = $prompt_chars, "
+    "i.prompt = CASE WHEN size(gone) = 0 THEN $prompt END "
     "WITH i "
     "CALL (i) { MATCH (o:KenningInfusion {_memory: $memory, tag: i.tag}) "
-    "  WITH o ORDER BY o.at DESC, o.key DESC SKIP $keep DELETE o }"
+    "  WITH o ORDER BY o.at DESC, o.key DESC SKIP $keep DELETE o }",
 )
 LOG_SESSIONS: Final = (
     "MATCH (i:KenningInfusion {_memory: $memory}) "

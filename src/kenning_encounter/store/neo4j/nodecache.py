@@ -27,6 +27,13 @@ trusted. A write that deleted nodes leaves its tick beside the deletion count
 and once more when it has moved on (a node read before the deletion was applied may
 have been kept meanwhile).
 
+A memory emptied and made again under a running server (restored from an earlier
+export, say) starts its clock and counts again, and may hold the same ids: its clock
+and counts can show values this cache already passed, so no change would be heard.
+The memory's identity (``Meta {key: 'made'}``, a random number made with its clock)
+rides with each synchronisation, and a read that finds another than the store opened
+with refuses to answer (tx.py ``_same_memory``): a restart starts every cache afresh.
+
 A node read from the server may be offered to the cache by a read that noted the
 cache's generation before reading it: the offer is taken only if no synchronisation
 dropped anything since (the node may otherwise predate a change already dropped).

@@ -193,7 +193,8 @@ META_INIT: Final = (
     "MERGE (d:Meta {_memory: $memory, key: 'text_docs'}) ON CREATE SET d.ival = 0 "
     "MERGE (l:Meta {_memory: $memory, key: 'text_len'}) ON CREATE SET l.ival = 0 "
     "MERGE (f:Meta {_memory: $memory, key: 'text_format'}) ON CREATE SET f.ival = 0 "
-    "RETURN v.ival, f.ival"
+    "MERGE (m:Meta {_memory: $memory, key: 'made'}) ON CREATE SET m.ival = $made "
+    "RETURN v.ival, f.ival, m.ival"
 )
 META_GET: Final = "MATCH (m:Meta {_memory: $memory, key: $key}) RETURN m.ival"
 META_GET_MANY: Final = "MATCH (m:Meta {_memory: $memory}) WHERE m.key IN $keys RETURN m.key, m.ival"
@@ -565,8 +566,10 @@ def _synchronisation() -> str:
         "OPTIONAL MATCH (d:Meta {_memory: $memory, key: 'deletions'}) "
         "OPTIONAL MATCH (t:Meta {_memory: $memory, key: 'text_docs'}) "
         "OPTIONAL MATCH (l:Meta {_memory: $memory, key: 'text_len'}) "
+        "OPTIONAL MATCH (m:Meta {_memory: $memory, key: 'made'}) "
+        # the memory's identity rides with the deletions: both say what the cache may keep
         "WITH c.ival AS clock, coalesce(x.ival, 0) AS erasures, "
-        "[coalesce(d.ival, 0), d.tick] AS deletions, "
+        "[coalesce(d.ival, 0), d.tick, m.ival] AS deletions, "
         "coalesce(t.ival, 0) AS docs, coalesce(l.ival, 0) AS tokens, "
         # at most $over ids: more than the cache would drop one by one empties it instead
         f"COLLECT {{ {seeks} }}[0..$over] AS touched "

@@ -24,8 +24,10 @@ pattern of their own, so ``-[r:T*1..3]->`` is written as the quantified path pat
 ``((:…)-[r:T]->(:…)){1,3}``, whose every node is held the same way; ``nodes(p)``,
 ``relationships(p)``, ``startNode``/``endNode`` then see only what the patterns matched.
 What no pattern reaches is refused while classes are withheld: ``shortestPath`` and
-``allShortestPaths`` (their search cannot take the rewrite; ``SHORTEST 1`` can),
-``gds.util.asNode(s)`` (a node by internal id) and ``db.index.fulltext.queryNodes``.
+``allShortestPaths`` (their search cannot take the rewrite; ``SHORTEST 1`` can).
+``gds.util.asNode(s)`` (a node by internal id: any node of the database) and
+``db.index.fulltext.queryNodes`` (the index holds every memory's nodes) are refused
+always: no label holds what they return to the memory.
 """
 
 from __future__ import annotations
@@ -365,15 +367,17 @@ def _labels_named(detail: str) -> set[str] | None:
     return set(_NAME.findall(_NEGATED.sub("", expression))) or None
 
 
-# What reaches a node by no pattern (scope.py's docstring): refused while classes are withheld.
+# What reaches a node by no pattern (scope.py's docstring): an internal id names any node
+# of the database, and the text index holds every memory's nodes, so no label holds what
+# they return to the memory. Refused always; while classes are withheld, as the gate.
 _UNHELD_CALLS: Final = frozenset(
     {"gds.util.asnode", "gds.util.asnodes", "db.index.fulltext.querynodes"}
 )
 
 
 def check_scope(plan: Mapping[str, Any], label: str = BASE_LABEL, *, held: bool = False) -> None:
-    """Refuse a plan that could start from a node outside the memory's labels; ``held``
-    (classes are withheld), one that reaches a node by no pattern at all."""
+    """Refuse a plan that could start from a node outside the memory's labels, or that
+    reaches a node by no pattern at all (``held``: classes are withheld, said as such)."""
     allowed = memory_labels(label)
     stack: list[Mapping[str, Any]] = [plan]
     while stack:
@@ -381,16 +385,22 @@ def check_scope(plan: Mapping[str, Any], label: str = BASE_LABEL, *, held: bool 
         stack += list(op.get("children") or [])
         name = str(op.get("operatorType", "")).split("@", 1)[0]
         detail = str((op.get("args") or {}).get("Details", ""))
-        if held:
-            for value in (op.get("args") or {}).values():
-                for called in plan_calls(str(value)):
-                    if called in _UNHELD_CALLS:
-                        raise ReadOnlyViolation(
-                            f"{called} is not served while this server withholds "
-                            "classified nodes: it reaches nodes no pattern holds back. "
-                            "Use the search tool, MATCH by id property, or grant the classes",
-                            layer="gate",
-                        )
+        for value in (op.get("args") or {}).values():
+            for called in plan_calls(str(value)):
+                if called not in _UNHELD_CALLS:
+                    continue
+                if held:
+                    raise ReadOnlyViolation(
+                        f"{called} is not served while this server withholds "
+                        "classified nodes: it reaches nodes no pattern holds back. "
+                        "Use the search tool, MATCH by id property, or grant the classes",
+                        layer="gate",
+                    )
+                raise _scope(
+                    f"{called} reaches nodes of the whole database (other memories', "
+                    "bookkeeping, other applications'), which no label holds to the "
+                    "memory. Use the search tool for text, MATCH by id property for a node"
+                )
         if name in _EVERY_NODE:
             raise _scope("the plan reads every node in the database")
         if name in _BY_INTERNAL_ID:

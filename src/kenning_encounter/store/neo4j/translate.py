@@ -3,12 +3,34 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Generator
 
-from kenning_encounter.errors import EngineError, KenningError, StoreUnavailable
+from kenning_encounter.errors import EngineError, KenningError, StoreError, StoreUnavailable
 
 # A commit the server failed after logging it: recovery may apply it (a full disk did).
 COMMIT_UNKNOWN = ("Neo.DatabaseError.Transaction.TransactionCommitFailed",)
+
+
+# The server's words for an index or constraint that is not there (dropped under a running
+# server: a store makes its schema only when it opens).
+_SCHEMA_GONE = re.compile(
+    r"(?:no such (?:\w+ )*index|(?:index|constraint) .{0,80}?does not exist)\W*`?(\w*)",
+    re.IGNORECASE,
+)
+
+
+def schema_gone(uri: str, doing: str, message: str) -> StoreError | None:
+    """The error for a statement that met an index or constraint of ours missing, or None."""
+    found = _SCHEMA_GONE.search(message)
+    if found is None:
+        return None
+    name = f" {found.group(1)}" if found.group(1) else ""
+    return StoreError(
+        f"Neo4j at {uri} has no index{name} while {doing}: it was dropped from the database "
+        "while this server ran; restart the server, which makes the memory's indexes and "
+        "constraints again (nothing of the memory is lost: an index is built from its nodes)"
+    )
 
 
 def _first(message: str) -> str:
@@ -95,6 +117,9 @@ def translated(
                 code=code,
                 detail=message,
             ) from exc
+        gone = schema_gone(uri, doing, message) if code.startswith("Neo.ClientError.") else None
+        if gone is not None:
+            raise gone from exc
         if code.startswith("Neo.DatabaseError."):
             raise EngineError(
                 f"Neo4j at {uri} failed while {doing}: {code}: {_first(message)}; the "

@@ -83,6 +83,13 @@ _CLOCK_GONE: Final = (
     "this memory's clock is missing from the Neo4j database: it was emptied or the memory "
     "removed while this server ran; restart the server"
 )
+# What a read finds when the memory was emptied and made again under this server: what
+# the process holds of the old one (nodes, encounters' members, text) is no longer true.
+_REMADE: Final = (
+    "this memory was emptied and made again in the Neo4j database while this server ran "
+    "(an import, or another server opening the emptied memory): what this server holds of "
+    "the memory before is no longer true, so it answers nothing from it; restart the server"
+)
 # Up to this many nodes, a read's gate question (``classified``) reads them whole.
 _READ_WHOLE: Final = 16
 _EDGES_EACH: Final[dict[str, LiteralString]] = {
@@ -109,8 +116,10 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         tracer: Tracer,
         ns: Namespace,
         cache: NodeCache | None = None,
+        made: int | None = None,
     ) -> None:
         self._tx = tx
+        self._made = made  # the memory's identity when the store opened (None: unknown)
         # Reads only: a write reads afresh what it may change, and marks what it changed.
         self._cache = None if writable else cache
         self._synced: _Synced | None = None  # this read's synchronisation, once made
@@ -331,8 +340,18 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         synced = self._synced_read()  # a read with a node cache: its synchronisation read both
         if synced is not None:
             return synced.clock, synced.erasures
-        found = self.metas(("clock", "erasures"))
+        found = self.metas(("clock", "erasures", "made"))
+        self._same_memory(found["made"] or None)
         return self._taken(found["clock"]), found["erasures"]
+
+    def _same_memory(self, made: int | None) -> None:
+        """Refuse a read of a memory made again since the store opened: the caches a
+        process keeps by the clock and counts (the node cache, infusion's) would answer
+        from the memory before, whose clock and counts the new one may show again."""
+        if self._writable or self._made is None or made is None:
+            return
+        if int(made) != self._made:
+            raise StoreError(_REMADE)
 
     def _taken(self, stored: int) -> int:
         return stored - 1 if self._tick is not None and not self._tick_used else stored
@@ -535,6 +554,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         rows = self.rows(statement, params)
         if not rows:
             raise StoreError(_CLOCK_GONE)
+        self._same_memory(rows[0][2][2])
         self.synchronised(rows[0])
         return rows[0]
 
@@ -556,7 +576,8 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             self._adopt(self._cache, row)
 
     def _adopt(self, cache: NodeCache, row: Sequence[Any]) -> _Synced:
-        clock, erasures, (deletions, deleted_at), docs, tokens, touched = row[:6]
+        clock, erasures, (deletions, deleted_at, made), docs, tokens, touched = row[:6]
+        self._same_memory(made)
         synced = _Synced(int(clock), int(erasures), int(deletions), int(docs), int(tokens))
         self._synced = synced
         counts = (synced.erasures, synced.deletions)
@@ -580,7 +601,11 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
     def erasures(self) -> int:
         """From the node cache's synchronisation when this read has one (the same count)."""
         synced = self._synced_read()
-        return super().erasures() if synced is None else synced.erasures
+        if synced is not None:
+            return synced.erasures
+        found = self.metas(("erasures", "made"))
+        self._same_memory(found["made"] or None)
+        return found["erasures"]
 
     def text_counters(self) -> tuple[int, int, int]:
         """Documents, tokens and erasures, as TEXT_COUNTERS reads them; a read with a node
