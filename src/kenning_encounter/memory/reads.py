@@ -224,7 +224,7 @@ def search(
     ]
     joined: dict[str, str] = {}
     if same_as and shown:
-        shown, joined = _with_same_as(store, shown, hidden_loci)
+        shown, joined = _with_same_as(store, shown, hidden_loci, past)
     note = ""
     if window is not None:
         note = f"when: only what holds in {describe(window)}"
@@ -254,12 +254,14 @@ def search(
 
 
 def _with_same_as(
-    store: GraphStore, hits: list[Hit], hidden: frozenset[str]
+    store: GraphStore, hits: list[Hit], hidden: frozenset[str], past: asof.Moment | None
 ) -> tuple[list[Hit], dict[str, str]]:
     """Each hit followed by the nodes confirmed claims say are the same referent (#17):
-    asked for, never merged; each says which hit reached it."""
+    asked for, never merged; each says which hit reached it. With ``past``, the claims
+    and nodes as they stood at the tick the hits were read at."""
 
     def work(tx: ReadTx) -> dict[str, list[NodeRecord]]:
+        tx = asof.view(tx, past.tick if past is not None else None)
         reached = identity.same_as(tx, [h.id for h in hits])
         nodes = tx.get_nodes(list(reached))
         by_hit: dict[str, list[NodeRecord]] = {}
