@@ -96,18 +96,22 @@ def by_name(memory: Memory, ref: str, as_of: int | None) -> Any:
 
 def provenance(memory: Memory, ref: str, as_of: int | None) -> Any:
     try:
-        traced = memory.trace_provenance(ref, depth=3, as_of=as_of)
+        traced = memory.trace_provenance(ref, depth=3, as_of=as_of, same_as=True)
     except NotFound:
         return None
     edges = sorted((e.source, e.type, e.target, e.tick) for e in traced.edges)
     revisions = [(r.id, r.revision_why) for r in traced.revisions]
     sealed = traced.recorded_in.sealed_at if traced.recorded_in else None
-    return (_node(traced.node), [_node(g) for g in traced.grounding], edges, revisions, sealed)
+    grounding = [_node(g) for g in traced.grounding]
+    joined = [_node(j) for j in traced.same_as]
+    return (_node(traced.node), grounding, edges, revisions, sealed, joined)
 
 
-def found_by_words(memory: Memory, word: str, as_of: int | None, *, old: bool) -> Any:
-    hits = memory.search(word, limit=100, include_superseded=old, as_of=as_of).hits
-    return sorted((h.id, h.status) for h in hits)
+def found_by_words(
+    memory: Memory, word: str, as_of: int | None, *, old: bool, same_as: bool = False
+) -> Any:
+    found = memory.search(word, limit=100, include_superseded=old, as_of=as_of, same_as=same_as)
+    return sorted((h.id, h.status) for h in found.hits), found.same_as
 
 
 def _ids(nodes: Any) -> list[tuple[str, Any]]:
@@ -159,6 +163,7 @@ def reads(memory: Memory, ids: list[str], as_of: int | None) -> dict[str, Any]:
     for word in WORDS:
         out[f"search {word}"] = found_by_words(memory, word, as_of, old=False)
         out[f"search+old {word}"] = found_by_words(memory, word, as_of, old=True)
+        out[f"search+same {word}"] = found_by_words(memory, word, as_of, old=False, same_as=True)
     return out
 
 
@@ -218,6 +223,13 @@ class Replay:
                 related = m.create_relations(S, [{"source": source, "type": rel, "target": target}])
                 self.edges.append((source, rel, target))
                 return related.tick
+            if kind == "claim":  # referent claims: same_as reads follow the confirmed ones
+                source, target = self.pick(a), self.pick(b)
+                if source is None or target is None:
+                    return None
+                said = ("confirmed", "distinct")[len(c) % 2]
+                claim = {"source": source, "target": target, "resolution": said}
+                return m.claim_referents(S, [claim]).tick
             if kind == "unrelate":
                 if not self.edges:
                     return None
@@ -248,6 +260,7 @@ STEP = st.one_of(
     st.tuples(st.just("relate"), _K, _K, _WORDS),
     st.tuples(st.just("relate"), _K, _K, _WORDS),
     st.tuples(st.just("unrelate"), _K, _K, _WORDS),
+    st.tuples(st.just("claim"), _K, _K, _WORDS),
     st.tuples(st.just("delete"), _K, _K, _WORDS),
     st.tuples(st.just("advance"), _K, _K, _WORDS),
 )
@@ -307,6 +320,20 @@ def check_against_snapshots(run: Replay) -> None:
         ("delete", 1, 1, []),
     ],
     taken=[True] * 12,
+)
+# Found by hunting: same_as reads of the past followed the claims of the present, so a
+# claim made later joined two concepts read as of a tick before it, and a search joined
+# a concept made after the tick.
+@example(
+    steps=[
+        ("create", 4, 0, [0]),
+        ("create", 4, 1, [0]),
+        ("create", 4, 2, [0]),
+        ("claim", 0, 1, []),
+        ("claim", 0, 2, []),
+        ("claim", 0, 1, [0]),
+    ],
+    taken=[True, True, False, True, True, True],
 )
 # Two questions made in one write: the present's lists and the past's order them alike.
 @example(steps=[("create_many", 0, 0, [0])], taken=[True] * 12)

@@ -351,3 +351,41 @@ def test_forgetting_a_version_inside_a_chain_needs_the_newer_ones_too(
     heads = [n for n in store.read(lambda tx: tx.authored_graph()).nodes if n.is_head]
     assert [n.id for n in heads] == [ids[0]]
     assert memory.find_by_name("plan").node.id == ids[0]
+
+
+def test_what_was_undone_two_links_from_the_erased_is_gone_from_the_past_too(
+    store: GraphStore, memory: Memory
+) -> None:
+    """Found by hunting: an observation about the referent and the question it raised, both
+    undone by their encounter, live on in the record of the past that as_of reads. The
+    erasure dropped the observation (linked to the referent) but not the question (linked
+    only to the observation), so a read as of a tick before the undo still showed the
+    question's text. What was deleted is now followed outward, as the live graph's is."""
+    memory.advance_encounter("s", "a person")
+    memory.create_entities("s", [{"type": "Concept", "name": "Jane", "description": "a person"}])
+    memory.advance_encounter("s", "a look, then undone", close_summary="one")
+    memory.create_entities(
+        "s",
+        [
+            {"type": "Observation", "name": "jane seen", "description": "jane at the road"},
+            {"type": "Question", "name": "asked", "description": f"her phone {MARKER}?"},
+        ],
+    )
+    memory.create_relations(
+        "s",
+        [
+            {"source": "jane seen", "type": "ABOUT", "target": "Jane"},
+            {"source": "jane seen", "type": "RAISES", "target": "asked"},
+        ],
+    )
+    held = store.read(lambda tx: tx.clock_and_erasures())[0]
+    assert [h.name for h in memory.search(MARKER, as_of=held).hits] == ["asked"]
+    memory.delete_entities("s", ["asked"])
+    memory.delete_entities("s", ["jane seen"])
+    memory.close_encounter("s", "done")
+    erasure.erase(store, erasure.plan(store, ["Jane"]))
+    clock = store.read(lambda tx: tx.clock_and_erasures())[0]
+    for tick in range(clock + 1):
+        assert memory.search(MARKER, as_of=tick, include_superseded=True).hits == [], tick
+    with pytest.raises(NotFound):
+        memory.find_by_name("asked", as_of=held)

@@ -150,6 +150,39 @@ def test_a_hidden_locus_never_shows_in_a_chain(memory: Memory, chain: list[str])
     assert hide_s.versions[0].revision_why is None
 
 
+def test_a_hidden_version_inside_a_chain_is_walked_through_by_every_read(
+    memory: Memory,
+) -> None:
+    """Found by hunting: chain_history walked past a hidden locus's version, but
+    find_by_name's history named it as the successor of the version before it, and
+    trace_provenance gave that version the reason the hidden one was written with; a
+    grounding node revised by a hidden locus named its hidden revision too."""
+    memory.advance_encounter(S, "first")
+    memory.create_entities(
+        S,
+        [
+            _entity("Hypothesis", "plan", "v1"),
+            _entity("Observation", "seen", "the plan failed once"),
+        ],
+    )
+    memory.create_relations(S, [_link("seen", "SUPPORTS", "plan")])
+    memory.advance_encounter(OTHER, "hidden")
+    hidden = _revise(memory, OTHER, "plan", "v2 hushed", "hushed reason")
+    hidden_seen = _revise(memory, OTHER, "seen", "seen again", "hushed too")
+    memory.advance_encounter(S, "again", close_summary="first done")
+    third = _revise(memory, S, "plan", "v3", "out loud")
+    first = history.chain_history(memory.store, third).versions[0].id
+    walked = Memory(memory.store, hidden_loci=frozenset({OTHER}))
+    found = walked.find_by_name("plan")
+    assert [(v.id, v.superseded_by) for v in found.history] == [(first, third)]
+    traced = walked.trace_provenance("plan")
+    assert [(r.id, r.revision_why) for r in traced.revisions] == [(first, "")]
+    assert [(g.name, g.superseded_by) for g in traced.grounding] == [("seen", None)]
+    for answer in (found, traced):
+        text = answer.model_dump_json()
+        assert hidden not in text and hidden_seen not in text and "hushed" not in text
+
+
 def test_bad_history_requests_name_their_field_and_write_nothing(memory: Memory) -> None:
     memory.advance_encounter(S, "bad")
     for ref in ("", "   ", "x" * 201):

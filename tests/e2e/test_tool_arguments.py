@@ -249,13 +249,38 @@ async def test_a_misspelt_name_gets_a_suggestion(
         ),
         ("search", {"types": ["Note"]}, "query: required, and missing; add it"),
         ("search", {"query": "x", "limit": 1000}, "limit: must be at most 100"),
+        # JSON true is no integer; read as 1 it answered a question never asked.
+        ("search", {"query": "x", "limit": True}, "limit: expected an integer, got true or false"),
+        (
+            "find_by_name",
+            {"name": "retry storm", "as_of": True},
+            "as_of: expected an integer or a string or null (or leave it out), got true or false",
+        ),
+        (
+            "trace_provenance",
+            {"ref": "retry storm", "depth": False},
+            "depth: expected an integer, got true or false",
+        ),
         (
             "create_entities",
             {"session_id": SESSION, "entities": []},
             "entities: must hold at least",
         ),
     ],
-    ids=["int", "list", "bool", "list item", "object", "map", "missing", "maximum", "min items"],
+    ids=[
+        "int",
+        "list",
+        "bool",
+        "list item",
+        "object",
+        "map",
+        "missing",
+        "maximum",
+        "true as limit",
+        "true as as_of",
+        "false as depth",
+        "min items",
+    ],
 )
 async def test_a_wrong_type_names_the_field_and_what_it_expects(
     tmp_path: Path, tool: str, arguments: dict[str, Any], said: str

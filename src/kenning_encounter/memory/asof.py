@@ -26,7 +26,7 @@ from kenning_encounter.memory import directors
 from kenning_encounter.memory.models import EncounterOut, NodeOut, ReEntry
 from kenning_encounter.store.ops.graph import walk_back
 from kenning_encounter.store.outline import Outline
-from kenning_encounter.store.persons import Confirmation
+from kenning_encounter.store.persons import ClaimRecord, Confirmation
 from kenning_encounter.store.port import (
     MAX_CHAIN,
     ChainLink,
@@ -253,6 +253,11 @@ class Past:
     def tension_of(self, node_ids: Sequence[str]) -> tuple[Subgraph, dict[str, Confirmation]]:
         # The challenges as they stood; the confirmations as ``confirmations_of`` reads them.
         return self.neighbourhood(node_ids, ["CHALLENGES"]), self.tx.confirmations_of(node_ids)
+
+    def claims_of(self, node_ids: Sequence[str]) -> list[ClaimRecord]:
+        # A claim is never changed, only revised by a later one on its pair: the claims
+        # made by the tick are the ones then, and the latest of them was in force.
+        return [c for c in self.tx.claims_of(node_ids) if c.tick <= self.tick]
 
     def get_encounter(self, name: str) -> EncounterRecord | None:
         return self._encounter_then(self.tx.get_encounter(name))

@@ -224,7 +224,7 @@ def search(
     ]
     joined: dict[str, str] = {}
     if same_as and shown:
-        shown, joined = _with_same_as(store, shown, hidden_loci)
+        shown, joined = _with_same_as(store, shown, hidden_loci, past)
     note = ""
     if window is not None:
         note = f"when: only what holds in {describe(window)}"
@@ -254,12 +254,14 @@ def search(
 
 
 def _with_same_as(
-    store: GraphStore, hits: list[Hit], hidden: frozenset[str]
+    store: GraphStore, hits: list[Hit], hidden: frozenset[str], past: asof.Moment | None
 ) -> tuple[list[Hit], dict[str, str]]:
     """Each hit followed by the nodes confirmed claims say are the same referent (#17):
-    asked for, never merged; each says which hit reached it."""
+    asked for, never merged; each says which hit reached it. With ``past``, the claims
+    and nodes as they stood at the tick the hits were read at."""
 
     def work(tx: ReadTx) -> dict[str, list[NodeRecord]]:
+        tx = asof.view(tx, past.tick if past is not None else None)
         reached = identity.same_as(tx, [h.id for h in hits])
         nodes = tx.get_nodes(list(reached))
         by_hit: dict[str, list[NodeRecord]] = {}
@@ -300,6 +302,21 @@ def older_versions(
         x for x in tx.chain(node.id, older=MAX_CHAIN, newer=0).older if _visible(x.node, hidden)
     ]
     return shown[:limit], max(0, len(shown) - limit)
+
+
+def shown_successors(tx: ReadTx, outs: Sequence[NodeOut], hidden: frozenset[str]) -> None:
+    """A hidden locus's version is walked through, never named: a version it revised names
+    the next version shown after it instead, or none when no later one is shown."""
+    if not hidden:
+        return
+    named = [o for o in outs if o.superseded_by]
+    successors = tx.get_nodes(list({o.superseded_by for o in named if o.superseded_by}))
+    for out in named:
+        successor = successors.get(out.superseded_by or "")
+        if successor is not None and _visible(successor, hidden):
+            continue
+        newer = tx.chain(out.id, older=0, newer=MAX_CHAIN).newer
+        out.superseded_by = next((x.node.id for x in newer if _visible(x.node, hidden)), None)
 
 
 def head_of(tx: ReadTx, node: NodeRecord) -> NodeRecord:
@@ -345,6 +362,7 @@ def find_by_name(
             if left and history
             else None,
         )
+        shown_successors(tx, found.history, hidden_loci)
         if as_of is None:
             _standing_now(tx, found.node, head, activation, now, work_time)
         past = asof.moment_of(tx)
@@ -388,10 +406,17 @@ def trace_provenance(
         node = resolve(tx, target, "ref")
         if not _visible(node, hidden_loci):
             raise NotFound("node", target)
-        # Every version behind it: the revisions, and what grounded each (one walk).
+        # Every version behind it: the revisions, and what grounded each (one walk). Each
+        # with the reason its successor gave; a hidden locus's successor is walked through,
+        # and the reason it gave goes unsaid (memory/history.py).
+        links = tx.chain(node.id, older=MAX_CHAIN, newer=0).older
+        met = {node.id: node, **{x.node.id: x.node for x in links}}
         chain = [
-            (x.node, x.edge.revision_why or "")
-            for x in tx.chain(node.id, older=MAX_CHAIN, newer=0).older
+            (
+                x.node,
+                (x.edge.revision_why or "") if _visible(met[x.edge.source], hidden_loci) else "",
+            )
+            for x in links
             if _visible(x.node, hidden_loci)
         ]
         # Asked for: what confirmed claims say is the same referent stands on its own
@@ -449,6 +474,7 @@ def trace_provenance(
             same_as=joined,
             depth=depth,
         )
+        shown_successors(tx, [*traced.grounding, *traced.same_as], hidden_loci)
         if as_of is None:
             _standing_now(tx, traced.node, node, activation, now, work_time)
         past = asof.moment_of(tx)

@@ -253,3 +253,43 @@ def refusal_text(exc: ValidationError, schema: Schema | None = None) -> str:
     more = len(clauses) - len(shown)
     tail = f" … and {more} more like these; fix these first." if more > 0 else ""
     return "\n".join(shown) + tail
+
+
+def _takes_boolean(schema: Schema, root: Schema) -> bool:
+    """Whether a JSON true or false is one of the values ``schema`` allows."""
+    for branch in _branches(schema, root):
+        kind = branch.get("type")
+        enum = branch.get("enum")
+        if kind == "boolean" or (kind is None and not isinstance(enum, list)):
+            return True
+        if isinstance(enum, list) and any(isinstance(v, bool) for v in cast(list[Any], enum)):
+            return True
+    return False
+
+
+def boolean_refusal(value: Any, root: Schema, loc: tuple[int | str, ...] = ()) -> str | None:
+    """The clause for the first true or false sent where the schema takes none, else None.
+
+    JSON Schema holds a boolean to be no integer and no number, but pydantic's lax mode
+    reads true as 1: ``as_of: true`` would read the memory at tick 1 and ``limit: true``
+    give one hit, each answering a question the caller never asked. So the published
+    schema is held here, before the models see the arguments."""
+    here = schema_at(root, loc) if loc else root
+    if here is None:
+        return None
+    if isinstance(value, bool):
+        if _takes_boolean(here, root):
+            return None
+        expected = _expected(here, root)
+        want = f"expected {expected}" if expected else "wrong type"
+        return f"{field_path(loc)}: {want}, got true or false{_described(here, root)}"
+    items: list[tuple[int | str, Any]] = []
+    if isinstance(value, Mapping):
+        items = [(str(k), v) for k, v in cast(Mapping[Any, Any], value).items()]
+    elif isinstance(value, list):
+        items = list(enumerate(cast(list[Any], value)))
+    for key, item in items:
+        found = boolean_refusal(item, root, (*loc, key))
+        if found is not None:
+            return found
+    return None

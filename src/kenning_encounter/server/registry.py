@@ -33,7 +33,7 @@ from pydantic import ConfigDict, ValidationError
 
 from kenning_encounter.config import Settings
 from kenning_encounter.server.app_tools import DeferredTool, KeptSchemas
-from kenning_encounter.server.refusals import close_match, refusal_text
+from kenning_encounter.server.refusals import boolean_refusal, close_match, refusal_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -260,6 +260,9 @@ def close_arguments(tool: Tool) -> None:
                 f"{where}: holds a lone surrogate (an unpaired \\ud800-\\udfff escape), which "
                 "is not Unicode text; send the text as valid UTF-8"
             )
+        misfit = boolean_refusal(arguments, schema)
+        if misfit is not None:
+            raise ToolError(misfit)
         try:
             kwargs = strict.validate_arguments(arguments)
         except ValidationError as exc:

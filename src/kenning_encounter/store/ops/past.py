@@ -149,7 +149,15 @@ class PastOps(RelationOps):
     def _drop_past(self, node_id: str) -> None:
         # A node an agent deleted that was linked to this one spoke of it: it goes too (no
         # operator can see it to plan its erasure, and what is kept must not outlive this).
-        linked = {str(r[0]) for r in self.rows(self._past.linked_gone, {"id": node_id})}
+        # And what was linked to that, outward through the deleted nodes, as an erasure
+        # takes what is about what is about its referent: a question raised by a deleted
+        # observation about the referent spoke of it as much as the observation did.
+        linked = {node_id}
+        frontier = [node_id]
+        while frontier:
+            met = {str(r[0]) for r in self.rows(self._past.linked_gone, {"id": frontier.pop()})}
+            frontier += sorted(met - linked)
+            linked |= met
         for gone in sorted(linked - {node_id}):
             self.rows(self._past.drop_about, {"id": gone})
         self.rows(self._past.drop_about, {"id": node_id})
