@@ -84,21 +84,23 @@ def _nullable(schema: Schema, root: Schema) -> bool:
     )
 
 
+def _step(here: Schema, root: Schema, part: int | str) -> Schema | None:
+    """The schema of item or property ``part`` of a value ``here`` describes, if any."""
+    for branch in _branches(here, root):
+        if isinstance(part, int) and isinstance(branch.get("items"), dict):
+            return cast(Schema, branch["items"])
+        if isinstance(part, str) and part in branch.get("properties", {}):
+            return cast(Schema, branch["properties"][part])
+    return None
+
+
 def schema_at(root: Schema, loc: Sequence[int | str]) -> Schema | None:
     """The schema of the value at ``loc``, or None when the schema does not reach it."""
-    here: Schema = root
+    here: Schema | None = root
     for part in loc:
-        step: Schema | None = None
-        for branch in _branches(here, root):
-            if isinstance(part, int) and isinstance(branch.get("items"), dict):
-                step = cast(Schema, branch["items"])
-            elif isinstance(part, str) and part in branch.get("properties", {}):
-                step = cast(Schema, branch["properties"][part])
-            if step is not None:
-                break
-        if step is None:
+        here = _step(here, root, part)
+        if here is None:
             return None
-        here = step
     return here
 
 
@@ -267,16 +269,22 @@ def _takes_boolean(schema: Schema, root: Schema) -> bool:
     return False
 
 
-def boolean_refusal(value: Any, root: Schema, loc: tuple[int | str, ...] = ()) -> str | None:
+def boolean_refusal(
+    value: Any, root: Schema, loc: tuple[int | str, ...] = (), here: Schema | None = None
+) -> str | None:
     """The clause for the first true or false sent where the schema takes none, else None.
 
     JSON Schema holds a boolean to be no integer and no number, but pydantic's lax mode
     reads true as 1: ``as_of: true`` would read the memory at tick 1 and ``limit: true``
     give one hit, each answering a question the caller never asked. So the published
-    schema is held here, before the models see the arguments."""
-    here = schema_at(root, loc) if loc else root
+    schema is held here, before the models see the arguments. ``here``: the schema at
+    ``loc``, handed down as the walk descends (a batch of thousands is walked once)."""
+    if not isinstance(value, (bool, Mapping, list)):
+        return None  # text, a number, null: nothing to say of it here
     if here is None:
-        return None
+        here = schema_at(root, loc) if loc else root
+        if here is None:
+            return None
     if isinstance(value, bool):
         if _takes_boolean(here, root):
             return None
@@ -286,10 +294,19 @@ def boolean_refusal(value: Any, root: Schema, loc: tuple[int | str, ...] = ()) -
     items: list[tuple[int | str, Any]] = []
     if isinstance(value, Mapping):
         items = [(str(k), v) for k, v in cast(Mapping[Any, Any], value).items()]
-    elif isinstance(value, list):
+    else:
         items = list(enumerate(cast(list[Any], value)))
+    steps: dict[int | str, Schema | None] = {}  # a list's items share one schema
     for key, item in items:
-        found = boolean_refusal(item, root, (*loc, key))
+        if not isinstance(item, (bool, Mapping, list)):
+            continue
+        kind: int | str = -1 if isinstance(key, int) else key
+        if kind not in steps:
+            steps[kind] = _step(here, root, key)
+        below = steps[kind]
+        if below is None:
+            continue  # the schema does not reach it: the models refuse it by name
+        found = boolean_refusal(item, root, (*loc, key), below)
         if found is not None:
             return found
     return None
