@@ -229,6 +229,7 @@ async def test_a_failing_pipeline_degrades_instead_of_failing_the_turn(tmp_path:
             "trajectory",
         ),
         ("/infuse", [1, 2], "body"),
+        ("/infuse", {"session_id": SESSION, "prompt": "p", "deadline_ms": True}, "deadline_ms"),
     ],
 )
 async def test_bad_bodies_get_400_naming_the_field(

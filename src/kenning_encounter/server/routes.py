@@ -74,7 +74,8 @@ class InfuseIn(_Body):
     trajectory: list[str] = Field(default_factory=list, max_length=200)
     cwd: str | None = None
     # How long the caller waits; the answer comes within it (the matcher gives way).
-    deadline_ms: int | None = Field(default=None, ge=1, le=600_000)
+    # Strict: JSON true is no number of milliseconds (lax, it was read as 1).
+    deadline_ms: int | None = Field(default=None, ge=1, le=600_000, strict=True)
     # Cold nodes too (memory/activation.py); the hook sends it when its setting asks.
     include_cold: bool = False
 
