@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import run_server
+from tests.e2e.conftest import RunningServer, run_server
 from tests.integration.conftest import credentials
 from tests.support.backends import neo4j_uri
 from tests.support.handles import signed
@@ -38,29 +38,49 @@ def _result(answer: httpx.Response) -> dict[str, Any]:
     return message["result"]
 
 
-def _call(url: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def _post(url: str, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """A tool call's result and its text, the arguments sent as given."""
     request = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "tools/call",
-        "params": {"name": name, "arguments": signed(arguments)},
+        "params": {"name": name, "arguments": arguments},
     }
     result = _result(httpx.post(url, json=request, headers=HEADERS, timeout=30))
-    text = " ".join(c.get("text", "") for c in result["content"])
+    return result, " ".join(c.get("text", "") for c in result["content"])
+
+
+def _call(url: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result, text = _post(url, name, signed(arguments))
     assert not result.get("isError"), f"{name} on {url}: {text}"
     return result["structuredContent"]
+
+
+def _refusal(url: str, name: str, arguments: dict[str, Any]) -> str:
+    """The text of a tool call that must be refused."""
+    result, text = _post(url, name, arguments)
+    assert result.get("isError"), f"{name} on {url} was served: {text}"
+    return text
+
+
+def _replicas(
+    stack: contextlib.ExitStack, where: Path, count: int, *, test_key: bool = True
+) -> list[RunningServer]:
+    """``count`` stateless servers of the test Neo4j's memory, as behind a balancer."""
+    user, password = credentials()
+    args = ["--store", "neo4j", "--neo4j-uri", neo4j_uri(), "--http-sessions", "stateless"]
+    env = {"NEO4J_USERNAME": user, "NEO4J_PASSWORD": password}
+    return [
+        stack.enter_context(run_server(where / str(i), *args, env=env, test_key=test_key))
+        for i in range(count)
+    ]
 
 
 def test_a_session_spread_over_three_replicas_loses_nothing(
     neo4j_store: Any, tmp_path: Path
 ) -> None:
-    user, password = credentials()
-    args = ["--store", "neo4j", "--neo4j-uri", neo4j_uri(), "--http-sessions", "stateless"]
-    env = {"NEO4J_USERNAME": user, "NEO4J_PASSWORD": password}
     with contextlib.ExitStack() as stack:
-        replicas = [
-            stack.enter_context(run_server(tmp_path / f"r{i}", *args, env=env)) for i in range(3)
-        ]
+        replicas = _replicas(stack, tmp_path, 3)
         balancer = itertools.cycle([r.url for r in replicas])
         opened = _call(
             next(balancer), "advance_encounter", {"session_id": SESSION, "purpose": "lb"}
@@ -101,32 +121,12 @@ def test_a_handle_one_replica_signed_under_another_key_is_refused_naming_the_key
 ) -> None:
     # Replicas started without one shared key each mint their own: the handle the first
     # gave is refused by the second, which must say why, not only "pass it as given".
-    user, password = credentials()
-    args = ["--store", "neo4j", "--neo4j-uri", neo4j_uri(), "--http-sessions", "stateless"]
-    env = {"NEO4J_USERNAME": user, "NEO4J_PASSWORD": password}
     with contextlib.ExitStack() as stack:
-        one, two = (
-            stack.enter_context(run_server(tmp_path / f"k{i}", *args, env=env, test_key=False))
-            for i in (1, 2)
-        )
-        request = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {
-                "name": "advance_encounter",
-                "arguments": {"session_id": SESSION, "purpose": "keys"},
-            },
-        }
-        opened = _result(httpx.post(one.url, json=request, headers=HEADERS, timeout=30))
+        one, two = _replicas(stack, tmp_path, 2, test_key=False)
+        opened, _ = _post(one.url, "advance_encounter", {"session_id": SESSION, "purpose": "keys"})
         given = opened["structuredContent"]["handle"]
-        request["params"] = {
-            "name": "create_entities",
-            "arguments": {"session_id": given, "entities": [{"type": "Note", "name": "x"}]},
-        }
-        refused = _result(httpx.post(two.url, json=request, headers=HEADERS, timeout=30))
-        text = " ".join(c.get("text", "") for c in refused["content"])
-        assert refused.get("isError"), text
+        entities = [{"type": "Note", "name": "x"}]
+        text = _refusal(two.url, "create_entities", {"session_id": given, "entities": entities})
         assert "KENNING_ENCOUNTER_SESSION_KEY" in text, text
         assert f"kenning-encounter handle {SESSION}" in text, text
 
@@ -136,13 +136,8 @@ def test_a_projection_asked_of_a_replica_that_did_not_make_it_says_where_it_is(
 ) -> None:
     # A projection lives in the process that made it: behind a balancer the next gds_
     # call may reach another replica, which must say so, not only "create it".
-    user, password = credentials()
-    args = ["--store", "neo4j", "--neo4j-uri", neo4j_uri(), "--http-sessions", "stateless"]
-    env = {"NEO4J_USERNAME": user, "NEO4J_PASSWORD": password}
     with contextlib.ExitStack() as stack:
-        one, two = (
-            stack.enter_context(run_server(tmp_path / f"g{i}", *args, env=env)) for i in (1, 2)
-        )
+        one, two = _replicas(stack, tmp_path, 2)
         _call(one.url, "advance_encounter", {"session_id": SESSION, "purpose": "ranks"})
         concepts = [{"type": "Concept", "name": n} for n in ("tide", "moon")]
         _call(one.url, "create_entities", {"session_id": SESSION, "entities": concepts})
@@ -150,15 +145,7 @@ def test_a_projection_asked_of_a_replica_that_did_not_make_it_says_where_it_is(
         _call(one.url, "create_relations", {"session_id": SESSION, "relations": [link]})
         _call(one.url, "gds_create_projection", {"name": "tides"})
         for tool in ("gds_pagerank", "gds_drop_projection"):
-            request = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": tool, "arguments": {"name": "tides"}},
-            }
-            refused = _result(httpx.post(two.url, json=request, headers=HEADERS, timeout=30))
-            text = " ".join(c.get("text", "") for c in refused["content"])
-            assert refused.get("isError"), text
+            text = _refusal(two.url, tool, {"name": "tides"})
             assert "held by the server process that made it" in text, text
             assert "Mcp-Session-Id" in text, text
         assert _call(one.url, "gds_pagerank", {"name": "tides"})  # where it was made
