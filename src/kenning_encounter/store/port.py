@@ -327,6 +327,8 @@ class PastReads(Protocol):
 
     def tick_at(self, at: str) -> int: ...
 
+    def stamp_at(self, tick: int) -> str | None: ...
+
 
 class IdentityReads(Protocol):
     """Who directed each locus; the latest confirmation of nodes; referent claims."""

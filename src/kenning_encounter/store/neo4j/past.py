@@ -88,6 +88,9 @@ PAST_TEXT: Final = PastText(
         "MATCH (e:Encounter:KenningMemory) "
         "RETURN max(CASE WHEN e.sealed_at <= $at THEN e.sealed_tick END) AS latest, "
         "min(CASE WHEN e.sealed_at > $at THEN e.sealed_tick END) AS first_after",
+        "MATCH (e:Encounter:KenningMemory) "
+        "RETURN max(CASE WHEN e.dissolved_at <= $at THEN e.dissolved_tick END) AS latest, "
+        "min(CASE WHEN e.dissolved_at > $at THEN e.dissolved_tick END) AS first_after",
         "MATCH (l:Locus:KenningMemory) "
         "RETURN max(CASE WHEN l.created_at <= $at THEN l.tick END) AS latest, "
         "min(CASE WHEN l.created_at > $at THEN l.tick END) AS first_after",
@@ -104,6 +107,26 @@ PAST_TEXT: Final = PastText(
         "MATCH (:KenningMemory)-[r]->(:KenningMemory) WHERE type(r) IN $rels "
         "RETURN max(CASE WHEN r.created_at <= $at THEN r.tick END) AS latest, "
         "min(CASE WHEN r.created_at > $at THEN r.tick END) AS first_after"
+    ),
+    stamp_at_steps=(
+        "MATCH (e:Encounter:KenningMemory) "
+        "RETURN max(CASE WHEN e.opened_tick <= $tick THEN e.opened_at END) AS stamp",
+        "MATCH (e:Encounter:KenningMemory) "
+        "RETURN max(CASE WHEN e.sealed_tick <= $tick THEN e.sealed_at END) AS stamp",
+        "MATCH (e:Encounter:KenningMemory) "
+        "RETURN max(CASE WHEN e.dissolved_tick <= $tick THEN e.dissolved_at END) AS stamp",
+        "MATCH (l:Locus:KenningMemory) "
+        "RETURN max(CASE WHEN l.tick <= $tick THEN l.created_at END) AS stamp",
+        "MATCH (p:KenningPast {_memory: $memory}) "
+        "RETURN max(CASE WHEN p.ended <= $tick THEN p.at END) AS stamp",
+    ),
+    stamp_at_nodes=(
+        "MATCH (n:{label}:KenningMemory) "
+        "RETURN max(CASE WHEN n.tick <= $tick THEN n.created_at END) AS stamp"
+    ),
+    stamp_at_edges=(
+        "MATCH (:KenningMemory)-[r]->(:KenningMemory) WHERE type(r) IN $rels "
+        "RETURN max(CASE WHEN r.tick <= $tick THEN r.created_at END) AS stamp"
     ),
 )
 

@@ -520,7 +520,10 @@ ENC_SEAL: Final = (
     "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.sealed_tick = $tick, e.sealed_at = $at, "
     "e.summary = $summary"
 )
-ENC_DISSOLVE: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.dissolved_at = $at"
+ENC_DISSOLVE: Final = (
+    "MATCH (e:Encounter:KenningMemory {id: $name}) "
+    "SET e.dissolved_tick = $tick, e.dissolved_at = $at"
+)
 ENC_TOUCH: Final = (
     KEEP_PLAN + "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.last_activity_at = $at"
 )
@@ -767,6 +770,14 @@ TICK_AT_EACH: Final = _union(
         past.PAST_TEXT.tick_at_edges,
     ],
     "RETURN latest, first_after",
+)
+STAMP_AT_EACH: Final = _union(
+    [
+        *past.PAST_TEXT.stamp_at_steps,
+        *(past.PAST_TEXT.stamp_at_nodes.format(label=label) for label in AUTHORED_NODE_TYPES),
+        past.PAST_TEXT.stamp_at_edges,
+    ],
+    "RETURN max(stamp)",
 )
 
 

@@ -53,6 +53,11 @@ class PastText:
     tick_at_steps: tuple[LiteralString, ...]  # encounters, loci, the record of the past
     tick_at_nodes: LiteralString  # {label}; $at: nodes
     tick_at_edges: LiteralString  # $at $rels: authored relations
+    # Each: $tick -> the latest stamp a record of that tick or earlier carries (one row of
+    # one string, or null), in the same kinds as the three above.
+    stamp_at_steps: tuple[LiteralString, ...]
+    stamp_at_nodes: LiteralString  # {label}
+    stamp_at_edges: LiteralString  # $rels
 
 
 # ``terms`` is derived from the text, never kept in the record of the past.
@@ -225,6 +230,24 @@ class PastOps(RelationOps):
             for statement, params in asked
             for latest, first_after in self.rows(statement, params)[:1]
         ]
+
+    def _stamps_upto(self, tick: int) -> list[Any]:
+        text = self._past
+        on_tick: dict[str, Any] = {"tick": tick}
+        asked: list[tuple[LiteralString, dict[str, Any]]] = [
+            (s, on_tick) for s in text.stamp_at_steps
+        ]
+        for label in AUTHORED_NODE_TYPES:
+            asked.append((self.render(text.stamp_at_nodes, label=label), on_tick))
+        asked.append((text.stamp_at_edges, {"tick": tick, "rels": list(AUTHORED_RELATION_TYPES)}))
+        return [row[0] for statement, params in asked for row in self.rows(statement, params)[:1]]
+
+    def stamp_at(self, tick: int) -> str | None:
+        """The time the memory stood at right after ``tick``: the latest stamp carried by
+        a write of that tick or before it (None before the first write). A clock stepped
+        back cannot take it back: the latest stamp holds."""
+        stamps = [str(s) for s in self._stamps_upto(tick) if s is not None]
+        return max(stamps, default=None)
 
     def tick_at(self, at: str) -> int:
         """The tick the memory stood at when the time was ``at`` (a stored timestamp's

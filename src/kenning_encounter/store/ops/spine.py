@@ -160,8 +160,9 @@ class SpineOps(Statements):
 
     def dissolve_encounter(self, name: str) -> None:
         self._require_writable()
-        _ = self.tick  # a dissolution is a write of its own: it takes a tick
-        self.rows(self._spine.enc_dissolve, {"name": name, "at": self.now})
+        # A dissolution is a write of its own: it takes a tick, kept so that a read of
+        # the past sees the encounter open until then.
+        self.rows(self._spine.enc_dissolve, {"name": name, "tick": self.tick, "at": self.now})
 
     def touch_encounter(self, name: str) -> None:
         self._require_writable()
