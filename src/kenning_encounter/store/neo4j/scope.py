@@ -42,7 +42,7 @@ from typing import Any, Final
 from kenning_encounter.errors import ReadOnlyViolation
 from kenning_encounter.store.cypher_lexer import NEO4J, Token, tokenize
 from kenning_encounter.store.neo4j.classified import class_label
-from kenning_encounter.store.neo4j.cypher import plan_calls
+from kenning_encounter.store.neo4j.cypher import SCHEMA_PROCEDURES, plan_calls
 from kenning_encounter.store.neo4j.namespace import BASE_LABEL
 from kenning_encounter.vocabulary import NODE_TYPES
 
@@ -376,19 +376,10 @@ def _labels_named(detail: str) -> set[str] | None:
 _UNHELD_CALLS: Final = frozenset(
     {"gds.util.asnode", "gds.util.asnodes", "db.index.fulltext.querynodes"}
 )
-# What describes the whole database's schema: every label, relationship type and property
-# key in it, other memories' (whose labels carry their names) and other applications'.
-# Read-only, yet no label holds what they list to the memory: refused always.
-_SCHEMA_CALLS: Final = frozenset(
-    {
-        "db.labels",
-        "db.relationshiptypes",
-        "db.propertykeys",
-        "db.schema.visualization",
-        "db.schema.nodetypeproperties",
-        "db.schema.reltypeproperties",
-    }
-)
+# What describes the whole database's schema (cypher.SCHEMA_PROCEDURES): every label,
+# relationship type and property key in it, other memories' (whose labels carry their
+# names) and other applications'. Read-only, yet no label holds what they list to the
+# memory: refused always.
 _MEMORY_SCHEMA: Final = (
     "The memory's node types and relations are its vocabulary (the manual lists them); "
     "to see what its nodes carry, ask them: MATCH (n) UNWIND labels(n) AS label RETURN "
@@ -409,7 +400,7 @@ def check_scope(plan: Mapping[str, Any], label: str = BASE_LABEL, *, held: bool 
         detail = str((op.get("args") or {}).get("Details", ""))
         for value in (op.get("args") or {}).values():
             for called in plan_calls(str(value)):
-                if called in _SCHEMA_CALLS:
+                if called in SCHEMA_PROCEDURES:
                     raise _scope(
                         f"{called} describes the whole database (other memories' labels "
                         f"and other applications' schema), not the memory. {_MEMORY_SCHEMA}"

@@ -213,34 +213,37 @@ class PastOps(RelationOps):
         query = self.render(self._past.nodes_upto, label=node_type)
         return [self.node(node_type, r) for r in self.rows(query, {"tick": tick})]
 
-    def _tick_bounds(self, at: str) -> list[tuple[Any, Any]]:
-        """For each kind of stamped thing (encounters opened and sealed, loci, the record
-        of the past, each type's nodes, authored relations): the latest tick stamped at
-        or before ``at`` and the first stamped after it, None where there is none."""
-        text = self._past
-        on_time: dict[str, Any] = {"at": at}
-        asked: list[tuple[LiteralString, dict[str, Any]]] = [
-            (s, on_time) for s in text.tick_at_steps
-        ]
+    def _each_kind(
+        self,
+        steps: tuple[LiteralString, ...],
+        nodes: LiteralString,
+        edges: LiteralString,
+        params: dict[str, Any],
+    ) -> list[list[Any]]:
+        """The one row each kind of stamped thing answers (encounters opened, sealed and
+        dissolved, loci, the record of the past, each type's nodes, authored relations)."""
+        asked: list[tuple[LiteralString, dict[str, Any]]] = [(s, params) for s in steps]
         for label in AUTHORED_NODE_TYPES:
-            asked.append((self.render(text.tick_at_nodes, label=label), on_time))
-        asked.append((text.tick_at_edges, {"at": at, "rels": list(AUTHORED_RELATION_TYPES)}))
-        return [
-            (latest, first_after)
-            for statement, params in asked
-            for latest, first_after in self.rows(statement, params)[:1]
-        ]
+            asked.append((self.render(nodes, label=label), params))
+        asked.append((edges, {**params, "rels": list(AUTHORED_RELATION_TYPES)}))
+        return [row for statement, given in asked for row in self.rows(statement, given)[:1]]
+
+    def _tick_bounds(self, at: str) -> list[tuple[Any, Any]]:
+        """For each kind of stamped thing: the latest tick stamped at or before ``at`` and
+        the first stamped after it, None where there is none."""
+        text = self._past
+        rows = self._each_kind(
+            text.tick_at_steps, text.tick_at_nodes, text.tick_at_edges, {"at": at}
+        )
+        return [(latest, first_after) for latest, first_after in rows]
 
     def _stamps_upto(self, tick: int) -> list[Any]:
+        """For each kind of stamped thing: the latest stamp of that tick or before."""
         text = self._past
-        on_tick: dict[str, Any] = {"tick": tick}
-        asked: list[tuple[LiteralString, dict[str, Any]]] = [
-            (s, on_tick) for s in text.stamp_at_steps
-        ]
-        for label in AUTHORED_NODE_TYPES:
-            asked.append((self.render(text.stamp_at_nodes, label=label), on_tick))
-        asked.append((text.stamp_at_edges, {"tick": tick, "rels": list(AUTHORED_RELATION_TYPES)}))
-        return [row[0] for statement, params in asked for row in self.rows(statement, params)[:1]]
+        rows = self._each_kind(
+            text.stamp_at_steps, text.stamp_at_nodes, text.stamp_at_edges, {"tick": tick}
+        )
+        return [row[0] for row in rows]
 
     def stamp_at(self, tick: int) -> str | None:
         """The time the memory stood at right after ``tick``: the latest stamp carried by
