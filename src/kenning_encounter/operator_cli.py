@@ -242,11 +242,15 @@ def _run(
         except BaseException:
             scrub.clear_pending(data_dir)
             raise
-        report |= {"dry_run": False, "tick": done.tick}
+        report |= {"dry_run": False, "tick": done.tick, "withdrawn": list(done.withdrawn)}
         if not ns.json:
             tombs = ", ".join(f"{enc} +{n}" for enc, n in done.tombstones.items())
             sys.stderr.write(f"erased {len(plan.items)} node(s) at tick {done.tick}\n")
             sys.stderr.write(f"tombstones: {tombs or 'none'}\n")
+            sys.stderr.write(
+                "purpose and summary withdrawn (the encounter drew on what was erased): "
+                f"{', '.join(done.withdrawn) or 'none'}\n"
+            )
         return _scrub(ns, settings, holder, plan.ids, report)
     except (KenningError, OSError) as exc:
         _error(str(exc))

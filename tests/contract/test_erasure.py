@@ -21,7 +21,8 @@ MARKER = "qwxzmarker"
 
 def seed(memory: Memory) -> dict[str, str]:
     """A referent with a revision, what is only about it, and what is not."""
-    memory.advance_encounter("s", "private work")
+    # The encounter's own words speak of her too: they go with her (test_erasure_free_text.py).
+    memory.advance_encounter("s", f"private work on {MARKER}")
     memory.create_entities(
         "s",
         [
@@ -61,7 +62,7 @@ def seed(memory: Memory) -> dict[str, str]:
         ],
     )
     ids = {name: memory.find_by_name(name).node.id for name in ("Jane Doe", "shared", "project")}
-    memory.close_encounter("s", "done")
+    memory.close_encounter("s", f"done with {MARKER}")
     return ids
 
 
@@ -119,7 +120,8 @@ def test_erase_deletes_the_plan_and_leaves_tombstones(store: GraphStore, memory:
     assert sorted(n.name for n in graph.nodes) == ["lonely", "project", "shared"]
     assert [(e.source, e.target) for e in graph.edges] == [(ids["shared"], ids["project"])]
     sealed = store.read(lambda tx: tx.get_encounter(encounter))
-    assert sealed is not None and sealed.tombstones == 4 and sealed.summary == "done"
+    assert sealed is not None and sealed.tombstones == 4
+    assert sealed.purpose == sealed.summary == erasure.WITHDRAWN
     assert store.fulltext(MARKER, heads_only=False) == []
     assert store.fulltext_stats([MARKER]).doc_freq(MARKER) == 0
     with pytest.raises(NotFound):

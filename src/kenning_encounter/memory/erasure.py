@@ -11,6 +11,15 @@ What goes is decided by the graph, never by matching text:
 
 A chain is taken or left whole: deleting one version would leave the others naming it.
 
+Free text written elsewhere about what goes follows the same rule, by link, never by
+matching words: text written where an erased node was drawn on may speak of the same
+subject, so it goes whole. An encounter that recorded, confirmed, consulted or pinned a
+node erased loses its purpose and summary (``WITHDRAWN`` stands in their place), as an
+infusion-log entry that delivered one loses its prompt (scrub.py). Text that belongs to
+a node that stays (its description, the reason of its revision) stays with it: such
+neighbours are listed in the plan as kept, for the operator to name too. Words of the
+subject written where nothing erased was drawn on are not searched for.
+
 ``plan`` only reads. ``erase`` computes the plan again inside its write, refuses when
 it differs from the one the operator confirmed (the memory moved in between), and
 deletes it in that one transaction, newest first, leaving on each recording encounter
@@ -34,6 +43,8 @@ from kenning_encounter.store.records import EdgeRecord, NodeRecord
 
 # A chain's own links say nothing about what the chain is about.
 _CHAIN = "SUPERSEDES"
+# What an encounter that drew on an erased node shows for its purpose and summary.
+WITHDRAWN = "(withdrawn: this encounter drew on something an operator erased)"
 # Which end of a relation is about the other: an Observation ABOUT a Concept, a Citation
 # that GROUNDS it, a Question an Observation RAISES. COMPOSES and DECOMPOSES say neither.
 _DEPENDS: dict[str, str] = {
@@ -89,6 +100,7 @@ class Erased:
     plan: Plan
     tick: int
     tombstones: dict[str, int] = field(default_factory=dict[str, int])
+    withdrawn: tuple[str, ...] = ()  # encounters whose purpose and summary were withdrawn
 
 
 def _chain(tx: ReadTx, node: NodeRecord) -> list[NodeRecord]:
@@ -230,16 +242,21 @@ def erase(store: GraphStore, confirmed: Plan) -> Erased:
                 f"{len(now.ids)} node(s), not {len(confirmed.ids)}); nothing was deleted: "
                 "run the command again and confirm the new plan"
             )
-        delete(tx, [i.node for i in now.items])
-        return Erased(now, tx.tick, now.tombstones)
+        _counts, withdrawn = delete(tx, [i.node for i in now.items])
+        return Erased(now, tx.tick, now.tombstones, tuple(withdrawn))
 
     return store.write(work)
 
 
-def delete(tx: WriteTx, nodes: Sequence[NodeRecord]) -> dict[str, int]:
+def delete(tx: WriteTx, nodes: Sequence[NodeRecord]) -> tuple[dict[str, int], list[str]]:
     """Delete whole chains newest first (each deletion then leaves its predecessor the
-    head for a moment, never a second head), adding the tombstone counts."""
-    delete_nodes(tx, [n.id for n in nodes])
+    head for a moment, never a second head), adding the tombstone counts, and withdraw
+    the purpose and summary of each encounter that drew on them (asked first: the links
+    that say so go with the nodes). Every operator's hard deletion comes through here.
+    The tombstone counts, and the encounters whose words were withdrawn."""
+    ids = [n.id for n in nodes]
+    withdrawn = tx.withdraw_encounter_text(ids, WITHDRAWN)
+    delete_nodes(tx, ids)
     counts: dict[str, int] = {}
     for node in nodes:
         if node.encounter:
@@ -248,7 +265,7 @@ def delete(tx: WriteTx, nodes: Sequence[NodeRecord]) -> dict[str, int]:
         tx.add_tombstones(encounter, n)
     # Servers still serving this memory drop what they cached of node text (caches.py).
     tx.count_erasure()
-    return counts
+    return counts, withdrawn
 
 
 def due(store: GraphStore, now: str) -> list[str]:

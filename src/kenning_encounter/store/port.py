@@ -411,6 +411,12 @@ class SpineWrites(Protocol):
 
     def add_tombstones(self, encounter: str, count: int) -> None: ...
 
+    def withdraw_encounter_text(self, node_ids: Sequence[str], text: str) -> list[str]:
+        """An operator's erasure: the encounters that recorded, confirmed, consulted or
+        pinned any of these nodes (asked before they are deleted) have their purpose and
+        summary replaced by ``text``. Their names, sorted."""
+        ...
+
     def count_erasure(self) -> None:
         """This write is an erasure: the count ``erasures`` reads moves with its commit."""
         ...
