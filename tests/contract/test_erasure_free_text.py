@@ -1,7 +1,7 @@
 """An operator's hard deletion withdraws the free text written where the deleted node was
 drawn on, by the rule the erasure already follows (memory/erasure.py): by link, never by
-matching words. An encounter that recorded, confirmed, consulted or pinned a node erased
-loses its purpose and summary, as an infusion-log entry that delivered it loses its prompt;
+matching words. An encounter that recorded, confirmed, consulted or pinned a node erased,
+or made a relation to one, loses its purpose and summary, as an infusion-log entry that delivered it loses its prompt;
 an encounter that drew on nothing erased keeps its words. Afterwards no read shows the
 withdrawn words: the encounters as read, the re-entry payload (now and as of a tick before
 the erasure), read_cypher, search, orient's panel and an export."""
@@ -39,6 +39,8 @@ def _written(memory: Memory) -> None:
     memory.confirm_entities("confirmer", [GONE], why="seen there today")
     memory.advance_encounter("pinner", f"keep {GONE} in view")
     memory.pin_entities("pinner", [GONE], why="asked about often")
+    memory.advance_encounter("linker", f"the kettle was a gift from {GONE}")
+    memory.create_relations("linker", [{"source": "kettle", "type": "ABOUT", "target": GONE}])
     # One that never drew on her keeps its words.
     memory.advance_encounter("bystander", "tidy the kettle notes")
     memory.create_entities("bystander", [{"type": "Note", "name": "cup", "description": "a cup"}])
@@ -66,11 +68,12 @@ def test_an_erasure_withdraws_the_words_of_the_encounters_that_drew_on_it(
 
     held = _encounters(store)
     names = store.read(lambda tx: {e.locus: e.name for e in tx.encounters(limit=50)})
-    drew = ("recorder", "reader", "confirmer", "pinner")
+    drew = ("recorder", "reader", "confirmer", "pinner", "linker")
     assert withdrawn == tuple(sorted(names[locus] for locus in drew)), "the report is wrong"
     gone = erasure.WITHDRAWN
     assert held["recorder"] == (gone, gone)
-    assert held["reader"] == held["confirmer"] == held["pinner"] == (gone, None)
+    for locus in ("reader", "confirmer", "pinner", "linker"):
+        assert held[locus] == (gone, None), f"the {locus}'s words were kept"
     assert held["bystander"] == ("tidy the kettle notes", "kettle notes tidied")
 
     reentry = memory.advance_encounter("next", "carry on")

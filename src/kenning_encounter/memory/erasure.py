@@ -14,11 +14,12 @@ A chain is taken or left whole: deleting one version would leave the others nami
 Free text written elsewhere about what goes follows the same rule, by link, never by
 matching words: text written where an erased node was drawn on may speak of the same
 subject, so it goes whole. An encounter that recorded, confirmed, consulted or pinned a
-node erased loses its purpose and summary (``WITHDRAWN`` stands in their place), as an
-infusion-log entry that delivered one loses its prompt (scrub.py). Text that belongs to
-a node that stays (its description, the reason of its revision) stays with it: such
-neighbours are listed in the plan as kept, for the operator to name too. Words of the
-subject written where nothing erased was drawn on are not searched for.
+node erased, or made a relation to one, loses its purpose and summary (``WITHDRAWN``
+stands in their place), as an infusion-log entry that delivered one loses its prompt
+(scrub.py). Text that belongs to a node that stays (its description, the reason of its
+revision) stays with it: such neighbours are listed in the plan as kept, for the
+operator to name too. Words of the subject written where nothing erased was drawn on
+are not searched for.
 
 ``plan`` only reads. ``erase`` computes the plan again inside its write, refuses when
 it differs from the one the operator confirmed (the memory moved in between), and
@@ -40,6 +41,7 @@ from kenning_encounter.memory import validate
 from kenning_encounter.memory.writes import delete_nodes, resolve
 from kenning_encounter.store.port import GraphStore, ReadTx, WriteTx
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
+from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES
 
 # A chain's own links say nothing about what the chain is about.
 _CHAIN = "SUPERSEDES"
@@ -251,11 +253,17 @@ def erase(store: GraphStore, confirmed: Plan) -> Erased:
 def delete(tx: WriteTx, nodes: Sequence[NodeRecord]) -> tuple[dict[str, int], list[str]]:
     """Delete whole chains newest first (each deletion then leaves its predecessor the
     head for a moment, never a second head), adding the tombstone counts, and withdraw
-    the purpose and summary of each encounter that drew on them (asked first: the links
-    that say so go with the nodes). Every operator's hard deletion comes through here.
+    the purpose and summary of each encounter that drew on them: recorded, confirmed,
+    consulted or pinned one, or made a relation to one (asked first: the links that say
+    so go with the nodes). Every operator's hard deletion comes through here.
     The tombstone counts, and the encounters whose words were withdrawn."""
     ids = [n.id for n in nodes]
-    withdrawn = tx.withdraw_encounter_text(ids, WITHDRAWN)
+    made = tx.edges_out_of(ids, AUTHORED_RELATION_TYPES) + tx.edges_into(
+        ids, AUTHORED_RELATION_TYPES
+    )
+    drew = set(tx.encounters_drawing_on(ids)) | {e.encounter for e in made if e.encounter}
+    withdrawn = sorted(drew)
+    tx.withdraw_encounter_text(withdrawn, WITHDRAWN)
     delete_nodes(tx, ids)
     counts: dict[str, int] = {}
     for node in nodes:

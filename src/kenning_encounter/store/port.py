@@ -411,10 +411,14 @@ class SpineWrites(Protocol):
 
     def add_tombstones(self, encounter: str, count: int) -> None: ...
 
-    def withdraw_encounter_text(self, node_ids: Sequence[str], text: str) -> list[str]:
-        """An operator's erasure: the encounters that recorded, confirmed, consulted or
-        pinned any of these nodes (asked before they are deleted) have their purpose and
-        summary replaced by ``text``. Their names, sorted."""
+    def encounters_drawing_on(self, node_ids: Sequence[str]) -> list[str]:
+        """The encounters that recorded, confirmed, consulted or pinned any of these
+        nodes, sorted (for an operator's erasure, asked before the nodes go)."""
+        ...
+
+    def withdraw_encounter_text(self, names: Sequence[str], text: str) -> None:
+        """An operator's erasure: these encounters' purpose and (when sealed) summary
+        become ``text``."""
         ...
 
     def count_erasure(self) -> None:

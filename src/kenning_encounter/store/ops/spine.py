@@ -172,15 +172,17 @@ class SpineOps(Statements):
         self._require_writable()
         self.rows(self._spine.enc_tombstones, {"name": encounter, "count": count})
 
-    def withdraw_encounter_text(self, node_ids: Sequence[str], text: str) -> list[str]:
-        self._require_writable()
+    def encounters_drawing_on(self, node_ids: Sequence[str]) -> list[str]:
         names: set[str] = set()
         for label, ids in group_by_type(node_ids).items():
             query = self.render(self._spine.enc_touching, label=label)
             names.update(str(r[0]) for r in self.rows(query, {"ids": ids}))
-        if names:
-            self.rows(self._spine.enc_withdraw, {"names": sorted(names), "text": text})
         return sorted(names)
+
+    def withdraw_encounter_text(self, names: Sequence[str], text: str) -> None:
+        self._require_writable()
+        if names:
+            self.rows(self._spine.enc_withdraw, {"names": list(names), "text": text})
 
     def erasures(self) -> int:
         return self.meta("erasures")

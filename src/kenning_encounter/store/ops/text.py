@@ -52,7 +52,7 @@ class SpineText:
     enc_touch: LiteralString  # $name $at
     enc_tombstones: LiteralString  # $name $count
     # {label}; $ids -> names of the encounters that recorded, confirmed, consulted or
-    # pinned any of these nodes (each once)
+    # pinned any of these nodes
     enc_touching: LiteralString
     enc_withdraw: LiteralString  # $names $text: purpose and (when sealed) summary
     erasures_count: LiteralString  # one more erasure committed (Meta 'erasures')
