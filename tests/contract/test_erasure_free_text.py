@@ -59,8 +59,10 @@ def test_an_erasure_withdraws_the_words_of_the_encounters_that_drew_on_it(
     _written(memory)
     before = store.read(lambda tx: tx.clock())
     assert WORD in str(_encounters(store)).lower()  # there to be found
+    shown: tuple[str, ...] = ()
     if how == "erase":
         plan = erasure.plan(store, [GONE])
+        shown = plan.withdrawn
         withdrawn = erasure.erase(store, plan).withdrawn
         scrub.beside_store(store, Path("unused"), plan.ids)
     else:
@@ -70,6 +72,8 @@ def test_an_erasure_withdraws_the_words_of_the_encounters_that_drew_on_it(
     names = store.read(lambda tx: {e.locus: e.name for e in tx.encounters(limit=50)})
     drew = ("recorder", "reader", "confirmer", "pinner", "linker")
     assert withdrawn == tuple(sorted(names[locus] for locus in drew)), "the report is wrong"
+    if how == "erase":
+        assert shown == withdrawn, "the plan did not show the operator what goes"
     gone = erasure.WITHDRAWN
     assert held["recorder"] == (gone, gone)
     for locus in ("reader", "confirmer", "pinner", "linker"):

@@ -84,6 +84,7 @@ def test_a_dry_run_shows_the_plan_and_writes_nothing(tmp_path: Path) -> None:
     assert report["dry_run"] is True
     assert report["counts"] == {"Concept": 2, "Observation": 1, "Citation": 1}
     assert report["tombstones"] == {ids["encounter"]: 4}
+    assert report["withdrawn"] == [ids["encounter"]]  # its words speak of her
     assert report["nodes"][0]["id"] == ids["jane"] and "referent" in report["nodes"][0]["why"]
     assert _fingerprint(data_dir) == before
     assert _holding(data_dir, MARKER)  # the marker is there to be found

@@ -74,6 +74,7 @@ class Plan:
     refs: tuple[str, ...]
     items: tuple[Item, ...]  # in the order they were found: referents first
     kept: tuple[Item, ...] = ()  # neighbours that stay: they touch something staying
+    withdrawn: tuple[str, ...] = ()  # encounters whose purpose and summary are withdrawn
 
     @property
     def ids(self) -> list[str]:
@@ -225,11 +226,26 @@ def _targets(tx: ReadTx, refs: Sequence[str]) -> tuple[list[Item], list[Item]]:
     return list(going.values()), list(kept.values())
 
 
+def drawing_on(tx: ReadTx, ids: Sequence[str]) -> list[str]:
+    """The encounters that drew on these nodes: recorded, confirmed, consulted or pinned
+    one, or made a relation to one. Sorted."""
+    made = tx.edges_out_of(ids, AUTHORED_RELATION_TYPES) + tx.edges_into(
+        ids, AUTHORED_RELATION_TYPES
+    )
+    drew = set(tx.encounters_drawing_on(ids)) | {e.encounter for e in made if e.encounter}
+    return sorted(drew)
+
+
 def plan(store: GraphStore, refs: Sequence[str]) -> Plan:
     """What ``erase`` would remove, and why, for the operator to confirm. Reads only."""
     items = validate.batch(list(refs), "refs")
-    going, kept = store.read(lambda tx: _targets(tx, items))
-    return Plan(tuple(items), tuple(going), tuple(kept))
+
+    def work(tx: ReadTx) -> Plan:
+        going, kept = _targets(tx, items)
+        drew = drawing_on(tx, [i.node.id for i in going])
+        return Plan(tuple(items), tuple(going), tuple(kept), tuple(drew))
+
+    return store.read(work)
 
 
 def erase(store: GraphStore, confirmed: Plan) -> Erased:
@@ -253,16 +269,11 @@ def erase(store: GraphStore, confirmed: Plan) -> Erased:
 def delete(tx: WriteTx, nodes: Sequence[NodeRecord]) -> tuple[dict[str, int], list[str]]:
     """Delete whole chains newest first (each deletion then leaves its predecessor the
     head for a moment, never a second head), adding the tombstone counts, and withdraw
-    the purpose and summary of each encounter that drew on them: recorded, confirmed,
-    consulted or pinned one, or made a relation to one (asked first: the links that say
-    so go with the nodes). Every operator's hard deletion comes through here.
-    The tombstone counts, and the encounters whose words were withdrawn."""
+    the purpose and summary of each encounter that drew on them (``drawing_on``, asked
+    first: the links that say so go with the nodes). Every operator's hard deletion
+    comes through here. The tombstone counts, and the encounters whose words went."""
     ids = [n.id for n in nodes]
-    made = tx.edges_out_of(ids, AUTHORED_RELATION_TYPES) + tx.edges_into(
-        ids, AUTHORED_RELATION_TYPES
-    )
-    drew = set(tx.encounters_drawing_on(ids)) | {e.encounter for e in made if e.encounter}
-    withdrawn = sorted(drew)
+    withdrawn = drawing_on(tx, ids)
     tx.withdraw_encounter_text(withdrawn, WITHDRAWN)
     delete_nodes(tx, ids)
     counts: dict[str, int] = {}

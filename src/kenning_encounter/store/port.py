@@ -211,6 +211,11 @@ class SpineReads(Protocol):
 
     def recorded_ids(self, encounter: str) -> list[str]: ...
 
+    def encounters_drawing_on(self, node_ids: Sequence[str]) -> list[str]:
+        """The encounters that recorded, confirmed, consulted or pinned any of these
+        nodes, sorted (what an operator's erasure withdraws the words of)."""
+        ...
+
     def encounter_members(self, encounters: Sequence[str]) -> dict[str, list[str]]:
         """encounter -> ids it recorded, in creation order (tick, then place in the write)."""
         ...
@@ -410,11 +415,6 @@ class SpineWrites(Protocol):
     def touch_encounter(self, name: str) -> None: ...
 
     def add_tombstones(self, encounter: str, count: int) -> None: ...
-
-    def encounters_drawing_on(self, node_ids: Sequence[str]) -> list[str]:
-        """The encounters that recorded, confirmed, consulted or pinned any of these
-        nodes, sorted (for an operator's erasure, asked before the nodes go)."""
-        ...
 
     def withdraw_encounter_text(self, names: Sequence[str], text: str) -> None:
         """An operator's erasure: these encounters' purpose and (when sealed) summary
