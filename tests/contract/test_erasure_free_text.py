@@ -1,7 +1,8 @@
 """An operator's hard deletion withdraws the free text written where the deleted node was
 drawn on, by the rule the erasure already follows (memory/erasure.py): by link, never by
 matching words. An encounter that recorded, confirmed, consulted or pinned a node erased,
-or made a relation to one, loses its purpose and summary, as an infusion-log entry that delivered it loses its prompt;
+or made a relation to one (the record of the past included: a relation to it since
+taken back, a node about it since undone), loses its purpose and summary, as an infusion-log entry that delivered it loses its prompt;
 an encounter that drew on nothing erased keeps its words. Afterwards no read shows the
 withdrawn words: the encounters as read, the re-entry payload (now and as of a tick before
 the erasure), read_cypher, search, orient's panel and an export."""
@@ -41,6 +42,17 @@ def _written(memory: Memory) -> None:
     memory.pin_entities("pinner", [GONE], why="asked about often")
     memory.advance_encounter("linker", f"the kettle was a gift from {GONE}")
     memory.create_relations("linker", [{"source": "kettle", "type": "ABOUT", "target": GONE}])
+    # What the record of the past says drew on her: a note about her an agent undid, and
+    # a relation to her an agent took back.
+    memory.advance_encounter("undoer", f"note what {GONE} said")
+    memory.create_entities("undoer", [{"type": "Note", "name": "said", "description": "words"}])
+    memory.create_relations("undoer", [{"source": "said", "type": "ABOUT", "target": GONE}])
+    memory.delete_entities("undoer", ["said"])
+    memory.advance_encounter("unlinker", f"is the mug {GONE}'s?")
+    memory.create_entities("unlinker", [{"type": "Note", "name": "mug", "description": "a mug"}])
+    link = {"source": "mug", "type": "ABOUT", "target": GONE}
+    memory.create_relations("unlinker", [link])
+    memory.delete_relations("unlinker", [link])
     # One that never drew on her keeps its words.
     memory.advance_encounter("bystander", "tidy the kettle notes")
     memory.create_entities("bystander", [{"type": "Note", "name": "cup", "description": "a cup"}])
@@ -70,13 +82,13 @@ def test_an_erasure_withdraws_the_words_of_the_encounters_that_drew_on_it(
 
     held = _encounters(store)
     names = store.read(lambda tx: {e.locus: e.name for e in tx.encounters(limit=50)})
-    drew = ("recorder", "reader", "confirmer", "pinner", "linker")
+    drew = ("recorder", "reader", "confirmer", "pinner", "linker", "undoer", "unlinker")
     assert withdrawn == tuple(sorted(names[locus] for locus in drew)), "the report is wrong"
     if how == "erase":
         assert shown == withdrawn, "the plan did not show the operator what goes"
     gone = erasure.WITHDRAWN
     assert held["recorder"] == (gone, gone)
-    for locus in ("reader", "confirmer", "pinner", "linker"):
+    for locus in ("reader", "confirmer", "pinner", "linker", "undoer", "unlinker"):
         assert held[locus] == (gone, None), f"the {locus}'s words were kept"
     assert held["bystander"] == ("tidy the kettle notes", "kettle notes tidied")
 

@@ -228,11 +228,14 @@ def _targets(tx: ReadTx, refs: Sequence[str]) -> tuple[list[Item], list[Item]]:
 
 def drawing_on(tx: ReadTx, ids: Sequence[str]) -> list[str]:
     """The encounters that drew on these nodes: recorded, confirmed, consulted or pinned
-    one, or made a relation to one. Sorted."""
+    one, or made a relation to one; and, by the record of the past, the encounters that
+    made a relation to one since deleted, or recorded a node an agent deleted that goes
+    from the past with them. Sorted."""
     made = tx.edges_out_of(ids, AUTHORED_RELATION_TYPES) + tx.edges_into(
         ids, AUTHORED_RELATION_TYPES
     )
     drew = set(tx.encounters_drawing_on(ids)) | {e.encounter for e in made if e.encounter}
+    drew.update(tx.encounters_in_the_past_of(ids))
     return sorted(drew)
 
 

@@ -328,6 +328,13 @@ class PastReads(Protocol):
 
     def nodes_named(self, name: str) -> list[NodeRecord]: ...
 
+    def encounters_in_the_past_of(self, node_ids: Sequence[str]) -> list[str]:
+        """For an operator's erasure: the encounters the record of the past says drew on
+        these nodes, or on nodes an agent deleted that an erasure of these takes from the
+        past (``_drop_past``): that recorded such a node, or made a relation, since
+        deleted, to one. Sorted."""
+        ...
+
     def nodes_upto(self, node_type: str, tick: int) -> list[NodeRecord]: ...
 
     def tick_at(self, at: str) -> int: ...
