@@ -61,6 +61,10 @@ NODES_PUT: Final = (
     "tick: r.tick, ended: $ended, at: $at, body: r.body})"
 )
 DROP_ABOUT: Final = "MATCH (p:Past) WHERE p.node = $id OR p.source = $id OR p.target = $id DELETE p"
+ABOUT_MANY: Final = (
+    "MATCH (p:Past) WHERE p.node IN $ids OR p.source IN $ids OR p.target IN $ids "
+    "RETURN p.kind, p.encounter, p.body"
+)
 LINKED_GONE: Final = (
     "MATCH (e:Past), (n:Past) WHERE e.kind = 'edge' AND (e.source = $id OR e.target = $id) "
     "AND n.kind = 'node' AND (n.node = e.source OR n.node = e.target) RETURN n.node"
@@ -126,6 +130,7 @@ PAST_TEXT: Final = PastText(
     nodes_put=NODES_PUT,
     drop_about=DROP_ABOUT,
     linked_gone=LINKED_GONE,
+    about_many=ABOUT_MANY,
     moves_after=MOVES_AFTER,
     edges_at=EDGES_AT,
     nodes_at=NODES_AT,

@@ -360,6 +360,14 @@ ENC_DISSOLVE: Final = (
 )
 ENC_TOUCH: Final = "MATCH (e:Encounter {id: $name}) SET e.last_activity_at = $at"
 ENC_TOMBSTONES: Final = "MATCH (e:Encounter {id: $name}) SET e.tombstones = e.tombstones + $count"
+ENC_TOUCHING: Final = (
+    "MATCH (e:Encounter)-[:RECORDED|:CONFIRMED|:CONSULTED|:PINNED]->(n:{label}) "
+    "WHERE n.id IN $ids RETURN DISTINCT e.id"
+)
+ENC_WITHDRAW: Final = (
+    "MATCH (e:Encounter) WHERE e.id IN $names SET e.purpose = $text, "
+    "e.summary = CASE WHEN e.summary IS NULL THEN NULL ELSE $text END"
+)
 # Every erasure counts itself (infusion/select.py).
 ERASURES_COUNT: Final = (
     "MERGE (m:Meta {key: 'erasures'}) ON CREATE SET m.ival = 1 ON MATCH SET m.ival = m.ival + 1"

@@ -60,6 +60,11 @@ PAST_TEXT: Final = PastText(
         "MATCH (p:KenningPast {_memory: $memory}) "
         "WHERE p.node = $id OR p.source = $id OR p.target = $id DELETE p"
     ),
+    about_many=(
+        "MATCH (p:KenningPast {_memory: $memory}) "
+        "WHERE p.node IN $ids OR p.source IN $ids OR p.target IN $ids "
+        "RETURN p.kind, p.encounter, p.body"
+    ),
     linked_gone=(
         "MATCH (e:KenningPast {_memory: $memory, kind: 'edge'}) "
         "WHERE e.source = $id OR e.target = $id "

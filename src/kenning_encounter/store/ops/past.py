@@ -41,6 +41,7 @@ class PastText:
     nodes_put: LiteralString  # $rows of {key, node, name, tick, body}, $ended $at
     drop_about: LiteralString  # $id: every row about the node
     linked_gone: LiteralString  # $id -> ids of deleted nodes a deleted edge tied to it
+    about_many: LiteralString  # $ids -> kind, encounter, body: every row about the nodes
     # $ids $tick -> node, tick, seq, before, after: the moves made after the tick
     moves_after: LiteralString
     # $tick -> source, target, rel, tick, encounter, why, ended: deleted edges standing at it
@@ -151,21 +152,40 @@ class PastOps(RelationOps):
         ]
         self.rows(self._past.nodes_put, {"rows": rows, "ended": self.tick, "at": self.now})
 
-    def _drop_past(self, node_id: str) -> None:
-        # A node an agent deleted that was linked to this one spoke of it: it goes too (no
-        # operator can see it to plan its erasure, and what is kept must not outlive this).
-        # And what was linked to that, outward through the deleted nodes, as an erasure
-        # takes what is about what is about its referent: a question raised by a deleted
-        # observation about the referent spoke of it as much as the observation did.
+    def _linked_gone(self, node_id: str) -> set[str]:
+        """The nodes an agent deleted that were linked to this one, and what was linked to
+        those, outward through the deleted nodes; the node itself included."""
         linked = {node_id}
         frontier = [node_id]
         while frontier:
             met = {str(r[0]) for r in self.rows(self._past.linked_gone, {"id": frontier.pop()})}
             frontier += sorted(met - linked)
             linked |= met
+        return linked
+
+    def _drop_past(self, node_id: str) -> None:
+        # A node an agent deleted that was linked to this one spoke of it: it goes too (no
+        # operator can see it to plan its erasure, and what is kept must not outlive this).
+        # And what was linked to that, outward through the deleted nodes, as an erasure
+        # takes what is about what is about its referent: a question raised by a deleted
+        # observation about the referent spoke of it as much as the observation did.
+        linked = self._linked_gone(node_id)
         for gone in sorted(linked - {node_id}):
             self.rows(self._past.drop_about, {"id": gone})
         self.rows(self._past.drop_about, {"id": node_id})
+
+    def encounters_in_the_past_of(self, node_ids: Sequence[str]) -> list[str]:
+        linked: set[str] = set()
+        for node_id in node_ids:
+            if node_id not in linked:
+                linked |= self._linked_gone(node_id)
+        names: set[str] = set()
+        for kind, encounter, body in self.rows(self._past.about_many, {"ids": sorted(linked)}):
+            if kind == "edge" and encounter:
+                names.add(str(encounter))
+            elif kind == "node" and body and (recorded := node_of(str(body)).encounter):
+                names.add(recorded)
+        return sorted(names)
 
     # --- reads --------------------------------------------------------------------------
     def moves_after(self, node_ids: Sequence[str], tick: int) -> list[StatusMove]:
