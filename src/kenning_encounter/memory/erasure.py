@@ -89,14 +89,6 @@ class Plan:
                 counts[item.node.encounter] = counts.get(item.node.encounter, 0) + 1
         return counts
 
-    @property
-    def texts(self) -> list[str]:
-        """The names and descriptions going, for the scrubbing of what lies beside."""
-        out: list[str] = []
-        for item in self.items:
-            out += [t for t in (item.node.name, item.node.description) if t]
-        return out
-
 
 @dataclass(frozen=True, slots=True)
 class Erased:
