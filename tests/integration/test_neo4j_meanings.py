@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 import pytest
@@ -147,22 +147,13 @@ def test_an_unchanged_store_costs_one_small_read_per_use(
     assert seen[2].endswith(f"since={held}"), "a change was read from further back than held"
 
 
-def test_a_reader_that_finds_the_version_moved_waits_for_the_writer_still_applying(
-    neo4j_store: Any,
-) -> None:
-    # Neo4j shows a committed transaction's records before its index entries: a reader
-    # that read the new version and then the changes through the index, lock-free, lost
-    # a whole batch for good. One writer has committed (the version moved); another
-    # holds the lock. The reader must wait for it and read both, not move past either.
+def _waits_for_a_put_in_flight(node_id: str, act: Callable[[], None]) -> bool:
+    """Run ``act`` on a thread while another connection holds the meanings' lock with a
+    put of ``node_id`` written and not yet committed; commit it after a second. Whether
+    ``act`` was still waiting then (it then ends once the put is committed)."""
     import neo4j
 
-    from kenning_encounter.store.neo4j import Neo4jStore
-
-    table = cast(Neo4jStore, neo4j_store).meanings
-    first, second = _ids(neo4j_store, 2)
-    StoredMeanings(table).put(first, "committed", "h", order=1)
     t = neo4j_target()
-    answers: list[Any] = []
     with (
         neo4j.GraphDatabase.driver(t.uri, auth=(t.username, t.password)) as driver,
         driver.session(database=t.database) as session,
@@ -170,17 +161,35 @@ def test_a_reader_that_finds_the_version_moved_waits_for_the_writer_still_applyi
         held = session.begin_transaction()
         held.run(
             "MATCH (s:KenningMeanings) SET s.version = s.version + 1 "
-            "CREATE (:KenningMeaning {_memory: s._memory, id: $id, meaning: 'held', "
+            "CREATE (:KenningMeaning {_memory: s._memory, id: $id, meaning: 'being put', "
             "source_hash: 'h', order: 2, seq: s.next_seq, v: s.version}) "
             "SET s.next_seq = s.next_seq + 1",
-            id=second,
+            id=node_id,
         ).consume()
-        reader = threading.Thread(target=lambda: answers.append(table.changes(0)))
-        reader.start()
-        reader.join(1.0)
-        still_waiting = reader.is_alive()
+        acting = threading.Thread(target=act)
+        acting.start()
+        acting.join(1.0)
+        still_waiting = acting.is_alive()
         held.commit()
-        reader.join(30)
+        acting.join(30)
+    return still_waiting
+
+
+def test_a_reader_that_finds_the_version_moved_waits_for_the_writer_still_applying(
+    neo4j_store: Any,
+) -> None:
+    # Neo4j shows a committed transaction's records before its index entries: a reader
+    # that read the new version and then the changes through the index, lock-free, lost
+    # a whole batch for good. One writer has committed (the version moved); another
+    # holds the lock. The reader must wait for it and read both, not move past either.
+
+    from kenning_encounter.store.neo4j import Neo4jStore
+
+    table = cast(Neo4jStore, neo4j_store).meanings
+    first, second = _ids(neo4j_store, 2)
+    StoredMeanings(table).put(first, "committed", "h", order=1)
+    answers: list[Any] = []
+    still_waiting = _waits_for_a_put_in_flight(second, lambda: answers.append(table.changes(0)))
     assert still_waiting, "the reader read the changes while a writer held the lock"
     assert answers and answers[0].version == 2
     assert {e.id for e in answers[0].put} == {first, second}
@@ -204,33 +213,14 @@ def test_a_drop_waits_for_a_put_holding_the_lock_and_drops_what_it_wrote(
     # An erasure's scrub drops the erased nodes' meanings. A put that found its node still
     # there, before the erasure committed, may still be writing when the drop comes: the
     # drop must wait for it and then drop its meaning, not find nothing yet and leave it.
-    import neo4j
 
     from kenning_encounter.store.neo4j import Neo4jStore
 
     table = cast(Neo4jStore, neo4j_store).meanings
     first, second = _ids(neo4j_store, 2)
     StoredMeanings(table).put(first, "committed", "h", order=1)
-    t = neo4j_target()
     answers: list[bool] = []
-    with (
-        neo4j.GraphDatabase.driver(t.uri, auth=(t.username, t.password)) as driver,
-        driver.session(database=t.database) as session,
-    ):
-        held = session.begin_transaction()
-        held.run(
-            "MATCH (s:KenningMeanings) SET s.version = s.version + 1 "
-            "CREATE (:KenningMeaning {_memory: s._memory, id: $id, meaning: 'being put', "
-            "source_hash: 'h', order: 2, seq: s.next_seq, v: s.version}) "
-            "SET s.next_seq = s.next_seq + 1",
-            id=second,
-        ).consume()
-        dropper = threading.Thread(target=lambda: answers.append(table.drop(second)))
-        dropper.start()
-        dropper.join(1.0)
-        still_waiting = dropper.is_alive()
-        held.commit()
-        dropper.join(30)
+    still_waiting = _waits_for_a_put_in_flight(second, lambda: answers.append(table.drop(second)))
     assert still_waiting, "the drop looked for the meaning while a put held the lock"
     assert answers == [True], "the drop missed the meaning the put was writing"
     assert [e.id for e in StoredMeanings(table).entries()] == [first]
