@@ -40,7 +40,7 @@ async def test_an_orient_past_its_deadline_stops_and_saves_no_reading(tmp_path: 
         # Nothing of an orient narrows but the memory: it says what to do instead.
         assert "whole memory" in refusal and "gds_create_projection" in refusal
         # Time enough for a reading left to run to finish and save itself (about 0.1 s).
-        time.sleep(1.5)
+        await anyio.sleep(1.5)
         baselines = runtime.context.require_services().baselines
         assert baselines.previous(None) is None, opened
 
@@ -59,7 +59,7 @@ async def test_an_infusion_past_its_deadline_is_no_fault_of_the_server(
             refusal = await call_refused(
                 client, "infuse", {"session_id": "reader", "prompt": "the retry storm again"}
             )
-            time.sleep(0.5)
+            await anyio.sleep(0.5)
         assert "read timeout" in refusal
         assert not [r for r in caplog.records if "infusion failed" in r.getMessage()]
 
