@@ -154,7 +154,7 @@ def orient_input(memory: Memory, as_of: int | None) -> Any:
 
 def encounter_states(memory: Memory, as_of: int | None) -> Any:
     """Every encounter opened by then: sealed or dissolved, at which tick and time.
-    (Its last activity is read as it is now.)"""
+    (Its last activity is not compared: only the newest is kept.)"""
 
     def work(tx: ReadTx) -> Any:
         every = [e.name for e in tx.encounters(limit=1_000_000)]
@@ -784,3 +784,33 @@ def test_a_time_relative_to_a_moment_is_read_against_the_moment_asked_for(
         assert memory.search("deploy", when="last week").hits == []
     finally:
         store.close()
+
+
+def test_an_encounter_read_as_of_a_moment_shows_no_activity_after_it(memory: Memory) -> None:
+    """Only an encounter's newest activity is kept: as of a moment before a later write of
+    its own, that write's time is not shown as its last activity (the moment's own write
+    is)."""
+    opened = memory.advance_encounter(S, "active twice").encounter
+    memory.create_entities(S, [{"type": "Note", "name": "alpha", "description": "cache"}])
+    first = store_clock(memory)
+    time.sleep(0.002)  # the second write's stamp is later by the millisecond
+    memory.create_entities(S, [{"type": "Note", "name": "bravo", "description": "cache"}])
+    latest = memory.store.read(lambda tx: tx.get_encounter(opened.name))
+    assert latest is not None and latest.last_activity_at is not None
+
+    def activity_as_of(as_of: int | str) -> str | None:
+        def work(tx: ReadTx) -> str | None:
+            then = asof.view(tx, as_of).get_encounter(opened.name)
+            assert then is not None and then.sealed_at is None
+            return then.last_activity_at
+
+        return memory.store.read(work)
+
+    at_first = memory.store.read(lambda tx: tx.stamp_at(first))
+    assert at_first is not None and at_first < latest.last_activity_at
+    for as_of in (first, at_first):
+        shown = activity_as_of(as_of)
+        assert shown is None or shown <= at_first, (as_of, shown)
+    # At the present the newest activity is the one written, by tick or by time.
+    assert activity_as_of(first + 1) == latest.last_activity_at
+    assert activity_as_of(latest.last_activity_at) == latest.last_activity_at

@@ -283,14 +283,27 @@ class Past:
 
     def _encounter_then(self, e: EncounterRecord | None) -> EncounterRecord | None:
         """An encounter at the tick: not yet opened is absent, sealed or dissolved later is
-        still open. (Its last activity and tombstones are read as they are now.)"""
+        still open. (Its tombstones are read as they are now.)"""
         if e is None or e.opened_tick > self.tick:
             return None
         if e.sealed_tick is not None and e.sealed_tick > self.tick:
             e = replace(e, sealed_tick=None, sealed_at=None, summary=None)
         if e.dissolved_at is not None and not self._dissolved_by_then(e):
             e = replace(e, dissolved_tick=None, dissolved_at=None)
-        return e
+        return self._activity_then(e)
+
+    def _activity_then(self, e: EncounterRecord) -> EncounterRecord:
+        """Its last activity as of the moment. Only the newest is kept: one later than the
+        moment was a write made after it, and the one before is not known, so it reads as
+        unknown (the encounter's opening stands in) rather than as a time still to come.
+        One sealed or dissolved by then was last active before its end."""
+        last = e.last_activity_at
+        if last is None or last == e.opened_at or e.sealed_at or e.dissolved_at:
+            return e
+        then = self.stamp()
+        if then is not None and last <= then:
+            return e
+        return replace(e, last_activity_at=None)
 
     def _dissolved_by_then(self, e: EncounterRecord) -> bool:
         if e.dissolved_tick is not None:
