@@ -39,16 +39,29 @@ SCHEMA: Final[list[tuple[str, LiteralString]]] = [
         "CREATE INDEX kenning_infusion_memory_at IF NOT EXISTS "
         "FOR (i:KenningInfusion) ON (i._memory, i.at)",
     ),
+    (
+        "kenning_infusionlog_memory",
+        "CREATE CONSTRAINT kenning_infusionlog_memory IF NOT EXISTS "
+        "FOR (l:KenningInfusionLog) REQUIRE l._memory IS UNIQUE",
+    ),
 ]
-LABELS: Final = ("KenningInfusion",)
+LABELS: Final = ("KenningInfusion", "KenningInfusionLog")
 
-# The entry and the session's trim in one statement: the newest ``keep`` stay. An entry is
-# appended after its prompt's read, with no lock an erasure takes: an erasure (and its
-# scrub of this log, LOG_FORGET) may have come between. So the ids of nodes gone by now
-# are left out, and then the prompt that drew them, as LOG_FORGET leaves them out.
+# An entry and the scrub of erased ids (LOG_FORGET) take turns on the memory's one
+# ``:KenningInfusionLog`` node, each statement's first write. An entry is appended after
+# its prompt's read, so an erasure may have come between: the ids of nodes gone by the
+# time the entry holds the turn are left out, and then the prompt that drew them, as
+# LOG_FORGET leaves them out. Without the turn, an entry that looked before the erasure
+# committed and committed after the scrub had looked would keep the erased ids.
+_TURN: Final = (
+    "MERGE (turn:KenningInfusionLog {_memory: $memory}) "
+    "SET turn.writes = coalesce(turn.writes, 0) + 1 "
+)
+
+# The entry and the session's trim in one statement: the newest ``keep`` stay.
 LOG_PUT: Final = cast(
     LiteralString,
-    f"WITH [x IN $bodies + $standing + $cut WHERE NOT ({still_held('x')})] AS gone "
+    _TURN + f"WITH [x IN $bodies + $standing + $cut WHERE NOT ({still_held('x')})] AS gone "
     "CREATE (i:KenningInfusion {_memory: $memory, key: $key}) "
     "SET i.session = $session, i.tag = $tag, i.at = $at, i.turn = $turn, "
     "i.channel = $channel, i.degraded = $degraded, i.reason = $reason, "
@@ -78,7 +91,7 @@ LOG_PRUNE: Final = (
 )
 
 LOG_FORGET: Final = (
-    "MATCH (i:KenningInfusion {_memory: $memory}) "
+    _TURN + "WITH turn MATCH (i:KenningInfusion {_memory: $memory}) "
     "WHERE any(x IN i.bodies + i.standing + i.cut WHERE x IN $ids) "
     "SET i.bodies = [x IN i.bodies WHERE NOT x IN $ids], "
     "i.standing = [x IN i.standing WHERE NOT x IN $ids], "
