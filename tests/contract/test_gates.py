@@ -27,6 +27,7 @@ from kenning_encounter.memory.models import Created, RecordedNode
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore, HeadsAsk, ReadTx
+from kenning_encounter.store.records import WITHHELD_SUCCESSOR
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 from tests.support import classified as plan
 from tests.support.classified import MARK
@@ -231,6 +232,13 @@ def test_a_read_added_to_the_port_answers_gated_without_a_method(
 
         def classified(self, ids: list[str]) -> dict[str, str]:
             return self.tx.classified(ids)
+
+        # What the gate asks of a status a relation moved (memory/status.py).
+        def edges_into(self, ids: list[str], rels: list[str]) -> list[Any]:
+            return self.tx.edges_into(ids, rels)
+
+        def moves_after(self, ids: list[str], tick: int) -> list[Any]:
+            return self.tx.moves_after(ids, tick)
 
         def everything(self) -> list[Any]:
             sub = self.tx.authored_graph()
@@ -465,8 +473,8 @@ def test_a_public_version_names_no_withheld_revision(store: GraphStore) -> None:
     version's id in superseded_by through every read that showed it (find_by_name and
     trace_provenance by its id, chain_history, search of older versions, the port's own
     node reads), and a write that named the public version was refused naming that id.
-    Read as if the withheld version were not there, the public one ends its chain; a
-    write refused because of the withheld revision names no id."""
+    The public one reads as superseded (tests/contract/test_gated_revisions.py) and names
+    no successor; a write refused because of the withheld revision names no id."""
     _, first, revised = _made_secret(store, "plan")
     secret = revised.created[0]
     gated = Memory(store)
@@ -481,7 +489,7 @@ def test_a_public_version_names_no_withheld_revision(store: GraphStore) -> None:
     for answer in answers:
         text = json.dumps(_plain(answer), default=str)
         assert secret.id not in text and MARK not in text, text
-    assert gated.find_by_name(first.id).node.superseded_by is None
+    assert gated.find_by_name(first.id).node.superseded_by == WITHHELD_SUCCESSOR
     gated.advance_encounter("another", "revise the public version")
     refusals = [
         lambda: gated.create_entities(

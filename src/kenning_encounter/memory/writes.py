@@ -22,7 +22,7 @@ from kenning_encounter.errors import (
     SupersessionRule,
     Withheld,
 )
-from kenning_encounter.memory import classification, validate
+from kenning_encounter.memory import classification, status, validate
 from kenning_encounter.memory.gates import hides
 from kenning_encounter.memory.models import (
     Created,
@@ -518,20 +518,13 @@ def _restore_status(tx: WriteTx, node: NodeRecord) -> None:
     resolved, a hypothesis recorded supported, falsified or retired) is where that starts,
     never the type's default; the record of the past keeps it as the first move's
     ``before``."""
-    derived = {to for m in STATUS_EFFECTS.values() for t, (_, to) in m.items() if t == node.type}
-    if node.status not in derived:  # no relation set it, so none going can take it back
+    if not status.moved(node.type, node.status):  # no relation set it, none can take it back
         return
-    moves = tx.moves_after([node.id], -1)
-    status = moves[0].before if moves else node.status
-    evidence = sorted(
-        (e for e in tx.edges_of(node.id) if e.target == node.id), key=lambda e: e.tick
-    )
-    for edge in evidence:
-        effect = STATUS_EFFECTS.get(edge.type, {}).get(node.type)
-        if effect is not None and status in effect[0]:
-            status = effect[1]
-    if status is not None and status != node.status:
-        tx.set_status(node.id, status)
+    start = status.recorded(node.status, tx.moves_after([node.id], -1))
+    evidence = [e for e in tx.edges_of(node.id) if e.target == node.id]
+    then = status.replayed(node.type, start, evidence)
+    if then is not None and then != node.status:
+        tx.set_status(node.id, then)
 
 
 def delete_relations(
