@@ -290,3 +290,88 @@ def _refs(value: Any) -> list[dict[str, Any]]:
         for v in value:  # pyright: ignore[reportUnknownVariableType]
             found += _refs(v)
     return found
+
+
+async def test_a_past_reads_by_the_same_rules(store: GraphStore, tmp_path: Path) -> None:
+    """As of any tick: a withheld revision since undone still revised the public version
+    then, unnamed; a status reads as the relations shown that stood then, whatever a
+    withheld one had moved it to before them."""
+    data = tmp_path / "m"
+    async with (
+        _served(store, data, grant="all") as granted,
+        _served(store, data) as reader,
+    ):
+        await call_ok(granted, "advance_encounter", {"session_id": WRITER, "purpose": "past"})
+
+        async def write(tool: str, key: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+            return await call_ok(granted, tool, {"session_id": WRITER, key: items})
+
+        public = {"type": "Note", "name": "draft", "description": "lantern draft public"}
+        made = await write("create_entities", "entities", [public])
+        draft = made["created"][0]["id"]
+        secret = {
+            "type": "Note",
+            "name": "draft",
+            "description": f"lantern draft {MARK}",
+            "classification": "secret",
+            "supersedes": draft,
+            "revision_why": WHY,
+        }
+        revised = await write("create_entities", "entities", [secret])
+        hidden = revised["created"][0]["id"]
+        await call_ok(granted, "delete_entities", {"session_id": WRITER, "refs": [hidden]})
+        made = await write(
+            "create_entities",
+            "entities",
+            [
+                {"type": "Hypothesis", "name": "wick guess", "description": "wicks burn"},
+                {"type": "Observation", "name": "soot seen", "description": "soot on glass"},
+                {
+                    "type": "Observation",
+                    "name": f"chart {MARK}",
+                    "description": f"chart {MARK}",
+                    "classification": "phi",
+                },
+            ],
+        )
+        guess = next(m["id"] for m in made["created"] if m["name"] == "wick guess")
+        chart = f"chart {MARK}"
+        supported = await write(
+            "create_relations",
+            "relations",
+            [{"source": chart, "type": "SUPPORTS", "target": "wick guess"}],
+        )
+        challenged = await write(
+            "create_relations",
+            "relations",
+            [{"source": "soot seen", "type": "CHALLENGES", "target": "wick guess"}],
+        )
+        said: list[str] = []
+
+        async def read(tool: str, arguments: dict[str, Any]) -> Any:
+            text, found = await _said(reader, tool, arguments)
+            said.append(text)
+            return found
+
+        # While the withheld revision stood, the public draft was superseded, by nothing named.
+        for ref in (draft, "draft"):
+            then = await read("find_by_name", {"name": ref, "as_of": revised["tick"]})
+            assert then["node"]["id"] == draft
+            assert then["node"]["superseded_by"] == "withheld"
+        traced = await read("trace_provenance", {"ref": draft, "as_of": revised["tick"]})
+        assert traced["node"]["superseded_by"] == "withheld"
+        hits = await read("search", {"query": "lantern draft", "as_of": revised["tick"]})
+        assert draft not in json.dumps(hits)
+        # Now (the revision undone) it is the head again, to every reader.
+        assert "superseded_by" not in (await read("find_by_name", {"name": draft}))["node"]
+        # The support was withheld: before the public challenge, nothing shown moved it.
+        for tick, want in ((supported["tick"], "untested"), (challenged["tick"], "challenged")):
+            then = await read("find_by_name", {"name": guess, "as_of": tick})
+            assert then["node"]["status"] == want, tick
+            hits = await read("search", {"query": "wick guess", "as_of": tick})
+            assert [h["status"] for h in hits["hits"] if h["id"] == guess] == [want], tick
+        for text in said:
+            assert {u for u in (MARK, hidden) if u in text} == set(), text[:600]
+        assert WHY not in "".join(said)
+        _, then = await _said(granted, "find_by_name", {"name": guess, "as_of": supported["tick"]})
+        assert then["node"]["status"] == "supported"
