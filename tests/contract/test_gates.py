@@ -300,6 +300,47 @@ def test_read_cypher_with_the_grant_sees_the_withheld_text(
     )  # the secret Concept is not
 
 
+def test_read_cypher_reaches_no_status_a_withheld_node_moved(store: GraphStore) -> None:
+    """A stored status is the whole memory's: a hypothesis a withheld observation challenged
+    reads "challenged". read_cypher reads what is stored, so a node a withheld node
+    resolves, supports or challenges is out of a query's reach, as the withheld node is,
+    for a caller not granted its class (the other reads show its status as the relations
+    they show give it); back in reach once those relations are gone (an undo)."""
+    writer = Memory(store, granted=ALL)
+    writer.advance_encounter(plan.WRITER, "moved statuses")
+    writer.create_entities(
+        plan.WRITER,
+        [
+            {"type": "Hypothesis", "name": "wick guess", "description": "wicks burn"},
+            {"type": "Question", "name": "wick why", "description": "why wicks burn"},
+            {"type": "Observation", "name": "soot seen", "description": "soot"},
+            {"type": "Observation", "name": MARK, "description": MARK, "classification": "phi"},
+        ],
+    )
+    challenge = {"source": MARK, "type": "CHALLENGES", "target": "wick guess"}
+    writer.create_relations(
+        plan.WRITER,
+        [
+            challenge,
+            {"source": MARK, "type": "RESOLVES", "target": "wick why"},
+            {"source": "soot seen", "type": "SUPPORTS", "target": "wick guess"},
+        ],
+    )
+    query = "MATCH (n) WHERE n.status IS NOT NULL RETURN n.name AS name, n.status AS status"
+    gated, partial = Memory(store), Memory(store, granted=("pii", "pci", "secret"))
+
+    def statuses(memory: Memory) -> dict[str, str]:
+        return {str(r[0]): str(r[1]) for r in memory.read_cypher(query).rows}
+
+    assert statuses(gated) == statuses(partial) == {}
+    assert statuses(writer) == {"wick guess": "challenged", "wick why": "resolved"}
+    assert statuses(Memory(store, granted=("phi",)))["wick guess"] == "challenged"
+    writer.delete_relations(plan.WRITER, [challenge])  # its own fresh mistake
+    assert statuses(gated) == {"wick guess": "supported"}
+    writer.delete_entities(plan.WRITER, [MARK])
+    assert statuses(gated) == {"wick guess": "supported", "wick why": "open"}
+
+
 def test_read_cypher_runs_as_ever_while_nothing_withheld_is_held(store: GraphStore) -> None:
     memory = Memory(store)
     memory.advance_encounter("w", "plain")

@@ -57,7 +57,9 @@ TEXT_FORMAT: Final = TOKENIZER_VERSION
 # 3: memories have names: every node of ours carries ``_memory``, keys are unique per memory.
 # 4: a classified node carries a label per class (classified.py; read_cypher's gate).
 # 5: each node mirrors its latest use, used_at (standing.py backfills older memories).
-SCHEMA_VERSION: Final = 6
+# 7: a node a classified node resolves, supports or challenges carries a label per class
+#    of those nodes (classified.py; read_cypher's gate keeps it from who may not see them).
+SCHEMA_VERSION: Final = 7
 
 
 def _checked(name: str) -> str:
@@ -385,8 +387,23 @@ EDGES_CREATE: Final = KEEP_PLAN + (
     "MATCH (b:{target}:KenningMemory {{id: r.t}}) "
     "CREATE (a)-[:{rel} {{tick: $tick, encounter: r.encounter, created_at: $at}}]->(b) "
     "SET a.used_at = $at, b.used_at = $at, a._touched = $tick, b._touched = $tick "
-    "WITH count(*) AS made OPTIONAL MATCH (e:Encounter:KenningMemory {{id: $touch}}) "
+    + classified.MOVED_BY_SOURCE
+    + "WITH count(*) AS made OPTIONAL MATCH (e:Encounter:KenningMemory {{id: $touch}}) "
     "SET e.last_activity_at = $at"
+)
+# A node's moved labels made again from the relations into it that stand (classified.py),
+# after one of them went: {label} its type; $ids the nodes.
+MOVED_RELABEL: Final = (
+    "UNWIND $ids AS id MATCH (b:{label}:KenningMemory {{id: id}}) "
+    + cast(LiteralString, "REMOVE b:" + ":".join(sorted(classified.MOVED_LABELS)) + " ")
+    + "WITH b OPTIONAL MATCH (a:KenningMemory)-[r]->(b) "
+    "WHERE type(r) IN ['CHALLENGES', 'RESOLVES', 'SUPPORTS'] "
+    + cast(
+        LiteralString,
+        f"WITH b, collect([x IN labels(a) WHERE x STARTS WITH '{classified.CLASS_LABEL_PREFIX}' "
+        f"| '{classified.MOVED_LABEL_PREFIX}' + substring(x, {len(classified.CLASS_LABEL_PREFIX)})]) AS ls ",
+    )
+    + "SET b:$(reduce(acc = [], l IN ls | acc + l))"
 )
 EDGE_CREATE_SUPERSEDES: Final = KEEP_PLAN + (
     "MATCH (a:{source}:KenningMemory {{id: $s}}) MATCH (b:{target}:KenningMemory {{id: $t}}) "
@@ -910,7 +927,8 @@ LOAD_TEXT_COUNTERS: Final = (
 LOAD_EDGES: Final = (
     "UNWIND $rows AS r MATCH (a:{source}:KenningMemory {{id: r.s}}) "
     "MATCH (b:{target}:KenningMemory {{id: r.t}}) "
-    "CREATE (a)-[:{rel} {{tick: r.tick, encounter: r.encounter, created_at: r.at}}]->(b)"
+    "CREATE (a)-[:{rel} {{tick: r.tick, encounter: r.encounter, created_at: r.at}}]->(b) "
+    + classified.MOVED_BY_SOURCE
 )
 LOAD_SUPERSEDES: Final = (
     "UNWIND $rows AS r MATCH (a:{source}:KenningMemory {{id: r.s}}) "

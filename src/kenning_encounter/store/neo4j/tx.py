@@ -34,12 +34,13 @@ from kenning_encounter.store.persons import Confirmation, PersonRecord
 from kenning_encounter.store.port import BatchStart, DumpedNode, HeadsAsk, Subgraph
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
-from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES, NODE_TYPES
+from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES, NODE_TYPES, STATUS_EFFECTS
 
 if TYPE_CHECKING:
     from neo4j import ManagedTransaction
 
 log = logging.getLogger(__name__)
+MOVING: Final = sorted(STATUS_EFFECTS)
 
 
 # A tick no clock reaches: a cache that never synchronised asks for no touched ids.
@@ -295,6 +296,23 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
     def create_edges(self, edges: Sequence[EdgeRecord]) -> None:
         super().create_edges(edges)
         self._marked(end for edge in edges for end in (edge.source, edge.target))
+
+    # A node's moved labels follow the relations into it from classified nodes
+    # (classified.py): a relation or node that goes takes its part of them along.
+    def delete_edge(self, source: str, target: str, rel_type: str) -> None:
+        super().delete_edge(source, target, rel_type)
+        if rel_type in STATUS_EFFECTS and self.classified([source]):
+            self._relabel_moved([target])
+
+    def delete_nodes(self, node_ids: Sequence[str], *, keep_past: bool = False) -> None:
+        marked = list(self.classified(list(dict.fromkeys(node_ids))))
+        moved = {e.target for e in self.edges_out_of(marked, MOVING)} if marked else set()
+        super().delete_nodes(node_ids, keep_past=keep_past)
+        self._relabel_moved(sorted(moved - set(node_ids)))
+
+    def _relabel_moved(self, node_ids: Sequence[str]) -> None:
+        for label, group in group_by_type(node_ids).items():
+            self.rows(self.render(q.MOVED_RELABEL, label=label), {"ids": group})
 
     def confirm_nodes(self, encounter: str, node_ids: Sequence[str], why: str = "") -> None:
         super().confirm_nodes(encounter, node_ids, why)
