@@ -271,11 +271,18 @@ async def test_a_status_reads_as_the_evidence_its_reader_may_see(
         )
         answers.append(infused)
         assert "challenged" not in infused, infused
+        # read_cypher reads stored statuses: the nodes withheld evidence moved are out of
+        # its reach (the other reads above show them).
+        query = {"query": "MATCH (n) WHERE n.status IS NOT NULL RETURN n.id, n.status"}
+        rows = (await ask(reader, "read_cypher", query))["rows"]
+        assert not {str(r[0]) for r in rows} & set(shown), rows
         for text in answers:
             assert {u for u in unseen if u in text} == set(), text[:600]
         # The granted reader reads the whole memory's statuses.
         full = await statuses(granted)
         assert full == expected(whole, full)
+        _, cypher = await _said(granted, "read_cypher", query)
+        assert {str(r[0]): r[1] for r in cypher["rows"] if r[0] in whole} == whole
 
 
 def _refs(value: Any) -> list[dict[str, Any]]:
