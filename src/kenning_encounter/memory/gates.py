@@ -504,7 +504,13 @@ class GatedReads:
         return self._sub(challenges), confirmations
 
     def authored_graph(self) -> Subgraph:
-        return self._sub(self._tx.authored_graph())
+        # Every relation is here: only the nodes one from a withheld node moves a status of
+        # are asked about again (``_restate``), not every node with such a status.
+        whole = self._tx.authored_graph()
+        hidden = {n.id for n in whole.nodes if self._gate.hides(n)}
+        moved = {e.target for e in whole.edges if e.type in status.MOVING and e.source in hidden}
+        self._checked.update(n.id for n in whole.nodes if n.id not in moved)
+        return self._sub(whole)
 
     def authored_outline(self) -> Outline:
         # Every relation end is a node of the outline, so what is kept is kept whole.
