@@ -382,3 +382,40 @@ async def test_a_past_reads_by_the_same_rules(store: GraphStore, tmp_path: Path)
         assert WHY not in "".join(said)
         _, then = await _said(granted, "find_by_name", {"name": guess, "as_of": supported["tick"]})
         assert then["node"]["status"] == "supported"
+
+
+async def test_a_write_reports_a_status_move_as_its_writer_may_see_it(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """A writer not granted a class links evidence to a hypothesis a withheld observation
+    supported: the status move its answer reports is from what the relations it may see
+    gave ("untested"), never from the stored "supported" that would tell of the support."""
+    data = tmp_path / "m"
+    async with (
+        _served(store, data, grant="all") as granted,
+        _served(store, data) as reader,
+    ):
+        await call_ok(granted, "advance_encounter", {"session_id": WRITER, "purpose": "w"})
+        entities = [
+            {"type": "Hypothesis", "name": "wick guess", "description": "wicks burn"},
+            {"type": "Observation", "name": "soot seen", "description": "soot on glass"},
+            {"type": "Observation", "name": "ash seen", "description": "ash on glass"},
+            {"type": "Observation", "name": MARK, "description": MARK, "classification": "phi"},
+        ]
+        await call_ok(granted, "create_entities", {"session_id": WRITER, "entities": entities})
+        support = {"source": MARK, "type": "SUPPORTS", "target": "wick guess"}
+        await call_ok(granted, "create_relations", {"session_id": WRITER, "relations": [support]})
+        await call_ok(reader, "advance_encounter", {"session_id": READER, "purpose": "r"})
+        challenge = {"source": "soot seen", "type": "CHALLENGES", "target": "wick guess"}
+        text, done = await _said(
+            reader, "create_relations", {"session_id": READER, "relations": [challenge]}
+        )
+        moved = [(c["from"], c["to"]) for c in done["status_changes"]]
+        assert moved == [("untested", "challenged")], done
+        assert "supported" not in text and MARK not in text
+        # A link that moves nothing shown (it moves nothing stored either) reports nothing.
+        again = {"source": "ash seen", "type": "CHALLENGES", "target": "wick guess"}
+        _, done = await _said(
+            reader, "create_relations", {"session_id": READER, "relations": [again]}
+        )
+        assert not done.get("status_changes"), done

@@ -23,7 +23,7 @@ from kenning_encounter.errors import (
     Withheld,
 )
 from kenning_encounter.memory import classification, status, validate
-from kenning_encounter.memory.gates import hides
+from kenning_encounter.memory.gates import hides, moved_unseen, view
 from kenning_encounter.memory.models import (
     Created,
     Deleted,
@@ -35,6 +35,7 @@ from kenning_encounter.memory.models import (
 )
 from kenning_encounter.memory.spine import ensure_open, require_open
 from kenning_encounter.store.ids import type_of_id
+from kenning_encounter.store.past import StatusMove
 from kenning_encounter.store.port import BatchStart, GraphStore, ReadTx, WriteTx
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.vocabulary import (
@@ -342,9 +343,43 @@ def create_relations(
         tx.set_statuses(moves, known=unmoved)
         tx.create_edges(links)
         tx.touch_encounter(encounter.name)
+        changes = _changes_shown(view(store, tx), tx, changes, unmoved)
         return Related(encounter=encounter.name, tick=tx.tick, created=made, status_changes=changes)
 
     return store.write(work)
+
+
+def _changes_shown(
+    seen: ReadTx, tx: WriteTx, changes: list[dict[str, str]], before: Mapping[str, NodeRecord]
+) -> list[dict[str, str]]:
+    """The status moves a write made, as its caller's gate shows statuses (memory/gates.py):
+    a node a withheld relation moved reads from and to what the relations shown give it
+    before and after this write (none, when that is no move), never the stored status that
+    would tell of the withheld relation. ``seen``: the write's reads through the gate."""
+    if seen is tx or not changes:
+        return changes
+    ids = list(dict.fromkeys(c["node"] for c in changes))
+    evidence = seen.edges_into(ids, status.MOVING)  # the gate meets the withheld ones
+    unseen = moved_unseen(seen, ids)
+    if not unseen:
+        return changes
+    moves: dict[str, list[StatusMove]] = {}
+    for move in tx.moves_after(sorted(unseen), -1):
+        moves.setdefault(move.node, []).append(move)
+    out: list[dict[str, str]] = []
+    for i in ids:
+        kept = [c for c in changes if c["node"] == i]
+        if i not in unseen:
+            out += kept
+            continue
+        node = before[i]
+        start = status.recorded(node.status, moves.get(i, []))
+        into = [e for e in evidence if e.target == i]
+        was = status.replayed(node.type, start, [e for e in into if e.tick < tx.tick])
+        now = status.replayed(node.type, start, into)
+        if was != now:
+            out.append({**kept[0], "from": str(was), "to": str(now)})
+    return out
 
 
 def _ends(tx: WriteTx, session: str, rels: Sequence[RelationIn]) -> BatchStart:
