@@ -23,7 +23,7 @@ from kenning_encounter.errors import (
     Withheld,
 )
 from kenning_encounter.memory import classification, status, validate
-from kenning_encounter.memory.gates import hides, moved_unseen, view
+from kenning_encounter.memory.gates import hides, view
 from kenning_encounter.memory.models import (
     Created,
     Deleted,
@@ -358,9 +358,19 @@ def _changes_shown(
     would tell of the withheld relation. ``seen``: the write's reads through the gate."""
     if seen is tx or not changes:
         return changes
+    # A status no relation had moved before this write was moved by none, withheld or
+    # not: its move reads the same to every reader.
     ids = list(dict.fromkeys(c["node"] for c in changes))
-    evidence = seen.edges_into(ids, status.MOVING)  # the gate meets the withheld ones
-    unseen = moved_unseen(seen, ids)
+    if not any(status.moved(before[i].type, before[i].status) for i in ids):
+        return changes
+    # The relations into each, read as an unlink reads them (``_restore_status``), and
+    # which of their sources the gate shows.
+    into = {
+        i: [e for e in tx.edges_of(i) if e.target == i and e.type in STATUS_EFFECTS] for i in ids
+    }
+    sources = sorted({e.source for edges in into.values() for e in edges})
+    shown = set(seen.get_nodes(sources))
+    unseen = {i for i, edges in into.items() if any(e.source not in shown for e in edges)}
     if not unseen:
         return changes
     moves: dict[str, list[StatusMove]] = {}
@@ -374,9 +384,9 @@ def _changes_shown(
             continue
         node = before[i]
         start = status.recorded(node.status, moves.get(i, []))
-        into = [e for e in evidence if e.target == i]
-        was = status.replayed(node.type, start, [e for e in into if e.tick < tx.tick])
-        now = status.replayed(node.type, start, into)
+        evidence = [e for e in into[i] if e.source in shown]
+        was = status.replayed(node.type, start, [e for e in evidence if e.tick < tx.tick])
+        now = status.replayed(node.type, start, evidence)
         if was != now:
             out.append({**kept[0], "from": str(was), "to": str(now)})
     return out
