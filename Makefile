@@ -37,9 +37,12 @@ run: $(STAMP)
 ## KENNING_ENCOUNTER_TEST_NEO4J_URIS (one per worker, comma-separated) or _URI (one: the
 ## suite then runs in one process) names them. NEO4J_URI is never used: it names a real
 ## memory, and the suite empties the database it runs on.
+## PYTHONDONTWRITEBYTECODE is dropped for the run: with it, every worker rewrote the asserts
+## of all ~370 test modules again (about 9 s of CPU each), and every child Python (servers,
+## CLI commands, hooks) compiled again each module of ours whose cached bytecode was stale.
 WORKERS ?= 2
 test: $(STAMP) peers claude-code ts-client
-	@set -e; \
+	@set -e; unset PYTHONDONTWRITEBYTECODE; \
 	if [ -z "$$KENNING_ENCOUNTER_TEST_NEO4J_URI$$KENNING_ENCOUNTER_TEST_NEO4J_URIS" ] && command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
 		uris=$$(bash $(NEO4J) start-many $(WORKERS)); \
 		trap 'bash $(NEO4J) stop-many $(WORKERS) >/dev/null 2>&1 || true' EXIT; \
@@ -53,7 +56,7 @@ test: $(STAMP) peers claude-code ts-client
 
 ## test-only: the suite in one process, starting nothing (Neo4j: KENNING_ENCOUNTER_TEST_NEO4J_URI if set)
 test-only: $(STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	unset PYTHONDONTWRITEBYTECODE; $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench scripts

@@ -458,6 +458,10 @@ def run_forget(ns: argparse.Namespace) -> int:
         done = operator.forget(store, ns.refs, with_history=ns.with_history)
         tombs = ", ".join(f"{enc} +{n}" for enc, n in done.tombstones.items())
         sys.stderr.write(f"deleted {len(done.ids)} node(s); tombstones: {tombs or 'none'}\n")
+        sys.stderr.write(
+            "purpose and summary withdrawn (the encounter drew on what was deleted): "
+            f"{', '.join(done.withdrawn) or 'none'}\n"
+        )
         return EXIT_OK
     except KenningError as exc:
         _error(str(exc))

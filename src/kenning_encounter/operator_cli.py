@@ -49,6 +49,7 @@ def _plan_json(plan: erasure.Plan) -> dict[str, Any]:
         ],
         "counts": counts,
         "tombstones": plan.tombstones,
+        "withdrawn": list(plan.withdrawn),
         "kept": [
             {"id": i.node.id, "type": i.node.type, "name": i.node.name, "why": i.why}
             for i in plan.kept
@@ -69,6 +70,8 @@ def _show_plan(plan: erasure.Plan) -> None:
         out.write(f"      why: {one_line(i.why)}\n")
     tombs = ", ".join(f"{enc} +{n}" for enc, n in plan.tombstones.items())
     out.write(f"tombstones to leave: {tombs or 'none'}\n")
+    drew = ", ".join(plan.withdrawn)
+    out.write(f"purpose and summary to withdraw (they drew on what goes): {drew or 'none'}\n")
     if plan.kept:
         out.write("kept (linked to what goes, but also to what stays; name them to erase them):\n")
         for i in plan.kept:
@@ -242,11 +245,15 @@ def _run(
         except BaseException:
             scrub.clear_pending(data_dir)
             raise
-        report |= {"dry_run": False, "tick": done.tick}
+        report |= {"dry_run": False, "tick": done.tick, "withdrawn": list(done.withdrawn)}
         if not ns.json:
             tombs = ", ".join(f"{enc} +{n}" for enc, n in done.tombstones.items())
             sys.stderr.write(f"erased {len(plan.items)} node(s) at tick {done.tick}\n")
             sys.stderr.write(f"tombstones: {tombs or 'none'}\n")
+            sys.stderr.write(
+                "purpose and summary withdrawn (the encounter drew on what was erased): "
+                f"{', '.join(done.withdrawn) or 'none'}\n"
+            )
         return _scrub(ns, settings, holder, plan.ids, report)
     except (KenningError, OSError) as exc:
         _error(str(exc))

@@ -33,6 +33,7 @@ from kenning_encounter.store.port import GraphStore, ReadTx
 from tests.support.backends import BACKENDS, neo4j_target, neo4j_unavailable, open_neo4j_store
 
 S = "as-of-writer"
+OTHER = "as-of-other"  # a session whose encounters are dissolved
 NAMES = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")
 WORDS = ("cache", "retry", "token", "queue")
 TYPES = ("Question", "Hypothesis", "Observation", "Note", "Concept")
@@ -151,9 +152,24 @@ def orient_input(memory: Memory, as_of: int | None) -> Any:
     return memory.store.read(work)
 
 
+def encounter_states(memory: Memory, as_of: int | None) -> Any:
+    """Every encounter opened by then: sealed or dissolved, at which tick and time.
+    (Its last activity is read as it is now.)"""
+
+    def work(tx: ReadTx) -> Any:
+        every = [e.name for e in tx.encounters(limit=1_000_000)]
+        return sorted(
+            (e.name, e.sealed_tick, e.sealed_at, e.summary, e.dissolved_tick, e.dissolved_at)
+            for e in asof.view(tx, as_of).get_encounters(every).values()
+        )
+
+    return memory.store.read(work)
+
+
 def reads(memory: Memory, ids: list[str], as_of: int | None) -> dict[str, Any]:
     """Every read the property compares, keyed by what was asked."""
     out: dict[str, Any] = {"re-entry": reentry_lists(memory, as_of)}
+    out["encounters"] = encounter_states(memory, as_of)
     out["orient"] = orient_input(memory, as_of)
     for name in NAMES:
         out[f"name {name}"] = by_name(memory, name, as_of)
@@ -177,6 +193,7 @@ class Replay:
     edges: list[tuple[str, str, str]] = field(default_factory=list[tuple[str, str, str]])
     snapshots: dict[int, dict[str, Any]] = field(default_factory=dict[int, dict[str, Any]])
     sealed: int = 0
+    other_open: bool = False  # another session's encounter, opened and dissolved in turn
 
     def pick(self, k: int) -> str | None:
         return self.ids[k % len(self.ids)] if self.ids else None
@@ -242,6 +259,12 @@ class Replay:
                     return None
                 also = [self.pick(a + 1 + b // 2)] if b % 2 else []
                 return m.delete_entities(S, list(dict.fromkeys([target, *also]))).tick
+            if kind == "dissolve":  # another session opens an encounter, then ends
+                self.other_open = not self.other_open
+                if self.other_open:
+                    return m.advance_encounter(OTHER, "a while").encounter.opened_tick
+                assert m.session_end(OTHER) is not None
+                return m.store.read(lambda tx: tx.clock())
             self.sealed += 1
             return m.advance_encounter(
                 S, "onwards", close_summary=f"part {self.sealed}"
@@ -263,6 +286,7 @@ STEP = st.one_of(
     st.tuples(st.just("claim"), _K, _K, _WORDS),
     st.tuples(st.just("delete"), _K, _K, _WORDS),
     st.tuples(st.just("advance"), _K, _K, _WORDS),
+    st.tuples(st.just("dissolve"), _K, _K, _WORDS),
 )
 
 
@@ -337,6 +361,16 @@ def check_against_snapshots(run: Replay) -> None:
 )
 # Two questions made in one write: the present's lists and the past's order them alike.
 @example(steps=[("create_many", 0, 0, [0])], taken=[True] * 12)
+# Another session's encounter opened, then dissolved while the writer goes on.
+@example(
+    steps=[
+        ("dissolve", 0, 0, []),
+        ("create", 0, 0, [0]),
+        ("dissolve", 0, 0, []),
+        ("create", 1, 1, [1]),
+    ],
+    taken=[True] * 12,
+)
 def test_every_as_of_read_is_the_read_taken_at_that_tick(
     stores: Stores, steps: list[tuple[Any, ...]], taken: list[bool]
 ) -> None:
@@ -516,6 +550,7 @@ def _without_the_record(store: GraphStore, backend: str, where: Path) -> GraphSt
                 conn.execute(f"ALTER TABLE {name} DROP pinned")
         conn.execute("DROP TABLE CONSULTED")  # and its process edges
         conn.execute("DROP TABLE PINNED")
+        conn.execute("ALTER TABLE Encounter DROP dissolved_tick")  # v13
         conn.execute("MATCH (m:Meta {key: 'schema_version'}) SET m.ival = 9")
         conn.close()
         db.close()
@@ -675,3 +710,77 @@ def test_two_moves_of_one_node_in_one_call_read_back_in_their_order(memory: Memo
     assert then == {"backoff": "untested", "why": "open"}
     now = {n: memory.find_by_name(n, as_of=made.tick).node.status for n in ("backoff", "why")}
     assert now == {"backoff": "challenged", "why": "resolved"}
+
+
+# --- encounters dissolved, and times relative to the moment read ----------------------
+
+
+def _states(entry: ReEntry) -> dict[str, tuple[str, str | None]]:
+    return {e.name: (e.state, e.dissolved_at) for e in [*entry.recent_sessions, *entry.unsealed]}
+
+
+def test_an_encounter_dissolved_later_reads_open_as_of_before_its_dissolution(
+    memory: Memory,
+) -> None:
+    """A dissolution keeps its tick as a seal does: as of a tick before it the encounter
+    was open; as of its own tick and after, dissolved."""
+    memory.advance_encounter(S, "the writer's")
+    gone = memory.advance_encounter("as-of-idler", "goes quiet").encounter
+    memory.create_entities(S, [{"type": "Note", "name": "alpha", "description": "cache"}])
+    before = store_clock(memory)
+    assert memory.session_end("as-of-idler") == gone.name
+    dissolved = store_clock(memory)
+    assert dissolved == before + 1  # a write of its own
+    memory.create_entities(S, [{"type": "Note", "name": "bravo", "description": "cache"}])
+
+    def state_as_of(as_of: int | str) -> tuple[str, str | None]:
+        # As advance_encounter(as_of=...) builds its lists (server/tools_session.py).
+        then = memory.store.read(lambda tx: asof.moment(tx, as_of))
+        entry = ReEntry(encounter=EncounterOut.model_construct())
+        return _states(asof.reentry_then(memory.store, entry, "as-of-reader", then))[gone.name]
+
+    assert state_as_of(before) == ("open", None)
+    state, at = state_as_of(dissolved)
+    assert state == "dissolved" and at is not None
+    assert state_as_of(dissolved + 1) == (state, at)
+    # The same by time: the moment of the dissolution's stamp reads it dissolved, the
+    # millisecond before it open (no other write of this test shares its millisecond).
+    assert state_as_of(at) == (state, at)
+    just_before = asof.stamp(datetime.fromisoformat(at) - timedelta(milliseconds=1))
+    assert state_as_of(just_before) == ("open", None)
+
+
+def store_clock(memory: Memory) -> int:
+    return memory.store.read(lambda tx: tx.clock())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_time_relative_to_a_moment_is_read_against_the_moment_asked_for(
+    backend: str, tmp_path: Path
+) -> None:
+    """``when="last week"`` and a query naming last week, as of a past tick or time, mean
+    the week before that moment, not before today."""
+    clock = SetClock()
+    store = _clocked(backend, tmp_path, clock)
+    try:
+        memory = Memory(store)
+        clock.at = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)  # a Thursday
+        memory.advance_encounter(S, "a week apart")
+        early = memory.create_entities(
+            S, [{"type": "Note", "name": "alpha", "description": "deploy of the cache"}]
+        ).created[0]
+        clock.at = datetime(2026, 1, 9, 12, 0, tzinfo=UTC)  # the Friday after
+        later = memory.create_entities(
+            S, [{"type": "Note", "name": "bravo", "description": "deploy of the queue"}]
+        )
+        asked_then: list[int | str] = [later.tick, asof.stamp(clock.at)]
+        for as_of in asked_then:
+            found = memory.search("deploy", when="last week", as_of=as_of)
+            assert [h.id for h in found.hits] == [early.id], f"as of {as_of!r}: {found.note}"
+            assert "2025-12-29" in found.note, found.note  # the week began on Monday then
+            ranked = memory.search("deploy last week", as_of=as_of)
+            assert ranked.hits[0].id == early.id, f"as of {as_of!r}"
+        # The present reads last week against now: neither note falls in it.
+        assert memory.search("deploy", when="last week").hits == []
+    finally:
+        store.close()

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from kenning_encounter.errors import Conflict, InvalidInput
-from kenning_encounter.memory import dump, load
+from kenning_encounter.memory import asof, dump, load
 from kenning_encounter.memory import dump_format as fmt
 from kenning_encounter.memory.load import bulk_write
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
-from kenning_encounter.store.port import GraphStore, bulk_read
+from kenning_encounter.store.port import GraphStore, ReadTx, bulk_read
 from tests.support.backends import neo4j_unavailable, open_neo4j_store
 from tests.support.dumps import as_of_answers, fingerprint, seed
 
@@ -530,9 +530,15 @@ def test_a_version_1_dump_imports_directed_as_before_directors_with_no_past(
     assert past["moves"] == past["ended_edges"] == past["ended_nodes"] == []
     assert held["claims"] == [] and held["confirmations"] == {}
     assert len(held["nodes"]) == head["counts"]["node"]
-    # Exported again it is a version 2 dump, and that round-trips like any other.
+    _exported_again_round_trips(store, tmp_path)
+
+
+def _exported_again_round_trips(store: GraphStore, tmp_path: Path) -> None:
+    """An imported older dump, exported again, is a dump of this version, and that
+    round-trips like any other."""
+    held = fingerprint(store)
     _export(store, tmp_path / "again.jsonl")
-    assert _lines(tmp_path / "again.jsonl")[0]["version"] == fmt.VERSION == 2
+    assert _lines(tmp_path / "again.jsonl")[0]["version"] == fmt.VERSION
     copy = EmbeddedStore.open(tmp_path / "copy")
     try:
         load.load(copy, load.verify(tmp_path / "again.jsonl"))
@@ -541,13 +547,64 @@ def test_a_version_1_dump_imports_directed_as_before_directors_with_no_past(
         copy.close()
 
 
+VERSION_2 = VERSION_1.with_name("version-2.jsonl")
+
+
+def test_a_version_2_dump_imports_its_dissolutions_placed_by_their_time(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """A version 2 dump (the fixture: the seed of that version, exported by it) kept no
+    tick of a dissolution: it imports with none, and a read of the past places the
+    dissolution by its time. Exported again, it round-trips as this version's dump."""
+    head = _lines(VERSION_2)[0]
+    assert head["version"] == 2
+    load.load(store, load.verify(VERSION_2))
+
+    def dissolved_as_of(tick: int) -> tuple[int | None, str | None]:
+        def work(tx: ReadTx) -> tuple[int | None, str | None]:
+            e = asof.view(tx, tick).get_encounter("E5")  # dissolved by tick 9, unstamped
+            assert e is not None
+            return e.dissolved_tick, e.dissolved_at
+
+        return store.read(work)
+
+    now = dissolved_as_of(head["clock"])
+    assert now[0] is None and now[1] is not None
+    assert dissolved_as_of(8) == (None, None)  # its session's last write: still open
+    assert dissolved_as_of(10) == now  # the first write stamped after the dissolution
+    _exported_again_round_trips(store, tmp_path)
+
+
+def test_a_dissolution_tick_without_its_time_is_refused_by_field(
+    store: GraphStore, source: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    lines = _lines(source[0])
+    dissolved = next(x for x in lines if x["kind"] == "encounter" and x["dissolved_at"])
+    assert isinstance(dissolved["dissolved_tick"], int)  # this version keeps it
+    for broken, says in (
+        ({"dissolved_at": None}, "a dissolved_tick needs a dissolved_at"),
+        ({"dissolved_tick": dissolved["opened_tick"]}, "dissolved after it opens"),
+        ({"dissolved_tick": "9"}, "must be an integer"),
+    ):
+        edited = [{**x, **broken} if x is dissolved else x for x in lines]
+        path = _write(edited, tmp_path / "broken.jsonl", reseal=True)
+        with pytest.raises(InvalidInput, match=says) as refused:
+            load.verify(path)
+        assert refused.value.field.endswith("encounter.dissolved_tick")
+    lines[0]["version"] = 2  # a version 2 line has no such field
+    path = _write(lines, tmp_path / "mixed.jsonl", reseal=True)
+    with pytest.raises(InvalidInput, match=r"unknown field.*dissolved_tick"):
+        load.verify(path)
+    assert _emptiness(store) == EMPTY
+
+
 def test_a_dump_from_a_newer_version_is_refused_with_the_fix(
     store: GraphStore, source: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
     lines = _lines(source[0])
-    lines[0]["version"] = 3
+    lines[0]["version"] = 4
     path = _write(lines, tmp_path / "future.jsonl", reseal=True)
-    with pytest.raises(InvalidInput, match=r"version 3 is newer.*versions 1, 2.*upgrade"):
+    with pytest.raises(InvalidInput, match=r"version 4 is newer.*versions 1, 2, 3.*upgrade"):
         load.verify(path)
     assert _emptiness(store) == EMPTY
 

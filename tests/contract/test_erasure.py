@@ -21,7 +21,8 @@ MARKER = "qwxzmarker"
 
 def seed(memory: Memory) -> dict[str, str]:
     """A referent with a revision, what is only about it, and what is not."""
-    memory.advance_encounter("s", "private work")
+    # The encounter's own words speak of her too: they go with her (test_erasure_free_text.py).
+    memory.advance_encounter("s", f"private work on {MARKER}")
     memory.create_entities(
         "s",
         [
@@ -61,7 +62,7 @@ def seed(memory: Memory) -> dict[str, str]:
         ],
     )
     ids = {name: memory.find_by_name(name).node.id for name in ("Jane Doe", "shared", "project")}
-    memory.close_encounter("s", "done")
+    memory.close_encounter("s", f"done with {MARKER}")
     return ids
 
 
@@ -119,7 +120,8 @@ def test_erase_deletes_the_plan_and_leaves_tombstones(store: GraphStore, memory:
     assert sorted(n.name for n in graph.nodes) == ["lonely", "project", "shared"]
     assert [(e.source, e.target) for e in graph.edges] == [(ids["shared"], ids["project"])]
     sealed = store.read(lambda tx: tx.get_encounter(encounter))
-    assert sealed is not None and sealed.tombstones == 4 and sealed.summary == "done"
+    assert sealed is not None and sealed.tombstones == 4
+    assert sealed.purpose == sealed.summary == erasure.WITHDRAWN
     assert store.fulltext(MARKER, heads_only=False) == []
     assert store.fulltext_stats([MARKER]).doc_freq(MARKER) == 0
     with pytest.raises(NotFound):
@@ -175,6 +177,60 @@ def test_meanings_and_baselines_lose_the_erased(
         assert (
             going.id.encode() not in (tmp_path / "analytics" / "mass-baselines.json").read_bytes()
         )
+
+
+def test_a_meaning_being_made_while_its_node_is_erased_is_not_kept(
+    store: GraphStore, memory: Memory, tmp_path: Path
+) -> None:
+    """The model is still making the meaning when the erasure and its scrub run; the put
+    that follows must keep nothing of the erased node (on Neo4j the servers keep serving
+    through an erasure; an embedded store's server is stopped for one, and its sidecar
+    holds to the same rule for a node deleted while its meaning was made)."""
+    import threading
+
+    from kenning_encounter.infusion.meaning_bridge import MeaningRuntime
+    from kenning_encounter.meaning import MatcherOptions
+    from kenning_encounter.meaning.providers.openai_compat import OpenAICompatProvider
+    from kenning_encounter.meaning.stored import StoredMeanings
+    from tests.support.fake_llm import FakeOpenAI, Seen, echo_meaning
+
+    seed(memory)
+    plan = erasure.plan(store, ["Jane Doe"])
+    going = plan.items[0].node
+    asked, answer = threading.Event(), threading.Event()
+
+    def held_answer(seen: Seen) -> str:
+        asked.set()
+        assert answer.wait(30), "the test never let the model answer"
+        return echo_meaning(seen)
+
+    home: Any = (
+        StoredMeanings(store.meanings) if isinstance(store, KeepsDerived) else tmp_path / "home"
+    )
+    with FakeOpenAI(responder=held_answer) as fake:
+        provider = OpenAICompatProvider(
+            base_url=fake.url + "/v1", model="m", timeout_s=30.0, max_attempts=1
+        )
+        runtime = MeaningRuntime(store, home, provider, MatcherOptions())
+        try:
+            runtime.maintainer.start()
+            runtime.nodes_created([going])
+            assert asked.wait(30), "the meaning was never asked for"
+            erasure.erase(store, plan)
+            scrub.beside_store(store, tmp_path / "operator", plan.ids)
+            answer.set()
+            assert runtime.maintainer.wait_idle(30)
+            assert fake.hits == 1 and MARKER in fake.requests[0].user
+            assert runtime.sidecar.get(going.id) is None, "the erased node's meaning was kept"
+            assert len(runtime.sidecar) == 0
+        finally:
+            answer.set()
+            runtime.close()
+    if isinstance(store, KeepsDerived):
+        assert store.meanings.changes(0).put == ()
+        assert _found_on_neo4j(MARKER) == []
+    else:
+        assert MARKER.encode() not in (tmp_path / "home" / "meanings.log").read_bytes()
 
 
 def test_nothing_of_the_marker_is_left_on_neo4j(store: GraphStore, memory: Memory) -> None:

@@ -98,6 +98,17 @@ class RunningServer:
     def stderr(self) -> str:
         return "\n".join(self.lines)
 
+    def logged(self, marker: str, count: int, timeout: float = 10.0) -> list[str]:
+        """The log's lines holding ``marker``, read as an operator's tools read them (split
+        at every line break), once ``count`` of them have come or ``timeout`` has passed:
+        a line reaches ``lines`` through a reader thread, after the answer that logged it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = [line for line in self.stderr.splitlines() if marker in line]
+            if len(found) >= count or time.monotonic() > deadline:
+                return found
+            time.sleep(0.02)
+
 
 def _pump(stream: Any, lines: list[str], found: threading.Event) -> None:
     for line in stream:

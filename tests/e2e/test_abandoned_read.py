@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
@@ -82,7 +83,10 @@ async def test_an_orient_its_client_cancels_stops_and_saves_no_reading(tmp_path:
                 "orient", signed({"session_id": SESSION}), read_timeout_seconds=0.05
             )
         assert time.monotonic() - began < 5
-        time.sleep(3)  # a reading left to run (about 1 s here) would have saved itself
+        # A reading left to run (about 1 s here) would have saved itself. The wait lets the
+        # event loop run: the server, in this process, takes the client's cancellation
+        # there (a blocking sleep held it back until the reading had saved itself).
+        await anyio.sleep(3)
         assert runtime.context.require_services().baselines.previous(None) is None
         # The next reading is whole, and saved.
         await call_ok(client, "orient", {"session_id": SESSION})

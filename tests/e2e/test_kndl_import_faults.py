@@ -14,7 +14,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -262,9 +262,23 @@ def _writing(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path, Path
         preexec_fn=_default_sigint,
     ) as running:
         assert running.stderr is not None
-        assert "checked, 3000 facts" in running.stderr.readline()  # the writes begin
-        assert " of 3,000 facts" in running.stderr.readline()  # some are written
+        _read_until(running.stderr, "checked, 3000 facts")  # the writes begin
+        _read_until(running.stderr, " of 3,000 facts")  # some are written
         yield running, path, data
+
+
+def _read_until(stream: IO[str], text: str, most: int = 50) -> None:
+    """Read ``stream`` a line at a time until one holds ``text``: a warning (a statement
+    slow on a loaded machine) may come between the lines an import prints."""
+    read: list[str] = []
+    while len(read) < most:
+        line = stream.readline()
+        if not line:
+            break
+        read.append(line)
+        if text in line:
+            return
+    raise AssertionError(f"no line holding {text!r} in {read}")
 
 
 def _authored(data: Path) -> int:

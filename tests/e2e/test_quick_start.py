@@ -11,6 +11,7 @@ import json
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,12 +56,13 @@ SEARCH = _request(3, "tools/call", {"name": "search", "arguments": {"query": "re
 class Launches:
     """One command line, launched as often as asked, its quick-start files kept apart."""
 
-    def __init__(self, tmp_path: Path, **env: str) -> None:
+    def __init__(self, tmp_path: Path, *, cwd: Path | None = None, **env: str) -> None:
         self.cache = tmp_path / "cache"
         self.command = server_command(
             "serve", "--transport", "stdio", "--data-dir", str(tmp_path / "memory")
         )
         self.env = clean_environ(KENNING_ENCOUNTER_CACHE_DIR=str(self.cache), **env)
+        self.cwd = cwd  # None: the test's own folder (clean_env)
 
     def files(self) -> list[Path]:
         return sorted((self.cache / "quick-start").glob("*.json"))
@@ -73,6 +75,7 @@ class Launches:
             capture_output=True,
             text=True,
             env=self.env,
+            cwd=self.cwd,
             timeout=180,
         )
         assert done.returncode == 0, done.stderr[-4_000:]
@@ -199,6 +202,29 @@ def test_a_repeated_request_id_loses_no_answer_and_spoils_no_kept_one(tmp_path: 
     assert _answers_to(twice, 2) == [{}, listed]
 
 
+@dataclass(frozen=True)
+class Kept:
+    launches: Launches
+    script: tuple[dict[str, Any], ...]
+    truth: dict[Any, dict[str, Any]]
+    path: Path
+    sound: bytes  # the kept file as the first launch wrote it
+
+
+@pytest.fixture(scope="module")
+def kept(tmp_path_factory: pytest.TempPathFactory) -> Kept:
+    """One launch's answers and the file it kept, made once for every damage below: each
+    puts the sound file back before it spoils it, so none sees another's."""
+    folder = tmp_path_factory.mktemp("kept")
+    # Run in its own folder: this is made before clean_env moves each test out of the
+    # checkout, whose .env a server started there would read.
+    launches = Launches(folder, cwd=folder)
+    script = (_initialize(), INITIALIZED, _request(2, "tools/list"))
+    truth = _by_id(launches.run(*script)[0])
+    [path] = launches.files()
+    return Kept(launches, script, truth, path, path.read_bytes())
+
+
 @pytest.mark.parametrize(
     "damage",
     [
@@ -211,24 +237,23 @@ def test_a_repeated_request_id_loses_no_answer_and_spoils_no_kept_one(tmp_path: 
     ],
 )
 def test_a_damaged_kept_file_is_ignored_and_written_afresh(
-    tmp_path: Path, damage: dict[str, Any]
+    kept: Kept, damage: dict[str, Any]
 ) -> None:
     """The file is only a cache: whatever a damaged one holds, the launch starts, the
     server answers, and the file is written again. A list of names that were not strings
     stopped every start of that command line with an AttributeError; an answer that was
     no JSON object ended the quick start with a traceback."""
-    launches = Launches(tmp_path)
-    script = (_initialize(), INITIALIZED, _request(2, "tools/list"))
-    truth = _by_id(launches.run(*script)[0])
-    [path] = launches.files()
-    kept = json.loads(path.read_text(encoding="utf-8"))
+    launches, script, truth, path = kept.launches, kept.script, kept.truth, kept.path
+    path.write_bytes(kept.sound)
+    assert launches.files() == [path]
+    sound = json.loads(kept.sound)
     if isinstance(damage.get("answers"), str):
-        damage = {"answers": dict.fromkeys(kept["answers"], damage["answers"])}
-    path.write_text(json.dumps({**kept, **damage}), encoding="utf-8")
+        damage = {"answers": dict.fromkeys(sound["answers"], damage["answers"])}
+    path.write_text(json.dumps({**sound, **damage}), encoding="utf-8")
     served, stderr = launches.run(*script)
     assert _by_id(served) == truth
     assert "Traceback" not in stderr
-    assert json.loads(path.read_text(encoding="utf-8")) != {**kept, **damage}
+    assert json.loads(path.read_text(encoding="utf-8")) != {**sound, **damage}
     assert _by_id(launches.run(*script)[0]) == truth
 
 

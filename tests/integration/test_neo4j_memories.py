@@ -108,6 +108,40 @@ def test_a_query_in_one_memory_cannot_name_another_memorys_label(
 @pytest.mark.parametrize(
     "query",
     [
+        "CALL db.labels()",
+        "CALL db.labels() YIELD label RETURN collect(label) AS all",
+        "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType",
+        "CALL db.propertyKeys()",
+        "CALL db.schema.visualization()",
+        "CALL db.schema.nodeTypeProperties() YIELD nodeLabels RETURN nodeLabels",
+        "CALL db.schema.relTypeProperties()",
+        "MATCH (n:Concept) CALL db.labels() YIELD label RETURN n.name, label",
+    ],
+)
+def test_the_database_schema_is_not_read_through_a_memory(
+    neo4j_store: Neo4jStore, work: Neo4jStore, raw_driver: Any, query: str
+) -> None:
+    """The schema procedures list every label of the database, another memory's (which
+    carries its name) and other applications' too: refused, naming the memory's own read."""
+    with raw_driver.session() as s:
+        s.run(FOREIGN).consume()
+    _seed(Memory(work))
+    _seed(Memory(neo4j_store))
+    with pytest.raises(ReadOnlyViolation, match="whole database") as info:
+        neo4j_store.read_cypher(query, None, **CAPS)
+    assert info.value.layer == "scope"
+    assert "UNWIND labels(n)" in str(info.value)
+    # The read it names sees the memory's labels alone.
+    rows = neo4j_store.read_cypher(
+        "MATCH (n) UNWIND labels(n) AS label RETURN DISTINCT label", None, **CAPS
+    ).rows
+    seen = {r[0] for r in rows}
+    assert "Concept" in seen and not any(label.startswith("KenningMemory_") for label in seen)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
         "UNWIND range(0, 200) AS i WITH gds.util.asNode(i) AS n WHERE n IS NOT NULL "
         "RETURN n.name AS name",
         "RETURN [n IN gds.util.asNodes(range(0, 200)) | n.name] AS names",

@@ -52,13 +52,20 @@ def own_server(tmp_path: Path) -> Generator[tuple[Path, str]]:
         ["mount", "-t", "tmpfs", "-o", f"size={TMPFS}", "tmpfs", str(run_dir)], check=True
     )
     try:
-        uri = _server(run_dir, "start")
         try:
+            uri = _server(run_dir, "start")
             yield run_dir, uri
         finally:
-            _server(run_dir, "stop")
+            # Also when the start failed: the launcher may have brought Neo4j up first.
+            _stop(run_dir)
     finally:
         subprocess.run(["umount", "-l", str(run_dir)], check=False)
+
+
+def _stop(run_dir: Path) -> None:
+    """Stop the test's Neo4j if one runs there, saying nothing when none does."""
+    env = {**os.environ, "NEO4J_TEST_DIR": str(run_dir)}
+    subprocess.run(["bash", str(SCRIPT), "stop"], env=env, capture_output=True, timeout=180)
 
 
 def _notes(prefix: str, n: int) -> list[dict[str, str]]:

@@ -24,12 +24,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Generator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from neo4j import Session
+    from neo4j import Driver, Session
 
 URI_VAR: Final = "KENNING_ENCOUNTER_TEST_NEO4J_URI"
 # One test Neo4j per pytest-xdist worker, comma-separated (tests/conftest.py hands each
@@ -47,9 +47,11 @@ MARKED: Final = f"MATCH (m:{MARKER_LABEL}) RETURN count(m) > 0 AS marked"
 # A batch per transaction, repeated until none is left, relationships first: one
 # statement over a large memory (even in transactions of its own) overran the server's
 # transaction memory, and so did detaching a node with very many relationships.
-EMPTY_RELATIONSHIPS: Final = "MATCH ()-[r]->() WITH r LIMIT 10000 DELETE r RETURN count(*)"
+EMPTY_BATCH: Final = 10_000
+EMPTY_RELATIONSHIPS: Final = f"MATCH ()-[r]->() WITH r LIMIT {EMPTY_BATCH} DELETE r RETURN count(*)"
 EMPTY_ALL_BUT_MARKER: Final = (
-    f"MATCH (n) WHERE NOT n:{MARKER_LABEL} WITH n LIMIT 10000 DETACH DELETE n RETURN count(*)"
+    f"MATCH (n) WHERE NOT n:{MARKER_LABEL} WITH n LIMIT {EMPTY_BATCH} DETACH DELETE n "
+    "RETURN count(*)"
 )
 OTHER_NODES: Final = f"MATCH (n) WHERE NOT n:{MARKER_LABEL} RETURN count(n) AS others"
 # Writing the marker takes its lock until the transaction ends (it is rolled back, so
@@ -150,19 +152,26 @@ def is_marked(session: Session) -> bool:
     return bool(row and row["marked"])
 
 
-@contextmanager
-def held(target: ScratchNeo4j, by: str) -> Generator[None]:
-    """The marked database held for a run that needs it to itself (a benchmark's): until
-    the block ends, ``empty_marked`` anywhere waits. Raises UnmarkedDatabase when unmarked."""
+def _driver(target: ScratchNeo4j) -> Driver:
     import neo4j
 
-    with (
-        neo4j.GraphDatabase.driver(
-            target.uri, auth=target.auth, connection_timeout=5.0, notifications_min_severity="OFF"
-        ) as driver,
-        driver.session(database=target.database) as session,
-        session.begin_transaction() as tx,
-    ):
+    return neo4j.GraphDatabase.driver(
+        target.uri, auth=target.auth, connection_timeout=5.0, notifications_min_severity="OFF"
+    )
+
+
+@contextmanager
+def held(target: ScratchNeo4j, by: str, driver: Driver | None = None) -> Generator[None]:
+    """The marked database held for a run that needs it to itself (a benchmark's): until
+    the block ends, ``empty_marked`` anywhere waits. Raises UnmarkedDatabase when unmarked.
+
+    ``driver``, when given, is one already open on ``target`` (the hold takes a session
+    of its own on it)."""
+    with ExitStack() as stack:
+        if driver is None:
+            driver = stack.enter_context(_driver(target))
+        session = stack.enter_context(driver.session(database=target.database))
+        tx = stack.enter_context(session.begin_transaction())
         row = tx.run(HOLD_MARKER, by=by).single()
         if not (row and row["marked"]):
             raise UnmarkedDatabase(refusal(target))
@@ -179,28 +188,22 @@ def empty_marked(target: ScratchNeo4j, *, holding: bool = False) -> None:
     caller holds it already. A server that does not answer raises the driver's
     ServiceUnavailable, which callers turn into a skip; every other failure is theirs to
     report as one."""
-    import neo4j
-
-    with (
-        neo4j.GraphDatabase.driver(
-            target.uri, auth=target.auth, connection_timeout=5.0, notifications_min_severity="OFF"
-        ) as driver,
-        driver.session(database=target.database) as session,
-    ):
+    with _driver(target) as driver, driver.session(database=target.database) as session:
         if not is_marked(session):
             raise UnmarkedDatabase(refusal(target))
         if holding:
             _empty(session)
             return
-        with held(target, "emptying"):
+        with held(target, "emptying", driver):
             _empty(session)
 
 
 def _empty(session: Any) -> None:
+    # A batch short of the limit deleted all there was: no statement only to count none left.
     for statement in (EMPTY_RELATIONSHIPS, EMPTY_ALL_BUT_MARKER):
         while True:
             row = session.run(statement).single()
-            if row is None or int(row[0]) == 0:
+            if row is None or int(row[0]) < EMPTY_BATCH:
                 break
 
 

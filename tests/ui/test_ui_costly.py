@@ -119,14 +119,18 @@ def test_a_page_whose_browser_left_stops_reading(
     assert get(patient, page).status_code == 200
     one_page = time.monotonic() - started
     assert _infuse(patient).status_code == 200  # warm: the pipeline loads on first use
+    started = time.monotonic()
+    assert _infuse(patient).status_code == 200
+    alone = time.monotonic() - started  # what the hook takes here, under this load
     for _ in range(LEFT):
         _ask_and_leave(patient, page)
     started = time.monotonic()
     assert _infuse(patient).status_code == 200
     waited = time.monotonic() - started
     # Had the pages read on for nobody, the hook would wait behind them and share the
-    # cores with them: about one page's reading (measured: 1.0 page; given up, 0.2).
-    assert waited < one_page / 2, (waited, one_page)
+    # cores with them: about one page's reading more than alone (measured: 1.0 page;
+    # given up, 0.2). Alone is measured beside it: a loaded machine slows the hook too.
+    assert waited < alone + one_page / 2, (waited, alone, one_page)
 
 
 @pytest.fixture

@@ -84,6 +84,7 @@ def test_a_dry_run_shows_the_plan_and_writes_nothing(tmp_path: Path) -> None:
     assert report["dry_run"] is True
     assert report["counts"] == {"Concept": 2, "Observation": 1, "Citation": 1}
     assert report["tombstones"] == {ids["encounter"]: 4}
+    assert report["withdrawn"] == [ids["encounter"]]  # its words speak of her
     assert report["nodes"][0]["id"] == ids["jane"] and "referent" in report["nodes"][0]["why"]
     assert _fingerprint(data_dir) == before
     assert _holding(data_dir, MARKER)  # the marker is there to be found
@@ -95,6 +96,10 @@ def test_erase_leaves_no_trace_of_the_text_but_tombstones(tmp_path: Path) -> Non
     result = _cli("erase", "Jane Doe", "--yes", "--data-dir", str(data_dir))
     assert result.returncode == 0, result.stderr
     assert f"tombstones: {ids['encounter']} +4" in result.stderr
+    assert (
+        f"purpose and summary withdrawn (the encounter drew on what was erased): {ids['encounter']}\n"
+        in result.stderr
+    )
     assert _holding(data_dir, MARKER) == []
     # The index keeps no term of the erased text, not even for deleted documents.
     index = tantivy.Index.open(str(data_dir / "textindex"))
@@ -208,6 +213,7 @@ def test_erase_on_neo4j_through_the_cli(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
     assert report["dry_run"] is False and report["tombstones"] == {encounter: 4}
+    assert report["withdrawn"] == [encounter]
     assert any("meanings (in the store): 1 dropped" in line for line in report["scrubbed"])
     assert any("no restart needed" in line for line in report["scrubbed"])
     assert _found_on_neo4j(MARKER) == []

@@ -6,6 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from kenning_encounter.memory import erasure
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from tests.support.cli import run_cli
@@ -62,6 +63,10 @@ def test_forget_deletes_and_leaves_a_tombstone(tmp_path: Path) -> None:
     result = _cli("forget", "home address", "--yes", "--data-dir", str(data_dir))
     assert result.returncode == 0, result.stderr
     assert "tombstones: " + encounter + " +1" in result.stderr
+    assert (
+        f"purpose and summary withdrawn (the encounter drew on what was deleted): {encounter}\n"
+        in (result.stderr)
+    )
     store = EmbeddedStore.open(data_dir)
     try:
         memory = Memory(store)
@@ -69,7 +74,9 @@ def test_forget_deletes_and_leaves_a_tombstone(tmp_path: Path) -> None:
         graph = store.read(lambda tx: tx.authored_graph())
         assert [n.name for n in graph.nodes] == ["commute"] and graph.edges == []
         sealed = store.read(lambda tx: tx.get_encounter(encounter))
-        assert sealed is not None and sealed.tombstones == 1 and sealed.summary == "done"
+        # It recorded what was deleted: its words may speak of it (memory/erasure.py).
+        assert sealed is not None and sealed.tombstones == 1
+        assert sealed.summary == sealed.purpose == erasure.WITHDRAWN
     finally:
         store.close()
 

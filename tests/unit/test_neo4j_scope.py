@@ -141,6 +141,27 @@ def test_the_plan_may_not_start_anywhere_else(operator: str, details: str, said:
     assert info.value.layer == "scope"
 
 
+@pytest.mark.parametrize(
+    "details",
+    [
+        "db.labels() :: (label :: STRING)",
+        "db.relationshipTypes() :: (relationshipType :: STRING)",
+        "db.propertyKeys() :: (propertyKey :: STRING)",
+        "db.schema.visualization() :: (nodes :: LIST<NODE>, relationships :: LIST<REL>)",
+        "db.schema.nodeTypeProperties() :: (nodeType :: STRING)",
+        "db . schema . relTypeProperties () :: (relType :: STRING)",
+    ],
+)
+def test_the_plan_may_not_list_the_database_schema(details: str) -> None:
+    """A schema procedure lists every memory's labels: the scope refuses it on its own,
+    though the read-only layers admit it."""
+    from kenning_encounter.errors import ReadOnlyViolation
+
+    with pytest.raises(ReadOnlyViolation, match="whole database") as info:
+        check_scope(_leaf("ProcedureCall", details))
+    assert info.value.layer == "scope"
+
+
 NINE = "Citation|Component|Concept|Encounter|Hypothesis|Locus|Note|Observation|Question"
 
 

@@ -65,7 +65,9 @@ class MeaningRuntime:
     ) -> None:
         self._store = store
         # A directory: the file beside a memory one process owns; else the store's meanings.
-        self.sidecar: MeaningStore = SidecarStore(sidecar) if isinstance(sidecar, Path) else sidecar
+        self.sidecar: MeaningStore = (
+            SidecarStore(sidecar, held=self._held) if isinstance(sidecar, Path) else sidecar
+        )
         self.provider = provider
         self.maintainer = MeaningMaintainer(self.sidecar, provider)
         self.matcher = Matcher(self.sidecar, provider, options, dates=self._dates)
@@ -83,6 +85,11 @@ class MeaningRuntime:
         self.maintainer.close()
         self.sidecar.close()
         self.provider.close()
+
+    def _held(self, ids: Sequence[str]) -> set[str]:
+        """Which of the ids the memory still holds: a meaning of a node deleted while it
+        was being made is not kept (the sidecar asks as it writes)."""
+        return set(self._store.read(lambda tx: tx.get_nodes(list(ids))))
 
     # --- the memory's node listener ------------------------------------------------
     def nodes_created(self, nodes: Sequence[NodeRecord]) -> None:

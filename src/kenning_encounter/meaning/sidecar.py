@@ -15,6 +15,10 @@ identical from call to call, which is what a provider's prefix cache needs.
 
 This is the home of meanings when one process owns the memory (the embedded
 store); where several share it, the store keeps them (``meaning/stored.py``).
+
+A meaning is made from a node's text and kept only while the memory holds the node:
+given ``held`` (which of some ids the memory still holds), a put asks it holding the
+lock its drops take, and records nothing for a node gone meanwhile.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import logging
 import os
 import threading
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -97,9 +101,15 @@ class SidecarStore:
     """Thread-safe store of meanings in ``directory``; one process owns it at a time."""
 
     def __init__(
-        self, directory: str | os.PathLike[str], *, fsync: bool = True, compact_min_dead: int = 1024
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        fsync: bool = True,
+        compact_min_dead: int = 1024,
+        held: Callable[[Sequence[str]], Collection[str]] | None = None,
     ) -> None:
         self._dir = Path(directory)
+        self._held = held
         self._path = self._dir / LOG_NAME
         self._fsync = fsync
         self._compact_min_dead = compact_min_dead
@@ -171,23 +181,29 @@ class SidecarStore:
 
     def put(
         self, node_id: str, meaning: str, source_hash: str, *, order: int | None = None
-    ) -> MeaningEntry:
-        """Record a meaning; returns once the line is durable.
+    ) -> MeaningEntry | None:
+        """Record a meaning; returns once the line is durable (None: the node is gone).
 
         A re-made meaning keeps the entry's seq and (unless given) its order,
         so the entry stays where it was in the listing.
         """
-        return self.put_many([(node_id, meaning, source_hash, order)])[0]
+        made = self.put_many([(node_id, meaning, source_hash, order)])
+        return made[0] if made else None
 
     def put_many(self, items: Iterable[tuple[str, str, str, int | None]]) -> list[MeaningEntry]:
-        """Record several meanings with one write and one fsync."""
+        """Record several meanings with one write and one fsync. A meaning of a node the
+        memory no longer holds is recorded nowhere and left out of the answer."""
+        listed = list(items)
         with self._lock:
+            if self._held is not None:
+                alive = self._held(list(dict.fromkeys(item[0] for item in listed)))
+                listed = [item for item in listed if item[0] in alive]
             out: list[MeaningEntry] = []
             lines: list[bytes] = []
             staged: dict[str, MeaningEntry] = {}
             next_seq = self._next_seq
             max_order = self._max_order
-            for node_id, meaning, digest, order in items:
+            for node_id, meaning, digest, order in listed:
                 if not node_id or not meaning.strip():
                     raise ValueError("a sidecar entry needs an id and a non-empty meaning")
                 old = staged.get(node_id) or self._entries.get(node_id)

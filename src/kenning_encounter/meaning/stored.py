@@ -65,9 +65,13 @@ class MeaningStore(Protocol):
 
     def put(
         self, node_id: str, meaning: str, source_hash: str, *, order: int | None = None
-    ) -> MeaningEntry: ...
+    ) -> MeaningEntry | None:
+        """The entry as recorded; None when the memory no longer holds the node."""
+        ...
 
-    def put_many(self, items: Iterable[MeaningItem]) -> list[MeaningEntry]: ...
+    def put_many(self, items: Iterable[MeaningItem]) -> list[MeaningEntry]:
+        """The entries as recorded; a node the memory no longer holds is left out."""
+        ...
 
     def drop(self, node_id: str) -> bool: ...
 
@@ -191,8 +195,9 @@ class StoredMeanings:
 
     def put(
         self, node_id: str, meaning: str, source_hash: str, *, order: int | None = None
-    ) -> MeaningEntry:
-        return self.put_many([(node_id, meaning, source_hash, order)])[0]
+    ) -> MeaningEntry | None:
+        made = self.put_many([(node_id, meaning, source_hash, order)])
+        return made[0] if made else None
 
     def put_many(self, items: Iterable[MeaningItem]) -> list[MeaningEntry]:
         made = self._table.put_many(list(items))

@@ -134,6 +134,20 @@ def moment(tx: ReadTx, as_of: int | str, *, now: datetime | None = None) -> Mome
     return Moment(asked, str(asked))
 
 
+def wall_time(store: GraphStore, as_of: int | str) -> datetime | None:
+    """The time a read of the past stands at, for the times it reads relative to a
+    moment ("last week" as of then): the time asked, or the stamp of the tick asked (None
+    before the first write). An as_of the read would refuse is left for it to refuse."""
+    asked = check(as_of)
+    if isinstance(asked, datetime):
+        return asked
+    at = store.read(lambda tx: tx.stamp_at(asked))
+    try:
+        return utc_instant(at) if at is not None else None
+    except ValueError:  # a stamp no write of ours makes: read relative to now instead
+        return None
+
+
 class Past:
     """Reads of the memory as it stood right after ``tick``, inside one read unit.
 
@@ -147,6 +161,7 @@ class Past:
         self.tick = when.tick
         self._gone_edges: list[EdgeRecord] | None = None
         self._gone_nodes: dict[str, NodeRecord] | None = None
+        self._stamp: tuple[str | None] | None = None  # asked once, when first needed
         # Each node's status at the tick where it has moved since (the status its first
         # later move left), for every node asked about: a read asks for a node's moves once.
         self._status_then: dict[str, str | None] = {}
@@ -305,13 +320,31 @@ class Past:
         return {k: e for k, e in then.items() if e is not None}
 
     def _encounter_then(self, e: EncounterRecord | None) -> EncounterRecord | None:
-        """An encounter at the tick: not yet opened is absent, sealed later is still open.
-        (Its last activity and tombstones are read as they are now.)"""
+        """An encounter at the tick: not yet opened is absent, sealed or dissolved later is
+        still open. (Its last activity and tombstones are read as they are now.)"""
         if e is None or e.opened_tick > self.tick:
             return None
         if e.sealed_tick is not None and e.sealed_tick > self.tick:
-            return replace(e, sealed_tick=None, sealed_at=None, summary=None)
+            e = replace(e, sealed_tick=None, sealed_at=None, summary=None)
+        if e.dissolved_at is not None and not self._dissolved_by_then(e):
+            e = replace(e, dissolved_tick=None, dissolved_at=None)
         return e
+
+    def _dissolved_by_then(self, e: EncounterRecord) -> bool:
+        if e.dissolved_tick is not None:
+            return e.dissolved_tick <= self.tick
+        # Dissolved before dissolutions kept their tick: placed by its time against the
+        # moment's. The dissolution's own write stamped nothing else, so as of that very
+        # tick it still reads open; from the next write on, dissolved.
+        then = self.stamp()
+        return then is not None and e.dissolved_at is not None and e.dissolved_at <= then
+
+    def stamp(self) -> str | None:
+        """The time of the moment read: the one asked for, or the tick's own."""
+        if self._stamp is None:
+            asked = self.moment.asked
+            self._stamp = (asked,) if asked != str(self.tick) else (self.tx.stamp_at(self.tick),)
+        return self._stamp[0]
 
     def head_id_by_name(self, name: str) -> str | None:
         """The id that held ``name`` at the tick, as the name registry then had it: a

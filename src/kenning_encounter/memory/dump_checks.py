@@ -180,6 +180,12 @@ class Checks:
             self._tick(r.sealed_tick, f"{where}.sealed_tick")
             if r.sealed_tick < r.opened_tick:
                 raise _refuse(f"{where}.sealed_tick", "an encounter is sealed after it opens")
+        if r.dissolved_tick is not None:  # None also where it was dissolved before ticks
+            if r.dissolved_at is None:
+                raise _refuse(f"{where}.dissolved_tick", "a dissolved_tick needs a dissolved_at")
+            self._tick(r.dissolved_tick, f"{where}.dissolved_tick")
+            if r.dissolved_tick <= r.opened_tick:
+                raise _refuse(f"{where}.dissolved_tick", "an encounter is dissolved after it opens")
         self.opened_ticks.add(r.opened_tick)
         self.encounters[r.name] = r
 

@@ -6,6 +6,10 @@ the counts), then one record per line grouped by kind in the order they depend o
 each other (``KINDS``), then the trailer: the counts written and the SHA-256 of
 every line before it, header included.
 
+Version 3 is version 2 whose encounter lines also keep ``dissolved_tick``, the tick of
+the write that dissolved the encounter (null when it was not, or was dissolved before
+dissolutions kept their tick), so that a read of the past sees it open until then.
+
 Version 2 carries everything authored and every process record: the directors
 (``person``, and each locus's director), the spine, the nodes and relations, referent
 claims, confirmations, and the record of the past (``deleted_node``,
@@ -15,8 +19,9 @@ claims, confirmations, and the record of the past (``deleted_node``,
 written before standing travelled (its header counts neither kind, its node lines carry
 neither field) is still read: its nodes then stand from their creation. Derived data
 (the text index, meanings, baselines, name and source registries, the infusion ledger
-and log) is not in a dump: an import derives it again or starts it empty. Version 1
-dumps (loci, encounters, spine, nodes, relations) are still read (memory/load.py).
+and log) is not in a dump: an import derives it again or starts it empty. Version 2 and
+version 1 dumps (loci, encounters, spine, nodes, relations) are still read
+(memory/load.py).
 
 Reading a line checks it alone: its kind, its exact set of fields, each field's
 type. What lines must agree on (ids, endpoints, ticks, chains) is ``dump_checks.py``'s.
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, Final
 
 from kenning_encounter.errors import InvalidInput
@@ -49,7 +55,7 @@ from kenning_encounter.store.records import EdgeRecord, EncounterRecord
 __all__ = ["FIX", "Fields"]
 
 FORMAT: Final = "kenning-encounter-dump"
-VERSION: Final = 2
+VERSION: Final = 3
 # Records by kind, in the order a dump holds them (each kind names only earlier ones).
 KINDS: Final = (
     "person",
@@ -69,6 +75,7 @@ KINDS: Final = (
 KINDS_BY_VERSION: Final[dict[int, tuple[str, ...]]] = {
     1: ("locus", "encounter", "spine", "node", "relation"),
     2: KINDS,
+    3: KINDS,  # its encounter lines also keep the tick of their dissolution
 }
 # What a version 2 dump carries only once standing travelled (node and deleted node lines
 # also gain ``used_at`` and ``pinned``); a header that counts none of them predates that.
@@ -152,6 +159,7 @@ def to_line(record: Record) -> dict[str, Any]:
             "sealed_at": record.sealed_at,
             "summary": record.summary,
             "dissolved_at": record.dissolved_at,
+            "dissolved_tick": record.dissolved_tick,
             "last_activity_at": record.last_activity_at,
             "tombstones": record.tombstones,
         }
@@ -200,6 +208,10 @@ def _locus_v1(f: Fields) -> LocusRecord:
 
 
 def _encounter(f: Fields) -> EncounterRecord:
+    return replace(_encounter_v2(f), dissolved_tick=f.int("dissolved_tick", optional=True, low=1))
+
+
+def _encounter_v2(f: Fields) -> EncounterRecord:
     return EncounterRecord(
         name=f.text("name", empty=False),
         locus=f.text("locus", empty=False),
@@ -249,15 +261,13 @@ def _relation(f: Fields) -> DumpedEdge:
 
 _Readers = dict[str, tuple[frozenset[str], Callable[[Fields], Any]]]
 _LOCUS_V1: Final = frozenset({"kind", "id", "tick", "created_at"})
+_ENCOUNTER_V2: Final = frozenset(
+    {"kind", "name", "locus", "purpose", "opened_tick", "opened_at", "sealed_tick"}
+    | {"sealed_at", "summary", "dissolved_at", "last_activity_at", "tombstones"}
+)
 _READERS: Final[_Readers] = {
     "locus": (_LOCUS_V1 | {"director", "directed_tick"}, _locus),
-    "encounter": (
-        frozenset(
-            {"kind", "name", "locus", "purpose", "opened_tick", "opened_at", "sealed_tick"}
-            | {"sealed_at", "summary", "dissolved_at", "last_activity_at", "tombstones"}
-        ),
-        _encounter,
-    ),
+    "encounter": (_ENCOUNTER_V2 | {"dissolved_tick"}, _encounter),
     "spine": (frozenset({"kind", "type", "source", "target", "tick"}), _spine),
     "node": (dump_lines.NODE_FIELDS | {"kind", "recorded_tick"} | STANDING_FIELDS, _node),
     "relation": (
@@ -269,9 +279,11 @@ _READERS: Final[_Readers] = {
     ),
     **dump_lines.READERS,
 }
-# What a dump without standing wrote differently: its node lines held none.
+# What version 2 wrote differently: its encounters kept no tick of their dissolution.
+_V2_READERS: Final[_Readers] = {**_READERS, "encounter": (_ENCOUNTER_V2, _encounter_v2)}
+# What a dump without standing (version 2 only) wrote differently: its node lines held none.
 _UNSTANDING_READERS: Final[_Readers] = {
-    **_READERS,
+    **_V2_READERS,
     **dump_lines.UNSTANDING,
     "node": (dump_lines.NODE_FIELDS | {"kind", "recorded_tick"}, _node_unstanding),
 }
@@ -305,6 +317,8 @@ def read_record(
     kind = str(data["kind"])
     kinds = kinds_of(version, standing)
     readers = _READERS if standing else _UNSTANDING_READERS
+    if version == 2 and standing:
+        readers = _V2_READERS
     if version == 1:
         readers = _V1_READERS
     if kind not in kinds:

@@ -11,6 +11,16 @@ What goes is decided by the graph, never by matching text:
 
 A chain is taken or left whole: deleting one version would leave the others naming it.
 
+Free text written elsewhere about what goes follows the same rule, by link, never by
+matching words: text written where an erased node was drawn on may speak of the same
+subject, so it goes whole. An encounter that recorded, confirmed, consulted or pinned a
+node erased, or made a relation to one, loses its purpose and summary (``WITHDRAWN``
+stands in their place), as an infusion-log entry that delivered one loses its prompt
+(scrub.py). Text that belongs to a node that stays (its description, the reason of its
+revision) stays with it: such neighbours are listed in the plan as kept, for the
+operator to name too. Words of the subject written where nothing erased was drawn on
+are not searched for.
+
 ``plan`` only reads. ``erase`` computes the plan again inside its write, refuses when
 it differs from the one the operator confirmed (the memory moved in between), and
 deletes it in that one transaction, newest first, leaving on each recording encounter
@@ -31,9 +41,12 @@ from kenning_encounter.memory import validate
 from kenning_encounter.memory.writes import delete_nodes, resolve
 from kenning_encounter.store.port import GraphStore, ReadTx, WriteTx
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
+from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES
 
 # A chain's own links say nothing about what the chain is about.
 _CHAIN = "SUPERSEDES"
+# What an encounter that drew on an erased node shows for its purpose and summary.
+WITHDRAWN = "(withdrawn: this encounter drew on something an operator erased)"
 # Which end of a relation is about the other: an Observation ABOUT a Concept, a Citation
 # that GROUNDS it, a Question an Observation RAISES. COMPOSES and DECOMPOSES say neither.
 _DEPENDS: dict[str, str] = {
@@ -61,6 +74,7 @@ class Plan:
     refs: tuple[str, ...]
     items: tuple[Item, ...]  # in the order they were found: referents first
     kept: tuple[Item, ...] = ()  # neighbours that stay: they touch something staying
+    withdrawn: tuple[str, ...] = ()  # encounters whose purpose and summary are withdrawn
 
     @property
     def ids(self) -> list[str]:
@@ -75,20 +89,13 @@ class Plan:
                 counts[item.node.encounter] = counts.get(item.node.encounter, 0) + 1
         return counts
 
-    @property
-    def texts(self) -> list[str]:
-        """The names and descriptions going, for the scrubbing of what lies beside."""
-        out: list[str] = []
-        for item in self.items:
-            out += [t for t in (item.node.name, item.node.description) if t]
-        return out
-
 
 @dataclass(frozen=True, slots=True)
 class Erased:
     plan: Plan
     tick: int
     tombstones: dict[str, int] = field(default_factory=dict[str, int])
+    withdrawn: tuple[str, ...] = ()  # encounters whose purpose and summary were withdrawn
 
 
 def _chain(tx: ReadTx, node: NodeRecord) -> list[NodeRecord]:
@@ -211,11 +218,29 @@ def _targets(tx: ReadTx, refs: Sequence[str]) -> tuple[list[Item], list[Item]]:
     return list(going.values()), list(kept.values())
 
 
+def drawing_on(tx: ReadTx, ids: Sequence[str]) -> list[str]:
+    """The encounters that drew on these nodes: recorded, confirmed, consulted or pinned
+    one, or made a relation to one; and, by the record of the past, the encounters that
+    made a relation to one since deleted, or recorded a node an agent deleted that goes
+    from the past with them. Sorted."""
+    made = tx.edges_out_of(ids, AUTHORED_RELATION_TYPES) + tx.edges_into(
+        ids, AUTHORED_RELATION_TYPES
+    )
+    drew = set(tx.encounters_drawing_on(ids)) | {e.encounter for e in made if e.encounter}
+    drew.update(tx.encounters_in_the_past_of(ids))
+    return sorted(drew)
+
+
 def plan(store: GraphStore, refs: Sequence[str]) -> Plan:
     """What ``erase`` would remove, and why, for the operator to confirm. Reads only."""
     items = validate.batch(list(refs), "refs")
-    going, kept = store.read(lambda tx: _targets(tx, items))
-    return Plan(tuple(items), tuple(going), tuple(kept))
+
+    def work(tx: ReadTx) -> Plan:
+        going, kept = _targets(tx, items)
+        drew = drawing_on(tx, [i.node.id for i in going])
+        return Plan(tuple(items), tuple(going), tuple(kept), tuple(drew))
+
+    return store.read(work)
 
 
 def erase(store: GraphStore, confirmed: Plan) -> Erased:
@@ -230,16 +255,22 @@ def erase(store: GraphStore, confirmed: Plan) -> Erased:
                 f"{len(now.ids)} node(s), not {len(confirmed.ids)}); nothing was deleted: "
                 "run the command again and confirm the new plan"
             )
-        delete(tx, [i.node for i in now.items])
-        return Erased(now, tx.tick, now.tombstones)
+        _counts, withdrawn = delete(tx, [i.node for i in now.items])
+        return Erased(now, tx.tick, now.tombstones, tuple(withdrawn))
 
     return store.write(work)
 
 
-def delete(tx: WriteTx, nodes: Sequence[NodeRecord]) -> dict[str, int]:
+def delete(tx: WriteTx, nodes: Sequence[NodeRecord]) -> tuple[dict[str, int], list[str]]:
     """Delete whole chains newest first (each deletion then leaves its predecessor the
-    head for a moment, never a second head), adding the tombstone counts."""
-    delete_nodes(tx, [n.id for n in nodes])
+    head for a moment, never a second head), adding the tombstone counts, and withdraw
+    the purpose and summary of each encounter that drew on them (``drawing_on``, asked
+    first: the links that say so go with the nodes). Every operator's hard deletion
+    comes through here. The tombstone counts, and the encounters whose words went."""
+    ids = [n.id for n in nodes]
+    withdrawn = drawing_on(tx, ids)
+    tx.withdraw_encounter_text(withdrawn, WITHDRAWN)
+    delete_nodes(tx, ids)
     counts: dict[str, int] = {}
     for node in nodes:
         if node.encounter:
@@ -248,7 +279,7 @@ def delete(tx: WriteTx, nodes: Sequence[NodeRecord]) -> dict[str, int]:
         tx.add_tombstones(encounter, n)
     # Servers still serving this memory drop what they cached of node text (caches.py).
     tx.count_erasure()
-    return counts
+    return counts, withdrawn
 
 
 def due(store: GraphStore, now: str) -> list[str]:

@@ -1,7 +1,9 @@
 """A human operator's hard deletion (e.g. a privacy request), never an agent's.
 
 The node goes with every edge touching it; its recording encounter keeps a
-tombstone count, so the spine still says that something was removed there.
+tombstone count, so the spine still says that something was removed there, and the
+encounters that drew on it lose their purpose and summary as an erasure's do
+(``erasure.delete``).
 The name is freed. Superseded revisions of it are removed too when asked
 (``with_history``), or else the chain's previous revision becomes the head.
 """
@@ -12,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kenning_encounter.errors import InvalidInput
-from kenning_encounter.memory import validate
-from kenning_encounter.memory.writes import delete_nodes, resolve
+from kenning_encounter.memory import erasure, validate
+from kenning_encounter.memory.writes import resolve
 from kenning_encounter.store.port import GraphStore, ReadTx, WriteTx
 from kenning_encounter.store.records import NodeRecord
 
@@ -23,6 +25,7 @@ class Forgotten:
     ids: list[str]
     tombstones: dict[str, int]  # encounter -> nodes removed from it
     tick: int
+    withdrawn: tuple[str, ...] = ()  # encounters whose purpose and summary were withdrawn
 
 
 def plan(store: GraphStore, refs: Sequence[str], *, with_history: bool) -> list[NodeRecord]:
@@ -65,14 +68,7 @@ def forget(store: GraphStore, refs: Sequence[str], *, with_history: bool = False
 
     def work(tx: WriteTx) -> Forgotten:
         targets = _targets(tx, items, with_history)
-        delete_nodes(tx, [n.id for n in targets])
-        counts: dict[str, int] = {}
-        for node in targets:
-            if node.encounter:
-                counts[node.encounter] = counts.get(node.encounter, 0) + 1
-        for encounter, n in counts.items():
-            tx.add_tombstones(encounter, n)
-        tx.count_erasure()  # servers serving beside drop their cached text (caches.py)
-        return Forgotten([n.id for n in targets], counts, tx.tick)
+        counts, withdrawn = erasure.delete(tx, targets)
+        return Forgotten([n.id for n in targets], counts, tx.tick, tuple(withdrawn))
 
     return store.write(work)

@@ -141,6 +141,11 @@ def search(
     if as_of is not None:
         asof.check(as_of)
     moment = now or datetime.now(UTC)
+    if as_of is not None and (
+        when is not None or find_times(text, now=moment) or find_event(text, now=moment)
+    ):
+        # A time relative to a moment ("last week") is read against the moment asked for.
+        moment = asof.wall_time(store, as_of) or moment
 
     def place(ref: EventRef) -> TimeWindow | None:
         """An event named in ``when``, placed by the hits that record it (then, as_of)."""

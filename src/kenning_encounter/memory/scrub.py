@@ -1,6 +1,9 @@
 """After an erasure: remove the erased nodes from everything kept beside the graph.
 
-Each step says what it did, for the operator's report. What each place holds:
+Each step says what it did, for the operator's report. (The erasure's own transaction
+has already withdrawn the purpose and summary of each encounter that drew on an erased
+node: they are in the graph, and go by the rule below for copied free text.) What each
+place holds:
 
 - meanings (a node's one-sentence meaning, model-made from its text): the sidecar
   file beside an embedded memory, compacted so no earlier line keeps the text; on

@@ -71,11 +71,14 @@ class MeaningTable(Protocol):
 
     def put_many(self, items: Sequence[MeaningItem]) -> list[MeaningEntry]:
         """Record meanings; a new entry takes the next seq, a re-made one keeps its seq
-        (and, unless given, its order). Returns the entries as recorded."""
+        (and, unless given, its order). Returns the entries as recorded: a meaning of a
+        node the memory no longer holds (deleted, or erased while the meaning was being
+        made) is recorded nowhere and left out."""
         ...
 
     def drop(self, node_id: str) -> bool:
-        """Forget a meaning; False when none was held."""
+        """Forget a meaning; False when none was held. A put still being written when the
+        drop comes is waited for and dropped."""
         ...
 
     def claim(self, node_id: str, source_hash: str, holder: str, ttl_s: float) -> Claim:

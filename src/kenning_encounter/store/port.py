@@ -211,6 +211,11 @@ class SpineReads(Protocol):
 
     def recorded_ids(self, encounter: str) -> list[str]: ...
 
+    def encounters_drawing_on(self, node_ids: Sequence[str]) -> list[str]:
+        """The encounters that recorded, confirmed, consulted or pinned any of these
+        nodes, sorted (what an operator's erasure withdraws the words of)."""
+        ...
+
     def encounter_members(self, encounters: Sequence[str]) -> dict[str, list[str]]:
         """encounter -> ids it recorded, in creation order (tick, then place in the write)."""
         ...
@@ -323,9 +328,18 @@ class PastReads(Protocol):
 
     def nodes_named(self, name: str) -> list[NodeRecord]: ...
 
+    def encounters_in_the_past_of(self, node_ids: Sequence[str]) -> list[str]:
+        """For an operator's erasure: the encounters the record of the past says drew on
+        these nodes, or on nodes an agent deleted that an erasure of these takes from the
+        past (``_drop_past``): that recorded such a node, or made a relation, since
+        deleted, to one. Sorted."""
+        ...
+
     def nodes_upto(self, node_type: str, tick: int) -> list[NodeRecord]: ...
 
     def tick_at(self, at: str) -> int: ...
+
+    def stamp_at(self, tick: int) -> str | None: ...
 
 
 class IdentityReads(Protocol):
@@ -410,6 +424,11 @@ class SpineWrites(Protocol):
     def touch_encounter(self, name: str) -> None: ...
 
     def add_tombstones(self, encounter: str, count: int) -> None: ...
+
+    def withdraw_encounter_text(self, names: Sequence[str], text: str) -> None:
+        """An operator's erasure: these encounters' purpose and (when sealed) summary
+        become ``text``."""
+        ...
 
     def count_erasure(self) -> None:
         """This write is an erasure: the count ``erasures`` reads moves with its commit."""

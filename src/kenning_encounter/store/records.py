@@ -89,6 +89,9 @@ class EncounterRecord:
     dissolved_at: str | None = None
     last_activity_at: str | None = None
     tombstones: int = 0
+    # The tick of the write that dissolved it; None on a store from before dissolutions
+    # kept theirs (memory/asof.py then places the dissolution by its time).
+    dissolved_tick: int | None = None
 
     @property
     def is_open(self) -> bool:

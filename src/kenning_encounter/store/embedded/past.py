@@ -61,6 +61,10 @@ NODES_PUT: Final = (
     "tick: r.tick, ended: $ended, at: $at, body: r.body})"
 )
 DROP_ABOUT: Final = "MATCH (p:Past) WHERE p.node = $id OR p.source = $id OR p.target = $id DELETE p"
+ABOUT_MANY: Final = (
+    "MATCH (p:Past) WHERE p.node IN $ids OR p.source IN $ids OR p.target IN $ids "
+    "RETURN p.kind, p.encounter, p.body"
+)
 LINKED_GONE: Final = (
     "MATCH (e:Past), (n:Past) WHERE e.kind = 'edge' AND (e.source = $id OR e.target = $id) "
     "AND n.kind = 'node' AND (n.node = e.source OR n.node = e.target) RETURN n.node"
@@ -84,6 +88,8 @@ TICK_AT_STEPS: Final[tuple[LiteralString, ...]] = (
     "min(CASE WHEN e.opened_at > $at THEN e.opened_tick END)",
     "MATCH (e:Encounter) RETURN max(CASE WHEN e.sealed_at <= $at THEN e.sealed_tick END), "
     "min(CASE WHEN e.sealed_at > $at THEN e.sealed_tick END)",
+    "MATCH (e:Encounter) RETURN max(CASE WHEN e.dissolved_at <= $at THEN e.dissolved_tick END), "
+    "min(CASE WHEN e.dissolved_at > $at THEN e.dissolved_tick END)",
     "MATCH (l:Locus) RETURN max(CASE WHEN l.created_at <= $at THEN l.tick END), "
     "min(CASE WHEN l.created_at > $at THEN l.tick END)",
     "MATCH (p:Past) RETURN max(CASE WHEN p.at <= $at THEN p.ended END), "
@@ -102,12 +108,29 @@ TICK_AT_EDGES: Final = cast(
     "min(CASE WHEN r.created_at > $at THEN r.tick END)",
 )
 
+STAMP_AT_STEPS: Final[tuple[LiteralString, ...]] = (
+    "MATCH (e:Encounter) RETURN max(CASE WHEN e.opened_tick <= $tick THEN e.opened_at END)",
+    "MATCH (e:Encounter) RETURN max(CASE WHEN e.sealed_tick <= $tick THEN e.sealed_at END)",
+    "MATCH (e:Encounter) RETURN max(CASE WHEN e.dissolved_tick <= $tick THEN e.dissolved_at END)",
+    "MATCH (l:Locus) RETURN max(CASE WHEN l.tick <= $tick THEN l.created_at END)",
+    "MATCH (p:Past) RETURN max(CASE WHEN p.ended <= $tick THEN p.at END)",
+)
+STAMP_AT_NODES: Final = (
+    "MATCH (n:{label}) RETURN max(CASE WHEN n.tick <= $tick THEN n.created_at END)"
+)
+STAMP_AT_EDGES: Final = cast(
+    LiteralString,
+    f"MATCH ()-[r:{'|'.join(AUTHORED_RELATION_TYPES)}]->() RETURN "
+    "max(CASE WHEN r.tick <= $tick THEN r.created_at END)",
+)
+
 PAST_TEXT: Final = PastText(
     statuses_put=STATUSES_PUT,
     edges_put=EDGES_PUT,
     nodes_put=NODES_PUT,
     drop_about=DROP_ABOUT,
     linked_gone=LINKED_GONE,
+    about_many=ABOUT_MANY,
     moves_after=MOVES_AFTER,
     edges_at=EDGES_AT,
     nodes_at=NODES_AT,
@@ -116,4 +139,7 @@ PAST_TEXT: Final = PastText(
     tick_at_steps=TICK_AT_STEPS,
     tick_at_nodes=TICK_AT_NODES,
     tick_at_edges=TICK_AT_EDGES,
+    stamp_at_steps=STAMP_AT_STEPS,
+    stamp_at_nodes=STAMP_AT_NODES,
+    stamp_at_edges=STAMP_AT_EDGES,
 )

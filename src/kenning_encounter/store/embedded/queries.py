@@ -355,9 +355,19 @@ ENC_SEAL: Final = (
     "MATCH (e:Encounter {id: $name}) SET e.sealed_tick = $tick, e.sealed_at = $at, "
     "e.summary = $summary"
 )
-ENC_DISSOLVE: Final = "MATCH (e:Encounter {id: $name}) SET e.dissolved_at = $at"
+ENC_DISSOLVE: Final = (
+    "MATCH (e:Encounter {id: $name}) SET e.dissolved_tick = $tick, e.dissolved_at = $at"
+)
 ENC_TOUCH: Final = "MATCH (e:Encounter {id: $name}) SET e.last_activity_at = $at"
 ENC_TOMBSTONES: Final = "MATCH (e:Encounter {id: $name}) SET e.tombstones = e.tombstones + $count"
+ENC_TOUCHING: Final = (
+    "MATCH (e:Encounter)-[:RECORDED|:CONFIRMED|:CONSULTED|:PINNED]->(n:{label}) "
+    "WHERE n.id IN $ids RETURN DISTINCT e.id"
+)
+ENC_WITHDRAW: Final = (
+    "MATCH (e:Encounter) WHERE e.id IN $names SET e.purpose = $text, "
+    "e.summary = CASE WHEN e.summary IS NULL THEN NULL ELSE $text END"
+)
 # Every erasure counts itself (infusion/select.py).
 ERASURES_COUNT: Final = (
     "MERGE (m:Meta {key: 'erasures'}) ON CREATE SET m.ival = 1 ON MATCH SET m.ival = m.ival + 1"
@@ -466,7 +476,8 @@ LOAD_ENCOUNTERS: Final = (
     "UNWIND $rows AS r CREATE (:Encounter {id: r.id, locus: r.locus, purpose: r.purpose, "
     "opened_tick: r.opened_tick, opened_at: r.opened_at, sealed_tick: r.sealed_tick, "
     "sealed_at: r.sealed_at, summary: r.summary, dissolved_at: r.dissolved_at, "
-    "last_activity_at: r.last_activity_at, tombstones: r.tombstones})"
+    "dissolved_tick: r.dissolved_tick, last_activity_at: r.last_activity_at, "
+    "tombstones: r.tombstones})"
 )
 # Each end is its own MATCH: a comma pattern after UNWIND is planned as a join over
 # both whole tables (25x slower per batch at 20k nodes, and growing with the memory).

@@ -22,7 +22,7 @@ from kenning_encounter.store.embedded.past import CREATE_TABLE as PAST_TABLE
 from kenning_encounter.store.persons import BEFORE_DIRECTORS
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, NodeType, RelationType
 
-SCHEMA_VERSION: Final = 12
+SCHEMA_VERSION: Final = 13
 
 
 def _node_columns(t: NodeType) -> list[str]:
@@ -207,6 +207,12 @@ def _v12() -> list[str]:
     ]
 
 
+def _v13() -> list[str]:
+    # v13: a dissolution keeps its tick, as a seal does, so the past sees the encounter
+    # open until then. Encounters dissolved before keep none (memory/asof.py).
+    return ["ALTER TABLE Encounter ADD dissolved_tick INT64"]
+
+
 MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {
     1: _v1,
     2: _v2,
@@ -220,4 +226,5 @@ MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {
     10: _v10,
     11: _v11,
     12: _v12,
+    13: _v13,
 }

@@ -27,8 +27,9 @@ from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j.classified import CLASS_LABELS, MOVED_LABELS
 from kenning_encounter.store.neo4j.namespace import MEMORY_PROPERTY, is_memory_label
 
-# Procedures that only describe the schema or read the fulltext index (lowercase).
-READ_PROCEDURES: Final = frozenset(
+# Procedures that only describe the database's schema (lowercase): read-only, though the
+# scope refuses them (scope.py: they describe every memory's labels).
+SCHEMA_PROCEDURES: Final = frozenset(
     {
         "db.labels",
         "db.relationshiptypes",
@@ -36,9 +37,10 @@ READ_PROCEDURES: Final = frozenset(
         "db.schema.visualization",
         "db.schema.nodetypeproperties",
         "db.schema.reltypeproperties",
-        "db.index.fulltext.querynodes",
     }
 )
+# Procedures that only describe the schema or read the fulltext index (lowercase).
+READ_PROCEDURES: Final = SCHEMA_PROCEDURES | {"db.index.fulltext.querynodes"}
 
 # Namespaced functions that compute values and touch nothing (lowercase).
 _READ_FUNCTION_NAMESPACES: Final = (

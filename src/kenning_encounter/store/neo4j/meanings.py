@@ -6,6 +6,11 @@ None of these labels is the memory's, so read_cypher never reads them and no mem
 statement matches them; each carries ``_memory`` and is unique within its memory
 (namespace.py). No statement here touches the clock node: meanings take no tick.
 
+A meaning is made from a node's text, so it is kept only while the memory holds the
+node: a put records nothing for a node gone by the time it holds the lock (an operator's
+erasure may take the node while its meaning is being made), and a drop looks for the
+meaning only once it holds the lock, so a put that came first is there to drop.
+
 Writers serialize on the memory's ``:KenningMeanings`` node (the first write of a put
 or drop raises its version, which holds the node's lock to commit), so versions are
 handed out in commit order. Neo4j applies a committed transaction record by record
@@ -20,7 +25,7 @@ the version read is then there to read. Readers bound what they read by that ver
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, LiteralString
+from typing import TYPE_CHECKING, Any, Final, LiteralString, cast
 
 from kenning_encounter.store.meanings import (
     Claim,
@@ -30,6 +35,7 @@ from kenning_encounter.store.meanings import (
     checked_items,
 )
 from kenning_encounter.store.neo4j.beside import Beside, Unit
+from kenning_encounter.store.neo4j.held import still_held
 from kenning_encounter.store.neo4j.namespace import Namespace
 from kenning_encounter.store.tracing import Tracer
 
@@ -89,6 +95,14 @@ HELD: Final = (
     "UNWIND $ids AS id MATCH (m:KenningMeaning {_memory: $memory, id: id}) "
     "WHERE m.meaning IS NOT NULL "
     "RETURN m.id, m.meaning, m.source_hash, m.order, m.seq"
+)
+# Which of the ids the memory still holds as nodes, each with its meaning if one is held
+# (null columns when none). Asked holding the lock: see ``put_many``.
+HELD_LIVE: Final = cast(
+    LiteralString,
+    f"UNWIND $ids AS id WITH id WHERE {still_held('id')} "
+    "OPTIONAL MATCH (m:KenningMeaning {_memory: $memory, id: id}) WHERE m.meaning IS NOT NULL "
+    "RETURN id, m.meaning, m.source_hash, m.order, m.seq",
 )
 # Raising the version takes the node's write lock until commit: writers queue here.
 LOCK: Final = (
@@ -201,10 +215,18 @@ class Neo4jMeanings(Beside):
             if all(_unchanged(before.get(i), m, h, o) for i, m, h, o in listed):
                 return [before[i] for i, *_ in listed]
             version, next_seq, max_order, _floor = (int(v) for v in self._run(tx, LOCK, {})[0])
-            held = self._held(tx, ids)  # again, now that no other writer can change them
+            # Again, now that no other writer can change them, and only of nodes still held:
+            # the meaning was made from a node's text, and an erasure may have taken the node
+            # since. Its scrub drops meanings holding this lock (``drop``), so a put after the
+            # scrub finds the node gone here, and a put before it is there to be dropped.
+            live = self._run(tx, HELD_LIVE, {"ids": ids})
+            alive = {str(r[0]) for r in live}
+            held = {str(r[0]): _entry(r) for r in live if r[1] is not None}
             out: list[MeaningEntry] = []
             staged: dict[str, MeaningEntry] = {}
             for node_id, meaning, digest, order in listed:
+                if node_id not in alive:
+                    continue
                 old = staged.get(node_id) or held.get(node_id)
                 if old is None:
                     seq, next_seq = next_seq, next_seq + 1
@@ -231,6 +253,9 @@ class Neo4jMeanings(Beside):
 
     def drop(self, node_id: str) -> bool:
         def work(tx: ManagedTransaction) -> bool:
+            # The lock first: a put holding it may be writing this meaning (it found the
+            # node before an erasure took it), and is read here once it is applied whole.
+            self._run(tx, STATE_LOCKED, {})
             if not self._held(tx, [node_id]):
                 return False
             version, _seq, _order, floor = (int(v) for v in self._run(tx, LOCK, {})[0])

@@ -60,6 +60,11 @@ PAST_TEXT: Final = PastText(
         "MATCH (p:KenningPast {_memory: $memory}) "
         "WHERE p.node = $id OR p.source = $id OR p.target = $id DELETE p"
     ),
+    about_many=(
+        "MATCH (p:KenningPast {_memory: $memory}) "
+        "WHERE p.node IN $ids OR p.source IN $ids OR p.target IN $ids "
+        "RETURN p.kind, p.encounter, p.body"
+    ),
     linked_gone=(
         "MATCH (e:KenningPast {_memory: $memory, kind: 'edge'}) "
         "WHERE e.source = $id OR e.target = $id "
@@ -88,6 +93,9 @@ PAST_TEXT: Final = PastText(
         "MATCH (e:Encounter:KenningMemory) "
         "RETURN max(CASE WHEN e.sealed_at <= $at THEN e.sealed_tick END) AS latest, "
         "min(CASE WHEN e.sealed_at > $at THEN e.sealed_tick END) AS first_after",
+        "MATCH (e:Encounter:KenningMemory) "
+        "RETURN max(CASE WHEN e.dissolved_at <= $at THEN e.dissolved_tick END) AS latest, "
+        "min(CASE WHEN e.dissolved_at > $at THEN e.dissolved_tick END) AS first_after",
         "MATCH (l:Locus:KenningMemory) "
         "RETURN max(CASE WHEN l.created_at <= $at THEN l.tick END) AS latest, "
         "min(CASE WHEN l.created_at > $at THEN l.tick END) AS first_after",
@@ -104,6 +112,26 @@ PAST_TEXT: Final = PastText(
         "MATCH (:KenningMemory)-[r]->(:KenningMemory) WHERE type(r) IN $rels "
         "RETURN max(CASE WHEN r.created_at <= $at THEN r.tick END) AS latest, "
         "min(CASE WHEN r.created_at > $at THEN r.tick END) AS first_after"
+    ),
+    stamp_at_steps=(
+        "MATCH (e:Encounter:KenningMemory) "
+        "RETURN max(CASE WHEN e.opened_tick <= $tick THEN e.opened_at END) AS stamp",
+        "MATCH (e:Encounter:KenningMemory) "
+        "RETURN max(CASE WHEN e.sealed_tick <= $tick THEN e.sealed_at END) AS stamp",
+        "MATCH (e:Encounter:KenningMemory) "
+        "RETURN max(CASE WHEN e.dissolved_tick <= $tick THEN e.dissolved_at END) AS stamp",
+        "MATCH (l:Locus:KenningMemory) "
+        "RETURN max(CASE WHEN l.tick <= $tick THEN l.created_at END) AS stamp",
+        "MATCH (p:KenningPast {_memory: $memory}) "
+        "RETURN max(CASE WHEN p.ended <= $tick THEN p.at END) AS stamp",
+    ),
+    stamp_at_nodes=(
+        "MATCH (n:{label}:KenningMemory) "
+        "RETURN max(CASE WHEN n.tick <= $tick THEN n.created_at END) AS stamp"
+    ),
+    stamp_at_edges=(
+        "MATCH (:KenningMemory)-[r]->(:KenningMemory) WHERE type(r) IN $rels "
+        "RETURN max(CASE WHEN r.tick <= $tick THEN r.created_at END) AS stamp"
     ),
 )
 

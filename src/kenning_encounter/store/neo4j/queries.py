@@ -537,11 +537,22 @@ ENC_SEAL: Final = (
     "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.sealed_tick = $tick, e.sealed_at = $at, "
     "e.summary = $summary"
 )
-ENC_DISSOLVE: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.dissolved_at = $at"
+ENC_DISSOLVE: Final = (
+    "MATCH (e:Encounter:KenningMemory {id: $name}) "
+    "SET e.dissolved_tick = $tick, e.dissolved_at = $at"
+)
 ENC_TOUCH: Final = (
     KEEP_PLAN + "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.last_activity_at = $at"
 )
 ENC_TOMBSTONES: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.tombstones = coalesce(e.tombstones, 0) + $count"
+ENC_TOUCHING: Final = (
+    "MATCH (e:Encounter:KenningMemory)-[:RECORDED|CONFIRMED|CONSULTED|PINNED]->"
+    "(n:{label}:KenningMemory) WHERE n.id IN $ids RETURN DISTINCT e.id"
+)
+ENC_WITHDRAW: Final = (
+    "MATCH (e:Encounter:KenningMemory) WHERE e.id IN $names SET e.purpose = $text, "
+    "e.summary = CASE WHEN e.summary IS NULL THEN NULL ELSE $text END"
+)
 # Every erasure's transaction counts itself here: a server serving the memory beside the
 # operator's CLI sees the count move and drops what it cached of node text (infusion/select.py).
 ERASURES_COUNT: Final = (
@@ -784,6 +795,14 @@ TICK_AT_EACH: Final = _union(
         past.PAST_TEXT.tick_at_edges,
     ],
     "RETURN latest, first_after",
+)
+STAMP_AT_EACH: Final = _union(
+    [
+        *past.PAST_TEXT.stamp_at_steps,
+        *(past.PAST_TEXT.stamp_at_nodes.format(label=label) for label in AUTHORED_NODE_TYPES),
+        past.PAST_TEXT.stamp_at_edges,
+    ],
+    "RETURN max(stamp)",
 )
 
 

@@ -27,7 +27,10 @@ What no pattern reaches is refused while classes are withheld: ``shortestPath`` 
 ``allShortestPaths`` (their search cannot take the rewrite; ``SHORTEST 1`` can).
 ``gds.util.asNode(s)`` (a node by internal id: any node of the database) and
 ``db.index.fulltext.queryNodes`` (the index holds every memory's nodes) are refused
-always: no label holds what they return to the memory.
+always: no label holds what they return to the memory. So are the procedures that
+describe the database's schema (``db.labels``, ``db.relationshipTypes``,
+``db.propertyKeys``, ``db.schema.*``): they list other memories' labels, which carry
+their names, and other applications' schema.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from typing import Any, Final
 from kenning_encounter.errors import ReadOnlyViolation
 from kenning_encounter.store.cypher_lexer import NEO4J, Token, tokenize
 from kenning_encounter.store.neo4j.classified import class_label, moved_label
-from kenning_encounter.store.neo4j.cypher import plan_calls
+from kenning_encounter.store.neo4j.cypher import SCHEMA_PROCEDURES, plan_calls
 from kenning_encounter.store.neo4j.namespace import BASE_LABEL
 from kenning_encounter.vocabulary import NODE_TYPES
 
@@ -375,6 +378,16 @@ def _labels_named(detail: str) -> set[str] | None:
 _UNHELD_CALLS: Final = frozenset(
     {"gds.util.asnode", "gds.util.asnodes", "db.index.fulltext.querynodes"}
 )
+# What describes the whole database's schema (cypher.SCHEMA_PROCEDURES): every label,
+# relationship type and property key in it, other memories' (whose labels carry their
+# names) and other applications'. Read-only, yet no label holds what they list to the
+# memory: refused always.
+_MEMORY_SCHEMA: Final = (
+    "The memory's node types and relations are its vocabulary (the manual lists them); "
+    "to see what its nodes carry, ask them: MATCH (n) UNWIND labels(n) AS label RETURN "
+    "DISTINCT label, or MATCH ()-[r]->() RETURN DISTINCT type(r), or MATCH (n) UNWIND "
+    "keys(n) AS key RETURN DISTINCT key"
+)
 
 
 def check_scope(plan: Mapping[str, Any], label: str = BASE_LABEL, *, held: bool = False) -> None:
@@ -389,6 +402,11 @@ def check_scope(plan: Mapping[str, Any], label: str = BASE_LABEL, *, held: bool 
         detail = str((op.get("args") or {}).get("Details", ""))
         for value in (op.get("args") or {}).values():
             for called in plan_calls(str(value)):
+                if called in SCHEMA_PROCEDURES:
+                    raise _scope(
+                        f"{called} describes the whole database (other memories' labels "
+                        f"and other applications' schema), not the memory. {_MEMORY_SCHEMA}"
+                    )
                 if called not in _UNHELD_CALLS:
                     continue
                 if held:

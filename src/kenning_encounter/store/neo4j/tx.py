@@ -184,6 +184,10 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         [[bodies, edges]] = self.rows(past_text.ENDED_AT, {"tick": tick})
         return [node_of(str(b)) for b in bodies], [edge_ended(e) for e in edges]
 
+    def _stamps_upto(self, tick: int) -> list[Any]:
+        rows = self.rows(q.STAMP_AT_EACH, {"tick": tick, "rels": list(AUTHORED_RELATION_TYPES)})
+        return [row[0] for row in rows]
+
     def _tick_bounds(self, at: str) -> list[tuple[Any, Any]]:
         rows = self.rows(q.TICK_AT_EACH, {"at": at, "rels": list(AUTHORED_RELATION_TYPES)})
         return [(latest, first_after) for latest, first_after in rows]

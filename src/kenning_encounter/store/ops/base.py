@@ -119,4 +119,5 @@ def encounter_from(props: dict[str, Any]) -> EncounterRecord:
         dissolved_at=props.get("dissolved_at"),
         last_activity_at=props.get("last_activity_at"),
         tombstones=int(props.get("tombstones") or 0),
+        dissolved_tick=props.get("dissolved_tick"),
     )

@@ -244,6 +244,7 @@ class LoadOps(StandingLoadOps):
                 "sealed_at": e.sealed_at,
                 "summary": e.summary,
                 "dissolved_at": e.dissolved_at,
+                "dissolved_tick": e.dissolved_tick,
                 "last_activity_at": e.last_activity_at,
                 "tombstones": e.tombstones,
             }

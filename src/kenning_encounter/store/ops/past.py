@@ -41,6 +41,7 @@ class PastText:
     nodes_put: LiteralString  # $rows of {key, node, name, tick, body}, $ended $at
     drop_about: LiteralString  # $id: every row about the node
     linked_gone: LiteralString  # $id -> ids of deleted nodes a deleted edge tied to it
+    about_many: LiteralString  # $ids -> kind, encounter, body: every row about the nodes
     # $ids $tick -> node, tick, seq, before, after: the moves made after the tick
     moves_after: LiteralString
     # $tick -> source, target, rel, tick, encounter, why, ended: deleted edges standing at it
@@ -53,6 +54,11 @@ class PastText:
     tick_at_steps: tuple[LiteralString, ...]  # encounters, loci, the record of the past
     tick_at_nodes: LiteralString  # {label}; $at: nodes
     tick_at_edges: LiteralString  # $at $rels: authored relations
+    # Each: $tick -> the latest stamp a record of that tick or earlier carries (one row of
+    # one string, or null), in the same kinds as the three above.
+    stamp_at_steps: tuple[LiteralString, ...]
+    stamp_at_nodes: LiteralString  # {label}
+    stamp_at_edges: LiteralString  # $rels
 
 
 # ``terms`` is derived from the text, never kept in the record of the past.
@@ -146,21 +152,40 @@ class PastOps(RelationOps):
         ]
         self.rows(self._past.nodes_put, {"rows": rows, "ended": self.tick, "at": self.now})
 
-    def _drop_past(self, node_id: str) -> None:
-        # A node an agent deleted that was linked to this one spoke of it: it goes too (no
-        # operator can see it to plan its erasure, and what is kept must not outlive this).
-        # And what was linked to that, outward through the deleted nodes, as an erasure
-        # takes what is about what is about its referent: a question raised by a deleted
-        # observation about the referent spoke of it as much as the observation did.
+    def _linked_gone(self, node_id: str) -> set[str]:
+        """The nodes an agent deleted that were linked to this one, and what was linked to
+        those, outward through the deleted nodes; the node itself included."""
         linked = {node_id}
         frontier = [node_id]
         while frontier:
             met = {str(r[0]) for r in self.rows(self._past.linked_gone, {"id": frontier.pop()})}
             frontier += sorted(met - linked)
             linked |= met
+        return linked
+
+    def _drop_past(self, node_id: str) -> None:
+        # A node an agent deleted that was linked to this one spoke of it: it goes too (no
+        # operator can see it to plan its erasure, and what is kept must not outlive this).
+        # And what was linked to that, outward through the deleted nodes, as an erasure
+        # takes what is about what is about its referent: a question raised by a deleted
+        # observation about the referent spoke of it as much as the observation did.
+        linked = self._linked_gone(node_id)
         for gone in sorted(linked - {node_id}):
             self.rows(self._past.drop_about, {"id": gone})
         self.rows(self._past.drop_about, {"id": node_id})
+
+    def encounters_in_the_past_of(self, node_ids: Sequence[str]) -> list[str]:
+        linked: set[str] = set()
+        for node_id in node_ids:
+            if node_id not in linked:
+                linked |= self._linked_gone(node_id)
+        names: set[str] = set()
+        for kind, encounter, body in self.rows(self._past.about_many, {"ids": sorted(linked)}):
+            if kind == "edge" and encounter:
+                names.add(str(encounter))
+            elif kind == "node" and body and (recorded := node_of(str(body)).encounter):
+                names.add(recorded)
+        return sorted(names)
 
     # --- reads --------------------------------------------------------------------------
     def moves_after(self, node_ids: Sequence[str], tick: int) -> list[StatusMove]:
@@ -208,23 +233,44 @@ class PastOps(RelationOps):
         query = self.render(self._past.nodes_upto, label=node_type)
         return [self.node(node_type, r) for r in self.rows(query, {"tick": tick})]
 
-    def _tick_bounds(self, at: str) -> list[tuple[Any, Any]]:
-        """For each kind of stamped thing (encounters opened and sealed, loci, the record
-        of the past, each type's nodes, authored relations): the latest tick stamped at
-        or before ``at`` and the first stamped after it, None where there is none."""
-        text = self._past
-        on_time: dict[str, Any] = {"at": at}
-        asked: list[tuple[LiteralString, dict[str, Any]]] = [
-            (s, on_time) for s in text.tick_at_steps
-        ]
+    def _each_kind(
+        self,
+        steps: tuple[LiteralString, ...],
+        nodes: LiteralString,
+        edges: LiteralString,
+        params: dict[str, Any],
+    ) -> list[list[Any]]:
+        """The one row each kind of stamped thing answers (encounters opened, sealed and
+        dissolved, loci, the record of the past, each type's nodes, authored relations)."""
+        asked: list[tuple[LiteralString, dict[str, Any]]] = [(s, params) for s in steps]
         for label in AUTHORED_NODE_TYPES:
-            asked.append((self.render(text.tick_at_nodes, label=label), on_time))
-        asked.append((text.tick_at_edges, {"at": at, "rels": list(AUTHORED_RELATION_TYPES)}))
-        return [
-            (latest, first_after)
-            for statement, params in asked
-            for latest, first_after in self.rows(statement, params)[:1]
-        ]
+            asked.append((self.render(nodes, label=label), params))
+        asked.append((edges, {**params, "rels": list(AUTHORED_RELATION_TYPES)}))
+        return [row for statement, given in asked for row in self.rows(statement, given)[:1]]
+
+    def _tick_bounds(self, at: str) -> list[tuple[Any, Any]]:
+        """For each kind of stamped thing: the latest tick stamped at or before ``at`` and
+        the first stamped after it, None where there is none."""
+        text = self._past
+        rows = self._each_kind(
+            text.tick_at_steps, text.tick_at_nodes, text.tick_at_edges, {"at": at}
+        )
+        return [(latest, first_after) for latest, first_after in rows]
+
+    def _stamps_upto(self, tick: int) -> list[Any]:
+        """For each kind of stamped thing: the latest stamp of that tick or before."""
+        text = self._past
+        rows = self._each_kind(
+            text.stamp_at_steps, text.stamp_at_nodes, text.stamp_at_edges, {"tick": tick}
+        )
+        return [row[0] for row in rows]
+
+    def stamp_at(self, tick: int) -> str | None:
+        """The time the memory stood at right after ``tick``: the latest stamp carried by
+        a write of that tick or before it (None before the first write). A clock stepped
+        back cannot take it back: the latest stamp holds."""
+        stamps = [str(s) for s in self._stamps_upto(tick) if s is not None]
+        return max(stamps, default=None)
 
     def tick_at(self, at: str) -> int:
         """The tick the memory stood at when the time was ``at`` (a stored timestamp's

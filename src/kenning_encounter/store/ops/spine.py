@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, LiteralString
 
+from kenning_encounter.store.ids import group_by_type
 from kenning_encounter.store.ops.base import Statements, encounter_from
 from kenning_encounter.store.ops.text import SpineText
 from kenning_encounter.store.records import EncounterRecord
@@ -160,8 +161,9 @@ class SpineOps(Statements):
 
     def dissolve_encounter(self, name: str) -> None:
         self._require_writable()
-        _ = self.tick  # a dissolution is a write of its own: it takes a tick
-        self.rows(self._spine.enc_dissolve, {"name": name, "at": self.now})
+        # A dissolution is a write of its own: it takes a tick, kept so that a read of
+        # the past sees the encounter open until then.
+        self.rows(self._spine.enc_dissolve, {"name": name, "tick": self.tick, "at": self.now})
 
     def touch_encounter(self, name: str) -> None:
         self._require_writable()
@@ -170,6 +172,18 @@ class SpineOps(Statements):
     def add_tombstones(self, encounter: str, count: int) -> None:
         self._require_writable()
         self.rows(self._spine.enc_tombstones, {"name": encounter, "count": count})
+
+    def encounters_drawing_on(self, node_ids: Sequence[str]) -> list[str]:
+        names: set[str] = set()
+        for label, ids in group_by_type(node_ids).items():
+            query = self.render(self._spine.enc_touching, label=label)
+            names.update(str(r[0]) for r in self.rows(query, {"ids": ids}))
+        return sorted(names)
+
+    def withdraw_encounter_text(self, names: Sequence[str], text: str) -> None:
+        self._require_writable()
+        if names:
+            self.rows(self._spine.enc_withdraw, {"names": list(names), "text": text})
 
     def erasures(self) -> int:
         return self.meta("erasures")

@@ -51,6 +51,10 @@ class SpineText:
     enc_dissolve: LiteralString  # $name $at
     enc_touch: LiteralString  # $name $at
     enc_tombstones: LiteralString  # $name $count
+    # {label}; $ids -> names of the encounters that recorded, confirmed, consulted or
+    # pinned any of these nodes
+    enc_touching: LiteralString
+    enc_withdraw: LiteralString  # $names $text: purpose and (when sealed) summary
     erasures_count: LiteralString  # one more erasure committed (Meta 'erasures')
     spine: LiteralString  # -> from, relation, to
     enc_recorded: LiteralString  # $name -> node id
