@@ -29,6 +29,16 @@ caller's memory gives them, in one place for every read:
 - A status a relation moved (a question resolved, a hypothesis supported or challenged) is
   the replay of the relations the caller may see (memory/status.py): a withheld challenge
   moves no shown hypothesis, and a list asked by status (open questions) lists by that.
+
+That second reading costs statements (the relations into each such node), and most
+memories never hold a node of a class their readers are not granted: the default grant
+is empty, so every default server reads through a gate. So a read first asks the store
+which classes the memory's nodes have ever carried (``classes_used``: kept with the
+clock, read by the statement a read or write begins with anyway, never fewer than
+there are) and, when it withholds none of them, reads every status as stored, which is
+then the replay of evidence it may all see. The answer is asked afresh by each read, so
+a node classified by another server counts from the next read on; and a read that
+meets a withheld node all the same (made while it ran) does the work from then on.
 """
 
 from __future__ import annotations
@@ -107,6 +117,8 @@ class GatedReads:
         # The shown nodes a relation from a withheld node (standing, or deleted since)
         # runs into, of a kind that moves a status: met by ``_restate`` and ``_unnamed``.
         self._moved_unseen: set[str] = set()
+        # Whether the memory ever held a node this gate withholds; None until asked.
+        self._in_use: bool | None = None
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self._tx, name)
@@ -150,6 +162,13 @@ class GatedReads:
         return value
 
     # --- helpers -----------------------------------------------------------------
+    def withheld_in_use(self) -> bool:
+        """Whether a node of a class this gate withholds was ever in the memory: asked of
+        the store once per read, and only where the answer spares the read some work."""
+        if self._in_use is None:
+            self._in_use = bool(self._tx.classes_used() & self._gate.withheld)
+        return self._in_use
+
     def classified(self, node_ids: Sequence[str]) -> dict[str, str]:
         # The marks of what the caller may see; a withheld node is not there at all.
         withheld = self._gate.withheld
@@ -159,7 +178,10 @@ class GatedReads:
         wanted = list(dict.fromkeys(ids))
         marks = self._tx.classified(wanted)
         withheld = self._gate.withheld
-        return {i for i in wanted if not split(marks.get(i)) & withheld}
+        shown = {i for i in wanted if not split(marks.get(i)) & withheld}
+        if len(shown) < len(wanted):
+            self._in_use = True  # met one: made after the read asked, if it said none
+        return shown
 
     def _shown_met(self, ids: Iterable[str]) -> set[str]:
         """``_shown``, asking the store only about the ids this read has not met."""
@@ -172,7 +194,10 @@ class GatedReads:
 
     def _keep(self, nodes: Sequence[NodeRecord]) -> list[NodeRecord]:
         self._met.update((n.id, not self._gate.hides(n)) for n in nodes)
-        return self._restate(self._cut([n for n in nodes if self._met[n.id]]))
+        kept = [n for n in nodes if self._met[n.id]]
+        if len(kept) < len(nodes):
+            self._in_use = True
+        return self._restate(self._cut(kept))
 
     def _restate(self, nodes: list[NodeRecord]) -> list[NodeRecord]:
         """``nodes`` with each status a withheld relation moved read as the relations
@@ -180,7 +205,7 @@ class GatedReads:
         asked about: one statement for the relations into them, at most two more when
         some of those come from nodes not met yet or from withheld ones."""
         asked = [n for n in nodes if n.id not in self._checked and status.moved(n.type, n.status)]
-        if asked:
+        if asked and self.withheld_in_use():
             ids = list(dict.fromkeys(n.id for n in asked))
             self._checked.update(ids)
             evidence = self._tx.edges_into(ids, status.MOVING)
@@ -399,7 +424,7 @@ class GatedReads:
     ) -> list[NodeRecord]:
         # Asked of the store with every status a withheld relation could have moved one of
         # ``statuses`` to, and kept by the status shown.
-        wide = status.widened(node_type, statuses)
+        wide = status.widened(node_type, statuses) if self.withheld_in_use() else statuses
         return self._paged(
             lambda n: self._tx.heads_by_status(node_type, wide, n), limit, statuses=statuses
         )
@@ -410,9 +435,10 @@ class GatedReads:
     def heads_many(self, asks: Sequence[HeadsAsk]) -> list[list[NodeRecord]]:
         # Asked together; a list the gate cut short pages on by itself, from its second page.
         # A list by status is asked wider and kept by the status shown (heads_by_status).
+        in_use = any(a.statuses is not None for a in asks) and self.withheld_in_use()
         wide = [
             a
-            if a.statuses is None
+            if a.statuses is None or not in_use
             else HeadsAsk(a.type, a.limit, status.widened(a.type, a.statuses))
             for a in asks
         ]
@@ -719,8 +745,9 @@ def view(store: GraphStore, tx: ReadTx) -> ReadTx:
 
 
 def withholds(tx: ReadTx) -> bool:
-    """Whether ``tx`` reads through a gate that withholds a class."""
-    return isinstance(tx, GatedReads)
+    """Whether ``tx`` reads through a gate that withholds a class the memory's nodes have
+    carried (``GatedReads.withheld_in_use``): where not, every status reads as stored."""
+    return isinstance(tx, GatedReads) and tx.withheld_in_use()
 
 
 def moved_unseen(tx: ReadTx, ids: Iterable[str]) -> set[str]:

@@ -23,7 +23,7 @@ from kenning_encounter.errors import (
     Withheld,
 )
 from kenning_encounter.memory import classification, status, validate
-from kenning_encounter.memory.gates import hides, view
+from kenning_encounter.memory.gates import hides, view, withholds
 from kenning_encounter.memory.models import (
     Created,
     Deleted,
@@ -362,6 +362,8 @@ def _changes_shown(
     # not: its move reads the same to every reader.
     ids = list(dict.fromkeys(c["node"] for c in changes))
     if not any(status.moved(before[i].type, before[i].status) for i in ids):
+        return changes
+    if not withholds(seen):  # no node the gate withholds was ever made: none moved one
         return changes
     # The relations into each, read as an unlink reads them (``_restore_status``), and
     # which of their sources the gate shows.

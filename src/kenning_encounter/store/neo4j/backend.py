@@ -60,7 +60,7 @@ from kenning_encounter.store.port import (
     WriteTx,
 )
 from kenning_encounter.store.tracing import DEFAULT_SLOW_QUERY_MS, QueryLog, Tracer
-from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, CLASSIFICATIONS
 
 if TYPE_CHECKING:
     from neo4j import Driver, ManagedTransaction, Result, Session, Transaction
@@ -416,6 +416,14 @@ class Neo4jStore:
                         engine.execute(tx, st, None, read=_consume, tracer=tracer, ns=ns)
 
                     s.execute_write(moved)
+            if int(version) < 8:
+                # The classes the read gate asks of the clock (memory/gates.py).
+                known = {"all": list(CLASSIFICATIONS)}
+                s.execute_write(
+                    lambda tx: engine.execute(
+                        tx, q.CLASSES_MIGRATE, known, read=_consume, tracer=tracer, ns=ns
+                    )
+                )
             if int(version) < q.SCHEMA_VERSION:
                 s.execute_write(
                     lambda tx: engine.execute(

@@ -59,7 +59,9 @@ TEXT_FORMAT: Final = TOKENIZER_VERSION
 # 5: each node mirrors its latest use, used_at (standing.py backfills older memories).
 # 7: a node a classified node resolves, supports or challenges carries a label per class
 #    of those nodes (classified.py; read_cypher's gate keeps it from who may not see them).
-SCHEMA_VERSION: Final = 7
+# 8: the clock carries the classes the memory's nodes have carried (``classes``), which
+#    the read gate asks before any work a withheld class calls for (memory/gates.py).
+SCHEMA_VERSION: Final = 8
 
 
 def _checked(name: str) -> str:
@@ -244,7 +246,8 @@ KEEP_PLAN: Final = "CYPHER replan=skip "
 # Writing the clock node takes its exclusive lock, held to commit: every write
 # transaction starts here, so writers from any process queue in tick order.
 CLOCK_NEXT: Final = KEEP_PLAN + (
-    "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival + 1 RETURN c.ival"
+    "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival + 1 "
+    "RETURN [c.ival, coalesce(c.classes, [])]"
 )
 # The same, then the locus's open encounter (ops/spine.py ``open_encounter_of``): a write's
 # first question asked with its reservation, after the lock (Neo4jTx.begin_write).
@@ -252,7 +255,7 @@ CLOCK_NEXT_OPEN_OF: Final = KEEP_PLAN + (
     "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival + 1 WITH c "
     "OPTIONAL MATCH (e:Encounter:KenningMemory {locus: $locus}) "
     "WHERE e.sealed_at IS NULL AND e.dissolved_at IS NULL "
-    "RETURN c.ival, properties(e) ORDER BY e.opened_tick DESC LIMIT 1"
+    "RETURN [c.ival, coalesce(c.classes, [])], properties(e) ORDER BY e.opened_tick DESC LIMIT 1"
 )
 # A batch write's first statement (Neo4jTx.begin_batch): the same, the heads of $names,
 # and the head nodes of $named (the names a batch revises by). $names and $named hold '',
@@ -275,7 +278,7 @@ BATCH_BEGIN: Final = KEEP_PLAN + (
     "RETURN n } OPTIONAL MATCH (x:Encounter:KenningMemory)-[:RECORDED]->(n) "
     "OPTIONAL MATCH (s:KenningMemory)-[:SUPERSEDES]->(n) "
     "RETURN collect([properties(n), x.id, x.locus, s.id, elementId(n)]) AS found } "
-    "RETURN c.ival, properties(e), held, found"
+    "RETURN [c.ival, coalesce(c.classes, [])], properties(e), held, found"
 )
 CLOCK_UNDO: Final = (
     KEEP_PLAN + "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival - 1"
@@ -569,6 +572,30 @@ DELETIONS_COUNT: Final = (
     "ON CREATE SET m.ival = 1 ON MATCH SET m.ival = m.ival + 1 "
     "SET m.tick = c.ival"
 )
+# The classes the memory's nodes have carried, kept on its clock (so a writer, who holds
+# the clock, sets them in order, and every read's synchronisation reads them): a write
+# adds those of the nodes it makes ($classes), and nothing takes one away, so a class a
+# deleted node carried still counts for the record of the past.
+CLASSES_NOTE: Final = (
+    "MATCH (c:Meta {_memory: $memory, key: 'clock'}) "
+    "SET c.classes = [x IN $all WHERE x IN coalesce(c.classes, []) OR x IN $classes]"
+)
+# Schema < 8 -> 8: the classes of the nodes made before the clock carried them, standing
+# or in the record of the past (a deleted node's body names its classification; a body
+# that names one is taken to carry every class its text holds: more, never fewer).
+CLASSES_MIGRATE: Final = (
+    "MATCH (c:Meta {_memory: $memory, key: 'clock'}) "
+    "CALL (c) { MATCH (n:KenningMemory) WHERE n.classification IS NOT NULL "
+    "RETURN collect(DISTINCT n.classification) AS live } "
+    "CALL (c) { MATCH (p:KenningPast {_memory: $memory, kind: 'node'}) "
+    "WHERE p.body CONTAINS 'classification' RETURN collect(p.body) AS gone } "
+    "SET c.classes = [x IN $all WHERE x IN coalesce(c.classes, []) "
+    "OR any(m IN live WHERE x IN split(m, ',')) OR any(b IN gone WHERE b CONTAINS x)]"
+)
+# The same, read alone (a read with no node cache to synchronise).
+CLASSES_USED: Final = (
+    "MATCH (c:Meta {_memory: $memory, key: 'clock'}) RETURN coalesce(c.classes, [])"
+)
 # A write marks the stored nodes it changed (status, successor, use, pin) with its tick;
 # the statements that link, revise, confirm, consult and pin mark theirs themselves.
 NODES_TOUCH: Final = (
@@ -597,7 +624,8 @@ def _synchronisation() -> str:
         "OPTIONAL MATCH (m:Meta {_memory: $memory, key: 'made'}) "
         # the memory's identity rides with the deletions: both say what the cache may keep
         "WITH c.ival AS clock, coalesce(x.ival, 0) AS erasures, "
-        "[coalesce(d.ival, 0), d.tick, m.ival] AS deletions, "
+        # and the classes its nodes have carried (memory/gates.py asks before its work)
+        "[coalesce(d.ival, 0), d.tick, m.ival, coalesce(c.classes, [])] AS deletions, "
         "coalesce(t.ival, 0) AS docs, coalesce(l.ival, 0) AS tokens, "
         # at most $over ids: more than the cache would drop one by one empties it instead
         f"COLLECT {{ {seeks} }}[0..$over] AS touched "

@@ -34,7 +34,12 @@ from kenning_encounter.store.persons import Confirmation, PersonRecord
 from kenning_encounter.store.port import BatchStart, DumpedNode, HeadsAsk, Subgraph
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
-from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES, NODE_TYPES, STATUS_EFFECTS
+from kenning_encounter.vocabulary import (
+    AUTHORED_RELATION_TYPES,
+    CLASSIFICATIONS,
+    NODE_TYPES,
+    STATUS_EFFECTS,
+)
 
 if TYPE_CHECKING:
     from neo4j import ManagedTransaction
@@ -55,6 +60,7 @@ class _Synced(NamedTuple):
     deletions: int
     docs: int
     tokens: int
+    classes: frozenset[str]  # those the memory's nodes have carried (CLASSES_NOTE)
 
 
 def node_from_row(label: str, row: list[Any]) -> NodeRecord:
@@ -134,6 +140,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self._tracer = tracer
         self._tick: int | None = None
         self._reserve_due = False  # begin_write's reservation, made by the first statement
+        self._classes: frozenset[str] | None = None  # as the reservation read them
         self._tick_used = False
         self._now: str | None = None
         self._touched: set[str] = set()
@@ -218,7 +225,9 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
                 "the memory removed while this server ran; restart the server to make a new "
                 "memory there (an export taken before holds what was lost)"
             )
-        self._tick = int(reserved[0][0])
+        tick, classes = reserved[0][0]
+        self._tick = int(tick)
+        self._classes = frozenset(str(c) for c in classes)
         return reserved
 
     def begin_batch(
@@ -305,10 +314,14 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
     # (classified.py): a relation or node that goes takes its part of them along.
     def delete_edge(self, source: str, target: str, rel_type: str) -> None:
         super().delete_edge(source, target, rel_type)
-        if rel_type in STATUS_EFFECTS and self.classified([source]):
+        if rel_type in STATUS_EFFECTS and self.classes_used() and self.classified([source]):
             self._relabel_moved([target])
 
     def delete_nodes(self, node_ids: Sequence[str], *, keep_past: bool = False) -> None:
+        # No node was ever classified: no node carries a moved label (nor a class label).
+        if not self.classes_used():
+            super().delete_nodes(node_ids, keep_past=keep_past)
+            return
         marked = list(self.classified(list(dict.fromkeys(node_ids))))
         moved = {e.target for e in self.edges_out_of(marked, MOVING)} if marked else set()
         super().delete_nodes(node_ids, keep_past=keep_past)
@@ -508,6 +521,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             "at": self.now,
             "touched_at": self.now if encounter in self._touch_due else None,
         }
+        self._note_classes(r.props.get("classification") for r in records)
         made = self.rows(q.NODES_CREATE_ALL, params)
         if not made or made[0][0] != len(revising):
             raise StoreError(
@@ -598,9 +612,16 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             self._adopt(self._cache, row)
 
     def _adopt(self, cache: NodeCache, row: Sequence[Any]) -> _Synced:
-        clock, erasures, (deletions, deleted_at, made), docs, tokens, touched = row[:6]
+        clock, erasures, (deletions, deleted_at, made, classes), docs, tokens, touched = row[:6]
         self._same_memory(made)
-        synced = _Synced(int(clock), int(erasures), int(deletions), int(docs), int(tokens))
+        synced = _Synced(
+            int(clock),
+            int(erasures),
+            int(deletions),
+            int(docs),
+            int(tokens),
+            frozenset(str(c) for c in classes),
+        )
         self._synced = synced
         counts = (synced.erasures, synced.deletions)
         cache.synchronise(
@@ -619,6 +640,37 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         (what was counted then holds while they stand); None in a write."""
         synced = self._synced_read()
         return None if synced is None else (synced.clock, synced.erasures, synced.deletions)
+
+    def classes_used(self) -> frozenset[str]:
+        """A write's from the statement that reserved its tick, which holds the clock and
+        so every other writer off until this one ends; a read's from its node cache's
+        synchronisation (made now if not yet), else asked alone."""
+        if self._writable:
+            if self._reserve_due:
+                self._reserve(q.CLOCK_NEXT, {})
+            if self._classes is not None:
+                return self._classes
+        else:
+            synced = self._synced_read()
+            if synced is not None:
+                return synced.classes
+        rows = self.rows(q.CLASSES_USED)
+        return frozenset(str(c) for c in rows[0][0]) if rows else frozenset()
+
+    def _note_classes(self, classifications: Iterable[object]) -> None:
+        """The classes of nodes this write makes, added to the memory's (CLASSES_NOTE):
+        a statement only when one is new to it."""
+        named = {
+            c
+            for mark in classifications
+            if isinstance(mark, str)
+            for c in mark.split(",")
+            if c in CLASSIFICATIONS
+        }
+        if named and not named <= (self._classes or frozenset()):
+            params = {"classes": sorted(named), "all": list(CLASSIFICATIONS)}
+            self.rows(q.CLASSES_NOTE, params)
+            self._classes = (self._classes or frozenset()) | named
 
     def erasures(self) -> int:
         """From the node cache's synchronisation when this read has one (the same count)."""
@@ -825,6 +877,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             names[node.name] = node.id
             if node.type == "Component":
                 sources[component_key(node)] = node.id
+        self._note_classes(d.node.props.get("classification") for d in nodes)
         for label, rows in by_label.items():
             self.rows(q.render(q.LOAD_NODES, label=label), {"rows": rows})
         if nodes:
