@@ -389,10 +389,7 @@ def test_a_neighbourhood_is_one_statement_whatever_its_types(
     )
     rels = ["SUPPORTS", "ABOUT", "RAISES"]
     for ids in ([c0.id, c1.id], [c0.id, o0.id, q0.id]):
-        # The store's own statement: a read through the classification gate asks one more,
-        # of the relations into a node it shows with a status they may have moved
-        # (memory/gates.py, the supported hypothesis here).
-        store = memory.backend
+        store = memory.store
         sent = recorder.during(store.read, lambda tx, ids=ids: tx.neighbourhood(ids, rels))
         assert len([s for s in sent if "[r]" in s]) == 1, sent  # then the nodes it reached
         got = store.read(lambda tx, ids=ids: tx.neighbourhood(ids, rels))
