@@ -101,6 +101,10 @@ def _reads(reader: Memory, tick: int) -> dict[str, Callable[[], Any]]:
         "find_by_name": lambda: reader.find_by_name("lantern oil"),
         "trace_provenance": lambda: reader.trace_provenance("lantern gas"),
         "as_of search": lambda: reader.search("lantern", as_of=tick),
+        "search, superseded too": lambda: reader.search("lantern", include_superseded=True),
+        "as_of search, superseded too": lambda: reader.search(
+            "lantern", as_of=tick, include_superseded=True
+        ),
         "as_of find_by_name": lambda: reader.find_by_name("lantern gas", as_of=tick),
         "infuse": lambda: infuser.infuse("r", "tell me about the lantern"),
         "re-entry": lambda: reader.advance_encounter(f"r{next(sessions)}", "again"),
@@ -122,6 +126,8 @@ NOTHING_WITHHELD = {
     "find_by_name": 2,
     "trace_provenance": 5,
     "as_of search": 7,
+    "search, superseded too": 3,
+    "as_of search, superseded too": 7,
     "as_of find_by_name": 5,
     "infuse": 3,
     "re-entry": 8,
@@ -186,6 +192,8 @@ def test_another_server_s_classified_node_turns_the_gate_s_work_on_at_the_next_r
         "find_by_name": 4,
         "trace_provenance": 6,
         "as_of search": 12,
+        "search, superseded too": 5,
+        "as_of search, superseded too": 12,
         "as_of find_by_name": 8,
         "infuse": 5,
         "re-entry": 13,

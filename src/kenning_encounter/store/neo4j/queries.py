@@ -665,11 +665,15 @@ ENC_NODES: Final = (
 # --- lexical search ----------------------------------------------------------------
 # The procedure yields hits best first and the filter keeps that order, so LIMIT can
 # stop early; an ORDER BY here would score and sort every hit (5x slower at 10k nodes).
+# One row: the classes the memory's nodes have carried (CLASSES_NOTE), which the read
+# gate asks of the hits' statuses next, and the hits in order.
 FULLTEXT_QUERY: Final = (
-    "CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score "
+    "MATCH (c:Meta {_memory: $memory, key: 'clock'}) "
+    "CALL () { CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score "
     "WHERE node:KenningMemory AND ($types IS NULL OR any(l IN labels(node) WHERE l IN $types)) "
     "AND ($heads_only = false OR NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() }) "
-    "RETURN node.id, score LIMIT $limit"
+    "RETURN node.id AS id, score LIMIT $limit } "
+    "RETURN coalesce(c.classes, []), collect([id, score])"
 )
 
 

@@ -74,7 +74,12 @@ def search(
         "heads_only": heads_only,
         "limit": limit,
     }
-    return [SearchHit(id=str(r[0]), score=float(r[1])) for r in tx.rows(q.FULLTEXT_QUERY, params)]
+    rows = tx.rows(q.FULLTEXT_QUERY, params)
+    if not rows:
+        return []
+    classes, hits = rows[0]
+    tx.saw_classes(classes)
+    return [SearchHit(id=str(i), score=float(score)) for i, score in hits]
 
 
 # Hits asked of the index beyond a search's limit, for those its filter drops (another

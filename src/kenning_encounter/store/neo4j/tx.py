@@ -141,6 +141,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self._tick: int | None = None
         self._reserve_due = False  # begin_write's reservation, made by the first statement
         self._classes: frozenset[str] | None = None  # as the reservation read them
+        self._classes_seen: frozenset[str] | None = None  # as a read's statement read them
         self._tick_used = False
         self._now: str | None = None
         self._touched: set[str] = set()
@@ -644,18 +645,29 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
     def classes_used(self) -> frozenset[str]:
         """A write's from the statement that reserved its tick, which holds the clock and
         so every other writer off until this one ends; a read's from its node cache's
-        synchronisation (made now if not yet), else asked alone."""
+        synchronisation or a statement that brought them (a search's), else from a
+        synchronisation made now (asked alone when the store keeps no node cache)."""
         if self._writable:
             if self._reserve_due:
                 self._reserve(q.CLOCK_NEXT, {})
             if self._classes is not None:
                 return self._classes
+        elif self._synced is not None:
+            return self._synced.classes
+        elif self._classes_seen is not None:
+            return self._classes_seen
         else:
             synced = self._synced_read()
             if synced is not None:
                 return synced.classes
         rows = self.rows(q.CLASSES_USED)
         return frozenset(str(c) for c in rows[0][0]) if rows else frozenset()
+
+    def saw_classes(self, classes: Iterable[object]) -> None:
+        """A statement of this read brought the memory's classes (as CLASSES_USED reads
+        them): ``classes_used`` answers from them."""
+        if not self._writable:
+            self._classes_seen = frozenset(str(c) for c in classes)
 
     def _note_classes(self, classifications: Iterable[object]) -> None:
         """The classes of nodes this write makes, added to the memory's (CLASSES_NOTE):
