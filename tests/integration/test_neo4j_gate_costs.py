@@ -248,3 +248,21 @@ def test_an_older_memory_s_classes_are_read_from_its_nodes_and_its_past(
         assert again.read(lambda tx: tx.classes_used()) == {"pci", "secret"}
     finally:
         again.close()
+
+
+def test_a_search_of_every_version_brings_what_the_gate_asks(
+    servers: tuple[Memory, Memory, Recorder],
+) -> None:
+    # A search of every version reads its hits without the node cache's synchronisation.
+    # The classes the gate then asks come with its statement: a synchronisation of its
+    # own, between the nodes read and the reads after, would drop what another server
+    # changed meanwhile and have those reads fetch the nodes again.
+    reader, writer, recorder = servers
+    tick = _plant(writer)
+    _costs(recorder, _reads(reader, tick))  # the reader holds the lanterns
+    writer.create_entities("w", [{"type": "Observation", "name": "lantern smokes"}])
+    writer.delete_entities("w", ["lantern smokes"])  # a deletion: every cache starts again
+    sent = recorder.during(lambda: reader.search("lantern", as_of=tick, include_superseded=True))
+    # The moment's synchronisation; the search; its nodes; the past's three (as main's).
+    assert len(sent) == 6, sent
+    assert len([x for x in sent if "_touched > $since" in x]) == 1, sent
