@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kenning_encounter.memory import dump, load
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
 from kenning_encounter.vocabulary import CLASSIFICATIONS
+from tests.support.backends import neo4j_unavailable, open_neo4j_store
 
 ALL = tuple(CLASSIFICATIONS)
 
@@ -106,3 +108,33 @@ def test_an_embedded_store_finds_its_classes_again_when_it_opens(tmp_path: Path)
         assert _used(store) == {"pci", "secret"}
     finally:
         store.close()
+
+
+def test_an_imported_memory_counts_the_classes_it_brought(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    writer = Memory(store, granted=ALL)
+    writer.advance_encounter("w", "lamps")
+    writer.create_entities(
+        "w",
+        [
+            {"type": "Note", "name": "card lamp", "classification": "pci"},
+            {"type": "Note", "name": "plain lamp"},
+        ],
+    )
+    with (tmp_path / "d.jsonl").open("wb") as out:
+        dump.export(store, out, app_version="test")
+    if store.backend == "embedded":
+        copy: GraphStore = EmbeddedStore.open(tmp_path / "copy")
+    else:  # the test database emptied again, under the store that wrote it
+        opened = open_neo4j_store()
+        if isinstance(opened, str):
+            neo4j_unavailable(opened)
+        copy = opened
+    try:
+        assert _used(copy) == frozenset()
+        load.load(copy, load.verify(tmp_path / "d.jsonl"))
+        assert _used(copy) == {"pci"}
+        assert Memory(copy).find_by_name("plain lamp").node.name == "plain lamp"
+    finally:
+        copy.close()
