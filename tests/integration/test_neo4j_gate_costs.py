@@ -18,6 +18,7 @@ import pytest
 
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.pipeline import Infuser
+from kenning_encounter.memory.gates import Gate, GatedReads
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 from tests.integration.test_neo4j_write_round_trips import Recorder
@@ -266,3 +267,35 @@ def test_a_search_of_every_version_brings_what_the_gate_asks(
     # The moment's synchronisation; the search; its nodes; the past's three (as main's).
     assert len(sent) == 6, sent
     assert len([x for x in sent if "_touched > $since" in x]) == 1, sent
+
+
+def test_a_class_first_used_while_a_read_runs_is_heard_by_that_read(
+    servers: tuple[Memory, Memory, Recorder],
+) -> None:
+    # A read takes no lock: it synchronised while nothing was withheld, then another
+    # server noted a class, made a node of it and challenged a hypothesis with it, and
+    # only then did the read fetch the hypothesis. That node was changed after the clock
+    # the read's classes stand at, so they are asked again, and the challenge is read away.
+    reader, writer, recorder = servers
+    _plant(writer)
+    oil = writer.find_by_name("lantern oil").node.id
+
+    def work(tx: Any) -> tuple[str | None, list[str]]:
+        assert tx.moment() is not None  # the read's synchronisation, before the write
+        assert tx.classes_used() == frozenset()
+        writer.create_entities(
+            "w", [{"type": "Observation", "name": "vault lantern", "classification": "secret"}]
+        )
+        writer.create_relations(
+            "w", [{"source": "vault lantern", "type": "CHALLENGES", "target": "lantern oil"}]
+        )
+        recorder.sent, recorder.on = [], True
+        try:
+            found = GatedReads(tx, Gate(())).get_nodes([oil])[oil]
+        finally:
+            recorder.on = False
+        return found.status, recorder.sent
+
+    shown, sent = reader.backend.read(work)
+    assert shown == "untested"
+    assert len([s for s in sent if "RETURN c.ival, coalesce(c.classes" in s]) == 1, sent

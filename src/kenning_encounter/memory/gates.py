@@ -164,8 +164,9 @@ class GatedReads:
     # --- helpers -----------------------------------------------------------------
     def withheld_in_use(self) -> bool:
         """Whether a node of a class this gate withholds was ever in the memory: asked of
-        the store once per read, and only where the answer spares the read some work."""
-        if self._in_use is None:
+        the store only where the answer spares the read some work, and asked again each
+        time until it is yes (the store answers from what its read has already asked)."""
+        if not self._in_use:
             self._in_use = bool(self._tx.classes_used() & self._gate.withheld)
         return self._in_use
 

@@ -592,9 +592,9 @@ CLASSES_MIGRATE: Final = (
     "SET c.classes = [x IN $all WHERE x IN coalesce(c.classes, []) "
     "OR any(m IN live WHERE x IN split(m, ',')) OR any(b IN gone WHERE b CONTAINS x)]"
 )
-# The same, read alone (a read with no node cache to synchronise).
+# The same, read alone, with the clock they stand at.
 CLASSES_USED: Final = (
-    "MATCH (c:Meta {_memory: $memory, key: 'clock'}) RETURN coalesce(c.classes, [])"
+    "MATCH (c:Meta {_memory: $memory, key: 'clock'}) RETURN c.ival, coalesce(c.classes, [])"
 )
 # A write marks the stored nodes it changed (status, successor, use, pin) with its tick;
 # the statements that link, revise, confirm, consult and pin mark theirs themselves.
@@ -665,15 +665,15 @@ ENC_NODES: Final = (
 # --- lexical search ----------------------------------------------------------------
 # The procedure yields hits best first and the filter keeps that order, so LIMIT can
 # stop early; an ORDER BY here would score and sort every hit (5x slower at 10k nodes).
-# One row: the classes the memory's nodes have carried (CLASSES_NOTE), which the read
-# gate asks of the hits' statuses next, and the hits in order.
+# One row: the clock and the classes the memory's nodes have carried (CLASSES_NOTE),
+# which the read gate asks of the hits' statuses next, and the hits in order.
 FULLTEXT_QUERY: Final = (
     "MATCH (c:Meta {_memory: $memory, key: 'clock'}) "
     "CALL () { CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score "
     "WHERE node:KenningMemory AND ($types IS NULL OR any(l IN labels(node) WHERE l IN $types)) "
     "AND ($heads_only = false OR NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() }) "
     "RETURN node.id AS id, score LIMIT $limit } "
-    "RETURN coalesce(c.classes, []), collect([id, score])"
+    "RETURN [c.ival, coalesce(c.classes, [])], collect([id, score])"
 )
 
 

@@ -77,8 +77,8 @@ def search(
     rows = tx.rows(q.FULLTEXT_QUERY, params)
     if not rows:
         return []
-    classes, hits = rows[0]
-    tx.saw_classes(classes)
+    (clock, classes), hits = rows[0]
+    tx.saw_classes(int(clock), classes)
     return [SearchHit(id=str(i), score=float(score)) for i, score in hits]
 
 
@@ -123,6 +123,7 @@ def search_remembered(
     for node_id, score, label, props, enc, locus, encounter in rows:
         hits.append(SearchHit(id=str(node_id), score=float(score)))
         if node_id not in held:  # a head: no successor
+            tx.saw_touched(props)
             record = node_record(
                 props, label=str(label), encounter=enc, locus=locus, superseded_by=None
             )

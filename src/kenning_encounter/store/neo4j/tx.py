@@ -141,7 +141,10 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self._tick: int | None = None
         self._reserve_due = False  # begin_write's reservation, made by the first statement
         self._classes: frozenset[str] | None = None  # as the reservation read them
-        self._classes_seen: frozenset[str] | None = None  # as a read's statement read them
+        # As a read's statement read them, with the clock they stood at; and the latest
+        # tick a node this read took from the server was changed at (``classes_used``).
+        self._classes_seen: tuple[int, frozenset[str]] | None = None
+        self._newest_touch = -1
         self._tick_used = False
         self._now: str | None = None
         self._touched: set[str] = set()
@@ -164,6 +167,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
 
     def node(self, label: str, row: list[Any]) -> NodeRecord:
         node = node_from_row(label, row)
+        self.saw_touched(row[0])
         if len(row) > 4 and self._writable:  # a node read (NODES_GET): its element id too
             self._element_ids[node.id] = str(row[4])
         return node
@@ -652,22 +656,35 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
                 self._reserve(q.CLOCK_NEXT, {})
             if self._classes is not None:
                 return self._classes
-        elif self._synced is not None:
-            return self._synced.classes
-        elif self._classes_seen is not None:
-            return self._classes_seen
-        else:
-            synced = self._synced_read()
-            if synced is not None:
-                return synced.classes
-        rows = self.rows(q.CLASSES_USED)
-        return frozenset(str(c) for c in rows[0][0]) if rows else frozenset()
+            rows = self.rows(q.CLASSES_USED)
+            return frozenset(str(c) for c in rows[0][1]) if rows else frozenset()
+        seen = self._classes_seen
+        if self._synced is not None and (seen is None or self._synced.clock >= seen[0]):
+            seen = (self._synced.clock, self._synced.classes)
+        elif seen is None and (synced := self._synced_read()) is not None:
+            seen = (synced.clock, synced.classes)
+        # A read takes no lock: a node it read may have been changed by a write made after
+        # the clock those classes stand at, and that write (or one before it) may have made
+        # the first node of a class. Then the classes are asked again, after the node.
+        if seen is None or self._newest_touch > seen[0]:
+            rows = self.rows(q.CLASSES_USED)
+            if not rows:
+                raise StoreError(_CLOCK_GONE)
+            seen = (int(rows[0][0]), frozenset(str(c) for c in rows[0][1]))
+            self._classes_seen = seen
+        return seen[1]
 
-    def saw_classes(self, classes: Iterable[object]) -> None:
-        """A statement of this read brought the memory's classes (as CLASSES_USED reads
-        them): ``classes_used`` answers from them."""
+    def saw_classes(self, clock: int, classes: Iterable[object]) -> None:
+        """A statement of this read brought the memory's classes and the clock they stand
+        at (as CLASSES_USED reads them): ``classes_used`` answers from them."""
         if not self._writable:
-            self._classes_seen = frozenset(str(c) for c in classes)
+            self._classes_seen = (clock, frozenset(str(c) for c in classes))
+
+    def saw_touched(self, props: Mapping[str, Any]) -> None:
+        """A node this read took from the server: the tick it was last changed at."""
+        touched = props.get(q.TOUCHED)
+        if isinstance(touched, int) and touched > self._newest_touch:
+            self._newest_touch = touched
 
     def _note_classes(self, classifications: Iterable[object]) -> None:
         """The classes of nodes this write makes, added to the memory's (CLASSES_NOTE):
@@ -716,6 +733,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         rows = self.rows(q.NODES_GET_ALL, {"ids": ids})
         for label, props, enc, locus, successor, encounter, element_id in rows:
             node = node_from_row(str(label), [props, enc, locus, successor])
+            self.saw_touched(props)
             found[node.id] = node
             if self._writable:
                 self._element_ids[node.id] = str(element_id)
