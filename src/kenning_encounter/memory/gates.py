@@ -37,8 +37,11 @@ which classes the memory's nodes have ever carried (``classes_used``: kept with 
 clock, read by the statement a read or write begins with anyway, never fewer than
 there are) and, when it withholds none of them, reads every status as stored, which is
 then the replay of evidence it may all see. The answer is asked afresh by each read, so
-a node classified by another server counts from the next read on; and a read that
-meets a withheld node all the same (made while it ran) does the work from then on.
+a node classified by another server counts from the next read on. Within a read, a
+write that commits while it runs is heard too: on Neo4j a node fetched after the clock
+the answer stands at has it asked again (store/neo4j/tx.py ``classes_used``), the
+embedded store's reads stand on one snapshot, and a read that meets a withheld node
+does the work from then on whatever it was told.
 """
 
 from __future__ import annotations
