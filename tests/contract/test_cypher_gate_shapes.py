@@ -28,6 +28,7 @@ from tests.support.classified import MARK
 ALL = tuple(CLASSIFICATIONS)
 GUESS = "(a:Hypothesis {name: 'lantern guess'})"
 FINDING = "(b:Concept {name: 'lantern finding'})"
+PLAIN = "(a:Observation {name: 'plain lantern'})"
 AUTHORED = "SUPPORTS|GROUNDS|CHALLENGES|RAISES"
 
 
@@ -52,9 +53,10 @@ SHAPES = (
     both(
         "every node the spine recorded",
         "MATCH (:Encounter)-[:RECORDED]->(x) RETURN x.name",
+        # Not the guess either: a withheld note challenges it, so its stored status is
+        # that note's doing (store/neo4j/classified.py, the moved labels).
         [
             ["lantern finding"],
-            ["lantern guess"],
             ["lantern open"],
             ["lantern policy"],
             ["plain lantern"],
@@ -77,15 +79,14 @@ SHAPES = (
     ),
     both(
         "a variable-length path's inner nodes",
-        f"MATCH p = {GUESS}-[:{AUTHORED}*1..2]-{FINDING} "
-        "UNWIND nodes(p) AS x RETURN DISTINCT x.name",
-        [["lantern finding"], ["lantern guess"], ["plain lantern"]],
+        f"MATCH p = {PLAIN}-[:{AUTHORED}*1..3]-(b) UNWIND nodes(p) AS x RETURN DISTINCT x.name",
+        [["lantern finding"], ["plain lantern"]],
     ),
     Shape(
         "a variable-length path's relationships",
-        f"MATCH p = {GUESS}-[:{AUTHORED}*1..2]-{FINDING} RETURN size(relationships(p))",
-        f"MATCH p = {GUESS}-[:{AUTHORED}*1..2]-{FINDING} RETURN size(rels(p))",
-        [[2]],
+        f"MATCH p = {PLAIN}-[:{AUTHORED}*1..2]-{FINDING} RETURN size(relationships(p))",
+        f"MATCH p = {PLAIN}-[:{AUTHORED}*1..2]-{FINDING} RETURN size(rels(p))",
+        [[1]],
     ),
     Shape(
         "a shortest path around a withheld node",
@@ -129,9 +130,9 @@ SHAPES = (
     ),
     Shape(
         "startNode and endNode",
-        "MATCH ()-[r:CHALLENGES|SUPPORTS]->() RETURN startNode(r).name, endNode(r).name",
+        "MATCH ()-[r:GROUNDS|RAISES]->() RETURN startNode(r).name, endNode(r).name",
         None,
-        [["plain lantern", "lantern guess"]],
+        [["plain lantern", "lantern finding"]],
     ),
     both(
         "a revision chain into a withheld version",
@@ -146,9 +147,9 @@ SHAPES = (
     ),
     Shape(
         "a pattern comprehension from an unbound node",
-        "MATCH (h:Hypothesis) RETURN [(x:Observation)-[:CHALLENGES]->(h) | x.name]",
+        f"MATCH {FINDING} RETURN [(x:Observation)-[:GROUNDS]->(b) | x.name]",
         None,
-        [[[]]],
+        [[["plain lantern"]]],
     ),
     Shape(
         "a pattern predicate",

@@ -27,6 +27,7 @@ from kenning_encounter.memory.models import Created, RecordedNode
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore, HeadsAsk, ReadTx
+from kenning_encounter.store.records import WITHHELD_SUCCESSOR
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 from tests.support import classified as plan
 from tests.support.classified import MARK
@@ -232,6 +233,13 @@ def test_a_read_added_to_the_port_answers_gated_without_a_method(
         def classified(self, ids: list[str]) -> dict[str, str]:
             return self.tx.classified(ids)
 
+        # What the gate asks of a status a relation moved (memory/status.py).
+        def edges_into(self, ids: list[str], rels: list[str]) -> list[Any]:
+            return self.tx.edges_into(ids, rels)
+
+        def moves_after(self, ids: list[str], tick: int) -> list[Any]:
+            return self.tx.moves_after(ids, tick)
+
         def everything(self) -> list[Any]:
             sub = self.tx.authored_graph()
             return [*sub.nodes, {"by_id": {n.id: n for n in sub.nodes}}, tuple(sub.edges)]
@@ -290,6 +298,47 @@ def test_read_cypher_with_the_grant_sees_the_withheld_text(
         MARK in str(r)
         for r in partial.read_cypher("MATCH (n:Concept) RETURN n.description AS d").rows
     )  # the secret Concept is not
+
+
+def test_read_cypher_reaches_no_status_a_withheld_node_moved(store: GraphStore) -> None:
+    """A stored status is the whole memory's: a hypothesis a withheld observation challenged
+    reads "challenged". read_cypher reads what is stored, so a node a withheld node
+    resolves, supports or challenges is out of a query's reach, as the withheld node is,
+    for a caller not granted its class (the other reads show its status as the relations
+    they show give it); back in reach once those relations are gone (an undo)."""
+    writer = Memory(store, granted=ALL)
+    writer.advance_encounter(plan.WRITER, "moved statuses")
+    writer.create_entities(
+        plan.WRITER,
+        [
+            {"type": "Hypothesis", "name": "wick guess", "description": "wicks burn"},
+            {"type": "Question", "name": "wick why", "description": "why wicks burn"},
+            {"type": "Observation", "name": "soot seen", "description": "soot"},
+            {"type": "Observation", "name": MARK, "description": MARK, "classification": "phi"},
+        ],
+    )
+    challenge = {"source": MARK, "type": "CHALLENGES", "target": "wick guess"}
+    writer.create_relations(
+        plan.WRITER,
+        [
+            challenge,
+            {"source": MARK, "type": "RESOLVES", "target": "wick why"},
+            {"source": "soot seen", "type": "SUPPORTS", "target": "wick guess"},
+        ],
+    )
+    query = "MATCH (n) WHERE n.status IS NOT NULL RETURN n.name AS name, n.status AS status"
+    gated, partial = Memory(store), Memory(store, granted=("pii", "pci", "secret"))
+
+    def statuses(memory: Memory) -> dict[str, str]:
+        return {str(r[0]): str(r[1]) for r in memory.read_cypher(query).rows}
+
+    assert statuses(gated) == statuses(partial) == {}
+    assert statuses(writer) == {"wick guess": "challenged", "wick why": "resolved"}
+    assert statuses(Memory(store, granted=("phi",)))["wick guess"] == "challenged"
+    writer.delete_relations(plan.WRITER, [challenge])  # its own fresh mistake
+    assert statuses(gated) == {"wick guess": "supported"}
+    writer.delete_entities(plan.WRITER, [MARK])
+    assert statuses(gated) == {"wick guess": "supported", "wick why": "open"}
 
 
 def test_read_cypher_runs_as_ever_while_nothing_withheld_is_held(store: GraphStore) -> None:
@@ -465,8 +514,8 @@ def test_a_public_version_names_no_withheld_revision(store: GraphStore) -> None:
     version's id in superseded_by through every read that showed it (find_by_name and
     trace_provenance by its id, chain_history, search of older versions, the port's own
     node reads), and a write that named the public version was refused naming that id.
-    Read as if the withheld version were not there, the public one ends its chain; a
-    write refused because of the withheld revision names no id."""
+    The public one reads as superseded (tests/contract/test_gated_revisions.py) and names
+    no successor; a write refused because of the withheld revision names no id."""
     _, first, revised = _made_secret(store, "plan")
     secret = revised.created[0]
     gated = Memory(store)
@@ -481,7 +530,7 @@ def test_a_public_version_names_no_withheld_revision(store: GraphStore) -> None:
     for answer in answers:
         text = json.dumps(_plain(answer), default=str)
         assert secret.id not in text and MARK not in text, text
-    assert gated.find_by_name(first.id).node.superseded_by is None
+    assert gated.find_by_name(first.id).node.superseded_by == WITHHELD_SUCCESSOR
     gated.advance_encounter("another", "revise the public version")
     refusals = [
         lambda: gated.create_entities(

@@ -95,3 +95,56 @@ def test_a_store_made_before_class_labels_gains_them_when_opened(
         assert MARK not in str(Memory(reopened).read_cypher(EVERY_TEXT).rows)
     finally:
         reopened.close()
+
+
+# The one relation of the plan that moves a status from a classified node: the phi ward
+# note challenges the public hypothesis (classified.py, the moved labels).
+EXPECTED_MOVED = {"lantern guess": ["KenningMoved_phi"]}
+STATUSES = "MATCH (n:Hypothesis) RETURN n.name AS name, n.status AS status"
+
+
+def _moved(driver: Any) -> dict[str, list[str]]:
+    with driver.session() as s:
+        rows = s.run(
+            "MATCH (n:KenningMemory) WITH n, "
+            "[l IN labels(n) WHERE l STARTS WITH 'KenningMoved_'] AS l WHERE l <> [] "
+            "RETURN n.name AS name, l"
+        )
+        return {r["name"]: sorted(r["l"]) for r in rows}
+
+
+def test_a_relation_from_a_classified_node_labels_what_it_moves(
+    neo4j_store: Neo4jStore, raw_driver: Any, tmp_path: Path
+) -> None:
+    _plant(neo4j_store)
+    assert _moved(raw_driver) == EXPECTED_MOVED
+    assert "lantern guess" not in str(Memory(neo4j_store).read_cypher(STATUSES).rows)
+    path = tmp_path / "d.jsonl"
+    with path.open("wb") as out:
+        export(neo4j_store, out, app_version="test")
+    fresh = open_neo4j_store()  # the test database emptied again
+    assert not isinstance(fresh, str)
+    try:
+        load.load(fresh, load.verify(path))
+        assert _moved(raw_driver) == EXPECTED_MOVED  # an import labels them too
+    finally:
+        fresh.close()
+
+
+def test_a_store_made_before_moved_labels_gains_them_when_opened(
+    neo4j_store: Neo4jStore, raw_driver: Any
+) -> None:
+    _plant(neo4j_store)
+    with raw_driver.session() as s:  # as a schema-6 server left it
+        for c in CLASSIFICATIONS:
+            s.run(f"MATCH (n:KenningMoved_{c}) REMOVE n:KenningMoved_{c}").consume()
+        s.run("MATCH (v:Meta {key: 'schema_version'}) SET v.ival = 6").consume()
+    # What it fixes: the status the withheld challenge gave, read by a caller not granted it.
+    assert "challenged" in str(Memory(neo4j_store).read_cypher(STATUSES).rows)
+    reopened = _reopen(neo4j_store)
+    try:
+        assert reopened.schema_version() == q.SCHEMA_VERSION
+        assert _moved(raw_driver) == EXPECTED_MOVED
+        assert "challenged" not in str(Memory(reopened).read_cypher(STATUSES).rows)
+    finally:
+        reopened.close()

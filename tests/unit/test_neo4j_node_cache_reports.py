@@ -44,6 +44,10 @@ def test_every_statement_that_changes_a_node_is_heard_by_the_caches() -> None:
         # an import's statements: _on_cleared / _on_load_changed move the deletion count
         "CLEAR_NODES": False,
         "LOAD_NODES": False,  # new nodes
+        "LOAD_EDGES": False,  # its SET is of a label (classified.MOVED_BY_SOURCE)
+        # a part of EDGES_CREATE and LOAD_EDGES: a label, which no cached record holds
+        "MOVED_BY_SOURCE": False,
+        "MOVED_RELABEL": False,  # labels only, after a relation or node went
         # schema migrations, run while a store opens, before it serves
         "MIGRATE_MEMORY_LABEL": False,
         "BACKFILL_USED_AT": False,

@@ -22,10 +22,11 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from kenning_encounter.errors import InvalidInput
-from kenning_encounter.memory import directors
+from kenning_encounter.memory import directors, gates, status
 from kenning_encounter.memory.models import EncounterOut, NodeOut, ReEntry
 from kenning_encounter.store.ops.graph import walk_back
 from kenning_encounter.store.outline import Outline
+from kenning_encounter.store.past import StatusMove
 from kenning_encounter.store.persons import ClaimRecord, Confirmation
 from kenning_encounter.store.port import (
     MAX_CHAIN,
@@ -37,7 +38,12 @@ from kenning_encounter.store.port import (
     SearchHit,
     Subgraph,
 )
-from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
+from kenning_encounter.store.records import (
+    WITHHELD_SUCCESSOR,
+    EdgeRecord,
+    EncounterRecord,
+    NodeRecord,
+)
 from kenning_encounter.textproc import tokenize
 from kenning_encounter.textproc_time import OffCalendar, utc_instant
 from kenning_encounter.vocabulary import (
@@ -163,6 +169,8 @@ class Past:
         # The SUPERSEDES edges standing now into each revised node asked about, made by
         # the tick: its revision then, unless that one was deleted since (the record's).
         self._revised_by: dict[str, list[EdgeRecord]] = {}
+        # Through a read gate: the status each node was recorded with (``_replayed``).
+        self._recorded: dict[str, str | None] = {}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.tx, name)
@@ -222,7 +230,7 @@ class Past:
                     kept.append(e)
         standing += [e for i in revised for e in self._revised_by[i]]
         successor = {e.target: e.source for e in standing}
-        return {
+        then = {
             i: replace(
                 n,
                 status=first.get(i, n.status),
@@ -230,6 +238,36 @@ class Past:
             )
             for i, n in found.items()
         }
+        return self._replayed(then)
+
+    def _replayed(self, then: dict[str, NodeRecord]) -> dict[str, NodeRecord]:
+        """Through a read gate, the statuses at the tick of the nodes a withheld relation
+        moved (memory/gates.py): the status each was recorded with, moved by the relations
+        the reader may see that stood then (memory/status.py), as the gate reads the
+        present. Only a status a relation could have set can read otherwise."""
+        ids = [i for i, n in then.items() if status.moved(n.type, n.status)]
+        if not ids or not gates.withholds(self.tx):
+            return then
+        evidence: dict[str, list[EdgeRecord]] = {}
+        for e in self.edges_into(ids, status.MOVING):  # the gate meets the withheld ones
+            evidence.setdefault(e.target, []).append(e)
+        ids = sorted(gates.moved_unseen(self.tx, ids))
+        if not ids:
+            return then
+        unasked = [i for i in ids if i not in self._recorded]
+        if unasked:
+            moves: dict[str, list[StatusMove]] = {}
+            for move in self.tx.moves_after(unasked, -1):  # oldest first
+                moves.setdefault(move.node, []).append(move)
+            for i in unasked:
+                self._recorded[i] = status.recorded(then[i].status, moves.get(i, []))
+        out = dict(then)
+        for i in ids:
+            n = then[i]
+            out[i] = replace(
+                n, status=status.replayed(n.type, self._recorded[i], evidence.get(i, []))
+            )
+        return out
 
     def nodes(self, ids: Iterable[str]) -> dict[str, NodeRecord]:
         wanted = list(dict.fromkeys(ids))
@@ -386,6 +424,8 @@ class Past:
                 if edge is None:
                     break
                 step = edge.source if forward else edge.target
+                if step == WITHHELD_SUCCESSOR:  # revised by a version the gate withholds
+                    break
                 take(step)
                 if step in seen or step not in records:
                     break
@@ -395,7 +435,11 @@ class Past:
             return links
 
         ahead = walk(ahead_of, forward=True)
-        whole = ChainSpan(node_id, ahead[-1].node.id if ahead else node_id, walk(back_of, False))
+        head = ahead[-1].node.id if ahead else node_id
+        end = records.get(head)
+        if end is not None and self._as_then({head: end})[head].superseded_by == WITHHELD_SUCCESSOR:
+            head = WITHHELD_SUCCESSOR  # the newest version shown was revised by one not shown
+        whole = ChainSpan(node_id, head, walk(back_of, False))
         span = replace(whole, newer=ahead).window(older, newer)
         then = self._as_then({x.node.id: x.node for x in [*span.older, *span.newer]})
         return replace(

@@ -15,16 +15,46 @@ source is bookmarked) must see the whole memory, and a write returns only what i
 ``read_cypher`` cannot be filtered after the fact (a projection of a property carries no
 id), so the withheld classes go to the backend, which keeps those nodes out of what the
 query can reach (store/embedded/sandbox.py prunes its snapshot; the Neo4j store refuses).
+
+Two things a shown node carries were made by the nodes beside it, and are read here as the
+caller's memory gives them, in one place for every read:
+
+- A version revised by a withheld one is superseded, whoever may see its successor: it is
+  no head of anything (search, lookups, re-entry, orient, conflicts, infusion, as_of), and
+  where it is shown it says so by ``superseded_by`` = ``WITHHELD_SUCCESSOR``, which names,
+  counts and describes nothing (no id, no reason, no author). A chain read through it
+  ends there, its head that same word. A name the withheld version holds is, to this
+  caller, the name of the newest version it may see that carries it, as if the withheld
+  one had never been made.
+- A status a relation moved (a question resolved, a hypothesis supported or challenged) is
+  the replay of the relations the caller may see (memory/status.py): a withheld challenge
+  moves no shown hypothesis, and a list asked by status (open questions) lists by that.
+
+That second reading costs statements (the relations into each such node), and most
+memories never hold a node of a class their readers are not granted: the default grant
+is empty, so every default server reads through a gate. So a read first asks the store
+which classes the memory's nodes have ever carried (``classes_used``: kept with the
+clock, read by the statement a read or write begins with anyway, never fewer than
+there are) and, when it withholds none of them, reads every status as stored, which is
+then the replay of evidence it may all see. The answer is asked afresh by each read, so
+a node classified by another server counts from the next read on. Within a read, a
+write that commits while it runs is heard too: on Neo4j a node fetched after the clock
+the answer stands at has it asked again (store/neo4j/tx.py ``classes_used``), the
+embedded store's reads stand on one snapshot, and a read that meets a withheld node
+does the work from then on whatever it was told.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar, cast
 
+from kenning_encounter.memory import status
 from kenning_encounter.memory.classification import split
-from kenning_encounter.store.outline import Outline
+from kenning_encounter.store.outline import OUTSIDE, Outline, as_numpy
+from kenning_encounter.store.past import StatusMove
 from kenning_encounter.store.persons import Confirmation
 from kenning_encounter.store.port import (
     MAX_CHAIN,
@@ -38,7 +68,12 @@ from kenning_encounter.store.port import (
     TermStatsSnapshot,
     WriteTx,
 )
-from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
+from kenning_encounter.store.records import (
+    WITHHELD_SUCCESSOR,
+    EdgeRecord,
+    EncounterRecord,
+    NodeRecord,
+)
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 
 T = TypeVar("T")
@@ -78,6 +113,15 @@ class GatedReads:
         # id -> shown, for the nodes this read met: a version's successor is usually met
         # in the same walk, so the cut of a chain (``_cut``) rarely asks the store again.
         self._met: dict[str, bool] = {}
+        # The nodes whose status was checked against their evidence, and the status each
+        # one a withheld relation moved reads as here.
+        self._checked: set[str] = set()
+        self._restated: dict[str, str | None] = {}
+        # The shown nodes a relation from a withheld node (standing, or deleted since)
+        # runs into, of a kind that moves a status: met by ``_restate`` and ``_unnamed``.
+        self._moved_unseen: set[str] = set()
+        # Whether the memory ever held a node this gate withholds; None until asked.
+        self._in_use: bool | None = None
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self._tx, name)
@@ -121,6 +165,14 @@ class GatedReads:
         return value
 
     # --- helpers -----------------------------------------------------------------
+    def withheld_in_use(self) -> bool:
+        """Whether a node of a class this gate withholds was ever in the memory: asked of
+        the store only where the answer spares the read some work, and asked again each
+        time until it is yes (the store answers from what its read has already asked)."""
+        if not self._in_use:
+            self._in_use = bool(self._tx.classes_used() & self._gate.withheld)
+        return self._in_use
+
     def classified(self, node_ids: Sequence[str]) -> dict[str, str]:
         # The marks of what the caller may see; a withheld node is not there at all.
         withheld = self._gate.withheld
@@ -130,11 +182,55 @@ class GatedReads:
         wanted = list(dict.fromkeys(ids))
         marks = self._tx.classified(wanted)
         withheld = self._gate.withheld
-        return {i for i in wanted if not split(marks.get(i)) & withheld}
+        shown = {i for i in wanted if not split(marks.get(i)) & withheld}
+        if len(shown) < len(wanted):
+            self._in_use = True  # met one: made after the read asked, if it said none
+        return shown
+
+    def _shown_met(self, ids: Iterable[str]) -> set[str]:
+        """``_shown``, asking the store only about the ids this read has not met."""
+        wanted = list(dict.fromkeys(ids))
+        unmet = [i for i in wanted if i not in self._met]
+        if unmet:
+            shown = self._shown(unmet)
+            self._met.update((i, i in shown) for i in unmet)
+        return {i for i in wanted if self._met[i]}
 
     def _keep(self, nodes: Sequence[NodeRecord]) -> list[NodeRecord]:
         self._met.update((n.id, not self._gate.hides(n)) for n in nodes)
-        return self._cut([n for n in nodes if self._met[n.id]])
+        kept = [n for n in nodes if self._met[n.id]]
+        if len(kept) < len(nodes):
+            self._in_use = True
+        return self._restate(self._cut(kept))
+
+    def _restate(self, nodes: list[NodeRecord]) -> list[NodeRecord]:
+        """``nodes`` with each status a withheld relation moved read as the relations
+        shown give it (memory/status.py). Only a status a relation could have set is
+        asked about: one statement for the relations into them, at most two more when
+        some of those come from nodes not met yet or from withheld ones."""
+        asked = [n for n in nodes if n.id not in self._checked and status.moved(n.type, n.status)]
+        if asked and self.withheld_in_use():
+            ids = list(dict.fromkeys(n.id for n in asked))
+            self._checked.update(ids)
+            evidence = self._tx.edges_into(ids, status.MOVING)
+            shown = self._shown_met({e.source for e in evidence})
+            unseen = sorted({e.target for e in evidence if e.source not in shown})
+            self._moved_unseen.update(unseen)
+            if unseen:
+                moves: dict[str, list[StatusMove]] = {}
+                for move in self._tx.moves_after(unseen, -1):  # oldest first
+                    moves.setdefault(move.node, []).append(move)
+                by_id = {n.id: n for n in asked}
+                for i in unseen:
+                    node = by_id[i]
+                    start = status.recorded(node.status, moves.get(i, []))
+                    seen = [e for e in evidence if e.target == i and e.source in shown]
+                    self._restated[i] = status.replayed(node.type, start, seen)
+        if not any(n.id in self._restated for n in nodes):
+            return nodes
+        return [
+            replace(n, status=self._restated[n.id]) if n.id in self._restated else n for n in nodes
+        ]
 
     def _meet(self, values: Sequence[Any]) -> None:
         """The nodes among ``values`` met, and their successors asked about at once: the
@@ -143,18 +239,20 @@ class GatedReads:
 
     def _cut(self, nodes: list[NodeRecord]) -> list[NodeRecord]:
         """``nodes`` as if the withheld versions were not there: one revised by a withheld
-        version ends its chain (as ``chain`` ends a walk there), naming no successor."""
-        after = [n.superseded_by for n in nodes if n.superseded_by is not None]
-        unmet = [i for i in dict.fromkeys(after) if i not in self._met]
-        if unmet:
-            shown = self._shown(unmet)
-            self._met.update((i, i in shown) for i in unmet)
-        if all(self._met[i] for i in after):
+        version is still superseded (no head), and names no successor (as ``chain`` ends
+        a walk there)."""
+        after = [
+            n.superseded_by
+            for n in nodes
+            if n.superseded_by is not None and n.superseded_by != WITHHELD_SUCCESSOR
+        ]
+        shown = self._shown_met(after)
+        if len(shown) == len(set(after)):
             return nodes
         return [
             n
-            if n.superseded_by is None or self._met[n.superseded_by]
-            else replace(n, superseded_by=None)
+            if n.superseded_by is None or n.superseded_by in shown
+            else replace(n, superseded_by=WITHHELD_SUCCESSOR)
             for n in nodes
         ]
 
@@ -163,18 +261,26 @@ class GatedReads:
         fetch: Callable[[int], list[NodeRecord]],
         limit: int,
         first: list[NodeRecord] | None = None,
+        statuses: Sequence[str] | None = None,
     ) -> list[NodeRecord]:
         """Up to ``limit`` shown nodes of a list, asked larger while the gate cuts it
-        short; ``first``: its first page (``limit`` asked), read already."""
+        short; ``first``: its first page (``limit`` asked), read already. ``statuses``:
+        only the nodes whose status, as shown, is one of them (the list asked of the
+        store holds more: ``status.widened``)."""
+
+        def kept_of(got: list[NodeRecord]) -> list[NodeRecord]:
+            kept = self._keep(got)
+            return kept if statuses is None else [n for n in kept if n.status in statuses]
+
         ask = limit
         for _ in range(_MORE):
             got = fetch(ask) if first is None else first
             first = None
-            kept = self._keep(got)
+            kept = kept_of(got)
             if len(kept) >= limit or len(got) < ask:
                 return kept[:limit]
             ask *= 4
-        return self._keep(fetch(ask))[:limit]
+        return kept_of(fetch(ask))[:limit]
 
     def _sub(self, sub: Subgraph) -> Subgraph:
         nodes = self._keep(sub.nodes)
@@ -267,13 +373,22 @@ class GatedReads:
         return {n.id: n for n in self._keep(list(self._tx.get_nodes(node_ids).values()))}
 
     def head_id_by_name(self, name: str) -> str | None:
-        found = self._tx.head_id_by_name(name)
-        return found if found is None or found in self._shown([found]) else None
+        return self.head_ids_by_names([name]).get(name)
 
     def head_ids_by_names(self, names: Sequence[str]) -> dict[str, str]:
+        # A name a withheld node holds is held, here, as the name registry would hold it
+        # had that node never been made: by the newest version shown that carries it
+        # (asof.Past reads a past the same way, so now and as_of now agree).
         found = self._tx.head_ids_by_names(names)
-        shown = self._shown(found.values())
-        return {name: i for name, i in found.items() if i in shown}
+        shown = self._shown_met(found.values())
+        out = {name: i for name, i in found.items() if i in shown}
+        for name in (n for n in dict.fromkeys(names) if n in found and n not in out):
+            forms = dict.fromkeys([name, unicodedata.normalize("NFC", name)])
+            named = self._keep([n for form in forms for n in self._tx.nodes_named(form)])
+            newest = max(named, key=lambda n: (n.tick, n.ord), default=None)
+            if newest is not None:
+                out[name] = newest.id
+        return out
 
     def component_id_by_source(self, kind: str, label: str, key: str) -> str | None:
         found = self._tx.component_id_by_source(kind, label, key)
@@ -297,9 +412,12 @@ class GatedReads:
         if (back, ahead) != (older, newer):
             span = self._tx.chain(node_id, older=back, newer=ahead)
         self._met.update((link.node.id, keep(link.node)) for link in [*span.older, *span.newer])
+        withheld_ahead = not all(keep(x.node) for x in span.newer)
         span = span.window(older, newer, keep)
+        if withheld_ahead:  # revised by a version not shown: the chain's head is not either
+            span = replace(span, head=WITHHELD_SUCCESSOR)
         links = [*span.older, *span.newer]
-        cut = self._cut([link.node for link in links])
+        cut = self._keep([link.node for link in links])
         if all(a is b.node for a, b in zip(cut, links, strict=True)):
             return span
         moved = [replace(link, node=node) for link, node in zip(links, cut, strict=True)]
@@ -308,23 +426,77 @@ class GatedReads:
     def heads_by_status(
         self, node_type: str, statuses: Sequence[str], limit: int
     ) -> list[NodeRecord]:
-        return self._paged(lambda n: self._tx.heads_by_status(node_type, statuses, n), limit)
+        # Asked of the store with every status a withheld relation could have moved one of
+        # ``statuses`` to, and kept by the status shown.
+        wide = status.widened(node_type, statuses) if self.withheld_in_use() else statuses
+        return self._paged(
+            lambda n: self._tx.heads_by_status(node_type, wide, n), limit, statuses=statuses
+        )
 
     def recent_heads(self, node_type: str, limit: int) -> list[NodeRecord]:
         return self._paged(lambda n: self._tx.recent_heads(node_type, n), limit)
 
     def heads_many(self, asks: Sequence[HeadsAsk]) -> list[list[NodeRecord]]:
         # Asked together; a list the gate cut short pages on by itself, from its second page.
+        # A list by status is asked wider and kept by the status shown (heads_by_status).
+        in_use = any(a.statuses is not None for a in asks) and self.withheld_in_use()
+        wide = [
+            a
+            if a.statuses is None or not in_use
+            else HeadsAsk(a.type, a.limit, status.widened(a.type, a.statuses))
+            for a in asks
+        ]
         return [
             self._paged(
                 lambda n, a=ask: HeadsAsk(a.type, n, a.statuses).asked_of(self._tx),
                 ask.limit,
                 first=got,
+                statuses=asked.statuses,
             )
-            for ask, got in zip(asks, self._tx.heads_many(asks), strict=True)
+            for asked, ask, got in zip(asks, wide, self._tx.heads_many(wide), strict=True)
         ]
 
     # --- relations -----------------------------------------------------------------
+    def _unnamed(self, edges: Sequence[EdgeRecord]) -> list[EdgeRecord]:
+        """The relations between shown nodes, and of a revision of a shown version by a
+        withheld one, the fact and its tick alone: its source ``WITHHELD_SUCCESSOR``, no
+        encounter, no reason. What a read of the past needs to know a version was revised
+        then (asof.Past), and no more."""
+        shown = self._shown_met({x for e in edges for x in (e.source, e.target)})
+        out: list[EdgeRecord] = []
+        for e in edges:
+            if e.source in shown and e.target in shown:
+                out.append(e)
+            elif e.type == "SUPERSEDES" and e.target in shown:
+                out.append(EdgeRecord(WITHHELD_SUCCESSOR, e.target, e.type, e.tick))
+            elif e.type in status.MOVING and e.target in shown:
+                self._moved_unseen.add(e.target)
+        return out
+
+    def moved_unseen(self, ids: Iterable[str]) -> set[str]:
+        """Which of ``ids`` this read met a withheld relation into that moves a status."""
+        return self._moved_unseen.intersection(ids)
+
+    def edges_into(self, node_ids: Sequence[str], rels: Sequence[str]) -> list[EdgeRecord]:
+        return self._unnamed(self._tx.edges_into(node_ids, rels))
+
+    def edges_out_of(self, node_ids: Sequence[str], rels: Sequence[str]) -> list[EdgeRecord]:
+        shown = self._shown_met(node_ids)
+        return self._unnamed(self._tx.edges_out_of([i for i in node_ids if i in shown], rels))
+
+    def ended_at(self, tick: int) -> tuple[list[NodeRecord], list[EdgeRecord]]:
+        # A node deleted since is asked about by its record: the store's classes know
+        # only the nodes it holds, and a deleted withheld node is withheld still.
+        nodes, edges = self._tx.ended_at(tick)
+        kept = self._keep(nodes)
+        return kept, self._unnamed(edges)
+
+    def ended_nodes_at(self, tick: int) -> list[NodeRecord]:
+        return self.ended_at(tick)[0]
+
+    def ended_edges_at(self, tick: int) -> list[EdgeRecord]:
+        return self.ended_at(tick)[1]
+
     def edges_of(self, node_id: str) -> list[EdgeRecord]:
         if node_id not in self._shown([node_id]):
             return []
@@ -362,13 +534,50 @@ class GatedReads:
         return self._sub(challenges), confirmations
 
     def authored_graph(self) -> Subgraph:
-        return self._sub(self._tx.authored_graph())
+        # Every relation is here: only the nodes one from a withheld node moves a status of
+        # are asked about again (``_restate``), not every node with such a status.
+        whole = self._tx.authored_graph()
+        hidden = {n.id for n in whole.nodes if self._gate.hides(n)}
+        moved = {e.target for e in whole.edges if e.type in status.MOVING and e.source in hidden}
+        self._checked.update(n.id for n in whole.nodes if n.id not in moved)
+        return self._sub(whole)
 
     def authored_outline(self) -> Outline:
         # Every relation end is a node of the outline, so what is kept is kept whole.
         # An outline's props are its classification alone: most nodes have none to split.
         hides = self._gate.hides
-        return self._tx.authored_outline().keeping(lambda n: not (n.props and hides(n)))
+        whole = self._tx.authored_outline()
+        outline = whole.keeping(lambda n: not (n.props and hides(n)))
+        if outline is whole:
+            return whole
+        # What the withheld nodes made of those kept: a successor, a status moved.
+        kept = {n.id for n in outline.nodes}
+        self._met.update((n.id, n.id in kept) for n in whole.nodes)
+        moved = _moved_by_unseen(whole, kept)
+        restated = {n.id: n for n in self._restate([n for n in outline.nodes if n.id in moved])}
+        nodes = [
+            restated.get(n.id, n)
+            if n.superseded_by is None or n.superseded_by in kept
+            else replace(restated.get(n.id, n), superseded_by=WITHHELD_SUCCESSOR)
+            for n in outline.nodes
+        ]
+        return Outline(nodes, outline.relations)
+
+
+def _moved_by_unseen(whole: Outline, kept: set[str]) -> set[str]:
+    """The kept nodes of ``whole`` a relation that moves a status runs into from a node
+    not kept: those whose status the gate reads again."""
+    import numpy as np  # as Outline.keeping: only when something is withheld
+
+    rel = whole.relations
+    codes = [i for i, name in enumerate(rel.names) if name in status.MOVING]
+    if not codes or not len(rel):
+        return set()
+    source, target = as_numpy(rel.source), as_numpy(rel.target)
+    here = np.fromiter((n.id in kept for n in whole.nodes), dtype=np.bool_, count=len(whole.nodes))
+    pick = np.isin(as_numpy(rel.kind), codes) & (source != OUTSIDE) & (target != OUTSIDE)
+    pick[pick] = ~here[source[pick]] & here[target[pick]]
+    return {whole.nodes[t].id for t in target[pick].tolist()}
 
 
 def _reachable(sub: Subgraph, starts: Sequence[str]) -> Subgraph:
@@ -537,6 +746,19 @@ def view(store: GraphStore, tx: ReadTx) -> ReadTx:
     if isinstance(store, GatedStore) and not store.gate.open:
         return cast(ReadTx, GatedReads(tx, store.gate))
     return tx
+
+
+def withholds(tx: ReadTx) -> bool:
+    """Whether ``tx`` reads through a gate that withholds a class the memory's nodes have
+    carried (``GatedReads.withheld_in_use``): where not, every status reads as stored."""
+    return isinstance(tx, GatedReads) and tx.withheld_in_use()
+
+
+def moved_unseen(tx: ReadTx, ids: Iterable[str]) -> set[str]:
+    """Which of ``ids`` a relation from a node ``tx``'s gate withholds runs into, of a kind
+    that moves a status, among the relations the read has asked for: asof.Past reads the
+    statuses of these as the gate reads the present's (the rest as the store records)."""
+    return tx.moved_unseen(ids) if isinstance(tx, GatedReads) else set()
 
 
 def withheld_among(tx: ReadTx, ids: Sequence[str]) -> set[str]:

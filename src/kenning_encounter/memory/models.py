@@ -169,7 +169,11 @@ class NodeOut(LazyModel):
     tick: SkipJsonSchema[int] = Internal
     encounter: str | None = None
     locus: SkipJsonSchema[str | None] = Field(default=None, exclude=True)
-    superseded_by: str | None = None
+    superseded_by: str | None = Field(
+        default=None,
+        description="Id of the version that revised it (not sent for a live node); "
+        "'withheld' when that version is of a class this server is not granted",
+    )
     director: DirectorOut | None = Field(
         default=None, description="Who directed the session that recorded it"
     )

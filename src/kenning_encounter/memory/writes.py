@@ -22,8 +22,8 @@ from kenning_encounter.errors import (
     SupersessionRule,
     Withheld,
 )
-from kenning_encounter.memory import classification, validate
-from kenning_encounter.memory.gates import hides
+from kenning_encounter.memory import classification, status, validate
+from kenning_encounter.memory.gates import hides, view, withholds
 from kenning_encounter.memory.models import (
     Created,
     Deleted,
@@ -35,6 +35,7 @@ from kenning_encounter.memory.models import (
 )
 from kenning_encounter.memory.spine import ensure_open, require_open
 from kenning_encounter.store.ids import type_of_id
+from kenning_encounter.store.past import StatusMove
 from kenning_encounter.store.port import BatchStart, GraphStore, ReadTx, WriteTx
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.vocabulary import (
@@ -342,9 +343,55 @@ def create_relations(
         tx.set_statuses(moves, known=unmoved)
         tx.create_edges(links)
         tx.touch_encounter(encounter.name)
+        changes = _changes_shown(view(store, tx), tx, changes, unmoved)
         return Related(encounter=encounter.name, tick=tx.tick, created=made, status_changes=changes)
 
     return store.write(work)
+
+
+def _changes_shown(
+    seen: ReadTx, tx: WriteTx, changes: list[dict[str, str]], before: Mapping[str, NodeRecord]
+) -> list[dict[str, str]]:
+    """The status moves a write made, as its caller's gate shows statuses (memory/gates.py):
+    a node a withheld relation moved reads from and to what the relations shown give it
+    before and after this write (none, when that is no move), never the stored status that
+    would tell of the withheld relation. ``seen``: the write's reads through the gate."""
+    if seen is tx or not changes:
+        return changes
+    # A status no relation had moved before this write was moved by none, withheld or
+    # not: its move reads the same to every reader.
+    ids = list(dict.fromkeys(c["node"] for c in changes))
+    if not any(status.moved(before[i].type, before[i].status) for i in ids):
+        return changes
+    if not withholds(seen):  # no node the gate withholds was ever made: none moved one
+        return changes
+    # The relations into each, read as an unlink reads them (``_restore_status``), and
+    # which of their sources the gate shows.
+    into = {
+        i: [e for e in tx.edges_of(i) if e.target == i and e.type in STATUS_EFFECTS] for i in ids
+    }
+    sources = sorted({e.source for edges in into.values() for e in edges})
+    shown = set(seen.get_nodes(sources))
+    unseen = {i for i, edges in into.items() if any(e.source not in shown for e in edges)}
+    if not unseen:
+        return changes
+    moves: dict[str, list[StatusMove]] = {}
+    for move in tx.moves_after(sorted(unseen), -1):
+        moves.setdefault(move.node, []).append(move)
+    out: list[dict[str, str]] = []
+    for i in ids:
+        kept = [c for c in changes if c["node"] == i]
+        if i not in unseen:
+            out += kept
+            continue
+        node = before[i]
+        start = status.recorded(node.status, moves.get(i, []))
+        evidence = [e for e in into[i] if e.source in shown]
+        was = status.replayed(node.type, start, [e for e in evidence if e.tick < tx.tick])
+        now = status.replayed(node.type, start, evidence)
+        if was != now:
+            out.append({**kept[0], "from": str(was), "to": str(now)})
+    return out
 
 
 def _ends(tx: WriteTx, session: str, rels: Sequence[RelationIn]) -> BatchStart:
@@ -518,20 +565,13 @@ def _restore_status(tx: WriteTx, node: NodeRecord) -> None:
     resolved, a hypothesis recorded supported, falsified or retired) is where that starts,
     never the type's default; the record of the past keeps it as the first move's
     ``before``."""
-    derived = {to for m in STATUS_EFFECTS.values() for t, (_, to) in m.items() if t == node.type}
-    if node.status not in derived:  # no relation set it, so none going can take it back
+    if not status.moved(node.type, node.status):  # no relation set it, none can take it back
         return
-    moves = tx.moves_after([node.id], -1)
-    status = moves[0].before if moves else node.status
-    evidence = sorted(
-        (e for e in tx.edges_of(node.id) if e.target == node.id), key=lambda e: e.tick
-    )
-    for edge in evidence:
-        effect = STATUS_EFFECTS.get(edge.type, {}).get(node.type)
-        if effect is not None and status in effect[0]:
-            status = effect[1]
-    if status is not None and status != node.status:
-        tx.set_status(node.id, status)
+    start = status.recorded(node.status, tx.moves_after([node.id], -1))
+    evidence = [e for e in tx.edges_of(node.id) if e.target == node.id]
+    then = status.replayed(node.type, start, evidence)
+    if then is not None and then != node.status:
+        tx.set_status(node.id, then)
 
 
 def delete_relations(

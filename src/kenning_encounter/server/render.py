@@ -36,6 +36,7 @@ from kenning_encounter.server.outputs import (
     Schema,
     Vocabulary,
 )
+from kenning_encounter.store.records import WITHHELD_SUCCESSOR
 from kenning_encounter.vocabulary import RELATION_TYPES
 
 CLIP = 160
@@ -50,6 +51,8 @@ def clip(text: str, limit: int = CLIP) -> str:
 def node_line(n: NodeOut) -> str:
     status = f" ({n.status})" if n.status else ""
     later = f" [superseded by {n.superseded_by}]" if n.superseded_by else ""
+    if n.superseded_by == WITHHELD_SUCCESSOR:
+        later = " [superseded, by a version of a class this server is not granted]"
     body = f" — {clip(n.description)}" if n.description else ""
     return f"- {n.type} {n.id} {n.name!r}{status}{later}{body}"
 

@@ -237,6 +237,14 @@ class NodeReads(Protocol):
         asks this of the ids an answer names, so it need not read the whole nodes)."""
         ...
 
+    def classes_used(self) -> frozenset[str]:
+        """Every class a node of this memory has carried, standing or deleted since (the
+        record of the past keeps what it was), or more, never fewer: a class once used
+        stays. The read gate does the work a class it withholds calls for only when one
+        is here (memory/gates.py); each read asks afresh, so another process's write of a
+        classified node counts from the next read on."""
+        ...
+
     def head_id_by_name(self, name: str) -> str | None: ...
 
     def head_ids_by_names(self, names: Sequence[str]) -> dict[str, str]:

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
+
+# What a version's ``superseded_by`` holds, for a reader not granted its successor's class
+# (memory/gates.py): it was revised, and by what is not said. No id has this form.
+WITHHELD_SUCCESSOR: Final = "withheld"
 
 
 @dataclass(frozen=True, slots=True)

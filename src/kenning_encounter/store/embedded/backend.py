@@ -55,6 +55,7 @@ from kenning_encounter.store.embedded.textindex import (
 from kenning_encounter.store.embedded.tx import (
     IO_FAULT,
     POOL_FULL,
+    ClassesUsed,
     EmbeddedTx,
     engine_error,
     node_to_index_doc,
@@ -135,6 +136,8 @@ class EmbeddedStore:
         self._infusion_log = EmbeddedInfusionLog(self)
         self._index_repairs = 0  # see _repair_index
         self._migrate()
+        # The classes the memory's nodes have carried, which the read gate asks first.
+        self._classes = ClassesUsed.scan(lambda st: self._rows(self._writer, st))
         self._index = TextIndex(data_dir / "textindex")
         try:
             self._sync_index()
@@ -332,6 +335,7 @@ class EmbeddedStore:
                 tracer=self._tracer,
                 open_names=self._open_names,
                 committed=self._nodes,
+                classes=self._classes,
             )
             result = work(tx)
             self._nodes.begin_commit()
@@ -433,7 +437,12 @@ class EmbeddedStore:
         try:
             result = work(
                 EmbeddedTx(
-                    conn, clock=self._clock, writable=False, tracer=self._tracer, snapshot=snapshot
+                    conn,
+                    clock=self._clock,
+                    writable=False,
+                    tracer=self._tracer,
+                    snapshot=snapshot,
+                    classes=self._classes,
                 )
             )
         except BaseException:

@@ -205,6 +205,14 @@ NODES_RECORD: Final = (
     "CREATE (e)-[:RECORDED {{tick: $tick}}]->(n)"
 )
 # Every classified node of a type, for the read gate's set (nodecache.py).
+# The classifications a type's nodes carry, and the bodies of deleted nodes that name
+# one (the record of the past): what the store's classes_used starts from when it opens.
+CLASSES_LIVE: Final = (
+    "MATCH (n:{label}) WHERE n.classification IS NOT NULL RETURN DISTINCT n.classification"
+)
+CLASSES_PAST: Final = (
+    "MATCH (p:Past) WHERE p.kind = 'node' AND p.body CONTAINS 'classification' RETURN p.body"
+)
 MARKS_ALL: Final = (
     "MATCH (n:{label}) WHERE n.classification IS NOT NULL "
     "RETURN n.id, n.classification LIMIT $limit"

@@ -303,7 +303,7 @@ def _project(path: Path, withheld: frozenset[str] = frozenset()) -> None:
     import ladybug
 
     from kenning_encounter.store.embedded.engine import rows
-    from kenning_encounter.vocabulary import NODE_TYPES
+    from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, STATUS_EFFECTS
 
     db = ladybug.Database(str(path), buffer_pool_size=PROJECT_POOL_BYTES)
     try:
@@ -315,6 +315,19 @@ def _project(path: Path, withheld: frozenset[str] = frozenset()) -> None:
             # no projection, path or aggregate can reach it (memory/gates.py).
             if withheld:
                 where = withheld_where(withheld)
+                # Nor is a node one of them resolves, supports or challenges: its stored
+                # status is the one that node may have moved (store/neo4j/classified.py
+                # says the same of Neo4j, and why).
+                for rel in sorted(STATUS_EFFECTS):
+                    spec = RELATION_TYPES[rel]
+                    for source in spec.sources:
+                        for target in STATUS_EFFECTS[rel]:
+                            if spec.allows(source, target):
+                                rows(
+                                    conn,
+                                    f"MATCH (n:{source})-[:{rel}]->(t:{target}) WHERE {where} "
+                                    "DETACH DELETE t",
+                                )
                 for name, spec in NODE_TYPES.items():
                     if spec.authored:
                         rows(conn, f"MATCH (n:{name}) WHERE {where} DETACH DELETE n")

@@ -45,7 +45,7 @@ from kenning_encounter.store.ops.base import node_record
 from kenning_encounter.store.ops.graph import revisions_by_type, with_hops
 from kenning_encounter.store.ops.identity import IdentityOps
 from kenning_encounter.store.ops.load import LoadOps
-from kenning_encounter.store.ops.past import PastOps
+from kenning_encounter.store.ops.past import PastOps, node_of
 from kenning_encounter.store.ops.spine import SpineOps
 from kenning_encounter.store.outline import OUTSIDE, Outline, RelationColumns, Relations
 from kenning_encounter.store.persons import Confirmation
@@ -55,6 +55,7 @@ from kenning_encounter.store.tracing import Tracer
 from kenning_encounter.vocabulary import (
     AUTHORED_NODE_TYPES,
     AUTHORED_RELATION_TYPES,
+    CLASSIFICATIONS,
     NODE_TYPES,
     RELATION_TYPES,
 )
@@ -151,6 +152,33 @@ def node_from_row(label: str, row: Sequence[Any]) -> NodeRecord:
     )
 
 
+class ClassesUsed:
+    """The classes the memory's nodes have carried (``classes_used``), kept by the one
+    process that owns the store: read from the graph and its record of the past when the
+    store opens (``scan``), then grown by each write that makes a classified node, before
+    it commits (a write that then fails leaves a class too many, never one too few)."""
+
+    def __init__(self, found: Iterable[str] = ()) -> None:
+        self.now: frozenset[str] = frozenset(found)
+
+    def add(self, classification: object) -> None:
+        if isinstance(classification, str) and classification:
+            named = {c for c in classification.split(",") if c in CLASSIFICATIONS}
+            if not named <= self.now:
+                self.now = self.now | named  # one assignment: a read sees before or after
+
+    @classmethod
+    def scan(cls, rows: Callable[[LiteralString], list[list[Any]]]) -> ClassesUsed:
+        """Read from the graph whole (``rows`` runs a statement on the store)."""
+        found = cls()
+        for label in _MARKED:
+            for (mark,) in rows(q.render(q.CLASSES_LIVE, label=label)):
+                found.add(mark)
+        for (body,) in rows(q.CLASSES_PAST):
+            found.add(node_of(str(body)).props.get("classification"))
+        return found
+
+
 class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
     _spine = q.SPINE_TEXT
     _past = past_text.PAST_TEXT
@@ -170,8 +198,10 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         snapshot: LazySnapshot | None = None,
         open_names: dict[str, str] | None = None,
         committed: NodeCache | None = None,
+        classes: ClassesUsed | None = None,
     ) -> None:
         self._conn = conn
+        self._classes = classes
         self._open_names = open_names
         # A write's view of the node cache: under the write lock the cache holds what the
         # last commit left, so its relation lists of a node this write has not linked or
@@ -474,6 +504,13 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         for lo in range(0, int(top) + 1, PAGE_ROWS):
             yield from self.rows(page, {"lo": lo, "hi": lo + PAGE_ROWS})
 
+    def classes_used(self) -> frozenset[str]:
+        """As the store keeps them (``ClassesUsed``); a transaction made without them
+        reads the graph for them."""
+        if self._classes is None:
+            return ClassesUsed.scan(lambda st: self.rows(st)).now
+        return self._classes.now
+
     def classified(self, node_ids: Sequence[str]) -> dict[str, str]:
         """The read gate's question. In a read, from the cache's classified set, filled by
         one scan per type when not known (a classified node is rare: the set stays small);
@@ -767,6 +804,8 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         for r in group:
             mark = r.props.get("classification")
             self.created_marks[r.id] = str(mark) if mark else None
+            if self._classes is not None:
+                self._classes.add(mark)
         rows = [_row_for(r, cols) for r in group]
         lists = {c: [row[c] for row in rows] for c in cols}
         params = {c: v for c, v in lists.items() if c == "id" or any(x is not None for x in v)}

@@ -37,6 +37,7 @@ from kenning_encounter.store.neo4j import queries as q
 from kenning_encounter.store.neo4j import text as lexical
 from kenning_encounter.store.neo4j.baselines import Neo4jBaselines
 from kenning_encounter.store.neo4j.classified import MIGRATE as MIGRATE_CLASS_LABELS
+from kenning_encounter.store.neo4j.classified import MIGRATE_MOVED as MIGRATE_MOVED_LABELS
 from kenning_encounter.store.neo4j.cypher import check_neo4j_text, check_plan, to_json
 from kenning_encounter.store.neo4j.gds import GdsExecutor, open_gds
 from kenning_encounter.store.neo4j.infusion_log import Neo4jInfusionLog
@@ -59,7 +60,7 @@ from kenning_encounter.store.port import (
     WriteTx,
 )
 from kenning_encounter.store.tracing import DEFAULT_SLOW_QUERY_MS, QueryLog, Tracer
-from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, CLASSIFICATIONS
 
 if TYPE_CHECKING:
     from neo4j import Driver, ManagedTransaction, Result, Session, Transaction
@@ -407,6 +408,22 @@ class Neo4jStore:
                     s.execute_write(label)
             if int(version) < 5:
                 self._backfill_used_at(s)
+            if int(version) < 7:
+                # The moved labels read_cypher's gate is held by too (classified.py).
+                for statement in MIGRATE_MOVED_LABELS:
+
+                    def moved(tx: ManagedTransaction, st: LiteralString = statement) -> None:
+                        engine.execute(tx, st, None, read=_consume, tracer=tracer, ns=ns)
+
+                    s.execute_write(moved)
+            if int(version) < 8:
+                # The classes the read gate asks of the clock (memory/gates.py).
+                known = {"all": list(CLASSIFICATIONS)}
+                s.execute_write(
+                    lambda tx: engine.execute(
+                        tx, q.CLASSES_MIGRATE, known, read=_consume, tracer=tracer, ns=ns
+                    )
+                )
             if int(version) < q.SCHEMA_VERSION:
                 s.execute_write(
                     lambda tx: engine.execute(

@@ -14,10 +14,30 @@ from __future__ import annotations
 
 from typing import Final, LiteralString, cast
 
-from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, CLASSIFICATIONS
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, CLASSIFICATIONS, STATUS_EFFECTS
 
 CLASS_LABEL_PREFIX: Final = "KenningClass_"
 CLASS_LABELS: Final = frozenset(f"{CLASS_LABEL_PREFIX}{c}" for c in CLASSIFICATIONS)
+
+# A node a classified node resolves, supports or challenges carries a status that node may
+# have moved (memory/status.py), stored as the whole memory gives it: the other tools read
+# it as the caller's evidence gives it, read_cypher cannot. So such a node carries one
+# label per class of those sources (``KenningMoved_phi``...), set by the statement that
+# makes the relation (or imports it), and the scope rewrite keeps it out of a query's
+# reach for a caller not granted the class, as it keeps the source out. A label is not
+# taken back when its relation goes (an undo, an erasure): a node then stays out of reach
+# of that caller's queries, which tells of nothing; the other tools show it.
+MOVED_LABEL_PREFIX: Final = "KenningMoved_"
+MOVED_LABELS: Final = frozenset(f"{MOVED_LABEL_PREFIX}{c}" for c in CLASSIFICATIONS)
+_MOVING: Final = ", ".join(f"'{r}'" for r in sorted(STATUS_EFFECTS))
+# Rendered into a relation statement whose {rel} is a type of the vocabulary, with the
+# relation's ends bound to ``a`` and ``b``: no label for a relation that moves nothing.
+MOVED_BY_SOURCE: Final = cast(
+    LiteralString,
+    f"SET b:$(CASE WHEN '{{rel}}' IN [{_MOVING}] THEN "
+    f"[x IN labels(a) WHERE x STARTS WITH '{CLASS_LABEL_PREFIX}' | "
+    f"'{MOVED_LABEL_PREFIX}' + substring(x, {len(CLASS_LABEL_PREFIX)})] ELSE [] END) ",
+)
 
 
 def class_label(cls: str) -> str:
@@ -25,6 +45,13 @@ def class_label(cls: str) -> str:
     if cls not in CLASSIFICATIONS:
         raise ValueError(f"internal: {cls!r} is not a classification")
     return f"{CLASS_LABEL_PREFIX}{cls}"
+
+
+def moved_label(cls: str) -> str:
+    """The label of a node a node of class ``cls`` moved a status of (closed vocabulary)."""
+    if cls not in CLASSIFICATIONS:
+        raise ValueError(f"internal: {cls!r} is not a classification")
+    return f"{MOVED_LABEL_PREFIX}{cls}"
 
 
 def class_labels(classification: object) -> list[str]:
@@ -41,6 +68,16 @@ MIGRATE: Final[tuple[LiteralString, ...]] = tuple(
     "MATCH (n:KenningMemory) WHERE n.classification IS NOT NULL "
     f"AND '{c}' IN split(n.classification, ',') AND NOT n:{CLASS_LABEL_PREFIX}{c} "
     f"SET n:{CLASS_LABEL_PREFIX}{c}"
+    for c in CLASSIFICATIONS
+)
+
+# Schema < 7 -> 7: the moved labels of the relations made before them.
+MIGRATE_MOVED: Final[tuple[LiteralString, ...]] = tuple(
+    cast(
+        LiteralString,
+        f"MATCH (a:{CLASS_LABEL_PREFIX}{c}:KenningMemory)-[:{'|'.join(sorted(STATUS_EFFECTS))}]"
+        f"->(b:KenningMemory) WHERE NOT b:{MOVED_LABEL_PREFIX}{c} SET b:{MOVED_LABEL_PREFIX}{c}",
+    )
     for c in CLASSIFICATIONS
 )
 

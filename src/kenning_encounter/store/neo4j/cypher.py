@@ -24,7 +24,7 @@ from kenning_encounter.errors import ReadOnlyViolation
 from kenning_encounter.store.cypher_guard import Rules, check_read_only, deeper
 from kenning_encounter.store.cypher_lexer import NEO4J
 from kenning_encounter.store.neo4j import queries as q
-from kenning_encounter.store.neo4j.classified import CLASS_LABELS
+from kenning_encounter.store.neo4j.classified import CLASS_LABELS, MOVED_LABELS
 from kenning_encounter.store.neo4j.namespace import MEMORY_PROPERTY, is_memory_label
 
 # Procedures that only describe the database's schema (lowercase): read-only, though the
@@ -177,7 +177,11 @@ def to_json(value: Any, depth: int = 0) -> Any:
         return value if math.isfinite(value) else str(value)
     if isinstance(value, Node):
         # The memory's label and the class labels are scope, not type (classified.py).
-        labels = sorted(n for n in value.labels if not is_memory_label(n) and n not in CLASS_LABELS)
+        labels = sorted(
+            n
+            for n in value.labels
+            if not is_memory_label(n) and n not in CLASS_LABELS and n not in MOVED_LABELS
+        )
         # The text index's fields are bookkeeping: a node reads as on the embedded store.
         shown = {k: v for k, v in value.items() if k not in INDEX_FIELDS}
         return {"_LABEL": labels[0] if labels else None, **to_json(shown, deeper(depth))}

@@ -57,7 +57,11 @@ TEXT_FORMAT: Final = TOKENIZER_VERSION
 # 3: memories have names: every node of ours carries ``_memory``, keys are unique per memory.
 # 4: a classified node carries a label per class (classified.py; read_cypher's gate).
 # 5: each node mirrors its latest use, used_at (standing.py backfills older memories).
-SCHEMA_VERSION: Final = 6
+# 7: a node a classified node resolves, supports or challenges carries a label per class
+#    of those nodes (classified.py; read_cypher's gate keeps it from who may not see them).
+# 8: the clock carries the classes the memory's nodes have carried (``classes``), which
+#    the read gate asks before any work a withheld class calls for (memory/gates.py).
+SCHEMA_VERSION: Final = 8
 
 
 def _checked(name: str) -> str:
@@ -242,7 +246,8 @@ KEEP_PLAN: Final = "CYPHER replan=skip "
 # Writing the clock node takes its exclusive lock, held to commit: every write
 # transaction starts here, so writers from any process queue in tick order.
 CLOCK_NEXT: Final = KEEP_PLAN + (
-    "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival + 1 RETURN c.ival"
+    "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival + 1 "
+    "RETURN [c.ival, coalesce(c.classes, [])]"
 )
 # The same, then the locus's open encounter (ops/spine.py ``open_encounter_of``): a write's
 # first question asked with its reservation, after the lock (Neo4jTx.begin_write).
@@ -250,7 +255,7 @@ CLOCK_NEXT_OPEN_OF: Final = KEEP_PLAN + (
     "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival + 1 WITH c "
     "OPTIONAL MATCH (e:Encounter:KenningMemory {locus: $locus}) "
     "WHERE e.sealed_at IS NULL AND e.dissolved_at IS NULL "
-    "RETURN c.ival, properties(e) ORDER BY e.opened_tick DESC LIMIT 1"
+    "RETURN [c.ival, coalesce(c.classes, [])], properties(e) ORDER BY e.opened_tick DESC LIMIT 1"
 )
 # A batch write's first statement (Neo4jTx.begin_batch): the same, the heads of $names,
 # and the head nodes of $named (the names a batch revises by). $names and $named hold '',
@@ -273,7 +278,7 @@ BATCH_BEGIN: Final = KEEP_PLAN + (
     "RETURN n } OPTIONAL MATCH (x:Encounter:KenningMemory)-[:RECORDED]->(n) "
     "OPTIONAL MATCH (s:KenningMemory)-[:SUPERSEDES]->(n) "
     "RETURN collect([properties(n), x.id, x.locus, s.id, elementId(n)]) AS found } "
-    "RETURN c.ival, properties(e), held, found"
+    "RETURN [c.ival, coalesce(c.classes, [])], properties(e), held, found"
 )
 CLOCK_UNDO: Final = (
     KEEP_PLAN + "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival - 1"
@@ -385,8 +390,23 @@ EDGES_CREATE: Final = KEEP_PLAN + (
     "MATCH (b:{target}:KenningMemory {{id: r.t}}) "
     "CREATE (a)-[:{rel} {{tick: $tick, encounter: r.encounter, created_at: $at}}]->(b) "
     "SET a.used_at = $at, b.used_at = $at, a._touched = $tick, b._touched = $tick "
-    "WITH count(*) AS made OPTIONAL MATCH (e:Encounter:KenningMemory {{id: $touch}}) "
+    + classified.MOVED_BY_SOURCE
+    + "WITH count(*) AS made OPTIONAL MATCH (e:Encounter:KenningMemory {{id: $touch}}) "
     "SET e.last_activity_at = $at"
+)
+# A node's moved labels made again from the relations into it that stand (classified.py),
+# after one of them went: {label} its type; $ids the nodes.
+MOVED_RELABEL: Final = (
+    "UNWIND $ids AS id MATCH (b:{label}:KenningMemory {{id: id}}) "
+    + cast(LiteralString, "REMOVE b:" + ":".join(sorted(classified.MOVED_LABELS)) + " ")
+    + "WITH b OPTIONAL MATCH (a:KenningMemory)-[r]->(b) "
+    "WHERE type(r) IN ['CHALLENGES', 'RESOLVES', 'SUPPORTS'] "
+    + cast(
+        LiteralString,
+        f"WITH b, collect([x IN labels(a) WHERE x STARTS WITH '{classified.CLASS_LABEL_PREFIX}' "
+        f"| '{classified.MOVED_LABEL_PREFIX}' + substring(x, {len(classified.CLASS_LABEL_PREFIX)})]) AS ls ",
+    )
+    + "SET b:$(reduce(acc = [], l IN ls | acc + l))"
 )
 EDGE_CREATE_SUPERSEDES: Final = KEEP_PLAN + (
     "MATCH (a:{source}:KenningMemory {{id: $s}}) MATCH (b:{target}:KenningMemory {{id: $t}}) "
@@ -552,6 +572,30 @@ DELETIONS_COUNT: Final = (
     "ON CREATE SET m.ival = 1 ON MATCH SET m.ival = m.ival + 1 "
     "SET m.tick = c.ival"
 )
+# The classes the memory's nodes have carried, kept on its clock (so a writer, who holds
+# the clock, sets them in order, and every read's synchronisation reads them): a write
+# adds those of the nodes it makes ($classes), and nothing takes one away, so a class a
+# deleted node carried still counts for the record of the past.
+CLASSES_NOTE: Final = (
+    "MATCH (c:Meta {_memory: $memory, key: 'clock'}) "
+    "SET c.classes = [x IN $all WHERE x IN coalesce(c.classes, []) OR x IN $classes]"
+)
+# Schema < 8 -> 8: the classes of the nodes made before the clock carried them, standing
+# or in the record of the past (a deleted node's body names its classification; a body
+# that names one is taken to carry every class its text holds: more, never fewer).
+CLASSES_MIGRATE: Final = (
+    "MATCH (c:Meta {_memory: $memory, key: 'clock'}) "
+    "CALL (c) { MATCH (n:KenningMemory) WHERE n.classification IS NOT NULL "
+    "RETURN collect(DISTINCT n.classification) AS live } "
+    "CALL (c) { MATCH (p:KenningPast {_memory: $memory, kind: 'node'}) "
+    "WHERE p.body CONTAINS 'classification' RETURN collect(p.body) AS gone } "
+    "SET c.classes = [x IN $all WHERE x IN coalesce(c.classes, []) "
+    "OR any(m IN live WHERE x IN split(m, ',')) OR any(b IN gone WHERE b CONTAINS x)]"
+)
+# The same, read alone, with the clock they stand at.
+CLASSES_USED: Final = (
+    "MATCH (c:Meta {_memory: $memory, key: 'clock'}) RETURN c.ival, coalesce(c.classes, [])"
+)
 # A write marks the stored nodes it changed (status, successor, use, pin) with its tick;
 # the statements that link, revise, confirm, consult and pin mark theirs themselves.
 NODES_TOUCH: Final = (
@@ -580,7 +624,8 @@ def _synchronisation() -> str:
         "OPTIONAL MATCH (m:Meta {_memory: $memory, key: 'made'}) "
         # the memory's identity rides with the deletions: both say what the cache may keep
         "WITH c.ival AS clock, coalesce(x.ival, 0) AS erasures, "
-        "[coalesce(d.ival, 0), d.tick, m.ival] AS deletions, "
+        # and the classes its nodes have carried (memory/gates.py asks before its work)
+        "[coalesce(d.ival, 0), d.tick, m.ival, coalesce(c.classes, [])] AS deletions, "
         "coalesce(t.ival, 0) AS docs, coalesce(l.ival, 0) AS tokens, "
         # at most $over ids: more than the cache would drop one by one empties it instead
         f"COLLECT {{ {seeks} }}[0..$over] AS touched "
@@ -620,11 +665,15 @@ ENC_NODES: Final = (
 # --- lexical search ----------------------------------------------------------------
 # The procedure yields hits best first and the filter keeps that order, so LIMIT can
 # stop early; an ORDER BY here would score and sort every hit (5x slower at 10k nodes).
+# One row: the clock and the classes the memory's nodes have carried (CLASSES_NOTE),
+# which the read gate asks of the hits' statuses next, and the hits in order.
 FULLTEXT_QUERY: Final = (
-    "CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score "
+    "MATCH (c:Meta {_memory: $memory, key: 'clock'}) "
+    "CALL () { CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score "
     "WHERE node:KenningMemory AND ($types IS NULL OR any(l IN labels(node) WHERE l IN $types)) "
     "AND ($heads_only = false OR NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() }) "
-    "RETURN node.id, score LIMIT $limit"
+    "RETURN node.id AS id, score LIMIT $limit } "
+    "RETURN [c.ival, coalesce(c.classes, [])], collect([id, score])"
 )
 
 
@@ -929,7 +978,8 @@ LOAD_TEXT_COUNTERS: Final = (
 LOAD_EDGES: Final = (
     "UNWIND $rows AS r MATCH (a:{source}:KenningMemory {{id: r.s}}) "
     "MATCH (b:{target}:KenningMemory {{id: r.t}}) "
-    "CREATE (a)-[:{rel} {{tick: r.tick, encounter: r.encounter, created_at: r.at}}]->(b)"
+    "CREATE (a)-[:{rel} {{tick: r.tick, encounter: r.encounter, created_at: r.at}}]->(b) "
+    + classified.MOVED_BY_SOURCE
 )
 LOAD_SUPERSEDES: Final = (
     "UNWIND $rows AS r MATCH (a:{source}:KenningMemory {{id: r.s}}) "

@@ -74,7 +74,12 @@ def search(
         "heads_only": heads_only,
         "limit": limit,
     }
-    return [SearchHit(id=str(r[0]), score=float(r[1])) for r in tx.rows(q.FULLTEXT_QUERY, params)]
+    rows = tx.rows(q.FULLTEXT_QUERY, params)
+    if not rows:
+        return []
+    (clock, classes), hits = rows[0]
+    tx.saw_classes(int(clock), classes)
+    return [SearchHit(id=str(i), score=float(score)) for i, score in hits]
 
 
 # Hits asked of the index beyond a search's limit, for those its filter drops (another
@@ -118,6 +123,7 @@ def search_remembered(
     for node_id, score, label, props, enc, locus, encounter in rows:
         hits.append(SearchHit(id=str(node_id), score=float(score)))
         if node_id not in held:  # a head: no successor
+            tx.saw_touched(props)
             record = node_record(
                 props, label=str(label), encounter=enc, locus=locus, superseded_by=None
             )

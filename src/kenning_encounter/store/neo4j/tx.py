@@ -34,12 +34,18 @@ from kenning_encounter.store.persons import Confirmation, PersonRecord
 from kenning_encounter.store.port import BatchStart, DumpedNode, HeadsAsk, Subgraph
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
-from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES, NODE_TYPES
+from kenning_encounter.vocabulary import (
+    AUTHORED_RELATION_TYPES,
+    CLASSIFICATIONS,
+    NODE_TYPES,
+    STATUS_EFFECTS,
+)
 
 if TYPE_CHECKING:
     from neo4j import ManagedTransaction
 
 log = logging.getLogger(__name__)
+MOVING: Final = sorted(STATUS_EFFECTS)
 
 
 # A tick no clock reaches: a cache that never synchronised asks for no touched ids.
@@ -54,6 +60,7 @@ class _Synced(NamedTuple):
     deletions: int
     docs: int
     tokens: int
+    classes: frozenset[str]  # those the memory's nodes have carried (CLASSES_NOTE)
 
 
 def node_from_row(label: str, row: list[Any]) -> NodeRecord:
@@ -133,6 +140,11 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         self._tracer = tracer
         self._tick: int | None = None
         self._reserve_due = False  # begin_write's reservation, made by the first statement
+        self._classes: frozenset[str] | None = None  # as the reservation read them
+        # As a read's statement read them, with the clock they stood at; and the latest
+        # tick a node this read took from the server was changed at (``classes_used``).
+        self._classes_seen: tuple[int, frozenset[str]] | None = None
+        self._newest_touch = -1
         self._tick_used = False
         self._now: str | None = None
         self._touched: set[str] = set()
@@ -155,6 +167,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
 
     def node(self, label: str, row: list[Any]) -> NodeRecord:
         node = node_from_row(label, row)
+        self.saw_touched(row[0])
         if len(row) > 4 and self._writable:  # a node read (NODES_GET): its element id too
             self._element_ids[node.id] = str(row[4])
         return node
@@ -217,7 +230,9 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
                 "the memory removed while this server ran; restart the server to make a new "
                 "memory there (an export taken before holds what was lost)"
             )
-        self._tick = int(reserved[0][0])
+        tick, classes = reserved[0][0]
+        self._tick = int(tick)
+        self._classes = frozenset(str(c) for c in classes)
         return reserved
 
     def begin_batch(
@@ -299,6 +314,27 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
     def create_edges(self, edges: Sequence[EdgeRecord]) -> None:
         super().create_edges(edges)
         self._marked(end for edge in edges for end in (edge.source, edge.target))
+
+    # A node's moved labels follow the relations into it from classified nodes
+    # (classified.py): a relation or node that goes takes its part of them along.
+    def delete_edge(self, source: str, target: str, rel_type: str) -> None:
+        super().delete_edge(source, target, rel_type)
+        if rel_type in STATUS_EFFECTS and self.classes_used() and self.classified([source]):
+            self._relabel_moved([target])
+
+    def delete_nodes(self, node_ids: Sequence[str], *, keep_past: bool = False) -> None:
+        # No node was ever classified: no node carries a moved label (nor a class label).
+        if not self.classes_used():
+            super().delete_nodes(node_ids, keep_past=keep_past)
+            return
+        marked = list(self.classified(list(dict.fromkeys(node_ids))))
+        moved = {e.target for e in self.edges_out_of(marked, MOVING)} if marked else set()
+        super().delete_nodes(node_ids, keep_past=keep_past)
+        self._relabel_moved(sorted(moved - set(node_ids)))
+
+    def _relabel_moved(self, node_ids: Sequence[str]) -> None:
+        for label, group in group_by_type(node_ids).items():
+            self.rows(self.render(q.MOVED_RELABEL, label=label), {"ids": group})
 
     def confirm_nodes(self, encounter: str, node_ids: Sequence[str], why: str = "") -> None:
         super().confirm_nodes(encounter, node_ids, why)
@@ -490,6 +526,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             "at": self.now,
             "touched_at": self.now if encounter in self._touch_due else None,
         }
+        self._note_classes(r.props.get("classification") for r in records)
         made = self.rows(q.NODES_CREATE_ALL, params)
         if not made or made[0][0] != len(revising):
             raise StoreError(
@@ -580,9 +617,16 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             self._adopt(self._cache, row)
 
     def _adopt(self, cache: NodeCache, row: Sequence[Any]) -> _Synced:
-        clock, erasures, (deletions, deleted_at, made), docs, tokens, touched = row[:6]
+        clock, erasures, (deletions, deleted_at, made, classes), docs, tokens, touched = row[:6]
         self._same_memory(made)
-        synced = _Synced(int(clock), int(erasures), int(deletions), int(docs), int(tokens))
+        synced = _Synced(
+            int(clock),
+            int(erasures),
+            int(deletions),
+            int(docs),
+            int(tokens),
+            frozenset(str(c) for c in classes),
+        )
         self._synced = synced
         counts = (synced.erasures, synced.deletions)
         cache.synchronise(
@@ -601,6 +645,61 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         (what was counted then holds while they stand); None in a write."""
         synced = self._synced_read()
         return None if synced is None else (synced.clock, synced.erasures, synced.deletions)
+
+    def classes_used(self) -> frozenset[str]:
+        """A write's from the statement that reserved its tick, which holds the clock and
+        so every other writer off until this one ends; a read's from its node cache's
+        synchronisation or a statement that brought them (a search's), else from a
+        synchronisation made now (asked alone when the store keeps no node cache)."""
+        if self._writable:
+            if self._reserve_due:
+                self._reserve(q.CLOCK_NEXT, {})
+            if self._classes is not None:
+                return self._classes
+            rows = self.rows(q.CLASSES_USED)
+            return frozenset(str(c) for c in rows[0][1]) if rows else frozenset()
+        seen = self._classes_seen
+        if self._synced is not None and (seen is None or self._synced.clock >= seen[0]):
+            seen = (self._synced.clock, self._synced.classes)
+        elif seen is None and (synced := self._synced_read()) is not None:
+            seen = (synced.clock, synced.classes)
+        # A read takes no lock: a node it read may have been changed by a write made after
+        # the clock those classes stand at, and that write (or one before it) may have made
+        # the first node of a class. Then the classes are asked again, after the node.
+        if seen is None or self._newest_touch > seen[0]:
+            rows = self.rows(q.CLASSES_USED)
+            if not rows:
+                raise StoreError(_CLOCK_GONE)
+            seen = (int(rows[0][0]), frozenset(str(c) for c in rows[0][1]))
+            self._classes_seen = seen
+        return seen[1]
+
+    def saw_classes(self, clock: int, classes: Iterable[object]) -> None:
+        """A statement of this read brought the memory's classes and the clock they stand
+        at (as CLASSES_USED reads them): ``classes_used`` answers from them."""
+        if not self._writable:
+            self._classes_seen = (clock, frozenset(str(c) for c in classes))
+
+    def saw_touched(self, props: Mapping[str, Any]) -> None:
+        """A node this read took from the server: the tick it was last changed at."""
+        touched = props.get(q.TOUCHED)
+        if isinstance(touched, int) and touched > self._newest_touch:
+            self._newest_touch = touched
+
+    def _note_classes(self, classifications: Iterable[object]) -> None:
+        """The classes of nodes this write makes, added to the memory's (CLASSES_NOTE):
+        a statement only when one is new to it."""
+        named = {
+            c
+            for mark in classifications
+            if isinstance(mark, str)
+            for c in mark.split(",")
+            if c in CLASSIFICATIONS
+        }
+        if named and not named <= (self._classes or frozenset()):
+            params = {"classes": sorted(named), "all": list(CLASSIFICATIONS)}
+            self.rows(q.CLASSES_NOTE, params)
+            self._classes = (self._classes or frozenset()) | named
 
     def erasures(self) -> int:
         """From the node cache's synchronisation when this read has one (the same count)."""
@@ -634,6 +733,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         rows = self.rows(q.NODES_GET_ALL, {"ids": ids})
         for label, props, enc, locus, successor, encounter, element_id in rows:
             node = node_from_row(str(label), [props, enc, locus, successor])
+            self.saw_touched(props)
             found[node.id] = node
             if self._writable:
                 self._element_ids[node.id] = str(element_id)
@@ -807,6 +907,7 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             names[node.name] = node.id
             if node.type == "Component":
                 sources[component_key(node)] = node.id
+        self._note_classes(d.node.props.get("classification") for d in nodes)
         for label, rows in by_label.items():
             self.rows(q.render(q.LOAD_NODES, label=label), {"rows": rows})
         if nodes:
