@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from kenning_encounter.errors import InvalidInput, NotFound
@@ -19,8 +19,16 @@ from kenning_encounter.memory.models import (
     SearchResult,
 )
 from kenning_encounter.memory.writes import is_node_id, resolve
-from kenning_encounter.store.port import MAX_CHAIN, ChainLink, GraphStore, ReadTx, SearchHit
+from kenning_encounter.store.port import (
+    MAX_CHAIN,
+    ChainLink,
+    GraphStore,
+    ReadTx,
+    SearchHit,
+    TermStatsSnapshot,
+)
 from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.textproc_bm25 import bm25, idf, query_terms
 from kenning_encounter.textproc_time import (
     EventRef,
     TimeWindow,
@@ -30,6 +38,7 @@ from kenning_encounter.textproc_time import (
     node_time,
     read_range,
     read_time,
+    record_keys,
 )
 from kenning_encounter.vocabulary import PROVENANCE_RELATION_TYPES
 
@@ -38,6 +47,11 @@ MAX_DEPTH = 10
 # Older revisions find_by_name lists (the newest of them); chain_history pages the rest.
 HISTORY_LIMIT = 20
 _SEARCH_PREVIEW = 400
+# Candidates the text index is asked for at least, each scored again by the caller's
+# statistics: while the query's words match no more heads than this (of the caller's
+# memory, that it may see), every match is a candidate and the page is exactly the best
+# of them; past it, one near the pool's edge may come in or stay out by the index's order.
+POOL = 100
 # Hits read before a ``when`` filter: the index ranks by words, not by time.
 _WHEN_FETCH = 1_000
 _EVENT_HITS = 50  # records read to place an event named in when
@@ -110,6 +124,28 @@ def _fit(node: NodeRecord, window: TimeWindow) -> float:
     return window.fit(held) if held is not None else 0.0
 
 
+def rescored(
+    words: str,
+    hits: Sequence[SearchHit],
+    nodes: Mapping[str, NodeRecord],
+    stats_of: Callable[[], TermStatsSnapshot],
+) -> list[SearchHit]:
+    """``hits`` scored by BM25 over the statistics ``stats_of`` gives (the caller's: what
+    it may see of its own memory), in place of the index's own scores, which count every
+    document the index holds (withheld ones, another memory's on a shared Neo4j) and so
+    would tell a caller of words it may not see. Hits without a node are left out."""
+    if not hits:
+        return []
+    terms = query_terms(words)
+    stats = stats_of()
+    weights = {t: idf(stats, t) for t in terms}
+    return [
+        SearchHit(h.id, bm25(record_keys(node), terms, stats, weights=weights))
+        for h in hits
+        if (node := nodes.get(h.id)) is not None
+    ]
+
+
 def search(
     store: GraphStore,
     query: str,
@@ -152,7 +188,9 @@ def search(
         words = ref.phrase
         if as_of is None:
             found = store.search_read(
-                words, lambda tx, hits: tx.get_nodes([h.id for h in hits]), limit=_EVENT_HITS
+                words,
+                lambda tx, hits, _stats: tx.get_nodes([h.id for h in hits]),
+                limit=_EVENT_HITS,
             )
         else:
             _, found, _ = asof.search_hits(
@@ -177,6 +215,10 @@ def search(
     standing = (activation or Activation()) if as_of is None else None
     if standing is not None:
         fetch = max(fetch, limit * 3)  # faded hits are left out: fetch past them
+    # The index proposes by its own scores, which count what the caller may not see; the
+    # hits are scored again by the caller's statistics, among a pool wide enough that
+    # the page rarely depends on the index's order (``rescored``).
+    fetch = max(fetch, POOL)
     shown_tiers = tiers_shown(include_cold)
     faded = 0
     tiers: dict[str, str] = {}
@@ -186,10 +228,11 @@ def search(
         clock = work_time or WorkTime()
 
         def read(
-            tx: ReadTx, hits: list[SearchHit]
+            tx: ReadTx, hits: list[SearchHit], stats_of: Callable[[], TermStatsSnapshot]
         ) -> tuple[list[SearchHit], dict[str, NodeRecord], Present]:
             found = tx.get_nodes([h.id for h in hits])
-            return hits, found, clock.present(tx, standing or Activation(), moment)
+            scored = rescored(words, hits, found, stats_of)
+            return scored, found, clock.present(tx, standing or Activation(), moment)
 
         # the hits, their nodes and the clock in one read
         hits, nodes, present = store.search_read(

@@ -781,7 +781,12 @@ class TextSearch(Protocol):
         types: Iterable[str] | None = None,
         heads_only: bool = True,
         limit: int = 10,
-    ) -> list[SearchHit]: ...
+        withheld: frozenset[str] = frozenset(),
+    ) -> list[SearchHit]:
+        """The index's best hits for ``text``'s words, none classified with a ``withheld``
+        class. Their scores are the index's own, counted over every document it holds:
+        candidates to rank, never a score to show a gated caller (textproc_bm25.py)."""
+        ...
 
     def fulltext_stats(
         self, terms: Iterable[str], *, withheld: frozenset[str] = frozenset()
@@ -794,14 +799,17 @@ class TextSearch(Protocol):
     def search_read(
         self,
         text: str,
-        work: Callable[[ReadTx, list[SearchHit]], T],
+        work: Callable[[ReadTx, list[SearchHit], Callable[[], TermStatsSnapshot]], T],
         *,
         types: Iterable[str] | None = None,
         heads_only: bool = True,
         limit: int = 10,
+        withheld: frozenset[str] = frozenset(),
     ) -> T:
-        """``work`` over the hits ``fulltext`` finds, in the same read: what a search does
-        (its hits, their nodes, the clock), one round of the store instead of two."""
+        """``work`` over the hits ``fulltext`` finds, in the same read, with the statistics
+        of ``text``'s terms (``query_terms``; asked for only if needed, ``withheld`` as in
+        ``fulltext_stats``): what a search does (its hits, their nodes, the clock, the
+        words' weights), one round of the store instead of several."""
         ...
 
     def read_text(

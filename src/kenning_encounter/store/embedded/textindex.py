@@ -50,10 +50,10 @@ import tantivy
 from kenning_encounter.errors import StoreError
 from kenning_encounter.store.port import SearchHit, TermStatsSnapshot
 from kenning_encounter.textproc import TOKENIZER_VERSION, tokenize
+from kenning_encounter.textproc_bm25 import query_terms
 
 log = logging.getLogger(__name__)
 
-_MAX_TERMS = 64
 # The index is rebuilt when the documents' shape or the tokenizer changes.
 # 4: each document carries its classes, so a gated caller's statistics leave them out.
 _DOCUMENT_SHAPE = 4
@@ -486,10 +486,20 @@ class TextIndex:
         return IndexDamaged(self._broken)
 
     def search(
-        self, text: str, *, types: Iterable[str] | None, heads_only: bool, limit: int
+        self,
+        text: str,
+        *,
+        types: Iterable[str] | None,
+        heads_only: bool,
+        limit: int,
+        withheld: frozenset[str] = frozenset(),
     ) -> list[SearchHit]:
+        """The best ``limit`` documents for ``text``'s terms by tantivy's own scores (over
+        every document, the withheld ones too: candidates, not a score to show), none
+        classified with a ``withheld`` class: those are left out by the query itself, so
+        they take no place among the candidates."""
         self._check_reads()
-        terms = list(dict.fromkeys(tokenize(text)))[:_MAX_TERMS]
+        terms = query_terms(text)
         if not terms or limit <= 0:
             return []
         if self._behind:
@@ -520,6 +530,10 @@ class TextIndex:
             # head's share of the score was the same small amount for every head.
             head_0 = tantivy.Query.term_query(self._schema, "head", "0")
             clauses.append((tantivy.Occur.MustNot, head_0))
+        clauses += [
+            (tantivy.Occur.MustNot, tantivy.Query.term_query(self._schema, "class", c))
+            for c in sorted(withheld)
+        ]
         with self._reading():
             searcher = self._index.searcher()
             # Not counted: the count of every matching document is never read, and

@@ -623,6 +623,7 @@ ENC_NODES: Final = (
 FULLTEXT_QUERY: Final = (
     "CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score "
     "WHERE node:KenningMemory AND ($types IS NULL OR any(l IN labels(node) WHERE l IN $types)) "
+    "AND none(l IN labels(node) WHERE l IN $hidden) "
     "AND ($heads_only = false OR NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() }) "
     "RETURN node.id, score LIMIT $limit"
 )
@@ -637,7 +638,8 @@ FULLTEXT_QUERY: Final = (
 #
 # The index is asked for its best $fetch hits only (it then keeps the top of them,
 # not every hit in order: a fifth of the query at 100k nodes). The hits it gives are
-# filtered (another memory's, a superseded node) and the best $limit kept; the one row
+# filtered (another memory's, a withheld class's ($hidden: their labels), a superseded
+# node) and the best $limit kept; the one row
 # says how many it gave (``seen``): as many as $fetch with fewer than $limit kept, the
 # caller asks again for more (text.py search_remembered).
 def _fulltext_nodes(types: bool) -> LiteralString:
@@ -647,6 +649,7 @@ def _fulltext_nodes(types: bool) -> LiteralString:
         "YIELD node, score RETURN collect([node, score]) AS found } "
         "CALL (found) { UNWIND found AS hit WITH hit[0] AS node, hit[1] AS score "
         f"WHERE node:KenningMemory {of_types}"
+        "AND none(l IN labels(node) WHERE l IN $hidden) "
         "AND NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() } "
         "WITH node, score LIMIT $limit "
         "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(node) "

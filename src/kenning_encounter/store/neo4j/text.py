@@ -25,6 +25,7 @@ from kenning_encounter.store.ops.base import encounter_from, node_record
 from kenning_encounter.store.port import SearchHit, TermStatsSnapshot
 from kenning_encounter.store.records import EncounterRecord, NodeRecord
 from kenning_encounter.textproc import tokenize
+from kenning_encounter.textproc_bm25 import query_terms
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_TERMS = 64
 # Below this many documents, frequencies are counted again on any change (DocFreqs).
 EXACT_BELOW = 1_000
 _REINDEX_CHUNK = 2_000
@@ -52,8 +52,9 @@ def lucene_term(term: str) -> str:
     return _LUCENE_SPECIAL.sub(r"\\\1", term)
 
 
-def query_terms(text: str) -> list[str]:
-    return list(dict.fromkeys(tokenize(text)))[:MAX_TERMS]
+def _hidden(withheld: frozenset[str]) -> list[str]:
+    """The labels of the ``withheld`` classes, which a search's hits may not carry."""
+    return class_labels(",".join(sorted(withheld))) if withheld else []
 
 
 def search(
@@ -63,6 +64,7 @@ def search(
     types: Iterable[str] | None,
     heads_only: bool,
     limit: int,
+    withheld: frozenset[str] = frozenset(),
 ) -> list[SearchHit]:
     terms = query_terms(text)
     if not terms or limit <= 0:
@@ -71,6 +73,7 @@ def search(
         "index": q.FULLTEXT_INDEX,
         "query": " ".join(lucene_term(t) for t in terms),  # terms OR-ed, as in the embedded index
         "types": list(types or []) or None,
+        "hidden": _hidden(withheld),
         "heads_only": heads_only,
         "limit": limit,
     }
@@ -83,7 +86,12 @@ FETCH_SLACK: Final = 20
 
 
 def search_remembered(
-    tx: Neo4jTx, text: str, *, limit: int, types: Iterable[str] | None = None
+    tx: Neo4jTx,
+    text: str,
+    *,
+    limit: int,
+    types: Iterable[str] | None = None,
+    withheld: frozenset[str] = frozenset(),
 ) -> list[SearchHit]:
     """``search`` for heads (of ``types``, or every type), leaving each hit's node and
     encounter with the transaction (Neo4jTx.remember) for the reads that follow in it."""
@@ -95,6 +103,7 @@ def search_remembered(
         "query": " ".join(lucene_term(t) for t in terms),
         "limit": limit,
         "kinds": list(AUTHORED_NODE_TYPES),
+        "hidden": _hidden(withheld),
     }
     statement = q.FULLTEXT_QUERY_NODES
     if kinds := list(types or []):  # none named: every type, as ``search`` takes it
