@@ -10,6 +10,7 @@ the note holding only that word would fall below the note holding the other."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 from kenning_encounter.infusion.lexical import CorpusStats, bm25_weight, idf
@@ -19,6 +20,7 @@ from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
 from kenning_encounter.textproc import tokenize
 from kenning_encounter.vocabulary import CLASSIFICATIONS
+from tests.support.counted import Counter
 
 ALL = tuple(CLASSIFICATIONS)
 WRITER = "scores-writer"
@@ -104,3 +106,31 @@ def test_an_ungated_caller_is_scored_by_its_whole_memory(store: GraphStore) -> N
     assert sorted(page) == sorted(_expected([*VISIBLE, *WITH_WORD]))
     assert [s for _, s in page] == sorted((s for _, s in page), reverse=True)
     assert {n for n, _ in page} >= {n for n, _ in WITH_WORD}
+
+
+def test_a_search_counts_its_words_statistics_in_the_statement_it_sends_anyway(
+    counted: tuple[GraphStore, Counter],
+) -> None:
+    """On Neo4j a search is one statement, gated or not, for words never counted before
+    and just after a write (which moves the count of withheld documents): the statistics
+    are counted by the search's own statement. The embedded store's text index is in the
+    process: its statistics cost the engine no statement."""
+    store, counter = counted
+    _write(store, WITH_WORD)
+    sent: dict[tuple[str, ...], list[str]] = {}
+    for granted in ((), ALL):
+        memory = Memory(store, granted=granted, activation=STILL)
+        Memory(store, granted=ALL).create_entities(
+            WRITER, [{"type": "Note", "name": f"pond {len(sent)}", "description": "reeds"}]
+        )
+        # The memory's work spans, which the write moved, read apart from the search.
+        now = datetime.now(UTC)
+        store.read(lambda tx, m=memory, t=now: m.work_time.present(tx, m.activation, t))
+        before = len(counter.texts)
+        found = memory.search(QUERY, limit=10)
+        sent[granted] = counter.texts[before:]
+        assert [h.name for h in found.hits][:2] == ["heron sighting", "marsh walk"] or granted
+    if store.backend == "neo4j":
+        assert [len(s) for s in sent.values()] == [1, 1], sent
+    else:
+        assert sent[()] == sent[ALL]

@@ -504,8 +504,7 @@ def search_hits(
                 break
             fetch = min(_AS_OF_MAX, fetch * 4)
         wanted = query_terms(words)
-        kept = rescored(words, kept, nodes, lambda: store.fulltext_stats(wanted))
-        kept.sort(key=lambda h: -h.score)
+        kept = rescored(words, kept, lambda: store.fulltext_stats(wanted), past.nodes)
         gone = past.gone_matching(words, types)
         if gone:
             nodes.update(past.nodes([n.id for n, _ in gone]))

@@ -127,23 +127,34 @@ def _fit(node: NodeRecord, window: TimeWindow) -> float:
 def rescored(
     words: str,
     hits: Sequence[SearchHit],
-    nodes: Mapping[str, NodeRecord],
     stats_of: Callable[[], TermStatsSnapshot],
+    nodes: Callable[[list[str]], Mapping[str, NodeRecord]],
 ) -> list[SearchHit]:
     """``hits`` scored by BM25 over the statistics ``stats_of`` gives (the caller's: what
-    it may see of its own memory), in place of the index's own scores, which count every
-    document the index holds (withheld ones, another memory's on a shared Neo4j) and so
-    would tell a caller of words it may not see. Hits without a node are left out."""
+    it may see of its own memory), best first, in place of the index's own scores: those
+    count every document the index holds (withheld ones, another memory's on a shared
+    Neo4j), and would tell a caller of words it may not see. A hit is scored from the
+    tokens the index handed back with it, else from its node (``nodes`` reads those);
+    a hit without either is left out. Equal scores keep the index's order."""
     if not hits:
         return []
     terms = query_terms(words)
     stats = stats_of()
     weights = {t: idf(stats, t) for t in terms}
-    return [
-        SearchHit(h.id, bm25(record_keys(node), terms, stats, weights=weights))
-        for h in hits
-        if (node := nodes.get(h.id)) is not None
-    ]
+    read = (
+        nodes([h.id for h in hits if h.terms is None]) if any(h.terms is None for h in hits) else {}
+    )
+    scored: list[SearchHit] = []
+    for hit in hits:
+        if hit.terms is not None:
+            tokens: Sequence[str] = hit.terms.split()
+        elif (node := read.get(hit.id)) is not None:
+            tokens = record_keys(node)
+        else:
+            continue
+        scored.append(SearchHit(hit.id, bm25(tokens, terms, stats, weights=weights)))
+    scored.sort(key=lambda h: -h.score)
+    return scored
 
 
 def search(
@@ -215,10 +226,6 @@ def search(
     standing = (activation or Activation()) if as_of is None else None
     if standing is not None:
         fetch = max(fetch, limit * 3)  # faded hits are left out: fetch past them
-    # The index proposes by its own scores, which count what the caller may not see; the
-    # hits are scored again by the caller's statistics, among a pool wide enough that
-    # the page rarely depends on the index's order (``rescored``).
-    fetch = max(fetch, POOL)
     shown_tiers = tiers_shown(include_cold)
     faded = 0
     tiers: dict[str, str] = {}
@@ -230,13 +237,17 @@ def search(
         def read(
             tx: ReadTx, hits: list[SearchHit], stats_of: Callable[[], TermStatsSnapshot]
         ) -> tuple[list[SearchHit], dict[str, NodeRecord], Present]:
-            found = tx.get_nodes([h.id for h in hits])
-            scored = rescored(words, hits, found, stats_of)
-            return scored, found, clock.present(tx, standing or Activation(), moment)
+            # The pool scored by the caller's statistics; its best ``fetch`` go on, as the
+            # index's best went on before (standing, time and filters rank among them).
+            best = rescored(words, hits, stats_of, tx.get_nodes)[:fetch]
+            found = tx.get_nodes([h.id for h in best])
+            return best, found, clock.present(tx, standing or Activation(), moment)
 
         # the hits, their nodes and the clock in one read
+        # The index proposes by its own scores, which count what the caller may not see;
+        # a pool of its best is scored again by the caller's statistics (``rescored``).
         hits, nodes, present = store.search_read(
-            words, read, types=types, heads_only=not include_superseded, limit=fetch
+            words, read, types=types, heads_only=not include_superseded, limit=max(fetch, POOL)
         )
     else:  # the memory as it stood at a past tick (memory/asof.py)
         hits, nodes, past = asof.search_hits(

@@ -40,6 +40,9 @@ MAX_CHAIN: Final = 100_000
 class SearchHit:
     id: str
     score: float
+    # The document's tokens, space-joined, where the index hands them back (the embedded
+    # one stores them): a hit is scored again from them without tokenizing its node.
+    terms: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

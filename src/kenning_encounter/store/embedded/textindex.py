@@ -56,7 +56,8 @@ log = logging.getLogger(__name__)
 
 # The index is rebuilt when the documents' shape or the tokenizer changes.
 # 4: each document carries its classes, so a gated caller's statistics leave them out.
-_DOCUMENT_SHAPE = 4
+# 5: its terms are stored, so a hit is scored again by the caller's statistics.
+_DOCUMENT_SHAPE = 5
 INDEX_FORMAT = f"{_DOCUMENT_SHAPE}.{TOKENIZER_VERSION}"
 TICK_FILE = "TICK.json"
 # Tantivy's files of one segment (the schema indexes positions, stores ids, keeps one
@@ -185,7 +186,8 @@ def _schema() -> tantivy.Schema:
     sb.add_text_field("class", stored=False, tokenizer_name="raw")  # one value per class
     # Pre-tokenized by our own tokenizer, so index terms and query terms always meet
     # and the corpus statistics are the ones the lexical ranking expects.
-    sb.add_text_field("terms", stored=False, tokenizer_name="whitespace")
+    # Stored too: a search scores its hits again from them (memory/reads.py ``rescored``).
+    sb.add_text_field("terms", stored=True, tokenizer_name="whitespace")
     # A fast field, so the statistics can sum and count over live documents.
     sb.add_integer_field("len", stored=False, indexed=False, fast=True)
     return sb.build()
@@ -542,7 +544,14 @@ class TextIndex:
             hits: list[SearchHit] = []
             for score, address in result.hits:
                 doc = searcher.doc(address)
-                hits.append(SearchHit(id=str(doc["id"][0]), score=float(score)))
+                terms = doc["terms"]
+                hits.append(
+                    SearchHit(
+                        id=str(doc["id"][0]),
+                        score=float(score),
+                        terms=str(terms[0]) if terms else "",
+                    )
+                )
         return hits
 
     def stats(

@@ -637,7 +637,7 @@ class Neo4jStore:
             ntx = self._tx(tx, write=False)
             if heads_only:  # a head's node comes with its hit (a successor is another read)
                 hits = lexical.search_remembered(
-                    ntx, text, limit=limit, types=types, withheld=withheld
+                    ntx, text, limit=limit, types=types, withheld=withheld, freqs=held
                 )
             else:
                 hits = lexical.search(

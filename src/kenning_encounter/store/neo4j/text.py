@@ -92,32 +92,44 @@ def search_remembered(
     limit: int,
     types: Iterable[str] | None = None,
     withheld: frozenset[str] = frozenset(),
+    freqs: DocFreqs | None = None,
 ) -> list[SearchHit]:
     """``search`` for heads (of ``types``, or every type), leaving each hit's node and
-    encounter with the transaction (Neo4jTx.remember) for the reads that follow in it."""
+    encounter with the transaction (Neo4jTx.remember) for the reads that follow in it.
+    With ``freqs``, the same statement counts what ``stats`` of the query's terms for
+    this gate (``withheld``) would otherwise count in statements of its own, and leaves
+    it there."""
     terms = query_terms(text)
     if not terms or limit <= 0:
         return []
+    count = freqs.unknown(terms) if freqs is not None else []
     params: dict[str, Any] = {
         "index": q.FULLTEXT_INDEX,
         "query": " ".join(lucene_term(t) for t in terms),
         "limit": limit,
         "kinds": list(AUTHORED_NODE_TYPES),
         "hidden": _hidden(withheld),
+        "count": [{"term": t, "query": lucene_term(t)} for t in count],
     }
-    statement = q.FULLTEXT_QUERY_NODES
-    if kinds := list(types or []):  # none named: every type, as ``search`` takes it
+    kinds = list(types or [])  # none named: every type, as ``search`` takes it
+    statement = q.fulltext_query_nodes(bool(kinds), withheld)
+    if kinds:
         params["types"] = kinds
-        statement = q.FULLTEXT_QUERY_NODES_TYPED
     generation = tx.cache_generation()  # noted before the read (nodecache.py)
     fetch = max(2 * limit, limit + FETCH_SLACK)
+    counted: dict[str, int] = {}
     while True:
         asked = params | tx.synchronisation_params() | {"fetch": fetch}
         row = tx.synchronising_row(statement, asked)  # the node cache's, asked first
         clock, erasures, seen, rows = row[0], row[1], row[6], row[7]
+        if not counted:
+            counted = {str(t): int(df) for t, df in row[8]}
+            if freqs is not None:
+                _keep_counts(tx, freqs, counted, row, bool(withheld))
         if len(rows) >= limit or int(seen) < fetch:
             break
         fetch *= 4  # the index gave all that was asked and too few were kept: ask for more
+        params["count"] = []  # counted once
     hits: list[SearchHit] = []
     nodes: list[NodeRecord] = []
     encounters: dict[str, EncounterRecord] = {}
@@ -138,6 +150,25 @@ def search_remembered(
     return hits
 
 
+def _keep_counts(
+    tx: Neo4jTx, held: DocFreqs, counted: dict[str, int], row: Sequence[Any], gated: bool
+) -> None:
+    """What the search's statement counted, kept as ``stats`` would keep it had it
+    counted them itself: the withheld documents for this moment, the frequencies against
+    the documents the caller may see."""
+    docs, erasures = int(row[3]), int(row[1])
+    if gated:
+        hidden = (int(row[9][0] or 0), int(row[9][1] or 0))
+        moment = tx.moment()
+        if moment is not None:
+            held.keep_hidden(moment, hidden)
+        docs -= hidden[0]
+    docs = max(0, docs)
+    held.known([], docs, erasures)  # an erasure since empties what was held first
+    if counted:
+        held.keep(counted, docs)
+
+
 class DocFreqs:
     """Document frequencies counted before, kept while the corpus has barely changed.
 
@@ -153,6 +184,7 @@ class DocFreqs:
         self._held: OrderedDict[str, tuple[int, int]] = OrderedDict()  # term -> (df, docs)
         self._erasures = 0
         self._hidden: tuple[tuple[int, int, int], tuple[int, int]] | None = None
+        self._last: tuple[int, int] | None = None  # the documents and erasures last asked of
 
     def known(self, terms: Sequence[str], docs: int, erasures: int = 0) -> dict[str, int]:
         """What is held of ``terms``; all of it is dropped first when the memory's
@@ -160,6 +192,7 @@ class DocFreqs:
         slack = docs // 100 if docs >= EXACT_BELOW else 0
         found: dict[str, int] = {}
         with self._lock:
+            self._last = (docs, erasures)
             if erasures != self._erasures:
                 self._held.clear()
                 self._erasures = erasures
@@ -169,6 +202,22 @@ class DocFreqs:
                     self._held.move_to_end(term)
                     found[term] = held[0]
         return found
+
+    def unknown(self, terms: Sequence[str]) -> list[str]:
+        """The terms ``known`` would not answer were the memory as it was last asked
+        about (every term, before the first): a search counts them as it goes."""
+        with self._lock:
+            if self._last is None:
+                return list(terms)
+            docs, erasures = self._last
+            if erasures != self._erasures:
+                return list(terms)
+            slack = docs // 100 if docs >= EXACT_BELOW else 0
+            return [
+                t
+                for t in terms
+                if (held := self._held.get(t)) is None or abs(held[1] - docs) > slack
+            ]
 
     def hidden(self, moment: tuple[int, int, int]) -> tuple[int, int] | None:
         """The withheld classes' documents and tokens, when counted at this moment (clock,
