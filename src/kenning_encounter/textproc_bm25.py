@@ -71,28 +71,27 @@ def idf(stats: TermStats, term: str) -> float:
     return finite_or_zero(math.log(1.0 + (n - df + 0.5) / (df + 0.5)))
 
 
-def bm25(
-    tokens: Sequence[str],
-    terms: Iterable[str],
-    stats: TermStats,
-    *,
-    k1: float = K1,
-    b: float = B,
-    weights: dict[str, float] | None = None,
-) -> float:
-    """A document's BM25 for ``terms`` (each counted once), by its ``tokens`` and the
-    statistics given; ``weights`` the IDF of each term, when already read."""
-    unique = dict.fromkeys(terms)
-    if not unique or not tokens:
-        return 0.0
-    norm = length_norm(len(tokens), stats.avg_len, b)
-    score = 0.0
-    for term in unique:
-        tf = tokens.count(term)
-        if tf > 0:
-            weight = weights[term] if weights is not None and term in weights else idf(stats, term)
-            score += weight * saturated(tf, norm, k1)
-    return finite_or_zero(score)
+class Bm25:
+    """BM25 of documents for one query's ``terms`` (each counted once) over ``stats``:
+    the weights read once, then any number of documents scored by their tokens."""
+
+    __slots__ = ("_avg_len", "_b", "_k1", "_weights")
+
+    def __init__(self, terms: Iterable[str], stats: TermStats, *, k1: float = K1, b: float = B):
+        self._weights = {t: idf(stats, t) for t in dict.fromkeys(terms)}
+        self._avg_len = stats.avg_len
+        self._k1, self._b = k1, b
+
+    def __call__(self, tokens: Sequence[str]) -> float:
+        if not tokens:
+            return 0.0
+        norm = length_norm(len(tokens), self._avg_len, self._b)
+        score = 0.0
+        for term, weight in self._weights.items():
+            tf = tokens.count(term)
+            if tf > 0:
+                score += weight * saturated(tf, norm, self._k1)
+        return finite_or_zero(score)
 
 
 MAX_TERMS: Final = 64  # a query's terms the text indexes look for, the first this many

@@ -28,7 +28,7 @@ from kenning_encounter.store.port import (
     TermStatsSnapshot,
 )
 from kenning_encounter.store.records import NodeRecord
-from kenning_encounter.textproc_bm25 import bm25, idf, query_terms
+from kenning_encounter.textproc_bm25 import Bm25, query_terms
 from kenning_encounter.textproc_time import (
     EventRef,
     TimeWindow,
@@ -138,9 +138,7 @@ def rescored(
     a hit without either is left out. Equal scores keep the index's order."""
     if not hits:
         return []
-    terms = query_terms(words)
-    stats = stats_of()
-    weights = {t: idf(stats, t) for t in terms}
+    score = Bm25(query_terms(words), stats_of())
     read = (
         nodes([h.id for h in hits if h.terms is None]) if any(h.terms is None for h in hits) else {}
     )
@@ -152,7 +150,7 @@ def rescored(
             tokens = record_keys(node)
         else:
             continue
-        scored.append(SearchHit(hit.id, bm25(tokens, terms, stats, weights=weights)))
+        scored.append(SearchHit(hit.id, score(tokens)))
     scored.sort(key=lambda h: -h.score)
     return scored
 
