@@ -504,7 +504,10 @@ def search_hits(
                 break
             fetch = min(_AS_OF_MAX, fetch * 4)
         wanted = query_terms(words)
-        kept = rescored(words, kept, lambda: store.fulltext_stats(wanted), past.nodes)
+        read = nodes  # every kept hit's node, read above
+        kept = rescored(
+            words, kept, lambda: store.fulltext_stats(wanted), lambda ids: {i: read[i] for i in ids}
+        )
         gone = past.gone_matching(words, types)
         if gone:
             nodes.update(past.nodes([n.id for n, _ in gone]))

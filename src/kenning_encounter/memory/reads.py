@@ -51,7 +51,7 @@ _SEARCH_PREVIEW = 400
 # statistics: while the query's words match no more heads than this (of the caller's
 # memory, that it may see), every match is a candidate and the page is exactly the best
 # of them; past it, one near the pool's edge may come in or stay out by the index's order.
-POOL = 100
+POOL = 50
 # Hits read before a ``when`` filter: the index ranks by words, not by time.
 _WHEN_FETCH = 1_000
 _EVENT_HITS = 50  # records read to place an event named in when
