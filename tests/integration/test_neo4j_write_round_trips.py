@@ -272,6 +272,7 @@ def test_a_search_asks_the_index_again_when_its_best_hits_were_revised(
         for i in range(30)
     ]
     memory.create_entities("s", weak)
+
     # A page of ten, asked of the store (a search asks for a pool of candidates wider
     # than the revised nodes here, memory/reads.py POOL).
     def page() -> list[Any]:

@@ -117,15 +117,15 @@ def search_remembered(
         params["types"] = kinds
     generation = tx.cache_generation()  # noted before the read (nodecache.py)
     fetch = max(2 * limit, limit + FETCH_SLACK)
-    counted: dict[str, int] = {}
+    first = True
     while True:
         asked = params | tx.synchronisation_params() | {"fetch": fetch}
         row = tx.synchronising_row(statement, asked)  # the node cache's, asked first
         clock, erasures, seen, rows = row[0], row[1], row[6], row[7]
-        if not counted:
+        if first and freqs is not None:
             counted = {str(t): int(df) for t, df in row[8]}
-            if freqs is not None:
-                _keep_counts(tx, freqs, counted, row, bool(withheld))
+            _keep_counts(tx, freqs, counted, row, bool(withheld))
+        first = False
         if len(rows) >= limit or int(seen) < fetch:
             break
         fetch *= 4  # the index gave all that was asked and too few were kept: ask for more
