@@ -53,8 +53,11 @@ def _write(store: GraphStore, withheld: list[tuple[str, str]]) -> None:
     )
 
 
-def _page(store: GraphStore, granted: tuple[str, ...] = ()) -> list[tuple[str, float]]:
-    found = Memory(store, granted=granted, activation=STILL).search(QUERY, limit=10)
+def _page(
+    store: GraphStore, granted: tuple[str, ...] = (), as_of: int | None = None
+) -> list[tuple[str, float]]:
+    memory = Memory(store, granted=granted, activation=STILL)
+    found = memory.search(QUERY, limit=10, as_of=as_of)
     return [(h.name, h.score) for h in found.hits]
 
 
@@ -80,6 +83,8 @@ def test_a_gated_caller_s_scores_do_not_tell_whether_a_withheld_node_holds_the_w
     assert gated == _expected(VISIBLE)  # its own notes, weighed by its own words alone
     # The index alone, counting the withheld nodes, would put the marsh walk first.
     assert [name for name, _ in gated] == ["heron sighting", "marsh walk"]
+    # A read of the past scores by the same statistics.
+    assert _page(store, as_of=store.read(lambda tx: tx.clock())) == gated
 
 
 def test_a_gated_caller_s_page_is_the_same_with_or_without_the_word_withheld(
