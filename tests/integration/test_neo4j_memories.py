@@ -283,3 +283,33 @@ def test_a_memory_moves_into_another_of_the_same_database_and_the_first_is_untou
     load.load(work, dumped, restart=True, batch_size=7)
     assert dumps.fingerprint(work) == source
     assert dumps.fingerprint(neo4j_store) == source
+
+
+def test_a_search_scores_by_its_own_memory_whatever_another_holds(
+    neo4j_store: Neo4jStore, work: Neo4jStore
+) -> None:
+    """The text index is one for the database, and its own scores count every memory's
+    nodes: another memory's use of a word made it weak, and the note that held it fell.
+    A search scores by its own memory's statistics: score for score and in order, its
+    page is the same whether or not another memory holds the word."""
+    from tests.contract.test_search_scores import ALL, QUERY, STILL, VISIBLE, WRITER
+
+    def page(store: Neo4jStore, granted: tuple[str, ...]) -> list[tuple[str, float]]:
+        found = Memory(store, granted=granted, activation=STILL).search(QUERY, limit=10)
+        return [(h.name, h.score) for h in found.hits]
+
+    mine = Memory(neo4j_store)
+    mine.advance_encounter(WRITER, "mine")
+    mine.create_entities(
+        WRITER, [{"type": "Note", "name": n, "description": d} for n, d in VISIBLE]
+    )
+    before = {granted: page(neo4j_store, granted) for granted in ((), ALL)}
+    assert [n for n, _ in before[()]] == ["heron sighting", "marsh walk"]
+    theirs = Memory(work)
+    theirs.advance_encounter(WRITER, "theirs")
+    theirs.create_entities(
+        WRITER,
+        [{"type": "Note", "name": f"heron {i}", "description": "heron heron"} for i in range(40)],
+    )
+    assert {granted: page(neo4j_store, granted) for granted in ((), ALL)} == before
+    assert len(page(work, ALL)) == 10  # theirs, found in their memory

@@ -272,13 +272,20 @@ def test_a_search_asks_the_index_again_when_its_best_hits_were_revised(
         for i in range(30)
     ]
     memory.create_entities("s", weak)
-    sent = recorder.during(memory.search, "zephyr")
+
+    # A page of ten, asked of the store (a search asks for a pool of candidates wider
+    # than the revised nodes here, memory/reads.py POOL).
+    def page() -> list[Any]:
+        return memory.store.search_read("zephyr", lambda _tx, hits, _stats: hits, limit=10)
+
+    sent = recorder.during(page)
     asked = [s for s in sent if "db.index.fulltext.queryNodes" in s]
     assert len(asked) == 2  # the first answer was all revised nodes
+    assert len(page()) == 10
     found = memory.search("zephyr", limit=10)
     assert len(found.hits) == 10
     assert all(h.name.startswith("weak ") for h in found.hits)
-    # a page the first answer fills asks once
+    # a page the first answer fills asks once, and counts the words' statistics with it
     assert len([s for s in recorder.during(memory.search, "among") if "queryNodes" in s]) == 1
 
 

@@ -63,3 +63,33 @@ def test_a_replaced_document_is_found_once_with_its_new_state(tmp_path: Path) ->
         assert sorted(h.id for h in every) == ["obs_000000000001", "obs_000000000002"]
     finally:
         index.close()
+
+
+def test_statistics_kept_between_commits_go_with_the_next_one(tmp_path: Path) -> None:
+    """The statistics a search counts are kept until the index next commits: asked again
+    they cost nothing, and a write, once searchable, is in them (every gate's), a
+    deletion out of them."""
+    index = TextIndex(tmp_path / "textindex", flush_delay=60)
+    phi = frozenset({"phi"})
+    try:
+        index.apply([_doc("obs_000000000001", "heron marsh")], [], 1, fresh={"obs_000000000001"})
+        first = (index.stats(["heron"]), index.stats(["heron"], phi))
+        assert [(s.n_docs, s.doc_freq("heron"), s.avg_len) for s in first] == [(1, 1, 2.0)] * 2
+        assert (index.stats(["heron"]), index.stats(["heron"], phi)) == first  # kept
+        withheld = IndexDoc("obs_000000000003", "Note", True, "heron", "", ("phi",))
+        index.apply(
+            [_doc("obs_000000000002", "heron heron reeds"), withheld],
+            [],
+            2,
+            fresh={"obs_000000000002", "obs_000000000003"},
+        )
+        later = (index.stats(["heron"]), index.stats(["heron"], phi))
+        assert [(s.n_docs, s.doc_freq("heron")) for s in later] == [(3, 3), (2, 2)]
+        index.apply([], ["obs_000000000002"], 3)
+        gone = (index.stats(["heron"]), index.stats(["heron"], phi))
+        assert [(s.n_docs, s.doc_freq("heron"), s.avg_len) for s in gone] == [
+            (2, 2, 1.5),
+            (1, 1, 2.0),
+        ]
+    finally:
+        index.close()

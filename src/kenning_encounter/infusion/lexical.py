@@ -48,12 +48,11 @@ ticks are shared by a batch pass the node's place in its encounter instead.
 from __future__ import annotations
 
 import itertools
-import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Final, Protocol
+from typing import Final
 
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.textproc import (
@@ -66,6 +65,11 @@ from kenning_encounter.textproc import (
     tokenize,
     words,
 )
+from kenning_encounter.textproc_bm25 import K1, B, TermStats, idf
+from kenning_encounter.textproc_bm25 import bm25_weight as bm25_weight
+from kenning_encounter.textproc_bm25 import finite_or_zero as _finite_or_zero
+from kenning_encounter.textproc_bm25 import length_norm as _length_norm
+from kenning_encounter.textproc_bm25 import saturated as _saturated
 from kenning_encounter.textproc_time import (
     EventRef,
     NodeTime,
@@ -83,58 +87,6 @@ from kenning_encounter.textproc_time import (
     tells_since_last_talk,
     utc,
 )
-
-
-def _finite_or_zero(value: float) -> float:
-    """``value`` when it is a finite non-negative number, else 0."""
-    return value if math.isfinite(value) and value > 0 else 0.0
-
-
-def bm25_weight(tf: int, length: int, avg_len: float, k1: float, b: float) -> float:
-    """BM25's saturated term-frequency factor; finite and non-negative for any input.
-
-    A mean length that is not a positive finite number (an empty or damaged
-    index) reads every document as of average length; one below a token (which
-    would turn every length into an overflowing ratio) reads as one token."""
-    if tf <= 0:
-        return 0.0
-    return _saturated(tf, _length_norm(length, avg_len, b), k1)
-
-
-def _length_norm(length: int, avg_len: float, b: float) -> float:
-    """BM25's length normalisation of a document (``bm25_weight``'s reading of a broken
-    mean length included): one per document, shared by all its terms."""
-    ratio = max(0, length) / max(avg_len, 1.0) if math.isfinite(avg_len) and avg_len > 0 else 1.0
-    return max(0.0, 1.0 - b + b * ratio)
-
-
-def _saturated(tf: int, norm: float, k1: float) -> float:
-    denominator = tf + k1 * norm
-    return _finite_or_zero(tf * (k1 + 1.0) / denominator) if denominator > 0 else 0.0
-
-
-class TermStats(Protocol):
-    """Document statistics of the indexed corpus, in the tokenizer's terms."""
-
-    @property
-    def n_docs(self) -> int: ...
-
-    @property
-    def avg_len(self) -> float: ...
-
-    def doc_freq(self, term: str) -> int: ...
-
-
-def idf(stats: TermStats, term: str) -> float:
-    """BM25's IDF, kept positive by the +1 inside the logarithm.
-
-    The statistics come from an index that may disagree with itself (a frequency
-    counting deleted documents, a count read a moment apart), so the frequency is
-    held within [0, documents] first: the logarithm's argument then stays above 1
-    and the weight finite and positive, whatever the index said."""
-    n = max(0, stats.n_docs)
-    df = min(max(0, stats.doc_freq(term)), n)
-    return _finite_or_zero(math.log(1.0 + (n - df + 0.5) / (df + 0.5)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,8 +175,8 @@ class LexicalConfig:
     trajectory_turns: int = 6  # previous user turns read
     trajectory_decay: float = 0.5  # weight of the previous turn; older turns decay geometrically
     proper_boost: float = 1.0  # extra weight of a capitalized name
-    k1: float = 1.2
-    b: float = 0.75
+    k1: float = K1
+    b: float = B
     coverage_power: float = 0.5  # lexical score x (share of query weight matched) ** this
     label_boost: float = 1.0  # a node attributed to a subject the prompt names
     neighbour_weight: float = 0.5  # share of a neighbour's score a node inherits

@@ -45,6 +45,7 @@ from kenning_encounter.store.records import (
     NodeRecord,
 )
 from kenning_encounter.textproc import tokenize
+from kenning_encounter.textproc_bm25 import query_terms
 from kenning_encounter.textproc_time import OffCalendar, utc_instant
 from kenning_encounter.vocabulary import (
     AUTHORED_NODE_TYPES,
@@ -59,7 +60,6 @@ AS_OF_HELP = (
 )
 _TICK = re.compile(r"[+-]?[0-9]+")
 _MAX_AS_OF = 64  # characters: a tick has at most 19 digits, an ISO time fewer than 40
-_MAX_TERMS = 64  # as many query terms as the text index reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -504,7 +504,7 @@ class Past:
     def gone_matching(self, text: str, types: Sequence[str] | None) -> list[tuple[NodeRecord, int]]:
         """Nodes deleted since the tick whose words meet the query's, as the text index
         would have met them (the same tokenizer, any term): with how many terms met."""
-        terms = set(list(dict.fromkeys(tokenize(text)))[:_MAX_TERMS])
+        terms = set(query_terms(text))
         out: list[tuple[NodeRecord, int]] = []
         for node in self.gone_nodes().values():
             if types and node.type not in types:
@@ -543,7 +543,10 @@ def search_hits(
     """A search's hits and nodes as of a tick: the index's matches among every version,
     kept when they stood at the tick (heads then, unless superseded ones are asked for),
     and the nodes deleted since whose words meet the query, ranked after them. The index
-    is read a few hits beyond ``limit`` first, and further only when too few stood then."""
+    is read a few hits beyond ``limit`` first, and further only when too few stood then.
+    Scores are BM25 by the caller's statistics of today's memory (memory/reads.py
+    ``rescored``), not the index's own."""
+    from kenning_encounter.memory.reads import rescored
 
     def work(tx: ReadTx) -> tuple[list[SearchHit], dict[str, NodeRecord], Moment]:
         past = Past(tx, moment(tx, as_of))
@@ -557,6 +560,11 @@ def search_hits(
             if len(kept) >= limit or len(hits) < fetch or fetch >= _AS_OF_MAX:
                 break
             fetch = min(_AS_OF_MAX, fetch * 4)
+        wanted = query_terms(words)
+        read = nodes  # every kept hit's node, read above
+        kept = rescored(
+            words, kept, lambda: store.fulltext_stats(wanted), lambda ids: {i: read[i] for i in ids}
+        )
         gone = past.gone_matching(words, types)
         if gone:
             nodes.update(past.nodes([n.id for n, _ in gone]))

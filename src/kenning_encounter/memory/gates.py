@@ -626,11 +626,19 @@ class GatedStore:
         types: Iterable[str] | None = None,
         heads_only: bool = True,
         limit: int = 10,
+        withheld: frozenset[str] = frozenset(),
     ) -> list[SearchHit]:
         if self.gate.open:
-            return self.inner.fulltext(text, types=types, heads_only=heads_only, limit=limit)
+            return self.inner.fulltext(
+                text, types=types, heads_only=heads_only, limit=limit, withheld=withheld
+            )
         return self.search_read(
-            text, lambda _tx, hits: hits, types=types, heads_only=heads_only, limit=limit
+            text,
+            lambda _tx, hits, _stats: hits,
+            types=types,
+            heads_only=heads_only,
+            limit=limit,
+            withheld=withheld,
         )
 
     def fulltext_stats(
@@ -643,36 +651,45 @@ class GatedStore:
     def search_read(
         self,
         text: str,
-        work: Callable[[ReadTx, list[SearchHit]], T],
+        work: Callable[[ReadTx, list[SearchHit], Callable[[], TermStatsSnapshot]], T],
         *,
         types: Iterable[str] | None = None,
         heads_only: bool = True,
         limit: int = 10,
+        withheld: frozenset[str] = frozenset(),
     ) -> T:
         """As ``fulltext`` gives hits: the withheld ones dropped, and a page that came up
-        short asked again, larger, before ``work`` sees what is shown (in the same read)."""
+        short asked again, larger, before ``work`` sees what is shown (in the same read),
+        with statistics that count no withheld document. The store leaves the withheld
+        documents out of its answer already (so they take no candidate's place); the
+        gated read checks each hit again."""
         gate = self.gate
         if gate.open:
             return self.inner.search_read(
-                text, work, types=types, heads_only=heads_only, limit=limit
+                text, work, types=types, heads_only=heads_only, limit=limit, withheld=withheld
             )
         kinds = None if types is None else list(types)
+        hidden = gate.withheld | withheld
         ask = limit
         for round_ in range(_MORE):
             last = round_ == _MORE - 1
 
             def gated(
-                tx: ReadTx, hits: list[SearchHit], ask: int = ask, last: bool = last
+                tx: ReadTx,
+                hits: list[SearchHit],
+                stats_of: Callable[[], TermStatsSnapshot],
+                ask: int = ask,
+                last: bool = last,
             ) -> tuple[bool, T | None]:
                 reads = cast(ReadTx, GatedReads(tx, gate))
                 shown = reads.get_nodes([h.id for h in hits])
                 kept = [h for h in hits if h.id in shown]
                 if len(kept) >= limit or len(hits) < ask or last:
-                    return True, work(reads, kept[:limit])
+                    return True, work(reads, kept[:limit], stats_of)
                 return False, None  # short, and more there: asked again, larger
 
             done, result = self.inner.search_read(
-                text, gated, types=kinds, heads_only=heads_only, limit=ask
+                text, gated, types=kinds, heads_only=heads_only, limit=ask, withheld=hidden
             )
             if done:
                 return cast(T, result)

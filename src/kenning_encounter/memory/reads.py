@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from kenning_encounter.errors import InvalidInput, NotFound
@@ -19,8 +19,16 @@ from kenning_encounter.memory.models import (
     SearchResult,
 )
 from kenning_encounter.memory.writes import is_node_id, resolve
-from kenning_encounter.store.port import MAX_CHAIN, ChainLink, GraphStore, ReadTx, SearchHit
+from kenning_encounter.store.port import (
+    MAX_CHAIN,
+    ChainLink,
+    GraphStore,
+    ReadTx,
+    SearchHit,
+    TermStatsSnapshot,
+)
 from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.textproc_bm25 import Bm25, query_terms
 from kenning_encounter.textproc_time import (
     EventRef,
     TimeWindow,
@@ -30,6 +38,7 @@ from kenning_encounter.textproc_time import (
     node_time,
     read_range,
     read_time,
+    record_keys,
 )
 from kenning_encounter.vocabulary import PROVENANCE_RELATION_TYPES
 
@@ -38,6 +47,11 @@ MAX_DEPTH = 10
 # Older revisions find_by_name lists (the newest of them); chain_history pages the rest.
 HISTORY_LIMIT = 20
 _SEARCH_PREVIEW = 400
+# Candidates the text index is asked for at least, each scored again by the caller's
+# statistics: while the query's words match no more heads than this (of the caller's
+# memory, that it may see), every match is a candidate and the page is exactly the best
+# of them; past it, one near the pool's edge may come in or stay out by the index's order.
+POOL = 50
 # Hits read before a ``when`` filter: the index ranks by words, not by time.
 _WHEN_FETCH = 1_000
 _EVENT_HITS = 50  # records read to place an event named in when
@@ -110,6 +124,37 @@ def _fit(node: NodeRecord, window: TimeWindow) -> float:
     return window.fit(held) if held is not None else 0.0
 
 
+def rescored(
+    words: str,
+    hits: Sequence[SearchHit],
+    stats_of: Callable[[], TermStatsSnapshot],
+    nodes: Callable[[list[str]], Mapping[str, NodeRecord]],
+) -> list[SearchHit]:
+    """``hits`` scored by BM25 over the statistics ``stats_of`` gives (the caller's: what
+    it may see of its own memory), best first, in place of the index's own scores: those
+    count every document the index holds (withheld ones, another memory's on a shared
+    Neo4j), and would tell a caller of words it may not see. A hit is scored from the
+    tokens the index handed back with it, else from its node (``nodes`` reads those);
+    a hit without either is left out. Equal scores keep the index's order."""
+    if not hits:
+        return []
+    score = Bm25(query_terms(words), stats_of())
+    read = (
+        nodes([h.id for h in hits if h.terms is None]) if any(h.terms is None for h in hits) else {}
+    )
+    scored: list[SearchHit] = []
+    for hit in hits:
+        if hit.terms is not None:
+            tokens: Sequence[str] = hit.terms.split()
+        elif (node := read.get(hit.id)) is not None:
+            tokens = record_keys(node)
+        else:
+            continue
+        scored.append(SearchHit(hit.id, score(tokens)))
+    scored.sort(key=lambda h: -h.score)
+    return scored
+
+
 def search(
     store: GraphStore,
     query: str,
@@ -152,7 +197,9 @@ def search(
         words = ref.phrase
         if as_of is None:
             found = store.search_read(
-                words, lambda tx, hits: tx.get_nodes([h.id for h in hits]), limit=_EVENT_HITS
+                words,
+                lambda tx, hits, _stats: tx.get_nodes([h.id for h in hits]),
+                limit=_EVENT_HITS,
             )
         else:
             _, found, _ = asof.search_hits(
@@ -186,14 +233,19 @@ def search(
         clock = work_time or WorkTime()
 
         def read(
-            tx: ReadTx, hits: list[SearchHit]
+            tx: ReadTx, hits: list[SearchHit], stats_of: Callable[[], TermStatsSnapshot]
         ) -> tuple[list[SearchHit], dict[str, NodeRecord], Present]:
-            found = tx.get_nodes([h.id for h in hits])
-            return hits, found, clock.present(tx, standing or Activation(), moment)
+            # The pool scored by the caller's statistics; its best ``fetch`` go on, as the
+            # index's best went on before (standing, time and filters rank among them).
+            best = rescored(words, hits, stats_of, tx.get_nodes)[:fetch]
+            found = tx.get_nodes([h.id for h in best])
+            return best, found, clock.present(tx, standing or Activation(), moment)
 
         # the hits, their nodes and the clock in one read
+        # The index proposes by its own scores, which count what the caller may not see;
+        # a pool of its best is scored again by the caller's statistics (``rescored``).
         hits, nodes, present = store.search_read(
-            words, read, types=types, heads_only=not include_superseded, limit=fetch
+            words, read, types=types, heads_only=not include_superseded, limit=max(fetch, POOL)
         )
     else:  # the memory as it stood at a past tick (memory/asof.py)
         hits, nodes, past = asof.search_hits(

@@ -40,6 +40,9 @@ MAX_CHAIN: Final = 100_000
 class SearchHit:
     id: str
     score: float
+    # The document's tokens, space-joined, where the index hands them back (the embedded
+    # one stores them): a hit is scored again from them without tokenizing its node.
+    terms: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -789,7 +792,12 @@ class TextSearch(Protocol):
         types: Iterable[str] | None = None,
         heads_only: bool = True,
         limit: int = 10,
-    ) -> list[SearchHit]: ...
+        withheld: frozenset[str] = frozenset(),
+    ) -> list[SearchHit]:
+        """The index's best hits for ``text``'s words, none classified with a ``withheld``
+        class. Their scores are the index's own, counted over every document it holds:
+        candidates to rank, never a score to show a gated caller (textproc_bm25.py)."""
+        ...
 
     def fulltext_stats(
         self, terms: Iterable[str], *, withheld: frozenset[str] = frozenset()
@@ -802,14 +810,17 @@ class TextSearch(Protocol):
     def search_read(
         self,
         text: str,
-        work: Callable[[ReadTx, list[SearchHit]], T],
+        work: Callable[[ReadTx, list[SearchHit], Callable[[], TermStatsSnapshot]], T],
         *,
         types: Iterable[str] | None = None,
         heads_only: bool = True,
         limit: int = 10,
+        withheld: frozenset[str] = frozenset(),
     ) -> T:
-        """``work`` over the hits ``fulltext`` finds, in the same read: what a search does
-        (its hits, their nodes, the clock), one round of the store instead of two."""
+        """``work`` over the hits ``fulltext`` finds, in the same read, with the statistics
+        of ``text``'s terms (``query_terms``; asked for only if needed, ``withheld`` as in
+        ``fulltext_stats``): what a search does (its hits, their nodes, the clock, the
+        words' weights), one round of the store instead of several."""
         ...
 
     def read_text(

@@ -71,6 +71,7 @@ from kenning_encounter.store.port import (
     WriteTx,
 )
 from kenning_encounter.store.tracing import DEFAULT_SLOW_QUERY_MS, QueryLog, Tracer
+from kenning_encounter.textproc_bm25 import query_terms
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
 log = logging.getLogger(__name__)
@@ -490,13 +491,20 @@ class EmbeddedStore:
         types: Iterable[str] | None = None,
         heads_only: bool = True,
         limit: int = 10,
+        withheld: frozenset[str] = frozenset(),
     ) -> list[SearchHit]:
         repairs = self._index_repairs
+
+        def search() -> list[SearchHit]:
+            return self._index.search(
+                text, types=types, heads_only=heads_only, limit=limit, withheld=withheld
+            )
+
         try:
-            return self._index.search(text, types=types, heads_only=heads_only, limit=limit)
+            return search()
         except IndexDamaged as exc:
             self._repair_index(exc, repairs)
-        return self._index.search(text, types=types, heads_only=heads_only, limit=limit)
+        return search()
 
     def _repair_index(self, found: IndexDamaged, repairs: int) -> None:
         """Derive a text index found damaged while serving again from the graph, now.
@@ -521,15 +529,21 @@ class EmbeddedStore:
     def search_read(
         self,
         text: str,
-        work: Callable[[ReadTx, list[SearchHit]], T],
+        work: Callable[[ReadTx, list[SearchHit], Callable[[], TermStatsSnapshot]], T],
         *,
         types: Iterable[str] | None = None,
         heads_only: bool = True,
         limit: int = 10,
+        withheld: frozenset[str] = frozenset(),
     ) -> T:
         # The index lives in this process: only the graph read is a round of the engine.
-        hits = self.fulltext(text, types=types, heads_only=heads_only, limit=limit)
-        return self.read(lambda tx: work(tx, hits))
+        hits = self.fulltext(
+            text, types=types, heads_only=heads_only, limit=limit, withheld=withheld
+        )
+        wanted = query_terms(text)
+        return self.read(
+            lambda tx: work(tx, hits, lambda: self.fulltext_stats(wanted, withheld=withheld))
+        )
 
     def read_text(
         self,

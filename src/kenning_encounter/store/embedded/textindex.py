@@ -50,13 +50,14 @@ import tantivy
 from kenning_encounter.errors import StoreError
 from kenning_encounter.store.port import SearchHit, TermStatsSnapshot
 from kenning_encounter.textproc import TOKENIZER_VERSION, tokenize
+from kenning_encounter.textproc_bm25 import query_terms
 
 log = logging.getLogger(__name__)
 
-_MAX_TERMS = 64
 # The index is rebuilt when the documents' shape or the tokenizer changes.
 # 4: each document carries its classes, so a gated caller's statistics leave them out.
-_DOCUMENT_SHAPE = 4
+# 5: its terms are stored, so a hit is scored again by the caller's statistics.
+_DOCUMENT_SHAPE = 5
 INDEX_FORMAT = f"{_DOCUMENT_SHAPE}.{TOKENIZER_VERSION}"
 TICK_FILE = "TICK.json"
 # Tantivy's files of one segment (the schema indexes positions, stores ids, keeps one
@@ -65,6 +66,8 @@ TICK_FILE = "TICK.json"
 _SEGMENT_PARTS = ("idx", "pos", "term", "store", "fast", "fieldnorm")
 _FOOTER_MAGIC = 1337
 _CHUNK = 1 << 20
+# Term frequencies kept between commits (``TextIndex._stats``), all gates together.
+_KEPT_FREQS = 100_000
 
 
 class IndexDamaged(StoreError):
@@ -185,7 +188,8 @@ def _schema() -> tantivy.Schema:
     sb.add_text_field("class", stored=False, tokenizer_name="raw")  # one value per class
     # Pre-tokenized by our own tokenizer, so index terms and query terms always meet
     # and the corpus statistics are the ones the lexical ranking expects.
-    sb.add_text_field("terms", stored=False, tokenizer_name="whitespace")
+    # Stored too: a search scores its hits again from them (memory/reads.py ``rescored``).
+    sb.add_text_field("terms", stored=True, tokenizer_name="whitespace")
     # A fast field, so the statistics can sum and count over live documents.
     sb.add_integer_field("len", stored=False, indexed=False, fast=True)
     return sb.build()
@@ -219,6 +223,14 @@ class TextIndex:
         self._fault: str | None = None  # see _failed
         self._broken: str | None = None  # see _damaged
         self._flush_delay = flush_delay
+        # Statistics counted since the last commit, by gate: documents and total length,
+        # and each term's frequency. ``_era`` is odd while a commit is under way (what a
+        # searcher counts then may be of either side of it), and moves at each end, so a
+        # count begun before a commit is never read after it.
+        # Each is kept with the era it was counted in, and read only in that era.
+        self._era = 0
+        self._totals: dict[frozenset[str], tuple[int, tuple[int, float]]] = {}
+        self._freqs: dict[tuple[frozenset[str], str], tuple[int, int]] = {}
         self._wake = threading.Event()
         self._stopping = False
         self._flusher = threading.Thread(
@@ -396,15 +408,29 @@ class TextIndex:
             self._take_queue()
             if self._pending_tick is None:
                 return
-            try:
-                self._writer.commit()
-            except ValueError as exc:  # tantivy's error for a failed write of its files
-                self._failed(exc)
-            # Reloaded before nothing is pending: a search that finds nothing pending
-            # must find it searchable.
-            self._index.reload()
+            with self._changing():
+                try:
+                    self._writer.commit()
+                except ValueError as exc:  # tantivy's error for a failed write of its files
+                    self._failed(exc)
+                # Reloaded before nothing is pending: a search that finds nothing pending
+                # must find it searchable.
+                self._index.reload()
             self._mark(self._pending_tick)
             self._pending_tick = None
+
+    @contextlib.contextmanager
+    def _changing(self) -> Generator[None]:
+        """A commit (or a new index) under way: the statistics counted so far are of
+        another era, and none counted meanwhile is kept (``_era``); they are let go too.
+        The caller holds ``_lock``."""
+        self._era += 1
+        self._totals, self._freqs = {}, {}
+        try:
+            yield
+        finally:
+            self._totals, self._freqs = {}, {}
+            self._era += 1
 
     def _flush_loop(self) -> None:
         while not self._stopping:
@@ -440,11 +466,12 @@ class TextIndex:
             for d in docs:
                 self._writer.add_document(self._doc(d))
                 n += 1
-            try:
-                self._writer.commit()
-            except ValueError as exc:
-                self._failed(exc)
-            self._index.reload()
+            with self._changing():
+                try:
+                    self._writer.commit()
+                except ValueError as exc:
+                    self._failed(exc)
+                self._index.reload()
             self._mark(tick)
             self._broken = None  # whole again (``reset`` left it set, in case this failed)
         return n
@@ -456,7 +483,8 @@ class TextIndex:
             with self._queue_lock:
                 self._queue = []
             self._pending_tick = None
-            self._index = self._fresh()
+            with self._changing():
+                self._index = self._fresh()
             # The old writer goes with the old files (its lock file went with them).
             self._writer = self._index.writer(heap_size=64_000_000, num_threads=1)
 
@@ -486,10 +514,20 @@ class TextIndex:
         return IndexDamaged(self._broken)
 
     def search(
-        self, text: str, *, types: Iterable[str] | None, heads_only: bool, limit: int
+        self,
+        text: str,
+        *,
+        types: Iterable[str] | None,
+        heads_only: bool,
+        limit: int,
+        withheld: frozenset[str] = frozenset(),
     ) -> list[SearchHit]:
+        """The best ``limit`` documents for ``text``'s terms by tantivy's own scores (over
+        every document, the withheld ones too: candidates, not a score to show), none
+        classified with a ``withheld`` class: those are left out by the query itself, so
+        they take no place among the candidates."""
         self._check_reads()
-        terms = list(dict.fromkeys(tokenize(text)))[:_MAX_TERMS]
+        terms = query_terms(text)
         if not terms or limit <= 0:
             return []
         if self._behind:
@@ -520,6 +558,10 @@ class TextIndex:
             # head's share of the score was the same small amount for every head.
             head_0 = tantivy.Query.term_query(self._schema, "head", "0")
             clauses.append((tantivy.Occur.MustNot, head_0))
+        clauses += [
+            (tantivy.Occur.MustNot, tantivy.Query.term_query(self._schema, "class", c))
+            for c in sorted(withheld)
+        ]
         with self._reading():
             searcher = self._index.searcher()
             # Not counted: the count of every matching document is never read, and
@@ -528,7 +570,14 @@ class TextIndex:
             hits: list[SearchHit] = []
             for score, address in result.hits:
                 doc = searcher.doc(address)
-                hits.append(SearchHit(id=str(doc["id"][0]), score=float(score)))
+                terms = doc["terms"]
+                hits.append(
+                    SearchHit(
+                        id=str(doc["id"][0]),
+                        score=float(score),
+                        terms=str(terms[0]) if terms else "",
+                    )
+                )
         return hits
 
     def stats(
@@ -547,35 +596,73 @@ class TextIndex:
             return self._stats(list(dict.fromkeys(terms)), withheld)
 
     def _stats(self, unique: list[str], withheld: frozenset[str]) -> TermStatsSnapshot:
+        era = self._era
+        keep = era % 2 == 0  # no commit under way
+        held = self._totals.get(withheld) if keep else None
+        totals = held[1] if held is not None and held[0] == era else None
+        dfs: dict[str, int] = {}
+        if keep:
+            for t in unique:
+                got = self._freqs.get((withheld, t))
+                if got is not None and got[0] == era:
+                    dfs[t] = got[1]
+        missing = [t for t in unique if t not in dfs]
+        if totals is not None and not missing:
+            n, total = totals
+            return TermStatsSnapshot(n, total / n if n else 0.0, dfs)
         searcher = self._index.searcher()
+        if totals is None:
+            totals = self._count_totals(searcher, withheld)
+        n, total = totals
+        counted = (
+            self._count_freqs(searcher, missing, withheld) if n > 0 else dict.fromkeys(missing, 0)
+        )
+        if keep:  # counted in this era: a commit since makes it unread
+            if len(self._freqs) > _KEPT_FREQS:
+                self._freqs = {}
+            self._totals[withheld] = (era, totals)
+            self._freqs.update({(withheld, t): (era, df) for t, df in counted.items()})
+        return TermStatsSnapshot(n, total / n if n else 0.0, {**dfs, **counted})
+
+    def _hidden(self, withheld: frozenset[str]) -> tantivy.Query:
+        return tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "class", c))
+                for c in sorted(withheld)
+            ]
+        )
+
+    def _count_totals(
+        self, searcher: tantivy.Searcher, withheld: frozenset[str]
+    ) -> tuple[int, float]:
+        """Documents and their total length, less the ``withheld`` ones."""
         n = int(searcher.num_docs)
         if n == 0:
-            return TermStatsSnapshot(0, 0.0, {t: 0 for t in unique})
+            return 0, 0.0
         total = _aggregate(searcher, tantivy.Query.all_query(), "sum")
-
-        def term(t: str) -> tantivy.Query:
-            return tantivy.Query.term_query(self._schema, "terms", t)
-
-        dfs = {t: int(_aggregate(searcher, term(t), "value_count")) for t in unique}
         if withheld:
             # Withheld documents are few: what they add is counted and taken away (the
             # same figures as counting the others, at a fraction of the cost).
-            hidden = tantivy.Query.boolean_query(
-                [
-                    (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "class", c))
-                    for c in sorted(withheld)
-                ]
-            )
+            hidden = self._hidden(withheld)
             n -= int(_aggregate(searcher, hidden, "value_count"))
             total -= _aggregate(searcher, hidden, "sum")
-            for t in unique:
+        return (n, total) if n > 0 else (0, 0.0)
+
+    def _count_freqs(
+        self, searcher: tantivy.Searcher, terms: list[str], withheld: frozenset[str]
+    ) -> dict[str, int]:
+        def term(t: str) -> tantivy.Query:
+            return tantivy.Query.term_query(self._schema, "terms", t)
+
+        dfs = {t: int(_aggregate(searcher, term(t), "value_count")) for t in terms}
+        if withheld:
+            hidden = self._hidden(withheld)
+            for t in terms:
                 both = tantivy.Query.boolean_query(
                     [(tantivy.Occur.Must, term(t)), (tantivy.Occur.Must, hidden)]
                 )
                 dfs[t] -= int(_aggregate(searcher, both, "value_count"))
-            if n <= 0:
-                return TermStatsSnapshot(0, 0.0, {t: 0 for t in unique})
-        return TermStatsSnapshot(n, total / n, dfs)
+        return dfs
 
     def close(self) -> None:
         self._stopping = True

@@ -60,6 +60,7 @@ from kenning_encounter.store.port import (
     WriteTx,
 )
 from kenning_encounter.store.tracing import DEFAULT_SLOW_QUERY_MS, QueryLog, Tracer
+from kenning_encounter.textproc_bm25 import query_terms
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, CLASSIFICATIONS
 
 if TYPE_CHECKING:
@@ -606,10 +607,13 @@ class Neo4jStore:
         types: Iterable[str] | None = None,
         heads_only: bool = True,
         limit: int = 10,
+        withheld: frozenset[str] = frozenset(),
     ) -> list[SearchHit]:
         def work(tx: ManagedTransaction) -> list[SearchHit]:
             ntx = self._tx(tx, write=False)
-            return lexical.search(ntx, text, types=types, heads_only=heads_only, limit=limit)
+            return lexical.search(
+                ntx, text, types=types, heads_only=heads_only, limit=limit, withheld=withheld
+            )
 
         return self._unit(work, False, "searching")
 
@@ -636,19 +640,27 @@ class Neo4jStore:
     def search_read(
         self,
         text: str,
-        work: Callable[[ReadTx, list[SearchHit]], T],
+        work: Callable[[ReadTx, list[SearchHit], Callable[[], TermStatsSnapshot]], T],
         *,
         types: Iterable[str] | None = None,
         heads_only: bool = True,
         limit: int = 10,
+        withheld: frozenset[str] = frozenset(),
     ) -> T:
+        wanted = query_terms(text)
+        held = self._held_freqs(withheld)
+
         def attempt(tx: ManagedTransaction) -> T:
             ntx = self._tx(tx, write=False)
             if heads_only:  # a head's node comes with its hit (a successor is another read)
-                hits = lexical.search_remembered(ntx, text, limit=limit, types=types)
+                hits = lexical.search_remembered(
+                    ntx, text, limit=limit, types=types, withheld=withheld, freqs=held
+                )
             else:
-                hits = lexical.search(ntx, text, types=types, heads_only=False, limit=limit)
-            return work(ntx, hits)
+                hits = lexical.search(
+                    ntx, text, types=types, heads_only=False, limit=limit, withheld=withheld
+                )
+            return work(ntx, hits, lambda: lexical.stats(ntx, wanted, held, withheld))
 
         return self._unit(attempt, False, "searching")
 

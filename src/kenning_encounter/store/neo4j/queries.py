@@ -16,6 +16,7 @@ patterns say ``_memory: $memory`` themselves.
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import Final, LiteralString, cast
 
@@ -671,6 +672,7 @@ FULLTEXT_QUERY: Final = (
     "MATCH (c:Meta {_memory: $memory, key: 'clock'}) "
     "CALL () { CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score "
     "WHERE node:KenningMemory AND ($types IS NULL OR any(l IN labels(node) WHERE l IN $types)) "
+    "AND none(l IN labels(node) WHERE l IN $hidden) "
     "AND ($heads_only = false OR NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() }) "
     "RETURN node.id AS id, score LIMIT $limit } "
     "RETURN [c.ival, coalesce(c.classes, [])], collect([id, score])"
@@ -686,29 +688,59 @@ FULLTEXT_QUERY: Final = (
 #
 # The index is asked for its best $fetch hits only (it then keeps the top of them,
 # not every hit in order: a fifth of the query at 100k nodes). The hits it gives are
-# filtered (another memory's, a superseded node) and the best $limit kept; the one row
+# filtered (another memory's, a withheld class's ($hidden: their labels), a superseded
+# node) and the best $limit kept; the one row
 # says how many it gave (``seen``): as many as $fetch with fewer than $limit kept, the
 # caller asks again for more (text.py search_remembered).
-def _fulltext_nodes(types: bool) -> LiteralString:
+#
+# The same statement counts what the caller's statistics need and this process has not
+# counted yet (text.py stats), so that a search is still one statement: the document
+# frequencies of $count's terms (as TEXT_DOC_FREQS_SHOWN counts them; none asked, none
+# counted) and, for a gated caller, the withheld classes' documents and tokens (as
+# withheld_text_totals counts them).
+def _fulltext_nodes(types: bool, withheld: frozenset[str]) -> LiteralString:
     of_types = "AND any(l IN labels(node) WHERE l IN $types) " if types else ""
+    held_back = "[0, 0] AS held_back "
+    if withheld:
+        scans = " UNION ".join(
+            f"MATCH (n:{classified.class_label(c)}:KenningMemory) RETURN n"
+            for c in sorted(withheld)
+        )
+        held_back = (
+            f"CALL () {{ CALL () {{ {scans} }} "
+            "RETURN [count(n), coalesce(sum(n._len), 0)] AS held_back } "
+        )
     statement = _synchronisation() + (
         "CALL () { CALL db.index.fulltext.queryNodes($index, $query, {limit: $fetch}) "
         "YIELD node, score RETURN collect([node, score]) AS found } "
         "CALL (found) { UNWIND found AS hit WITH hit[0] AS node, hit[1] AS score "
         f"WHERE node:KenningMemory {of_types}"
+        "AND none(l IN labels(node) WHERE l IN $hidden) "
         "AND NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() } "
         "WITH node, score LIMIT $limit "
         "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(node) "
         "RETURN collect([node.id, score, [l IN labels(node) WHERE l IN $kinds][0], "
         "properties(node), e.id, e.locus, properties(e)]) AS hits } "
-        "RETURN clock, erasures, deletions, docs, tokens, touched, size(found), hits"
+        "CALL () { UNWIND $count AS t CALL (t) { "
+        "CALL db.index.fulltext.queryNodes($index, t.query) YIELD node WHERE node:KenningMemory "
+        "AND none(l IN labels(node) WHERE l IN $hidden) "
+        "RETURN count(node) AS df } "
+        "RETURN collect([t.term, df]) AS dfs } "
+        + (held_back if withheld else "WITH *, " + held_back)
+        + "RETURN clock, erasures, deletions, docs, tokens, touched, size(found), hits, dfs, "
+        "held_back"
     )
     return cast(LiteralString, statement)
 
 
-FULLTEXT_QUERY_NODES: Final = _fulltext_nodes(types=False)
-# The same, of some types only ($types): a search's, whose hits' nodes come with them.
-FULLTEXT_QUERY_NODES_TYPED: Final = _fulltext_nodes(types=True)
+@functools.cache
+def fulltext_query_nodes(types: bool, withheld: frozenset[str]) -> LiteralString:
+    """The search's statement (above): of some types only ($types) or of every type, for
+    a caller who may not see ``withheld`` (classes of the closed vocabulary: labels are
+    no parameters). One text per gate, so the server's plan cache keeps each."""
+    return _fulltext_nodes(types, withheld)
+
+
 # With the erasure count (ERASURES_COUNT): frequencies counted before an erasure go.
 TEXT_COUNTERS: Final = (
     "MATCH (d:Meta {_memory: $memory, key: 'text_docs'}) "

@@ -25,6 +25,7 @@ from kenning_encounter.store.ops.base import encounter_from, node_record
 from kenning_encounter.store.port import SearchHit, TermStatsSnapshot
 from kenning_encounter.store.records import EncounterRecord, NodeRecord
 from kenning_encounter.textproc import tokenize
+from kenning_encounter.textproc_bm25 import query_terms
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_TERMS = 64
 # Below this many documents, frequencies are counted again on any change (DocFreqs).
 EXACT_BELOW = 1_000
 _REINDEX_CHUNK = 2_000
@@ -52,8 +52,9 @@ def lucene_term(term: str) -> str:
     return _LUCENE_SPECIAL.sub(r"\\\1", term)
 
 
-def query_terms(text: str) -> list[str]:
-    return list(dict.fromkeys(tokenize(text)))[:MAX_TERMS]
+def _hidden(withheld: frozenset[str]) -> list[str]:
+    """The labels of the ``withheld`` classes, which a search's hits may not carry."""
+    return class_labels(",".join(sorted(withheld))) if withheld else []
 
 
 def search(
@@ -63,6 +64,7 @@ def search(
     types: Iterable[str] | None,
     heads_only: bool,
     limit: int,
+    withheld: frozenset[str] = frozenset(),
 ) -> list[SearchHit]:
     terms = query_terms(text)
     if not terms or limit <= 0:
@@ -71,6 +73,7 @@ def search(
         "index": q.FULLTEXT_INDEX,
         "query": " ".join(lucene_term(t) for t in terms),  # terms OR-ed, as in the embedded index
         "types": list(types or []) or None,
+        "hidden": _hidden(withheld),
         "heads_only": heads_only,
         "limit": limit,
     }
@@ -88,32 +91,50 @@ FETCH_SLACK: Final = 20
 
 
 def search_remembered(
-    tx: Neo4jTx, text: str, *, limit: int, types: Iterable[str] | None = None
+    tx: Neo4jTx,
+    text: str,
+    *,
+    limit: int,
+    types: Iterable[str] | None = None,
+    withheld: frozenset[str] = frozenset(),
+    freqs: DocFreqs | None = None,
 ) -> list[SearchHit]:
     """``search`` for heads (of ``types``, or every type), leaving each hit's node and
-    encounter with the transaction (Neo4jTx.remember) for the reads that follow in it."""
+    encounter with the transaction (Neo4jTx.remember) for the reads that follow in it.
+    With ``freqs``, the same statement counts what ``stats`` of the query's terms for
+    this gate (``withheld``) would otherwise count in statements of its own, and leaves
+    it there."""
     terms = query_terms(text)
     if not terms or limit <= 0:
         return []
+    count = freqs.unknown(terms) if freqs is not None else []
     params: dict[str, Any] = {
         "index": q.FULLTEXT_INDEX,
         "query": " ".join(lucene_term(t) for t in terms),
         "limit": limit,
         "kinds": list(AUTHORED_NODE_TYPES),
+        "hidden": _hidden(withheld),
+        "count": [{"term": t, "query": lucene_term(t)} for t in count],
     }
-    statement = q.FULLTEXT_QUERY_NODES
-    if kinds := list(types or []):  # none named: every type, as ``search`` takes it
+    kinds = list(types or [])  # none named: every type, as ``search`` takes it
+    statement = q.fulltext_query_nodes(bool(kinds), withheld)
+    if kinds:
         params["types"] = kinds
-        statement = q.FULLTEXT_QUERY_NODES_TYPED
     generation = tx.cache_generation()  # noted before the read (nodecache.py)
     fetch = max(2 * limit, limit + FETCH_SLACK)
+    first = True
     while True:
         asked = params | tx.synchronisation_params() | {"fetch": fetch}
         row = tx.synchronising_row(statement, asked)  # the node cache's, asked first
         clock, erasures, seen, rows = row[0], row[1], row[6], row[7]
+        if first and freqs is not None:
+            counted = {str(t): int(df) for t, df in row[8]}
+            _keep_counts(tx, freqs, counted, row, bool(withheld))
+        first = False
         if len(rows) >= limit or int(seen) < fetch:
             break
         fetch *= 4  # the index gave all that was asked and too few were kept: ask for more
+        params["count"] = []  # counted once
     hits: list[SearchHit] = []
     nodes: list[NodeRecord] = []
     encounters: dict[str, EncounterRecord] = {}
@@ -135,6 +156,25 @@ def search_remembered(
     return hits
 
 
+def _keep_counts(
+    tx: Neo4jTx, held: DocFreqs, counted: dict[str, int], row: Sequence[Any], gated: bool
+) -> None:
+    """What the search's statement counted, kept as ``stats`` would keep it had it
+    counted them itself: the withheld documents for this moment, the frequencies against
+    the documents the caller may see."""
+    docs, erasures = int(row[3]), int(row[1])
+    if gated:
+        hidden = (int(row[9][0] or 0), int(row[9][1] or 0))
+        moment = tx.moment()
+        if moment is not None:
+            held.keep_hidden(moment, hidden)
+        docs -= hidden[0]
+    docs = max(0, docs)
+    held.known([], docs, erasures)  # an erasure since empties what was held first
+    if counted:
+        held.keep(counted, docs)
+
+
 class DocFreqs:
     """Document frequencies counted before, kept while the corpus has barely changed.
 
@@ -150,6 +190,7 @@ class DocFreqs:
         self._held: OrderedDict[str, tuple[int, int]] = OrderedDict()  # term -> (df, docs)
         self._erasures = 0
         self._hidden: tuple[tuple[int, int, int], tuple[int, int]] | None = None
+        self._last: tuple[int, int] | None = None  # the documents and erasures last asked of
 
     def known(self, terms: Sequence[str], docs: int, erasures: int = 0) -> dict[str, int]:
         """What is held of ``terms``; all of it is dropped first when the memory's
@@ -157,6 +198,7 @@ class DocFreqs:
         slack = docs // 100 if docs >= EXACT_BELOW else 0
         found: dict[str, int] = {}
         with self._lock:
+            self._last = (docs, erasures)
             if erasures != self._erasures:
                 self._held.clear()
                 self._erasures = erasures
@@ -166,6 +208,22 @@ class DocFreqs:
                     self._held.move_to_end(term)
                     found[term] = held[0]
         return found
+
+    def unknown(self, terms: Sequence[str]) -> list[str]:
+        """The terms ``known`` would not answer were the memory as it was last asked
+        about (every term, before the first): a search counts them as it goes."""
+        with self._lock:
+            if self._last is None:
+                return list(terms)
+            docs, erasures = self._last
+            if erasures != self._erasures:
+                return list(terms)
+            slack = docs // 100 if docs >= EXACT_BELOW else 0
+            return [
+                t
+                for t in terms
+                if (held := self._held.get(t)) is None or abs(held[1] - docs) > slack
+            ]
 
     def hidden(self, moment: tuple[int, int, int]) -> tuple[int, int] | None:
         """The withheld classes' documents and tokens, when counted at this moment (clock,
