@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -37,6 +37,7 @@ from kenning_encounter.store.port import (
     ReadTx,
     SearchHit,
     Subgraph,
+    TermStatsSnapshot,
 )
 from kenning_encounter.store.records import (
     WITHHELD_SUCCESSOR,
@@ -548,11 +549,14 @@ def search_hits(
     ``rescored``), not the index's own."""
     from kenning_encounter.memory.reads import rescored
 
-    def work(tx: ReadTx) -> tuple[list[SearchHit], dict[str, NodeRecord], Moment]:
+    first = min(_AS_OF_MAX, max(limit * 3, 30))
+
+    def work(
+        tx: ReadTx, hits: list[SearchHit], stats_of: Callable[[], TermStatsSnapshot]
+    ) -> tuple[list[SearchHit], dict[str, NodeRecord], Moment]:
         past = Past(tx, moment(tx, as_of))
-        fetch = min(_AS_OF_MAX, max(limit * 3, 30))
+        fetch = first
         while True:
-            hits = store.fulltext(words, types=types, heads_only=False, limit=fetch)
             nodes = past.nodes([h.id for h in hits])
             kept = [
                 h for h in hits if h.id in nodes and (include_superseded or nodes[h.id].is_head)
@@ -560,11 +564,10 @@ def search_hits(
             if len(kept) >= limit or len(hits) < fetch or fetch >= _AS_OF_MAX:
                 break
             fetch = min(_AS_OF_MAX, fetch * 4)
-        wanted = query_terms(words)
+            hits = store.fulltext(words, types=types, heads_only=False, limit=fetch)
         read = nodes  # every kept hit's node, read above
-        kept = rescored(
-            words, kept, lambda: store.fulltext_stats(wanted), lambda ids: {i: read[i] for i in ids}
-        )
+        # The statistics in the search's own read: on Neo4j they ride with its statement.
+        kept = rescored(words, kept, stats_of, lambda ids: {i: read[i] for i in ids})
         gone = past.gone_matching(words, types)
         if gone:
             nodes.update(past.nodes([n.id for n, _ in gone]))
@@ -577,7 +580,7 @@ def search_hits(
             ]
         return kept[:limit], nodes, past.moment
 
-    return store.read(work)
+    return store.search_read(words, work, types=types, heads_only=False, limit=first)
 
 
 _PREVIEW = 160  # as the re-entry payload of the present cuts a description
