@@ -367,11 +367,14 @@ class TextIndex:
             # find nothing queued and nothing pending, and read the index without them.
             if staged:
                 self._pending_tick = staged[-1].tick
-        for entry in staged:
-            for node_id in entry.replaced:
-                self._writer.delete_documents_by_term("id", node_id)
-            for d in entry.docs:
-                self._writer.add_document(self._doc(d))
+        try:
+            for entry in staged:
+                for node_id in entry.replaced:
+                    self._writer.delete_documents_by_term("id", node_id)
+                for d in entry.docs:
+                    self._writer.add_document(self._doc(d))
+        except ValueError as exc:  # the writer's threads died writing its files (a full disk)
+            self._failed(exc)
 
     @property
     def _behind(self) -> bool:
@@ -379,7 +382,8 @@ class TextIndex:
         return self._pending_tick is not None or bool(self._queue)
 
     def _failed(self, exc: Exception) -> NoReturn:
-        """A commit that failed (a full disk) leaves tantivy's writer unfit: a later
+        """A commit that failed (a full disk), or a document its writer's threads could not
+        take (they died writing a segment), leaves tantivy's writer unfit: a later
         commit, once there is room, saved an index of no documents. So the index takes
         no more changes in this process, its tick is dropped so the next opening derives
         it whole from the graph, and searches say why they cannot answer."""
@@ -462,10 +466,13 @@ class TextIndex:
             with self._queue_lock:
                 self._queue = []
             self._pending_tick = None
-            self._writer.delete_all_documents()
-            for d in docs:
-                self._writer.add_document(self._doc(d))
-                n += 1
+            try:
+                self._writer.delete_all_documents()
+                for d in docs:
+                    self._writer.add_document(self._doc(d))
+                    n += 1
+            except ValueError as exc:  # as in _take_queue
+                self._failed(exc)
             with self._changing():
                 try:
                     self._writer.commit()
