@@ -26,7 +26,6 @@ from kenning_encounter.memory import directors, gates, status
 from kenning_encounter.memory.models import EncounterOut, NodeOut, ReEntry
 from kenning_encounter.store.ops.graph import walk_back
 from kenning_encounter.store.outline import Outline
-from kenning_encounter.store.past import StatusMove
 from kenning_encounter.store.persons import ClaimRecord, Confirmation
 from kenning_encounter.store.port import (
     MAX_CHAIN,
@@ -257,11 +256,7 @@ class Past:
             return then
         unasked = [i for i in ids if i not in self._recorded]
         if unasked:
-            moves: dict[str, list[StatusMove]] = {}
-            for move in self.tx.moves_after(unasked, -1):  # oldest first
-                moves.setdefault(move.node, []).append(move)
-            for i in unasked:
-                self._recorded[i] = status.recorded(then[i].status, moves.get(i, []))
+            self._recorded.update(status.recorded_of(self.tx, {i: then[i].status for i in unasked}))
         out = dict(then)
         for i in ids:
             n = then[i]

@@ -54,7 +54,6 @@ from typing import Any, TypeVar, cast
 from kenning_encounter.memory import status
 from kenning_encounter.memory.classification import split
 from kenning_encounter.store.outline import OUTSIDE, Outline, as_numpy
-from kenning_encounter.store.past import StatusMove
 from kenning_encounter.store.persons import Confirmation
 from kenning_encounter.store.port import (
     MAX_CHAIN,
@@ -217,15 +216,11 @@ class GatedReads:
             unseen = sorted({e.target for e in evidence if e.source not in shown})
             self._moved_unseen.update(unseen)
             if unseen:
-                moves: dict[str, list[StatusMove]] = {}
-                for move in self._tx.moves_after(unseen, -1):  # oldest first
-                    moves.setdefault(move.node, []).append(move)
                 by_id = {n.id: n for n in asked}
+                starts = status.recorded_of(self._tx, {i: by_id[i].status for i in unseen})
                 for i in unseen:
-                    node = by_id[i]
-                    start = status.recorded(node.status, moves.get(i, []))
                     seen = [e for e in evidence if e.target == i and e.source in shown]
-                    self._restated[i] = status.replayed(node.type, start, seen)
+                    self._restated[i] = status.replayed(by_id[i].type, starts[i], seen)
         if not any(n.id in self._restated for n in nodes):
             return nodes
         return [

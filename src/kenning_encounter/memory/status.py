@@ -12,10 +12,11 @@ reader cannot see.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from kenning_encounter.store.past import StatusMove
+from kenning_encounter.store.port import ReadTx
 from kenning_encounter.store.records import EdgeRecord
 from kenning_encounter.vocabulary import STATUS_EFFECTS
 
@@ -47,6 +48,15 @@ def recorded(status: str | None, moves: Sequence[StatusMove]) -> str | None:
     """The status a node was recorded with: its first move's ``before``, else the status
     it holds (nothing ever moved it). ``moves``: the node's moves, oldest first."""
     return moves[0].before if moves else status
+
+
+def recorded_of(tx: ReadTx, statuses: Mapping[str, str | None]) -> dict[str, str | None]:
+    """``recorded`` for each node of ``statuses`` (id -> the status it holds), their moves
+    read from the record of the past in one ask."""
+    moves: dict[str, list[StatusMove]] = {}
+    for move in tx.moves_after(list(statuses), -1):  # oldest first
+        moves.setdefault(move.node, []).append(move)
+    return {i: recorded(held, moves.get(i, [])) for i, held in statuses.items()}
 
 
 def widened(node_type: str, statuses: Sequence[str]) -> tuple[str, ...]:
