@@ -565,10 +565,8 @@ class TextIndex:
             # head's share of the score was the same small amount for every head.
             head_0 = tantivy.Query.term_query(self._schema, "head", "0")
             clauses.append((tantivy.Occur.MustNot, head_0))
-        clauses += [
-            (tantivy.Occur.MustNot, tantivy.Query.term_query(self._schema, "class", c))
-            for c in sorted(withheld)
-        ]
+        if withheld:
+            clauses.append((tantivy.Occur.MustNot, self._hidden(withheld)))
         with self._reading():
             searcher = self._index.searcher()
             # Not counted: the count of every matching document is never read, and
