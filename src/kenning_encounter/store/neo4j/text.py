@@ -16,7 +16,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
 from kenning_encounter.store.neo4j import engine
 from kenning_encounter.store.neo4j import queries as q
@@ -175,6 +175,13 @@ def _keep_counts(
         held.keep(counted, docs)
 
 
+def _stands(held: tuple[int, int] | None, docs: int) -> TypeGuard[tuple[int, int]]:
+    """Whether a frequency counted when the memory held ``held[1]`` documents still
+    stands at ``docs``: exactly below ``EXACT_BELOW``, else within one in a hundred."""
+    slack = docs // 100 if docs >= EXACT_BELOW else 0
+    return held is not None and abs(held[1] - docs) <= slack
+
+
 class DocFreqs:
     """Document frequencies counted before, kept while the corpus has barely changed.
 
@@ -190,21 +197,20 @@ class DocFreqs:
         self._held: OrderedDict[str, tuple[int, int]] = OrderedDict()  # term -> (df, docs)
         self._erasures = 0
         self._hidden: tuple[tuple[int, int, int], tuple[int, int]] | None = None
-        self._last: tuple[int, int] | None = None  # the documents and erasures last asked of
+        self._last: int | None = None  # the documents ``known`` was last asked with
 
     def known(self, terms: Sequence[str], docs: int, erasures: int = 0) -> dict[str, int]:
         """What is held of ``terms``; all of it is dropped first when the memory's
         erasure count has moved since (an erased node's words go with it)."""
-        slack = docs // 100 if docs >= EXACT_BELOW else 0
         found: dict[str, int] = {}
         with self._lock:
-            self._last = (docs, erasures)
+            self._last = docs
             if erasures != self._erasures:
                 self._held.clear()
                 self._erasures = erasures
             for term in terms:
                 held = self._held.get(term)
-                if held is not None and abs(held[1] - docs) <= slack:
+                if _stands(held, docs):
                     self._held.move_to_end(term)
                     found[term] = held[0]
         return found
@@ -213,17 +219,10 @@ class DocFreqs:
         """The terms ``known`` would not answer were the memory as it was last asked
         about (every term, before the first): a search counts them as it goes."""
         with self._lock:
-            if self._last is None:
+            docs = self._last
+            if docs is None:
                 return list(terms)
-            docs, erasures = self._last
-            if erasures != self._erasures:
-                return list(terms)
-            slack = docs // 100 if docs >= EXACT_BELOW else 0
-            return [
-                t
-                for t in terms
-                if (held := self._held.get(t)) is None or abs(held[1] - docs) > slack
-            ]
+            return [t for t in terms if not _stands(self._held.get(t), docs)]
 
     def hidden(self, moment: tuple[int, int, int]) -> tuple[int, int] | None:
         """The withheld classes' documents and tokens, when counted at this moment (clock,
