@@ -180,9 +180,9 @@ _NUMBERS: Final = {
 _VAGUE: Final = frozenset({"a couple of", "a couple", "a few", "few", "several"})
 _COUNT: Final = r"\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True))
 _N: Final = rf"(?P<n>{_COUNT})"
-_UNIT: Final = r"(?P<unit>minute|hour|day|week|weekend|month|quarter|year)s?"
+_UNIT: Final = r"(?P<unit>minute|hour|day|weekend|week|fortnight|month|quarter|year)s?"
 _UNIT_DAYS: Final[dict[str, float]] = {"minute": 1 / 1440, "hour": 1 / 24, "day": 1, "week": 7}
-_UNIT_DAYS.update({"weekend": 7, "month": 30, "quarter": 91, "year": 365})
+_UNIT_DAYS.update({"weekend": 7, "fortnight": 14, "month": 30, "quarter": 91, "year": 365})
 _WEEKDAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _SEASONS: Final = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 _ORDINALS: Final = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2}
@@ -403,6 +403,66 @@ def _dated(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
 
 _rule(rf"\b{_D}(?:\s+of)?\s+{_M}(?:,?\s*{_Y})?\b", {DIGIT}, _MONTH_WORDS)(_dated)
 _rule(rf"\b{_M}\s+{_D}(?!\d)(?:,?\s*{_Y})?\b(?!:)", {DIGIT}, _MONTH_WORDS)(_dated)
+
+# Days of one month joined: "3-5 November", "from the 3rd to the 5th of November",
+# "between 3 and 5 Nov 2022", "November 3-5". The last day is placed as a date alone is
+# (its month's year from the text or the clock); the first takes its month and year.
+_THRU: Final = r"\s*(?:-|–|to|till|until|through|thru)\s*"
+_FIRST_DAY: Final = r"(?:st|nd|rd|th)?"
+
+
+def _day_range(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    last = _dated(m, ctx)
+    if last is None or last.start is None or last.end is None:
+        return None
+    try:
+        start = last.start.replace(day=int(m.groupdict().get("b1") or m["f1"]))
+    except ValueError:
+        return None
+    if start >= last.start:
+        return None  # "5-3 November" is no range; the dates alone still read
+    label = f"{start.date().isoformat()} to {last.start.date().isoformat()}"
+    return _window(start, last.end, m, label, last.certainty, 7)
+
+
+_rule(
+    rf"\b(?:between\s+(?:the\s+)?(?P<b1>[0-3]?\d){_FIRST_DAY}\s+and\s+"
+    rf"|(?:from\s+)?(?:the\s+)?(?P<f1>[0-3]?\d){_FIRST_DAY}{_THRU})"
+    rf"(?:the\s+)?{_D}(?:\s+of)?\s+{_M}(?:,?\s*{_Y})?\b",
+    {DIGIT},
+    _MONTH_WORDS,
+)(_day_range)
+_rule(
+    rf"\b{_M}\s+(?:the\s+)?(?P<f1>[0-3]?\d){_FIRST_DAY}{_THRU}(?:the\s+)?{_D}(?!\d)"
+    rf"(?:,?\s*{_Y})?\b(?!:)",
+    {DIGIT},
+    _MONTH_WORDS,
+)(_day_range)
+
+
+@_rule(rf"\b{_M}{_THRU}(?P<mon2>{_MONTH_ALT})(?![a-z])\.?(?:,?\s+{_Y})?\b", _MONTH_WORDS)
+def _month_range(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """Months joined: "May-July 2025", "Sept to Nov". The last month is placed as a month
+    alone is; the first is the latest of its name before it ("Nov-Jan" crosses a year)."""
+    names = (m["mon"], m["mon2"])
+    if not ctx.whole and any(n.lower() in _VERB_MONTHS and not n[0].isupper() for n in names):
+        return None
+    first, last = (_month_of(n) for n in names)
+    if first == last:
+        return None
+    if m.group("year"):
+        year, sure = int(m["year"]), 1.0
+    elif ctx.now is None:
+        return None
+    else:
+        latest = _latest(ctx.now, last)
+        if latest is None:
+            return None
+        year = _to_come(ctx, m, latest, lambda y: _months(y, last)[1])
+        sure = 0.8
+    opening = year if first < last else year - 1
+    start, end = _months(opening, first)[0], _months(year, last)[1]
+    return _window(start, end, m, f"{opening}-{first:02d} to {year}-{last:02d}", sure, 10)
 
 
 def _month_any(month: int, m: re.Match[str], sure: float) -> TimeWindow:
@@ -691,6 +751,14 @@ def _ago(m: re.Match[str], now: datetime) -> TimeWindow | None:
     if unit == "day":
         start = _day_start(now) - timedelta(days=n)
         length = timedelta(days=1)
+    elif unit == "weekend" and not vague:
+        # "Two weekends ago" is a weekend on the calendar: counted back from the latest
+        # begun ("last weekend" is one ago).
+        latest, _ = _calendar("weekend", now, 0 if now.weekday() >= 5 else -1)
+        start = latest - timedelta(days=7 * (n - 1))
+        return _window(
+            start, start + timedelta(days=2), m, f"{m['n'].lower()} weekend(s) ago", 0.8, 2
+        )
     else:
         length = timedelta(days=_UNIT_DAYS[unit])
         start = now - length * n - length / 2
@@ -703,13 +771,20 @@ def _ago(m: re.Match[str], now: datetime) -> TimeWindow | None:
 
 
 @_rule(
-    rf"\b(?:(?:in|over|within|during)\s+)?(?:the\s+(?:past|last)|past)\s+(?:{_N}\s+)?{_UNIT}\b",
+    rf"\b(?:(?:in|over|within|during)\s+)?(?:the\s+(?:past|last)|past|last(?=\s+fortnight))"
+    rf"\s+(?:{_N}\s+)?{_UNIT}\b",
     {"past", "last"},
 )
 @_relative
 def _past(m: re.Match[str], now: datetime) -> TimeWindow:
     n, vague = _count(m["n"]) if m.group("n") else (1, False)
     unit = m["unit"].lower()
+    if unit == "weekend":
+        # "The past weekend" is the latest begun (on a Saturday, this one), not a week;
+        # "the past two weekends" reaches back to the Saturday of the one before it.
+        saturday, end = _calendar("weekend", now, 0 if now.weekday() >= 5 else -1)
+        start = saturday - timedelta(days=7 * (n - 1))
+        return _window(start, end, m, f"the past {n} weekend(s)", 0.6 if vague else 0.9, 2)
     start = now - timedelta(days=_UNIT_DAYS[unit] * n)
     return _window(start, now, m, f"the past {n} {unit}(s)", 0.6 if vague else 0.9, 1)
 
@@ -772,6 +847,23 @@ def _weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     else:
         day = today + timedelta(days=(target - now.weekday()) % 7 or (7 if rel == "next" else 0))
     return _window(day, day + timedelta(days=1), m, f"{rel} {name.capitalize()}", 0.8, 3)
+
+
+@_rule(
+    r"\b(?:on\s+)?the\s+(?P<day>[0-3]?\d)(?:st|nd|rd|th)?\s+of\s+"
+    r"(?P<rel>last|this|next|the\s+previous)\s+month\b",
+    {DIGIT},
+    {"month"},
+)
+@_relative
+def _day_of_named_month(m: re.Match[str], now: datetime) -> TimeWindow | None:
+    """ "The 14th of last month": that day, not the whole month around it."""
+    first, _ = _calendar("month", now, _SHIFTS[m["rel"].lower().split()[-1]])
+    try:
+        day = first.replace(day=int(m["day"]))
+    except ValueError:
+        return None
+    return _window(day, day + timedelta(days=1), m, day.date().isoformat(), 0.8, 3)
 
 
 @_rule(r"\bon\s+the\s+(?P<day>[0-3]?\d)(?:st|nd|rd|th)\b", {DIGIT})

@@ -158,6 +158,27 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         ("Melanie is planning to go camping in June", "2024-06-01", "2024-07-01"),
         ("the Q2 deadline is coming up", "2024-04-01", "2024-07-01"),
         ("we planned to ship in May", "2023-05-01", "2023-06-01"),  # a past intention
+        # days of one month joined take the month and year of the last
+        ("we were away 3-5 November", "2023-11-03", "2023-11-06"),
+        ("from the 3rd to the 5th of November", "2023-11-03", "2023-11-06"),
+        ("between 3 and 5 Nov 2022", "2022-11-03", "2022-11-06"),
+        ("the offsite, November 3–5", "2023-11-03", "2023-11-06"),
+        ("Oct 30 through 31, 2021", "2021-10-30", "2021-11-01"),
+        # months joined; the first may lie in the year before the last
+        ("the May-July 2022 release train", "2022-05-01", "2022-08-01"),
+        ("what ran Sept to Nov", "2023-09-01", "2023-12-01"),
+        ("the Nov–Jan freeze", "2022-11-01", "2023-02-01"),
+        # a weekend is one on the calendar, however it is counted
+        ("what did we do this past weekend", "2023-11-18", "2023-11-20"),
+        ("over the past two weekends", "2023-11-11", "2023-11-20"),
+        ("two weekends ago", "2023-11-11", "2023-11-13"),
+        # a fortnight is two weeks
+        ("a fortnight ago", "2023-11-01", "2023-11-15"),
+        ("what changed in the past fortnight", "2023-11-08", "2023-11-22"),
+        ("last fortnight", "2023-11-08", "2023-11-22"),
+        # a day of a month named by where it stands
+        ("on the 14th of last month", "2023-10-14", "2023-10-15"),
+        ("the 2nd of this month", "2023-11-02", "2023-11-03"),
     ],
 )
 def test_reads_the_forms_people_write(text: str, start: str | None, end: str | None) -> None:
@@ -203,6 +224,9 @@ def test_reads_the_forms_people_write(text: str, start: str | None, end: str | N
         "the 2025-w12 branch",
         "a weekend job",
         "she asked for June to come",  # "for" a month only where a plan is made for it
+        "3-5 people came",
+        "read pages 3 to 5",
+        "may to july",  # a verb-month must be written as a month
         "",
     ],
 )
@@ -427,6 +451,10 @@ def test_node_time_prefers_a_stated_span_then_observed_then_recorded() -> None:
         ("2023-05-01 to 2023-06-30", "2023-05-01", "2023-07-01"),
         ("Monday - Wednesday", "2023-11-20", "2023-11-23"),
         ("around Easter", "2023-04-09", "2023-04-10"),
+        ("3-5 November", "2023-11-03", "2023-11-06"),
+        ("may-july", "2023-05-01", "2023-08-01"),
+        ("the past weekend", "2023-11-18", "2023-11-20"),
+        ("a fortnight ago", "2023-11-01", "2023-11-15"),
     ],
 )
 def test_read_range_takes_iso_ranges_and_bare_time_phrases(
