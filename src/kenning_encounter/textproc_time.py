@@ -402,7 +402,14 @@ def _dated(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
 
 
 _rule(rf"\b{_D}(?:\s+of)?\s+{_M}(?:,?\s*{_Y})?\b", {DIGIT}, _MONTH_WORDS)(_dated)
-_rule(rf"\b{_M}\s+{_D}(?!\d)(?:,?\s*{_Y})?\b(?!:)", {DIGIT}, _MONTH_WORDS)(_dated)
+_rule(rf"\b{_M}\s+(?:the\s+)?{_D}(?!\d)(?:,?\s*{_Y})?\b(?!:)", {DIGIT}, _MONTH_WORDS)(_dated)
+
+
+# "2026/12/03": a year first says which of the two numbers is the month.
+@_rule(r"\b(?P<y>(?:19|20)\d\d)/(?P<m>[01]?\d)/(?P<d>[0-3]?\d)\b(?!/)", {DIGIT})
+def _slashed(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    return _day_window(int(m["y"]), int(m["m"]), int(m["d"]), m, 1.0)
+
 
 # Days of one month joined: "3-5 November", "from the 3rd to the 5th of November",
 # "between 3 and 5 Nov 2022", "November 3-5". The last day is placed as a date alone is
@@ -663,6 +670,7 @@ _DAYS: Final = {
     "yesterday": (-1, 0.9),
     "last night": (-1, 0.9),
     "the day before yesterday": (-2, 0.9),
+    "the night before last": (-2, 0.9),
     "tomorrow": (1, 0.9),
     "the day after tomorrow": (2, 0.9),
 }
@@ -828,7 +836,7 @@ def _latest_weekday(now: datetime, name: str) -> datetime:
 
 
 @_rule(
-    rf"\b(?P<rel>last|this|next|on)\s+(?P<wd>{_WEEKDAY_ALT})s?\b",
+    rf"\b(?P<rel>last|this|next|on|(?:the\s+)?(?:previous|prior))\s+(?P<wd>{_WEEKDAY_ALT})s?\b",
     [*_WEEKDAYS, *_WEEKDAY_SHORT],
 )
 def _weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
@@ -836,17 +844,55 @@ def _weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     if name is None or ctx.now is None:
         return None
     now = ctx.now
-    rel, target = m["rel"].lower(), _WEEKDAYS.index(name)
+    rel, target = m["rel"].lower().split()[-1], _WEEKDAYS.index(name)
     today = _day_start(now)
     back = (now.weekday() - target) % 7
-    if rel == "last":
+    # "The previous Friday" may count from another moment than now: as "last", less sure.
+    sure = 0.7 if rel in ("previous", "prior") else 0.8
+    if rel in ("last", "previous", "prior"):
         back = back or 7
         day = today - timedelta(days=back)
     elif rel == "on":
         day = _latest_weekday(now, name)
     else:
         day = today + timedelta(days=(target - now.weekday()) % 7 or (7 if rel == "next" else 0))
-    return _window(day, day + timedelta(days=1), m, f"{rel} {name.capitalize()}", 0.8, 3)
+    return _window(day, day + timedelta(days=1), m, f"{rel} {name.capitalize()}", sure, 3)
+
+
+@_rule(rf"\b(?P<wd>{_WEEKDAY_ALT})['’]s\b", [*_WEEKDAYS, *_WEEKDAY_SHORT])
+def _weekday_owned(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """ "Friday's deploy": the latest Friday begun, less sure than "on Friday" ("Tuesday
+    meeting" without the 's may be every Tuesday's, and is not read)."""
+    name = _day_named(m["wd"])
+    if name is None or ctx.now is None:
+        return None
+    day = _latest_weekday(ctx.now, name)
+    return _window(day, day + timedelta(days=1), m, f"{name.capitalize()}'s", 0.6, 3)
+
+
+_AGO_SPREAD: Final = {"week": 0, "month": 3, "year": 14}  # days either side of the moment
+
+
+@_rule(r"\bthis\s+time\s+last\s+(?P<unit>week|month|year)\b", {"time"}, {"last"})
+@_relative
+def _this_time_last(m: re.Match[str], now: datetime) -> TimeWindow | None:
+    """ "This time last year": the days around the same date a unit back, not that year."""
+    unit = m["unit"].lower()
+    day = _day_start(now)
+    if unit == "week":
+        then = day - timedelta(days=7)
+    else:
+        year, month = _add_months(now.year, now.month, -12 if unit == "year" else -1)
+        then = day.replace(year=year, month=month, day=min(now.day, _month_days(year, month)))
+    spread = timedelta(days=_AGO_SPREAD[unit])
+    return _window(
+        then - spread, then + timedelta(days=1) + spread, m, f"this time last {unit}", 0.8, 3
+    )
+
+
+def _month_days(year: int, month: int) -> int:
+    start, end = _months(year, month)
+    return (end - start).days
 
 
 @_rule(
@@ -866,9 +912,10 @@ def _day_of_named_month(m: re.Match[str], now: datetime) -> TimeWindow | None:
     return _window(day, day + timedelta(days=1), m, day.date().isoformat(), 0.8, 3)
 
 
-@_rule(r"\bon\s+the\s+(?P<day>[0-3]?\d)(?:st|nd|rd|th)\b", {DIGIT})
+@_rule(r"\b(?P<on>on\s+)?the\s+(?P<day>[0-3]?\d)(?:st|nd|rd|th)\b", {DIGIT})
 def _day_of_month(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
-    if ctx.now is None or not _ends_phrase(ctx.text, m.end()):
+    # "The 3rd" alone is a date only after "since", "before", ... ("the 3rd time" is not).
+    if ctx.now is None or not (m.group("on") or ctx.inner) or not _ends_phrase(ctx.text, m.end()):
         return None
     now = ctx.now
     for back in range(3):

@@ -179,6 +179,16 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         # a day of a month named by where it stands
         ("on the 14th of last month", "2023-10-14", "2023-10-15"),
         ("the 2nd of this month", "2023-11-02", "2023-11-03"),
+        # a weekday owned, or counted from another moment, is the latest of its name
+        ("what broke in Friday's deploy", "2023-11-17", "2023-11-18"),
+        ("the previous Friday", "2023-11-17", "2023-11-18"),
+        ("the night before last", "2023-11-20", "2023-11-21"),
+        ("the export of 2023/05/07", "2023-05-07", "2023-05-08"),
+        ("November the 14th", "2023-11-14", "2023-11-15"),
+        ("what changed since the 1st", "2023-11-01", "2023-11-22"),
+        # the same days a unit back, not the whole unit
+        ("what were we doing this time last year", "2022-11-08", "2022-12-07"),
+        ("this time last month", "2023-10-19", "2023-10-26"),
     ],
 )
 def test_reads_the_forms_people_write(text: str, start: str | None, end: str | None) -> None:
