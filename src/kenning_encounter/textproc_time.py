@@ -859,13 +859,14 @@ def _weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     return _window(day, day + timedelta(days=1), m, f"{rel} {name.capitalize()}", sure, 3)
 
 
-@_rule(rf"\b(?P<wd>{_WEEKDAY_ALT})['’]s\b", [*_WEEKDAYS, *_WEEKDAY_SHORT])
+@_rule(rf"\b(?P<wd>{'|'.join(_WEEKDAYS)})['’]s\b", _WEEKDAYS)
 def _weekday_owned(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     """ "Friday's deploy": the latest Friday begun, less sure than "on Friday" ("Tuesday
-    meeting" without the 's may be every Tuesday's, and is not read)."""
-    name = _day_named(m["wd"])
-    if name is None or ctx.now is None:
+    meeting" without the 's may be every Tuesday's, and is not read). Full names only:
+    "the Sun's light" is no Sunday."""
+    if ctx.now is None:
         return None
+    name = m["wd"].lower()
     day = _latest_weekday(ctx.now, name)
     return _window(day, day + timedelta(days=1), m, f"{name.capitalize()}'s", 0.6, 3)
 

@@ -237,6 +237,7 @@ def test_reads_the_forms_people_write(text: str, start: str | None, end: str | N
         "3-5 people came",
         "read pages 3 to 5",
         "may to july",  # a verb-month must be written as a month
+        "the Sun's light",
         "",
     ],
 )
