@@ -200,10 +200,17 @@ def search(
                 words,
                 lambda tx, hits, _stats: tx.get_nodes([h.id for h in hits]),
                 limit=_EVENT_HITS,
+                hidden_loci=hidden_loci,
             )
         else:
             _, found, _ = asof.search_hits(
-                store, as_of, words, types=None, include_superseded=False, limit=_EVENT_HITS
+                store,
+                as_of,
+                words,
+                types=None,
+                include_superseded=False,
+                limit=_EVENT_HITS,
+                hidden_loci=hidden_loci,
             )
         return event_window(ref, [n for n in found.values() if _visible(n, hidden_loci)])
 
@@ -218,9 +225,11 @@ def search(
         for found in reversed(find_times(text, now=moment)):
             words = f"{words[: found.span[0]]} {words[found.span[1] :]}"
         words = words.strip() or text
-    # Over-fetch when loci are hidden or time filters, so neither starves the result.
+    # Over-fetch when time filters or reorders, so it does not starve the result. A hidden
+    # locus's nodes are left out by the index's own query (they take no candidate's place
+    # and count in no statistic), so hiding loci needs none.
     timed = boost is not None or event is not None
-    fetch = _WHEN_FETCH if window is not None else limit * 3 if hidden_loci or timed else limit
+    fetch = _WHEN_FETCH if window is not None else limit * 3 if timed else limit
     standing = (activation or Activation()) if as_of is None else None
     if standing is not None:
         fetch = max(fetch, limit * 3)  # faded hits are left out: fetch past them
@@ -245,11 +254,22 @@ def search(
         # The index proposes by its own scores, which count what the caller may not see;
         # a pool of its best is scored again by the caller's statistics (``rescored``).
         hits, nodes, present = store.search_read(
-            words, read, types=types, heads_only=not include_superseded, limit=max(fetch, POOL)
+            words,
+            read,
+            types=types,
+            heads_only=not include_superseded,
+            limit=max(fetch, POOL),
+            hidden_loci=hidden_loci,
         )
     else:  # the memory as it stood at a past tick (memory/asof.py)
         hits, nodes, past = asof.search_hits(
-            store, as_of, words, types=types, include_superseded=include_superseded, limit=fetch
+            store,
+            as_of,
+            words,
+            types=types,
+            include_superseded=include_superseded,
+            limit=fetch,
+            hidden_loci=hidden_loci,
         )
     if event is not None:
         seen = [n for h in hits if (n := nodes.get(h.id)) is not None and _visible(n, hidden_loci)]

@@ -677,6 +677,15 @@ FULLTEXT_QUERY: Final = (
     "RETURN node.id AS id, score LIMIT $limit } "
     "RETURN [c.ival, coalesce(c.classes, [])], collect([id, score])"
 )
+# Whether a node was recorded in a session a reader hides ($loci: their ids). Its own
+# text, so a reader hiding nothing sends the statements it always sent.
+_IN_HIDDEN_LOCUS = (
+    "EXISTS { MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(node) WHERE e.locus IN $loci } "
+)
+# FULLTEXT_QUERY for a reader hiding loci: their nodes take no candidate's place.
+FULLTEXT_QUERY_HIDING: Final = FULLTEXT_QUERY.replace(
+    " RETURN node.id AS id", f" AND NOT {_IN_HIDDEN_LOCUS}RETURN node.id AS id"
+)
 
 
 # The same search for heads of every type, each hit brought with its node row and its
@@ -698,14 +707,12 @@ FULLTEXT_QUERY: Final = (
 # frequencies of $count's terms (as TEXT_DOC_FREQS_SHOWN counts them; none asked, none
 # counted) and, for a gated caller, the withheld classes' documents and tokens (as
 # withheld_text_totals counts them).
-def _fulltext_nodes(types: bool, withheld: frozenset[str]) -> LiteralString:
+def _fulltext_nodes(types: bool, withheld: frozenset[str], hiding: bool) -> LiteralString:
     of_types = "AND any(l IN labels(node) WHERE l IN $types) " if types else ""
+    unhidden = f"AND NOT {_IN_HIDDEN_LOCUS}" if hiding else ""
     held_back = "[0, 0] AS held_back "
-    if withheld:
-        scans = " UNION ".join(
-            f"MATCH (n:{classified.class_label(c)}:KenningMemory) RETURN n"
-            for c in sorted(withheld)
-        )
+    if withheld or hiding:
+        scans = _unseen_scans(withheld, hiding)
         held_back = (
             f"CALL () {{ CALL () {{ {scans} }} "
             "RETURN [count(n), coalesce(sum(n._len), 0)] AS held_back } "
@@ -716,6 +723,7 @@ def _fulltext_nodes(types: bool, withheld: frozenset[str]) -> LiteralString:
         "CALL (found) { UNWIND found AS hit WITH hit[0] AS node, hit[1] AS score "
         f"WHERE node:KenningMemory {of_types}"
         "AND none(l IN labels(node) WHERE l IN $hidden) "
+        f"{unhidden}"
         "AND NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() } "
         "WITH node, score LIMIT $limit "
         "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(node) "
@@ -724,9 +732,10 @@ def _fulltext_nodes(types: bool, withheld: frozenset[str]) -> LiteralString:
         "CALL () { UNWIND $count AS t CALL (t) { "
         "CALL db.index.fulltext.queryNodes($index, t.query) YIELD node WHERE node:KenningMemory "
         "AND none(l IN labels(node) WHERE l IN $hidden) "
+        f"{unhidden}"
         "RETURN count(node) AS df } "
         "RETURN collect([t.term, df]) AS dfs } "
-        + (held_back if withheld else "WITH *, " + held_back)
+        + (held_back if withheld or hiding else "WITH *, " + held_back)
         + "RETURN clock, erasures, deletions, docs, tokens, touched, size(found), hits, dfs, "
         "held_back"
     )
@@ -734,11 +743,14 @@ def _fulltext_nodes(types: bool, withheld: frozenset[str]) -> LiteralString:
 
 
 @functools.cache
-def fulltext_query_nodes(types: bool, withheld: frozenset[str]) -> LiteralString:
+def fulltext_query_nodes(
+    types: bool, withheld: frozenset[str], hiding: bool = False
+) -> LiteralString:
     """The search's statement (above): of some types only ($types) or of every type, for
     a caller who may not see ``withheld`` (classes of the closed vocabulary: labels are
-    no parameters). One text per gate, so the server's plan cache keeps each."""
-    return _fulltext_nodes(types, withheld)
+    no parameters) and, ``hiding``, the sessions $loci. One text per gate, so the server's
+    plan cache keeps each."""
+    return _fulltext_nodes(types, withheld, hiding)
 
 
 # With the erasure count (ERASURES_COUNT): frequencies counted before an erasure go.
@@ -763,15 +775,31 @@ TEXT_DOC_FREQS_SHOWN: Final = (
     "RETURN count(node) AS df } "
     "RETURN t.term, df"
 )
+# The same, less the nodes of the sessions a reader hides ($loci) too.
+TEXT_DOC_FREQS_UNHIDDEN: Final = TEXT_DOC_FREQS_SHOWN.replace(
+    "RETURN count(node)", f"AND NOT {_IN_HIDDEN_LOCUS}RETURN count(node)"
+)
 
 
-def withheld_text_totals(withheld: frozenset[str]) -> LiteralString:
-    """How many documents, of how many tokens, carry a withheld class: a scan of each
-    class's label (a classified node is rare), each node once. Classes from the closed
-    vocabulary only (labels are no parameters)."""
-    scans = " UNION ".join(
+def _unseen_scans(withheld: frozenset[str], hiding: bool) -> str:
+    """A union whose rows are the nodes (``n``) a caller may not see, each once: those of
+    each withheld class (a scan of its label: a classified node is rare) and, ``hiding``,
+    those recorded in the sessions $loci (through their encounters)."""
+    scans = [
         f"MATCH (n:{classified.class_label(c)}:KenningMemory) RETURN n" for c in sorted(withheld)
-    )
+    ]
+    if hiding:
+        scans.append(
+            "MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) WHERE e.locus IN $loci RETURN n"
+        )
+    return " UNION ".join(scans)
+
+
+def withheld_text_totals(withheld: frozenset[str], hiding: bool = False) -> LiteralString:
+    """How many documents, of how many tokens, carry a withheld class or (``hiding``)
+    were recorded in a session of $loci, each node once. Classes from the closed
+    vocabulary only (labels are no parameters)."""
+    scans = _unseen_scans(withheld, hiding)
     return cast(LiteralString, f"CALL () {{ {scans} }} RETURN count(n), sum(n._len)")
 
 

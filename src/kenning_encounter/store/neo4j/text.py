@@ -65,11 +65,12 @@ def search(
     heads_only: bool,
     limit: int,
     withheld: frozenset[str] = frozenset(),
+    hidden_loci: frozenset[str] = frozenset(),
 ) -> list[SearchHit]:
     terms = query_terms(text)
     if not terms or limit <= 0:
         return []
-    params = {
+    params: dict[str, Any] = {
         "index": q.FULLTEXT_INDEX,
         "query": " ".join(lucene_term(t) for t in terms),  # terms OR-ed, as in the embedded index
         "types": list(types or []) or None,
@@ -77,7 +78,11 @@ def search(
         "heads_only": heads_only,
         "limit": limit,
     }
-    rows = tx.rows(q.FULLTEXT_QUERY, params)
+    statement = q.FULLTEXT_QUERY
+    if hidden_loci:
+        statement = q.FULLTEXT_QUERY_HIDING
+        params["loci"] = sorted(hidden_loci)
+    rows = tx.rows(statement, params)
     if not rows:
         return []
     (clock, classes), hits = rows[0]
@@ -98,12 +103,13 @@ def search_remembered(
     types: Iterable[str] | None = None,
     withheld: frozenset[str] = frozenset(),
     freqs: DocFreqs | None = None,
+    hidden_loci: frozenset[str] = frozenset(),
 ) -> list[SearchHit]:
     """``search`` for heads (of ``types``, or every type), leaving each hit's node and
     encounter with the transaction (Neo4jTx.remember) for the reads that follow in it.
     With ``freqs``, the same statement counts what ``stats`` of the query's terms for
-    this gate (``withheld``) would otherwise count in statements of its own, and leaves
-    it there."""
+    this gate (``withheld``, ``hidden_loci``) would otherwise count in statements of its
+    own, and leaves it there."""
     terms = query_terms(text)
     if not terms or limit <= 0:
         return []
@@ -117,9 +123,11 @@ def search_remembered(
         "count": [{"term": t, "query": lucene_term(t)} for t in count],
     }
     kinds = list(types or [])  # none named: every type, as ``search`` takes it
-    statement = q.fulltext_query_nodes(bool(kinds), withheld)
+    statement = q.fulltext_query_nodes(bool(kinds), withheld, bool(hidden_loci))
     if kinds:
         params["types"] = kinds
+    if hidden_loci:
+        params["loci"] = sorted(hidden_loci)
     generation = tx.cache_generation()  # noted before the read (nodecache.py)
     fetch = max(2 * limit, limit + FETCH_SLACK)
     first = True
@@ -129,7 +137,7 @@ def search_remembered(
         clock, erasures, seen, rows = row[0], row[1], row[6], row[7]
         if first and freqs is not None:
             counted = {str(t): int(df) for t, df in row[8]}
-            _keep_counts(tx, freqs, counted, row, bool(withheld))
+            _keep_counts(tx, freqs, counted, row, bool(withheld or hidden_loci))
         first = False
         if len(rows) >= limit or int(seen) < fetch:
             break
@@ -160,8 +168,8 @@ def _keep_counts(
     tx: Neo4jTx, held: DocFreqs, counted: dict[str, int], row: Sequence[Any], gated: bool
 ) -> None:
     """What the search's statement counted, kept as ``stats`` would keep it had it
-    counted them itself: the withheld documents for this moment, the frequencies against
-    the documents the caller may see."""
+    counted them itself: the withheld and hidden documents for this moment, the
+    frequencies against the documents the caller may see."""
     docs, erasures = int(row[3]), int(row[1])
     if gated:
         hidden = (int(row[9][0] or 0), int(row[9][1] or 0))
@@ -250,20 +258,23 @@ def stats(
     terms: Iterable[str],
     held: DocFreqs | None = None,
     withheld: frozenset[str] = frozenset(),
+    hidden_loci: frozenset[str] = frozenset(),
 ) -> TermStatsSnapshot:
     """Documents, mean length and document frequencies; superseded nodes count too, the
-    nodes of a ``withheld`` class do not (``held`` must then be kept for that set alone).
+    nodes of a ``withheld`` class or recorded in a ``hidden_loci`` session do not
+    (``held`` must then be kept for those sets alone).
 
     The count (a counter) and the frequencies (the fulltext index) are two sources,
     and a read-committed read sees them a commit apart while writes land, in either
     order, even inside one statement. A frequency is therefore held to the count:
     above it, the snapshot would claim a word in more documents than exist."""
     docs, tokens, erasures = tx.text_counters()
-    if withheld:
+    loci = {"loci": sorted(hidden_loci)} if hidden_loci else {}
+    if withheld or hidden_loci:
         moment = tx.moment()
         hidden = held.hidden(moment) if held is not None and moment is not None else None
         if hidden is None:
-            rows = tx.rows(q.withheld_text_totals(withheld))
+            rows = tx.rows(q.withheld_text_totals(withheld, bool(hidden_loci)), loci)
             hidden = (int(rows[0][0] or 0), int(rows[0][1] or 0)) if rows else (0, 0)
             if held is not None and moment is not None:
                 held.keep_hidden(moment, hidden)
@@ -283,6 +294,9 @@ def stats(
         if withheld:
             asked["hidden"] = class_labels(",".join(sorted(withheld)))
             statement = q.TEXT_DOC_FREQS_SHOWN
+        if hidden_loci:
+            asked |= {"hidden": _hidden(withheld), **loci}
+            statement = q.TEXT_DOC_FREQS_UNHIDDEN
         for r in tx.rows(statement, asked):
             counted[str(r[0])] = int(r[1])
         if held is not None:
