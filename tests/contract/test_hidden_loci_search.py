@@ -205,3 +205,31 @@ def test_the_infusion_s_lexical_candidates_are_not_spent_on_a_hidden_locus(
         "reader", "zqxkiln zqxglaze again?"
     )
     assert set(served["meta"]["delivered"]) == {shown[0].id}, served["payload"]
+
+
+def test_a_reader_hiding_much_of_the_memory_still_searches_in_one_statement(
+    counted: tuple[GraphStore, Counter],
+) -> None:
+    """On Neo4j the index is asked for as many more hits as the hidden share of the
+    memory takes from its answer, so a search whose best matches are mostly hidden is not
+    asked again, deeper, in a second statement."""
+    store, counter = counted
+    writer = Memory(store)
+    writer.advance_encounter(SECRET, "lamps")
+    writer.create_entities(
+        SECRET,
+        [{"type": "Note", "name": f"zqxlamp {i}", "description": "zqxlamp zqxlamp zqxlamp lit"}
+         for i in range(80)],
+    )  # fmt: skip
+    writer.advance_encounter(OPEN, "lamps")
+    writer.create_entities(
+        OPEN,
+        [{"type": "Note", "name": f"plain lamp {i}", "description": "one zqxlamp among words"}
+         for i in range(60)],
+    )  # fmt: skip
+    reader = Memory(store, hidden_loci=HIDDEN)
+    reader.search("zqxlamp", limit=10)  # the hidden share is counted once
+    found, sent = counter.sent_by(lambda: reader.search("zqxlamp", limit=10))
+    assert len(found.hits) == 10 and all(h.name.startswith("plain") for h in found.hits)
+    if store.backend == "neo4j":
+        assert sent == 1

@@ -713,9 +713,16 @@ def _fulltext_nodes(types: bool, withheld: frozenset[str], hiding: bool) -> Lite
     held_back = "[0, 0] AS held_back "
     if withheld or hiding:
         scans = _unseen_scans(withheld, hiding)
+        # Counted unless this process counted them at the moment the statement reads
+        # ($counted_at: clock, erasures, deletions; null when it has none): a list of the
+        # one count, or empty. The scan is as large as what is held back, which hidden
+        # loci can make a large share of the memory.
         held_back = (
+            "CALL (clock, erasures, deletions) { WITH 1 AS go "
+            "WHERE $counted_at IS NULL OR [clock, erasures, deletions[0]] <> $counted_at "
             f"CALL () {{ CALL () {{ {scans} }} "
-            "RETURN [count(n), coalesce(sum(n._len), 0)] AS held_back } "
+            "RETURN [count(n), coalesce(sum(n._len), 0)] AS totals } "
+            "RETURN collect(totals) AS held_back } "
         )
     statement = _synchronisation() + (
         "CALL () { CALL db.index.fulltext.queryNodes($index, $query, {limit: $fetch}) "

@@ -12,6 +12,7 @@ document count and the token total current inside every write transaction.
 from __future__ import annotations
 
 import logging
+import math
 import re
 import threading
 from collections import OrderedDict
@@ -128,8 +129,15 @@ def search_remembered(
         params["types"] = kinds
     if hidden_loci:
         params["loci"] = sorted(hidden_loci)
+    if withheld or hidden_loci:
+        counted_at = freqs.hidden_moment() if freqs is not None else None
+        params["counted_at"] = list(counted_at) if counted_at is not None else None
     generation = tx.cache_generation()  # noted before the read (nodecache.py)
     fetch = max(2 * limit, limit + FETCH_SLACK)
+    if freqs is not None and (withheld or hidden_loci):
+        # What is held back fills the index's answer in proportion (hidden loci can be
+        # half the memory): asked for as much more at once, not again.
+        fetch = math.ceil(fetch / max(freqs.shown_share(), 1 / 16))
     first = True
     while True:
         asked = params | tx.synchronisation_params() | {"fetch": fetch}
@@ -172,10 +180,16 @@ def _keep_counts(
     frequencies against the documents the caller may see."""
     docs, erasures = int(row[3]), int(row[1])
     if gated:
-        hidden = (int(row[9][0] or 0), int(row[9][1] or 0))
         moment = tx.moment()
-        if moment is not None:
-            held.keep_hidden(moment, hidden)
+        if row[9]:
+            hidden = (int(row[9][0][0] or 0), int(row[9][0][1] or 0))
+            if moment is not None:
+                held.keep_hidden(moment, hidden)
+        else:  # counted before, at the moment the statement read
+            kept = held.hidden(moment) if moment is not None else None
+            if kept is None:
+                return  # another moment's since (a read synchronised before): ``stats`` counts
+            hidden = kept
         docs -= hidden[0]
     docs = max(0, docs)
     held.known([], docs, erasures)  # an erasure since empties what was held first
@@ -239,6 +253,19 @@ class DocFreqs:
             return (
                 self._hidden[1] if self._hidden is not None and self._hidden[0] == moment else None
             )
+
+    def shown_share(self) -> float:
+        """The share of the memory's documents the caller sees, as last counted (1.0
+        before anything was)."""
+        with self._lock:
+            if self._hidden is None or not self._last:
+                return 1.0
+            return self._last / (self._last + self._hidden[1][0])
+
+    def hidden_moment(self) -> tuple[int, int, int] | None:
+        """The moment the withheld documents were last counted at, if ever."""
+        with self._lock:
+            return self._hidden[0] if self._hidden is not None else None
 
     def keep_hidden(self, moment: tuple[int, int, int], totals: tuple[int, int]) -> None:
         with self._lock:
