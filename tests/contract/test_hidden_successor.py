@@ -5,6 +5,8 @@ version revised by a withheld class reads ``withheld`` (test_gates.py)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kenning_encounter.errors import NotFound
@@ -29,7 +31,7 @@ def _revise(memory: Memory, session: str, ref: str, name: str, description: str)
     return memory.create_entities(session, [revision]).created[0].id
 
 
-def _plant(store: GraphStore) -> dict[str, str]:
+def _plant(store: GraphStore) -> dict[str, Any]:
     """plan v1 and v2 in the open session, v3 in the hidden one; a grounding note the
     hidden session revised too."""
     writer = Memory(store)
@@ -43,10 +45,18 @@ def _plant(store: GraphStore) -> dict[str, str]:
     ).created
     writer.create_relations(OPEN, [{"source": "tide table", "type": "SUPPORTS", "target": "plan"}])
     v2 = _revise(writer, OPEN, "plan", "plan", "ferry at seven")
+    before_v3 = store.read(lambda tx: tx.clock())
     writer.advance_encounter(SECRET, "private plans")
     v3 = _revise(writer, SECRET, "plan", "plan", "zqxsecret boat")
     tide2 = _revise(writer, SECRET, "tide table", "tide table", "zqxsecret tide")
-    return {"v1": made[0].id, "v2": v2, "v3": v3, "tide": made[1].id, "tide2": tide2}
+    return {
+        "v1": made[0].id,
+        "v2": v2,
+        "v3": v3,
+        "tide": made[1].id,
+        "tide2": tide2,
+        "before_v3": before_v3,
+    }
 
 
 def test_a_version_a_hidden_session_revised_reads_as_revised(store: GraphStore) -> None:
@@ -88,6 +98,11 @@ def test_a_version_a_hidden_session_revised_reads_as_revised(store: GraphStore) 
             history.chain_history(reader.store, gone, hidden_loci=reader.hidden_loci)
     # Read without hiding, the hidden session's version is the head.
     assert Memory(store).find_by_name("plan").node.id == ids["v3"]
+    # Before the hidden session revised it, it was the head; as of now, revised.
+    then = reader.find_by_name("plan", as_of=ids["before_v3"])
+    assert (then.node.id, then.node.superseded_by) == (ids["v2"], None)
+    now = reader.find_by_name("plan", as_of=store.read(lambda tx: tx.clock()))
+    assert (now.node.id, now.node.superseded_by) == (ids["v2"], HIDDEN_SUCCESSOR)
 
 
 def test_a_chain_wholly_in_a_hidden_session_is_not_there(store: GraphStore) -> None:
