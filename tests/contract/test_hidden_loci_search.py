@@ -233,3 +233,20 @@ def test_a_reader_hiding_much_of_the_memory_still_searches_in_one_statement(
     assert len(found.hits) == 10 and all(h.name.startswith("plain") for h in found.hits)
     if store.backend == "neo4j":
         assert sent == 1
+
+
+def test_the_infusion_s_search_scans_nothing_it_holds_back(
+    counted: tuple[GraphStore, Counter],
+) -> None:
+    """The lexical infusion keeps no statistics from its search's statement, so on Neo4j
+    that statement leaves the hidden loci's totals uncounted (a scan of every hidden node,
+    each prompt); its hits still leave them out."""
+    store, counter = counted
+    _write(store, WITH_WORD)
+    reader = Memory(store, hidden_loci=HIDDEN).store
+    before = len(counter.texts)
+    hits = reader.read_text("heron", ["heron"], lambda _tx, hits, _stats: hits, limit=10)
+    sent = counter.texts[before:]
+    assert len(hits) == 1  # the heron sighting alone
+    if store.backend == "neo4j":
+        assert len(sent) == 1 and "collect(totals)" not in sent[0], sent

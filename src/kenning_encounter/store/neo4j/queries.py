@@ -707,11 +707,14 @@ FULLTEXT_QUERY_HIDING: Final = FULLTEXT_QUERY.replace(
 # frequencies of $count's terms (as TEXT_DOC_FREQS_SHOWN counts them; none asked, none
 # counted) and, for a gated caller, the withheld classes' documents and tokens (as
 # withheld_text_totals counts them).
-def _fulltext_nodes(types: bool, withheld: frozenset[str], hiding: bool) -> LiteralString:
+def _fulltext_nodes(
+    types: bool, withheld: frozenset[str], hiding: bool, counts: bool
+) -> LiteralString:
     of_types = "AND any(l IN labels(node) WHERE l IN $types) " if types else ""
     unhidden = f"AND NOT {_IN_HIDDEN_LOCUS}" if hiding else ""
     held_back = "[0, 0] AS held_back "
-    if withheld or hiding:
+    counted = counts and bool(withheld or hiding)
+    if counted:
         scans = _unseen_scans(withheld, hiding)
         # Counted unless this process counted them at the moment the statement reads
         # ($counted_at: clock, erasures, deletions; null when it has none): a list of the
@@ -742,7 +745,7 @@ def _fulltext_nodes(types: bool, withheld: frozenset[str], hiding: bool) -> Lite
         f"{unhidden}"
         "RETURN count(node) AS df } "
         "RETURN collect([t.term, df]) AS dfs } "
-        + (held_back if withheld or hiding else "WITH *, " + held_back)
+        + (held_back if counted else "WITH *, " + held_back)
         + "RETURN clock, erasures, deletions, docs, tokens, touched, size(found), hits, dfs, "
         "held_back"
     )
@@ -751,13 +754,14 @@ def _fulltext_nodes(types: bool, withheld: frozenset[str], hiding: bool) -> Lite
 
 @functools.cache
 def fulltext_query_nodes(
-    types: bool, withheld: frozenset[str], hiding: bool = False
+    types: bool, withheld: frozenset[str], hiding: bool = False, counts: bool = True
 ) -> LiteralString:
     """The search's statement (above): of some types only ($types) or of every type, for
     a caller who may not see ``withheld`` (classes of the closed vocabulary: labels are
     no parameters) and, ``hiding``, the sessions $loci. One text per gate, so the server's
-    plan cache keeps each."""
-    return _fulltext_nodes(types, withheld, hiding)
+    plan cache keeps each. ``counts``: whether what is held back is counted (a caller
+    keeping no statistics, the infusion's search, need not scan it)."""
+    return _fulltext_nodes(types, withheld, hiding, counts)
 
 
 # With the erasure count (ERASURES_COUNT): frequencies counted before an erasure go.

@@ -124,13 +124,15 @@ def search_remembered(
         "count": [{"term": t, "query": lucene_term(t)} for t in count],
     }
     kinds = list(types or [])  # none named: every type, as ``search`` takes it
-    statement = q.fulltext_query_nodes(bool(kinds), withheld, bool(hidden_loci))
+    statement = q.fulltext_query_nodes(
+        bool(kinds), withheld, bool(hidden_loci), counts=freqs is not None
+    )
     if kinds:
         params["types"] = kinds
     if hidden_loci:
         params["loci"] = sorted(hidden_loci)
-    if withheld or hidden_loci:
-        counted_at = freqs.hidden_moment() if freqs is not None else None
+    if freqs is not None and (withheld or hidden_loci):
+        counted_at = freqs.hidden_moment()
         params["counted_at"] = list(counted_at) if counted_at is not None else None
     generation = tx.cache_generation()  # noted before the read (nodecache.py)
     fetch = max(2 * limit, limit + FETCH_SLACK)
