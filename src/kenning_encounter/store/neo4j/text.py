@@ -190,7 +190,7 @@ def _keep_counts(
         else:  # counted before, at the moment the statement read
             kept = held.hidden(moment) if moment is not None else None
             if kept is None:
-                return  # another moment's since (a read synchronised before): ``stats`` counts
+                return  # kept for another moment meanwhile: ``stats`` counts them
             hidden = kept
         docs -= hidden[0]
     docs = max(0, docs)
@@ -249,8 +249,9 @@ class DocFreqs:
             return [t for t in terms if not _stands(self._held.get(t), docs)]
 
     def hidden(self, moment: tuple[int, int, int]) -> tuple[int, int] | None:
-        """The withheld classes' documents and tokens, when counted at this moment (clock,
-        erasures, deletions): any write moves the clock, so they hold while it stands."""
+        """The held-back documents and tokens (a withheld class's, a hidden locus's), when
+        counted at this moment (clock, erasures, deletions): any write moves the clock, so
+        they hold while it stands."""
         with self._lock:
             return (
                 self._hidden[1] if self._hidden is not None and self._hidden[0] == moment else None
@@ -265,11 +266,12 @@ class DocFreqs:
             return self._last / (self._last + self._hidden[1][0])
 
     def hidden_moment(self) -> tuple[int, int, int] | None:
-        """The moment the withheld documents were last counted at, if ever."""
+        """The moment the held-back documents (withheld, hidden) were last counted at."""
         with self._lock:
             return self._hidden[0] if self._hidden is not None else None
 
     def keep_hidden(self, moment: tuple[int, int, int], totals: tuple[int, int]) -> None:
+        """The held-back documents and tokens counted at ``moment``."""
         with self._lock:
             self._hidden = (moment, totals)
 
