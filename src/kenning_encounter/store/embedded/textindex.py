@@ -666,8 +666,9 @@ class TextIndex:
             return 0, 0.0
         total = _aggregate(searcher, tantivy.Query.all_query(), "sum")
         if any(withheld):
-            # Withheld documents are few: what they add is counted and taken away (the
-            # same figures as counting the others, at a fraction of the cost).
+            # Withheld documents are few (hidden loci's are fewer than the rest, mostly):
+            # what they add is counted and taken away (the same figures as counting the
+            # others, at a fraction of the cost).
             hidden = self._hidden(withheld)
             n -= int(_aggregate(searcher, hidden, "value_count"))
             total -= _aggregate(searcher, hidden, "sum")
