@@ -668,24 +668,25 @@ ENC_NODES: Final = (
 # stop early; an ORDER BY here would score and sort every hit (5x slower at 10k nodes).
 # One row: the clock and the classes the memory's nodes have carried (CLASSES_NOTE),
 # which the read gate asks of the hits' statuses next, and the hits in order.
-FULLTEXT_QUERY: Final = (
+_FULLTEXT_FILTER: Final = (
     "MATCH (c:Meta {_memory: $memory, key: 'clock'}) "
     "CALL () { CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score "
     "WHERE node:KenningMemory AND ($types IS NULL OR any(l IN labels(node) WHERE l IN $types)) "
     "AND none(l IN labels(node) WHERE l IN $hidden) "
     "AND ($heads_only = false OR NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() }) "
+)
+_FULLTEXT_KEPT: Final = (
     "RETURN node.id AS id, score LIMIT $limit } "
     "RETURN [c.ival, coalesce(c.classes, [])], collect([id, score])"
 )
+FULLTEXT_QUERY: Final = _FULLTEXT_FILTER + _FULLTEXT_KEPT
 # Whether a node was recorded in a session a reader hides ($loci: their ids). Its own
 # text, so a reader hiding nothing sends the statements it always sent.
-_IN_HIDDEN_LOCUS = (
+_IN_HIDDEN_LOCUS: Final = (
     "EXISTS { MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(node) WHERE e.locus IN $loci } "
 )
 # FULLTEXT_QUERY for a reader hiding loci: their nodes take no candidate's place.
-FULLTEXT_QUERY_HIDING: Final = FULLTEXT_QUERY.replace(
-    " RETURN node.id AS id", f" AND NOT {_IN_HIDDEN_LOCUS}RETURN node.id AS id"
-)
+FULLTEXT_QUERY_HIDING: Final = _FULLTEXT_FILTER + "AND NOT " + _IN_HIDDEN_LOCUS + _FULLTEXT_KEPT
 
 
 # The same search for heads of every type, each hit brought with its node row and its
@@ -779,16 +780,16 @@ TEXT_DOC_FREQS: Final = (
     "RETURN t.term, df"
 )
 # The same, less the nodes of the withheld classes ($hidden: their labels, classified.py).
-TEXT_DOC_FREQS_SHOWN: Final = (
+_TEXT_DOC_FREQS_SHOWN: Final = (
     "UNWIND $terms AS t CALL (t) { "
     "CALL db.index.fulltext.queryNodes($index, t.query) YIELD node WHERE node:KenningMemory "
     "AND none(l IN labels(node) WHERE l IN $hidden) "
-    "RETURN count(node) AS df } "
-    "RETURN t.term, df"
 )
+_TEXT_DOC_FREQS_COUNT: Final = "RETURN count(node) AS df } RETURN t.term, df"
+TEXT_DOC_FREQS_SHOWN: Final = _TEXT_DOC_FREQS_SHOWN + _TEXT_DOC_FREQS_COUNT
 # The same, less the nodes of the sessions a reader hides ($loci) too.
-TEXT_DOC_FREQS_UNHIDDEN: Final = TEXT_DOC_FREQS_SHOWN.replace(
-    "RETURN count(node)", f"AND NOT {_IN_HIDDEN_LOCUS}RETURN count(node)"
+TEXT_DOC_FREQS_UNHIDDEN: Final = (
+    _TEXT_DOC_FREQS_SHOWN + "AND NOT " + _IN_HIDDEN_LOCUS + _TEXT_DOC_FREQS_COUNT
 )
 
 
