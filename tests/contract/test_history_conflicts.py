@@ -14,6 +14,7 @@ from kenning_encounter.memory import conflicts as contest
 from kenning_encounter.memory import history, operator
 from kenning_encounter.memory.history import MAX_VERSIONS
 from kenning_encounter.memory.service import Memory
+from kenning_encounter.store.records import HIDDEN_SUCCESSOR
 from tests.support.store_reads import refused
 
 S = "history-session"
@@ -177,7 +178,8 @@ def test_a_hidden_version_inside_a_chain_is_walked_through_by_every_read(
     assert [(v.id, v.superseded_by) for v in found.history] == [(first, third)]
     traced = walked.trace_provenance("plan")
     assert [(r.id, r.revision_why) for r in traced.revisions] == [(first, "")]
-    assert [(g.name, g.superseded_by) for g in traced.grounding] == [("seen", None)]
+    # Revised only by the hidden session: revised still, by what is not said (no head).
+    assert [(g.name, g.superseded_by) for g in traced.grounding] == [("seen", HIDDEN_SUCCESSOR)]
     for answer in (found, traced):
         text = answer.model_dump_json()
         assert hidden not in text and hidden_seen not in text and "hushed" not in text

@@ -139,3 +139,41 @@ async def test_an_infusion_never_carries_a_hidden_locus(tmp_path: Path) -> None:
         infused = await call_ok(reader, "infuse", {"session_id": "viewer-two", **prompt})
         assert _mentions(infused["payload"], held["bob"]), "silence would prove nothing"
         assert _mentions(json.dumps(infused), held["alice"]) == set()
+
+
+async def test_a_version_revised_in_a_hidden_locus_is_no_head_of_orient_or_gds(
+    tmp_path: Path,
+) -> None:
+    """Bob's guess revised by Alice, whose session is hidden: to the reader it is revised
+    (superseded_by 'hidden'), so it stands for nothing in the whole-memory reads, with its
+    relations, as a version revised by a withheld class does; once Bob revises Alice's
+    version, his first folds into his newest, the hidden one walked through."""
+    data = tmp_path / "memory"
+    await _record(data)
+    revision = {
+        "type": "Hypothesis",
+        "name": "bob lantern guess",
+        "description": "alice thinks it is wax",
+        "supersedes": "bob lantern guess",
+        "revision_why": "alice's view",
+    }
+    async with Client(server_for(data)) as full:
+        await call_ok(full, "create_entities", {"session_id": ALICE, "entities": [revision]})
+    hide = {"face": "reader", "hide_loci": [ALICE]}
+    async with Client(server_for(data, **hide)) as reader:
+        found = await call_ok(reader, "find_by_name", {"name": "bob lantern guess"})
+        assert found["node"]["superseded_by"] == "hidden"
+        info = await call_ok(reader, "gds_create_projection", {"name": "all"})
+        # The guess and the hub's INFORMS into it are gone with it.
+        assert (info["nodes"], info["edges"]) == (len(_nodes("bob")) - 1, len(_links("bob")) - 1)
+        await call_ok(reader, "gds_drop_projection", {"name": "all"})
+        panel = await _seen(reader, "orient", {"top_k": 20})
+        assert "bob lantern guess" not in panel and "wax" not in panel
+    async with Client(server_for(data)) as full:
+        again = {**revision, "description": "bob: it is oil after all", "revision_why": "bob"}
+        await call_ok(full, "create_entities", {"session_id": BOB, "entities": [again]})
+    async with Client(server_for(data, **hide)) as reader:
+        info = await call_ok(reader, "gds_create_projection", {"name": "all"})
+        assert (info["nodes"], info["edges"]) == (len(_nodes("bob")), len(_links("bob")))
+        panel = await _seen(reader, "orient", {"top_k": 20})
+        assert "bob lantern guess" in panel and "wax" not in panel

@@ -30,3 +30,15 @@ def test_the_least_recently_used_terms_go_first() -> None:
     assert held.known(["a"], docs=10) == {"a": 1}  # a used: b is the older now
     held.keep({"c": 3}, docs=10)
     assert held.known(["a", "b", "c"], docs=10) == {"a": 1, "c": 3}
+
+
+def test_the_held_back_documents_are_kept_with_the_moment_they_were_counted_at() -> None:
+    """A search's statement skips counting them again at that moment (hidden_moment), and
+    asks the index for more hits by the share of the memory they leave (shown_share)."""
+    held = DocFreqs()
+    assert (held.hidden_moment(), held.shown_share()) == (None, 1.0)
+    held.keep_hidden((7, 0, 1), (300, 4_000))
+    held.known([], docs=100)  # what the caller sees
+    assert held.hidden_moment() == (7, 0, 1) and held.hidden((7, 0, 1)) == (300, 4_000)
+    assert held.shown_share() == 0.25
+    assert held.hidden((8, 0, 1)) is None  # any write moves the clock

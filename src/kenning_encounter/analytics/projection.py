@@ -27,7 +27,12 @@ from scipy import sparse
 
 from kenning_encounter.errors import InvalidInput, NotFound, UnknownType
 from kenning_encounter.store.outline import Relations, as_numpy
-from kenning_encounter.store.records import WITHHELD_SUCCESSOR, EdgeRecord, NodeRecord
+from kenning_encounter.store.records import (
+    HIDDEN_SUCCESSOR,
+    WITHHELD_SUCCESSOR,
+    EdgeRecord,
+    NodeRecord,
+)
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
 logger = logging.getLogger(__name__)
@@ -142,10 +147,15 @@ def build_projection(
     folded_at = np.fromiter(heads, dtype=np.int64, count=len(heads))
     standing[folded_at] = False
     if not include_history:
-        # A version revised by one its reader may not see (memory/gates.py) is no head,
-        # and the head it would fold into is not there: it stands for nothing, and its
-        # relations go with it, as the withheld head's do.
-        unseen = [i for i, n in enumerate(nodes) if n.superseded_by == WITHHELD_SUCCESSOR]
+        # A version revised by one its reader may not see (memory/gates.py), or only in
+        # sessions it hides (Outline.without_loci), is no head, and the head it would fold
+        # into is not there: it stands for nothing, and its relations go with it, as the
+        # unseen head's do.
+        unseen = [
+            i
+            for i, n in enumerate(nodes)
+            if n.superseded_by in (WITHHELD_SUCCESSOR, HIDDEN_SUCCESSOR)
+        ]
         standing[np.asarray(unseen, dtype=np.int64)] = False
     kept_at = np.flatnonzero(standing)
     kept_at = kept_at[_by_tick_then_id(ticks[kept_at], [ids[i] for i in kept_at.tolist()])]

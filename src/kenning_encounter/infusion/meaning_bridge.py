@@ -30,6 +30,7 @@ from kenning_encounter.textproc_time import written_time
 
 log = logging.getLogger(__name__)
 _RECENT_ENCOUNTERS = 3
+_ENCOUNTER_PAGE = 1_000
 
 
 class StoreCandidates:
@@ -62,8 +63,14 @@ class MeaningRuntime:
         sidecar: Path | MeaningStore,
         provider: Provider,
         options: MatcherOptions,
+        *,
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> None:
         self._store = store
+        # A reader face's hidden sessions: their nodes' meanings go to no matcher, so none
+        # is chosen, nor shown by infuse_meaning. Their ids, as of a clock (``_unseen``).
+        self._hidden_loci = hidden_loci
+        self._unseen_at: tuple[int, frozenset[str]] | None = None
         # A directory: the file beside a memory one process owns; else the store's meanings.
         self.sidecar: MeaningStore = (
             SidecarStore(sidecar, held=self._held) if isinstance(sidecar, Path) else sidecar
@@ -108,6 +115,31 @@ class MeaningRuntime:
         found = self._store.read(lambda tx: tx.get_nodes(list(ids)))
         return {i: written_time(n)[1][:10] for i, n in found.items()}
 
+    def _unseen(self) -> frozenset[str]:
+        """The nodes the hidden sessions recorded, read again only after a write."""
+        hidden = self._hidden_loci
+        if not hidden:
+            return frozenset()
+        kept = self._unseen_at
+
+        def work(tx: ReadTx) -> tuple[int, frozenset[str]]:
+            clock = tx.clock()
+            if kept is not None and kept[0] == clock:
+                return kept
+            names: list[str] = []
+            offset = 0
+            while True:  # every encounter's locus, a page at a time
+                page = tx.encounters(limit=_ENCOUNTER_PAGE, offset=offset)
+                names += [e.name for e in page if e.locus in hidden]
+                if len(page) < _ENCOUNTER_PAGE:
+                    break
+                offset += len(page)
+            members = tx.encounter_members(names) if names else {}
+            return clock, frozenset(i for ids in members.values() for i in ids)
+
+        self._unseen_at = self._store.read(work)
+        return self._unseen_at[1]
+
     def _heads(self, ids: Sequence[str]) -> dict[str, NodeRecord]:
         """Each picked id's live head: a pick of an old revision stands for its successor."""
 
@@ -136,7 +168,12 @@ class MeaningRuntime:
         now: datetime | None = None,
     ) -> Selection:
         result = self.matcher.select(
-            prompt, trajectory, candidates=self._candidates, timeout_s=timeout_s, now=now
+            prompt,
+            trajectory,
+            candidates=self._candidates,
+            exclude=self._unseen(),
+            timeout_s=timeout_s,
+            now=now,
         )
         window = {
             "used": result.window.used,
@@ -176,7 +213,9 @@ class MeaningRuntime:
         )
 
     def diagnose(self, prompt: str, trajectory: Sequence[str]) -> MeaningDiagnostic:
-        return infuse_meaning(self.matcher, prompt, trajectory, candidates=self._candidates)
+        return infuse_meaning(
+            self.matcher, prompt, trajectory, candidates=self._candidates, exclude=self._unseen()
+        )
 
 
 def _classified(node: NodeRecord) -> bool:

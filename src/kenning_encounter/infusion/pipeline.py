@@ -30,7 +30,7 @@ from kenning_encounter.infusion.ledger import (
     Verdict,
 )
 from kenning_encounter.infusion.log import InfusionRecorder
-from kenning_encounter.memory import validate
+from kenning_encounter.memory import gates, validate
 from kenning_encounter.memory.activation import Activation, WorkTime, tiers_shown
 from kenning_encounter.store.port import GraphStore, ReadTx
 
@@ -100,7 +100,9 @@ class Infuser:
         ``work_time`` reads (share the memory's, so one cache serves both). Delivering a node never
         renews it: nothing on this path writes a use. ``weigh_standing=False`` is the plain
         read (no tier, no weight), for the bench to set beside it."""
-        self._store = store
+        # Its text reads leave the hidden loci out inside the index's own query: a hidden
+        # session's nodes take no candidate's place and count in no statistic.
+        self._store = gates.hiding(store, hidden_loci)
         self._config = config
         self._matcher = matcher
         self._hidden = hidden_loci

@@ -535,13 +535,15 @@ def search_hits(
     types: Sequence[str] | None,
     include_superseded: bool,
     limit: int,
+    hidden_loci: frozenset[str] = frozenset(),
 ) -> tuple[list[SearchHit], dict[str, NodeRecord], Moment]:
     """A search's hits and nodes as of a tick: the index's matches among every version,
     kept when they stood at the tick (heads then, unless superseded ones are asked for),
     and the nodes deleted since whose words meet the query, ranked after them. The index
     is read a few hits beyond ``limit`` first, and further only when too few stood then.
     Scores are BM25 by the caller's statistics of today's memory (memory/reads.py
-    ``rescored``), not the index's own."""
+    ``rescored``), not the index's own. A ``hidden_loci`` session's nodes are none of
+    them, and count in none of those statistics."""
     from kenning_encounter.memory.reads import rescored
 
     first = min(_AS_OF_MAX, max(limit * 3, 30))
@@ -559,11 +561,17 @@ def search_hits(
             if len(kept) >= limit or len(hits) < fetch or fetch >= _AS_OF_MAX:
                 break
             fetch = min(_AS_OF_MAX, fetch * 4)
-            hits = store.fulltext(words, types=types, heads_only=False, limit=fetch)
+            hits = store.fulltext(
+                words, types=types, heads_only=False, limit=fetch, hidden_loci=hidden_loci
+            )
         read = nodes  # every kept hit's node, read above
         # The statistics in the search's own read: on Neo4j they ride with its statement.
         kept = rescored(words, kept, stats_of, lambda ids: {i: read[i] for i in ids})
-        gone = past.gone_matching(words, types)
+        gone = [
+            (n, shared)
+            for n, shared in past.gone_matching(words, types)
+            if n.locus not in hidden_loci
+        ]
         if gone:
             nodes.update(past.nodes([n.id for n, _ in gone]))
             floor = min((h.score for h in kept), default=1.0)
@@ -575,7 +583,9 @@ def search_hits(
             ]
         return kept[:limit], nodes, past.moment
 
-    return store.search_read(words, work, types=types, heads_only=False, limit=first)
+    return store.search_read(
+        words, work, types=types, heads_only=False, limit=first, hidden_loci=hidden_loci
+    )
 
 
 _PREVIEW = 160  # as the re-entry payload of the present cuts a description

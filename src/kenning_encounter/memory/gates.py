@@ -593,11 +593,19 @@ def _reachable(sub: Subgraph, starts: Sequence[str]) -> Subgraph:
 
 
 class GatedStore:
-    """The memory's store as a gated caller sees it; everything else is the store's own."""
+    """The memory's store as a gated caller sees it; everything else is the store's own.
 
-    def __init__(self, inner: GraphStore, gate: Gate) -> None:
+    ``hidden_loci``: the sessions a reader face hides. Its text reads leave their nodes
+    out as the store's own queries leave a withheld class's out (no candidate's place, no
+    count in the statistics); the other reads leave them to the services (memory/reads.py),
+    which walk a chain through a hidden version rather than end it there."""
+
+    def __init__(
+        self, inner: GraphStore, gate: Gate, hidden_loci: frozenset[str] = frozenset()
+    ) -> None:
         self.inner = inner
         self.gate = gate
+        self.hidden_loci = hidden_loci
         self.backend = inner.backend
 
     def __getattr__(self, name: str) -> Any:
@@ -622,10 +630,17 @@ class GatedStore:
         heads_only: bool = True,
         limit: int = 10,
         withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> list[SearchHit]:
+        loci = self.hidden_loci | hidden_loci
         if self.gate.open:
             return self.inner.fulltext(
-                text, types=types, heads_only=heads_only, limit=limit, withheld=withheld
+                text,
+                types=types,
+                heads_only=heads_only,
+                limit=limit,
+                withheld=withheld,
+                hidden_loci=loci,
             )
         return self.search_read(
             text,
@@ -634,14 +649,23 @@ class GatedStore:
             heads_only=heads_only,
             limit=limit,
             withheld=withheld,
+            hidden_loci=loci,
         )
 
     def fulltext_stats(
-        self, terms: Iterable[str], *, withheld: frozenset[str] = frozenset()
+        self,
+        terms: Iterable[str],
+        *,
+        withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> TermStatsSnapshot:
         # Counted without the withheld documents: a ranking whose word weights counted
         # them would tell a caller which words what it may not see holds.
-        return self.inner.fulltext_stats(terms, withheld=self.gate.withheld | withheld)
+        return self.inner.fulltext_stats(
+            terms,
+            withheld=self.gate.withheld | withheld,
+            hidden_loci=self.hidden_loci | hidden_loci,
+        )
 
     def search_read(
         self,
@@ -652,6 +676,7 @@ class GatedStore:
         heads_only: bool = True,
         limit: int = 10,
         withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> T:
         """As ``fulltext`` gives hits: the withheld ones dropped, and a page that came up
         short asked again, larger, before ``work`` sees what is shown (in the same read),
@@ -659,9 +684,16 @@ class GatedStore:
         documents out of its answer already (so they take no candidate's place); the
         gated read checks each hit again."""
         gate = self.gate
+        loci = self.hidden_loci | hidden_loci
         if gate.open:
             return self.inner.search_read(
-                text, work, types=types, heads_only=heads_only, limit=limit, withheld=withheld
+                text,
+                work,
+                types=types,
+                heads_only=heads_only,
+                limit=limit,
+                withheld=withheld,
+                hidden_loci=loci,
             )
         kinds = None if types is None else list(types)
         hidden = gate.withheld | withheld
@@ -684,7 +716,13 @@ class GatedStore:
                 return False, None  # short, and more there: asked again, larger
 
             done, result = self.inner.search_read(
-                text, gated, types=kinds, heads_only=heads_only, limit=ask, withheld=hidden
+                text,
+                gated,
+                types=kinds,
+                heads_only=heads_only,
+                limit=ask,
+                withheld=hidden,
+                hidden_loci=loci,
             )
             if done:
                 return cast(T, result)
@@ -699,10 +737,14 @@ class GatedStore:
         *,
         limit: int = 10,
         withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> T:
         gate = self.gate
+        loci = self.hidden_loci | hidden_loci
         if gate.open:
-            return self.inner.read_text(text, terms, work, limit=limit, withheld=withheld)
+            return self.inner.read_text(
+                text, terms, work, limit=limit, withheld=withheld, hidden_loci=loci
+            )
 
         def gated(
             tx: ReadTx, hits: list[SearchHit], stats_of: Callable[[], TermStatsSnapshot]
@@ -713,7 +755,7 @@ class GatedStore:
 
         # Withheld hits are dropped, not replaced: the caller (infusion) takes what is left.
         return self.inner.read_text(
-            text, terms, gated, limit=limit, withheld=gate.withheld | withheld
+            text, terms, gated, limit=limit, withheld=gate.withheld | withheld, hidden_loci=loci
         )
 
     def read_cypher(
@@ -747,9 +789,20 @@ class GatedStore:
         self.inner.close()
 
 
-def gated(store: GraphStore, granted: Iterable[str]) -> GraphStore:
+def gated(
+    store: GraphStore, granted: Iterable[str], hidden_loci: frozenset[str] = frozenset()
+) -> GraphStore:
     """The store every read of this server goes through (memory/service.py)."""
-    return cast(GraphStore, GatedStore(store, Gate(granted)))
+    return cast(GraphStore, GatedStore(store, Gate(granted), hidden_loci))
+
+
+def hiding(store: GraphStore, hidden_loci: frozenset[str]) -> GraphStore:
+    """``store`` with its text reads leaving ``hidden_loci``'s nodes out (``GatedStore``),
+    for a service handed a store and the loci apart (the infuser): as is when it already
+    does, or there are none."""
+    if not hidden_loci or (isinstance(store, GatedStore) and hidden_loci <= store.hidden_loci):
+        return store
+    return cast(GraphStore, GatedStore(store, Gate(CLASSIFICATIONS), hidden_loci))
 
 
 def view(store: GraphStore, tx: ReadTx) -> ReadTx:

@@ -172,7 +172,8 @@ class NodeOut(LazyModel):
     superseded_by: str | None = Field(
         default=None,
         description="Id of the version that revised it (not sent for a live node); "
-        "'withheld' when that version is of a class this server is not granted",
+        "'withheld' when that version is of a class this server is not granted; 'hidden' "
+        "when every later version was written in a session this reader face hides",
     )
     director: DirectorOut | None = Field(
         default=None, description="Who directed the session that recorded it"

@@ -27,7 +27,7 @@ from kenning_encounter.store.port import (
     SearchHit,
     TermStatsSnapshot,
 )
-from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.store.records import HIDDEN_SUCCESSOR, WITHHELD_SUCCESSOR, NodeRecord
 from kenning_encounter.textproc_bm25 import Bm25, query_terms
 from kenning_encounter.textproc_time import (
     EventRef,
@@ -200,10 +200,17 @@ def search(
                 words,
                 lambda tx, hits, _stats: tx.get_nodes([h.id for h in hits]),
                 limit=_EVENT_HITS,
+                hidden_loci=hidden_loci,
             )
         else:
             _, found, _ = asof.search_hits(
-                store, as_of, words, types=None, include_superseded=False, limit=_EVENT_HITS
+                store,
+                as_of,
+                words,
+                types=None,
+                include_superseded=False,
+                limit=_EVENT_HITS,
+                hidden_loci=hidden_loci,
             )
         return event_window(ref, [n for n in found.values() if _visible(n, hidden_loci)])
 
@@ -218,9 +225,11 @@ def search(
         for found in reversed(find_times(text, now=moment)):
             words = f"{words[: found.span[0]]} {words[found.span[1] :]}"
         words = words.strip() or text
-    # Over-fetch when loci are hidden or time filters, so neither starves the result.
+    # Over-fetch when time filters or reorders, so it does not starve the result. A hidden
+    # locus's nodes are left out by the index's own query (they take no candidate's place
+    # and count in no statistic), so hiding loci needs none.
     timed = boost is not None or event is not None
-    fetch = _WHEN_FETCH if window is not None else limit * 3 if hidden_loci or timed else limit
+    fetch = _WHEN_FETCH if window is not None else limit * 3 if timed else limit
     standing = (activation or Activation()) if as_of is None else None
     if standing is not None:
         fetch = max(fetch, limit * 3)  # faded hits are left out: fetch past them
@@ -245,11 +254,22 @@ def search(
         # The index proposes by its own scores, which count what the caller may not see;
         # a pool of its best is scored again by the caller's statistics (``rescored``).
         hits, nodes, present = store.search_read(
-            words, read, types=types, heads_only=not include_superseded, limit=max(fetch, POOL)
+            words,
+            read,
+            types=types,
+            heads_only=not include_superseded,
+            limit=max(fetch, POOL),
+            hidden_loci=hidden_loci,
         )
     else:  # the memory as it stood at a past tick (memory/asof.py)
         hits, nodes, past = asof.search_hits(
-            store, as_of, words, types=types, include_superseded=include_superseded, limit=fetch
+            store,
+            as_of,
+            words,
+            types=types,
+            include_superseded=include_superseded,
+            limit=fetch,
+            hidden_loci=hidden_loci,
         )
     if event is not None:
         seen = [n for h in hits if (n := nodes.get(h.id)) is not None and _visible(n, hidden_loci)]
@@ -363,17 +383,41 @@ def older_versions(
 
 def shown_successors(tx: ReadTx, outs: Sequence[NodeOut], hidden: frozenset[str]) -> None:
     """A hidden locus's version is walked through, never named: a version it revised names
-    the next version shown after it instead, or none when no later one is shown."""
+    the next version shown after it instead, or, when every later version is a hidden
+    session's, ``HIDDEN_SUCCESSOR``: it was revised (no head, as the store holds it), by
+    what is not said. As the class gate says ``WITHHELD_SUCCESSOR`` (memory/gates.py),
+    which is left as it is."""
     if not hidden:
         return
-    named = [o for o in outs if o.superseded_by]
+    named = [o for o in outs if o.superseded_by and o.superseded_by != WITHHELD_SUCCESSOR]
     successors = tx.get_nodes(list({o.superseded_by for o in named if o.superseded_by}))
     for out in named:
         successor = successors.get(out.superseded_by or "")
         if successor is not None and _visible(successor, hidden):
             continue
         newer = tx.chain(out.id, older=0, newer=MAX_CHAIN).newer
-        out.superseded_by = next((x.node.id for x in newer if _visible(x.node, hidden)), None)
+        shown = (x.node.id for x in newer if _visible(x.node, hidden))
+        out.superseded_by = next(shown, HIDDEN_SUCCESSOR)
+
+
+def shown_version(
+    tx: ReadTx, node: NodeRecord, hidden: frozenset[str], name: str | None = None
+) -> NodeRecord | None:
+    """``node`` if a reader hiding ``hidden`` may see it, else the newest version before it
+    that it may see (one that holds ``name``, when given: a name a hidden version holds
+    names, to this reader, the newest version it sees that holds it), or None. What stands
+    for a chain whose newer versions a hidden session wrote."""
+    if _visible(node, hidden):
+        return node
+    older = tx.chain(node.id, older=MAX_CHAIN, newer=0).older
+    return next(
+        (
+            x.node
+            for x in older
+            if _visible(x.node, hidden) and (name is None or x.node.name == name)
+        ),
+        None,
+    )
 
 
 def head_of(tx: ReadTx, node: NodeRecord) -> NodeRecord:
@@ -401,25 +445,28 @@ def find_by_name(
     def work(tx: ReadTx) -> NameLookup | None:
         tx = asof.view(tx, as_of)  # as the memory stood then, when as_of names a past
         # A name first (names are exact), else an id, as the tool promises.
-        node_id = tx.head_id_by_name(ref) or (ref if is_node_id(ref) else None)
+        named = tx.head_id_by_name(ref)
+        node_id = named or (ref if is_node_id(ref) else None)
         node = tx.get_node(node_id) if node_id else None
-        if node is None:
+        if node is None or (named is None and not _visible(node, hidden_loci)):
             return None
-        head = head_of(tx, node)
-        if not _visible(head, hidden_loci):
+        # A chain whose newer versions a hidden session wrote stands at the newest one
+        # shown, revised (``shown_successors``).
+        head = shown_version(tx, head_of(tx, node), hidden_loci, ref if named else None)
+        if head is None:
             return None
         older, left = older_versions(tx, head, HISTORY_LIMIT, hidden_loci)
         history = [NodeOut.of(x.node) for x in older]
         found = NameLookup(
             node=NodeOut.of(head),
-            resolved_from=node.id if head.id != node.id else None,
+            resolved_from=node.id if head.id != node.id and _visible(node, hidden_loci) else None,
             history=history,
             history_left_out=left,
             history_next=f"chain_history(node={history[-1].id!r}, direction='older')"
             if left and history
             else None,
         )
-        shown_successors(tx, found.history, hidden_loci)
+        shown_successors(tx, [found.node, *found.history], hidden_loci)
         if as_of is None:
             _standing_now(tx, found.node, head, activation, now, work_time)
         past = asof.moment_of(tx)
@@ -460,8 +507,11 @@ def trace_provenance(
 
     def work(tx: ReadTx) -> Provenance:
         tx = asof.view(tx, as_of)  # as the memory stood then, when as_of names a past
-        node = resolve(tx, target, "ref")
-        if not _visible(node, hidden_loci):
+        asked = resolve(tx, target, "ref")
+        # By name, a hidden session's head stands for the newest version shown that holds
+        # the name; by id, a hidden version is not there.
+        node = shown_version(tx, asked, hidden_loci, None if is_node_id(target) else target)
+        if node is None or (node is not asked and is_node_id(target)):
             raise NotFound("node", target)
         # Every version behind it: the revisions, and what grounded each (one walk). Each
         # with the reason its successor gave; a hidden locus's successor is walked through,
@@ -531,7 +581,7 @@ def trace_provenance(
             same_as=joined,
             depth=depth,
         )
-        shown_successors(tx, [*traced.grounding, *traced.same_as], hidden_loci)
+        shown_successors(tx, [traced.node, *traced.grounding, *traced.same_as], hidden_loci)
         if as_of is None:
             _standing_now(tx, traced.node, node, activation, now, work_time)
         past = asof.moment_of(tx)

@@ -64,7 +64,7 @@ class Memory:
         # Every read of this memory passes the classification gate (memory/gates.py);
         # ``backend`` is the store under it, for the server's own bookkeeping.
         self.backend = store
-        self.store = gates.gated(store, granted)
+        self.store = gates.gated(store, granted, hidden_loci)
         self.hidden_loci = hidden_loci
         self._listeners: list[NodeListener] = []
         self._cypher_caps = (cypher_row_cap, cypher_char_cap, cypher_timeout_s)

@@ -169,6 +169,7 @@ def _meaning(
         MatcherOptions(
             prompt_budget_chars=settings.matcher_prompt_budget, reasons=settings.matcher_reasons
         ),
+        hidden_loci=memory.hidden_loci,
     )
     # Meanings a store keeps are made by the full faces serving it; a reader face only
     # reads them, since it never writes the store.

@@ -50,7 +50,7 @@ def _graph(app: AppContext) -> tuple[list[NodeRecord], Relations]:
 
 def _visible(app: AppContext, outline: Outline) -> tuple[list[NodeRecord], Relations]:
     hidden = app.memory.hidden_loci
-    seen = outline.keeping(lambda n: n.locus not in hidden) if hidden else outline
+    seen = outline.without_loci(hidden)
     return seen.nodes, seen.relations
 
 

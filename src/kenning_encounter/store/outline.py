@@ -15,10 +15,15 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
-from kenning_encounter.store.records import EdgeRecord, NodeRecord
+from kenning_encounter.store.records import (
+    HIDDEN_SUCCESSOR,
+    WITHHELD_SUCCESSOR,
+    EdgeRecord,
+    NodeRecord,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -161,6 +166,34 @@ class Outline:
                 rel.names,
             ),
         )
+
+    def without_loci(self, hidden: frozenset[str]) -> Outline:
+        """The outline a reader hiding the sessions ``hidden`` sees: their nodes gone with
+        their relations, and a chain walked through a hidden version as the reads walk it
+        (memory/reads.py ``shown_successors``): a version it revised is revised by the next
+        version kept, or, none being kept, by ``HIDDEN_SUCCESSOR`` (no head: the projection
+        folds it into nothing, as a version revised by a withheld class)."""
+        outline = self.keeping(lambda n: n.locus not in hidden) if hidden else self
+        if outline is self:
+            return self
+        kept = {n.id for n in outline.nodes}
+        after = {n.id: n.superseded_by for n in self.nodes if n.superseded_by is not None}
+
+        def successor(node: NodeRecord) -> str | None:
+            found = node.superseded_by
+            seen: set[str] = set()
+            while found is not None and found not in kept and found not in seen:
+                seen.add(found)
+                found = after.get(found)
+            return found if found in kept else HIDDEN_SUCCESSOR
+
+        nodes = [
+            n
+            if n.superseded_by in (None, WITHHELD_SUCCESSOR) or n.superseded_by in kept
+            else replace(n, superseded_by=successor(n))
+            for n in outline.nodes
+        ]
+        return Outline(nodes, outline.relations)
 
 
 def as_numpy(column: array[int]) -> npt.NDArray[np.signedinteger[Any]]:

@@ -793,18 +793,26 @@ class TextSearch(Protocol):
         heads_only: bool = True,
         limit: int = 10,
         withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> list[SearchHit]:
         """The index's best hits for ``text``'s words, none classified with a ``withheld``
-        class. Their scores are the index's own, counted over every document it holds:
-        candidates to rank, never a score to show a gated caller (textproc_bm25.py)."""
+        class and none recorded in a session of ``hidden_loci`` (a reader's hidden loci):
+        those are left out by the query, so they take no candidate's place. Their scores
+        are the index's own, counted over every document it holds: candidates to rank,
+        never a score to show a gated caller (textproc_bm25.py)."""
         ...
 
     def fulltext_stats(
-        self, terms: Iterable[str], *, withheld: frozenset[str] = frozenset()
+        self,
+        terms: Iterable[str],
+        *,
+        withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> TermStatsSnapshot:
         """Document count, mean length and per-term document frequencies, counting no
-        document classified with a ``withheld`` class (memory/gates.py): a gated
-        caller's ranking says nothing of the words of what it may not see."""
+        document classified with a ``withheld`` class (memory/gates.py) nor recorded in
+        a session of ``hidden_loci``: a gated caller's ranking says nothing of the words
+        of what it may not see."""
         ...
 
     def search_read(
@@ -816,11 +824,12 @@ class TextSearch(Protocol):
         heads_only: bool = True,
         limit: int = 10,
         withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> T:
         """``work`` over the hits ``fulltext`` finds, in the same read, with the statistics
-        of ``text``'s terms (``query_terms``; asked for only if needed, ``withheld`` as in
-        ``fulltext_stats``): what a search does (its hits, their nodes, the clock, the
-        words' weights), one round of the store instead of several."""
+        of ``text``'s terms (``query_terms``; asked for only if needed, ``withheld`` and
+        ``hidden_loci`` as in ``fulltext_stats``): what a search does (its hits, their
+        nodes, the clock, the words' weights), one round of the store instead of several."""
         ...
 
     def read_text(
@@ -831,11 +840,12 @@ class TextSearch(Protocol):
         *,
         limit: int = 10,
         withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> T:
         """``work`` over a search's hits (heads, every type) and the statistics of
-        ``terms`` (asked for only if needed; ``withheld`` as in ``fulltext_stats``), all
-        in one read: what the lexical infusion does per prompt, one round of the store
-        instead of three."""
+        ``terms`` (asked for only if needed; ``withheld`` and ``hidden_loci`` as in
+        ``fulltext_stats``), all in one read: what the lexical infusion does per prompt,
+        one round of the store instead of three."""
         ...
 
 

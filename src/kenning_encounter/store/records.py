@@ -8,6 +8,10 @@ from typing import Any, Final
 # What a version's ``superseded_by`` holds, for a reader not granted its successor's class
 # (memory/gates.py): it was revised, and by what is not said. No id has this form.
 WITHHELD_SUCCESSOR: Final = "withheld"
+# The same for a reader face hiding loci, when every version after it was written in a
+# hidden session (memory/reads.py ``shown_successors``): revised, but not in a session it
+# may see. Neither is an id: no id has either form.
+HIDDEN_SUCCESSOR: Final = "hidden"
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,7 +76,7 @@ class OrientReadings:
         from kenning_encounter.ui.pictures import pictures
 
         whole, clock = memory.store.read(_graph)
-        seen = whole.keeping(lambda n: n.locus not in hidden) if hidden else whole
+        seen = whole.without_loci(hidden)
         sources = self._sources_of()
         baseline = sources.baselines.previous(None) if sources is not None else None
         panel = build_panel(

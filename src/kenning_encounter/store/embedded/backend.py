@@ -492,12 +492,18 @@ class EmbeddedStore:
         heads_only: bool = True,
         limit: int = 10,
         withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> list[SearchHit]:
         repairs = self._index_repairs
 
         def search() -> list[SearchHit]:
             return self._index.search(
-                text, types=types, heads_only=heads_only, limit=limit, withheld=withheld
+                text,
+                types=types,
+                heads_only=heads_only,
+                limit=limit,
+                withheld=withheld,
+                hidden_loci=hidden_loci,
             )
 
         try:
@@ -522,9 +528,13 @@ class EmbeddedStore:
             self._index_repairs += 1
 
     def fulltext_stats(
-        self, terms: Iterable[str], *, withheld: frozenset[str] = frozenset()
+        self,
+        terms: Iterable[str],
+        *,
+        withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> TermStatsSnapshot:
-        return self._index.stats(terms, withheld)
+        return self._index.stats(terms, withheld, hidden_loci)
 
     def search_read(
         self,
@@ -535,14 +545,24 @@ class EmbeddedStore:
         heads_only: bool = True,
         limit: int = 10,
         withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> T:
         # The index lives in this process: only the graph read is a round of the engine.
         hits = self.fulltext(
-            text, types=types, heads_only=heads_only, limit=limit, withheld=withheld
+            text,
+            types=types,
+            heads_only=heads_only,
+            limit=limit,
+            withheld=withheld,
+            hidden_loci=hidden_loci,
         )
         wanted = query_terms(text)
         return self.read(
-            lambda tx: work(tx, hits, lambda: self.fulltext_stats(wanted, withheld=withheld))
+            lambda tx: work(
+                tx,
+                hits,
+                lambda: self.fulltext_stats(wanted, withheld=withheld, hidden_loci=hidden_loci),
+            )
         )
 
     def read_text(
@@ -553,12 +573,18 @@ class EmbeddedStore:
         *,
         limit: int = 10,
         withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> T:
         # The index lives in this process: only the graph read is a round of the engine.
-        hits = self.fulltext(text, limit=limit)
+        # A hidden locus's hits take no candidate's place; withheld ones are the gate's.
+        hits = self.fulltext(text, limit=limit, hidden_loci=hidden_loci)
         wanted = list(terms)
         return self.read(
-            lambda tx: work(tx, hits, lambda: self.fulltext_stats(wanted, withheld=withheld))
+            lambda tx: work(
+                tx,
+                hits,
+                lambda: self.fulltext_stats(wanted, withheld=withheld, hidden_loci=hidden_loci),
+            )
         )
 
     def _all_index_docs(self, tx: EmbeddedTx) -> Iterator[IndexDoc]:

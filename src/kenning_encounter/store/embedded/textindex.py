@@ -57,7 +57,8 @@ log = logging.getLogger(__name__)
 # The index is rebuilt when the documents' shape or the tokenizer changes.
 # 4: each document carries its classes, so a gated caller's statistics leave them out.
 # 5: its terms are stored, so a hit is scored again by the caller's statistics.
-_DOCUMENT_SHAPE = 5
+# 6: each document carries its session (locus), so a reader hiding loci leaves them out.
+_DOCUMENT_SHAPE = 6
 INDEX_FORMAT = f"{_DOCUMENT_SHAPE}.{TOKENIZER_VERSION}"
 TICK_FILE = "TICK.json"
 # Tantivy's files of one segment (the schema indexes positions, stores ids, keeps one
@@ -68,6 +69,10 @@ _FOOTER_MAGIC = 1337
 _CHUNK = 1 << 20
 # Term frequencies kept between commits (``TextIndex._stats``), all gates together.
 _KEPT_FREQS = 100_000
+
+
+# What a caller may not see of the index: the classes withheld, the loci hidden.
+_Unseen = tuple[frozenset[str], frozenset[str]]
 
 
 class IndexDamaged(StoreError):
@@ -91,6 +96,7 @@ class IndexDoc:
     name: str
     description: str
     classes: tuple[str, ...] = ()
+    locus: str | None = None  # the session that recorded it (a node's never changes)
 
 
 def classes_of(classification: object) -> tuple[str, ...]:
@@ -186,6 +192,7 @@ def _schema() -> tantivy.Schema:
     sb.add_text_field("type", stored=False, tokenizer_name="raw")
     sb.add_text_field("head", stored=False, tokenizer_name="raw")
     sb.add_text_field("class", stored=False, tokenizer_name="raw")  # one value per class
+    sb.add_text_field("locus", stored=False, tokenizer_name="raw")
     # Pre-tokenized by our own tokenizer, so index terms and query terms always meet
     # and the corpus statistics are the ones the lexical ranking expects.
     # Stored too: a search scores its hits again from them (memory/reads.py ``rescored``).
@@ -229,8 +236,8 @@ class TextIndex:
         # count begun before a commit is never read after it.
         # Each is kept with the era it was counted in, and read only in that era.
         self._era = 0
-        self._totals: dict[frozenset[str], tuple[int, tuple[int, float]]] = {}
-        self._freqs: dict[tuple[frozenset[str], str], tuple[int, int]] = {}
+        self._totals: dict[_Unseen, tuple[int, tuple[int, float]]] = {}
+        self._freqs: dict[tuple[_Unseen, str], tuple[int, int]] = {}
         self._wake = threading.Event()
         self._stopping = False
         self._flusher = threading.Thread(
@@ -331,6 +338,8 @@ class TextIndex:
         )
         for c in d.classes:
             doc.add_text("class", c)
+        if d.locus:
+            doc.add_text("locus", d.locus)
         return doc
 
     def apply(
@@ -528,11 +537,13 @@ class TextIndex:
         heads_only: bool,
         limit: int,
         withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> list[SearchHit]:
         """The best ``limit`` documents for ``text``'s terms by tantivy's own scores (over
         every document, the withheld ones too: candidates, not a score to show), none
-        classified with a ``withheld`` class: those are left out by the query itself, so
-        they take no place among the candidates."""
+        classified with a ``withheld`` class nor recorded in a ``hidden_loci`` session:
+        those are left out by the query itself, so they take no place among the
+        candidates."""
         self._check_reads()
         terms = query_terms(text)
         if not terms or limit <= 0:
@@ -565,8 +576,8 @@ class TextIndex:
             # head's share of the score was the same small amount for every head.
             head_0 = tantivy.Query.term_query(self._schema, "head", "0")
             clauses.append((tantivy.Occur.MustNot, head_0))
-        if withheld:
-            clauses.append((tantivy.Occur.MustNot, self._hidden(withheld)))
+        if withheld or hidden_loci:
+            clauses.append((tantivy.Occur.MustNot, self._hidden((withheld, hidden_loci))))
         with self._reading():
             searcher = self._index.searcher()
             # Not counted: the count of every matching document is never read, and
@@ -586,10 +597,13 @@ class TextIndex:
         return hits
 
     def stats(
-        self, terms: Iterable[str], withheld: frozenset[str] = frozenset()
+        self,
+        terms: Iterable[str],
+        withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> TermStatsSnapshot:
         """Document count, mean length and document frequencies, in tokenizer terms,
-        counting no document of a ``withheld`` class.
+        counting no document of a ``withheld`` class or a ``hidden_loci`` session.
 
         Counts include superseded nodes (they are still documents of the memory).
         Every figure comes from one searcher and counts live documents only, so a
@@ -598,9 +612,9 @@ class TextIndex:
         if self._behind:
             self.flush()
         with self._reading():
-            return self._stats(list(dict.fromkeys(terms)), withheld)
+            return self._stats(list(dict.fromkeys(terms)), (withheld, hidden_loci))
 
-    def _stats(self, unique: list[str], withheld: frozenset[str]) -> TermStatsSnapshot:
+    def _stats(self, unique: list[str], withheld: _Unseen) -> TermStatsSnapshot:
         era = self._era
         keep = era % 2 == 0  # no commit under way
         held = self._totals.get(withheld) if keep else None
@@ -629,38 +643,45 @@ class TextIndex:
             self._freqs.update({(withheld, t): (era, df) for t, df in counted.items()})
         return TermStatsSnapshot(n, total / n if n else 0.0, {**dfs, **counted})
 
-    def _hidden(self, withheld: frozenset[str]) -> tantivy.Query:
+    def _hidden(self, unseen: _Unseen) -> tantivy.Query:
+        """The documents of a withheld class or a hidden locus, each once."""
+        classes, loci = unseen
         return tantivy.Query.boolean_query(
             [
-                (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "class", c))
-                for c in sorted(withheld)
+                *(
+                    (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "class", c))
+                    for c in sorted(classes)
+                ),
+                *(
+                    (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "locus", x))
+                    for x in sorted(loci)
+                ),
             ]
         )
 
-    def _count_totals(
-        self, searcher: tantivy.Searcher, withheld: frozenset[str]
-    ) -> tuple[int, float]:
+    def _count_totals(self, searcher: tantivy.Searcher, withheld: _Unseen) -> tuple[int, float]:
         """Documents and their total length, less the ``withheld`` ones."""
         n = int(searcher.num_docs)
         if n == 0:
             return 0, 0.0
         total = _aggregate(searcher, tantivy.Query.all_query(), "sum")
-        if withheld:
-            # Withheld documents are few: what they add is counted and taken away (the
-            # same figures as counting the others, at a fraction of the cost).
+        if any(withheld):
+            # Withheld documents are few (hidden loci's are fewer than the rest, mostly):
+            # what they add is counted and taken away (the same figures as counting the
+            # others, at a fraction of the cost).
             hidden = self._hidden(withheld)
             n -= int(_aggregate(searcher, hidden, "value_count"))
             total -= _aggregate(searcher, hidden, "sum")
         return (n, total) if n > 0 else (0, 0.0)
 
     def _count_freqs(
-        self, searcher: tantivy.Searcher, terms: list[str], withheld: frozenset[str]
+        self, searcher: tantivy.Searcher, terms: list[str], withheld: _Unseen
     ) -> dict[str, int]:
         def term(t: str) -> tantivy.Query:
             return tantivy.Query.term_query(self._schema, "terms", t)
 
         dfs = {t: int(_aggregate(searcher, term(t), "value_count")) for t in terms}
-        if withheld:
+        if any(withheld):
             hidden = self._hidden(withheld)
             for t in terms:
                 both = tantivy.Query.boolean_query(

@@ -136,6 +136,7 @@ def node_to_index_doc(node: NodeRecord) -> IndexDoc:
         node.name,
         node.description,
         classes=classes_of(node.props.get("classification")),
+        locus=node.locus,
     )
 
 

@@ -160,7 +160,7 @@ class Neo4jStore:
         self._closed = False
         self.server_version = ""
         self._gds: GdsExecutor | None = None
-        self._doc_freqs: dict[frozenset[str], lexical.DocFreqs] = {}
+        self._doc_freqs: dict[tuple[frozenset[str], frozenset[str]], lexical.DocFreqs] = {}
         # Nodes read before, kept while other writers are heard (nodecache.py).
         self._node_cache = NodeCache(capacity=cache_nodes)
         self._made: int | None = None  # the memory's identity, read when it opens
@@ -608,32 +608,47 @@ class Neo4jStore:
         heads_only: bool = True,
         limit: int = 10,
         withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> list[SearchHit]:
         def work(tx: ManagedTransaction) -> list[SearchHit]:
             ntx = self._tx(tx, write=False)
             return lexical.search(
-                ntx, text, types=types, heads_only=heads_only, limit=limit, withheld=withheld
+                ntx,
+                text,
+                types=types,
+                heads_only=heads_only,
+                limit=limit,
+                withheld=withheld,
+                hidden_loci=hidden_loci,
             )
 
         return self._unit(work, False, "searching")
 
-    def _held_freqs(self, withheld: frozenset[str]) -> lexical.DocFreqs:
+    def _held_freqs(
+        self, withheld: frozenset[str], hidden_loci: frozenset[str]
+    ) -> lexical.DocFreqs:
         """The frequencies counted for one gate (a gate counts without its withheld
-        classes; there are at most sixteen sets of them)."""
+        classes, at most sixteen sets of them, and a reader face's hidden loci)."""
+        key = (withheld, hidden_loci)
         with self._freqs_lock:
-            held = self._doc_freqs.get(withheld)
+            held = self._doc_freqs.get(key)
             if held is None:
-                held = self._doc_freqs[withheld] = lexical.DocFreqs()
+                held = self._doc_freqs[key] = lexical.DocFreqs()
             return held
 
     def fulltext_stats(
-        self, terms: Iterable[str], *, withheld: frozenset[str] = frozenset()
+        self,
+        terms: Iterable[str],
+        *,
+        withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> TermStatsSnapshot:
         wanted = list(terms)
-        held = self._held_freqs(withheld)
+        held = self._held_freqs(withheld, hidden_loci)
 
         def work(tx: ManagedTransaction) -> TermStatsSnapshot:
-            return lexical.stats(self._tx(tx, write=False), wanted, held, withheld)
+            ntx = self._tx(tx, write=False)
+            return lexical.stats(ntx, wanted, held, withheld, hidden_loci)
 
         return self._unit(work, False, "reading corpus statistics")
 
@@ -646,21 +661,34 @@ class Neo4jStore:
         heads_only: bool = True,
         limit: int = 10,
         withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> T:
         wanted = query_terms(text)
-        held = self._held_freqs(withheld)
+        held = self._held_freqs(withheld, hidden_loci)
 
         def attempt(tx: ManagedTransaction) -> T:
             ntx = self._tx(tx, write=False)
             if heads_only:  # a head's node comes with its hit (a successor is another read)
                 hits = lexical.search_remembered(
-                    ntx, text, limit=limit, types=types, withheld=withheld, freqs=held
+                    ntx,
+                    text,
+                    limit=limit,
+                    types=types,
+                    withheld=withheld,
+                    freqs=held,
+                    hidden_loci=hidden_loci,
                 )
             else:
                 hits = lexical.search(
-                    ntx, text, types=types, heads_only=False, limit=limit, withheld=withheld
+                    ntx,
+                    text,
+                    types=types,
+                    heads_only=False,
+                    limit=limit,
+                    withheld=withheld,
+                    hidden_loci=hidden_loci,
                 )
-            return work(ntx, hits, lambda: lexical.stats(ntx, wanted, held, withheld))
+            return work(ntx, hits, lambda: lexical.stats(ntx, wanted, held, withheld, hidden_loci))
 
         return self._unit(attempt, False, "searching")
 
@@ -672,14 +700,16 @@ class Neo4jStore:
         *,
         limit: int = 10,
         withheld: frozenset[str] = frozenset(),
+        hidden_loci: frozenset[str] = frozenset(),
     ) -> T:
         wanted = list(terms)
-        held = self._held_freqs(withheld)
+        held = self._held_freqs(withheld, hidden_loci)
 
         def attempt(tx: ManagedTransaction) -> T:
             ntx = self._tx(tx, write=False)
-            hits = lexical.search_remembered(ntx, text, limit=limit)
-            return work(ntx, hits, lambda: lexical.stats(ntx, wanted, held, withheld))
+            # A hidden locus's hits take no candidate's place; withheld ones are the gate's.
+            hits = lexical.search_remembered(ntx, text, limit=limit, hidden_loci=hidden_loci)
+            return work(ntx, hits, lambda: lexical.stats(ntx, wanted, held, withheld, hidden_loci))
 
         return self._unit(attempt, False, "searching")
 

@@ -668,15 +668,25 @@ ENC_NODES: Final = (
 # stop early; an ORDER BY here would score and sort every hit (5x slower at 10k nodes).
 # One row: the clock and the classes the memory's nodes have carried (CLASSES_NOTE),
 # which the read gate asks of the hits' statuses next, and the hits in order.
-FULLTEXT_QUERY: Final = (
+_FULLTEXT_FILTER: Final = (
     "MATCH (c:Meta {_memory: $memory, key: 'clock'}) "
     "CALL () { CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score "
     "WHERE node:KenningMemory AND ($types IS NULL OR any(l IN labels(node) WHERE l IN $types)) "
     "AND none(l IN labels(node) WHERE l IN $hidden) "
     "AND ($heads_only = false OR NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() }) "
+)
+_FULLTEXT_KEPT: Final = (
     "RETURN node.id AS id, score LIMIT $limit } "
     "RETURN [c.ival, coalesce(c.classes, [])], collect([id, score])"
 )
+FULLTEXT_QUERY: Final = _FULLTEXT_FILTER + _FULLTEXT_KEPT
+# Whether a node was recorded in a session a reader hides ($loci: their ids). Its own
+# text, so a reader hiding nothing sends the statements it always sent.
+_IN_HIDDEN_LOCUS: Final = (
+    "EXISTS { MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(node) WHERE e.locus IN $loci } "
+)
+# FULLTEXT_QUERY for a reader hiding loci: their nodes take no candidate's place.
+FULLTEXT_QUERY_HIDING: Final = _FULLTEXT_FILTER + "AND NOT " + _IN_HIDDEN_LOCUS + _FULLTEXT_KEPT
 
 
 # The same search for heads of every type, each hit brought with its node row and its
@@ -698,17 +708,25 @@ FULLTEXT_QUERY: Final = (
 # frequencies of $count's terms (as TEXT_DOC_FREQS_SHOWN counts them; none asked, none
 # counted) and, for a gated caller, the withheld classes' documents and tokens (as
 # withheld_text_totals counts them).
-def _fulltext_nodes(types: bool, withheld: frozenset[str]) -> LiteralString:
+def _fulltext_nodes(
+    types: bool, withheld: frozenset[str], hiding: bool, counts: bool
+) -> LiteralString:
     of_types = "AND any(l IN labels(node) WHERE l IN $types) " if types else ""
+    unhidden = f"AND NOT {_IN_HIDDEN_LOCUS}" if hiding else ""
     held_back = "[0, 0] AS held_back "
-    if withheld:
-        scans = " UNION ".join(
-            f"MATCH (n:{classified.class_label(c)}:KenningMemory) RETURN n"
-            for c in sorted(withheld)
-        )
+    counted = counts and bool(withheld or hiding)
+    if counted:
+        scans = _unseen_scans(withheld, hiding)
+        # Counted unless this process counted them at the moment the statement reads
+        # ($counted_at: clock, erasures, deletions; null when it has none): a list of the
+        # one count, or empty. The scan is as large as what is held back, which hidden
+        # loci can make a large share of the memory.
         held_back = (
+            "CALL (clock, erasures, deletions) { WITH 1 AS go "
+            "WHERE $counted_at IS NULL OR [clock, erasures, deletions[0]] <> $counted_at "
             f"CALL () {{ CALL () {{ {scans} }} "
-            "RETURN [count(n), coalesce(sum(n._len), 0)] AS held_back } "
+            "RETURN [count(n), coalesce(sum(n._len), 0)] AS totals } "
+            "RETURN collect(totals) AS held_back } "
         )
     statement = _synchronisation() + (
         "CALL () { CALL db.index.fulltext.queryNodes($index, $query, {limit: $fetch}) "
@@ -716,6 +734,7 @@ def _fulltext_nodes(types: bool, withheld: frozenset[str]) -> LiteralString:
         "CALL (found) { UNWIND found AS hit WITH hit[0] AS node, hit[1] AS score "
         f"WHERE node:KenningMemory {of_types}"
         "AND none(l IN labels(node) WHERE l IN $hidden) "
+        f"{unhidden}"
         "AND NOT EXISTS { MATCH (node)<-[:SUPERSEDES]-() } "
         "WITH node, score LIMIT $limit "
         "OPTIONAL MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(node) "
@@ -724,9 +743,10 @@ def _fulltext_nodes(types: bool, withheld: frozenset[str]) -> LiteralString:
         "CALL () { UNWIND $count AS t CALL (t) { "
         "CALL db.index.fulltext.queryNodes($index, t.query) YIELD node WHERE node:KenningMemory "
         "AND none(l IN labels(node) WHERE l IN $hidden) "
+        f"{unhidden}"
         "RETURN count(node) AS df } "
         "RETURN collect([t.term, df]) AS dfs } "
-        + (held_back if withheld else "WITH *, " + held_back)
+        + (held_back if counted else "WITH *, " + held_back)
         + "RETURN clock, erasures, deletions, docs, tokens, touched, size(found), hits, dfs, "
         "held_back"
     )
@@ -734,11 +754,15 @@ def _fulltext_nodes(types: bool, withheld: frozenset[str]) -> LiteralString:
 
 
 @functools.cache
-def fulltext_query_nodes(types: bool, withheld: frozenset[str]) -> LiteralString:
+def fulltext_query_nodes(
+    types: bool, withheld: frozenset[str], hiding: bool = False, counts: bool = True
+) -> LiteralString:
     """The search's statement (above): of some types only ($types) or of every type, for
     a caller who may not see ``withheld`` (classes of the closed vocabulary: labels are
-    no parameters). One text per gate, so the server's plan cache keeps each."""
-    return _fulltext_nodes(types, withheld)
+    no parameters) and, ``hiding``, the sessions $loci. One text per gate, so the server's
+    plan cache keeps each. ``counts``: whether what is held back is counted (a caller
+    keeping no statistics, the infusion's search, need not scan it)."""
+    return _fulltext_nodes(types, withheld, hiding, counts)
 
 
 # With the erasure count (ERASURES_COUNT): frequencies counted before an erasure go.
@@ -756,22 +780,38 @@ TEXT_DOC_FREQS: Final = (
     "RETURN t.term, df"
 )
 # The same, less the nodes of the withheld classes ($hidden: their labels, classified.py).
-TEXT_DOC_FREQS_SHOWN: Final = (
+_TEXT_DOC_FREQS_SHOWN: Final = (
     "UNWIND $terms AS t CALL (t) { "
     "CALL db.index.fulltext.queryNodes($index, t.query) YIELD node WHERE node:KenningMemory "
     "AND none(l IN labels(node) WHERE l IN $hidden) "
-    "RETURN count(node) AS df } "
-    "RETURN t.term, df"
+)
+_TEXT_DOC_FREQS_COUNT: Final = "RETURN count(node) AS df } RETURN t.term, df"
+TEXT_DOC_FREQS_SHOWN: Final = _TEXT_DOC_FREQS_SHOWN + _TEXT_DOC_FREQS_COUNT
+# The same, less the nodes of the sessions a reader hides ($loci) too.
+TEXT_DOC_FREQS_UNHIDDEN: Final = (
+    _TEXT_DOC_FREQS_SHOWN + "AND NOT " + _IN_HIDDEN_LOCUS + _TEXT_DOC_FREQS_COUNT
 )
 
 
-def withheld_text_totals(withheld: frozenset[str]) -> LiteralString:
-    """How many documents, of how many tokens, carry a withheld class: a scan of each
-    class's label (a classified node is rare), each node once. Classes from the closed
-    vocabulary only (labels are no parameters)."""
-    scans = " UNION ".join(
+def _unseen_scans(withheld: frozenset[str], hiding: bool) -> str:
+    """A union whose rows are the nodes (``n``) a caller may not see, each once: those of
+    each withheld class (a scan of its label: a classified node is rare) and, ``hiding``,
+    those recorded in the sessions $loci (through their encounters)."""
+    scans = [
         f"MATCH (n:{classified.class_label(c)}:KenningMemory) RETURN n" for c in sorted(withheld)
-    )
+    ]
+    if hiding:
+        scans.append(
+            "MATCH (e:Encounter:KenningMemory)-[:RECORDED]->(n) WHERE e.locus IN $loci RETURN n"
+        )
+    return " UNION ".join(scans)
+
+
+def withheld_text_totals(withheld: frozenset[str], hiding: bool = False) -> LiteralString:
+    """How many documents, of how many tokens, carry a withheld class or (``hiding``)
+    were recorded in a session of $loci, each node once. Classes from the closed
+    vocabulary only (labels are no parameters)."""
+    scans = _unseen_scans(withheld, hiding)
     return cast(LiteralString, f"CALL () {{ {scans} }} RETURN count(n), sum(n._len)")
 
 

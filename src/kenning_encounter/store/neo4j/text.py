@@ -12,6 +12,7 @@ document count and the token total current inside every write transaction.
 from __future__ import annotations
 
 import logging
+import math
 import re
 import threading
 from collections import OrderedDict
@@ -65,11 +66,12 @@ def search(
     heads_only: bool,
     limit: int,
     withheld: frozenset[str] = frozenset(),
+    hidden_loci: frozenset[str] = frozenset(),
 ) -> list[SearchHit]:
     terms = query_terms(text)
     if not terms or limit <= 0:
         return []
-    params = {
+    params: dict[str, Any] = {
         "index": q.FULLTEXT_INDEX,
         "query": " ".join(lucene_term(t) for t in terms),  # terms OR-ed, as in the embedded index
         "types": list(types or []) or None,
@@ -77,7 +79,11 @@ def search(
         "heads_only": heads_only,
         "limit": limit,
     }
-    rows = tx.rows(q.FULLTEXT_QUERY, params)
+    statement = q.FULLTEXT_QUERY
+    if hidden_loci:
+        statement = q.FULLTEXT_QUERY_HIDING
+        params["loci"] = sorted(hidden_loci)
+    rows = tx.rows(statement, params)
     if not rows:
         return []
     (clock, classes), hits = rows[0]
@@ -98,12 +104,13 @@ def search_remembered(
     types: Iterable[str] | None = None,
     withheld: frozenset[str] = frozenset(),
     freqs: DocFreqs | None = None,
+    hidden_loci: frozenset[str] = frozenset(),
 ) -> list[SearchHit]:
     """``search`` for heads (of ``types``, or every type), leaving each hit's node and
     encounter with the transaction (Neo4jTx.remember) for the reads that follow in it.
     With ``freqs``, the same statement counts what ``stats`` of the query's terms for
-    this gate (``withheld``) would otherwise count in statements of its own, and leaves
-    it there."""
+    this gate (``withheld``, ``hidden_loci``) would otherwise count in statements of its
+    own, and leaves it there."""
     terms = query_terms(text)
     if not terms or limit <= 0:
         return []
@@ -117,11 +124,22 @@ def search_remembered(
         "count": [{"term": t, "query": lucene_term(t)} for t in count],
     }
     kinds = list(types or [])  # none named: every type, as ``search`` takes it
-    statement = q.fulltext_query_nodes(bool(kinds), withheld)
+    statement = q.fulltext_query_nodes(
+        bool(kinds), withheld, bool(hidden_loci), counts=freqs is not None
+    )
     if kinds:
         params["types"] = kinds
+    if hidden_loci:
+        params["loci"] = sorted(hidden_loci)
+    if freqs is not None and (withheld or hidden_loci):
+        counted_at = freqs.hidden_moment()
+        params["counted_at"] = list(counted_at) if counted_at is not None else None
     generation = tx.cache_generation()  # noted before the read (nodecache.py)
     fetch = max(2 * limit, limit + FETCH_SLACK)
+    if freqs is not None and (withheld or hidden_loci):
+        # What is held back fills the index's answer in proportion (hidden loci can be
+        # half the memory): asked for as much more at once, not again.
+        fetch = math.ceil(fetch / max(freqs.shown_share(), 1 / 16))
     first = True
     while True:
         asked = params | tx.synchronisation_params() | {"fetch": fetch}
@@ -129,7 +147,7 @@ def search_remembered(
         clock, erasures, seen, rows = row[0], row[1], row[6], row[7]
         if first and freqs is not None:
             counted = {str(t): int(df) for t, df in row[8]}
-            _keep_counts(tx, freqs, counted, row, bool(withheld))
+            _keep_counts(tx, freqs, counted, row, bool(withheld or hidden_loci))
         first = False
         if len(rows) >= limit or int(seen) < fetch:
             break
@@ -160,14 +178,20 @@ def _keep_counts(
     tx: Neo4jTx, held: DocFreqs, counted: dict[str, int], row: Sequence[Any], gated: bool
 ) -> None:
     """What the search's statement counted, kept as ``stats`` would keep it had it
-    counted them itself: the withheld documents for this moment, the frequencies against
-    the documents the caller may see."""
+    counted them itself: the withheld and hidden documents for this moment, the
+    frequencies against the documents the caller may see."""
     docs, erasures = int(row[3]), int(row[1])
     if gated:
-        hidden = (int(row[9][0] or 0), int(row[9][1] or 0))
         moment = tx.moment()
-        if moment is not None:
-            held.keep_hidden(moment, hidden)
+        if row[9]:
+            hidden = (int(row[9][0][0] or 0), int(row[9][0][1] or 0))
+            if moment is not None:
+                held.keep_hidden(moment, hidden)
+        else:  # counted before, at the moment the statement read
+            kept = held.hidden(moment) if moment is not None else None
+            if kept is None:
+                return  # kept for another moment meanwhile: ``stats`` counts them
+            hidden = kept
         docs -= hidden[0]
     docs = max(0, docs)
     held.known([], docs, erasures)  # an erasure since empties what was held first
@@ -225,14 +249,29 @@ class DocFreqs:
             return [t for t in terms if not _stands(self._held.get(t), docs)]
 
     def hidden(self, moment: tuple[int, int, int]) -> tuple[int, int] | None:
-        """The withheld classes' documents and tokens, when counted at this moment (clock,
-        erasures, deletions): any write moves the clock, so they hold while it stands."""
+        """The held-back documents and tokens (a withheld class's, a hidden locus's), when
+        counted at this moment (clock, erasures, deletions): any write moves the clock, so
+        they hold while it stands."""
         with self._lock:
             return (
                 self._hidden[1] if self._hidden is not None and self._hidden[0] == moment else None
             )
 
+    def shown_share(self) -> float:
+        """The share of the memory's documents the caller sees, as last counted (1.0
+        before anything was)."""
+        with self._lock:
+            if self._hidden is None or not self._last:
+                return 1.0
+            return self._last / (self._last + self._hidden[1][0])
+
+    def hidden_moment(self) -> tuple[int, int, int] | None:
+        """The moment the held-back documents (withheld, hidden) were last counted at."""
+        with self._lock:
+            return self._hidden[0] if self._hidden is not None else None
+
     def keep_hidden(self, moment: tuple[int, int, int], totals: tuple[int, int]) -> None:
+        """The held-back documents and tokens counted at ``moment``."""
         with self._lock:
             self._hidden = (moment, totals)
 
@@ -250,20 +289,23 @@ def stats(
     terms: Iterable[str],
     held: DocFreqs | None = None,
     withheld: frozenset[str] = frozenset(),
+    hidden_loci: frozenset[str] = frozenset(),
 ) -> TermStatsSnapshot:
     """Documents, mean length and document frequencies; superseded nodes count too, the
-    nodes of a ``withheld`` class do not (``held`` must then be kept for that set alone).
+    nodes of a ``withheld`` class or recorded in a ``hidden_loci`` session do not
+    (``held`` must then be kept for those sets alone).
 
     The count (a counter) and the frequencies (the fulltext index) are two sources,
     and a read-committed read sees them a commit apart while writes land, in either
     order, even inside one statement. A frequency is therefore held to the count:
     above it, the snapshot would claim a word in more documents than exist."""
     docs, tokens, erasures = tx.text_counters()
-    if withheld:
+    loci = {"loci": sorted(hidden_loci)} if hidden_loci else {}
+    if withheld or hidden_loci:
         moment = tx.moment()
         hidden = held.hidden(moment) if held is not None and moment is not None else None
         if hidden is None:
-            rows = tx.rows(q.withheld_text_totals(withheld))
+            rows = tx.rows(q.withheld_text_totals(withheld, bool(hidden_loci)), loci)
             hidden = (int(rows[0][0] or 0), int(rows[0][1] or 0)) if rows else (0, 0)
             if held is not None and moment is not None:
                 held.keep_hidden(moment, hidden)
@@ -283,6 +325,9 @@ def stats(
         if withheld:
             asked["hidden"] = class_labels(",".join(sorted(withheld)))
             statement = q.TEXT_DOC_FREQS_SHOWN
+        if hidden_loci:
+            asked |= {"hidden": _hidden(withheld), **loci}
+            statement = q.TEXT_DOC_FREQS_UNHIDDEN
         for r in tx.rows(statement, asked):
             counted[str(r[0])] = int(r[1])
         if held is not None:
