@@ -12,7 +12,6 @@ failure to open it fails the test.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
 from tests.support.backends import BACKENDS, neo4j_unavailable, open_neo4j_store
+from tests.support.embedded_store import open_fresh_embedded
 from tests.support.neo4j_target import URI_VAR, URIS_VAR, worker_uri
 
 # A user's production settings: nothing in the suite, a child process included, may
@@ -75,12 +75,6 @@ def pristine_embedded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("pristine-embedded") / "memory"
     EmbeddedStore.open(folder).close()
     return folder
-
-
-def open_fresh_embedded(pristine: Path, data_dir: Path) -> EmbeddedStore:
-    """A new, empty embedded store in ``data_dir``: a copy of the pristine one, opened."""
-    shutil.copytree(pristine, data_dir)
-    return EmbeddedStore.open(data_dir)
 
 
 @pytest.fixture(params=BACKENDS)

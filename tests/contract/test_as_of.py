@@ -31,6 +31,7 @@ from kenning_encounter.memory.spine import REENTRY_LIMIT
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore, ReadTx
 from tests.support.backends import BACKENDS, neo4j_target, neo4j_unavailable, open_neo4j_store
+from tests.support.embedded_store import open_fresh_embedded
 
 S = "as-of-writer"
 OTHER = "as-of-other"  # a session whose encounters are dissolved
@@ -43,15 +44,16 @@ RELATIONS = ("SUPPORTS", "CHALLENGES", "RESOLVES", "GROUNDS", "INFORMS", "RAISES
 class Stores:
     """Fresh stores of one backend, one per example."""
 
-    def __init__(self, backend: str) -> None:
+    def __init__(self, backend: str, pristine: Path) -> None:
         self.backend = backend
+        self._pristine = pristine
         self._dirs: list[tempfile.TemporaryDirectory[str]] = []
 
     def fresh(self) -> GraphStore:
         if self.backend == "embedded":
             holder = tempfile.TemporaryDirectory(prefix="kenning-asof-")
             self._dirs.append(holder)
-            return EmbeddedStore.open(Path(holder.name) / "memory")
+            return open_fresh_embedded(self._pristine, Path(holder.name) / "memory")
         opened = open_neo4j_store()
         if isinstance(opened, str):
             raise AssertionError(opened)
@@ -63,13 +65,13 @@ class Stores:
 
 
 @pytest.fixture(params=BACKENDS)
-def stores(request: pytest.FixtureRequest) -> Iterator[Stores]:
+def stores(request: pytest.FixtureRequest, pristine_embedded: Path) -> Iterator[Stores]:
     if request.param != "embedded":
         probe = open_neo4j_store()
         if isinstance(probe, str):
             neo4j_unavailable(probe)
         probe.close()
-    chosen = Stores(request.param)
+    chosen = Stores(request.param, pristine_embedded)
     try:
         yield chosen
     finally:

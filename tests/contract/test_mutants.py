@@ -21,6 +21,7 @@ from kenning_encounter.vocabulary import (
     AUTHORED_RELATION_TYPES,
     RELATION_TYPES,
 )
+from tests.support.snapshot import snapshot
 from tests.support.store_reads import refused
 
 A = "locus-mutants"
@@ -65,9 +66,12 @@ def test_a_target_type_the_rules_forbid_is_refused_naming_the_target(
     _two_of_each(memory)
     cases = _wrong_targets()
     assert len({c[0] for c in cases}) == len(AUTHORED_RELATION_TYPES) - 1
+    # Every case is refused on the same store, so each must leave it as it was at the start:
+    # one snapshot before the 170 cases, not one before each (a whole-store read apiece).
+    before = snapshot(store)
     for relation, source, target in cases:
         link = {"source": source.lower(), "type": relation, "target": f"{target.lower()} 2"}
-        err = refused(store, partial(memory.create_relations, A, [link]), EndpointRule)
+        err = refused(store, partial(memory.create_relations, A, [link]), EndpointRule, before)
         assert isinstance(err, EndpointRule)
         allowed = sorted(
             t

@@ -37,6 +37,7 @@ from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
 from kenning_encounter.textproc import tokenize
 from tests.support.backends import BACKENDS, neo4j_target, neo4j_unavailable, open_neo4j_store
+from tests.support.embedded_store import open_fresh_embedded
 
 WRITER = "writer-session"
 # Few common words, so frequencies climb high and supersessions hit shared terms.
@@ -56,8 +57,9 @@ def own_word(k: int) -> str:
 class Backend:
     """Opens fresh stores and reopens them, for one backend."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, pristine: Path) -> None:
         self.name = name
+        self._pristine = pristine
         self._dirs: list[tempfile.TemporaryDirectory[str]] = []
 
     def fresh(self) -> tuple[GraphStore, Any]:
@@ -65,7 +67,7 @@ class Backend:
             holder = tempfile.TemporaryDirectory(prefix="kenning-stats-")
             self._dirs.append(holder)
             path = Path(holder.name) / "memory"
-            return EmbeddedStore.open(path), path
+            return open_fresh_embedded(self._pristine, path), path
         opened = open_neo4j_store()
         if isinstance(opened, str):
             raise AssertionError(opened)
@@ -88,14 +90,14 @@ class Backend:
 
 
 @pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+def backend(request: pytest.FixtureRequest, pristine_embedded: Path) -> Iterator[Backend]:
     if request.param != "embedded":
         # As the shared ``store`` fixture decides: skip naming the target, fail in CI.
         probe = open_neo4j_store()
         if isinstance(probe, str):
             neo4j_unavailable(probe)
         probe.close()
-    chosen = Backend(request.param)
+    chosen = Backend(request.param, pristine_embedded)
     try:
         yield chosen
     finally:

@@ -448,6 +448,9 @@ class Tally:
     open_sessions: set[str] = field(default_factory=lambda: set[str]())
     reasons: Counter[str] = field(default_factory=lambda: Counter[str]())
     opened: int = 0
+    # The store's snapshot as the last refused call left it, while no call has succeeded
+    # since (only a success may change the store): the next call's "before", not read again.
+    unchanged: dict[str, Any] | None = None
 
     @property
     def findings(self) -> list[str]:
@@ -489,7 +492,8 @@ def refusal_problem(tool: str, text: str) -> str | None:
 async def one_call(
     client: Client, store: GraphStore, tool: str, arguments: dict[str, Any], kind: str, t: Tally
 ) -> None:
-    before = snapshot(store)
+    before = t.unchanged if t.unchanged is not None else snapshot(store)
+    t.unchanged = None
     t.calls += 1
     t.kinds[kind] += 1
     where = f"{tool}[{kind}] {_show(arguments)}"
@@ -498,7 +502,8 @@ async def one_call(
     except Exception as exc:  # the client or transport gave up: say so, and check the session
         t.transport.append(f"{where}: {type(exc).__name__}: {str(exc)[:200]}")
         await client.list_tools()
-        if snapshot(store) != before:
+        t.unchanged = snapshot(store)
+        if t.unchanged != before:
             t.failed_writes.append(f"{where}: changed the store without an answer")
         return
     text = " ".join(getattr(c, "text", "") for c in result.content)
@@ -521,7 +526,8 @@ async def one_call(
         t.unhandled.append(f"{where}: {text!r}")
     elif problem is not None:
         t.off_style.append(f"{where}: {problem}: {text[:200]!r}")
-    if snapshot(store) != before:
+    t.unchanged = snapshot(store)
+    if t.unchanged != before:
         t.failed_writes.append(f"{where}: refused ({text[:120]!r}) yet changed the store")
 
 
@@ -617,6 +623,7 @@ async def fuzz_session(
             store = runtime.context.store
             opened_before, advanced_before = tally.opened, set(tally.advanced)
             tally.advanced, tally.open_sessions = set(), set()
+            tally.unchanged = None  # a snapshot of another session's store, if any
             await _seed(client, store, tally)
             for _ in range(calls):
                 tool, arguments, kind = draw_call(draw, schemas, tally.open_sessions)

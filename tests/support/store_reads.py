@@ -15,9 +15,17 @@ from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from tests.support.snapshot import snapshot
 
 
-def refused(store: GraphStore, call: Callable[[], Any], error: type[KenningError]) -> KenningError:
-    """``call`` refused with exactly ``error``, and the store unchanged."""
-    before = snapshot(store)
+def refused(
+    store: GraphStore,
+    call: Callable[[], Any],
+    error: type[KenningError],
+    before: dict[str, Any] | None = None,
+) -> KenningError:
+    """``call`` refused with exactly ``error``, and the store unchanged: as ``before`` when
+    given (one snapshot for a run of refusals, each of which must leave the store as it was),
+    else as it was just before the call."""
+    if before is None:
+        before = snapshot(store)
     with pytest.raises(error) as info:
         call()
     assert type(info.value) is error, f"refused by {type(info.value).__name__}: {info.value}"
