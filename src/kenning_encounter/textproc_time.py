@@ -871,7 +871,7 @@ def _weekday_owned(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     return _window(day, day + timedelta(days=1), m, f"{name.capitalize()}'s", 0.6, 3)
 
 
-_AGO_SPREAD: Final = {"week": 0, "month": 3, "year": 14}  # days either side of the moment
+_THEN_SPREAD: Final = {"week": 0, "month": 3, "year": 14}  # days either side of the moment
 
 
 @_rule(r"\bthis\s+time\s+last\s+(?P<unit>week|month|year)\b", {"time"}, {"last"})
@@ -885,7 +885,7 @@ def _this_time_last(m: re.Match[str], now: datetime) -> TimeWindow | None:
     else:
         year, month = _add_months(now.year, now.month, -12 if unit == "year" else -1)
         then = day.replace(year=year, month=month, day=min(now.day, _month_days(year, month)))
-    spread = timedelta(days=_AGO_SPREAD[unit])
+    spread = timedelta(days=_THEN_SPREAD[unit])
     return _window(
         then - spread, then + timedelta(days=1) + spread, m, f"this time last {unit}", 0.8, 3
     )

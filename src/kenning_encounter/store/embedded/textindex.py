@@ -614,15 +614,15 @@ class TextIndex:
         with self._reading():
             return self._stats(list(dict.fromkeys(terms)), (withheld, hidden_loci))
 
-    def _stats(self, unique: list[str], withheld: _Unseen) -> TermStatsSnapshot:
+    def _stats(self, unique: list[str], unseen: _Unseen) -> TermStatsSnapshot:
         era = self._era
         keep = era % 2 == 0  # no commit under way
-        held = self._totals.get(withheld) if keep else None
+        held = self._totals.get(unseen) if keep else None
         totals = held[1] if held is not None and held[0] == era else None
         dfs: dict[str, int] = {}
         if keep:
             for t in unique:
-                got = self._freqs.get((withheld, t))
+                got = self._freqs.get((unseen, t))
                 if got is not None and got[0] == era:
                     dfs[t] = got[1]
         missing = [t for t in unique if t not in dfs]
@@ -631,16 +631,16 @@ class TextIndex:
             return TermStatsSnapshot(n, total / n if n else 0.0, dfs)
         searcher = self._index.searcher()
         if totals is None:
-            totals = self._count_totals(searcher, withheld)
+            totals = self._count_totals(searcher, unseen)
         n, total = totals
         counted = (
-            self._count_freqs(searcher, missing, withheld) if n > 0 else dict.fromkeys(missing, 0)
+            self._count_freqs(searcher, missing, unseen) if n > 0 else dict.fromkeys(missing, 0)
         )
         if keep:  # counted in this era: a commit since makes it unread
             if len(self._freqs) > _KEPT_FREQS:
                 self._freqs = {}
-            self._totals[withheld] = (era, totals)
-            self._freqs.update({(withheld, t): (era, df) for t, df in counted.items()})
+            self._totals[unseen] = (era, totals)
+            self._freqs.update({(unseen, t): (era, df) for t, df in counted.items()})
         return TermStatsSnapshot(n, total / n if n else 0.0, {**dfs, **counted})
 
     def _hidden(self, unseen: _Unseen) -> tantivy.Query:
@@ -659,30 +659,31 @@ class TextIndex:
             ]
         )
 
-    def _count_totals(self, searcher: tantivy.Searcher, withheld: _Unseen) -> tuple[int, float]:
-        """Documents and their total length, less the ``withheld`` ones."""
+    def _count_totals(self, searcher: tantivy.Searcher, unseen: _Unseen) -> tuple[int, float]:
+        """Documents and their total length, less the ``unseen`` ones (a withheld
+        class's, a hidden locus's)."""
         n = int(searcher.num_docs)
         if n == 0:
             return 0, 0.0
         total = _aggregate(searcher, tantivy.Query.all_query(), "sum")
-        if any(withheld):
-            # Withheld documents are few (hidden loci's are fewer than the rest, mostly):
+        if any(unseen):
+            # Unseen documents are few (hidden loci's are fewer than the rest, mostly):
             # what they add is counted and taken away (the same figures as counting the
             # others, at a fraction of the cost).
-            hidden = self._hidden(withheld)
+            hidden = self._hidden(unseen)
             n -= int(_aggregate(searcher, hidden, "value_count"))
             total -= _aggregate(searcher, hidden, "sum")
         return (n, total) if n > 0 else (0, 0.0)
 
     def _count_freqs(
-        self, searcher: tantivy.Searcher, terms: list[str], withheld: _Unseen
+        self, searcher: tantivy.Searcher, terms: list[str], unseen: _Unseen
     ) -> dict[str, int]:
         def term(t: str) -> tantivy.Query:
             return tantivy.Query.term_query(self._schema, "terms", t)
 
         dfs = {t: int(_aggregate(searcher, term(t), "value_count")) for t in terms}
-        if any(withheld):
-            hidden = self._hidden(withheld)
+        if any(unseen):
+            hidden = self._hidden(unseen)
             for t in terms:
                 both = tantivy.Query.boolean_query(
                     [(tantivy.Occur.Must, term(t)), (tantivy.Occur.Must, hidden)]
