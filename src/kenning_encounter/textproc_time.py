@@ -173,11 +173,15 @@ _NUMBERS: Final = {
     "twelve": 12,
     "a couple of": 2,
     "a couple": 2,
+    "couple of": 2,  # "the last couple of days"
+    "couple": 2,
     "a few": 3,
     "few": 3,
     "several": 4,
 }
-_VAGUE: Final = frozenset({"a couple of", "a couple", "a few", "few", "several"})
+_VAGUE: Final = frozenset(
+    {"a couple of", "a couple", "couple of", "couple", "a few", "few", "several"}
+)
 _COUNT: Final = r"\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True))
 _N: Final = rf"(?P<n>{_COUNT})"
 _UNIT: Final = r"(?P<unit>minute|hour|day|weekend|week|fortnight|month|quarter|year)s?"
@@ -1024,10 +1028,13 @@ def _holiday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     return _window(day, day + timedelta(days=1), m, label, sure, 7)
 
 
-@_rule(r"\b(?:the\s+)?week\s+of\s+(?:the\s+)?", {"week"})
+@_rule(r"\b(?:the\s+)?week\s+of\s+(?P<the>the\s+)?", {"week"})
 def _week_around(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
-    """ "The week of May 8": the Monday-to-Sunday week holding that day."""
+    """ "The week of May 8", "the week of the 14th": the Monday-to-Sunday week holding
+    that day."""
     day = _at(ctx.text, m.end(), ctx.now, nested=True)
+    if day is None and m.group("the"):  # "the 14th" is read with its article
+        day = _at(ctx.text, m.start("the"), ctx.now, nested=True)
     if day is None or day.start is None or day.end is None:
         return None
     if day.end - day.start > timedelta(days=1):
@@ -1138,7 +1145,7 @@ def _so_far(m: re.Match[str], ctx: _Ctx, now: datetime) -> TimeWindow | None:
 
 @_rule(
     rf"\bH(?P<h>[12])\s*(?P<ya>{_YEAR_OF})\b|\b(?P<yb>{_YEAR_OF})\s*H(?P<hh>[12])\b"
-    r"|\b(?:the\s+)?(?P<ord>first|second|1st|2nd)\s+half\s+of\s+"
+    r"|\b(?:the\s+)?(?P<ord>first|second|1st|2nd|latter)\s+half\s+of\s+"
     rf"(?:(?P<yc>{_YEAR_OF})|(?P<rel>the|this|last|next)\s+year)\b",
     {DIGIT, "half"},
 )
@@ -1159,6 +1166,31 @@ def _half(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
             year = ctx.now.year + _SHIFTS.get(m["rel"].lower(), 0)
     start, end = _months(year, 1 + 6 * half, 6)
     return _window(start, end, m, f"H{half + 1} {year}", 1.0, 14)
+
+
+@_rule(
+    r"\b(?:the\s+)?(?P<ord>first|second|1st|2nd|latter)\s+half\s+of\s+"
+    rf"(?:{_M}(?:,?\s+{_Y})?|(?P<rel>the|this|last|next)\s+month)\b",
+    {"half"},
+)
+def _half_month(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """ "The second half of November", "the first half of last month": the days to the
+    15th, or from the 16th on."""
+    if m.group("mon"):
+        month = _month_of(m["mon"])
+        year = int(m["year"]) if m.group("year") else (_latest(ctx.now, month) if ctx.now else None)
+        if year is None:
+            return None
+        start, end = _months(year, month)
+    elif ctx.now is None:
+        return None
+    else:
+        start, end = _calendar("month", ctx.now, _SHIFTS.get(m["rel"].lower(), 0))
+    middle = start.replace(day=16)
+    first = m["ord"].lower() in ("first", "1st")
+    lo, hi = (start, middle) if first else (middle, end)
+    label = f"{'first' if first else 'second'} half of {start:%Y-%m}"
+    return _window(lo, hi, m, label, 0.8, 4)
 
 
 @_rule(

@@ -189,6 +189,15 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         # the same days a unit back, not the whole unit
         ("what were we doing this time last year", "2022-11-08", "2022-12-07"),
         ("this time last month", "2023-10-19", "2023-10-26"),
+        # "couple" without its article; the week of a day named by its number alone
+        ("what changed in the last couple of days", "2023-11-20", "2023-11-22"),
+        ("over the past couple of weeks", "2023-11-08", "2023-11-22"),
+        ("couple weeks ago", "2023-10-22", "2023-11-22"),
+        ("what did we ship the week of the 14th", "2023-11-13", "2023-11-20"),
+        # half a month, by name or by where it stands; "latter" is the second half
+        ("the second half of November", "2023-11-16", "2023-12-01"),
+        ("in the first half of last month", "2023-10-01", "2023-10-16"),
+        ("the latter half of 2022", "2022-07-01", "2023-01-01"),
     ],
 )
 def test_reads_the_forms_people_write(text: str, start: str | None, end: str | None) -> None:
@@ -238,6 +247,9 @@ def test_reads_the_forms_people_write(text: str, start: str | None, end: str | N
         "read pages 3 to 5",
         "may to july",  # a verb-month must be written as a month
         "the Sun's light",
+        "the first half of the meeting",
+        "a couple of ideas",
+        "the week of the launch",
         "",
     ],
 )
