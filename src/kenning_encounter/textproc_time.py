@@ -797,8 +797,20 @@ def _past(m: re.Match[str], now: datetime) -> TimeWindow:
         saturday, end = _calendar("weekend", now, 0 if now.weekday() >= 5 else -1)
         start = saturday - timedelta(days=7 * (n - 1))
         return _window(start, end, m, f"the past {n} weekend(s)", 0.6 if vague else 0.9, 2)
-    start = now - timedelta(days=_UNIT_DAYS[unit] * n)
-    return _window(start, now, m, f"the past {n} {unit}(s)", 0.6 if vague else 0.9, 1)
+    return _window(_back(now, unit, n), now, m, f"the past {n} {unit}(s)", 0.6 if vague else 0.9, 1)
+
+
+_CALENDAR_MONTHS: Final = {"month": 1, "quarter": 3, "year": 12}
+
+
+def _back(now: datetime, unit: str, n: int) -> datetime:
+    """``now`` ``n`` units back: months, quarters and years on the calendar ("the past 6
+    months" from 22 November begins on 22 May, not 180 days back), the rest by length."""
+    months = _CALENDAR_MONTHS.get(unit)
+    if months is None:
+        return now - timedelta(days=_UNIT_DAYS[unit] * n)
+    year, month = _add_months(now.year, now.month, -months * n)
+    return now.replace(year=year, month=month, day=min(now.day, _month_days(year, month)))
 
 
 @_rule(
@@ -873,6 +885,42 @@ def _weekday_owned(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     name = m["wd"].lower()
     day = _latest_weekday(ctx.now, name)
     return _window(day, day + timedelta(days=1), m, f"{name.capitalize()}'s", 0.6, 3)
+
+
+@_rule(
+    rf"\b(?:{_N}\s+(?P<wd>{'|'.join(_WEEKDAYS)})s\s+ago"
+    rf"|the\s+(?P<wd2>{'|'.join(_WEEKDAYS)})\s+(?:before|prior\s+to)\s+last)\b",
+    _WEEKDAYS,
+)
+@_relative
+def _weekdays_back(m: re.Match[str], now: datetime) -> TimeWindow | None:
+    """ "Two Tuesdays ago", "the Monday before last": counted back from "last Monday"
+    (never today). A vague count ("a few Mondays ago") names no day."""
+    n, vague = _count(m["n"]) if m.group("n") else (2, False)
+    if vague:
+        return None
+    name = (m.group("wd") or m["wd2"]).lower()
+    back = (now.weekday() - _WEEKDAYS.index(name)) % 7 or 7
+    day = _day_start(now) - timedelta(days=back + 7 * (n - 1))
+    return _window(day, day + timedelta(days=1), m, day.date().isoformat(), 0.8, 3)
+
+
+@_rule(
+    rf"\b{_N}\s+(?P<unit>day|week|month|year)s?\s+ago\s+(?P<from>today|yesterday|tomorrow)\b",
+    {"ago"},
+    {"today", "yesterday", "tomorrow"},
+)
+@_relative
+def _ago_from_day(m: re.Match[str], now: datetime) -> TimeWindow | None:
+    """ "A week ago today", "a month ago yesterday": that one day, counted back from the
+    day named."""
+    n, vague = _count(m["n"])
+    if vague:
+        return None
+    shift = {"today": 0, "yesterday": -1, "tomorrow": 1}[m["from"].lower()]
+    unit = m["unit"].lower()
+    day = _back(_day_start(now) + timedelta(days=shift), unit, n)
+    return _window(day, day + timedelta(days=1), m, day.date().isoformat(), 0.8, 2)
 
 
 _THEN_SPREAD: Final = {"week": 0, "month": 3, "year": 14}  # days either side of the moment

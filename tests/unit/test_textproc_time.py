@@ -198,6 +198,13 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         ("the second half of November", "2023-11-16", "2023-12-01"),
         ("in the first half of last month", "2023-10-01", "2023-10-16"),
         ("the latter half of 2022", "2022-07-01", "2023-01-01"),
+        # a weekday counted back from the last one; a count of units back from a day named
+        ("the Monday before last", "2023-11-13", "2023-11-14"),
+        ("two Tuesdays ago", "2023-11-14", "2023-11-15"),
+        ("a week ago today", "2023-11-15", "2023-11-16"),
+        ("a month ago yesterday", "2023-10-21", "2023-10-22"),
+        # months back are calendar months, not thirty days each
+        ("over the last 6 months", "2023-05-22", "2023-11-22"),
     ],
 )
 def test_reads_the_forms_people_write(text: str, start: str | None, end: str | None) -> None:
