@@ -7,10 +7,17 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import LiteralString
 
+import pytest
+
+from kenning_encounter.errors import EngineError
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
+from kenning_encounter.store.embedded.tx import EmbeddedTx
+from kenning_encounter.store.port import ReadTx
 
 
 def _wal(data_dir: Path) -> int:
@@ -90,5 +97,45 @@ def test_a_burst_is_not_held_up_by_a_checkpoint(tmp_path: Path) -> None:
             time.sleep(0.1)
         assert points.taken == 0
         assert _until(lambda: points.taken == 1, 10.0)
+    finally:
+        store.close()
+
+
+def _failing_once(
+    memory: Memory, *, beside: bool, statement: LiteralString
+) -> Callable[[ReadTx], int]:
+    """A read whose first try fails in the engine (``statement``), after a write landed
+    beside it when ``beside``; its later tries read the clock."""
+    tries: list[int] = []
+    first = 100 + len(memory.search("glaze crackle", limit=100).hits)  # a name not yet used
+
+    def work(tx: ReadTx) -> int:
+        tries.append(1)
+        if len(tries) == 1:
+            if beside:  # a whole write, committed while this read is open
+                writer = threading.Thread(target=_sessions, args=(memory, first, 1))
+                writer.start()
+                writer.join()
+            assert isinstance(tx, EmbeddedTx)
+            tx.rows(statement)
+        return len(tries)
+
+    return work
+
+
+def test_a_read_the_engine_failed_beside_a_commit_is_read_once_more(tmp_path: Path) -> None:
+    """The engine folds its log while reads go on, and a read has failed in it beside a
+    fold (an assertion inside the engine, once under load): such a read is tried again
+    after the change, once. A failure with nothing written beside it is not retried, nor
+    a refusal the statement earns by its shape."""
+    store = EmbeddedStore.open(tmp_path / "m")
+    try:
+        memory = Memory(store)
+        assert store.read(_failing_once(memory, beside=True, statement="RETURN 1/0")) == 2
+        with pytest.raises(EngineError, match="Divide by zero"):
+            store.read(_failing_once(memory, beside=False, statement="RETURN 1/0"))
+        with pytest.raises(EngineError) as refused:
+            store.read(_failing_once(memory, beside=True, statement="MATCH (n:Nowhere) RETURN n"))
+        assert refused.value.code == "Binder"
     finally:
         store.close()

@@ -120,6 +120,10 @@ class EmbeddedStore:
         self._clock = clock
         self._tracer: Tracer = tracer or QueryLog(backend=self.backend)
         self._write_lock = threading.Lock()
+        # Counts each commit and checkpoint as it begins and as it ends (odd: one is under
+        # way), so a read that failed can tell whether the files changed beside it (_read).
+        self._changes = 0
+        self._changed = threading.Condition()
         self._writer = ladybug.Connection(db)
         self._readers: queue.SimpleQueue[ladybug.Connection] = queue.SimpleQueue()
         for _ in range(read_pool):
@@ -288,7 +292,11 @@ class EmbeddedStore:
         it at once; reads go on, and opening the store again replays every committed
         write."""
         try:
-            self._rows(conn, statement)
+            if statement in _CHANGING:
+                with self._changing():
+                    self._rows(conn, statement)
+            else:
+                self._rows(conn, statement)
         except RuntimeError as exc:
             doing = "committing a write" if statement == "COMMIT" else "starting a write"
             refused = engine_error(exc, doing)
@@ -297,6 +305,18 @@ class EmbeddedStore:
             raise refused from exc
 
     # --- units of work --------------------------------------------------------
+    @contextlib.contextmanager
+    def _changing(self) -> Generator[None]:
+        """Marks a commit or a checkpoint under way, for the reads beside it (``_read``)."""
+        with self._changed:
+            self._changes += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._changes += 1
+                self._changed.notify_all()
+
     def _own_writer(self) -> ladybug.Connection:
         """The writer's connection, for a caller holding the write lock; refused once the
         store is closed, or since a write failed to reach the disk (``_bracket``)."""
@@ -424,6 +444,31 @@ class EmbeddedStore:
         return self._read(lambda tx: tx.warm())
 
     def _read(self, work: Callable[[EmbeddedTx], T]) -> T:
+        """``work`` in one read transaction. The engine folds its log into the main file
+        while reads go on (a checkpoint, its own or ours), and a read may fail in its
+        engine beside one: a read the engine failed while a commit or a checkpoint ran is
+        read once more, after it. A refusal the statement earns by its shape is not."""
+        before = self._changes
+        try:
+            return self._read_once(work)
+        except EngineError as exc:
+            if exc.code in _STATEMENT_FAULTS or not self._changed_since(before):
+                raise
+            # The engine's kind alone: its message may quote what was read.
+            log.warning(
+                "a read failed while the store's files changed (%s); reading again",
+                exc.code or "engine",
+            )
+        with self._changed:
+            self._changed.wait_for(lambda: self._changes % 2 == 0, timeout=_CHANGE_WAIT_S)
+        return self._read_once(work)
+
+    def _changed_since(self, before: int) -> bool:
+        """Whether a commit or a checkpoint ran at some time since ``self._changes`` was
+        ``before``."""
+        return before % 2 == 1 or self._changes != before
+
+    def _read_once(self, work: Callable[[EmbeddedTx], T]) -> T:
         with self._reader() as conn:
             try:
                 return self._read_on(conn, work, self._nodes)
@@ -754,6 +799,18 @@ class EmbeddedStore:
             "schema_version": SCHEMA_VERSION,
             "authored_types": list(AUTHORED_NODE_TYPES),
         }
+
+
+# The statements during which the store's files change under the reads beside them.
+_CHANGING: Final = frozenset({"COMMIT", "CHECKPOINT"})
+# Engine refusals a read earns by its own statement or by the machine, which reading again
+# would only repeat: a statement the engine cannot parse or bind, a value it cannot
+# convert, a full disk, too little page memory.
+_STATEMENT_FAULTS: Final = frozenset(
+    {"Parser", "Binder", "Catalog", "Conversion", IO_FAULT, POOL_FULL}
+)
+# How long a read that failed waits for the commit or checkpoint beside it to end.
+_CHANGE_WAIT_S: Final = 30.0
 
 
 # What to do with a memory whose graph cannot be read (said after what is wrong).
