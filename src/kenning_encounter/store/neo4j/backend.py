@@ -48,7 +48,7 @@ from kenning_encounter.store.neo4j.nodecache import DEFAULT_CAPACITY, NodeCache
 from kenning_encounter.store.neo4j.outage import Overdue, Watch
 from kenning_encounter.store.neo4j.scope import check_scope, scope_nodes
 from kenning_encounter.store.neo4j.translate import translated
-from kenning_encounter.store.neo4j.tx import Neo4jTx
+from kenning_encounter.store.neo4j.tx import Neo4jTx, newer_shape
 from kenning_encounter.store.persons import BEFORE_DIRECTORS
 from kenning_encounter.store.port import (
     AnalyticsExecutor,
@@ -385,8 +385,12 @@ class Neo4jStore:
                 log.info("created %d Neo4j constraints and indexes", created)
             # The memory's identity, made with its clock: a memory emptied and made again
             # under this server (an import, another server's start) is another memory.
-            meta = {"version": q.SCHEMA_VERSION, "made": secrets.randbits(62)}
-            version, text_format, made = s.execute_write(
+            meta = {
+                "version": q.SCHEMA_VERSION,
+                "made": secrets.randbits(62),
+                "shape": list(q.SHAPE),
+            }
+            version, text_format, made, shape = s.execute_write(
                 lambda tx: engine.execute(
                     tx,
                     q.META_INIT,
@@ -399,6 +403,9 @@ class Neo4jStore:
             self._made = int(made)
             if int(version) > q.SCHEMA_VERSION:
                 raise SchemaVersionError(int(version), q.SCHEMA_VERSION)
+            newer = newer_shape(shape, opening=True)
+            if newer is not None:  # e.g. a newer server's words, which this one would unmake
+                raise StoreError(newer)
             if int(version) < 4:
                 # The class labels read_cypher's gate is held by (classified.py).
                 for statement in MIGRATE_CLASS_LABELS:

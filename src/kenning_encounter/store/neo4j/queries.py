@@ -199,8 +199,16 @@ META_INIT: Final = (
     "MERGE (l:Meta {_memory: $memory, key: 'text_len'}) ON CREATE SET l.ival = 0 "
     "MERGE (f:Meta {_memory: $memory, key: 'text_format'}) ON CREATE SET f.ival = 0 "
     "MERGE (m:Meta {_memory: $memory, key: 'made'}) ON CREATE SET m.ival = $made "
-    "RETURN v.ival, f.ival, m.ival"
+    "WITH v, f, m, c, coalesce(c.shape, []) AS was "
+    "SET c.shape = CASE WHEN all(i IN range(0, size(was) - 1) WHERE was[i] <= $shape[i]) "
+    "THEN $shape ELSE was END "
+    "RETURN v.ival, f.ival, m.ival, was"
 )
+# The newest shape of the servers that opened the memory, [schema version, text format]:
+# META_INIT sets this server's on the clock as it opens, never lowering it, and answers
+# the one it found. Every write reads it with its tick and refuses when a newer server
+# has opened the memory since this one did (Neo4jTx._reserve).
+SHAPE: Final = (SCHEMA_VERSION, TEXT_FORMAT)
 META_GET: Final = "MATCH (m:Meta {_memory: $memory, key: $key}) RETURN m.ival"
 META_GET_MANY: Final = "MATCH (m:Meta {_memory: $memory}) WHERE m.key IN $keys RETURN m.key, m.ival"
 # Schema 1 -> 2: the memory label on the nodes made before it (in batches, autocommit).
@@ -248,7 +256,7 @@ KEEP_PLAN: Final = "CYPHER replan=skip "
 # transaction starts here, so writers from any process queue in tick order.
 CLOCK_NEXT: Final = KEEP_PLAN + (
     "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival + 1 "
-    "RETURN [c.ival, coalesce(c.classes, [])]"
+    "RETURN [c.ival, coalesce(c.classes, []), coalesce(c.shape, [])]"
 )
 # The same, then the locus's open encounter (ops/spine.py ``open_encounter_of``): a write's
 # first question asked with its reservation, after the lock (Neo4jTx.begin_write).
@@ -256,7 +264,7 @@ CLOCK_NEXT_OPEN_OF: Final = KEEP_PLAN + (
     "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival + 1 WITH c "
     "OPTIONAL MATCH (e:Encounter:KenningMemory {locus: $locus}) "
     "WHERE e.sealed_at IS NULL AND e.dissolved_at IS NULL "
-    "RETURN [c.ival, coalesce(c.classes, [])], properties(e) ORDER BY e.opened_tick DESC LIMIT 1"
+    "RETURN [c.ival, coalesce(c.classes, []), coalesce(c.shape, [])], properties(e) ORDER BY e.opened_tick DESC LIMIT 1"
 )
 # A batch write's first statement (Neo4jTx.begin_batch): the same, the heads of $names,
 # and the head nodes of $named (the names a batch revises by). $names and $named hold '',
@@ -279,7 +287,7 @@ BATCH_BEGIN: Final = KEEP_PLAN + (
     "RETURN n } OPTIONAL MATCH (x:Encounter:KenningMemory)-[:RECORDED]->(n) "
     "OPTIONAL MATCH (s:KenningMemory)-[:SUPERSEDES]->(n) "
     "RETURN collect([properties(n), x.id, x.locus, s.id, elementId(n)]) AS found } "
-    "RETURN [c.ival, coalesce(c.classes, [])], properties(e), held, found"
+    "RETURN [c.ival, coalesce(c.classes, []), coalesce(c.shape, [])], properties(e), held, found"
 )
 CLOCK_UNDO: Final = (
     KEEP_PLAN + "MATCH (c:Meta {_memory: $memory, key: 'clock'}) SET c.ival = c.ival - 1"

@@ -230,7 +230,10 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
                 "the memory removed while this server ran; restart the server to make a new "
                 "memory there (an export taken before holds what was lost)"
             )
-        tick, classes = reserved[0][0]
+        tick, classes, shape = reserved[0][0]
+        newer = newer_shape(shape)
+        if newer is not None:
+            raise StoreError(newer + "; nothing of this call was written")
         self._tick = int(tick)
         self._classes = frozenset(str(c) for c in classes)
         return reserved
@@ -931,3 +934,26 @@ if TYPE_CHECKING:
     from kenning_encounter.store.port import LoadTx
 
     _CARRIES_THE_BULK_OPERATIONS: type[LoadTx] = Neo4jTx
+
+
+def newer_shape(shape: Sequence[Any], *, opening: bool = False) -> str | None:
+    """What is wrong when ``shape``, the newest shape of the servers that opened the
+    memory ([schema version, text format]; q.SHAPE_SET), is newer than this server's;
+    None when it is not. Such a server may have migrated the memory's schema or
+    derived its words anew, which this one's writes (or its opening) would undo."""
+    ours = q.SHAPE
+    if all(int(theirs) <= mine for theirs, mine in zip(shape, ours, strict=False)):
+        return None
+    theirs = ", text format ".join(str(int(v)) for v in shape)
+    this = f"schema {ours[0]}, text format {ours[1]}"
+    upgrade = "Upgrade kenning-encounter (pip install -U kenning-encounter)"
+    if opening:
+        return (
+            f"a newer kenning-encounter (schema {theirs}) has opened this memory and may "
+            f"have changed its shape; this one ({this}) cannot serve it. {upgrade} to open it"
+        )
+    return (
+        f"a newer kenning-encounter (schema {theirs}) has opened this memory since this "
+        f"server ({this}) did, and may have changed its shape: this server writes nothing "
+        f"more to it. {upgrade} and restart this server"
+    )
