@@ -490,6 +490,13 @@ def _month_year(m: re.Match[str], ctx: _Ctx) -> TimeWindow:
     return _window(start, end, m, f"{year}-{month:02d}", 1.0 if m.group("year") else 0.9, 10)
 
 
+def _named_month(m: re.Match[str], ctx: _Ctx) -> tuple[datetime, datetime] | None:
+    """The month a rule's ``mon`` (and ``year``) name: of that year, else the latest by now."""
+    month = _month_of(m["mon"])
+    year = int(m["year"]) if m.group("year") else (_latest(ctx.now, month) if ctx.now else None)
+    return None if year is None else _months(year, month)
+
+
 _PART = r"(?P<part>early|mid|late|the\s+(?:beginning|start|middle|end)\s+of|(?:beginning|start|middle|end)\s+of)"
 
 
@@ -511,17 +518,15 @@ def _part_of(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
         label = f"{part} {'this' if rel == 'the' else rel} {unit}"
         return _window(lo, lo + (end - start) / 3, m, label, 0.8, _UNIT_SLACK[unit])
     if m.group("mon"):
-        month = _month_of(m["mon"])
-        year = int(m["year"]) if m.group("year") else (_latest(ctx.now, month) if ctx.now else None)
-        if year is None:
+        named = _named_month(m, ctx)
+        if named is None:
             return None
-        start, end = _months(year, month)
+        start, end = named
     else:
-        year = int(m["only"])
-        start, end = _years(year)
+        start, end = _years(int(m["only"]))
     length = (end - start) / 3
     lo = start + length * third
-    label = f"{part} {m.group('mon') or ''} {year}".replace("  ", " ")
+    label = f"{part} {m.group('mon') or ''} {start.year}".replace("  ", " ")
     return _window(lo, lo + length, m, label.strip(), 0.8, 10)
 
 
@@ -531,18 +536,17 @@ def _part_of(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     _MONTH_WORDS,
 )
 def _week_of(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
-    month = _month_of(m["mon"])
-    year = int(m["year"]) if m.group("year") else (_latest(ctx.now, month) if ctx.now else None)
-    if year is None:
+    named = _named_month(m, ctx)
+    if named is None:
         return None
-    start, end = _months(year, month)
+    start, end = named
     ordinal = m["ord"].lower()
     lo = (
         end - timedelta(days=7)
         if ordinal == "last"
         else start + timedelta(days=7 * _ORDINALS[ordinal])
     )
-    return _window(lo, lo + timedelta(days=7), m, f"{ordinal} week of {year}-{month:02d}", 0.8, 7)
+    return _window(lo, lo + timedelta(days=7), m, f"{ordinal} week of {start:%Y-%m}", 0.8, 7)
 
 
 def _quarter(m: re.Match[str], ctx: _Ctx) -> TimeWindow:
@@ -1225,11 +1229,10 @@ def _half_month(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     """ "The second half of November", "the first half of last month": the days to the
     15th, or from the 16th on."""
     if m.group("mon"):
-        month = _month_of(m["mon"])
-        year = int(m["year"]) if m.group("year") else (_latest(ctx.now, month) if ctx.now else None)
-        if year is None:
+        named = _named_month(m, ctx)
+        if named is None:
             return None
-        start, end = _months(year, month)
+        start, end = named
     elif ctx.now is None:
         return None
     else:
