@@ -89,6 +89,9 @@ def shown(store: GraphStore, node: NodeRecord, ref: str, field: str) -> NodeReco
     return node
 
 
+UNSEEN_SUCCESSOR = "a version this server may not see"
+
+
 def successor_named(store: GraphStore | None, tx: ReadTx, node: NodeRecord) -> str:
     """The id of the version that revised ``node``, for a refusal; a version the caller may
     not see is named by no id (memory/gates.py). No ``store``: nothing is withheld."""
@@ -96,7 +99,7 @@ def successor_named(store: GraphStore | None, tx: ReadTx, node: NodeRecord) -> s
         tx.get_node(node.superseded_by) if node.superseded_by and store is not None else None
     )
     if store is not None and successor is not None and hides(store, successor):
-        return "a version this server may not see"
+        return UNSEEN_SUCCESSOR
     return str(node.superseded_by)
 
 
@@ -121,11 +124,14 @@ def _check_chain_link(
 ) -> None:
     """A supersession keeps the chain a line: one successor, same type, no cycle."""
     if old.superseded_by is not None:
-        raise SupersessionRule(
-            field,
-            f"{old.name!r} is already superseded by {successor_named(store, tx, old)}; revise "
-            "the head of its chain instead",
+        successor = successor_named(store, tx, old)
+        # The head of a chain a withheld version goes on in is one this server cannot name.
+        fix = (
+            "revise the head of its chain from a server granted its classes"
+            if successor == UNSEEN_SUCCESSOR
+            else "revise the head of its chain instead"
         )
+        raise SupersessionRule(field, f"{old.name!r} is already superseded by {successor}; {fix}")
     if new is None:
         return
     if new.type != old.type:
