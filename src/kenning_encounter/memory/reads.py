@@ -18,7 +18,7 @@ from kenning_encounter.memory.models import (
     Revision,
     SearchResult,
 )
-from kenning_encounter.memory.seen import named, newest_shown, shown_version
+from kenning_encounter.memory.seen import named, where_it_stands
 from kenning_encounter.memory.writes import is_node_id
 from kenning_encounter.store.port import (
     MAX_CHAIN,
@@ -424,13 +424,13 @@ def find_by_name(
         if asked is None:
             return None
         # The version the reader means (memory/seen.py): by a name a hidden session's
-        # version holds, the newest version it sees that carries the name.
-        node = shown_version(tx, asked, hidden_loci, ref if holder else None)
-        if node is None or (holder is None and node is not asked):
+        # version holds, the newest version it sees that carries the name. Whichever of
+        # its names or ids, a chain stands at the newest version shown, revised when an
+        # unseen one follows (``shown_successors``).
+        stands = where_it_stands(tx, asked, hidden_loci, ref if holder else None)
+        if stands is None or (holder is None and stands[0] is not asked):
             return None
-        # Whichever of its names or ids, a chain stands at the newest version shown,
-        # revised when an unseen one follows (``shown_successors``).
-        head = newest_shown(tx, node, hidden_loci)
+        node, head = stands
         older, left = older_versions(tx, head, HISTORY_LIMIT, hidden_loci)
         history = [NodeOut.of(x.node) for x in older]
         found = NameLookup(

@@ -15,6 +15,7 @@ nothing to that reader.
 from __future__ import annotations
 
 from kenning_encounter.errors import NotFound
+from kenning_encounter.memory.gates import withholds
 from kenning_encounter.memory.writes import is_node_id, resolve
 from kenning_encounter.store.port import MAX_CHAIN, ReadTx
 from kenning_encounter.store.records import WITHHELD_SUCCESSOR, NodeRecord
@@ -48,10 +49,12 @@ def head_of(tx: ReadTx, node: NodeRecord) -> NodeRecord:
     through a gate that withholds the live one, the newest before the first withheld."""
     if node.superseded_by in (None, WITHHELD_SUCCESSOR):
         return node
-    head = tx.get_node(tx.chain(node.id, older=0, newer=0).head)
-    if head is not None:
-        return head
-    # Withheld: the gate ends the walk at the first version it withholds.
+    if not withholds(tx):
+        head = tx.get_node(tx.chain(node.id, older=0, newer=0).head)
+        if head is not None:
+            return head
+    # The gate ends a walk at the first version it withholds: the newest one shown is the
+    # walk's last (one walk, where asking the head first would take two).
     newer = tx.chain(node.id, older=0, newer=MAX_CHAIN).newer
     return newer[-1].node if newer else node
 
@@ -60,6 +63,26 @@ def newest_shown(tx: ReadTx, node: NodeRecord, hidden: frozenset[str]) -> NodeRe
     """The newest version of ``node``'s chain a reader hiding ``hidden`` may see, ``node``
     being one it may see: where a lookup by any of the chain's names or ids stands."""
     return shown_version(tx, head_of(tx, node), hidden) or node
+
+
+def where_it_stands(
+    tx: ReadTx, asked: NodeRecord, hidden: frozenset[str], name: str | None = None
+) -> tuple[NodeRecord, NodeRecord] | None:
+    """The version ``asked`` stands for to a reader hiding ``hidden`` (``shown_version``)
+    and the newest version of its chain the reader sees (``newest_shown``), or None when
+    it sees no such version. One walk of the chain where ``asked`` is hidden."""
+    if visible(asked, hidden):
+        return asked, newest_shown(tx, asked, hidden)
+    head = head_of(tx, asked)
+    line = [head, *(x.node for x in tx.chain(head.id, older=MAX_CHAIN, newer=0).older)]
+    at = next((i for i, n in enumerate(line) if n.id == asked.id), None)
+    if at is None:  # farther back than a walk reaches: from ``asked`` itself
+        node = shown_version(tx, asked, hidden, name)
+        return None if node is None else (node, newest_shown(tx, node, hidden))
+    seen = [n for n in line[at:] if visible(n, hidden) and (name is None or n.name == name)]
+    if not seen:
+        return None
+    return seen[0], next(n for n in line if visible(n, hidden))
 
 
 def named(tx: ReadTx, ref: str, field: str, hidden: frozenset[str]) -> NodeRecord:
