@@ -17,6 +17,7 @@ from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.port import GraphStore
 from kenning_encounter.store.records import HIDDEN_SUCCESSOR, WITHHELD_SUCCESSOR
 from kenning_encounter.vocabulary import CLASSIFICATIONS
+from tests.support.counted import Counter
 
 OPEN = "open-session"
 SECRET = "secret-session"
@@ -203,3 +204,22 @@ def test_a_write_by_a_name_a_withheld_version_holds_is_refused_and_writes_nothin
         # The fix a caller without the class can act on.
         assert "granted" in message, message
         assert store.read(lambda tx: tx.clock()) == before, message
+
+
+def test_a_name_a_withheld_version_holds_is_found_along_its_chain_not_by_a_scan(
+    counted: tuple[GraphStore, Counter],
+) -> None:
+    """The newest version shown that carries a name a withheld version holds is in that
+    version's chain (the registry keeps a name with its chain): walked by id, not sought
+    among every node of every type by its name (a scan of each type's nodes)."""
+    store, counter = counted
+    ids = _plant(store, "withheld")
+    reader = _reader(store, "withheld")
+    start = len(counter.texts)
+    found = reader.find_by_name("ferry note")
+    assert (found.node.id, found.node.superseded_by) == (ids["w1"], WITHHELD_SUCCESSOR)
+    sent = counter.texts[start:]
+    # Each backend's ``nodes_named`` (the embedded query; Neo4j's, namespaced).
+    by_name = ("WHERE n.name = $name", "KenningMemory {_memory: $memory, name: $name}")
+    scans = [t for t in sent if any(s in t for s in by_name)]
+    assert scans == [], scans
