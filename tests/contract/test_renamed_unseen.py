@@ -183,6 +183,14 @@ def test_a_write_by_a_name_a_withheld_version_holds_is_refused_and_writes_nothin
         ),
         (lambda: writer.pin_entities(session, ["ferry note"]), "refs[0]", Withheld),
         (lambda: writer.confirm_entities(session, ["ferry note"]), "refs[0]", Withheld),
+        (lambda: writer.delete_entities(session, ["ferry note"]), "refs[0]", Withheld),
+        (
+            lambda: writer.delete_relations(
+                session, [{"source": "tide table", "type": "SUPPORTS", "target": "ferry note"}]
+            ),
+            "relations[0].target",
+            Withheld,
+        ),
         (
             lambda: writer.create_entities(session, [{**revise, "supersedes": "ferry note"}]),
             "entities[0].supersedes",
@@ -201,9 +209,13 @@ def test_a_write_by_a_name_a_withheld_version_holds_is_refused_and_writes_nothin
         message = str(info.value)
         assert message.startswith(f"{field}: "), message
         assert not _leaks(message, ids, "ferry note"), message
-        # The fix a caller without the class can act on.
+        # The fix a caller without the class can act on; by a name, the version it sees.
         assert "granted" in message, message
+        assert field.endswith("supersedes") or "find_by_name" in message, message
         assert store.read(lambda tx: tx.clock()) == before, message
+    # The fix taken: the version this server shows, by the id find_by_name gives.
+    shown = writer.find_by_name("ferry note").node.id
+    assert [n["id"] for n in writer.pin_entities(session, [shown]).nodes] == [ids["w1"]]
 
 
 def test_a_name_a_withheld_version_holds_is_found_along_its_chain_not_by_a_scan(

@@ -79,12 +79,23 @@ def resolve_shown(store: GraphStore, tx: ReadTx, ref: str, field: str) -> NodeRe
 
 
 def shown(store: GraphStore, node: NodeRecord, ref: str, field: str) -> NodeRecord:
-    """``node`` if the caller may see it; else refused, naming neither its id nor its text."""
+    """``node`` if the caller may see it; else refused, naming neither its id nor its text.
+    A name is the registry's, read over the whole memory as every write reads it: held by a
+    version the caller may not see, it is refused, though a read stands at an older version
+    of that chain the caller sees (memory/seen.py), which the write then takes by its id."""
     if hides(store, node):
+        by_name = (
+            ""
+            if is_node_id(ref)
+            else (
+                " (find_by_name gives the id of the version of its chain this server shows, "
+                "if any: name that version by its id)"
+            )
+        )
         raise Withheld(
             field,
             f"{ref!r} names",
-            "name another node, or have a server granted its classes make this change",
+            f"name another node{by_name}, or have a server granted its classes make this change",
         )
     return node
 
