@@ -207,3 +207,52 @@ async def test_the_exports_hold_back_what_they_are_not_granted(tmp_path: Path) -
         "held back 4 classified node(s)"
         in _cli(tmp_path / "m", "export", str(tmp_path / "again.jsonl")).stderr
     )
+
+
+async def test_a_chain_a_withheld_version_renamed_is_found_by_the_names_shown(
+    tmp_path: Path,
+) -> None:
+    """The guess renamed in sight, then revised and renamed by a version of a class the
+    reader is not granted: find_by_name and chain_history by either shown name stand at the
+    newest shown version, revised ('withheld'); the withheld version's name finds nothing,
+    and nothing names it."""
+    data = tmp_path / "memory"
+    ids = await _record(data)
+    public = {
+        "type": "Hypothesis",
+        "name": "lantern guess, revised",
+        "description": "lamp oil burns",
+        "supersedes": "lantern guess",
+        "revision_why": "a closer look",
+    }
+    secret = {
+        "type": "Hypothesis",
+        "name": f"tallow guess {MARK}",
+        "description": f"tallow, says the ward {MARK}",
+        "supersedes": "lantern guess, revised",
+        "revision_why": f"the ward's view {MARK}",
+        "classification": ["phi"],
+    }
+    made: list[str] = []
+    async with Client(server_for(data, grant="all")) as writer:
+        for entity in (public, secret):
+            answer = await call_ok(
+                writer, "create_entities", {"session_id": plan.WRITER, "entities": [entity]}
+            )
+            made.append(answer["created"][0]["id"])
+    hidden = {MARK, made[1]}
+    versions = [ids["lantern guess"], made[0]]
+    async with Client(server_for(data, face="reader")) as reader:
+        for ref in ("lantern guess", "lantern guess, revised", *versions):
+            found = await call_ok(reader, "find_by_name", {"name": ref})
+            assert (found["node"]["id"], found["node"]["superseded_by"]) == (made[0], "withheld")
+            chain = await call_ok(reader, "chain_history", {"node": ref})
+            assert [v["id"] for v in chain["versions"]] == versions, ref
+            assert not {x for x in hidden if x in json.dumps([found, chain])}, ref
+        for tool, arguments in (
+            ("find_by_name", {"name": secret["name"]}),
+            ("chain_history", {"node": secret["name"]}),
+            ("trace_provenance", {"ref": made[1]}),
+        ):
+            failed, said = await _answer(reader, tool, arguments)
+            assert failed and not {x for x in hidden if x in said}, (tool, said)

@@ -177,3 +177,53 @@ async def test_a_version_revised_in_a_hidden_locus_is_no_head_of_orient_or_gds(
         assert (info["nodes"], info["edges"]) == (len(_nodes("bob")), len(_links("bob")))
         panel = await _seen(reader, "orient", {"top_k": 20})
         assert "bob lantern guess" in panel and "wax" not in panel
+
+
+async def test_a_chain_a_hidden_locus_renamed_is_found_by_the_names_the_reader_sees(
+    tmp_path: Path,
+) -> None:
+    """Bob's plan, renamed by Bob and then by Alice, whose session is hidden: by either of
+    Bob's names the reader finds Bob's newest version, revised ('hidden'); Alice's name
+    finds nothing, and no refusal names her version or its words."""
+    data = tmp_path / "memory"
+    first = {"type": "Hypothesis", "name": "bob ferry plan", "description": "ferry at dawn"}
+    async with Client(server_for(data)) as full:
+        await call_ok(full, "advance_encounter", {"session_id": BOB, "purpose": "plans"})
+        made = await call_ok(full, "create_entities", {"session_id": BOB, "entities": [first]})
+        ids = [made["created"][0]["id"]]
+        for session, name, text in (
+            (BOB, "bob harbour plan", "ferry at seven"),
+            (ALICE, "alice zqx plan", "alice waxboat"),
+        ):
+            if session == ALICE:
+                await call_ok(full, "advance_encounter", {"session_id": ALICE, "purpose": "hers"})
+            revision = {
+                "type": "Hypothesis",
+                "name": name,
+                "description": text,
+                "supersedes": ids[-1],
+                "revision_why": f"renamed to {name}",
+            }
+            made = await call_ok(
+                full, "create_entities", {"session_id": session, "entities": [revision]}
+            )
+            ids.append(made["created"][0]["id"])
+    hers = {ids[2], "zqx", "waxboat"}
+    async with Client(server_for(data, face="reader", hide_loci=[ALICE])) as reader:
+        for name in ("bob ferry plan", "bob harbour plan"):
+            found = await call_ok(reader, "find_by_name", {"name": name})
+            assert (found["node"]["id"], found["node"]["superseded_by"]) == (ids[1], "hidden")
+            chain = await call_ok(reader, "chain_history", {"node": name})
+            assert [v["id"] for v in chain["versions"]] == ids[:2] and chain.get("head") is None
+            assert _mentions(json.dumps([found, chain]), hers) == set(), name
+        for tool, arguments in (
+            ("find_by_name", {"name": "alice zqx plan"}),
+            ("trace_provenance", {"ref": "alice zqx plan"}),
+            ("chain_history", {"node": "alice zqx plan"}),
+            ("find_by_name", {"name": ids[2]}),
+        ):
+            result = await reader.call_tool(tool, arguments)
+            text = " ".join(getattr(c, "text", "") for c in result.content)
+            assert result.is_error, (tool, text)
+            told = text.replace(str(next(iter(arguments.values()))), "<given>")
+            assert _mentions(told, hers) == set(), (tool, text)

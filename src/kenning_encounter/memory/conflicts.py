@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import Field
 
-from kenning_encounter.errors import InvalidInput, NotFound, UnknownType
+from kenning_encounter.errors import InvalidInput, UnknownType
 from kenning_encounter.lazymodel import LazyModel
 from kenning_encounter.memory import contested, validate
-from kenning_encounter.memory.writes import resolve
+from kenning_encounter.memory.seen import named
 from kenning_encounter.store.bulk import collector_paused
 from kenning_encounter.store.outline import OUTSIDE, Outline, as_numpy
 from kenning_encounter.store.port import GraphStore, ReadTx
@@ -112,9 +112,7 @@ def conflicts(
     ref = validate.text(about, "about", required=False, limit=validate.MAX_NAME) or None
 
     def work(tx: ReadTx) -> tuple[list[Contested], int]:
-        focus = resolve(tx, ref, "about") if ref else None
-        if focus is not None and focus.locus in hidden_loci:
-            raise NotFound("node", ref or "", "about must name or id an existing node")
+        focus = named(tx, ref, "about", hidden_loci) if ref else None
         # The outline (no words, relations as columns) is what ranking needs; the words
         # are read for the entries shown alone, in the same snapshot.
         outline = tx.authored_outline()

@@ -373,13 +373,20 @@ class GatedReads:
     def head_ids_by_names(self, names: Sequence[str]) -> dict[str, str]:
         # A name a withheld node holds is held, here, as the name registry would hold it
         # had that node never been made: by the newest version shown that carries it
-        # (asof.Past reads a past the same way, so now and as_of now agree).
+        # (asof.Past reads a past the same way, so now and as_of now agree). The registry
+        # gives a name to the newest node made with it and keeps it with that node's chain
+        # (a revision's new name leaves the old one with the version it revised), so that
+        # version is in the withheld holder's chain: walked by id, where every version of
+        # every type with the name is a scan of each type's nodes.
         found = self._tx.head_ids_by_names(names)
         shown = self._shown_met(found.values())
         out = {name: i for name, i in found.items() if i in shown}
         for name in (n for n in dict.fromkeys(names) if n in found and n not in out):
             forms = dict.fromkeys([name, unicodedata.normalize("NFC", name)])
-            named = self._keep([n for form in forms for n in self._tx.nodes_named(form)])
+            back = self._tx.chain(found[name], older=MAX_CHAIN, newer=0)
+            named = self._keep([x.node for x in back.older if x.node.name in forms])
+            if not named and back.older_left:  # longer than a walk: every version named
+                named = self._keep([n for form in forms for n in self._tx.nodes_named(form)])
             newest = max(named, key=lambda n: (n.tick, n.ord), default=None)
             if newest is not None:
                 out[name] = newest.id

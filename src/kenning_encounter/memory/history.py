@@ -23,12 +23,12 @@ from typing import Final
 
 from pydantic import Field
 
-from kenning_encounter.errors import InvalidInput, NotFound
+from kenning_encounter.errors import InvalidInput
 from kenning_encounter.lazymodel import LazyModel
 from kenning_encounter.memory import validate
 from kenning_encounter.memory.directors import director_out
 from kenning_encounter.memory.models import DirectorOut, shown_session
-from kenning_encounter.memory.writes import resolve
+from kenning_encounter.memory.seen import named
 from kenning_encounter.store.port import MAX_CHAIN, ChainLink, GraphStore, ReadTx
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 
@@ -170,9 +170,7 @@ def chain_history(
         )
 
     def work(tx: ReadTx) -> ChainHistory:
-        node = resolve(tx, target, "node")
-        if node.locus in hidden_loci:
-            raise NotFound("node", target, "node must name or id an existing node; try search")
+        node = named(tx, target, "node", hidden_loci)
         older, newer, older_left, newer_left, read = _page(tx, node, direction, hidden_loci)
         itself = [node] if direction == "around" else []
         chain = [*(x.node for x in reversed(older)), *itself, *(x.node for x in newer)]

@@ -18,7 +18,8 @@ from kenning_encounter.memory.models import (
     Revision,
     SearchResult,
 )
-from kenning_encounter.memory.writes import is_node_id, resolve
+from kenning_encounter.memory.seen import named, where_it_stands
+from kenning_encounter.memory.writes import is_node_id
 from kenning_encounter.store.port import (
     MAX_CHAIN,
     ChainLink,
@@ -400,34 +401,6 @@ def shown_successors(tx: ReadTx, outs: Sequence[NodeOut], hidden: frozenset[str]
         out.superseded_by = next(shown, HIDDEN_SUCCESSOR)
 
 
-def shown_version(
-    tx: ReadTx, node: NodeRecord, hidden: frozenset[str], name: str | None = None
-) -> NodeRecord | None:
-    """``node`` if a reader hiding ``hidden`` may see it, else the newest version before it
-    that it may see (one that holds ``name``, when given: a name a hidden version holds
-    names, to this reader, the newest version it sees that holds it), or None. What stands
-    for a chain whose newer versions a hidden session wrote."""
-    if _visible(node, hidden):
-        return node
-    older = tx.chain(node.id, older=MAX_CHAIN, newer=0).older
-    return next(
-        (
-            x.node
-            for x in older
-            if _visible(x.node, hidden) and (name is None or x.node.name == name)
-        ),
-        None,
-    )
-
-
-def head_of(tx: ReadTx, node: NodeRecord) -> NodeRecord:
-    """The live version of ``node``'s chain, exact however long the chain."""
-    if node.superseded_by is None:
-        return node
-    span = tx.chain(node.id, older=0, newer=0)
-    return tx.get_node(span.head) or node
-
-
 def find_by_name(
     store: GraphStore,
     name: str,
@@ -445,21 +418,24 @@ def find_by_name(
     def work(tx: ReadTx) -> NameLookup | None:
         tx = asof.view(tx, as_of)  # as the memory stood then, when as_of names a past
         # A name first (names are exact), else an id, as the tool promises.
-        named = tx.head_id_by_name(ref)
-        node_id = named or (ref if is_node_id(ref) else None)
-        node = tx.get_node(node_id) if node_id else None
-        if node is None or (named is None and not _visible(node, hidden_loci)):
+        holder = tx.head_id_by_name(ref)
+        node_id = holder or (ref if is_node_id(ref) else None)
+        asked = tx.get_node(node_id) if node_id else None
+        if asked is None:
             return None
-        # A chain whose newer versions a hidden session wrote stands at the newest one
-        # shown, revised (``shown_successors``).
-        head = shown_version(tx, head_of(tx, node), hidden_loci, ref if named else None)
-        if head is None:
+        # The version the reader means (memory/seen.py): by a name a hidden session's
+        # version holds, the newest version it sees that carries the name. Whichever of
+        # its names or ids, a chain stands at the newest version shown, revised when an
+        # unseen one follows (``shown_successors``).
+        stands = where_it_stands(tx, asked, hidden_loci, ref if holder else None)
+        if stands is None or (holder is None and stands[0] is not asked):
             return None
+        node, head = stands
         older, left = older_versions(tx, head, HISTORY_LIMIT, hidden_loci)
         history = [NodeOut.of(x.node) for x in older]
         found = NameLookup(
             node=NodeOut.of(head),
-            resolved_from=node.id if head.id != node.id and _visible(node, hidden_loci) else None,
+            resolved_from=node.id if head.id != node.id else None,
             history=history,
             history_left_out=left,
             history_next=f"chain_history(node={history[-1].id!r}, direction='older')"
@@ -507,12 +483,9 @@ def trace_provenance(
 
     def work(tx: ReadTx) -> Provenance:
         tx = asof.view(tx, as_of)  # as the memory stood then, when as_of names a past
-        asked = resolve(tx, target, "ref")
-        # By name, a hidden session's head stands for the newest version shown that holds
-        # the name; by id, a hidden version is not there.
-        node = shown_version(tx, asked, hidden_loci, None if is_node_id(target) else target)
-        if node is None or (node is not asked and is_node_id(target)):
-            raise NotFound("node", target)
+        # By name, a hidden session's version stands for the newest version shown that
+        # holds the name; by id, a hidden version is not there.
+        node = named(tx, target, "ref", hidden_loci)
         # Every version behind it: the revisions, and what grounded each (one walk). Each
         # with the reason its successor gave; a hidden locus's successor is walked through,
         # and the reason it gave goes unsaid (memory/history.py).

@@ -79,14 +79,28 @@ def resolve_shown(store: GraphStore, tx: ReadTx, ref: str, field: str) -> NodeRe
 
 
 def shown(store: GraphStore, node: NodeRecord, ref: str, field: str) -> NodeRecord:
-    """``node`` if the caller may see it; else refused, naming neither its id nor its text."""
+    """``node`` if the caller may see it; else refused, naming neither its id nor its text.
+    A name is the registry's, read over the whole memory as every write reads it: held by a
+    version the caller may not see, it is refused, though a read stands at an older version
+    of that chain the caller sees (memory/seen.py), which the write then takes by its id."""
     if hides(store, node):
+        by_name = (
+            ""
+            if is_node_id(ref)
+            else (
+                " (find_by_name gives the id of the version of its chain this server shows, "
+                "if any: name that version by its id)"
+            )
+        )
         raise Withheld(
             field,
             f"{ref!r} names",
-            "name another node, or have a server granted its classes make this change",
+            f"name another node{by_name}, or have a server granted its classes make this change",
         )
     return node
+
+
+UNSEEN_SUCCESSOR = "a version this server may not see"
 
 
 def successor_named(store: GraphStore | None, tx: ReadTx, node: NodeRecord) -> str:
@@ -96,7 +110,7 @@ def successor_named(store: GraphStore | None, tx: ReadTx, node: NodeRecord) -> s
         tx.get_node(node.superseded_by) if node.superseded_by and store is not None else None
     )
     if store is not None and successor is not None and hides(store, successor):
-        return "a version this server may not see"
+        return UNSEEN_SUCCESSOR
     return str(node.superseded_by)
 
 
@@ -121,11 +135,14 @@ def _check_chain_link(
 ) -> None:
     """A supersession keeps the chain a line: one successor, same type, no cycle."""
     if old.superseded_by is not None:
-        raise SupersessionRule(
-            field,
-            f"{old.name!r} is already superseded by {successor_named(store, tx, old)}; revise "
-            "the head of its chain instead",
+        successor = successor_named(store, tx, old)
+        # The head of a chain a withheld version goes on in is one this server cannot name.
+        fix = (
+            "revise the head of its chain from a server granted its classes"
+            if successor == UNSEEN_SUCCESSOR
+            else "revise the head of its chain instead"
         )
+        raise SupersessionRule(field, f"{old.name!r} is already superseded by {successor}; {fix}")
     if new is None:
         return
     if new.type != old.type:
