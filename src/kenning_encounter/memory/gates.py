@@ -51,7 +51,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar, cast
 
-from kenning_encounter.memory import status
+from kenning_encounter.memory import status, uses
 from kenning_encounter.memory.classification import split
 from kenning_encounter.store.outline import OUTSIDE, Outline, as_numpy
 from kenning_encounter.store.persons import Confirmation
@@ -200,7 +200,16 @@ class GatedReads:
         kept = [n for n in nodes if self._met[n.id]]
         if len(kept) < len(nodes):
             self._in_use = True
-        return self._restate(self._cut(kept))
+        return self._restate(self._cut(self._used(kept)))
+
+    def _used(self, nodes: list[NodeRecord]) -> list[NodeRecord]:
+        """``nodes`` with the ``used_at`` the uses shown give (memory/uses.py): read off
+        the record, so nothing is asked, and nothing done where no classified node ever
+        linked one of them."""
+        if not any(n.used_marks is not None for n in nodes):
+            return nodes
+        withheld = self._gate.withheld
+        return [uses.restated(n, withheld) for n in nodes]
 
     def _restate(self, nodes: list[NodeRecord]) -> list[NodeRecord]:
         """``nodes`` with each status a withheld relation moved read as the relations
@@ -543,7 +552,9 @@ class GatedReads:
         hides = self._gate.hides
         whole = self._tx.authored_outline()
         outline = whole.keeping(lambda n: not (n.props and hides(n)))
-        if outline is whole:
+        if any(n.used_marks is not None for n in outline.nodes):
+            outline = Outline(self._used(outline.nodes), outline.relations)
+        if outline.nodes is whole.nodes:
             return whole
         # What the withheld nodes made of those kept: a successor, a status moved.
         kept = {n.id for n in outline.nodes}

@@ -392,6 +392,10 @@ class ActivationWrites(Protocol):
         self, encounter: str, node_ids: Sequence[str], *, pinned: bool, why: str = ""
     ) -> None: ...
 
+    def mark_uses(self, marks: Mapping[str, str]) -> None:
+        """Each node's ``used_marks`` (memory/uses.py), set as given."""
+        ...
+
 
 class WriteContext(Protocol):
     """The one tick and the one timestamp of a write."""

@@ -151,7 +151,7 @@ def nodes_create(label: str, columns: list[str] | None = None) -> LiteralString:
 
 # The mirrors of a node's process edges (memory/activation.py): an import carries them
 # over as dumped; a write leaves them to the statements that write those edges.
-STANDING_COLUMNS: Final = ("used_at", "pinned")
+STANDING_COLUMNS: Final = ("used_at", "pinned", "used_marks")
 
 
 @functools.cache
@@ -174,6 +174,7 @@ OUTLINE_COLUMNS: Final = (
     "classification",
     "used_at",
     "pinned",
+    "used_marks",
     "superseded_by",
     "status",
 )
@@ -607,5 +608,8 @@ PIN: Final = (
     "MATCH (e:Encounter {{id: $encounter}}) UNWIND $ids AS i MATCH (n:{label} {{id: i}}) "
     "CREATE (e)-[:PINNED {{tick: $tick, created_at: $at, why: $why, state: $state}}]->(n) "
     "SET n.pinned = $pinned, n.used_at = $at"
+)
+MARK_USES: Final = (
+    "UNWIND $rows AS r MATCH (n:{label} {{id: r.id}}) SET n.used_marks = r.marks"
 )
 ACTIVATION_TEXT: Final = text_of(ActivationText, sys.modules[__name__])

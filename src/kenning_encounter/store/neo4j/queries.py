@@ -1280,4 +1280,8 @@ PIN: Final = (
     "CREATE (e)-[:PINNED {{tick: $tick, created_at: $at, why: $why, state: $state}}]->(n) "
     "SET n.pinned = $pinned, n.used_at = $at, n._touched = $tick"
 )
+MARK_USES: Final = (
+    "UNWIND $rows AS r MATCH (n:{label}:KenningMemory {{id: r.id}}) "
+    "SET n.used_marks = r.marks, n._touched = $tick"
+)
 ACTIVATION_TEXT: Final = text_of(ActivationText, sys.modules[__name__])
