@@ -227,3 +227,31 @@ def test_withheld_uses_in_a_row_move_nothing_shown(timed: tuple[GraphStore, Cloc
     assert pii.find_by_name(ids["lamp theory"], now=clock.at).node.last_used_at == _stamp(120)
     secret = Memory(store, granted=("secret",), activation=MONTH)
     assert secret.find_by_name(ids["lamp theory"], now=clock.at).node.last_used_at == _stamp(100)
+
+
+def test_read_cypher_keeps_a_node_a_withheld_node_used_out_of_reach(
+    timed: tuple[GraphStore, Clock],
+) -> None:
+    """read_cypher reads ``used_at`` as stored, and cannot be restated: a node a withheld
+    node used is out of a gated query's reach, as the withheld node is; its fellow, used
+    by nothing withheld, is not. No query shows the marks."""
+    store, clock = timed
+    _planted(store, clock)
+
+    def rows(memory: Memory) -> list[list[Any]]:
+        return [
+            row
+            for label in ("Concept", "Observation")
+            for row in memory.read_cypher(
+                f"MATCH (n:{label}) RETURN n.name AS name, n.used_at AS used"
+            ).rows
+        ]
+
+    assert rows(Memory(store, activation=MONTH)) == [["lamp seen", None]]
+    pii = rows(Memory(store, granted=("pii",), activation=MONTH))
+    assert [r[0] for r in pii] == ["lamp seen"]
+    granted = rows(Memory(store, granted=ALL, activation=MONTH))
+    assert sorted(r[0] for r in granted) == ["lamp seen", "lamp theory", "ward lamp"]
+    assert dict((r[0], r[1]) for r in granted)["lamp theory"] == _stamp(100)
+    whole = Memory(store, granted=ALL, activation=MONTH).read_cypher("MATCH (n) RETURN n")
+    assert "used_marks" not in str(whole.rows) and "KenningUsed" not in str(whole.rows)

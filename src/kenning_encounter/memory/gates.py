@@ -51,8 +51,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar, cast
 
-from kenning_encounter.memory import status, uses
+from kenning_encounter.memory import status
 from kenning_encounter.memory.classification import split
+from kenning_encounter.store import uses
 from kenning_encounter.store.outline import OUTSIDE, Outline, as_numpy
 from kenning_encounter.store.persons import Confirmation
 from kenning_encounter.store.port import (
@@ -203,7 +204,7 @@ class GatedReads:
         return self._restate(self._cut(self._used(kept)))
 
     def _used(self, nodes: list[NodeRecord]) -> list[NodeRecord]:
-        """``nodes`` with the ``used_at`` the uses shown give (memory/uses.py): read off
+        """``nodes`` with the ``used_at`` the uses shown give (store/uses.py): read off
         the record, so nothing is asked, and nothing done where no classified node ever
         linked one of them."""
         if not any(n.used_marks is not None for n in nodes):

@@ -22,7 +22,7 @@ from kenning_encounter.errors import (
     SupersessionRule,
     Withheld,
 )
-from kenning_encounter.memory import classification, status, uses, validate
+from kenning_encounter.memory import classification, status, validate
 from kenning_encounter.memory.gates import hides, view, withholds
 from kenning_encounter.memory.models import (
     Created,
@@ -34,6 +34,7 @@ from kenning_encounter.memory.models import (
     RelationIn,
 )
 from kenning_encounter.memory.spine import ensure_open, require_open
+from kenning_encounter.store import uses
 from kenning_encounter.store.ids import type_of_id
 from kenning_encounter.store.past import StatusMove
 from kenning_encounter.store.port import BatchStart, GraphStore, ReadTx, WriteTx
@@ -356,7 +357,7 @@ def _uses_marked(
     links: Sequence[EdgeRecord], nodes: Mapping[str, NodeRecord], at: str
 ) -> dict[str, str]:
     """The ``used_marks`` of each end these links give a use by a classified node
-    (memory/uses.py), from the ends as the write read them: none in a memory that holds
+    (store/uses.py), from the ends as the write read them: none in a memory that holds
     no classified node, so such a write sends nothing more."""
     others: dict[str, list[str | None]] = {}
     for edge in links:

@@ -393,7 +393,7 @@ class ActivationWrites(Protocol):
     ) -> None: ...
 
     def mark_uses(self, marks: Mapping[str, str]) -> None:
-        """Each node's ``used_marks`` (memory/uses.py), set as given."""
+        """Each node's ``used_marks`` (store/uses.py), set as given."""
         ...
 
 

@@ -228,7 +228,7 @@ NODES_DELETE: Final = "UNWIND $ids AS i MATCH (n:{label} {{id: i}}) DETACH DELET
 EDGES_CREATE: Final = (
     "UNWIND $rows AS r MATCH (a:{source} {{id: r.s}}) MATCH (b:{target} {{id: r.t}}) "
     "CREATE (a)-[:{rel} {{tick: $tick, encounter: r.encounter, created_at: $at}}]->(b) "
-    "SET a.used_at = $at, b.used_at = $at"
+    "SET a.used_at = $at, b.used_at = $at, a.used_marks = NULL, b.used_marks = NULL"
 )
 EDGE_CREATE_SUPERSEDES: Final = (
     "MATCH (a:{source} {{id: $s}}), (b:{target} {{id: $t}}) "
@@ -565,7 +565,7 @@ DIRECTORS_OF: Final = (
 CONFIRM: Final = (
     "MATCH (e:Encounter {{id: $encounter}}) UNWIND $ids AS i MATCH (n:{label} {{id: i}}) "
     "CREATE (e)-[:CONFIRMED {{tick: $tick, created_at: $at, why: $why}}]->(n) "
-    "SET n.used_at = $at"
+    "SET n.used_at = $at, n.used_marks = NULL"
 )
 CONFIRMATIONS_OF: Final = (
     "MATCH (e:Encounter)-[r:CONFIRMED]->(n:{label}) WHERE n.id IN $ids "
@@ -602,14 +602,13 @@ IDENTITY_TEXT: Final = text_of(IdentityText, sys.modules[__name__])
 # --- consultations and pins (store/ops/activation.py) ----------------------------------
 CONSULT: Final = (
     "MATCH (e:Encounter {{id: $encounter}}) UNWIND $ids AS i MATCH (n:{label} {{id: i}}) "
-    "MERGE (e)-[r:CONSULTED]->(n) SET r.tick = $tick, r.created_at = $at, n.used_at = $at"
+    "MERGE (e)-[r:CONSULTED]->(n) SET r.tick = $tick, r.created_at = $at, n.used_at = $at, "
+    "n.used_marks = NULL"
 )
 PIN: Final = (
     "MATCH (e:Encounter {{id: $encounter}}) UNWIND $ids AS i MATCH (n:{label} {{id: i}}) "
     "CREATE (e)-[:PINNED {{tick: $tick, created_at: $at, why: $why, state: $state}}]->(n) "
-    "SET n.pinned = $pinned, n.used_at = $at"
+    "SET n.pinned = $pinned, n.used_at = $at, n.used_marks = NULL"
 )
-MARK_USES: Final = (
-    "UNWIND $rows AS r MATCH (n:{label} {{id: r.id}}) SET n.used_marks = r.marks"
-)
+MARK_USES: Final = "UNWIND $rows AS r MATCH (n:{label} {{id: r.id}}) SET n.used_marks = r.marks"
 ACTIVATION_TEXT: Final = text_of(ActivationText, sys.modules[__name__])

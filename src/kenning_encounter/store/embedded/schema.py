@@ -215,7 +215,7 @@ def _v13() -> list[str]:
 
 def _v14() -> list[str]:
     # v14: what a reader not granted a class may not learn from a use or an erasure
-    # (memory/uses.py): each node's uses by links to classified nodes, and each
+    # (store/uses.py): each node's uses by links to classified nodes, and each
     # encounter's erased classified nodes by class. Nothing to backfill: a store made
     # before holds none, and its readers see what they saw.
     stmts = [

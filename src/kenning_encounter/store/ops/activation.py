@@ -10,6 +10,7 @@ from typing import LiteralString
 
 from kenning_encounter.store.ids import group_by_type
 from kenning_encounter.store.ops.graph import NodeOps
+from kenning_encounter.store.uses import used_labels
 
 # Stored in ``pinned`` when no pin stands: one string type for the column on every engine.
 UNPINNED = ""
@@ -23,7 +24,7 @@ class ActivationText:
     # {label}; $encounter $ids $tick $at $why $state $pinned: a PINNED edge, the mirror.
     pin: LiteralString
     # {label}; $rows [{id, marks}] $tick: each node's uses by links to classified nodes
-    # (memory/uses.py), written beside the link statement that moved its used_at.
+    # (store/uses.py), written beside the link statement that moved its used_at.
     mark_uses: LiteralString
 
 
@@ -65,7 +66,7 @@ class ActivationOps(NodeOps):
         for label, ids in group_by_type(list(marks)).items():
             for i in ids:
                 self._on_changed(i)
-            rows = [{"id": i, "marks": marks[i]} for i in ids]
+            rows = [{"id": i, "marks": marks[i], "labels": used_labels(marks[i])} for i in ids]
             self.rows(
                 self.render(self._activation.mark_uses, label=label),
                 {"rows": rows, "tick": self.tick},

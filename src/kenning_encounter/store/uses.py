@@ -8,18 +8,22 @@ count every reader saw before, the part of it classified nodes made, by the othe
 node's stored classification (``phi,pii``: a node of two classes is withheld from a
 reader not granted either):
 
-- ``NodeRecord.used_marks``: for each classification, the latest use of this node by a
-  link to (or from) a node carrying it; and under the empty key, the latest use
-  by anything else as it stood when the latest of those was written. A reader's
-  ``used_at`` is the stored one unless that one is a use it may not see, and then the
-  latest of the uses it may see.
+- ``NodeRecord.used_marks``, held only while the node's latest use is a link to (or
+  from) classified nodes: for each classification, the latest such use since the last
+  use by anything else, and under the empty key that last other use. Any other use
+  (a link to an unclassified node, a consultation, a confirmation, a pin) clears them,
+  in the statement that writes it. A reader's ``used_at`` is the stored one unless that
+  is a use it may not see, and then the latest of the uses it may see.
 - ``EncounterRecord.tombstones_marked``: for each classification, how many of the
   encounter's erased nodes carried it. A reader's count leaves out those it would not
   have been shown.
 
-Kept as one short string each (``key=value;...``), written only by the writes that
-involve a classified node, and read with the record: a memory that never held one
-pays nothing, and a gate restates a record without asking the store anything.
+Kept as one short string each (``key=value;...``), written by one more statement only
+in the writes that link or erase a classified node, and read with the record: a memory
+that never held one pays nothing, and a gate restates a record without asking the
+store anything. read_cypher reads what is stored, so a node whose marks name a class
+its caller may not see is out of that caller's reach there (Neo4j: ``KenningUsed_``
+labels, store/neo4j/classified.py; embedded: the sandbox's copy leaves it out).
 """
 
 from __future__ import annotations
@@ -27,10 +31,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from kenning_encounter.memory.classification import split
 from kenning_encounter.store.records import EncounterRecord, NodeRecord
 
 BARE = ""  # the key of the uses by no classified node
+
+
+def split(stored: object) -> frozenset[str]:
+    """The classes a stored classification names (memory/classification.py's form)."""
+    if not isinstance(stored, str) or not stored:
+        return frozenset()
+    return frozenset(p for p in stored.split(",") if p)
 
 
 def parsed(text: str | None) -> dict[str, str]:
@@ -50,23 +60,32 @@ def joined(marks: Mapping[str, object]) -> str:
 
 def after_links(node: NodeRecord, others: Iterable[str | None], at: str) -> str | None:
     """``node``'s ``used_marks`` after one write linked it, at ``at``, to nodes of these
-    classifications (None: unclassified); None when no link is to a classified node
-    (the stored marks then stand: ``used_at`` moves past every mark)."""
+    classifications (None: unclassified). None when one of them is unclassified, or none
+    is classified: the write's use is then one every reader sees, and the statement that
+    links clears the marks (a later use stands before every marked one)."""
     classes = list(others)
-    marked = sorted({c for c in classes if c})
-    if not marked:
+    if not classes or any(not c for c in classes):
         return None
     marks = parsed(node.used_marks)
-    latest = node.used_at or node.created_at
-    earlier = {v for k, v in marks.items() if k != BARE}
-    # The latest use by nothing classified so far: the stored use, unless that was a
-    # marked one (then the bare use the marks kept when it was written).
-    bare = latest if latest not in earlier or marks.get(BARE) == latest else marks[BARE]
-    if any(not c for c in classes):
-        bare = at
-    marks.update(dict.fromkeys(marked, at))
-    marks[BARE] = bare
+    # Marks stand only while the node's latest use is a marked one: their bare use is
+    # then the latest use by nothing classified, and without them it is the stored one.
+    bare = marks.get(BARE) if marks else (node.used_at or node.created_at)
+    marks.update(dict.fromkeys(sorted({c for c in classes if c}), at))
+    marks[BARE] = bare or node.created_at
     return joined(marks)
+
+
+def classes_of(marks: str | None) -> frozenset[str]:
+    """Every class a node's marks name: a caller not granted one of them has read_cypher
+    keep the node out of reach (its stored ``used_at`` and marks would tell)."""
+    return frozenset(c for k in parsed(marks) for c in split(k))
+
+
+def used_labels(marks: str | None) -> list[str]:
+    """Neo4j's labels for ``classes_of`` (store/neo4j/classified.py: ``KenningUsed_``)."""
+    from kenning_encounter.store.neo4j.classified import used_label
+
+    return [used_label(c) for c in sorted(classes_of(marks))]
 
 
 def used_at_seen(node: NodeRecord, withheld: frozenset[str]) -> str | None:
@@ -101,7 +120,9 @@ def tombstones_after(encounter: EncounterRecord | None, erased: Iterable[str | N
             counts[c] = counts.get(c, 0) + 1
     if not counts:
         return None
-    held = {k: int(v) for k, v in parsed(encounter.tombstones_marked if encounter else None).items()}
+    held = {
+        k: int(v) for k, v in parsed(encounter.tombstones_marked if encounter else None).items()
+    }
     for k, n in counts.items():
         held[k] = held.get(k, 0) + n
     return joined(held)
