@@ -138,6 +138,8 @@ class GatedReads:
         return filtered
 
     def _filter(self, value: Any) -> Any:
+        if isinstance(value, EncounterRecord):
+            return self._tombs(value)
         if isinstance(value, NodeRecord):
             kept = self._keep([value])
             return kept[0] if kept else None
@@ -312,20 +314,28 @@ class GatedReads:
     def work_spans(self, since: str) -> list[tuple[str, str]]:
         return self._tx.work_spans(since)
 
+    def _tombs(self, encounter: EncounterRecord) -> EncounterRecord:
+        """The encounter with the tombstones of the nodes the caller could have seen."""
+        return uses.tombstones_seen(encounter, self._gate.withheld)
+
     def get_encounter(self, name: str) -> EncounterRecord | None:
-        return self._tx.get_encounter(name)
+        found = self._tx.get_encounter(name)
+        return found if found is None else self._tombs(found)
 
     def get_encounters(self, names: Sequence[str]) -> dict[str, EncounterRecord]:
-        return self._tx.get_encounters(names)
+        return {k: self._tombs(e) for k, e in self._tx.get_encounters(names).items()}
 
     def open_encounter_of(self, locus: str) -> EncounterRecord | None:
-        return self._tx.open_encounter_of(locus)
+        found = self._tx.open_encounter_of(locus)
+        return found if found is None else self._tombs(found)
 
     def last_encounter_of(self, locus: str) -> EncounterRecord | None:
-        return self._tx.last_encounter_of(locus)
+        found = self._tx.last_encounter_of(locus)
+        return found if found is None else self._tombs(found)
 
     def latest_encounter(self) -> EncounterRecord | None:
-        return self._tx.latest_encounter()
+        found = self._tx.latest_encounter()
+        return found if found is None else self._tombs(found)
 
     def encounters(
         self,
@@ -335,9 +345,10 @@ class GatedReads:
         exclude_locus: str | None = None,
         offset: int = 0,
     ) -> list[EncounterRecord]:
-        return self._tx.encounters(
+        found = self._tx.encounters(
             unsealed_only=unsealed_only, limit=limit, exclude_locus=exclude_locus, offset=offset
         )
+        return [self._tombs(e) for e in found]
 
     def loci(self) -> list[str]:
         return self._tx.loci()

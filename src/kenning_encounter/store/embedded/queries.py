@@ -369,6 +369,7 @@ ENC_DISSOLVE: Final = (
 )
 ENC_TOUCH: Final = "MATCH (e:Encounter {id: $name}) SET e.last_activity_at = $at"
 ENC_TOMBSTONES: Final = "MATCH (e:Encounter {id: $name}) SET e.tombstones = e.tombstones + $count"
+ENC_TOMBSTONES_MARKED: Final = "MATCH (e:Encounter {id: $name}) SET e.tombstones_marked = $marks"
 ENC_TOUCHING: Final = (
     "MATCH (e:Encounter)-[:RECORDED|:CONFIRMED|:CONSULTED|:PINNED]->(n:{label}) "
     "WHERE n.id IN $ids RETURN DISTINCT e.id"

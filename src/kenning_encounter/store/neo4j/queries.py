@@ -551,6 +551,9 @@ ENC_TOUCH: Final = (
     KEEP_PLAN + "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.last_activity_at = $at"
 )
 ENC_TOMBSTONES: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.tombstones = coalesce(e.tombstones, 0) + $count"
+ENC_TOMBSTONES_MARKED: Final = (
+    "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.tombstones_marked = $marks"
+)
 ENC_TOUCHING: Final = (
     "MATCH (e:Encounter:KenningMemory)-[:RECORDED|CONFIRMED|CONSULTED|PINNED]->"
     "(n:{label}:KenningMemory) WHERE n.id IN $ids RETURN DISTINCT e.id"

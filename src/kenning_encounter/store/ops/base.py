@@ -120,5 +120,6 @@ def encounter_from(props: dict[str, Any]) -> EncounterRecord:
         dissolved_at=props.get("dissolved_at"),
         last_activity_at=props.get("last_activity_at"),
         tombstones=int(props.get("tombstones") or 0),
+        tombstones_marked=props.get("tombstones_marked") or None,
         dissolved_tick=props.get("dissolved_tick"),
     )

@@ -169,9 +169,11 @@ class SpineOps(Statements):
         self._require_writable()
         self.rows(self._spine.enc_touch, {"name": name, "at": self.now})
 
-    def add_tombstones(self, encounter: str, count: int) -> None:
+    def add_tombstones(self, encounter: str, count: int, marked: str | None = None) -> None:
         self._require_writable()
         self.rows(self._spine.enc_tombstones, {"name": encounter, "count": count})
+        if marked is not None:
+            self.rows(self._spine.enc_tombstones_marked, {"name": encounter, "marks": marked})
 
     def encounters_drawing_on(self, node_ids: Sequence[str]) -> list[str]:
         names: set[str] = set()
