@@ -12,6 +12,8 @@ observation links to it on day 100 (half-life 30 days: cold by creation alone).
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,6 +22,7 @@ from typing import Any
 import pytest
 
 from kenning_encounter.memory.activation import Activation
+from kenning_encounter.memory.dump import export
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
@@ -255,3 +258,21 @@ def test_read_cypher_keeps_a_node_a_withheld_node_used_out_of_reach(
     assert dict((r[0], r[1]) for r in granted)["lamp theory"] == _stamp(100)
     whole = Memory(store, granted=ALL, activation=MONTH).read_cypher("MATCH (n) RETURN n")
     assert "used_marks" not in str(whole.rows) and "KenningUsed" not in str(whole.rows)
+
+
+def test_an_export_not_granted_the_class_carries_the_use_it_may_see(
+    timed: tuple[GraphStore, Clock],
+) -> None:
+    store, clock = timed
+    ids = _planted(store, clock)
+
+    def used(withheld: frozenset[str]) -> Any:
+        out = io.BytesIO()
+        export(store, out, app_version="test", withheld=withheld)
+        lines = [json.loads(line) for line in out.getvalue().decode().splitlines()]
+        [node] = [x for x in lines if x.get("kind") == "node" and x["id"] == ids["lamp theory"]]
+        assert "used_marks" not in node
+        return node["used_at"]
+
+    assert used(frozenset(CLASSIFICATIONS)) in (None, _stamp(0))
+    assert used(frozenset({"pii"})) == used(frozenset()) == _stamp(100)

@@ -8,9 +8,12 @@ had been there. The reader now counts only the erased nodes it would have been s
 
 from __future__ import annotations
 
+import io
+import json
 from typing import Any
 
 from kenning_encounter.memory import erasure
+from kenning_encounter.memory.dump import export
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.port import GraphStore
 from kenning_encounter.vocabulary import CLASSIFICATIONS
@@ -91,3 +94,21 @@ def test_only_withheld_erasures_leave_a_gated_reader_no_tombstone(store: GraphSt
     erasure.erase(store, erasure.plan(store, ["ward lamp"]))
     assert _counts(Memory(store), made[0].id) == []
     assert _counts(writer, made[0].id) == [(encounter, 1)]
+
+
+def test_an_export_not_granted_the_class_counts_the_tombstones_it_may_see(
+    store: GraphStore,
+) -> None:
+    _, encounter = _erased(store)
+
+    def counted(withheld: frozenset[str]) -> int:
+        out = io.BytesIO()
+        export(store, out, app_version="test", withheld=withheld)
+        lines = [json.loads(line) for line in out.getvalue().decode().splitlines()]
+        [line] = [x for x in lines if x.get("kind") == "encounter" and x["name"] == encounter]
+        assert "tombstones_marked" not in line
+        return int(line["tombstones"])
+
+    assert counted(frozenset(CLASSIFICATIONS)) == 1
+    assert counted(frozenset({"pii"})) == 2
+    assert counted(frozenset()) == 3
