@@ -112,3 +112,21 @@ def test_an_export_not_granted_the_class_counts_the_tombstones_it_may_see(
     assert counted(frozenset(CLASSIFICATIONS)) == 1
     assert counted(frozenset({"pii"})) == 2
     assert counted(frozenset()) == 3
+
+
+def test_read_cypher_keeps_an_encounter_with_withheld_tombstones_out_of_reach(
+    store: GraphStore,
+) -> None:
+    """read_cypher reads the count as stored: the encounter is out of a gated caller's
+    reach, as a node a withheld node used is; none shows the marks."""
+    _, encounter = _erased(store)
+    query = "MATCH (e:Encounter) RETURN e.id AS name, e.tombstones AS n"
+
+    def counts(memory: Memory) -> dict[str, int]:
+        return {str(r[0]): int(r[1]) for r in memory.read_cypher(query).rows}
+
+    assert encounter not in counts(Memory(store))
+    assert encounter not in counts(Memory(store, granted=("phi",)))
+    assert counts(Memory(store, granted=ALL))[encounter] == 3
+    whole = Memory(store, granted=ALL).read_cypher("MATCH (e:Encounter) RETURN e").rows
+    assert "tombstones_marked" not in str(whole) and "KenningUsed" not in str(whole)

@@ -369,6 +369,7 @@ ENC_DISSOLVE: Final = (
 )
 ENC_TOUCH: Final = "MATCH (e:Encounter {id: $name}) SET e.last_activity_at = $at"
 ENC_TOMBSTONES: Final = "MATCH (e:Encounter {id: $name}) SET e.tombstones = e.tombstones + $count"
+# $labels are Neo4j's (its read_cypher scope); the sandbox reads the marks themselves.
 ENC_TOMBSTONES_MARKED: Final = "MATCH (e:Encounter {id: $name}) SET e.tombstones_marked = $marks"
 ENC_TOUCHING: Final = (
     "MATCH (e:Encounter)-[:RECORDED|:CONFIRMED|:CONSULTED|:PINNED]->(n:{label}) "

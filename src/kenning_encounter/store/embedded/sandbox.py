@@ -343,10 +343,21 @@ def _project(path: Path, withheld: frozenset[str] = frozenset()) -> None:
                                 f"MATCH (n:{name}) WHERE n.id IN $ids DETACH DELETE n",
                                 {"ids": used},
                             )
+                # Nor an encounter whose tombstones count a withheld node's erasure.
+                ask = "MATCH (n:Encounter) WHERE n.tombstones_marked IS NOT NULL "
+                marked = rows(conn, ask + "RETURN n.id, n.tombstones_marked")
+                erased = [i for i, m in marked if uses.classes_of(m) & withheld]
+                if erased:
+                    rows(
+                        conn,
+                        "MATCH (n:Encounter) WHERE n.id IN $ids DETACH DELETE n",
+                        {"ids": erased},
+                    )
             for name, spec in NODE_TYPES.items():
                 if spec.authored:
                     for column in MIRROR_COLUMNS:
                         rows(conn, f"ALTER TABLE {name} DROP {column}")
+            rows(conn, "ALTER TABLE Encounter DROP tombstones_marked")
             rows(conn, "CHECKPOINT")
         finally:
             conn.close()

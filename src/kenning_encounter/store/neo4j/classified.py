@@ -29,11 +29,13 @@ CLASS_LABELS: Final = frozenset(f"{CLASS_LABEL_PREFIX}{c}" for c in CLASSIFICATI
 # of that caller's queries, which tells of nothing; the other tools show it.
 MOVED_LABEL_PREFIX: Final = "KenningMoved_"
 MOVED_LABELS: Final = frozenset(f"{MOVED_LABEL_PREFIX}{c}" for c in CLASSIFICATIONS)
-# A node a classified node used (a link, store/uses.py) keeps that use in ``used_marks``,
-# and its ``used_at`` may be that use: read_cypher cannot restate either. So such a node
-# carries one label per class of those nodes (``KenningUsed_phi``...), set by the
-# statement that writes the marks and never taken back, and the scope rewrite keeps it
-# out of the reach of a caller not granted the class, as the moved labels do.
+# A node a classified node used (a link, store/uses.py) keeps that use in ``used_marks``
+# while it is its latest, and its ``used_at`` is that use; an encounter an erasure took
+# classified nodes from counts them in ``tombstones``, and by class in
+# ``tombstones_marked``. read_cypher cannot restate these, so such a record carries one
+# label per class its marks name (``KenningUsed_phi``...), set by the statement that
+# writes the marks (a node's go with them), and the scope rewrite keeps it out of the
+# reach of a caller not granted the class, as the moved labels do.
 USED_LABEL_PREFIX: Final = "KenningUsed_"
 USED_LABELS: Final = frozenset(f"{USED_LABEL_PREFIX}{c}" for c in CLASSIFICATIONS)
 

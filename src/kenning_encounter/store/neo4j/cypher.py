@@ -162,7 +162,7 @@ def check_plan(query_type: str | None, plan: Mapping[str, Any] | None) -> None:
 
 # The text index's fields, and the uses the gate restates standing by (store/uses.py).
 INDEX_FIELDS: Final = frozenset(
-    {q.TEXT_PROPERTY, q.TEXT_LENGTH, q.TOUCHED, MEMORY_PROPERTY, "used_marks"}
+    {q.TEXT_PROPERTY, q.TEXT_LENGTH, q.TOUCHED, MEMORY_PROPERTY, "used_marks", "tombstones_marked"}
 )
 
 

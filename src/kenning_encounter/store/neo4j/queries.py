@@ -551,8 +551,9 @@ ENC_TOUCH: Final = (
     KEEP_PLAN + "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.last_activity_at = $at"
 )
 ENC_TOMBSTONES: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.tombstones = coalesce(e.tombstones, 0) + $count"
+# $labels: the classes the marks name (classified.py ``USED_LABEL_PREFIX``), for read_cypher.
 ENC_TOMBSTONES_MARKED: Final = (
-    "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.tombstones_marked = $marks"
+    "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.tombstones_marked = $marks, e:$($labels)"
 )
 ENC_TOUCHING: Final = (
     "MATCH (e:Encounter:KenningMemory)-[:RECORDED|CONFIRMED|CONSULTED|PINNED]->"
