@@ -1,10 +1,11 @@
-"""What a withheld node's use of a public one shows, through a real MCP client on both
+"""What withheld nodes leave on public records, through a real MCP client on both
 backends (store/uses.py).
 
 A link is a use of both its ends, so a withheld observation grounding a public concept
-moved the concept's ``last_used_at`` for every reader: a reader not granted the class
-learnt a write it may not see had touched it. Read here on the reader face granted
-nothing and on one granted every class, over one store.
+moved the concept's ``last_used_at`` for every reader; an operator's erasure of a
+withheld node counted it in its encounter's tombstones, which ``chain_history`` shows. A
+reader not granted the class learnt from either that such a node had been there. Read
+here on the reader face granted nothing and on one granted every class, over one store.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Final
 
 import pytest
 
+from kenning_encounter.memory import erasure
 from kenning_encounter.store.port import GraphStore
 from tests.e2e.conftest import call_ok
 from tests.e2e.test_gated_revisions_tools import _said, _served
@@ -86,3 +88,34 @@ async def test_a_withheld_link_moves_no_last_use_a_gated_face_sees(
     granted = await _uses(store, tmp_path / "m", reader_grant="all")
     assert granted["find"] > created == granted["created"]
     assert granted["cypher"] == [["lamp theory"]]
+
+
+async def test_chain_history_counts_no_erased_withheld_node_on_a_gated_face(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """An operator's erasure of a secret note and a public one recorded with a chain's
+    version: the gated face's chain_history counts the public one alone."""
+    async with _served(store, tmp_path / "m", grant="all") as writer:
+        await call_ok(writer, "advance_encounter", {"session_id": WRITER, "purpose": "lamps"})
+        await call_ok(
+            writer,
+            "create_entities",
+            {
+                "session_id": WRITER,
+                "entities": [
+                    {"type": "Note", "name": "lamp", "description": "a lamp"},
+                    {"type": "Note", "name": "old lamp", "description": "an old lamp"},
+                    {"type": "Note", "name": "ward lamp", "classification": "secret"},
+                ],
+            },
+        )
+    for name in ("old lamp", "ward lamp"):  # the operator's command, on the store itself
+        erasure.erase(store, erasure.plan(store, [name]))
+
+    async def removed(**values: Any) -> list[int]:
+        async with _served(store, tmp_path / "m", face="reader", **values) as reader:
+            _, history = await _said(reader, "chain_history", {"node": "lamp"})
+        return [t["removed"] for t in history["tombstones"]]
+
+    assert await removed() == [1]
+    assert await removed(reader_grant="all") == [2]
