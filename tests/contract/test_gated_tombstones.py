@@ -16,6 +16,7 @@ from kenning_encounter.memory import erasure
 from kenning_encounter.memory.dump import export
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.port import GraphStore
+from kenning_encounter.ui import views
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 
 ALL = tuple(CLASSIFICATIONS)
@@ -79,6 +80,10 @@ def test_a_gated_reader_counts_only_the_erased_nodes_it_could_have_seen(
     want = dict.fromkeys(("one", "many", "listed", "last"), 1)
     assert _encounter_counts(Memory(store), encounter) == want
     assert _encounter_counts(Memory(store, granted=ALL), encounter) == {k: 3 for k in want}
+    # The inspector's spine page.
+    for memory, count in ((Memory(store), 1), (Memory(store, granted=ALL), 3)):
+        page = {e.name: e.tombstones for e in views.spine(memory, 0).encounters}
+        assert page[encounter] == count
 
 
 def test_only_withheld_erasures_leave_a_gated_reader_no_tombstone(store: GraphStore) -> None:
