@@ -776,7 +776,8 @@ class GatedStore:
             shown = reads.get_nodes([h.id for h in hits])
             return work(reads, [h for h in hits if h.id in shown], stats_of)
 
-        # Withheld hits are dropped, not replaced: the caller (infusion) takes what is left.
+        # The store's query leaves the withheld nodes out (they take no candidate's place,
+        # as in ``search_read``); the gated read checks each hit again.
         return self.inner.read_text(
             text, terms, gated, limit=limit, withheld=gate.withheld | withheld, hidden_loci=loci
         )
