@@ -550,9 +550,11 @@ def _without_the_record(store: GraphStore, backend: str, where: Path) -> GraphSt
             if t.authored:  # standing (v11): its mirrors on the node
                 conn.execute(f"ALTER TABLE {name} DROP used_at")
                 conn.execute(f"ALTER TABLE {name} DROP pinned")
+                conn.execute(f"ALTER TABLE {name} DROP used_marks")  # v14
         conn.execute("DROP TABLE CONSULTED")  # and its process edges
         conn.execute("DROP TABLE PINNED")
         conn.execute("ALTER TABLE Encounter DROP dissolved_tick")  # v13
+        conn.execute("ALTER TABLE Encounter DROP tombstones_marked")  # v14
         conn.execute("MATCH (m:Meta {key: 'schema_version'}) SET m.ival = 9")
         conn.close()
         db.close()

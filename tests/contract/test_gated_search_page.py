@@ -31,3 +31,31 @@ def test_a_gated_page_is_filled_with_what_it_may_show(store: GraphStore) -> None
     assert [h.name.startswith("plain lamp") for h in gated.hits] == [True, True, True]
     wide = Memory(store).search(WORD, limit=20)
     assert sorted(h.name for h in wide.hits) == sorted(s["name"] for s in shown)
+
+
+def test_the_infusion_read_is_filled_with_what_it_may_show(store: GraphStore) -> None:
+    """Infusion's one read of the text (``read_text``) asks the index for its candidates
+    without the withheld nodes, as search does: a withheld node takes no candidate's
+    place, so the lexical channel is not left with fewer than it asked for."""
+    writer = Memory(store, granted=tuple(CLASSIFICATIONS))
+    writer.advance_encounter(WRITER, "lamps")
+    hidden = [
+        {"type": "Note", "name": f"{WORD} {i}", "description": f"{WORD} {WORD} {WORD} lit",
+         "classification": ["phi"]}
+        for i in range(12)
+    ]  # fmt: skip
+    shown = [
+        {"type": "Note", "name": f"plain lamp {i}", "description": f"one {WORD} among other words"}
+        for i in range(5)
+    ]
+    made = writer.create_entities(WRITER, [*hidden, *shown]).created
+    public = {m.id for m in made if m.name.startswith("plain lamp")}
+
+    def candidates(memory: Memory) -> list[str]:
+        return memory.store.read_text(
+            WORD, [WORD], lambda _tx, hits, _stats: [h.id for h in hits], limit=3
+        )
+
+    assert not set(candidates(writer)) & public  # the withheld rank first
+    gated = candidates(Memory(store))
+    assert len(gated) == 3 and set(gated) <= public

@@ -305,7 +305,8 @@ def test_read_cypher_reaches_no_status_a_withheld_node_moved(store: GraphStore) 
     reads "challenged". read_cypher reads what is stored, so a node a withheld node
     resolves, supports or challenges is out of a query's reach, as the withheld node is,
     for a caller not granted its class (the other reads show its status as the relations
-    they show give it); back in reach once those relations are gone (an undo)."""
+    they show give it); back in reach once those relations are gone (an undo), unless a
+    withheld node's link is still its latest use (tests/contract/test_gated_standing.py)."""
     writer = Memory(store, granted=ALL)
     writer.advance_encounter(plan.WRITER, "moved statuses")
     writer.create_entities(
@@ -338,7 +339,10 @@ def test_read_cypher_reaches_no_status_a_withheld_node_moved(store: GraphStore) 
     writer.delete_relations(plan.WRITER, [challenge])  # its own fresh mistake
     assert statuses(gated) == {"wick guess": "supported"}
     writer.delete_entities(plan.WRITER, [MARK])
-    assert statuses(gated) == {"wick guess": "supported", "wick why": "open"}
+    # The question stays out: its latest use is still the withheld node's link, in its
+    # used_at (store/uses.py), whatever became of the link.
+    assert statuses(gated) == {"wick guess": "supported"}
+    assert statuses(writer) == {"wick guess": "supported", "wick why": "open"}
 
 
 def test_read_cypher_runs_as_ever_while_nothing_withheld_is_held(store: GraphStore) -> None:

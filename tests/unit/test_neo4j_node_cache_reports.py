@@ -33,6 +33,7 @@ def test_every_statement_that_changes_a_node_is_heard_by_the_caches() -> None:
         "CONFIRM": True,
         "CONSULT": True,
         "PIN": True,
+        "MARK_USES": True,  # the uses a link to a classified node made (store/uses.py)
         "EDGES_CREATE": True,  # and EDGE_CREATE_SUPERSEDES (its SET is of _touched alone)
         # reported: ops set_statuses calls _on_changed, and the write's end marks the node
         "NODES_SET_STATUS": False,

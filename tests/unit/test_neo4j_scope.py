@@ -188,8 +188,12 @@ def test_label_alternatives_that_would_stall_the_planner_are_refused_before_it()
     assert scope_nodes(listed) == listed.replace("(n:Concept)", f"(n:Concept{M})")
 
 
-# Each withheld class: its nodes, and the nodes they moved a status of (classified.py).
-H = "&!KenningClass_phi&!KenningMoved_phi&!KenningClass_secret&!KenningMoved_secret"
+# Each withheld class: its nodes, the nodes they moved a status of, and those whose latest
+# use was a link to one of them (classified.py).
+H = (
+    "&!KenningClass_phi&!KenningMoved_phi&!KenningUsed_phi"
+    "&!KenningClass_secret&!KenningMoved_secret&!KenningUsed_secret"
+)
 HELD = frozenset({"phi", "secret"})
 
 

@@ -275,6 +275,13 @@ def test_the_cache_agrees_with_the_engine_through_every_kind_of_write(
         ],
     )
     agree("statuses moved by relations")
+    granted = Memory(embedded, granted=("pii",))
+    marked = granted.create_entities(
+        S, [{"type": "Observation", "name": "o9", "classification": "pii"}]
+    )
+    seen.update(n.id for n in marked.created)
+    granted.create_relations(S, [{"source": "o9", "type": "GROUNDS", "target": "c1"}])
+    agree("a classified node's use marked on the node it links")
     revised = memory.create_entities(
         S,
         [{"type": "Concept", "name": "c2", "description": "a better idea",
@@ -316,6 +323,7 @@ def test_every_statement_that_changes_a_node_reports_it() -> None:
         "CONFIRM",  # ops/identity.py confirm_nodes
         "CONSULT",  # ops/activation.py consult_nodes
         "PIN",  # ops/activation.py pin_nodes
+        "MARK_USES",  # ops/activation.py mark_uses: each node (store/uses.py)
     }
 
 

@@ -22,6 +22,7 @@ from typing import BinaryIO, Final, TypeVar
 from kenning_encounter.errors import Conflict
 from kenning_encounter.memory import dump_format as fmt
 from kenning_encounter.memory.classification import split
+from kenning_encounter.store import uses
 from kenning_encounter.store.persons import ClaimRecord
 from kenning_encounter.store.port import (
     PAST_KINDS,
@@ -37,6 +38,7 @@ from kenning_encounter.store.port import (
     PinRecord,
     bulk_read,
 )
+from kenning_encounter.store.records import EncounterRecord
 from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES
 
 PAGE: Final = 5_000
@@ -167,15 +169,23 @@ def _touches(record: fmt.Record) -> set[str]:
     return set()
 
 
-def _shown(records: Iterator[fmt.Record], held_back: set[str]) -> Iterator[fmt.Record]:
+def _shown(
+    records: Iterator[fmt.Record], held_back: set[str], withheld: frozenset[str] = frozenset()
+) -> Iterator[fmt.Record]:
     """The records without the held-back nodes and whatever names them. A deleted version
     revised by a held-back one names no successor: its chain ends there, as the read gate
-    shows it (memory/gates.py)."""
+    shows it (memory/gates.py). A node's last use and an encounter's tombstones are those
+    the ``withheld`` classes' nodes did not make (store/uses.py)."""
     for record in records:
         if held_back and held_back & _touches(record):
             continue
         if isinstance(record, DumpedEndedNode) and record.node.superseded_by in held_back:
             record = replace(record, node=replace(record.node, superseded_by=None))
+        if withheld:
+            if isinstance(record, DumpedNode | DumpedEndedNode):
+                record = replace(record, node=uses.restated(record.node, withheld))
+            elif isinstance(record, EncounterRecord):
+                record = uses.tombstones_seen(record, withheld)
         yield record
 
 
@@ -198,7 +208,7 @@ def export(
     counts = stored
     if held_back:
         counts = dict.fromkeys(stored, 0)
-        for record in _shown(records(store, page), held_back):
+        for record in _shown(records(store, page), held_back, withheld):
             counts[fmt.to_line(record)["kind"]] += 1
     digest = hashlib.sha256()
 
@@ -220,7 +230,7 @@ def export(
     total = sum(counts.values())
     written: dict[str, int] = dict.fromkeys(fmt.KINDS, 0)
     done = 0
-    for record in _shown(records(store, page), held_back):
+    for record in _shown(records(store, page), held_back, withheld):
         line = fmt.to_line(record)
         emit(fmt.encode(line))
         written[line["kind"]] += 1

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from kenning_encounter.errors import Conflict
 from kenning_encounter.memory import validate
 from kenning_encounter.memory.writes import delete_nodes, resolve
+from kenning_encounter.store import uses
 from kenning_encounter.store.port import GraphStore, ReadTx, WriteTx
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
 from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES
@@ -272,11 +273,18 @@ def delete(tx: WriteTx, nodes: Sequence[NodeRecord]) -> tuple[dict[str, int], li
     tx.withdraw_encounter_text(withdrawn, WITHDRAWN)
     delete_nodes(tx, ids)
     counts: dict[str, int] = {}
+    classes: dict[str, list[str | None]] = {}
     for node in nodes:
         if node.encounter:
             counts[node.encounter] = counts.get(node.encounter, 0) + 1
+            classes.setdefault(node.encounter, []).append(node.props.get("classification"))
+    # Which of them a reader not granted a class would not have seen (store/uses.py): read
+    # and written only where one was classified.
+    marked = [e for e, found in classes.items() if any(found)]
+    held = tx.get_encounters(marked) if marked else {}
     for encounter, n in counts.items():
-        tx.add_tombstones(encounter, n)
+        marks = uses.tombstones_after(held.get(encounter), classes[encounter])
+        tx.add_tombstones(encounter, n, marks)
     # Servers still serving this memory drop what they cached of node text (caches.py).
     tx.count_erasure()
     return counts, withdrawn

@@ -53,6 +53,7 @@ from typing import Any, TypeVar, cast
 
 from kenning_encounter.memory import status
 from kenning_encounter.memory.classification import split
+from kenning_encounter.store import uses
 from kenning_encounter.store.outline import OUTSIDE, Outline, as_numpy
 from kenning_encounter.store.persons import Confirmation
 from kenning_encounter.store.port import (
@@ -137,6 +138,8 @@ class GatedReads:
         return filtered
 
     def _filter(self, value: Any) -> Any:
+        if isinstance(value, EncounterRecord):
+            return self._tombs(value)
         if isinstance(value, NodeRecord):
             kept = self._keep([value])
             return kept[0] if kept else None
@@ -200,7 +203,16 @@ class GatedReads:
         kept = [n for n in nodes if self._met[n.id]]
         if len(kept) < len(nodes):
             self._in_use = True
-        return self._restate(self._cut(kept))
+        return self._restate(self._cut(self._used(kept)))
+
+    def _used(self, nodes: list[NodeRecord]) -> list[NodeRecord]:
+        """``nodes`` with the ``used_at`` the uses shown give (store/uses.py): read off
+        the record, so nothing is asked, and nothing done where no classified node ever
+        linked one of them."""
+        if not any(n.used_marks is not None for n in nodes):
+            return nodes
+        withheld = self._gate.withheld
+        return [uses.restated(n, withheld) for n in nodes]
 
     def _restate(self, nodes: list[NodeRecord]) -> list[NodeRecord]:
         """``nodes`` with each status a withheld relation moved read as the relations
@@ -302,20 +314,28 @@ class GatedReads:
     def work_spans(self, since: str) -> list[tuple[str, str]]:
         return self._tx.work_spans(since)
 
+    def _tombs(self, encounter: EncounterRecord) -> EncounterRecord:
+        """The encounter with the tombstones of the nodes the caller could have seen."""
+        return uses.tombstones_seen(encounter, self._gate.withheld)
+
     def get_encounter(self, name: str) -> EncounterRecord | None:
-        return self._tx.get_encounter(name)
+        found = self._tx.get_encounter(name)
+        return found if found is None else self._tombs(found)
 
     def get_encounters(self, names: Sequence[str]) -> dict[str, EncounterRecord]:
-        return self._tx.get_encounters(names)
+        return {k: self._tombs(e) for k, e in self._tx.get_encounters(names).items()}
 
     def open_encounter_of(self, locus: str) -> EncounterRecord | None:
-        return self._tx.open_encounter_of(locus)
+        found = self._tx.open_encounter_of(locus)
+        return found if found is None else self._tombs(found)
 
     def last_encounter_of(self, locus: str) -> EncounterRecord | None:
-        return self._tx.last_encounter_of(locus)
+        found = self._tx.last_encounter_of(locus)
+        return found if found is None else self._tombs(found)
 
     def latest_encounter(self) -> EncounterRecord | None:
-        return self._tx.latest_encounter()
+        found = self._tx.latest_encounter()
+        return found if found is None else self._tombs(found)
 
     def encounters(
         self,
@@ -325,9 +345,10 @@ class GatedReads:
         exclude_locus: str | None = None,
         offset: int = 0,
     ) -> list[EncounterRecord]:
-        return self._tx.encounters(
+        found = self._tx.encounters(
             unsealed_only=unsealed_only, limit=limit, exclude_locus=exclude_locus, offset=offset
         )
+        return [self._tombs(e) for e in found]
 
     def loci(self) -> list[str]:
         return self._tx.loci()
@@ -550,7 +571,9 @@ class GatedReads:
         hides = self._gate.hides
         whole = self._tx.authored_outline()
         outline = whole.keeping(lambda n: not (n.props and hides(n)))
-        if outline is whole:
+        if any(n.used_marks is not None for n in outline.nodes):
+            outline = Outline(self._used(outline.nodes), outline.relations)
+        if outline.nodes is whole.nodes:
             return whole
         # What the withheld nodes made of those kept: a successor, a status moved.
         kept = {n.id for n in outline.nodes}
@@ -760,7 +783,8 @@ class GatedStore:
             shown = reads.get_nodes([h.id for h in hits])
             return work(reads, [h for h in hits if h.id in shown], stats_of)
 
-        # Withheld hits are dropped, not replaced: the caller (infusion) takes what is left.
+        # The store's query leaves the withheld nodes out (they take no candidate's place,
+        # as in ``search_read``); the gated read checks each hit again.
         return self.inner.read_text(
             text, terms, gated, limit=limit, withheld=gate.withheld | withheld, hidden_loci=loci
         )

@@ -34,6 +34,7 @@ from kenning_encounter.memory.models import (
     RelationIn,
 )
 from kenning_encounter.memory.spine import ensure_open, require_open
+from kenning_encounter.store import uses
 from kenning_encounter.store.ids import type_of_id
 from kenning_encounter.store.past import StatusMove
 from kenning_encounter.store.port import BatchStart, GraphStore, ReadTx, WriteTx
@@ -359,11 +360,32 @@ def create_relations(
                 )
         tx.set_statuses(moves, known=unmoved)
         tx.create_edges(links)
+        marks = _uses_marked(links, nodes, tx.now)
+        if marks:
+            tx.mark_uses(marks)
         tx.touch_encounter(encounter.name)
         changes = _changes_shown(view(store, tx), tx, changes, unmoved)
         return Related(encounter=encounter.name, tick=tx.tick, created=made, status_changes=changes)
 
     return store.write(work)
+
+
+def _uses_marked(
+    links: Sequence[EdgeRecord], nodes: Mapping[str, NodeRecord], at: str
+) -> dict[str, str]:
+    """The ``used_marks`` of each end these links give a use by a classified node
+    (store/uses.py), from the ends as the write read them: none in a memory that holds
+    no classified node, so such a write sends nothing more."""
+    others: dict[str, list[str | None]] = {}
+    for edge in links:
+        for end, other in ((edge.source, edge.target), (edge.target, edge.source)):
+            others.setdefault(end, []).append(nodes[other].props.get("classification"))
+    out: dict[str, str] = {}
+    for end, classes in others.items():
+        marks = uses.after_links(nodes[end], classes, at)
+        if marks is not None:
+            out[end] = marks
+    return out
 
 
 def _changes_shown(

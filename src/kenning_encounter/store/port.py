@@ -392,6 +392,10 @@ class ActivationWrites(Protocol):
         self, encounter: str, node_ids: Sequence[str], *, pinned: bool, why: str = ""
     ) -> None: ...
 
+    def mark_uses(self, marks: Mapping[str, str]) -> None:
+        """Each node's ``used_marks`` (store/uses.py), set as given."""
+        ...
+
 
 class WriteContext(Protocol):
     """The one tick and the one timestamp of a write."""
@@ -434,7 +438,10 @@ class SpineWrites(Protocol):
 
     def touch_encounter(self, name: str) -> None: ...
 
-    def add_tombstones(self, encounter: str, count: int) -> None: ...
+    def add_tombstones(self, encounter: str, count: int, marked: str | None = None) -> None:
+        """``count`` more nodes erased from ``encounter``; ``marked``: its classified
+        tombstones by class after them (store/uses.py), when some of these were."""
+        ...
 
     def withdraw_encounter_text(self, names: Sequence[str], text: str) -> None:
         """An operator's erasure: these encounters' purpose and (when sealed) summary

@@ -34,6 +34,10 @@ class NodeRecord:
     # consultation, a confirmation; None: only its creation) and the pin in force.
     used_at: str | None = None
     pinned: str | None = None  # the encounter that pinned it, while the pin stands
+    # The latest use by a link to a classified node, by the other end's classification,
+    # and the latest other use then (store/uses.py): what lets a reader not granted a
+    # class see the ``used_at`` its own view gives. None: no classified node linked it.
+    used_marks: str | None = None
     # The store's own tokens of name and description, space-separated, when it keeps them
     # (Neo4j's ``_terms``, made by the one tokenizer): the lexical path reads them
     # instead of tokenizing the text again. Derived, so not part of what the record is.
@@ -65,6 +69,7 @@ class NodeRecord:
             self.ord,
             self.used_at,
             self.pinned,
+            self.used_marks,
         )
 
 
@@ -96,6 +101,9 @@ class EncounterRecord:
     # The tick of the write that dissolved it; None on a store from before dissolutions
     # kept theirs (memory/asof.py then places the dissolution by its time).
     dissolved_tick: int | None = None
+    # Of ``tombstones``, how many carried each classification (store/uses.py): what a
+    # reader not granted a class leaves out of the count. None: no classified one.
+    tombstones_marked: str | None = None
 
     @property
     def is_open(self) -> bool:

@@ -621,8 +621,8 @@ class EmbeddedStore:
         hidden_loci: frozenset[str] = frozenset(),
     ) -> T:
         # The index lives in this process: only the graph read is a round of the engine.
-        # A hidden locus's hits take no candidate's place; withheld ones are the gate's.
-        hits = self.fulltext(text, limit=limit, hidden_loci=hidden_loci)
+        # A withheld node's or a hidden locus's hits take no candidate's place.
+        hits = self.fulltext(text, limit=limit, withheld=withheld, hidden_loci=hidden_loci)
         wanted = list(terms)
         return self.read(
             lambda tx: work(

@@ -151,7 +151,7 @@ def nodes_create(label: str, columns: list[str] | None = None) -> LiteralString:
 
 # The mirrors of a node's process edges (memory/activation.py): an import carries them
 # over as dumped; a write leaves them to the statements that write those edges.
-STANDING_COLUMNS: Final = ("used_at", "pinned")
+STANDING_COLUMNS: Final = ("used_at", "pinned", "used_marks")
 
 
 @functools.cache
@@ -174,6 +174,7 @@ OUTLINE_COLUMNS: Final = (
     "classification",
     "used_at",
     "pinned",
+    "used_marks",
     "superseded_by",
     "status",
 )
@@ -227,7 +228,7 @@ NODES_DELETE: Final = "UNWIND $ids AS i MATCH (n:{label} {{id: i}}) DETACH DELET
 EDGES_CREATE: Final = (
     "UNWIND $rows AS r MATCH (a:{source} {{id: r.s}}) MATCH (b:{target} {{id: r.t}}) "
     "CREATE (a)-[:{rel} {{tick: $tick, encounter: r.encounter, created_at: $at}}]->(b) "
-    "SET a.used_at = $at, b.used_at = $at"
+    "SET a.used_at = $at, b.used_at = $at, a.used_marks = NULL, b.used_marks = NULL"
 )
 EDGE_CREATE_SUPERSEDES: Final = (
     "MATCH (a:{source} {{id: $s}}), (b:{target} {{id: $t}}) "
@@ -368,6 +369,8 @@ ENC_DISSOLVE: Final = (
 )
 ENC_TOUCH: Final = "MATCH (e:Encounter {id: $name}) SET e.last_activity_at = $at"
 ENC_TOMBSTONES: Final = "MATCH (e:Encounter {id: $name}) SET e.tombstones = e.tombstones + $count"
+# $labels are Neo4j's (its read_cypher scope); the sandbox reads the marks themselves.
+ENC_TOMBSTONES_MARKED: Final = "MATCH (e:Encounter {id: $name}) SET e.tombstones_marked = $marks"
 ENC_TOUCHING: Final = (
     "MATCH (e:Encounter)-[:RECORDED|:CONFIRMED|:CONSULTED|:PINNED]->(n:{label}) "
     "WHERE n.id IN $ids RETURN DISTINCT e.id"
@@ -564,7 +567,7 @@ DIRECTORS_OF: Final = (
 CONFIRM: Final = (
     "MATCH (e:Encounter {{id: $encounter}}) UNWIND $ids AS i MATCH (n:{label} {{id: i}}) "
     "CREATE (e)-[:CONFIRMED {{tick: $tick, created_at: $at, why: $why}}]->(n) "
-    "SET n.used_at = $at"
+    "SET n.used_at = $at, n.used_marks = NULL"
 )
 CONFIRMATIONS_OF: Final = (
     "MATCH (e:Encounter)-[r:CONFIRMED]->(n:{label}) WHERE n.id IN $ids "
@@ -601,11 +604,13 @@ IDENTITY_TEXT: Final = text_of(IdentityText, sys.modules[__name__])
 # --- consultations and pins (store/ops/activation.py) ----------------------------------
 CONSULT: Final = (
     "MATCH (e:Encounter {{id: $encounter}}) UNWIND $ids AS i MATCH (n:{label} {{id: i}}) "
-    "MERGE (e)-[r:CONSULTED]->(n) SET r.tick = $tick, r.created_at = $at, n.used_at = $at"
+    "MERGE (e)-[r:CONSULTED]->(n) SET r.tick = $tick, r.created_at = $at, n.used_at = $at, "
+    "n.used_marks = NULL"
 )
 PIN: Final = (
     "MATCH (e:Encounter {{id: $encounter}}) UNWIND $ids AS i MATCH (n:{label} {{id: i}}) "
     "CREATE (e)-[:PINNED {{tick: $tick, created_at: $at, why: $why, state: $state}}]->(n) "
-    "SET n.pinned = $pinned, n.used_at = $at"
+    "SET n.pinned = $pinned, n.used_at = $at, n.used_marks = NULL"
 )
+MARK_USES: Final = "UNWIND $rows AS r MATCH (n:{label} {{id: r.id}}) SET n.used_marks = r.marks"
 ACTIVATION_TEXT: Final = text_of(ActivationText, sys.modules[__name__])

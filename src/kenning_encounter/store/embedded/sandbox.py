@@ -276,7 +276,7 @@ INTERNAL_TABLES: Final = (
     "InfusionLogEntry",
     "Past",
 )
-MIRROR_COLUMNS: Final = ("encounter", "locus", "superseded_by")
+MIRROR_COLUMNS: Final = ("encounter", "locus", "superseded_by", "used_marks")
 
 
 def withheld_where(withheld: frozenset[str]) -> str:
@@ -302,6 +302,7 @@ def _project(path: Path, withheld: frozenset[str] = frozenset()) -> None:
     """
     import ladybug
 
+    from kenning_encounter.store import uses
     from kenning_encounter.store.embedded.engine import rows
     from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, STATUS_EFFECTS
 
@@ -331,10 +332,32 @@ def _project(path: Path, withheld: frozenset[str] = frozenset()) -> None:
                 for name, spec in NODE_TYPES.items():
                     if spec.authored:
                         rows(conn, f"MATCH (n:{name}) WHERE {where} DETACH DELETE n")
+                        # Nor one a withheld node used: its used_at may be that use, and
+                        # read_cypher reads it as stored (store/uses.py).
+                        ask = f"MATCH (n:{name}) WHERE n.used_marks IS NOT NULL RETURN n.id, n.used_marks"
+                        marked = rows(conn, ask)
+                        used = [i for i, m in marked if uses.classes_of(m) & withheld]
+                        if used:
+                            rows(
+                                conn,
+                                f"MATCH (n:{name}) WHERE n.id IN $ids DETACH DELETE n",
+                                {"ids": used},
+                            )
+                # Nor an encounter whose tombstones count a withheld node's erasure.
+                ask = "MATCH (n:Encounter) WHERE n.tombstones_marked IS NOT NULL "
+                marked = rows(conn, ask + "RETURN n.id, n.tombstones_marked")
+                erased = [i for i, m in marked if uses.classes_of(m) & withheld]
+                if erased:
+                    rows(
+                        conn,
+                        "MATCH (n:Encounter) WHERE n.id IN $ids DETACH DELETE n",
+                        {"ids": erased},
+                    )
             for name, spec in NODE_TYPES.items():
                 if spec.authored:
                     for column in MIRROR_COLUMNS:
                         rows(conn, f"ALTER TABLE {name} DROP {column}")
+            rows(conn, "ALTER TABLE Encounter DROP tombstones_marked")
             rows(conn, "CHECKPOINT")
         finally:
             conn.close()

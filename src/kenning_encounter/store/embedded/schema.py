@@ -22,7 +22,7 @@ from kenning_encounter.store.embedded.past import CREATE_TABLE as PAST_TABLE
 from kenning_encounter.store.persons import BEFORE_DIRECTORS
 from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, NodeType, RelationType
 
-SCHEMA_VERSION: Final = 13
+SCHEMA_VERSION: Final = 14
 
 
 def _node_columns(t: NodeType) -> list[str]:
@@ -213,6 +213,17 @@ def _v13() -> list[str]:
     return ["ALTER TABLE Encounter ADD dissolved_tick INT64"]
 
 
+def _v14() -> list[str]:
+    # v14: what a reader not granted a class may not learn from a use or an erasure
+    # (store/uses.py): each node's uses by links to classified nodes, and each
+    # encounter's erased classified nodes by class. Nothing to backfill: a store made
+    # before holds none, and its readers see what they saw.
+    stmts = [
+        f"ALTER TABLE {name} ADD used_marks STRING" for name, t in NODE_TYPES.items() if t.authored
+    ]
+    return [*stmts, "ALTER TABLE Encounter ADD tombstones_marked STRING"]
+
+
 MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {
     1: _v1,
     2: _v2,
@@ -227,4 +238,5 @@ MIGRATIONS: Final[dict[int, Callable[[], list[str]]]] = {
     11: _v11,
     12: _v12,
     13: _v13,
+    14: _v14,
 }

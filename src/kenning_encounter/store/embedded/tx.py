@@ -393,6 +393,7 @@ class EmbeddedTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
                     int(r[_ORD] or 0),
                     same(r[_USED], r[_USED]),
                     same(r[_PIN], r[_PIN]) or None,
+                    r[_USES] or None,
                 )
                 yield label, r[-1], node
 
@@ -879,11 +880,11 @@ PAIRS_FROM = 50_000
 _OPENS: Final = re.compile(r"CREATE\s*\([^)]*\)\s*-\s*\[:OPENED\b")
 # Where each column of an outline read stands in its row (q.outline_columns).
 _OUT: Final = {column: i for i, column in enumerate(q.OUTLINE_COLUMNS)}
-_NID, _TICK, _ORD, _MADE, _ENC, _LOCUS, _NAME, _MARK, _USED, _PIN, _NEXT = (
+_NID, _TICK, _ORD, _MADE, _ENC, _LOCUS, _NAME, _MARK, _USED, _PIN, _USES, _NEXT = (
     _OUT[c]
     for c in (
         "id", "tick", "ord", "created_at", "encounter", "locus", "name",
-        "classification", "used_at", "pinned", "superseded_by",
+        "classification", "used_at", "pinned", "used_marks", "superseded_by",
     )
 )  # fmt: skip
 
@@ -912,5 +913,6 @@ def _row_for(record: NodeRecord, cols: list[str]) -> dict[str, Any]:
         "status": record.status,
         "used_at": record.used_at,
         "pinned": record.pinned,
+        "used_marks": record.used_marks,
     }
     return {c: base[c] if c in base else record.props.get(c) for c in cols}

@@ -714,8 +714,10 @@ class Neo4jStore:
 
         def attempt(tx: ManagedTransaction) -> T:
             ntx = self._tx(tx, write=False)
-            # A hidden locus's hits take no candidate's place; withheld ones are the gate's.
-            hits = lexical.search_remembered(ntx, text, limit=limit, hidden_loci=hidden_loci)
+            # A withheld node's or a hidden locus's hits take no candidate's place.
+            hits = lexical.search_remembered(
+                ntx, text, limit=limit, withheld=withheld, hidden_loci=hidden_loci
+            )
             return work(ntx, hits, lambda: lexical.stats(ntx, wanted, held, withheld, hidden_loci))
 
         return self._unit(attempt, False, "searching")

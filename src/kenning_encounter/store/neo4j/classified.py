@@ -29,6 +29,26 @@ CLASS_LABELS: Final = frozenset(f"{CLASS_LABEL_PREFIX}{c}" for c in CLASSIFICATI
 # of that caller's queries, which tells of nothing; the other tools show it.
 MOVED_LABEL_PREFIX: Final = "KenningMoved_"
 MOVED_LABELS: Final = frozenset(f"{MOVED_LABEL_PREFIX}{c}" for c in CLASSIFICATIONS)
+# A node a classified node used (a link, store/uses.py) keeps that use in ``used_marks``
+# while it is its latest, and its ``used_at`` is that use; an encounter an erasure took
+# classified nodes from counts them in ``tombstones``, and by class in
+# ``tombstones_marked``. read_cypher cannot restate these, so such a record carries one
+# label per class its marks name (``KenningUsed_phi``...), set by the statement that
+# writes the marks (a node's go with them), and the scope rewrite keeps it out of the
+# reach of a caller not granted the class, as the moved labels do.
+USED_LABEL_PREFIX: Final = "KenningUsed_"
+USED_LABELS: Final = frozenset(f"{USED_LABEL_PREFIX}{c}" for c in CLASSIFICATIONS)
+
+
+# What every other use of a node writes beside its used_at (store/uses.py): the marks go,
+# and their labels; rendered after a SET whose nodes are bound to ``a`` and ``b``, or ``n``.
+def _unused(*names: str) -> LiteralString:
+    labels = ":".join(sorted(USED_LABELS))
+    return cast(LiteralString, "REMOVE " + ", ".join(f"{v}:{labels}" for v in names) + " ")
+
+
+UNUSED_AB: Final = _unused("a", "b")
+UNUSED_N: Final = _unused("n")
 _MOVING: Final = ", ".join(f"'{r}'" for r in sorted(STATUS_EFFECTS))
 # Rendered into a relation statement whose {rel} is a type of the vocabulary, with the
 # relation's ends bound to ``a`` and ``b``: no label for a relation that moves nothing.
@@ -52,6 +72,13 @@ def moved_label(cls: str) -> str:
     if cls not in CLASSIFICATIONS:
         raise ValueError(f"internal: {cls!r} is not a classification")
     return f"{MOVED_LABEL_PREFIX}{cls}"
+
+
+def used_label(cls: str) -> str:
+    """The label of a node a node of class ``cls`` used (closed vocabulary)."""
+    if cls not in CLASSIFICATIONS:
+        raise ValueError(f"internal: {cls!r} is not a classification")
+    return f"{USED_LABEL_PREFIX}{cls}"
 
 
 def class_labels(classification: object) -> list[str]:

@@ -24,7 +24,7 @@ from kenning_encounter.errors import ReadOnlyViolation
 from kenning_encounter.store.cypher_guard import Rules, check_read_only, deeper
 from kenning_encounter.store.cypher_lexer import NEO4J
 from kenning_encounter.store.neo4j import queries as q
-from kenning_encounter.store.neo4j.classified import CLASS_LABELS, MOVED_LABELS
+from kenning_encounter.store.neo4j.classified import CLASS_LABELS, MOVED_LABELS, USED_LABELS
 from kenning_encounter.store.neo4j.namespace import MEMORY_PROPERTY, is_memory_label
 
 # Procedures that only describe the database's schema (lowercase): read-only, though the
@@ -160,7 +160,10 @@ def check_plan(query_type: str | None, plan: Mapping[str, Any] | None) -> None:
                 raise _plan(f"the plan evaluates function {function!r}, which is not read-only")
 
 
-INDEX_FIELDS: Final = frozenset({q.TEXT_PROPERTY, q.TEXT_LENGTH, q.TOUCHED, MEMORY_PROPERTY})
+# The text index's fields, and the uses the gate restates standing by (store/uses.py).
+INDEX_FIELDS: Final = frozenset(
+    {q.TEXT_PROPERTY, q.TEXT_LENGTH, q.TOUCHED, MEMORY_PROPERTY, "used_marks", "tombstones_marked"}
+)
 
 
 def to_json(value: Any, depth: int = 0) -> Any:
@@ -180,7 +183,10 @@ def to_json(value: Any, depth: int = 0) -> Any:
         labels = sorted(
             n
             for n in value.labels
-            if not is_memory_label(n) and n not in CLASS_LABELS and n not in MOVED_LABELS
+            if not is_memory_label(n)
+            and n not in CLASS_LABELS
+            and n not in MOVED_LABELS
+            and n not in USED_LABELS
         )
         # The text index's fields are bookkeeping: a node reads as on the embedded store.
         shown = {k: v for k, v in value.items() if k not in INDEX_FIELDS}

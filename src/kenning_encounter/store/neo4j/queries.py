@@ -398,7 +398,9 @@ EDGES_CREATE: Final = KEEP_PLAN + (
     "UNWIND $rows AS r MATCH (a:{source}:KenningMemory {{id: r.s}}) "
     "MATCH (b:{target}:KenningMemory {{id: r.t}}) "
     "CREATE (a)-[:{rel} {{tick: $tick, encounter: r.encounter, created_at: $at}}]->(b) "
-    "SET a.used_at = $at, b.used_at = $at, a._touched = $tick, b._touched = $tick "
+    "SET a.used_at = $at, b.used_at = $at, a._touched = $tick, b._touched = $tick, "
+    "a.used_marks = null, b.used_marks = null "
+    + classified.UNUSED_AB
     + classified.MOVED_BY_SOURCE
     + "WITH count(*) AS made OPTIONAL MATCH (e:Encounter:KenningMemory {{id: $touch}}) "
     "SET e.last_activity_at = $at"
@@ -557,6 +559,10 @@ ENC_TOUCH: Final = (
     KEEP_PLAN + "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.last_activity_at = $at"
 )
 ENC_TOMBSTONES: Final = "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.tombstones = coalesce(e.tombstones, 0) + $count"
+# $labels: the classes the marks name (classified.py ``USED_LABEL_PREFIX``), for read_cypher.
+ENC_TOMBSTONES_MARKED: Final = (
+    "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.tombstones_marked = $marks, e:$($labels)"
+)
 ENC_TOUCHING: Final = (
     "MATCH (e:Encounter:KenningMemory)-[:RECORDED|CONFIRMED|CONSULTED|PINNED]->"
     "(n:{label}:KenningMemory) WHERE n.id IN $ids RETURN DISTINCT e.id"
@@ -1242,7 +1248,7 @@ CONFIRM: Final = (
     "MATCH (e:Encounter:KenningMemory {{id: $encounter}}) UNWIND $ids AS i "
     "MATCH (n:{label}:KenningMemory {{id: i}}) "
     "CREATE (e)-[:CONFIRMED {{tick: $tick, created_at: $at, why: $why}}]->(n) "
-    "SET n.used_at = $at, n._touched = $tick"
+    "SET n.used_at = $at, n._touched = $tick, n.used_marks = null " + classified.UNUSED_N
 )
 CONFIRMATIONS_OF: Final = (
     "MATCH (n:{label}:KenningMemory) WHERE n.id IN $ids "
@@ -1280,12 +1286,18 @@ CONSULT: Final = (
     "MATCH (e:Encounter:KenningMemory {{id: $encounter}}) UNWIND $ids AS i "
     "MATCH (n:{label}:KenningMemory {{id: i}}) "
     "MERGE (e)-[r:CONSULTED]->(n) SET r.tick = $tick, r.created_at = $at, n.used_at = $at, "
-    "n._touched = $tick"
+    "n._touched = $tick, n.used_marks = null " + classified.UNUSED_N
 )
 PIN: Final = (
     "MATCH (e:Encounter:KenningMemory {{id: $encounter}}) UNWIND $ids AS i "
     "MATCH (n:{label}:KenningMemory {{id: i}}) "
     "CREATE (e)-[:PINNED {{tick: $tick, created_at: $at, why: $why, state: $state}}]->(n) "
-    "SET n.pinned = $pinned, n.used_at = $at, n._touched = $tick"
+    "SET n.pinned = $pinned, n.used_at = $at, n._touched = $tick, n.used_marks = null "
+    + classified.UNUSED_N
+)
+# The labels read_cypher's scope keeps out of reach (classified.py ``USED_LABEL_PREFIX``).
+MARK_USES: Final = (
+    "UNWIND $rows AS r MATCH (n:{label}:KenningMemory {{id: r.id}}) "
+    "SET n.used_marks = r.marks, n._touched = $tick, n:$(r.labels)"
 )
 ACTIVATION_TEXT: Final = text_of(ActivationText, sys.modules[__name__])

@@ -41,7 +41,7 @@ from typing import Any, Final
 
 from kenning_encounter.errors import ReadOnlyViolation
 from kenning_encounter.store.cypher_lexer import NEO4J, Token, tokenize
-from kenning_encounter.store.neo4j.classified import class_label, moved_label
+from kenning_encounter.store.neo4j.classified import class_label, moved_label, used_label
 from kenning_encounter.store.neo4j.cypher import SCHEMA_PROCEDURES, plan_calls
 from kenning_encounter.store.neo4j.namespace import BASE_LABEL
 from kenning_encounter.vocabulary import NODE_TYPES
@@ -319,7 +319,9 @@ def hidden_labels(withheld: frozenset[str]) -> str:
     """The negations a node pattern takes for the withheld classes (``&!KenningClass_phi``),
     and for the nodes whose stored status a node of one may have moved
     (``&!KenningMoved_phi``: classified.py says why)."""
-    return "".join(f"&!{class_label(c)}&!{moved_label(c)}" for c in sorted(withheld))
+    return "".join(
+        f"&!{class_label(c)}&!{moved_label(c)}&!{used_label(c)}" for c in sorted(withheld)
+    )
 
 
 def scope_nodes(query: str, label: str = BASE_LABEL, withheld: frozenset[str] = frozenset()) -> str:

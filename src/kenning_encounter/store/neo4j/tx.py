@@ -347,6 +347,10 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
         super().consult_nodes(encounter, node_ids)
         self._marked(node_ids)
 
+    def mark_uses(self, marks: Mapping[str, str]) -> None:
+        super().mark_uses(marks)
+        self._marked(marks)
+
     def pin_nodes(
         self, encounter: str, node_ids: Sequence[str], *, pinned: bool, why: str = ""
     ) -> None:

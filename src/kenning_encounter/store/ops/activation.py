@@ -4,12 +4,13 @@ encounter consulted a node or pinned it, each kept with its mirror on the node
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import LiteralString
 
 from kenning_encounter.store.ids import group_by_type
 from kenning_encounter.store.ops.graph import NodeOps
+from kenning_encounter.store.uses import used_labels
 
 # Stored in ``pinned`` when no pin stands: one string type for the column on every engine.
 UNPINNED = ""
@@ -22,6 +23,9 @@ class ActivationText:
     consult: LiteralString
     # {label}; $encounter $ids $tick $at $why $state $pinned: a PINNED edge, the mirror.
     pin: LiteralString
+    # {label}; $rows [{id, marks}] $tick: each node's uses by links to classified nodes
+    # (store/uses.py), written beside the link statement that moved its used_at.
+    mark_uses: LiteralString
 
 
 class ActivationOps(NodeOps):
@@ -54,3 +58,16 @@ class ActivationOps(NodeOps):
                 "pinned": encounter if pinned else UNPINNED,
             }
             self.rows(self.render(self._activation.pin, label=label), params)
+
+    def mark_uses(self, marks: Mapping[str, str]) -> None:
+        """Each node's ``used_marks`` as given: only a write that linked a classified
+        node sends this, so a memory without one never does."""
+        self._require_writable()
+        for label, ids in group_by_type(list(marks)).items():
+            for i in ids:
+                self._on_changed(i)
+            rows = [{"id": i, "marks": marks[i], "labels": used_labels(marks[i])} for i in ids]
+            self.rows(
+                self.render(self._activation.mark_uses, label=label),
+                {"rows": rows, "tick": self.tick},
+            )

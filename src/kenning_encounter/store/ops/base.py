@@ -12,7 +12,7 @@ from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRec
 # Stored beside a type's own properties; never part of ``NodeRecord.props``.
 _COMMON = frozenset(
     {"id", "tick", "ord", "created_at", "name", "description", "status"}
-    | {"encounter", "locus", "superseded_by", "used_at", "pinned"}
+    | {"encounter", "locus", "superseded_by", "used_at", "pinned", "used_marks"}
 )
 
 
@@ -90,6 +90,7 @@ def node_record(
         ord=int(props.get("ord") or 0),
         used_at=props.get("used_at"),
         pinned=props.get("pinned") or None,
+        used_marks=props.get("used_marks") or None,
         terms=terms if isinstance(terms := props.get("_terms"), str) else None,
     )
 
@@ -119,5 +120,6 @@ def encounter_from(props: dict[str, Any]) -> EncounterRecord:
         dissolved_at=props.get("dissolved_at"),
         last_activity_at=props.get("last_activity_at"),
         tombstones=int(props.get("tombstones") or 0),
+        tombstones_marked=props.get("tombstones_marked") or None,
         dissolved_tick=props.get("dissolved_tick"),
     )

@@ -10,6 +10,7 @@ from kenning_encounter.store.ids import group_by_type
 from kenning_encounter.store.ops.base import Statements, encounter_from
 from kenning_encounter.store.ops.text import SpineText
 from kenning_encounter.store.records import EncounterRecord
+from kenning_encounter.store.uses import used_labels
 
 
 class SpineOps(Statements):
@@ -169,9 +170,12 @@ class SpineOps(Statements):
         self._require_writable()
         self.rows(self._spine.enc_touch, {"name": name, "at": self.now})
 
-    def add_tombstones(self, encounter: str, count: int) -> None:
+    def add_tombstones(self, encounter: str, count: int, marked: str | None = None) -> None:
         self._require_writable()
         self.rows(self._spine.enc_tombstones, {"name": encounter, "count": count})
+        if marked is not None:
+            params = {"name": encounter, "marks": marked, "labels": used_labels(marked)}
+            self.rows(self._spine.enc_tombstones_marked, params)
 
     def encounters_drawing_on(self, node_ids: Sequence[str]) -> list[str]:
         names: set[str] = set()

@@ -51,6 +51,7 @@ class SpineText:
     enc_dissolve: LiteralString  # $name $at
     enc_touch: LiteralString  # $name $at
     enc_tombstones: LiteralString  # $name $count
+    enc_tombstones_marked: LiteralString  # $name $marks $labels: store/uses.py
     # {label}; $ids -> names of the encounters that recorded, confirmed, consulted or
     # pinned any of these nodes
     enc_touching: LiteralString

@@ -1,0 +1,141 @@
+"""The uses a reader may see: standing and tombstones without what its gate withholds.
+
+A link is a use of both its ends (memory/activation.py), so a node linked by a withheld
+one has its ``used_at`` moved by a write its reader may not see; and an erasure counts
+the nodes it removed on their encounter whatever their class. A reader not granted the
+class would learn from either that such a node was there. So both keep, beside the
+count every reader saw before, the part of it classified nodes made, by the other
+node's stored classification (``phi,pii``: a node of two classes is withheld from a
+reader not granted either):
+
+- ``NodeRecord.used_marks``, held only while the node's latest use is a link to (or
+  from) classified nodes: for each classification, the latest such use since the last
+  use by anything else, and under the empty key that last other use. Any other use
+  (a link to an unclassified node, a consultation, a confirmation, a pin) clears them,
+  in the statement that writes it. A reader's ``used_at`` is the stored one unless that
+  is a use it may not see, and then the latest of the uses it may see.
+- ``EncounterRecord.tombstones_marked``: for each classification, how many of the
+  encounter's erased nodes carried it. A reader's count leaves out those it would not
+  have been shown.
+
+Kept as one short string each (``key=value;...``), written by one more statement only
+in the writes that link or erase a classified node, and read with the record: a memory
+that never held one pays nothing, and a gate restates a record without asking the
+store anything. read_cypher reads what is stored, so a node whose marks name a class
+its caller may not see is out of that caller's reach there (Neo4j: ``KenningUsed_``
+labels, store/neo4j/classified.py; embedded: the sandbox's copy leaves it out).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+from kenning_encounter.store.records import EncounterRecord, NodeRecord
+
+BARE = ""  # the key of the uses by no classified node
+
+
+def split(stored: object) -> frozenset[str]:
+    """The classes a stored classification names (memory/classification.py's form)."""
+    if not isinstance(stored, str) or not stored:
+        return frozenset()
+    return frozenset(p for p in stored.split(",") if p)
+
+
+def parsed(text: str | None) -> dict[str, str]:
+    """A stored ``key=value;...`` as a map (empty for none)."""
+    if not text:
+        return {}
+    out: dict[str, str] = {}
+    for part in text.split(";"):
+        key, _, value = part.partition("=")
+        out[key] = value
+    return out
+
+
+def joined(marks: Mapping[str, object]) -> str:
+    return ";".join(f"{k}={v}" for k, v in sorted(marks.items()))
+
+
+def after_links(node: NodeRecord, others: Iterable[str | None], at: str) -> str | None:
+    """``node``'s ``used_marks`` after one write linked it, at ``at``, to nodes of these
+    classifications (None: unclassified). None when one of them is unclassified, or none
+    is classified: the write's use is then one every reader sees, and the statement that
+    links clears the marks (a later use stands before every marked one)."""
+    classes = list(others)
+    if not classes or any(not c for c in classes):
+        return None
+    marks = parsed(node.used_marks)
+    # Marks stand only while the node's latest use is a marked one: their bare use is
+    # then the latest use by nothing classified, and without them it is the stored one.
+    bare = marks.get(BARE) if marks else (node.used_at or node.created_at)
+    marks.update(dict.fromkeys(sorted({c for c in classes if c}), at))
+    marks[BARE] = bare or node.created_at
+    return joined(marks)
+
+
+def classes_of(marks: str | None) -> frozenset[str]:
+    """Every class a node's marks name: a caller not granted one of them has read_cypher
+    keep the node out of reach (its stored ``used_at`` and marks would tell)."""
+    return frozenset(c for k in parsed(marks) for c in split(k))
+
+
+def used_labels(marks: str | None) -> list[str]:
+    """Neo4j's labels for ``classes_of`` (store/neo4j/classified.py: ``KenningUsed_``)."""
+    from kenning_encounter.store.neo4j.classified import used_label
+
+    return [used_label(c) for c in sorted(classes_of(marks))]
+
+
+def used_at_seen(node: NodeRecord, withheld: frozenset[str]) -> str | None:
+    """The ``used_at`` a reader withholding ``withheld`` sees: the stored one unless
+    that is a use by a node it may not see, then the latest of the uses it may see
+    (None: its creation alone)."""
+    marks = parsed(node.used_marks)
+    used = node.used_at
+    if not marks or used is None:
+        return used
+    hidden = {v for k, v in marks.items() if k != BARE and split(k) & withheld}
+    shown = {v for k, v in marks.items() if k == BARE or not split(k) & withheld}
+    if used not in hidden or used in shown:
+        return used
+    latest = max(shown, default=None)
+    return latest if latest is not None and latest > node.created_at else None
+
+
+def restated(node: NodeRecord, withheld: frozenset[str]) -> NodeRecord:
+    """``node`` with the ``used_at`` the reader sees, and none of the marks."""
+    if node.used_marks is None:
+        return node
+    return replace(node, used_at=used_at_seen(node, withheld), used_marks=None)
+
+
+def tombstones_after(encounter: EncounterRecord | None, erased: Iterable[str | None]) -> str | None:
+    """An encounter's ``tombstones_marked`` after an erasure of nodes of these
+    classifications (None: unclassified); None when none is classified."""
+    counts: dict[str, int] = {}
+    for c in erased:
+        if c:
+            counts[c] = counts.get(c, 0) + 1
+    if not counts:
+        return None
+    held = {
+        k: int(v) for k, v in parsed(encounter.tombstones_marked if encounter else None).items()
+    }
+    for k, n in counts.items():
+        held[k] = held.get(k, 0) + n
+    return joined(held)
+
+
+def tombstones_seen(encounter: EncounterRecord, withheld: frozenset[str]) -> EncounterRecord:
+    """``encounter`` with the tombstones a reader withholding ``withheld`` could have
+    seen, and none of the marks."""
+    if encounter.tombstones_marked is None:
+        return encounter
+    unseen = sum(
+        int(n) for k, n in parsed(encounter.tombstones_marked).items() if split(k) & withheld
+    )
+    return replace(
+        encounter, tombstones=max(encounter.tombstones - unseen, 0), tombstones_marked=None
+    )
