@@ -62,7 +62,12 @@ TEXT_FORMAT: Final = TOKENIZER_VERSION
 #    of those nodes (classified.py; read_cypher's gate keeps it from who may not see them).
 # 8: the clock carries the classes the memory's nodes have carried (``classes``), which
 #    the read gate asks before any work a withheld class calls for (memory/gates.py).
-SCHEMA_VERSION: Final = 8
+# 9: a node whose latest use was a link to a classified node carries that use by class
+#    (``used_marks``, a ``KenningUsed_<class>`` label), and an encounter the classified
+#    nodes an erasure took from it (``tombstones_marked``): nothing to migrate (uses and
+#    erasures before it carry none), but a server of 8 would neither write nor clear
+#    them, so it must not open a memory a server of 9 has (nor write, from 9 on: SHAPE).
+SCHEMA_VERSION: Final = 9
 
 
 def _checked(name: str) -> str:
