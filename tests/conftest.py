@@ -53,11 +53,12 @@ def _temp_in_memory(config: pytest.Config) -> None:
     the tmpfs at /dev/shm, unless the run names a place of its own (--basetemp, or
     PYTEST_DEBUG_TEMPROOT) or there is no such tmpfs with room to spare.
 
-    The embedded store and its text index sync each commit to disk; on a shared virtual
-    disk the syncs, not the work, were most of an embedded test's time (a sample of the
-    contract tests: 49 s on the disk, 35 s here, the same CPU). No test can tell a sync
-    from none: what one proves of a crash is a killed process, whose writes the kernel
-    keeps either way. The xdist workers' folders are made under the controller's."""
+    The embedded store and its text index sync each commit to disk. Where other work
+    shares the disk, the syncs, not the work, were most of an embedded test's time (four
+    contract files' embedded halves, back to back: 49-104 s on the disk, 35-55 s here,
+    the same CPU); on an idle disk it matters little. No test can tell a sync from none:
+    what one proves of a crash is a killed process, whose writes the kernel keeps either
+    way. The xdist workers' folders are made under the controller's."""
     if config.option.basetemp or os.environ.get("PYTEST_DEBUG_TEMPROOT"):
         return
     shm = Path("/dev/shm")
