@@ -10,10 +10,13 @@ exports (``export`` and ``kndl export``) run as the operator runs them, as subpr
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any, Final
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -25,6 +28,7 @@ from tests.support.classified import MARK
 from tests.support.handles import signed
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_env")]
+_OURS = ("KENNING_ENCOUNTER_", "NEO4J_", "GEMINI_", "OPENAI_")  # what clean_env takes out
 
 WARD, ASK, CARD = f"ward note {MARK}", f"open ask {MARK}", f"card number {MARK}"
 CYPHER = "MATCH (n) RETURN n.name AS name, n.description AS d, n.classification AS c"
@@ -103,6 +107,28 @@ async def _record(data_dir: Path) -> dict[str, str]:
     return {m["name"]: m["id"] for m in made}
 
 
+@pytest.fixture(scope="module")
+def recorded_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """The plan's memory, written once for the module through a real client, and its
+    ids: each test works on a copy of it (``recorded``)."""
+    data_dir = tmp_path_factory.mktemp("recorded") / "m"
+    with pytest.MonkeyPatch.context() as patch:  # as clean_env leaves a test's settings
+        for key in list(os.environ):
+            if key.startswith(_OURS):
+                patch.delenv(key)
+        patch.chdir(data_dir.parent)
+        ids = anyio.run(_record, data_dir)
+    return data_dir, ids
+
+
+@pytest.fixture
+def recorded(recorded_once: tuple[Path, dict[str, str]], tmp_path: Path) -> dict[str, str]:
+    """This test's own copy of the recorded memory, at ``tmp_path / "m"``; its ids."""
+    data_dir, ids = recorded_once
+    shutil.copytree(data_dir, tmp_path / "m")
+    return ids
+
+
 def _withheld(ids: dict[str, str]) -> set[str]:
     return {MARK, *(ids[name] for name in plan.CLASSIFIED)}
 
@@ -129,8 +155,10 @@ async def test_every_served_read_tool_has_a_plan(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("tool", sorted(READ_PLAN))
-async def test_a_read_tool_shows_no_withheld_node(tmp_path: Path, tool: str) -> None:
-    ids = await _record(tmp_path / "m")
+async def test_a_read_tool_shows_no_withheld_node(
+    tmp_path: Path, tool: str, recorded: dict[str, str]
+) -> None:
+    ids = recorded
     hidden = _withheld(ids)
     for face, values in (("reader", {}), ("full", {}), ("reader", {"grant": "all"})):
         # The reader never inherits the full face's grant: gated there too.
@@ -142,8 +170,10 @@ async def test_a_read_tool_shows_no_withheld_node(tmp_path: Path, tool: str) -> 
 
 
 @pytest.mark.parametrize("tool", sorted(SHOWN_WHEN_GRANTED))
-async def test_a_granted_face_shows_them(tmp_path: Path, tool: str) -> None:
-    ids = await _record(tmp_path / "m")
+async def test_a_granted_face_shows_them(
+    tmp_path: Path, tool: str, recorded: dict[str, str]
+) -> None:
+    ids = recorded
     hidden = _withheld(ids)
     for face, values in (("reader", {"reader_grant": "all"}), ("full", {"grant": "all"})):
         async with Client(server_for(tmp_path / "m", face=face, **values)) as client:
@@ -157,16 +187,20 @@ async def test_a_granted_face_shows_them(tmp_path: Path, tool: str) -> None:
             assert seen, (face, tool)
 
 
-async def test_a_partial_grant_shows_only_its_classes(tmp_path: Path) -> None:
-    ids = await _record(tmp_path / "m")
+async def test_a_partial_grant_shows_only_its_classes(
+    tmp_path: Path, recorded: dict[str, str]
+) -> None:
+    ids = recorded
     async with Client(server_for(tmp_path / "m", face="reader", reader_grant="pii")) as reader:
         _, answer = await _answer(reader, "search", READ_PLAN["search"][0])
     assert ids[ASK] in answer  # pii alone
     assert ids[CARD] not in answer and ids[WARD] not in answer  # pci+pii, phi
 
 
-async def test_the_re_entry_payload_lists_no_withheld_node(tmp_path: Path) -> None:
-    ids = await _record(tmp_path / "m")
+async def test_the_re_entry_payload_lists_no_withheld_node(
+    tmp_path: Path, recorded: dict[str, str]
+) -> None:
+    ids = recorded
     hidden = _withheld(ids)
     async with Client(server_for(tmp_path / "m")) as full:
         entry = await call_ok(full, "advance_encounter", {"session_id": "back", "purpose": "p"})
@@ -188,8 +222,10 @@ def _cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-async def test_the_exports_hold_back_what_they_are_not_granted(tmp_path: Path) -> None:
-    ids = await _record(tmp_path / "m")
+async def test_the_exports_hold_back_what_they_are_not_granted(
+    tmp_path: Path, recorded: dict[str, str]
+) -> None:
+    ids = recorded
     hidden = _withheld(ids)
     for command, out in (("export", "dump.jsonl"), ("kndl export", "facts.json")):
         words = command.split()

@@ -8,14 +8,18 @@ doctor called each of these places fine ("no store yet; serve creates it")."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from kenning_encounter import cli
 from kenning_encounter.store.embedded import place
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from tests.support.cli import held_memory, run_cli
+
+_OURS = ("KENNING_ENCOUNTER_", "NEO4J_", "GEMINI_", "OPENAI_")
 
 
 def _a_file(tmp: Path) -> tuple[Path, str]:
@@ -98,31 +102,91 @@ def test_a_usable_place_has_no_problem(tmp_path: Path) -> None:
     assert place.problem(tmp_path / "new" / "deeper") is None
 
 
-@pytest.mark.parametrize("command", sorted(COMMANDS))
-@pytest.mark.parametrize("case", sorted(PLACES))
-def test_a_command_refuses_a_place_that_cannot_be_a_memory(
-    tmp_path: Path, case: str, command: str
-) -> None:
+@pytest.fixture
+def in_process(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``cli.main`` called here sees none of our settings, as ``run_cli``'s child does."""
+    for key in list(os.environ):
+        if key.startswith(_OURS):
+            monkeypatch.delenv(key)
+    monkeypatch.chdir(tmp_path)  # anything made in the working folder shows in the listing
+
+
+def _main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """``kenning-encounter ARGV`` run in this process: its exit code, stdout and stderr.
+    A traceback here is an exception out of ``main``, which fails the test."""
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as exc:  # argparse's usage errors
+        code = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _refused(tmp_path: Path, case: str, command: str, run: Callable[..., tuple[int, str]]) -> None:
     data_dir, said = PLACES[case](tmp_path)
     before = _listing(tmp_path)
     args = [a.replace("{out}", str(tmp_path / "facts")) for a in COMMANDS[command]]
-    done = run_cli(*args, "--data-dir", str(data_dir))
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr
-    assert "error: data_dir: " in done.stderr and said in done.stderr
-    assert "--data-dir or KENNING_ENCOUNTER_DATA_DIR" in done.stderr
+    code, stderr = run(*args, "--data-dir", str(data_dir))
+    assert code == 2, stderr
+    assert "Traceback" not in stderr
+    assert "error: data_dir: " in stderr and said in stderr
+    assert "--data-dir or KENNING_ENCOUNTER_DATA_DIR" in stderr
     assert _listing(tmp_path) == before  # nothing was made
 
 
+@pytest.mark.usefixtures("in_process")
+@pytest.mark.parametrize("command", sorted(COMMANDS))
 @pytest.mark.parametrize("case", sorted(PLACES))
-def test_doctor_fails_the_place_and_says_the_fix(tmp_path: Path, case: str) -> None:
-    data_dir, said = PLACES[case](tmp_path)
-    done = run_cli("doctor", "--data-dir", str(data_dir))
-    assert done.returncode == 1, done.stdout
-    assert "Traceback" not in done.stdout + done.stderr
-    line = next(x for x in done.stdout.splitlines() if " store " in x)
+def test_a_command_refuses_a_place_that_cannot_be_a_memory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, command: str
+) -> None:
+    def run(*argv: str) -> tuple[int, str]:
+        code, _, err = _main(capsys, *argv)
+        return code, err
+
+    _refused(tmp_path, case, command, run)
+
+
+# The same refusals as the operator meets them, from a real process (its exit status, no
+# traceback on its stderr): every place once and every command once. The whole matrix
+# runs in process above; a child costs a cold start (~0.5 s of CPU) each.
+AS_A_PROCESS = [
+    (case, sorted(COMMANDS)[i % len(COMMANDS)]) for i, case in enumerate(sorted(PLACES))
+]
+
+
+@pytest.mark.parametrize(("case", "command"), AS_A_PROCESS)
+def test_a_command_run_as_a_process_refuses_the_place(
+    tmp_path: Path, case: str, command: str
+) -> None:
+    def run(*argv: str) -> tuple[int, str]:
+        done = run_cli(*argv)
+        return done.returncode, done.stderr
+
+    _refused(tmp_path, case, command, run)
+
+
+def _doctor_failed(said: str, code: int, out: str, err: str) -> None:
+    assert code == 1, out
+    assert "Traceback" not in out + err
+    line = next(x for x in out.splitlines() if " store " in x)
     assert line.lstrip().startswith("FAIL") and said in line
-    assert "fix: choose a folder you can write with --data-dir" in done.stdout
+    assert "fix: choose a folder you can write with --data-dir" in out
+
+
+@pytest.mark.usefixtures("in_process")
+@pytest.mark.parametrize("case", sorted(PLACES))
+def test_doctor_fails_the_place_and_says_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    data_dir, said = PLACES[case](tmp_path)
+    _doctor_failed(said, *_main(capsys, "doctor", "--data-dir", str(data_dir)))
+
+
+def test_doctor_run_as_a_process_fails_the_place(tmp_path: Path) -> None:
+    data_dir, said = PLACES["below a file"](tmp_path)
+    done = run_cli("doctor", "--data-dir", str(data_dir))
+    _doctor_failed(said, done.returncode, done.stdout, done.stderr)
 
 
 def test_an_import_refuses_the_place_and_writes_nothing(tmp_path: Path) -> None:

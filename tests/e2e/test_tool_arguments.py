@@ -10,11 +10,14 @@ would let a write through, and the store's fingerprint is compared.
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, cast
 
+import anyio
 import pytest
 from mcp import Client
 from pydantic import BaseModel
@@ -27,10 +30,11 @@ from tests.e2e.conftest import ALL_TOOLS, SESSION, call_ok, call_refused, make_s
 from tests.support.snapshot import snapshot
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_env")]
+_OURS = ("KENNING_ENCOUNTER_", "NEO4J_", "GEMINI_", "OPENAI_")  # what clean_env takes out
 
 PYDANTIC_TEXT = ("validation error", "errors.pydantic.dev", "Extra inputs", "Input should be")
 
-# One otherwise valid call per tool, against the memory ``seeded`` records.
+# One otherwise valid call per tool, against the memory ``_record`` writes.
 VALID: dict[str, dict[str, Any]] = {
     "advance_encounter": {"session_id": "another-session", "purpose": "a second line of work"},
     "close_encounter": {"session_id": SESSION, "summary": "done"},
@@ -84,11 +88,10 @@ NESTED: dict[str, tuple[str, str]] = {
 }
 
 
-@asynccontextmanager
-async def seeded(tmp_path: Path) -> AsyncGenerator[tuple[Client, Runtime]]:
-    config = make_settings(tmp_path / "memory")
-    runtime = Runtime(config)
-    async with Client(build_server(config, runtime)) as client:
+async def _record(data_dir: Path) -> None:
+    """The memory every test here starts from, written through a real client."""
+    config = make_settings(data_dir)
+    async with Client(build_server(config, Runtime(config))) as client:
         await call_ok(client, "advance_encounter", {"session_id": SESSION, "purpose": "deploys"})
         await call_ok(
             client,
@@ -113,6 +116,34 @@ async def seeded(tmp_path: Path) -> AsyncGenerator[tuple[Client, Runtime]]:
                 ],
             },
         )
+
+
+@pytest.fixture(scope="module")
+def recorded_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``_record``'s memory, written once for the module; each test's ``seeded`` copies it."""
+    data_dir = tmp_path_factory.mktemp("recorded") / "memory"
+    with pytest.MonkeyPatch.context() as patch:  # as clean_env leaves a test's settings
+        for key in list(os.environ):
+            if key.startswith(_OURS):
+                patch.delenv(key)
+        patch.chdir(data_dir.parent)
+        anyio.run(_record, data_dir)
+    return data_dir
+
+
+@pytest.fixture
+def recorded(recorded_once: Path, tmp_path: Path) -> Path:
+    """This test's own copy of the recorded memory, at ``tmp_path / "memory"``."""
+    return shutil.copytree(recorded_once, tmp_path / "memory")
+
+
+@asynccontextmanager
+async def seeded(data_dir: Path) -> AsyncGenerator[tuple[Client, Runtime]]:
+    """A client of a server on ``recorded``'s copy, with the projection "held" made
+    (a projection lives in the server, not the store)."""
+    config = make_settings(data_dir)
+    runtime = Runtime(config)
+    async with Client(build_server(config, runtime)) as client:
         await call_ok(client, "gds_create_projection", {"name": "held"})
         yield client, runtime
 
@@ -137,8 +168,8 @@ def object_levels(schema: Mapping[str, Any], path: str = "") -> list[tuple[str, 
     return found
 
 
-async def test_every_input_schema_is_closed_at_every_level(tmp_path: Path) -> None:
-    async with seeded(tmp_path) as (client, _):
+async def test_every_input_schema_is_closed_at_every_level(recorded: Path) -> None:
+    async with seeded(recorded) as (client, _):
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == ALL_TOOLS
     maps: list[str] = []
@@ -161,10 +192,10 @@ async def test_every_input_schema_is_closed_at_every_level(tmp_path: Path) -> No
 
 
 async def test_an_unknown_argument_is_refused_by_every_tool_and_writes_nothing(
-    tmp_path: Path,
+    recorded: Path,
 ) -> None:
     assert set(VALID) == ALL_TOOLS
-    async with seeded(tmp_path) as (client, runtime):
+    async with seeded(recorded) as (client, runtime):
         store = runtime.context.store
         listed = {t.name: t for t in (await client.list_tools()).tools}
         for tool, arguments in VALID.items():
@@ -177,8 +208,8 @@ async def test_an_unknown_argument_is_refused_by_every_tool_and_writes_nothing(
                 assert declared in refusal, f"{tool}: {declared!r} not offered in {refusal!r}"
 
 
-async def test_an_unknown_nested_field_is_refused_and_writes_nothing(tmp_path: Path) -> None:
-    async with seeded(tmp_path) as (client, runtime):
+async def test_an_unknown_nested_field_is_refused_and_writes_nothing(recorded: Path) -> None:
+    async with seeded(recorded) as (client, runtime):
         store = runtime.context.store
         for tool, (field, unknown) in NESTED.items():
             arguments = dict(VALID[tool])
@@ -216,9 +247,9 @@ async def test_an_unknown_nested_field_is_refused_and_writes_nothing(tmp_path: P
     ids=["search.type", "advance.purpse", "orient.budget", "entity field", "relation", "type name"],
 )
 async def test_a_misspelt_name_gets_a_suggestion(
-    tmp_path: Path, tool: str, arguments: dict[str, Any], said: str
+    recorded: Path, tool: str, arguments: dict[str, Any], said: str
 ) -> None:
-    async with seeded(tmp_path) as (client, runtime):
+    async with seeded(recorded) as (client, runtime):
         before = snapshot(runtime.context.store)
         refusal = await call_refused(client, tool, arguments)
         assert said in refusal, refusal
@@ -283,9 +314,9 @@ async def test_a_misspelt_name_gets_a_suggestion(
     ],
 )
 async def test_a_wrong_type_names_the_field_and_what_it_expects(
-    tmp_path: Path, tool: str, arguments: dict[str, Any], said: str
+    recorded: Path, tool: str, arguments: dict[str, Any], said: str
 ) -> None:
-    async with seeded(tmp_path) as (client, runtime):
+    async with seeded(recorded) as (client, runtime):
         before = snapshot(runtime.context.store)
         refusal = await call_refused(client, tool, arguments)
         assert said in refusal, refusal
@@ -293,9 +324,9 @@ async def test_a_wrong_type_names_the_field_and_what_it_expects(
         assert snapshot(runtime.context.store) == before
 
 
-async def test_a_json_string_for_a_list_is_still_accepted(tmp_path: Path) -> None:
+async def test_a_json_string_for_a_list_is_still_accepted(recorded: Path) -> None:
     """Some clients send a list as a JSON string; the SDK's pre-parse still applies."""
-    async with seeded(tmp_path) as (client, _):
+    async with seeded(recorded) as (client, _):
         found = await call_ok(
             client, "search", {"query": "retry storm", "types": '["Observation"]'}
         )
