@@ -4,6 +4,8 @@ up short is asked again, larger, so the hits that follow them still come."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.port import GraphStore
 from kenning_encounter.vocabulary import CLASSIFICATIONS
@@ -12,7 +14,9 @@ WRITER = "page-writer"
 WORD = "zqxlamp"
 
 
-def test_a_gated_page_is_filled_with_what_it_may_show(store: GraphStore) -> None:
+def _lamps(store: GraphStore) -> tuple[Memory, list[dict[str, Any]], list[dict[str, Any]]]:
+    """A writer granted every class, twelve withheld notes that rank first for WORD, and
+    five a caller granted nothing may see."""
     writer = Memory(store, granted=tuple(CLASSIFICATIONS))
     writer.advance_encounter(WRITER, "lamps")
     hidden = [
@@ -24,6 +28,11 @@ def test_a_gated_page_is_filled_with_what_it_may_show(store: GraphStore) -> None
         {"type": "Note", "name": f"plain lamp {i}", "description": f"one {WORD} among other words"}
         for i in range(5)
     ]
+    return writer, hidden, shown
+
+
+def test_a_gated_page_is_filled_with_what_it_may_show(store: GraphStore) -> None:
+    writer, hidden, shown = _lamps(store)
     writer.create_entities(WRITER, [*hidden, *shown])
     granted = writer.search(WORD, limit=3)
     assert all(h.name.startswith(WORD) for h in granted.hits)  # the withheld rank first
@@ -37,17 +46,7 @@ def test_the_infusion_read_is_filled_with_what_it_may_show(store: GraphStore) ->
     """Infusion's one read of the text (``read_text``) asks the index for its candidates
     without the withheld nodes, as search does: a withheld node takes no candidate's
     place, so the lexical channel is not left with fewer than it asked for."""
-    writer = Memory(store, granted=tuple(CLASSIFICATIONS))
-    writer.advance_encounter(WRITER, "lamps")
-    hidden = [
-        {"type": "Note", "name": f"{WORD} {i}", "description": f"{WORD} {WORD} {WORD} lit",
-         "classification": ["phi"]}
-        for i in range(12)
-    ]  # fmt: skip
-    shown = [
-        {"type": "Note", "name": f"plain lamp {i}", "description": f"one {WORD} among other words"}
-        for i in range(5)
-    ]
+    writer, hidden, shown = _lamps(store)
     made = writer.create_entities(WRITER, [*hidden, *shown]).created
     public = {m.id for m in made if m.name.startswith("plain lamp")}
 
