@@ -571,8 +571,9 @@ class GatedReads:
         hides = self._gate.hides
         whole = self._tx.authored_outline()
         outline = whole.keeping(lambda n: not (n.props and hides(n)))
-        if any(n.used_marks is not None for n in outline.nodes):
-            outline = Outline(self._used(outline.nodes), outline.relations)
+        used = self._used(outline.nodes)  # the same list where no node is marked
+        if used is not outline.nodes:
+            outline = Outline(used, outline.relations)
         if outline.nodes is whole.nodes:
             return whole
         # What the withheld nodes made of those kept: a successor, a status moved.

@@ -293,6 +293,18 @@ def withheld_where(withheld: frozenset[str]) -> str:
 PROJECT_POOL_BYTES: Final = 64 << 20
 
 
+def _drop_marked(conn: Any, table: str, column: str, withheld: frozenset[str]) -> None:
+    """Delete from the copy the rows of ``table`` whose marks (``column``, store/uses.py)
+    name a class in ``withheld``."""
+    from kenning_encounter.store import uses
+    from kenning_encounter.store.embedded.engine import rows
+
+    marked = rows(conn, f"MATCH (n:{table}) WHERE n.{column} IS NOT NULL RETURN n.id, n.{column}")
+    ids = [i for i, m in marked if uses.classes_of(m) & withheld]
+    if ids:
+        rows(conn, f"MATCH (n:{table}) WHERE n.id IN $ids DETACH DELETE n", {"ids": ids})
+
+
 def _project(path: Path, withheld: frozenset[str] = frozenset()) -> None:
     """Make the snapshot the graph read_cypher shows: the same shape on both backends.
 
@@ -302,7 +314,6 @@ def _project(path: Path, withheld: frozenset[str] = frozenset()) -> None:
     """
     import ladybug
 
-    from kenning_encounter.store import uses
     from kenning_encounter.store.embedded.engine import rows
     from kenning_encounter.vocabulary import NODE_TYPES, RELATION_TYPES, STATUS_EFFECTS
 
@@ -334,25 +345,9 @@ def _project(path: Path, withheld: frozenset[str] = frozenset()) -> None:
                         rows(conn, f"MATCH (n:{name}) WHERE {where} DETACH DELETE n")
                         # Nor one a withheld node used: its used_at may be that use, and
                         # read_cypher reads it as stored (store/uses.py).
-                        ask = f"MATCH (n:{name}) WHERE n.used_marks IS NOT NULL RETURN n.id, n.used_marks"
-                        marked = rows(conn, ask)
-                        used = [i for i, m in marked if uses.classes_of(m) & withheld]
-                        if used:
-                            rows(
-                                conn,
-                                f"MATCH (n:{name}) WHERE n.id IN $ids DETACH DELETE n",
-                                {"ids": used},
-                            )
+                        _drop_marked(conn, name, "used_marks", withheld)
                 # Nor an encounter whose tombstones count a withheld node's erasure.
-                ask = "MATCH (n:Encounter) WHERE n.tombstones_marked IS NOT NULL "
-                marked = rows(conn, ask + "RETURN n.id, n.tombstones_marked")
-                erased = [i for i, m in marked if uses.classes_of(m) & withheld]
-                if erased:
-                    rows(
-                        conn,
-                        "MATCH (n:Encounter) WHERE n.id IN $ids DETACH DELETE n",
-                        {"ids": erased},
-                    )
+                _drop_marked(conn, "Encounter", "tombstones_marked", withheld)
             for name, spec in NODE_TYPES.items():
                 if spec.authored:
                     for column in MIRROR_COLUMNS:

@@ -942,7 +942,7 @@ if TYPE_CHECKING:
 
 def newer_shape(shape: Sequence[Any], *, opening: bool = False) -> str | None:
     """What is wrong when ``shape``, the newest shape of the servers that opened the
-    memory ([schema version, text format]; q.SHAPE_SET), is newer than this server's;
+    memory ([schema version, text format], set by q.META_INIT), is newer than this server's;
     None when it is not. Such a server may have migrated the memory's schema or
     derived its words anew, which this one's writes (or its opening) would undo."""
     ours = q.SHAPE
