@@ -359,10 +359,12 @@ def _ready_infusion(
     whose first prompt waits a few seconds at most; the pipeline's imports (numpy, scipy)
     are paid here, not inside that wait, and so is reading a small embedded memory into
     its node cache (``warm``). A stdio server leaves both to the first call."""
+    began = time.monotonic()
     try:
         services.infuser  # noqa: B018 - made on first access
         if warm is not None:
             warm()
+        log.info("infusion ready in %.2fs", time.monotonic() - began)
     except Exception:  # the first infusion makes it again and reports its own failure
         log.exception("readying the infusion pipeline failed")
     finally:
