@@ -415,6 +415,49 @@ def _slashed(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     return _day_window(int(m["y"]), int(m["m"]), int(m["d"]), m, 1.0)
 
 
+@_rule(
+    r"\b(?P<on>on\s+)?(?P<a>[0-3]?\d)/(?P<b>[0-3]?\d)(?:/(?P<y>(?:19|20)?\d\d))?\b(?![/:.]\d)",
+    {DIGIT},
+)
+def _numbered(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """ "On 25/11", "11/25/2026": a day and a month in numbers, read only where one of
+    them cannot be a month. "05/11" is 5 November where it was written day first and
+    May 11 where month first, and nothing in the text says which, so it is not read.
+    With no year it is a date only after "on", "since", ... ("3/4 of them" is not)."""
+    a, b = int(m["a"]), int(m["b"])
+    if min(a, b) < 1 or max(a, b) > 31 or (a != b and (a > 12) == (b > 12)):
+        return None
+    month, day = (b, a) if a > 12 else (a, b)
+    if m.group("y"):
+        year = int(m["y"]) + (2000 if len(m["y"]) == 2 else 0)
+        return _day_window(year, month, day, m, 0.9)
+    if ctx.now is None or not (m.group("on") or ctx.inner) or not _ends_phrase(ctx.text, m.end()):
+        return None
+    if (a, b) == (24, 7):  # round the clock, not 24 July
+        return None
+    latest = _latest(ctx.now, month, day)
+    if latest is None:
+        return None
+    year = _to_come(ctx, m, latest, lambda y: datetime(y, month, day, tzinfo=UTC) + timedelta(1))
+    return _day_window(year, month, day, m, 0.7)
+
+
+_NUMBERED_WHOLE = _Pattern(r"\s*(?P<a>[01]?\d)/(?P<b>[01]?\d)(?:/(?P<y>(?:19|20)?\d\d))?\s*\Z")
+
+
+def swappable_date(text: str, *, now: datetime) -> tuple[str, str] | None:
+    """Both readings of a text that is only a date in numbers whose day and month could
+    swap ("05/11"), day first and month first as ISO dates, for an error to offer."""
+    m = _NUMBERED_WHOLE.match(text)
+    if m is None:
+        return None
+    a, b = int(m["a"]), int(m["b"])
+    if a == b or not (1 <= a <= 12 and 1 <= b <= 12):
+        return None
+    year = int(m["y"]) + (2000 if len(m["y"]) == 2 else 0) if m.group("y") else now.year
+    return f"{year}-{b:02d}-{a:02d}", f"{year}-{a:02d}-{b:02d}"
+
+
 # Days of one month joined: "3-5 November", "from the 3rd to the 5th of November",
 # "between 3 and 5 Nov 2022", "November 3-5". The last day is placed as a date alone is
 # (its month's year from the text or the clock); the first takes its month and year.
@@ -969,10 +1012,26 @@ def _day_of_named_month(m: re.Match[str], now: datetime) -> TimeWindow | None:
     return _window(day, day + timedelta(days=1), m, day.date().isoformat(), 0.8, 3)
 
 
-@_rule(r"\b(?P<on>on\s+)?the\s+(?P<day>[0-3]?\d)(?:st|nd|rd|th)\b", {DIGIT})
+# A part of a day, named with its day: "Tuesday night", "the morning of the 3rd".
+_DAY_PART: Final = r"(?:morning|afternoon|evening|night)"
+
+
+@_rule(
+    rf"\b(?:(?P<on>on\s+)|(?P<part>(?:(?:on\s+)?the\s+)?{_DAY_PART}\s+of\s+))?"
+    r"the\s+(?P<day>[0-3]?\d)(?:st|nd|rd|th)\b",
+    {DIGIT},
+)
 def _day_of_month(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
-    # "The 3rd" alone is a date only after "since", "before", ... ("the 3rd time" is not).
-    if ctx.now is None or not (m.group("on") or ctx.inner) or not _ends_phrase(ctx.text, m.end()):
+    # "The 3rd" alone is a date only after "on", "since", "before", ... or "the morning
+    # of" ("the 3rd time" is not).
+    lead = "" if m.group("part") is None else " ".join(m["part"].lower().split()[-3:]) + " "
+    if lead.startswith("on "):
+        lead = lead[3:]
+    if (
+        ctx.now is None
+        or not (m.group("on") or m.group("part") or ctx.inner)
+        or not _ends_phrase(ctx.text, m.end())
+    ):
         return None
     now = ctx.now
     for back in range(3):
@@ -982,8 +1041,17 @@ def _day_of_month(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
         except ValueError:
             continue
         if day <= now:
-            return _window(day, day + timedelta(days=1), m, f"the {m['day']}th", 0.6, 3)
+            label = f"{lead}the {_ordinal(int(m['day']))}"
+            return _window(day, day + timedelta(days=1), m, label, 0.6, 3)
     return None
+
+
+def _ordinal(n: int) -> str:
+    """ "1st", "2nd", "3rd", "11th", "22nd"."""
+    if 10 <= n % 100 <= 20:
+        return f"{n}th"
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def _easter(year: int) -> tuple[int, int]:
@@ -1121,6 +1189,122 @@ def _bare_weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
         return None
     day = _latest_weekday(ctx.now, name)
     return _window(day, day + timedelta(days=1), m, name.capitalize(), 0.7, 3)
+
+
+def _day_in(window: TimeWindow, name: str) -> datetime | None:
+    """The day named ``name`` inside ``window`` (a week at most): of two that each
+    overlap a week not begun at midnight ("two weeks ago"), the one nearer its middle."""
+    if window.start is None or window.end is None:
+        return None
+    if window.end - window.start > timedelta(days=8):
+        return None
+    middle = window.start + (window.end - window.start) / 2
+    target = _WEEKDAYS.index(name)
+    days = [
+        day
+        for k in range(9)
+        if (day := _day_start(window.start) + timedelta(days=k)) < window.end
+        and day.weekday() == target
+    ]
+    return min(days, key=lambda d: abs(d + timedelta(hours=12) - middle), default=None)
+
+
+def _days_in(window: TimeWindow, first: str, last: str | None) -> tuple[datetime, datetime] | None:
+    """The day ``first`` names in ``window``, or the days from it to ``last``'s."""
+    start = _day_in(window, first)
+    end = start if last is None or start is None else _day_in(window, last)
+    if start is None or end is None or end < start:
+        return None
+    return start, end + timedelta(days=1)
+
+
+def _days_label(first: datetime, end: datetime) -> str:
+    last = end - timedelta(days=1)
+    if last == first:
+        return first.date().isoformat()
+    return f"{first.date().isoformat()} to {last.date().isoformat()}"
+
+
+@_rule(
+    rf"\b(?:on\s+)?(?P<wd>{_WEEKDAY_ALT})(?:{_THRU}(?P<wd2>{_WEEKDAY_ALT}))?"
+    rf"(?:\s+{_DAY_PART})?,?\s+(?:of\s+|in\s+)?"
+    # only where a week can follow: each reading on tries every rule there
+    rf"(?=(?:last|this|next|the|previous|prior|{_COUNT})\b)",
+    [*_WEEKDAYS, *_WEEKDAY_SHORT],
+    {"week"},
+)
+def _weekday_of_week(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """ "Tuesday last week", "on Friday of the week before last", "Wednesday two weeks
+    ago", "Monday to Wednesday next week": the day (or days) of that week, not the
+    latest Tuesday and the whole week beside it."""
+    first = _day_named(m["wd"])
+    last = _day_named(m["wd2"]) if m.group("wd2") else None
+    if first is None or (m.group("wd2") and last is None):
+        return None
+    week = _at(ctx.text, m.end(), ctx.now, nested=True)
+    if week is None:
+        return None
+    days = _days_in(week, first, last)
+    if days is None:
+        return None
+    start, end = days
+    return TimeWindow(
+        start,
+        end,
+        timedelta(days=2),
+        min(week.certainty, 0.8),
+        _days_label(start, end),
+        (m.start(), week.span[1]),
+    )
+
+
+@_rule(
+    rf"\b(?:(?:last|this|next|(?:the\s+)?(?:previous|prior))\s+week"
+    rf"|the\s+week\s+(?:before|prior\s+to)\s+last|{_N}\s+weeks?\s+ago)"
+    rf"(?P<join>['’]s\s+|,?\s+on\s+)(?P<wd>{_WEEKDAY_ALT})(?:{_THRU}(?P<wd2>{_WEEKDAY_ALT}))?\b",
+    [*_WEEKDAYS, *_WEEKDAY_SHORT],
+    {"week"},
+)
+def _week_then_weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """ "Last week on Tuesday", "next week's Friday": as "Tuesday last week"."""
+    first = _day_named(m["wd"])
+    last = _day_named(m["wd2"]) if m.group("wd2") else None
+    if first is None or (m.group("wd2") and last is None):
+        return None
+    week = _at(ctx.text, m.start(), ctx.now, nested=True)
+    if week is None or week.span[1] != m.start("join"):
+        return None
+    days = _days_in(week, first, last)
+    if days is None:
+        return None
+    start, end = days
+    return _window(start, end, m, _days_label(start, end), min(week.certainty, 0.8), 2)
+
+
+@_rule(
+    rf"\b(?P<wd>{_WEEKDAY_ALT}){_THRU}(?P<wd2>{_WEEKDAY_ALT})\b",
+    [*_WEEKDAYS, *_WEEKDAY_SHORT],
+)
+def _weekday_span(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """ "Monday through Wednesday", "Mon-Wed": the latest such days, ending with the
+    latest of the last day begun."""
+    first, last = _day_named(m["wd"]), _day_named(m["wd2"])
+    if first is None or last is None or first == last or ctx.now is None:
+        return None
+    end = _latest_weekday(ctx.now, last) + timedelta(days=1)
+    start = end - timedelta(days=(_WEEKDAYS.index(last) - _WEEKDAYS.index(first)) % 7 + 1)
+    return _window(start, end, m, _days_label(start, end), 0.7, 2)
+
+
+@_rule(rf"\b(?:on\s+)?(?P<wd>{'|'.join(_WEEKDAYS)})\s+(?P<part>{_DAY_PART})\b", _WEEKDAYS)
+def _weekday_part(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """ "Tuesday night", "Friday morning": the latest such day begun (full names only)."""
+    if ctx.now is None:
+        return None
+    name = m["wd"].lower()
+    day = _latest_weekday(ctx.now, name)
+    label = f"{name.capitalize()} {m['part'].lower()}"
+    return _window(day, day + timedelta(days=1), m, label, 0.7, 3)
 
 
 @_rule(rf"\b(?P<rel>last|this|next)\s+{_M}(?!\s*\d)", {"last", "this", "next"}, _MONTH_WORDS)
@@ -1300,7 +1484,7 @@ def _built(build: _Build, m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
 
 _REACH: Final = 200  # characters: longer than any one time expression reads
 # The rules that read another time where their own words end ("the week of" a day).
-_READS_ON: Final = frozenset({_week_around})
+_READS_ON: Final = frozenset({_week_around, _weekday_of_week, _week_then_weekday})
 
 
 def _at(text: str, pos: int, now: datetime | None, *, nested: bool = False) -> TimeWindow | None:

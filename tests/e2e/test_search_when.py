@@ -114,6 +114,19 @@ async def test_an_unreadable_when_is_refused_naming_the_field_and_the_fix(
         assert snapshot(runtime.context.store) == before
 
 
+async def test_a_date_in_numbers_is_read_only_where_day_and_month_cannot_swap(
+    tmp_path: Path,
+) -> None:
+    async with seeded(tmp_path) as (client, runtime):
+        names, _ = await _names(client, when="20/06/2023")
+        assert names == ["deploy in june"]
+        before = snapshot(runtime.context.store)
+        refusal = await call_refused(client, "search", {"query": "deploy", "when": "07/05/2023"})
+        assert "when:" in refusal and "2023-05-07" in refusal and "2023-07-05" in refusal
+        assert "ISO" in refusal, refusal
+        assert snapshot(runtime.context.store) == before
+
+
 async def test_a_time_named_by_an_event_is_placed_by_its_record(tmp_path: Path) -> None:
     """ "before the migration": the memory's record of the migration says when it was."""
     config = make_settings(tmp_path / "memory")

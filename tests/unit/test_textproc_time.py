@@ -205,6 +205,20 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         ("a month ago yesterday", "2023-10-21", "2023-10-22"),
         # months back are calendar months, not thirty days each
         ("over the last 6 months", "2023-05-22", "2023-11-22"),
+        # a weekday of a week named beside it, not the latest such day and the week apart
+        ("what did we do on Tuesday last week", "2023-11-14", "2023-11-15"),
+        ("last week on Friday", "2023-11-17", "2023-11-18"),
+        ("Monday to Wednesday next week", "2023-11-27", "2023-11-30"),
+        ("Wednesday two weeks ago", "2023-11-08", "2023-11-09"),
+        ("Friday of the week before last", "2023-11-10", "2023-11-11"),
+        # weekdays joined, and a part of a day named with its day
+        ("Monday through Wednesday", "2023-11-20", "2023-11-23"),
+        ("what we did Mon-Wed", "2023-11-20", "2023-11-23"),
+        ("Tuesday night", "2023-11-21", "2023-11-22"),
+        ("the morning of the 3rd", "2023-11-03", "2023-11-04"),
+        # a day and a month in numbers, where one of them cannot be a month
+        ("what happened on 13/11", "2023-11-13", "2023-11-14"),
+        ("on 11/13/2023", "2023-11-13", "2023-11-14"),
     ],
 )
 def test_reads_the_forms_people_write(text: str, start: str | None, end: str | None) -> None:
@@ -257,11 +271,24 @@ def test_reads_the_forms_people_write(text: str, start: str | None, end: str | N
         "the first half of the meeting",
         "a couple of ideas",
         "the week of the launch",
+        # day first or month first: nothing in the text says which
+        "what did we decide on 05/11",
+        "3/4 of the team",
+        "we are on 24/7",
         "",
     ],
 )
 def test_what_is_not_a_time(text: str) -> None:
     assert find_times(text, now=NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [("on the 1st", "the 1st"), ("on the 22nd", "the 22nd"), ("on the 13th", "the 13th")],
+)
+def test_a_day_of_the_month_is_labelled_as_written(text: str, label: str) -> None:
+    window = read_time(text, now=NOW)
+    assert window is not None and window.label == label
 
 
 @pytest.mark.parametrize(

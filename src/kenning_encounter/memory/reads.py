@@ -40,6 +40,7 @@ from kenning_encounter.textproc_time import (
     read_range,
     read_time,
     record_keys,
+    swappable_date,
 )
 from kenning_encounter.vocabulary import PROVENANCE_RELATION_TYPES
 
@@ -108,6 +109,14 @@ def when_window(
                     value=raw,
                 )
     if window is None:
+        swapped = swappable_date(raw, now=now)
+        if swapped is not None:
+            raise InvalidInput(
+                "when",
+                f"{raw!r} is {swapped[0]} written day first and {swapped[1]} month first; "
+                "give the one meant as an ISO date (YYYY-MM-DD)",
+                value=raw,
+            )
         raise InvalidInput("when", f"could not read {raw!r} as a time; {WHEN_HELP}", value=raw)
     return window
 
