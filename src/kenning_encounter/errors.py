@@ -112,15 +112,23 @@ class Conflict(KenningError):
 
 
 class NameTaken(Conflict):
-    def __init__(self, field: str, name: str, existing_id: str) -> None:
+    def __init__(self, field: str, name: str, existing_id: str, *, head: str | None = None) -> None:
         self.field = field
         self.name = name
         self.existing_id = existing_id
-        super().__init__(
-            f"{field}: a live node named {name!r} exists already ({existing_id}); "
-            "choose another name, or revise it by creating a node with "
-            f'"supersedes": "{name}" and a revision_why'
-        )
+        if head is None or head == existing_id:
+            message = (
+                f"{field}: a live node named {name!r} exists already ({existing_id}); "
+                "choose another name, or revise it by creating a node with "
+                f'"supersedes": "{name}" and a revision_why'
+            )
+        else:  # an earlier version of a chain had the name, and its chain keeps it
+            message = (
+                f"{field}: {name!r} is the name of an earlier version ({existing_id}) of the "
+                f"chain whose live version is {head}, and still finds that chain; choose "
+                f'another name, or revise that chain ("supersedes": "{head}") to take it back'
+            )
+        super().__init__(message)
 
 
 class Withheld(Conflict):

@@ -126,6 +126,13 @@ def _resolved(
     return node
 
 
+def _chain_head(tx: ReadTx, node: NodeRecord) -> str:
+    """The live version of ``node``'s chain (``node`` itself when it is live)."""
+    if node.superseded_by is None:
+        return node.id
+    return tx.chain(node.id, older=0, newer=0).head
+
+
 def _check_chain_link(
     tx: ReadTx,
     new: NodeRecord | None,
@@ -225,7 +232,18 @@ def create_entities(
                         f"the name {d.name!r} is held by",
                         "choose another name (names are unique among live nodes)",
                     )
-                raise NameTaken(f"{d.field}.name", d.name, holder)
+                # A name a chain's earlier version had stays its chain's (the old name
+                # still finds the chain): a revision of that chain may take it back.
+                head = _chain_head(tx, held) if held is not None else None
+                if old is None or head != old.id:
+                    live = tx.get_node(head) if head is not None and held is not None else None
+                    if live is not None and live.id != holder and hides(store, live):
+                        raise Withheld(
+                            f"{d.field}.name",
+                            f"the name {d.name!r} is kept by a chain whose live version is",
+                            "choose another name",
+                        )
+                    raise NameTaken(f"{d.field}.name", d.name, holder, head=head)
             if d.type == "Component":
                 triple = (d.props["source_kind"], d.props["source_label"], d.props["source_key"])
                 existing = tx.component_id_by_source(*triple)
