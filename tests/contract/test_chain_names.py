@@ -115,3 +115,11 @@ def test_a_name_kept_by_a_chain_gone_on_in_a_withheld_version_names_no_id(
     assert snapshot(store) == before
     assert head not in str(info.value) and "ward" not in str(info.value), info.value
     assert info.value.field == "entities[0].name"
+
+
+def test_as_of_each_name_finds_the_chain_as_it_was(memory: Memory, renamed: list[str]) -> None:
+    ticks = [v.tick for v in memory.chain_history("retry policy").versions]
+    assert memory.find_by_name("retry policy", as_of=ticks[0]).node.id == renamed[0]
+    for at, live in zip(ticks[1:], renamed[1:], strict=True):
+        for name in ("retry policy", "backoff policy"):
+            assert memory.find_by_name(name, as_of=at).node.id == live, (name, at)
