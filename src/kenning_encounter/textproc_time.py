@@ -1767,6 +1767,24 @@ _EVENT_AT = _Pattern(
     r"we|i|you|he|she|they)\b)",
     re.I,
 )
+# "Between the migration and the launch": two events, each named as above. Most "between"s
+# are no time ("the difference between the old parser and the new one"), so in a prompt
+# it is read only after words that ask for what lay between in time ("what happened
+# between", "the weeks between"); a ``when`` value is meant as a time whole.
+_EVENT_DET: Final = r"(?:the|our|my|his|her|their|your|its|that|this|[a-z]+'s)"
+_BETWEEN_CUE = _Pattern(
+    r"\b(?:happen(?:ed|s)?|went\s+on|go\s+on|time|period|days|weeks|months|years|gap|stretch)"
+    r"\s+(?:in\s+)?\Z",
+    re.I,
+)
+_EVENT_BETWEEN = _Pattern(
+    rf"\bbetween\s+(?P<det>{_EVENT_DET})\s+(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}}?)"
+    rf"\s+and\s+(?P<det2>{_EVENT_DET})\s+(?P<what2>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}}?)"
+    r"(?=\s*(?:[?.!,;:)]|$)|\s+(?:and|or|but|when|while|where|as|if|did|do|does|was|were|is|"
+    r"are|had|has|have|will|would|with|to|in|on|at|for|from|by|of|so|because|then|"
+    r"we|i|you|he|she|they)\b)",
+    re.I,
+)
 _BEFORE: Final = frozenset({"before", "until", "till", "prior to", "ahead of"})
 _DURING_SLACK: Final = timedelta(days=1)  # around the first and last record of an event
 # Spans of the calendar, not events: "after the weekend" is no record's to place.
@@ -1800,6 +1818,7 @@ _NOT_EVENTS: Final = frozenset(
 )
 _EVENT_WORDS: Final = frozenset(
     {"before", "after", "since", "until", "till", "prior", "following", "ahead", "during"}
+    | {"between"}
 )
 EVENT_CERTAINTY: Final = 0.6  # the memory's own record of the event, read for its time
 
@@ -1810,33 +1829,62 @@ class EventRef:
     of it, and the words naming it. What happened when is the memory's to say (the
     records of the event, ``event_window``); the calendar reader knows dates only."""
 
-    side: str  # "before" | "after" | "during"
+    side: str  # "before" | "after" | "during" | "between"
     phrase: str  # as written: "the migration"
     keys: tuple[str, ...]  # the event's own words, stemmed
     span: tuple[int, int]
+    # "Between" two events: this one begins the time, ``then`` (a "before") ends it.
+    then: EventRef | None = None
+
+    @property
+    def phrases(self) -> tuple[str, ...]:
+        """The words naming each event, to look their records up by."""
+        return (self.phrase,) if self.then is None else (self.phrase, self.then.phrase)
+
+    @property
+    def named(self) -> str:
+        """The events as a sentence names them."""
+        return self.phrase if self.then is None else f"{self.phrase} and {self.then.phrase}"
 
 
-def find_event(text: str, *, now: datetime | None = None) -> EventRef | None:
-    """The first event a text places a time by, where no date is named there."""
+def _event_keys(det: str, what: str) -> tuple[str, ...] | None:
+    """An event's words, stemmed; None where they name a span of the calendar."""
+    named = [w for w in words(what) if w not in STOPWORDS]
+    if not named or all(w in _NOT_EVENTS for w in named):
+        return None
+    owner = det[:-2] if det.endswith("'s") else ""  # "Gina's launch"
+    keys = tuple(dict.fromkeys(stem(w) for w in [*named, *words(owner)]))
+    return keys or None
+
+
+def find_event(text: str, *, now: datetime | None = None, whole: bool = False) -> EventRef | None:
+    """The first event a text places a time by, where no date is named there. ``whole``:
+    the text is meant as a time (a ``when`` value), so "between" needs no cue."""
     if _words(text).isdisjoint(_EVENT_WORDS):
         return None
     dated = [w.span for w in find_times(text, now=now)]  # in order, none overlapping
     dated_ends = [end for _, end in dated]
+
+    def undated(m: re.Match[str]) -> bool:
+        at = bisect.bisect_right(dated_ends, m.start())  # the first date ending after it starts
+        return not (at < len(dated) and dated[at][0] < m.end())
+
+    found: list[EventRef] = []
+    for m in _EVENT_BETWEEN.finditer(text):
+        cued = whole or _BETWEEN_CUE.compiled.search(text, max(0, m.start() - 30), m.start())
+        keys, until = _event_keys(m["det"], m["what"]), _event_keys(m["det2"], m["what2"])
+        if cued and keys and until and undated(m):
+            then = EventRef("before", f"{m['det2']} {m['what2']}", until, m.span())
+            found.append(EventRef("between", f"{m['det']} {m['what']}", keys, m.span(), then))
+            break
     for m in _EVENT_AT.finditer(text):
-        span = (m.start(), m.end())
-        at = bisect.bisect_right(dated_ends, span[0])  # the first date ending after it starts
-        if at < len(dated) and dated[at][0] < span[1]:
-            continue
-        named = [w for w in words(m["what"]) if w not in STOPWORDS]
-        if not named or all(w in _NOT_EVENTS for w in named):
-            continue
-        owner = m["det"][:-2] if m["det"].endswith("'s") else ""  # "Gina's launch"
-        keys = tuple(dict.fromkeys(stem(w) for w in [*named, *words(owner)]))
-        if keys:
+        keys = _event_keys(m["det"], m["what"])
+        if keys and undated(m):
             rel = " ".join(m["rel"].lower().split())
             side = "before" if rel in _BEFORE else "during" if rel == "during" else "after"
-            return EventRef(side, f"{m['det']} {m['what']}", keys, span)
-    return None
+            found.append(EventRef(side, f"{m['det']} {m['what']}", keys, m.span()))
+            break
+    return min(found, key=lambda ref: ref.span[0], default=None)
 
 
 def record_keys(node: NodeRecord) -> tuple[str, ...]:
@@ -1859,6 +1907,19 @@ def event_window(
     ends at the latest of them and "after" starts at the earliest (among equals, the wider
     window: one too narrow leaves the answer out); "during" runs from the earliest to the
     latest, a day wider each side. None when no record names it."""
+    if ref.then is not None:  # between two events: after the first, before the second
+        records = list(records)
+        first = event_window(replace(ref, side="after", then=None), records, tokens, weight)
+        last = event_window(ref.then, records, tokens, weight)
+        if first is None or last is None or first.start is None or last.end is None:
+            return None
+        if first.start >= last.end:
+            return None  # the second came first: no time lies between them
+        label = (
+            f"between {ref.phrase} ({first.start.date().isoformat()}) and "
+            f"{ref.then.phrase} ({last.end.date().isoformat()})"
+        )
+        return TimeWindow(first.start, last.end, timedelta(0), EVENT_CERTAINTY, label, ref.span)
     total = sum(weight(k) for k in ref.keys)
     if total <= 0:
         return None

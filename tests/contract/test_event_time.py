@@ -111,6 +111,38 @@ def test_during_an_event_is_the_time_its_records_span(
     assert names.index("errors 2026-05-10") < names.index("errors 2026-06-20")
 
 
+def test_between_two_events_is_the_time_from_the_first_to_the_second(
+    memory: Memory, recorded: dict[str, str]
+) -> None:
+    memory.create_entities(
+        S,
+        [
+            {
+                "type": "Observation",
+                "name": "launch day",
+                "description": "The storefront launch went live.",
+                "t_observed": "2026-08-01T09:00:00Z",
+            }
+        ],
+    )
+    found = memory.search("we decided", when="between the migration and the launch")
+    assert [h.name for h in found.hits] == ["shard decided"]
+    assert "between the migration (2026-05-10) and the launch (2026-08-01)" in found.note
+    ranked = memory.search("what did we decide that happened between the migration and the launch")
+    names = [h.name for h in ranked.hits]
+    assert names.index("shard decided") < names.index("mysql kept"), names
+    result = Infuser(memory.store, InfusionConfig()).infuse(
+        "event-between",
+        "What did we decide about the orders tables in the weeks between the migration and "
+        "the launch?",
+    )
+    assert _first(list(result["meta"]["ranked"]), recorded) == "shard decided"
+    with pytest.raises(InvalidInput) as refused:  # the launch came after: nothing between
+        memory.search("we decided", when="between the launch and the migration")
+    assert refused.value.field == "when"
+    assert "do not place 'the launch' before 'the migration'" in str(refused.value)
+
+
 @pytest.mark.parametrize("day", ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"])
 def test_an_event_recorded_at_the_calendar_ends_still_answers(memory: Memory, day: str) -> None:
     # "during" widens the event's records by a day each side; at year 1 or 9999 that

@@ -112,6 +112,54 @@ def test_during_an_event_runs_from_its_first_record_to_its_last() -> None:
     assert window.label == "during the migration (2026-05-01 to 2026-05-10)"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what happened between the migration and the launch?",
+        "in the weeks between the migration and the launch, what broke",
+        "what went on between our migration and Gina's launch",
+    ],
+)
+def test_between_two_events_is_read_where_it_asks_for_the_time_between(text: str) -> None:
+    found = find_event(text, now=NOW)
+    assert found is not None and found.then is not None
+    assert (found.side, found.keys[0], found.then.side) == ("between", "migration", "before")
+    assert found.then.keys[0] == "launch"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the difference between the old parser and the new parser",
+        "choose between the red button and the blue one",
+        "what happened between May 3 and the launch",  # a date: not two events
+    ],
+)
+def test_a_between_that_asks_for_no_time_names_no_event(text: str) -> None:
+    assert find_event(text, now=NOW) is None
+
+
+def test_between_two_events_runs_from_the_first_to_the_last_record_of_the_second() -> None:
+    records = [
+        _observed("moved", "The migration finished", "2026-05-10"),
+        _observed("early", "the launch is on", "2026-06-01"),
+        _observed("late", "the launch went well", "2026-06-20"),
+    ]
+    ref = find_event("between the migration and the launch", now=NOW, whole=True)
+    assert ref is not None
+    window = event_window(ref, records)
+    assert window is not None
+    assert (window.start, window.end) == (
+        datetime(2026, 5, 10, 9, tzinfo=UTC),
+        datetime(2026, 6, 20, 9, tzinfo=UTC),
+    )
+    assert window.label == "between the migration (2026-05-10) and the launch (2026-06-20)"
+    # Either event unrecorded, or recorded in the other order: no time lies between.
+    assert event_window(ref, records[:1]) is None
+    backwards = find_event("between the launch and the migration", now=NOW, whole=True)
+    assert backwards is not None and event_window(backwards, records) is None
+
+
 _SIDES = ("before", "after", "during")
 
 

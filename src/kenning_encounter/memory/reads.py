@@ -98,13 +98,18 @@ def when_window(
     raw = validate.text(when, "when", required=True, limit=200)
     window = read_range(raw, now=now)
     if window is None and place is not None:
-        ref = find_event(raw, now=now)
+        ref = find_event(raw, now=now, whole=True)
         if ref is not None and not raw[: ref.span[0]].strip() and not raw[ref.span[1] :].strip():
             window = place(ref)
             if window is None:
+                what = (
+                    f"no record names {ref.phrase!r}"
+                    if ref.then is None
+                    else f"the records do not place {ref.phrase!r} before {ref.then.phrase!r}"
+                )
                 raise InvalidInput(
                     "when",
-                    f"no record names {ref.phrase!r}, so {raw!r} places no time; "
+                    f"{what}, so {raw!r} places no time; "
                     f"name the event in other words, or {WHEN_HELP}",
                     value=raw,
                 )
@@ -203,25 +208,27 @@ def search(
         moment = asof.wall_time(store, as_of) or moment
 
     def place(ref: EventRef) -> TimeWindow | None:
-        """An event named in ``when``, placed by the hits that record it (then, as_of)."""
-        words = ref.phrase
-        if as_of is None:
-            found = store.search_read(
-                words,
-                lambda tx, hits, _stats: tx.get_nodes([h.id for h in hits]),
-                limit=_EVENT_HITS,
-                hidden_loci=hidden_loci,
-            )
-        else:
-            _, found, _ = asof.search_hits(
-                store,
-                as_of,
-                words,
-                types=None,
-                include_superseded=False,
-                limit=_EVENT_HITS,
-                hidden_loci=hidden_loci,
-            )
+        """An event named in ``when``, placed by the hits that record it (then, as_of);
+        two events ("between the migration and the launch"), by each one's hits."""
+        found: dict[str, NodeRecord] = {}
+        for words in ref.phrases:
+            if as_of is None:
+                found |= store.search_read(
+                    words,
+                    lambda tx, hits, _stats: tx.get_nodes([h.id for h in hits]),
+                    limit=_EVENT_HITS,
+                    hidden_loci=hidden_loci,
+                )
+            else:
+                found |= asof.search_hits(
+                    store,
+                    as_of,
+                    words,
+                    types=None,
+                    include_superseded=False,
+                    limit=_EVENT_HITS,
+                    hidden_loci=hidden_loci,
+                )[1]
         return event_window(ref, [n for n in found.values() if _visible(n, hidden_loci)])
 
     window = when_window(when, moment, place) if when is not None else None

@@ -76,7 +76,8 @@ def register(tools: ToolRegistrar) -> None:
                 "An ISO date or range ('2023-05-07', '2023-05-01..2023-05-31', "
                 "'2023-05-01..') or a phrase read against now, or against as_of's moment "
                 "when given ('yesterday', 'last week', "
-                "'December', 'March to May 2023'), or an event the memory records ('before the migration'). "
+                "'December', 'March to May 2023'), or an event the memory records ('before the migration', "
+                "'between the migration and the launch'). "
                 "Omit for all times; a time named in the query ranks, "
                 "never filters: a date, or an event the memory records ('before the "
                 "migration').",
