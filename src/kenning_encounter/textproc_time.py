@@ -1209,10 +1209,15 @@ def _day_in(window: TimeWindow, name: str) -> datetime | None:
     return min(days, key=lambda d: abs(d + timedelta(hours=12) - middle), default=None)
 
 
-def _days_in(window: TimeWindow, first: str, last: str | None) -> tuple[datetime, datetime] | None:
-    """The day ``first`` names in ``window``, or the days from it to ``last``'s."""
-    start = _day_in(window, first)
-    end = start if last is None or start is None else _day_in(window, last)
+def _days_named_in(m: re.Match[str], week: TimeWindow | None) -> tuple[datetime, datetime] | None:
+    """The day ``m``'s weekday (``wd``) names in ``week``, or the days from it to the one
+    ``wd2`` names there: [start, end)."""
+    first = _day_named(m["wd"])
+    last = _day_named(m["wd2"]) if m.group("wd2") else None
+    if week is None or first is None or (m.group("wd2") and last is None):
+        return None
+    start = _day_in(week, first)
+    end = start if last is None or start is None else _day_in(week, last)
     if start is None or end is None or end < start:
         return None
     return start, end + timedelta(days=1)
@@ -1237,15 +1242,9 @@ def _weekday_of_week(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     """ "Tuesday last week", "on Friday of the week before last", "Wednesday two weeks
     ago", "Monday to Wednesday next week": the day (or days) of that week, not the
     latest Tuesday and the whole week beside it."""
-    first = _day_named(m["wd"])
-    last = _day_named(m["wd2"]) if m.group("wd2") else None
-    if first is None or (m.group("wd2") and last is None):
-        return None
     week = _at(ctx.text, m.end(), ctx.now, nested=True)
-    if week is None:
-        return None
-    days = _days_in(week, first, last)
-    if days is None:
+    days = _days_named_in(m, week)
+    if week is None or days is None:
         return None
     start, end = days
     return TimeWindow(
@@ -1267,15 +1266,9 @@ def _weekday_of_week(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
 )
 def _week_then_weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     """ "Last week on Tuesday", "next week's Friday": as "Tuesday last week"."""
-    first = _day_named(m["wd"])
-    last = _day_named(m["wd2"]) if m.group("wd2") else None
-    if first is None or (m.group("wd2") and last is None):
-        return None
     week = _at(ctx.text, m.start(), ctx.now, nested=True)
-    if week is None or week.span[1] != m.start("join"):
-        return None
-    days = _days_in(week, first, last)
-    if days is None:
+    days = _days_named_in(m, week)
+    if week is None or days is None or week.span[1] != m.start("join"):
         return None
     start, end = days
     return _window(start, end, m, _days_label(start, end), min(week.certainty, 0.8), 2)
@@ -1758,31 +1751,31 @@ def states_time(text: str, anchor: datetime) -> list[TimeWindow]:
 # --- times named by an event -------------------------------------------------------
 # "before the migration", "after our move", "since Gina's launch": a relation, a
 # determiner, and up to four words, ending where the sentence or its clause does.
-_EVENT_AT = _Pattern(
-    r"\b(?P<rel>before|after|since|until|till|prior\s+to|following|ahead\s+of|during)\s+"
-    r"(?P<det>the|our|my|his|her|their|your|its|that|this|[a-z]+'s)\s+"
-    r"(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)"
+_EVENT_DET: Final = r"(?:the|our|my|his|her|their|your|its|that|this|[a-z]+'s)"
+_EVENT_WHAT: Final = r"[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?"
+# Where an event's words end: the sentence or its clause.
+_EVENT_END: Final = (
     r"(?=\s*(?:[?.!,;:)]|$)|\s+(?:and|or|but|when|while|where|as|if|did|do|does|was|were|is|"
     r"are|had|has|have|will|would|with|to|in|on|at|for|from|by|of|so|because|then|"
-    r"we|i|you|he|she|they)\b)",
+    r"we|i|you|he|she|they)\b)"
+)
+_EVENT_AT = _Pattern(
+    r"\b(?P<rel>before|after|since|until|till|prior\s+to|following|ahead\s+of|during)\s+"
+    rf"(?P<det>{_EVENT_DET})\s+(?P<what>{_EVENT_WHAT}){_EVENT_END}",
     re.I,
 )
 # "Between the migration and the launch": two events, each named as above. Most "between"s
 # are no time ("the difference between the old parser and the new one"), so in a prompt
 # it is read only after words that ask for what lay between in time ("what happened
 # between", "the weeks between"); a ``when`` value is meant as a time whole.
-_EVENT_DET: Final = r"(?:the|our|my|his|her|their|your|its|that|this|[a-z]+'s)"
 _BETWEEN_CUE = _Pattern(
     r"\b(?:happen(?:ed|s)?|went\s+on|go\s+on|time|period|days|weeks|months|years|gap|stretch)"
     r"\s+(?:in\s+)?\Z",
     re.I,
 )
 _EVENT_BETWEEN = _Pattern(
-    rf"\bbetween\s+(?P<det>{_EVENT_DET})\s+(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}}?)"
-    rf"\s+and\s+(?P<det2>{_EVENT_DET})\s+(?P<what2>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}}?)"
-    r"(?=\s*(?:[?.!,;:)]|$)|\s+(?:and|or|but|when|while|where|as|if|did|do|does|was|were|is|"
-    r"are|had|has|have|will|would|with|to|in|on|at|for|from|by|of|so|because|then|"
-    r"we|i|you|he|she|they)\b)",
+    rf"\bbetween\s+(?P<det>{_EVENT_DET})\s+(?P<what>{_EVENT_WHAT})"
+    rf"\s+and\s+(?P<det2>{_EVENT_DET})\s+(?P<what2>{_EVENT_WHAT}){_EVENT_END}",
     re.I,
 )
 _BEFORE: Final = frozenset({"before", "until", "till", "prior to", "ahead of"})
@@ -1840,11 +1833,6 @@ class EventRef:
     def phrases(self) -> tuple[str, ...]:
         """The words naming each event, to look their records up by."""
         return (self.phrase,) if self.then is None else (self.phrase, self.then.phrase)
-
-    @property
-    def named(self) -> str:
-        """The events as a sentence names them."""
-        return self.phrase if self.then is None else f"{self.phrase} and {self.then.phrase}"
 
 
 def _event_keys(det: str, what: str) -> tuple[str, ...] | None:
