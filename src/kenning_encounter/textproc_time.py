@@ -802,11 +802,27 @@ def _count(raw: str) -> tuple[int, bool]:
     return (int(key), False) if key.isdigit() else (_NUMBERS[key], key in _VAGUE)
 
 
+# Units as chat shortens them: "2 yrs ago", "3wks back", "5 mins ago".
+_UNIT_SHORT: Final = {
+    "min": "minute",
+    "hr": "hour",
+    "wk": "week",
+    "mo": "month",
+    "yr": "year",
+}
+
+
 @_rule(rf"\b{_N}\s+{_UNIT}\s+(?:ago|back|earlier)\b", {"ago", "back", "earlier"})
+@_rule(
+    rf"\b{_N}\s*(?P<short>{'|'.join(_UNIT_SHORT)})s?\.?\s+(?:ago|back|earlier)\b",
+    {"ago", "back", "earlier"},
+    _UNIT_SHORT,
+)
 @_relative
 def _ago(m: re.Match[str], now: datetime) -> TimeWindow | None:
     n, vague = _count(m["n"])
-    unit = m["unit"].lower()
+    short = m.groupdict().get("short")
+    unit = _UNIT_SHORT[short.lower()] if short else m["unit"].lower()
     if unit == "day":
         start = _day_start(now) - timedelta(days=n)
         length = timedelta(days=1)
@@ -899,7 +915,8 @@ def _latest_weekday(now: datetime, name: str) -> datetime:
 
 
 @_rule(
-    rf"\b(?P<rel>last|this|next|on|(?:the\s+)?(?:previous|prior))\s+(?P<wd>{_WEEKDAY_ALT})s?\b",
+    rf"\b(?P<rel>last|this\s+past|this|next|on|(?:the\s+)?(?:previous|prior))\s+"
+    rf"(?P<wd>{_WEEKDAY_ALT})s?\b",
     [*_WEEKDAYS, *_WEEKDAY_SHORT],
 )
 def _weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
@@ -912,14 +929,15 @@ def _weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     back = (now.weekday() - target) % 7
     # "The previous Friday" may count from another moment than now: as "last", less sure.
     sure = 0.7 if rel in ("previous", "prior") else 0.8
-    if rel in ("last", "previous", "prior"):
+    if rel in ("last", "past", "previous", "prior"):  # "this past Monday" is last Monday
         back = back or 7
         day = today - timedelta(days=back)
     elif rel == "on":
         day = _latest_weekday(now, name)
     else:
         day = today + timedelta(days=(target - now.weekday()) % 7 or (7 if rel == "next" else 0))
-    return _window(day, day + timedelta(days=1), m, f"{rel} {name.capitalize()}", sure, 3)
+    said = "last" if rel == "past" else rel
+    return _window(day, day + timedelta(days=1), m, f"{said} {name.capitalize()}", sure, 3)
 
 
 @_rule(rf"\b(?P<wd>{'|'.join(_WEEKDAYS)})['’]s\b", _WEEKDAYS)
@@ -1017,7 +1035,7 @@ _DAY_PART: Final = r"(?:morning|afternoon|evening|night)"
 
 
 @_rule(
-    rf"\b(?:(?P<on>on\s+)|(?P<part>(?:(?:on\s+)?the\s+)?{_DAY_PART}\s+of\s+))?"
+    rf"\b(?:(?P<on>(?:on|around|about)\s+)|(?P<part>(?:(?:on\s+)?the\s+)?{_DAY_PART}\s+of\s+))?"
     r"the\s+(?P<day>[0-3]?\d)(?:st|nd|rd|th)\b",
     {DIGIT},
 )
@@ -1236,7 +1254,7 @@ def _days_label(first: datetime, end: datetime) -> str:
     # only where a week can follow: each reading on tries every rule there
     rf"(?=(?:last|this|next|the|previous|prior|{_COUNT})\b)",
     [*_WEEKDAYS, *_WEEKDAY_SHORT],
-    {"week"},
+    {"week", "weekend"},
 )
 def _weekday_of_week(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     """ "Tuesday last week", "on Friday of the week before last", "Wednesday two weeks
@@ -1272,6 +1290,40 @@ def _week_then_weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
         return None
     start, end = days
     return _window(start, end, m, _days_label(start, end), min(week.certainty, 0.8), 2)
+
+
+_NTH: Final = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2}
+_NTH |= {"fourth": 3, "4th": 3, "last": -1}
+
+
+@_rule(
+    rf"\b(?:on\s+)?the\s+(?P<nth>{'|'.join(_NTH)})\s+(?P<wd>{'|'.join(_WEEKDAYS)})\s+"
+    r"(?:of|in)\s+",
+    _WEEKDAYS,
+)
+def _weekday_of_month(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """ "The second Tuesday of November", "the last Friday of last month", "the first
+    Monday in December": that day of the month read after it."""
+    month = _at(ctx.text, m.end(), ctx.now, nested=True)
+    if month is None or month.start is None or month.end is None:
+        return None
+    if not timedelta(days=28) <= month.end - month.start <= timedelta(days=31):
+        return None
+    target = _WEEKDAYS.index(m["wd"].lower())
+    first = month.start + timedelta(days=(target - month.start.weekday()) % 7)
+    days = [first + timedelta(days=7 * k) for k in range(5)]
+    days = [d for d in days if d < month.end]
+    day = days[_NTH[m["nth"].lower()]] if _NTH[m["nth"].lower()] < len(days) else None
+    if day is None:
+        return None
+    return TimeWindow(
+        day,
+        day + timedelta(days=1),
+        timedelta(days=3),
+        min(month.certainty, 0.8),
+        day.date().isoformat(),
+        (m.start(), month.span[1]),
+    )
 
 
 @_rule(
@@ -1477,7 +1529,9 @@ def _built(build: _Build, m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
 
 _REACH: Final = 200  # characters: longer than any one time expression reads
 # The rules that read another time where their own words end ("the week of" a day).
-_READS_ON: Final = frozenset({_week_around, _weekday_of_week, _week_then_weekday})
+_READS_ON: Final = frozenset(
+    {_week_around, _weekday_of_week, _week_then_weekday, _weekday_of_month}
+)
 
 
 def _at(text: str, pos: int, now: datetime | None, *, nested: bool = False) -> TimeWindow | None:

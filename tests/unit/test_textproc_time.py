@@ -219,6 +219,16 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         # a day and a month in numbers, where one of them cannot be a month
         ("what happened on 13/11", "2023-11-13", "2023-11-14"),
         ("on 11/13/2023", "2023-11-13", "2023-11-14"),
+        # the nth weekday of a month read after it; "this past"; a weekday of a weekend
+        ("the second Tuesday of November", "2023-11-14", "2023-11-15"),
+        ("the last Friday of last month", "2023-10-27", "2023-10-28"),
+        ("the fourth Thursday of November 2022", "2022-11-24", "2022-11-25"),
+        ("this past Monday", "2023-11-20", "2023-11-21"),
+        ("Saturday last weekend", "2023-11-18", "2023-11-19"),
+        # "around the 10th"; units as chat shortens them
+        ("around the 10th", "2023-11-10", "2023-11-11"),
+        ("about 3 wks ago", "2023-10-29", "2023-11-05"),
+        ("what did I say 2 yrs ago", "2021-05-24", "2022-05-24"),
     ],
 )
 def test_reads_the_forms_people_write(text: str, start: str | None, end: str | None) -> None:
