@@ -1292,8 +1292,7 @@ def _week_then_weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     return _window(start, end, m, _days_label(start, end), min(week.certainty, 0.8), 2)
 
 
-_NTH: Final = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2}
-_NTH |= {"fourth": 3, "4th": 3, "last": -1}
+_NTH: Final = _ORDINALS | {"fourth": 3, "4th": 3, "last": -1}
 
 
 @_rule(
