@@ -1292,7 +1292,7 @@ def _week_then_weekday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     return _window(start, end, m, _days_label(start, end), min(week.certainty, 0.8), 2)
 
 
-_NTH: Final = _ORDINALS | {"fourth": 3, "4th": 3, "last": -1}
+_NTH: Final = _ORDINALS | {"last": -1}
 
 
 @_rule(
