@@ -303,7 +303,13 @@ def _consulted_twice(lines: list[dict[str, Any]]) -> None:
 
 
 def _consulted_from_a_sealed_encounter(lines: list[dict[str, Any]]) -> None:
-    _first(lines, kind="consultation", encounter="E16")["encounter"] = "E1"
+    """A consultation of the open encounter (C's, the seed's last) said to be E1's."""
+    [still_open] = [
+        x["name"]
+        for x in lines
+        if x["kind"] == "encounter" and x["sealed_tick"] is None and x["dissolved_at"] is None
+    ]
+    _first(lines, kind="consultation", encounter=still_open)["encounter"] = "E1"
 
 
 def _pinned_by_no_encounter(lines: list[dict[str, Any]]) -> None:

@@ -105,6 +105,7 @@ def seed(store: GraphStore) -> None:
     m.find_by_name("o1", session_id=A)  # a consultation from an encounter sealed since
     m.close_encounter(A, "third pass done")
     operator.forget(store, ["private"])
+    _seed_marks(store, m)
     m.advance_encounter(C, "still open", director="Ada", director_key="ada@example.org")
     m.create_entities(C, [{"type": "Note", "name": "n3", "description": "draft"}])
     m.create_entities(
@@ -119,7 +120,6 @@ def seed(store: GraphStore) -> None:
         ],
     )
     _seed_identity_and_past(m)
-    _seed_marks(store, m)
 
 
 def _seed_identity_and_past(m: Memory) -> None:
