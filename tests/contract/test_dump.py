@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -302,7 +303,13 @@ def _consulted_twice(lines: list[dict[str, Any]]) -> None:
 
 
 def _consulted_from_a_sealed_encounter(lines: list[dict[str, Any]]) -> None:
-    _first(lines, kind="consultation", encounter="E16")["encounter"] = "E1"
+    """A consultation of the open encounter (C's, the seed's last) said to be E1's."""
+    [still_open] = [
+        x["name"]
+        for x in lines
+        if x["kind"] == "encounter" and x["sealed_tick"] is None and x["dissolved_at"] is None
+    ]
+    _first(lines, kind="consultation", encounter=still_open)["encounter"] = "E1"
 
 
 def _pinned_by_no_encounter(lines: list[dict[str, Any]]) -> None:
@@ -598,13 +605,91 @@ def test_a_dissolution_tick_without_its_time_is_refused_by_field(
     assert _emptiness(store) == EMPTY
 
 
+# The gate's marks (store/uses.py), as the seed leaves them: cmp1's, c6's in the record of
+# the past, and the tombstones of the encounter n8 was erased from. Each broken form, the
+# field the refusal names, and what it says.
+def _marked(lines: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    field = "tombstones_marked" if kind == "encounter" else "used_marks"
+    return next(x for x in lines if x["kind"] == kind and x.get(field))
+
+
+_BROKEN_MARKS: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
+    ("node", lambda x: "", "must be a non-empty string or null"),
+    ("node", lambda x: 7, "must be a non-empty string or null"),
+    ("node", lambda x: x["used_marks"].replace(";", ","), "is not an ISO-8601 time"),
+    ("node", lambda x: x["used_marks"] + ";phi", "'phi' is no key=value pair"),
+    ("node", lambda x: x["used_marks"].replace("phi=", "hipaa="), "'hipaa' is not a class"),
+    ("node", lambda x: x["used_marks"].replace("phi=", "pii,phi="), "not as a write keeps it"),
+    ("node", lambda x: x["used_marks"] + ";phi=" + x["used_at"], "names 'phi' twice"),
+    ("node", lambda x: x["used_marks"].replace("phi=", "phi=soon"), "is not an ISO-8601 time"),
+    ("node", lambda x: x["used_marks"].replace("phi=2", "phi=1"), "is none of its uses"),
+    ("deleted_node", lambda x: x["used_marks"][1:], "is no key=value pair"),
+    ("deleted_node", lambda x: "phi=" + x["used_at"] + "Q", "is not an ISO-8601 time"),
+    ("encounter", lambda x: "=1", "'' is not a classification"),
+    ("encounter", lambda x: "secret=-1", "is not a count"),
+    ("encounter", lambda x: "secret=\u0661", "is not a count"),
+    ("encounter", lambda x: "phi=1;secret=1", "more than the encounter's 1 tombstones"),
+    ("encounter", lambda x: "secret=1;", "'' is no key=value pair"),
+]
+
+
+def test_a_malformed_mark_is_refused_by_line_and_field_with_nothing_written(
+    store: GraphStore, source: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    lines = _lines(source[0])
+    for kind, broken, says in _BROKEN_MARKS:
+        line = _marked(lines, kind)
+        field = "tombstones_marked" if kind == "encounter" else "used_marks"
+        edited = [{**x, field: broken(x)} if x is line else x for x in lines]
+        path = _write(edited, tmp_path / "broken.jsonl", reseal=True)
+        with pytest.raises(InvalidInput, match=re.escape(says)) as refused:
+            load.load(store, load.verify(path))
+        number = lines.index(line) + 1
+        assert refused.value.field == f"line {number}: {kind}.{field}", says
+        assert "export it again from the source memory" in str(refused.value)
+    assert _emptiness(store) == EMPTY
+    # The source's own marks pass, and a line of version 3 carries none: each kind's
+    # line is refused for its field until the field is gone from every line of it.
+    load.verify(source[0])
+    lines[0]["version"] = 3
+    for kind, field in (
+        ("encounter", "tombstones_marked"),
+        ("node", "used_marks"),
+        ("deleted_node", "used_marks"),
+    ):
+        with pytest.raises(InvalidInput, match=rf"{kind}: unknown field\(s\) {field}"):
+            load.verify(_write(lines, tmp_path / "mixed.jsonl", reseal=True))
+        lines = [{k: v for k, v in x.items() if k != field or x["kind"] != kind} for x in lines]
+    assert load.verify(_write(lines, tmp_path / "v3.jsonl", reseal=True)).version == 3
+
+
+VERSION_3 = VERSION_1.with_name("version-3.jsonl")
+
+
+def test_a_version_3_dump_imports_with_no_marks(store: GraphStore, tmp_path: Path) -> None:
+    """A version 3 dump (the fixture: the seed of that version, exported by it) carried no
+    marks of the gate's: it imports as before, none marked. Exported again, it is this
+    version's dump and round-trips."""
+    head = _lines(VERSION_3)[0]
+    assert head["version"] == 3
+    done = load.load(store, load.verify(VERSION_3))
+    assert done.counts == head["counts"] and done.clock == head["clock"]
+    graph = store.read(lambda tx: tx.authored_graph())
+    encounters = store.read(lambda tx: tx.encounters(limit=100))
+    assert len(graph.nodes) == head["counts"]["node"]
+    assert all(n.used_marks is None for n in graph.nodes)
+    assert all(e.tombstones_marked is None for e in encounters)
+    assert sum(e.tombstones for e in encounters) == 1  # the seed's erasure, unclassified
+    _exported_again_round_trips(store, tmp_path)
+
+
 def test_a_dump_from_a_newer_version_is_refused_with_the_fix(
     store: GraphStore, source: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
     lines = _lines(source[0])
-    lines[0]["version"] = 4
+    lines[0]["version"] = 5
     path = _write(lines, tmp_path / "future.jsonl", reseal=True)
-    with pytest.raises(InvalidInput, match=r"version 4 is newer.*versions 1, 2, 3.*upgrade"):
+    with pytest.raises(InvalidInput, match=r"version 5 is newer.*versions 1, 2, 3, 4.*upgrade"):
         load.verify(path)
     assert _emptiness(store) == EMPTY
 

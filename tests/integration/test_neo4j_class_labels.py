@@ -148,3 +148,44 @@ def test_a_store_made_before_moved_labels_gains_them_when_opened(
         assert "challenged" not in str(Memory(reopened).read_cypher(STATUSES).rows)
     finally:
         reopened.close()
+
+
+# A public concept a phi note alone used (its ``used_marks``), and the encounter a secret
+# node was erased from (its ``tombstones_marked``): each carries the used label of the
+# class (classified.py ``USED_LABEL_PREFIX``), which an import gives them again.
+EXPECTED_USED = {"lamp idea": ["KenningUsed_phi"], "E1": ["KenningUsed_secret"]}
+
+
+def _used(driver: Any) -> dict[str, list[str]]:
+    with driver.session() as s:
+        rows = s.run(
+            "MATCH (n:KenningMemory) WITH n, "
+            "[l IN labels(n) WHERE l STARTS WITH 'KenningUsed_'] AS l WHERE l <> [] "
+            "RETURN coalesce(n.name, n.id) AS name, l"
+        )
+        return {r["name"]: sorted(r["l"]) for r in rows}
+
+
+def test_an_import_labels_what_classified_nodes_used_and_erased(
+    neo4j_store: Neo4jStore, raw_driver: Any, tmp_path: Path
+) -> None:
+    from kenning_encounter.memory import erasure
+
+    _plant(neo4j_store)
+    writer = Memory(neo4j_store, granted=ALL)
+    writer.create_entities(plan.WRITER, [{"type": "Concept", "name": "lamp idea"}])
+    writer.create_relations(
+        plan.WRITER, [{"source": f"ward note {MARK}", "type": "ABOUT", "target": "lamp idea"}]
+    )
+    erasure.erase(neo4j_store, erasure.plan(neo4j_store, [f"old policy {MARK}"]))
+    assert _used(raw_driver) == EXPECTED_USED
+    path = tmp_path / "d.jsonl"
+    with path.open("wb") as out:
+        export(neo4j_store, out, app_version="test")
+    fresh = open_neo4j_store()  # the test database emptied again
+    assert not isinstance(fresh, str)
+    try:
+        load.load(fresh, load.verify(path))
+        assert _used(raw_driver) == EXPECTED_USED
+    finally:
+        fresh.close()

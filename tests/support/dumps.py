@@ -20,7 +20,7 @@ A, B, C = "session-a", "session-b", "session-c"
 def seed(store: GraphStore) -> None:
     """Three loci; sealed, dissolved and open encounters; revisions with reasons, a
     renaming one, a Component revised on its source; statuses moved by relations; an
-    agent's deletion and an operator's (a tombstone)."""
+    agent's deletion and an operator's (a tombstone); the gate's marks (store/uses.py)."""
     m = Memory(store, granted=CLASSIFICATIONS)  # it writes a classified note, and links it
     m.advance_encounter(A, "first pass")
     m.create_entities(
@@ -105,6 +105,7 @@ def seed(store: GraphStore) -> None:
     m.find_by_name("o1", session_id=A)  # a consultation from an encounter sealed since
     m.close_encounter(A, "third pass done")
     operator.forget(store, ["private"])
+    _seed_marks(store, m)
     m.advance_encounter(C, "still open", director="Ada", director_key="ada@example.org")
     m.create_entities(C, [{"type": "Note", "name": "n3", "description": "draft"}])
     m.create_entities(
@@ -176,6 +177,41 @@ def _seed_standing(m: Memory) -> None:
     m.pin_entities(C, ["c1"], why="the layered design")
     m.pin_entities(C, ["h3", "o5"])
     m.pin_entities(C, ["h3"], pinned=False, why="tested")
+
+
+def _seed_marks(store: GraphStore, m: Memory) -> None:
+    """A's fourth pass: a phi observation's links are the latest uses of the Component (a
+    node's ``used_marks``) and of a concept an agent deletes then (the record of the past
+    keeps its marks); a secret note an operator erases (``tombstones_marked``)."""
+    m.advance_encounter(A, "fourth pass")
+    m.create_entities(
+        A,
+        [
+            {
+                "type": "Observation",
+                "name": "o6",
+                "description": "the ward's cache",
+                "classification": "phi",
+            },
+            {"type": "Concept", "name": "c6", "description": "ward caching"},
+            {
+                "type": "Note",
+                "name": "n8",
+                "description": "a ward note",
+                "classification": "secret",
+            },
+        ],
+    )
+    m.create_relations(
+        A,
+        [
+            {"source": "o6", "type": "OBSERVED_AT", "target": "cmp1"},
+            {"source": "o6", "type": "ABOUT", "target": "c6"},
+        ],
+    )
+    m.delete_entities(A, ["c6"])
+    m.close_encounter(A, "fourth pass done")
+    operator.forget(store, ["n8"])
 
 
 # read_cypher in each dialect: what the port's reads do not return (edge stamps, the

@@ -175,7 +175,9 @@ def _shown(
     """The records without the held-back nodes and whatever names them. A deleted version
     revised by a held-back one names no successor: its chain ends there, as the read gate
     shows it (memory/gates.py). A node's last use and an encounter's tombstones are those
-    the ``withheld`` classes' nodes did not make (store/uses.py)."""
+    the ``withheld`` classes' nodes did not make, with the marks of the other classes
+    (store/uses.py ``carried``): none names a withheld class, and the memory the dump
+    is imported into gates the classes it carries as this one does."""
     for record in records:
         if held_back and held_back & _touches(record):
             continue
@@ -183,9 +185,9 @@ def _shown(
             record = replace(record, node=replace(record.node, superseded_by=None))
         if withheld:
             if isinstance(record, DumpedNode | DumpedEndedNode):
-                record = replace(record, node=uses.restated(record.node, withheld))
+                record = replace(record, node=uses.carried(record.node, withheld))
             elif isinstance(record, EncounterRecord):
-                record = uses.tombstones_seen(record, withheld)
+                record = uses.tombstones_carried(record, withheld)
         yield record
 
 

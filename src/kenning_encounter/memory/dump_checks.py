@@ -7,8 +7,9 @@ dumped clock, encounters opened at distinct ticks, one OPENED per encounter and 
 fork-free spine, supersession chains that stay lines; each locus directed by a Person
 of the dump, claims joining two stored referents of one type, confirmations of stored
 nodes, consultations and pins of stored nodes from encounters that were open (each
-pinned node's mirror naming the encounter of its latest pin), and a record of the past
-whose ids, types and statuses the vocabulary allows.
+pinned node's mirror naming the encounter of its latest pin), a record of the past
+whose ids, types and statuses the vocabulary allows, and the gate's marks (store/uses.py)
+in the form a write keeps: classes of the vocabulary, times, counts within the tombstones.
 What the pass keeps is small: the ids, the encounters, the supersession links; never
 the records themselves.
 """
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from kenning_encounter.errors import InvalidInput
-from kenning_encounter.memory import validate
+from kenning_encounter.memory import classification, validate
 from kenning_encounter.memory.dump_format import FIX, Record
 from kenning_encounter.store.endpoints import check_relation
 from kenning_encounter.store.ids import type_of_id
@@ -38,7 +39,9 @@ from kenning_encounter.store.port import (
     SpineEdge,
 )
 from kenning_encounter.store.records import EncounterRecord, NodeRecord
+from kenning_encounter.textproc_time import utc_instant
 from kenning_encounter.vocabulary import (
+    CLASSIFICATIONS,
     NODE_TYPES,
     REFERENT_RESOLUTIONS,
     REFERENT_TYPES,
@@ -56,6 +59,81 @@ def _refuse(where: str, message: str) -> InvalidInput:
 
 
 _SOURCE: Final = ("source_kind", "source_label", "source_key")
+_COUNT: Final = re.compile(r"[0-9]{1,18}")
+_MARKS_FORM: Final = "key=value pairs joined by ';'"
+
+
+def _marks(text: str, field: str, *, bare: bool) -> dict[str, str]:
+    """A stored ``key=value;...`` (store/uses.py) as a map: each key once, a classification
+    as a write keeps it (sorted, comma-joined, of the vocabulary), or with ``bare`` the
+    empty key too (the uses by no classified node)."""
+    found: dict[str, str] = {}
+    for part in text.split(";"):
+        key, eq, value = part.partition("=")
+        if not eq:
+            raise _refuse(field, f"{part!r} is no key=value pair; the marks are {_MARKS_FORM}")
+        if key in found:
+            raise _refuse(field, f"names {key!r} twice; each key appears once")
+        if key or not bare:
+            try:
+                kept = classification.classes(key, field)
+            except InvalidInput:
+                also = " or nothing (the uses by no classified node)" if bare else ""
+                raise _refuse(
+                    field,
+                    f"{key!r} is not a classification; a key is some of: "
+                    f"{', '.join(CLASSIFICATIONS)}, comma-joined{also}",
+                ) from None
+            if kept != key:
+                raise _refuse(field, f"{key!r} is not as a write keeps it ({kept!r})")
+        found[key] = value
+    return found
+
+
+def _used_marks(n: NodeRecord, where: str) -> None:
+    """A node's uses by classified nodes: times on the calendar, held only while the
+    node's ``used_at`` is one of them (a reader's is read off them by equality)."""
+    if n.used_marks is None:
+        return
+    field = f"{where}.used_marks"
+    marks = _marks(n.used_marks, field, bare=True)
+    for key, at in marks.items():
+        try:
+            utc_instant(at)
+        except ValueError:  # OffCalendar too
+            raise _refuse(
+                field,
+                f"{at!r} (under {key!r}) is not an ISO-8601 time; each value is one "
+                "(2026-03-01T14:30:00.000Z)",
+            ) from None
+    if n.used_at not in {at for key, at in marks.items() if key}:
+        raise _refuse(
+            field,
+            f"the node's used_at {n.used_at!r} is none of its uses by a classified node; a "
+            "node carries marks only while its latest use is one of them",
+        )
+
+
+def _tombstones_marked(r: EncounterRecord, where: str) -> None:
+    """An encounter's erased nodes by class: counts, which together are some of its
+    tombstones."""
+    if r.tombstones_marked is None:
+        return
+    field = f"{where}.tombstones_marked"
+    counts = _marks(r.tombstones_marked, field, bare=False)
+    for key, n in counts.items():
+        if not _COUNT.fullmatch(n):
+            raise _refuse(
+                field,
+                f"{n!r} (under {key!r}) is not a count; each value is a whole number, 0 or more",
+            )
+    total = sum(int(n) for n in counts.values())
+    if total > r.tombstones:
+        raise _refuse(
+            field,
+            f"counts {total} erased classified nodes, more than the encounter's "
+            f"{r.tombstones} tombstones",
+        )
 
 
 def _props_as_a_write_keeps(n: NodeRecord, where: str) -> None:
@@ -186,6 +264,7 @@ class Checks:
             self._tick(r.dissolved_tick, f"{where}.dissolved_tick")
             if r.dissolved_tick <= r.opened_tick:
                 raise _refuse(f"{where}.dissolved_tick", "an encounter is dissolved after it opens")
+        _tombstones_marked(r, where)
         self.opened_ticks.add(r.opened_tick)
         self.encounters[r.name] = r
 
@@ -251,6 +330,7 @@ class Checks:
             if n.pinned not in self.encounters:
                 raise _refuse(f"{where}.pinned", f"names no encounter of the dump: {n.pinned!r}")
             self.pinned_by[n.id] = n.pinned
+        _used_marks(n, where)
         self.nodes.add(n.id)
 
     def _relation(self, r: DumpedEdge, where: str) -> None:
@@ -348,6 +428,7 @@ class Checks:
             raise _refuse(f"{where}.id", f"node {n.id!r} appears twice")
         self._tick(n.tick, f"{where}.tick")
         self._ended(n.tick, r.ended, where)
+        _used_marks(n, where)
         self.gone.add(n.id)
 
     def _ended_edge(self, r: DumpedEndedEdge, where: str) -> None:

@@ -6,6 +6,17 @@ the counts), then one record per line grouped by kind in the order they depend o
 each other (``KINDS``), then the trailer: the counts written and the SHA-256 of
 every line before it, header included.
 
+Version 4 is version 3 whose lines also keep the marks the classification gate reads
+standing and tombstones by (store/uses.py): each node and deleted node line's
+``used_marks`` (``class=time;...``, its latest uses by links to classified nodes and,
+under the empty key, its latest other use then) and each encounter line's
+``tombstones_marked`` (``class=count;...``, how many of its erased nodes carried each
+classification), null where there are none. Without them an import handed a reader not
+granted a class the uses and erasures of that class's nodes: a node gone hot, a
+tombstone more. An export not granted some classes (memory/dump.py) carries the marks of
+the classes it may see and none of the others. A dump of an earlier version imports
+with no marks, as its memory's were never carried.
+
 Version 3 is version 2 whose encounter lines also keep ``dissolved_tick``, the tick of
 the write that dissolved the encounter (null when it was not, or was dissolved before
 dissolutions kept their tick), so that a read of the past sees it open until then.
@@ -55,7 +66,7 @@ from kenning_encounter.store.records import EdgeRecord, EncounterRecord
 __all__ = ["FIX", "Fields"]
 
 FORMAT: Final = "kenning-encounter-dump"
-VERSION: Final = 3
+VERSION: Final = 4
 # Records by kind, in the order a dump holds them (each kind names only earlier ones).
 KINDS: Final = (
     "person",
@@ -76,11 +87,14 @@ KINDS_BY_VERSION: Final[dict[int, tuple[str, ...]]] = {
     1: ("locus", "encounter", "spine", "node", "relation"),
     2: KINDS,
     3: KINDS,  # its encounter lines also keep the tick of their dissolution
+    4: KINDS,  # its node, deleted node and encounter lines also keep the gate's marks
 }
 # What a version 2 dump carries only once standing travelled (node and deleted node lines
 # also gain ``used_at`` and ``pinned``); a header that counts none of them predates that.
 STANDING_KINDS: Final = ("consultation", "pin")
 STANDING_FIELDS: Final = dump_lines.STANDING_FIELDS
+# What version 4 added to node and deleted node lines (encounter lines: tombstones_marked).
+USES_FIELDS: Final = dump_lines.USES_FIELDS
 
 
 def kinds_of(version: int, standing: bool = True) -> tuple[str, ...]:
@@ -162,6 +176,7 @@ def to_line(record: Record) -> dict[str, Any]:
             "dissolved_tick": record.dissolved_tick,
             "last_activity_at": record.last_activity_at,
             "tombstones": record.tombstones,
+            "tombstones_marked": record.tombstones_marked,
         }
     if isinstance(record, SpineEdge):
         return {
@@ -178,6 +193,7 @@ def to_line(record: Record) -> dict[str, Any]:
             "recorded_tick": record.recorded_tick,
             "used_at": record.node.used_at,
             "pinned": record.node.pinned,
+            "used_marks": record.node.used_marks,
         }
     assert isinstance(record, DumpedEdge)
     e = record.edge
@@ -208,6 +224,11 @@ def _locus_v1(f: Fields) -> LocusRecord:
 
 
 def _encounter(f: Fields) -> EncounterRecord:
+    marks = f.text("tombstones_marked", optional=True, empty=False)
+    return replace(_encounter_v3(f), tombstones_marked=marks)
+
+
+def _encounter_v3(f: Fields) -> EncounterRecord:
     return replace(_encounter_v2(f), dissolved_tick=f.int("dissolved_tick", optional=True, low=1))
 
 
@@ -237,9 +258,13 @@ def _spine(f: Fields) -> SpineEdge:
 
 
 def _node(f: Fields) -> DumpedNode:
-    node = dump_lines.read_node(
-        f, used_at=f.text("used_at", optional=True), pinned=f.text("pinned", optional=True)
-    )
+    marks = f.text("used_marks", optional=True, empty=False)
+    node = dump_lines.read_node(f, **dump_lines.standing(f), used_marks=marks)
+    return DumpedNode(node, f.int("recorded_tick", low=1))
+
+
+def _node_v3(f: Fields) -> DumpedNode:
+    node = dump_lines.read_node(f, **dump_lines.standing(f))
     return DumpedNode(node, f.int("recorded_tick", low=1))
 
 
@@ -265,11 +290,13 @@ _ENCOUNTER_V2: Final = frozenset(
     {"kind", "name", "locus", "purpose", "opened_tick", "opened_at", "sealed_tick"}
     | {"sealed_at", "summary", "dissolved_at", "last_activity_at", "tombstones"}
 )
+_ENCOUNTER_V3: Final = _ENCOUNTER_V2 | {"dissolved_tick"}
+_NODE_V3: Final = dump_lines.NODE_FIELDS | {"kind", "recorded_tick"} | STANDING_FIELDS
 _READERS: Final[_Readers] = {
     "locus": (_LOCUS_V1 | {"director", "directed_tick"}, _locus),
-    "encounter": (_ENCOUNTER_V2 | {"dissolved_tick"}, _encounter),
+    "encounter": (_ENCOUNTER_V3 | {"tombstones_marked"}, _encounter),
     "spine": (frozenset({"kind", "type", "source", "target", "tick"}), _spine),
-    "node": (dump_lines.NODE_FIELDS | {"kind", "recorded_tick"} | STANDING_FIELDS, _node),
+    "node": (_NODE_V3 | USES_FIELDS, _node),
     "relation": (
         frozenset(
             {"kind", "type", "source", "target", "tick", "encounter", "created_at"}
@@ -279,8 +306,16 @@ _READERS: Final[_Readers] = {
     ),
     **dump_lines.READERS,
 }
-# What version 2 wrote differently: its encounters kept no tick of their dissolution.
-_V2_READERS: Final[_Readers] = {**_READERS, "encounter": (_ENCOUNTER_V2, _encounter_v2)}
+# What version 3 wrote differently: no marks of the gate's (store/uses.py).
+_V3_READERS: Final[_Readers] = {
+    **_READERS,
+    **dump_lines.V3,
+    "encounter": (_ENCOUNTER_V3, _encounter_v3),
+    "node": (_NODE_V3, _node_v3),
+}
+# What version 2 wrote differently: that, and its encounters kept no tick of their
+# dissolution.
+_V2_READERS: Final[_Readers] = {**_V3_READERS, "encounter": (_ENCOUNTER_V2, _encounter_v2)}
 # What a dump without standing (version 2 only) wrote differently: its node lines held none.
 _UNSTANDING_READERS: Final[_Readers] = {
     **_V2_READERS,
@@ -317,6 +352,8 @@ def read_record(
     kind = str(data["kind"])
     kinds = kinds_of(version, standing)
     readers = _READERS if standing else _UNSTANDING_READERS
+    if version == 3 and standing:
+        readers = _V3_READERS
     if version == 2 and standing:
         readers = _V2_READERS
     if version == 1:

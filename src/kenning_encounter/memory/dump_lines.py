@@ -1,6 +1,7 @@
 """The lines dump format version 2 added: directors, referent claims, confirmations,
 standing (consultations and pins: memory/activation.py) and the record of the past
-``as_of`` reads stand on (store/ops/past.py).
+``as_of`` reads stand on (store/ops/past.py); a deleted node's line also keeps, from
+version 4, the uses classified nodes made of it (``used_marks``: store/uses.py).
 
 Each kind is written and read back field by field, as dump_format.py does the others;
 what the lines must agree on is dump_checks.py's.
@@ -32,6 +33,8 @@ NODE_FIELDS: Final = frozenset(
 # A node's standing (memory/activation.py), on a node line and a deleted node's line of
 # a dump that carries standing (dump_format.py).
 STANDING_FIELDS: Final = frozenset({"used_at", "pinned"})
+# What version 4 added beside them: the uses classified nodes made (store/uses.py).
+USES_FIELDS: Final = frozenset({"used_marks"})
 
 
 def node_fields(n: NodeRecord) -> dict[str, Any]:
@@ -123,6 +126,7 @@ def to_line(record: object) -> dict[str, Any] | None:
             "superseded_by": n.superseded_by,
             "used_at": n.used_at,
             "pinned": n.pinned,
+            "used_marks": n.used_marks,
             "ended": record.ended,
             "at": record.at,
         }
@@ -206,9 +210,16 @@ def _pin(f: Fields) -> PinRecord:
 
 
 def _deleted_node(f: Fields) -> DumpedEndedNode:
-    return _deleted(
-        f, used_at=f.text("used_at", optional=True), pinned=f.text("pinned", optional=True)
-    )
+    return _deleted(f, **standing(f), used_marks=f.text("used_marks", optional=True, empty=False))
+
+
+def _deleted_node_v3(f: Fields) -> DumpedEndedNode:
+    return _deleted(f, **standing(f))
+
+
+def standing(f: Fields) -> dict[str, Any]:
+    """A node line's standing (``STANDING_FIELDS``)."""
+    return {"used_at": f.text("used_at", optional=True), "pinned": f.text("pinned", optional=True)}
 
 
 def _deleted_node_unstanding(f: Fields) -> DumpedEndedNode:
@@ -270,7 +281,7 @@ READERS: Final[_Readers] = {
         _pin,
     ),
     "deleted_node": (
-        _DELETED_NODE_FIELDS | STANDING_FIELDS,
+        _DELETED_NODE_FIELDS | STANDING_FIELDS | USES_FIELDS,
         _deleted_node,
     ),
     "deleted_relation": (
@@ -283,5 +294,7 @@ READERS: Final[_Readers] = {
         _status_move,
     ),
 }
+# How version 3 wrote the lines above differently: no marks (dump_format.py).
+V3: Final[_Readers] = {"deleted_node": (_DELETED_NODE_FIELDS | STANDING_FIELDS, _deleted_node_v3)}
 # How a dump without standing (dump_format.py) wrote the lines above differently.
 UNSTANDING: Final[_Readers] = {"deleted_node": (_DELETED_NODE_FIELDS, _deleted_node_unstanding)}

@@ -19,7 +19,11 @@ A version 1 dump (written before directors, claims, confirmations and the record
 the past were carried) is read too: its loci are directed by the Person the store
 migration gives loci made before directors, and its record of the past is empty, as
 that version's dump never held one. A version 2 dump written before standing travelled
-(dump_format.py) is read as well: its nodes stand from their creation, none pinned.
+(dump_format.py) is read as well: its nodes stand from their creation, none pinned. A
+dump before version 4 carried none of the gate's marks (store/uses.py): its nodes and
+encounters load with none. A version 4 dump's marks load with their records (on Neo4j
+with the ``KenningUsed_`` labels a live write gives them, store/neo4j/classified.py), so
+a reader not granted a class reads the import as it read the memory exported.
 """
 
 from __future__ import annotations

@@ -24,6 +24,9 @@ that never held one pays nothing, and a gate restates a record without asking th
 store anything. read_cypher reads what is stored, so a node whose marks name a class
 its caller may not see is out of that caller's reach there (Neo4j: ``KenningUsed_``
 labels, store/neo4j/classified.py; embedded: the sandbox's copy leaves it out).
+A dump carries both (memory/dump_format.py, version 4), an export not granted a class
+without the marks naming it (``carried``), and an import stores them as a live write
+leaves them, labels included.
 """
 
 from __future__ import annotations
@@ -111,6 +114,20 @@ def restated(node: NodeRecord, withheld: frozenset[str]) -> NodeRecord:
     return replace(node, used_at=used_at_seen(node, withheld), used_marks=None)
 
 
+def carried(node: NodeRecord, withheld: frozenset[str]) -> NodeRecord:
+    """``node`` as a dump not granted ``withheld`` carries it (memory/dump.py): the
+    ``used_at`` its reader sees, and the marks of the classes it may see, which the
+    memory it is imported into gates as this one does (a reader there not granted such a
+    class sees what one here sees). Marks naming no class left are none."""
+    if node.used_marks is None:
+        return node
+    kept = {
+        k: v for k, v in parsed(node.used_marks).items() if k == BARE or not split(k) & withheld
+    }
+    marks = joined(kept) if any(k != BARE for k in kept) else None
+    return replace(node, used_at=used_at_seen(node, withheld), used_marks=marks)
+
+
 def tombstones_after(encounter: EncounterRecord | None, erased: Iterable[str | None]) -> str | None:
     """An encounter's ``tombstones_marked`` after an erasure of nodes of these
     classifications (None: unclassified); None when none is classified."""
@@ -139,3 +156,13 @@ def tombstones_seen(encounter: EncounterRecord, withheld: frozenset[str]) -> Enc
     return replace(
         encounter, tombstones=max(encounter.tombstones - unseen, 0), tombstones_marked=None
     )
+
+
+def tombstones_carried(encounter: EncounterRecord, withheld: frozenset[str]) -> EncounterRecord:
+    """``encounter`` as a dump not granted ``withheld`` carries it: the tombstones its
+    reader could have seen, and the marks of the classes it may see (as ``carried``)."""
+    if encounter.tombstones_marked is None:
+        return encounter
+    kept = {k: n for k, n in parsed(encounter.tombstones_marked).items() if not split(k) & withheld}
+    seen = tombstones_seen(encounter, withheld)
+    return replace(seen, tombstones_marked=joined(kept) if kept else None)

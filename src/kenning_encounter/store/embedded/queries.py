@@ -490,6 +490,9 @@ LOAD_ENCOUNTERS: Final = (
     "dissolved_tick: r.dissolved_tick, last_activity_at: r.last_activity_at, "
     "tombstones: r.tombstones})"
 )
+LOAD_TOMBSTONES_MARKED: Final = (
+    "UNWIND $rows AS r MATCH (e:Encounter {id: r.id}) SET e.tombstones_marked = r.marks"
+)
 # Each end is its own MATCH: a comma pattern after UNWIND is planned as a join over
 # both whole tables (25x slower per batch at 20k nodes, and growing with the memory).
 LOAD_OPENED: Final = (

@@ -1038,6 +1038,11 @@ LOAD_DIRECTED: Final = (
 )
 # SET from the map: a property that is null is simply not stored, as on a live write.
 LOAD_ENCOUNTERS: Final = "UNWIND $rows AS r CREATE (e:Encounter:KenningMemory) SET e += r"
+# $rows' labels: the classes the marks name (classified.py ``USED_LABEL_PREFIX``).
+LOAD_TOMBSTONES_MARKED: Final = (
+    "UNWIND $rows AS r MATCH (e:Encounter:KenningMemory {id: r.id}) "
+    "SET e.tombstones_marked = r.marks, e:$(r.labels)"
+)
 LOAD_OPENED: Final = (
     "UNWIND $rows AS r MATCH (l:Locus:KenningMemory {id: r.source}) "
     "MATCH (e:Encounter:KenningMemory {id: r.target}) CREATE (l)-[:OPENED {tick: r.tick}]->(e)"

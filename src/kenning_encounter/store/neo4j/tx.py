@@ -34,6 +34,7 @@ from kenning_encounter.store.persons import Confirmation, PersonRecord
 from kenning_encounter.store.port import BatchStart, DumpedNode, HeadsAsk, Subgraph
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
 from kenning_encounter.store.tracing import Tracer
+from kenning_encounter.store.uses import used_labels
 from kenning_encounter.vocabulary import (
     AUTHORED_RELATION_TYPES,
     CLASSIFICATIONS,
@@ -902,14 +903,12 @@ class Neo4jTx(SpineOps, PastOps, LoadOps, IdentityOps, ActivationOps):
             # Its standing as dumped (a null is simply not stored, as on a live write).
             props = _node_row(node)
             tokens += props["_len"]
-            props |= {"used_at": node.used_at, "pinned": node.pinned}
+            props |= {"used_at": node.used_at, "pinned": node.pinned, "used_marks": node.used_marks}
+            # Its class labels, and those of the classes its marks name (as MARK_USES
+            # leaves them): read_cypher's scope keeps it from who may not see them.
+            labels = class_labels(props.get("classification")) + used_labels(node.used_marks)
             by_label.setdefault(node.type, []).append(
-                {
-                    "encounter": node.encounter,
-                    "recorded": tick,
-                    "props": props,
-                    "classes": class_labels(props.get("classification")),
-                }
+                {"encounter": node.encounter, "recorded": tick, "props": props, "classes": labels}
             )
             names[node.name] = node.id
             if node.type == "Component":

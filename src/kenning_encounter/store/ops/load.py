@@ -33,6 +33,7 @@ from kenning_encounter.store.port import (
     SpineEdge,
 )
 from kenning_encounter.store.records import EdgeRecord, EncounterRecord, NodeRecord
+from kenning_encounter.store.uses import used_labels
 from kenning_encounter.vocabulary import (
     AUTHORED_NODE_TYPES,
     AUTHORED_RELATION_TYPES,
@@ -252,6 +253,15 @@ class LoadOps(StandingLoadOps):
         ]
         if rows:
             self.rows(self._load.load_encounters, {"rows": rows})
+        # As a live erasure leaves them (ops/spine.py ``add_tombstones``): the marks, and on
+        # Neo4j the labels read_cypher's scope keeps such an encounter out of reach by.
+        marked = [
+            {"id": e.name, "marks": m, "labels": used_labels(m)}
+            for e in encounters
+            if (m := e.tombstones_marked) is not None
+        ]
+        if marked:
+            self.rows(self._load.load_tombstones_marked, {"rows": marked})
 
     def load_spine(self, edges: Sequence[SpineEdge]) -> None:
         self._require_writable()

@@ -142,6 +142,8 @@ class LoadText:
     load_loci: LiteralString  # $rows of {id, tick, created_at}
     load_directed: LiteralString  # $rows of {locus, person, tick}
     load_encounters: LiteralString  # $rows of an encounter's properties
+    # $rows of {id, marks, labels}: an encounter's tombstones by class (store/uses.py)
+    load_tombstones_marked: LiteralString
     load_opened: LiteralString  # $rows of {source, target, tick}
     load_next: LiteralString  # $rows of {source, target, tick}
     load_anchor: LiteralString  # $rows of {source, target, tick}
