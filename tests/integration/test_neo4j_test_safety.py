@@ -108,6 +108,20 @@ def test_an_unmarked_database_is_refused_and_left_as_it_was(
             assert _probe_left(driver, token)
 
 
+def test_a_process_that_emptied_before_still_asks_for_the_marker(
+    target: ScratchNeo4j, driver: Any
+) -> None:
+    """The emptying keeps its driver from one test to the next (neo4j_target.py): what it
+    asked of the database last time is not taken as still so."""
+    empty_marked(target)
+    with _unmarked(driver), _probe(driver) as token:
+        with pytest.raises(UnmarkedDatabase):
+            empty_marked(target)
+        with pytest.raises(UnmarkedDatabase):
+            open_emptied(target.uri)
+        assert _probe_left(driver, token)
+
+
 def test_emptying_keeps_the_marker_and_read_cypher_never_sees_it(
     target: ScratchNeo4j, driver: Any
 ) -> None:

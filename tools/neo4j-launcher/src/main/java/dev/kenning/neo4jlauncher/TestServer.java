@@ -135,6 +135,11 @@ public final class TestServer {
                 // work in the suite. A plan made once serves these small databases.
                 "dbms.cypher.statistics_divergence_threshold=1.0",
                 "dbms.cypher.min_replan_interval=1h",
+                // A test worker sends more distinct statements (texts and parameter types)
+                // than the default 1,000 plans: the Neo4j contract tests alone filled it,
+                // and a plan let go costs about 60 ms of server CPU to make again. A plan
+                // holds about 45 KB of heap, so even 5,000 stay well inside the 1g.
+                "server.memory.query_cache.per_db_cache_num_entries=5000",
                 // stop in about a second instead of netty's default 2 x 5 s quiet period
                 "internal.dbms.bolt.netty_server_shutdown_quiet_period=0");
         Path conf = home.resolve("conf").resolve("neo4j.conf");
