@@ -1189,13 +1189,15 @@ def _week_around(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
 
 
 @_rule(
-    r"\b(?P<w>recently|lately|the\s+other\s+day|these\s+days)\b",
+    r"\b(?P<w>recently|lately|the\s+other\s+(?:day|week)|these\s+days)\b",
     {"recently", "lately", "other", "these"},
 )
 @_relative
 def _recently(m: re.Match[str], now: datetime) -> TimeWindow:
-    days = 7 if "other" in m["w"].lower() else 30
-    return _window(now - timedelta(days=days), now, m, m["w"].lower(), 0.4, 1)
+    said = " ".join(m["w"].lower().split())
+    # "The other week": a week or few ago, not this one.
+    days, until = {"the other day": (7, 0), "the other week": (28, 4)}.get(said, (30, 0))
+    return _window(now - timedelta(days=days), now - timedelta(days=until), m, said, 0.4, 1)
 
 
 @_rule(rf"\b(?P<wd>{_WEEKDAY_ALT})\b", [*_WEEKDAYS, *_WEEKDAY_SHORT])
@@ -1297,13 +1299,19 @@ _NTH: Final = _ORDINALS | {"last": -1}
 
 @_rule(
     rf"\b(?:on\s+)?the\s+(?P<nth>{'|'.join(_NTH)})\s+(?P<wd>{'|'.join(_WEEKDAYS)})\s+"
-    r"(?:of|in)\s+",
+    r"(?:of|in)\s+(?P<this>the\s+month\b)?",
     _WEEKDAYS,
 )
 def _weekday_of_month(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     """ "The second Tuesday of November", "the last Friday of last month", "the first
     Monday in December": that day of the month read after it."""
-    month = _at(ctx.text, m.end(), ctx.now, nested=True)
+    if m.group("this"):  # "of the month": the one under way
+        if ctx.now is None:
+            return None
+        start, end = _calendar("month", ctx.now, 0)
+        month = _window(start, end, m, "this month", 0.8, 7)
+    else:
+        month = _at(ctx.text, m.end(), ctx.now, nested=True)
     if month is None or month.start is None or month.end is None:
         return None
     if not timedelta(days=28) <= month.end - month.start <= timedelta(days=31):

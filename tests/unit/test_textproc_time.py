@@ -229,6 +229,9 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         ("around the 10th", "2023-11-10", "2023-11-11"),
         ("about 3 wks ago", "2023-10-29", "2023-11-05"),
         ("what did I say 2 yrs ago", "2021-05-24", "2022-05-24"),
+        # "of the month" is the one under way; "the other week" is a week or few back
+        ("on the first Monday of the month", "2023-11-06", "2023-11-07"),
+        ("we talked about it the other week", "2023-10-25", "2023-11-18"),
     ],
 )
 def test_reads_the_forms_people_write(text: str, start: str | None, end: str | None) -> None:
