@@ -19,9 +19,7 @@ from kenning_encounter.infusion.config import preset
 from kenning_encounter.infusion.pipeline import Infuser
 from kenning_encounter.memory.activation import Activation, Present, WorkTime
 from kenning_encounter.memory.service import Memory
-from kenning_encounter.store.embedded.backend import EmbeddedStore
-from kenning_encounter.store.port import GraphStore
-from tests.support.backends import BACKENDS, neo4j_unavailable, open_neo4j_store
+from tests.support.backends import BACKENDS, opened_store
 
 MONTH = Activation(30.0, pause_ages_days=15.0)
 WORK_EVERY = 10  # days
@@ -59,19 +57,10 @@ class Clock:
 @pytest.fixture(params=BACKENDS)
 def timed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Memory, Clock]]:
     clock = Clock()
-    if request.param == "embedded":
-        store: GraphStore = EmbeddedStore.open(tmp_path / "memory", clock=clock)
-    else:
-        opened = open_neo4j_store(clock)
-        if isinstance(opened, str):
-            neo4j_unavailable(opened)
-        store = opened
-    try:
+    with opened_store(request.param, tmp_path / "memory", clock) as store:
         memory = Memory(store, activation=MONTH)
         clock.worker = memory
         yield memory, clock
-    finally:
-        store.close()
 
 
 def _two_notes(memory: Memory) -> tuple[str, str]:

@@ -12,8 +12,6 @@ source did, read_cypher included (Neo4j: the ``KenningUsed_`` labels follow the 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +20,9 @@ import pytest
 from kenning_encounter.memory import erasure, load
 from kenning_encounter.memory.dump import export
 from kenning_encounter.memory.service import Memory
-from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
 from tests.contract.test_gated_standing import ALL, MONTH, Clock, _planted, _standing
-from tests.support.backends import BACKENDS, neo4j_unavailable, open_neo4j_store
+from tests.support.backends import BACKENDS, opened_store
 
 ERASER = "eraser"
 # Each reader by its grant: none, the erased node's class, the linking node's, every one.
@@ -37,23 +34,6 @@ GRANTS: dict[str, tuple[str, ...]] = {
 }
 NODES = tuple(f"MATCH (n:{t}) RETURN n.name, n.used_at" for t in ("Concept", "Observation", "Note"))
 ENCOUNTERS = "MATCH (e:Encounter) RETURN e.id, e.tombstones"
-
-
-@contextmanager
-def _opened(backend: str, clock: Clock, path: Path) -> Iterator[GraphStore]:
-    """A store of ``backend`` writing ``clock``'s time (Neo4j: the test database emptied;
-    embedded: the memory at ``path``, made or opened again)."""
-    if backend == "embedded":
-        store: GraphStore = EmbeddedStore.open(path, clock=clock)
-    else:
-        opened = open_neo4j_store(clock)
-        if isinstance(opened, str):
-            neo4j_unavailable(opened)
-        store = opened
-    try:
-        yield store
-    finally:
-        store.close()
 
 
 def _marked(store: GraphStore, clock: Clock) -> str:
@@ -102,11 +82,11 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 def _imported(backend: str, clock: Clock, dump: Path, path: Path, encounter: str) -> Any:
     """The readings of a fresh memory ``dump`` was imported into."""
-    with _opened(backend, clock, path) as copy:
+    with opened_store(backend, path, clock) as copy:
         load.load(copy, load.verify(dump))
         if backend == "neo4j":
             return _readings(copy, clock, encounter)
-    with _opened(backend, clock, path) as copy:  # embedded: its text index made on opening
+    with opened_store(backend, path, clock) as copy:  # embedded: its text index made on opening
         return _readings(copy, clock, encounter)
 
 
@@ -115,7 +95,7 @@ def test_an_imported_memory_reads_to_a_gated_reader_as_the_source_did(
     backend: str, tmp_path: Path
 ) -> None:
     clock = Clock()
-    with _opened(backend, clock, tmp_path / "source") as store:
+    with opened_store(backend, tmp_path / "source", clock) as store:
         encounter = _marked(store, clock)
         before = _readings(store, clock, encounter)
         with (tmp_path / "whole.jsonl").open("wb") as out:

@@ -24,10 +24,9 @@ import pytest
 from kenning_encounter.memory.activation import Activation
 from kenning_encounter.memory.dump import export
 from kenning_encounter.memory.service import Memory
-from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
 from kenning_encounter.vocabulary import CLASSIFICATIONS
-from tests.support.backends import BACKENDS, neo4j_unavailable, open_neo4j_store
+from tests.support.backends import BACKENDS, opened_store
 
 MONTH = Activation(30.0, pause_ages_days=15.0)
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
@@ -53,17 +52,8 @@ def _stamp(day: float) -> str:
 @pytest.fixture(params=BACKENDS)
 def timed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[GraphStore, Clock]]:
     clock = Clock()
-    if request.param == "embedded":
-        store: GraphStore = EmbeddedStore.open(tmp_path / "memory", clock=clock)
-    else:
-        opened = open_neo4j_store(clock)
-        if isinstance(opened, str):
-            neo4j_unavailable(opened)
-        store = opened
-    try:
+    with opened_store(request.param, tmp_path / "memory", clock) as store:
         yield store, clock
-    finally:
-        store.close()
 
 
 def _work(writer: Memory, clock: Clock, upto: int) -> None:

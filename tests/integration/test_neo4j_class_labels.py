@@ -103,14 +103,20 @@ EXPECTED_MOVED = {"lantern guess": ["KenningMoved_phi"]}
 STATUSES = "MATCH (n:Hypothesis) RETURN n.name AS name, n.status AS status"
 
 
-def _moved(driver: Any) -> dict[str, list[str]]:
+def _labelled(driver: Any, prefix: str) -> dict[str, list[str]]:
+    """Each node (or encounter, by its name) carrying labels that start with ``prefix``."""
     with driver.session() as s:
         rows = s.run(
             "MATCH (n:KenningMemory) WITH n, "
-            "[l IN labels(n) WHERE l STARTS WITH 'KenningMoved_'] AS l WHERE l <> [] "
-            "RETURN n.name AS name, l"
+            "[l IN labels(n) WHERE l STARTS WITH $prefix] AS l WHERE l <> [] "
+            "RETURN coalesce(n.name, n.id) AS name, l",
+            prefix=prefix,
         )
         return {r["name"]: sorted(r["l"]) for r in rows}
+
+
+def _moved(driver: Any) -> dict[str, list[str]]:
+    return _labelled(driver, "KenningMoved_")
 
 
 def test_a_relation_from_a_classified_node_labels_what_it_moves(
@@ -157,13 +163,7 @@ EXPECTED_USED = {"lamp idea": ["KenningUsed_phi"], "E1": ["KenningUsed_secret"]}
 
 
 def _used(driver: Any) -> dict[str, list[str]]:
-    with driver.session() as s:
-        rows = s.run(
-            "MATCH (n:KenningMemory) WITH n, "
-            "[l IN labels(n) WHERE l STARTS WITH 'KenningUsed_'] AS l WHERE l <> [] "
-            "RETURN coalesce(n.name, n.id) AS name, l"
-        )
-        return {r["name"]: sorted(r["l"]) for r in rows}
+    return _labelled(driver, "KenningUsed_")
 
 
 def test_an_import_labels_what_classified_nodes_used_and_erased(

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
@@ -81,3 +83,23 @@ def open_neo4j_store(clock: Callable[[], str] | None = None) -> Any:
         if not nothing_answers(exc):
             raise
         return f"no Neo4j answered at {target.uri}: {exc}"
+
+
+@contextmanager
+def opened_store(backend: str, path: Path, clock: Callable[[], str] | None = None) -> Iterator[Any]:
+    """A store of ``backend`` writing the time ``clock`` tells, closed after: embedded, the
+    memory at ``path`` (made, or opened again); Neo4j, the test database emptied (or the
+    test skipped, as ``neo4j_unavailable`` says)."""
+    if backend == "embedded":
+        from kenning_encounter.store.embedded.backend import EmbeddedStore
+
+        store: Any = EmbeddedStore.open(path, clock=clock)
+    else:
+        opened = open_neo4j_store(clock)
+        if isinstance(opened, str):
+            neo4j_unavailable(opened)
+        store = opened
+    try:
+        yield store
+    finally:
+        store.close()
