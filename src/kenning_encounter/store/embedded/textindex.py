@@ -39,6 +39,7 @@ import os
 import shutil
 import struct
 import threading
+import time
 import zlib
 from collections.abc import Collection, Generator, Iterable, Sequence
 from dataclasses import dataclass
@@ -69,6 +70,8 @@ _FOOTER_MAGIC = 1337
 _CHUNK = 1 << 20
 # Term frequencies kept between commits (``TextIndex._stats``), all gates together.
 _KEPT_FREQS = 100_000
+# How often a search looks whether the index's files were changed in place (``_look``).
+LOOK_EVERY_S = 1.0
 
 
 # What a caller may not see of the index: the classes withheld, the loci hidden.
@@ -149,8 +152,9 @@ def _footer_problem(path: Path) -> str | None:
     return None
 
 
-def _damage(directory: Path) -> str | None:
-    """Why the index's last commit cannot be read whole from ``directory``, or None."""
+def _committed(directory: Path) -> list[str] | str:
+    """The files the index's last commit names in ``directory``, or why its meta.json
+    cannot say."""
     try:
         meta = json.loads((directory / "meta.json").read_text())
     except FileNotFoundError:
@@ -167,6 +171,14 @@ def _damage(directory: Path) -> str | None:
         names += [f"{sid}.{int(d['opstamp'])}.del" for sid, d in segments if d]
     except (KeyError, TypeError, ValueError, AttributeError):
         return "meta.json does not list the segments as tantivy writes them"
+    return names
+
+
+def _damage(directory: Path) -> str | None:
+    """Why the index's last commit cannot be read whole from ``directory``, or None."""
+    names = _committed(directory)
+    if isinstance(names, str):
+        return names
     for name in names:
         problem = _footer_problem(directory / name)
         if problem is not None:
@@ -225,10 +237,17 @@ class TextIndex:
         # What the graph had reached at least, read before a damaged index is cleared.
         self.seen_tick = recorded_tick(directory)
         self._index = self._open()
+        # Each committed file's (size, mtime) when last looked at (``_look``).
+        self.look_every = LOOK_EVERY_S
+        self._files: dict[str, tuple[int, int]] = {}
+        self._looked = float("-inf")
+        self._look_lock = threading.Lock()
         self._writer = self._index.writer(heap_size=64_000_000, num_threads=1)
         self._pending_tick: int | None = None
         self._fault: str | None = None  # see _failed
         self._broken: str | None = None  # see _damaged
+        with contextlib.suppress(IndexDamaged):  # a search repairs it (``_broken`` is set)
+            self._look()  # the files as opened, each one verified (``_open``)
         self._flush_delay = flush_delay
         # Statistics counted since the last commit, by gate: documents and total length,
         # and each term's frequency. ``_era`` is odd while a commit is under way (what a
@@ -501,6 +520,7 @@ class TextIndex:
             self._pending_tick = None
             with self._changing():
                 self._index = self._fresh()
+            self._files = {}
             # The old writer goes with the old files (its lock file went with them).
             self._writer = self._index.writer(heap_size=64_000_000, num_threads=1)
 
@@ -517,12 +537,50 @@ class TextIndex:
                 raise
             raise self._damaged(exc) from exc
 
-    def _damaged(self, exc: BaseException) -> IndexDamaged:
+    def _look(self) -> None:
+        """Damage to the files of the last commit, found by looking at them: a file
+        tantivy wrote is never written again, so one whose size or time changed since it
+        was last looked at is read against its checksum. A garbled term dictionary may
+        read as "no such term" and fail no search; this finds it at the first search
+        ``look_every`` seconds after the last look. New files (a commit's, a merge's) are
+        noted unread; a file a merge let go is no longer named."""
+        now = time.monotonic()
+        if now - self._looked < self.look_every or not self._look_lock.acquire(blocking=False):
+            return
+        try:
+            self._looked = now
+            names = _committed(self._dir)
+            if isinstance(names, str):
+                raise self._damaged(names)
+            seen: dict[str, tuple[int, int]] = {}
+            for name in names:
+                try:
+                    st = os.stat(self._dir / name)
+                except FileNotFoundError:
+                    named = _committed(self._dir)  # a merge may have let it go meanwhile
+                    if isinstance(named, str) or name in named:
+                        raise self._damaged(f"{name} is missing") from None
+                    continue
+                except OSError as exc:
+                    raise self._damaged(f"{name} cannot be read ({exc.strerror or exc})") from exc
+                held = (st.st_size, st.st_mtime_ns)
+                before = self._files.get(name)
+                if before is not None and before != held:
+                    problem = _footer_problem(self._dir / name)
+                    if problem is not None:
+                        raise self._damaged(problem)
+                seen[name] = held
+            self._files = seen
+        finally:
+            self._look_lock.release()
+
+    def _damaged(self, why: BaseException | str) -> IndexDamaged:
         """The index found damaged while serving: its tick is dropped, so the next opening
         derives it again even if this process cannot, and searches refuse until
         ``reset``."""
+        said = why if isinstance(why, str) else _first_line(why)
         self._broken = (
-            f"the text index at {self._dir} could not be read ({_first_line(exc)}); it is "
+            f"the text index at {self._dir} could not be read ({said}); it is "
             "derived again from the graph"
         )
         with contextlib.suppress(OSError):
@@ -545,6 +603,7 @@ class TextIndex:
         those are left out by the query itself, so they take no place among the
         candidates."""
         self._check_reads()
+        self._look()
         terms = query_terms(text)
         if not terms or limit <= 0:
             return []
