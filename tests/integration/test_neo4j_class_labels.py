@@ -103,7 +103,7 @@ EXPECTED_MOVED = {"lantern guess": ["KenningMoved_phi"]}
 STATUSES = "MATCH (n:Hypothesis) RETURN n.name AS name, n.status AS status"
 
 
-def _labelled(driver: Any, prefix: str) -> dict[str, list[str]]:
+def _prefixed(driver: Any, prefix: str) -> dict[str, list[str]]:
     """Each node (or encounter, by its name) carrying labels that start with ``prefix``."""
     with driver.session() as s:
         rows = s.run(
@@ -116,7 +116,7 @@ def _labelled(driver: Any, prefix: str) -> dict[str, list[str]]:
 
 
 def _moved(driver: Any) -> dict[str, list[str]]:
-    return _labelled(driver, "KenningMoved_")
+    return _prefixed(driver, "KenningMoved_")
 
 
 def test_a_relation_from_a_classified_node_labels_what_it_moves(
@@ -163,7 +163,7 @@ EXPECTED_USED = {"lamp idea": ["KenningUsed_phi"], "E1": ["KenningUsed_secret"]}
 
 
 def _used(driver: Any) -> dict[str, list[str]]:
-    return _labelled(driver, "KenningUsed_")
+    return _prefixed(driver, "KenningUsed_")
 
 
 def test_an_import_labels_what_classified_nodes_used_and_erased(
