@@ -115,6 +115,19 @@ def _prefixed(driver: Any, prefix: str) -> dict[str, list[str]]:
         return {r["name"]: sorted(r["l"]) for r in rows}
 
 
+def _round_trip(store: Neo4jStore, tmp_path: Path) -> None:
+    """``store`` exported, the test database emptied, and the dump imported into it."""
+    path = tmp_path / "d.jsonl"
+    with path.open("wb") as out:
+        export(store, out, app_version="test")
+    fresh = open_neo4j_store()  # the test database emptied again
+    assert not isinstance(fresh, str)
+    try:
+        load.load(fresh, load.verify(path))
+    finally:
+        fresh.close()
+
+
 def _moved(driver: Any) -> dict[str, list[str]]:
     return _prefixed(driver, "KenningMoved_")
 
@@ -125,16 +138,8 @@ def test_a_relation_from_a_classified_node_labels_what_it_moves(
     _plant(neo4j_store)
     assert _moved(raw_driver) == EXPECTED_MOVED
     assert "lantern guess" not in str(Memory(neo4j_store).read_cypher(STATUSES).rows)
-    path = tmp_path / "d.jsonl"
-    with path.open("wb") as out:
-        export(neo4j_store, out, app_version="test")
-    fresh = open_neo4j_store()  # the test database emptied again
-    assert not isinstance(fresh, str)
-    try:
-        load.load(fresh, load.verify(path))
-        assert _moved(raw_driver) == EXPECTED_MOVED  # an import labels them too
-    finally:
-        fresh.close()
+    _round_trip(neo4j_store, tmp_path)
+    assert _moved(raw_driver) == EXPECTED_MOVED  # an import labels them too
 
 
 def test_a_store_made_before_moved_labels_gains_them_when_opened(
@@ -179,13 +184,5 @@ def test_an_import_labels_what_classified_nodes_used_and_erased(
     )
     erasure.erase(neo4j_store, erasure.plan(neo4j_store, [f"old policy {MARK}"]))
     assert _used(raw_driver) == EXPECTED_USED
-    path = tmp_path / "d.jsonl"
-    with path.open("wb") as out:
-        export(neo4j_store, out, app_version="test")
-    fresh = open_neo4j_store()  # the test database emptied again
-    assert not isinstance(fresh, str)
-    try:
-        load.load(fresh, load.verify(path))
-        assert _used(raw_driver) == EXPECTED_USED
-    finally:
-        fresh.close()
+    _round_trip(neo4j_store, tmp_path)
+    assert _used(raw_driver) == EXPECTED_USED
