@@ -32,11 +32,12 @@ ui-browser:
 run: $(STAMP)
 	$(VENV)/bin/kenning-encounter serve $(ARGS)
 
-## test: the whole suite, on WORKERS processes (pytest-xdist), each with a real Neo4j with GDS
-## of its own, started (and marked) for it when Java and Maven are here, unless
-## KENNING_ENCOUNTER_TEST_NEO4J_URIS (one per worker, comma-separated) or _URI (one: the
-## suite then runs in one process) names them. NEO4J_URI is never used: it names a real
-## memory, and the suite empties the database it runs on.
+## test: the whole suite, on WORKERS processes (pytest-xdist). Its Neo4j tests all run on
+## one worker against one real Neo4j with GDS (--dist loadgroup: tests/conftest.py), started
+## (and marked) for it when Java and Maven are here, unless KENNING_ENCOUNTER_TEST_NEO4J_URIS
+## or _URI names one (the first named serves). One server plans each statement and warms its
+## JIT once, not once a worker; the other worker's tests see no Neo4j. NEO4J_URI is never
+## used: it names a real memory, and the suite empties the database it runs on.
 ## PYTHONDONTWRITEBYTECODE is dropped for the run: with it, every worker rewrote the asserts
 ## of all ~370 test modules again (about 9 s of CPU each), and every child Python (servers,
 ## CLI commands, hooks) compiled again each module of ours whose cached bytecode was stale.
@@ -44,15 +45,13 @@ WORKERS ?= 2
 test: $(STAMP) peers claude-code ts-client
 	@set -e; unset PYTHONDONTWRITEBYTECODE; \
 	if [ -z "$$KENNING_ENCOUNTER_TEST_NEO4J_URI$$KENNING_ENCOUNTER_TEST_NEO4J_URIS" ] && command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
-		uris=$$(bash $(NEO4J) start-many $(WORKERS)); \
-		trap 'bash $(NEO4J) stop-many $(WORKERS) >/dev/null 2>&1 || true' EXIT; \
-		export KENNING_ENCOUNTER_TEST_NEO4J_URIS="$$uris" KENNING_ENCOUNTER_TEST_NEO4J_URI="$${uris%%,*}" \
+		uri=$$(bash $(NEO4J) start-many 1); \
+		trap 'bash $(NEO4J) stop-many 1 >/dev/null 2>&1 || true' EXIT; \
+		export KENNING_ENCOUNTER_TEST_NEO4J_URIS="$$uri" KENNING_ENCOUNTER_TEST_NEO4J_URI="$$uri" \
 			KENNING_ENCOUNTER_TEST_NEO4J_USERNAME=neo4j \
 			KENNING_ENCOUNTER_TEST_NEO4J_PASSWORD="$${NEO4J_TEST_PASSWORD:-kenning-test-pw}"; \
 	fi; \
-	if [ -n "$$KENNING_ENCOUNTER_TEST_NEO4J_URIS" ]; then workers=$$(echo "$$KENNING_ENCOUNTER_TEST_NEO4J_URIS" | tr ',' '\n' | grep -c .); \
-	elif [ -n "$$KENNING_ENCOUNTER_TEST_NEO4J_URI" ]; then workers=1; else workers=$(WORKERS); fi; \
-	$(PY) -m pytest -n "$$workers" --dist loadfile $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 ## test-only: the suite in one process, starting nothing (Neo4j: KENNING_ENCOUNTER_TEST_NEO4J_URI if set)
 test-only: $(STAMP)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,15 @@ from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
 from tests.support.backends import BACKENDS, neo4j_unavailable, open_neo4j_store
 from tests.support.embedded_store import open_fresh_embedded
-from tests.support.neo4j_target import URI_VAR, URIS_VAR, worker_uri
+from tests.support.neo4j_target import (
+    ELSEWHERE_VAR,
+    NEO4J_GROUP,
+    URI_VAR,
+    URIS_VAR,
+    group_of,
+    in_neo4j_group,
+    worker_uri,
+)
 
 # A user's production settings: nothing in the suite, a child process included, may
 # read them (a server a test starts on Neo4j is handed the test settings explicitly).
@@ -32,12 +41,32 @@ PRODUCTION_NEO4J = ("NEO4J_URI", "NEO4J_URL", "NEO4J_USERNAME", "NEO4J_PASSWORD"
 TEMP_ROOM = 4 << 30
 
 
+# Under ``--dist loadgroup`` (make test), the one test Neo4j of the run: handed to the
+# Neo4j group's tests alone (``pytest_runtest_setup``). None: not such a run.
+_GROUP_URI: str | None = None
+
+
+def _grouped(config: pytest.Config) -> bool:
+    # A worker's own options say "no" distribution; xdist keeps loadgroup for it.
+    return os.environ.get("PYTEST_XDIST_WORKER") is not None and bool(
+        getattr(config.option, "loadgroup", False)
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Under pytest-xdist, each worker takes its own test Neo4j from URIS_VAR; the run's
-    temporary folders are in memory where they can be (``_temp_in_memory``)."""
+    """Under pytest-xdist, either the Neo4j tests share one worker and one server
+    (``--dist loadgroup``: tests/support/neo4j_target.py ``NEO4J_GROUP``), or each
+    worker takes its own server from URIS_VAR; the run's temporary folders are in
+    memory where they can be (``_temp_in_memory``)."""
+    global _GROUP_URI
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker is None:
         _temp_in_memory(config)
+        return
+    if _grouped(config):
+        listed = [u.strip() for u in os.environ.get(URIS_VAR, "").split(",") if u.strip()]
+        _GROUP_URI = (listed[0] if listed else os.environ.get(URI_VAR, "").strip()) or None
+        os.environ.pop(URI_VAR, None)
         return
     count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     try:
@@ -46,6 +75,45 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from exc
     if uri is not None:
         os.environ[URI_VAR] = uri
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup``: each file is a work unit, as with loadfile, but every test of
+    the Neo4j group is one unit, so one worker runs them all (``in_neo4j_group``)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Neo4jTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    return Neo4jTogether(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)  # before the test's fixtures, module-scoped ones included
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if not _grouped(item.config):
+        return
+    grouped = in_neo4j_group(item.nodeid)
+    callspec = getattr(item, "callspec", None)
+    if not grouped and (
+        item.get_closest_marker(NEO4J_GROUP) is not None
+        or (callspec is not None and NEO4J_GROUP in callspec.params.values())
+    ):
+        pytest.fail(
+            "this test needs Neo4j but runs outside the Neo4j group: name Neo4j in its id "
+            "or add its file to NEO4J_FILES (tests/support/neo4j_target.py)"
+        )
+    if _GROUP_URI is None:
+        return  # no Neo4j in this run: its tests skip, or fail under REQUIRE_VAR
+    if grouped:
+        os.environ[URI_VAR] = _GROUP_URI
+        os.environ.pop(ELSEWHERE_VAR, None)
+    else:
+        os.environ.pop(URI_VAR, None)
+        os.environ[ELSEWHERE_VAR] = "1"
 
 
 def _temp_in_memory(config: pytest.Config) -> None:

@@ -126,6 +126,36 @@ def worker_uri(worker: str, count: int, uris: str, single: str) -> str | None:
     return listed[int(worker.removeprefix("gw"))]
 
 
+# A parallel run's Neo4j tests all go to one worker (``--dist loadgroup``, as make test
+# runs): one server serves the run, planning each statement and warming its JIT once
+# instead of once per worker (about 150 CPU-seconds a server on a 2-core machine).
+# tests/conftest.py schedules by test id and hands the URI to the group's tests alone;
+# any other test sees none, and is told why (ELSEWHERE_VAR).
+NEO4J_GROUP: Final = "neo4j"
+ELSEWHERE_VAR: Final = "KENNING_ENCOUNTER_TEST_NEO4J_ELSEWHERE"
+# Files whose tests need Neo4j though their ids do not say so (marked ``neo4j`` whole).
+NEO4J_FILES: Final = frozenset(
+    {
+        "tests/integration/test_gds_engine.py",
+        "tests/integration/test_gds_sweep_race.py",
+        "tests/unit/test_peers_bench.py",
+        "tests/unit/test_peers_bench_race.py",
+    }
+)
+
+
+def in_neo4j_group(nodeid: str) -> bool:
+    """Whether a test runs with the Neo4j group, read from its id alone (the scheduler
+    sees nothing else): the id names Neo4j (its file, its name or a parameter, such as
+    the ``neo4j`` backend), or its file is one of NEO4J_FILES."""
+    return NEO4J_GROUP in nodeid.lower() or nodeid.split("::", 1)[0] in NEO4J_FILES
+
+
+def group_of(nodeid: str) -> str:
+    """A test's work unit: the Neo4j group, or else its file (as ``--dist loadfile``)."""
+    return NEO4J_GROUP if in_neo4j_group(nodeid) else nodeid.split("::", 1)[0]
+
+
 def configured() -> ScratchNeo4j | None:
     """The test Neo4j the environment names, or None: unset means none, never a default."""
     uri = os.environ.get(URI_VAR, "").strip()
@@ -133,6 +163,11 @@ def configured() -> ScratchNeo4j | None:
 
 
 def unset_reason() -> str:
+    if os.environ.get(ELSEWHERE_VAR) == "1":
+        return (
+            "no Neo4j for this test: in a parallel run only the Neo4j group's tests reach "
+            f"the server; name Neo4j in the test's id or mark it @pytest.mark.{NEO4J_GROUP}"
+        )
     return (
         f"no Neo4j for the tests: {URI_VAR} is unset (the tests never use NEO4J_URI, "
         f"which names a real memory); {HOW_TO_GET_ONE}"
