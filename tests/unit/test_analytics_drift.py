@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kenning_encounter.abandon import Abandoned, Call, run_as
 from kenning_encounter.analytics.baseline import FILE_NAME, Baseline, BaselineStore
 from kenning_encounter.analytics.orient import orient_panel
 from kenning_encounter.store.records import EdgeRecord, NodeRecord
@@ -168,3 +169,19 @@ def test_the_directory_is_made_on_first_save(tmp_path: Path) -> None:
 def test_keep_must_leave_room_for_a_previous_encounter(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="keep must be at least 2"):
         BaselineStore(tmp_path, keep=1)
+
+
+def test_a_reading_its_caller_gave_up_is_not_saved(tmp_path: Path) -> None:
+    # A reading's last step can end after its caller left; saving it is one more step.
+    store = BaselineStore(tmp_path)
+    m = first_encounter()
+    orient_panel(m.nodes, m.edges, baselines=store, encounter="e1")
+    saved = store.all()
+    later = saved[0].model_copy(update={"encounter": "e2", "tick": saved[0].tick + 1})
+    call = Call()
+    call.abandon()
+    with pytest.raises(Abandoned):
+        run_as(call, lambda: store.save(later))
+    assert store.all() == saved
+    store.save(later)  # the same reading, outside a call given up: saved
+    assert [b.encounter for b in store.all()] == ["e1", "e2"]

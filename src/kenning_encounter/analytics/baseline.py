@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pydantic import ConfigDict, ValidationError
 
+from kenning_encounter import abandon
 from kenning_encounter.lazymodel import LazyModel
 from kenning_encounter.store.meanings import BaselineTable, StoredBaseline
 
@@ -100,7 +101,10 @@ class BaselineStore:
         return max(others, key=lambda b: (b.tick, b.saved_at), default=None)
 
     def save(self, baseline: Baseline) -> None:
-        """Record ``baseline`` as its encounter's reading, replacing an older one."""
+        """Record ``baseline`` as its encounter's reading, replacing an older one. A
+        reading its caller gave up is not saved (kenning_encounter.abandon): its last
+        step may end after the caller left, and saving is one more step."""
+        abandon.check()
         if self._read_only:
             logger.debug("a read-only baseline store saves no reading")
             return
