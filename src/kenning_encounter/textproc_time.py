@@ -618,20 +618,22 @@ def _quarter_alone(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
 
 
 @_rule(
-    r"\b(?:(?P<rel>last|this|next)\s+|(?P<the>in|during|over|throughout)\s+the\s+)?"
-    rf"(?P<season>spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?{_Y})?\b",
+    r"\b(?:(?P<rel>last|this|next)\s+|(?P<the>in|during|over|throughout)\s+the\s+|the\s+)?"
+    r"(?P<season>spring|summer|autumn|fall|winter)"
+    rf"(?:(?P<before>\s+before\s+last)|\s+(?:of\s+)?{_Y})?\b",
     _SEASONS,
 )
 def _season(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     first = _SEASONS[m["season"].lower()]
     if m.group("year"):
         year = int(m["year"])
-    elif m.group("rel") and ctx.now is not None:
+    elif (m.group("rel") or m.group("before")) and ctx.now is not None:
         year = _latest(ctx.now, first) or ctx.now.year
-        if m["rel"].lower() == "last":
-            # "last summer" in the middle of summer is the one before this one.
+        if m.group("before") or m["rel"].lower() == "last":
+            # "last summer" in the middle of summer is the one before this one; "the
+            # summer before last" is the one before that.
             start, end = _months(year, first, 3)
-            year -= 1 if start <= ctx.now < end else 0
+            year -= (1 if start <= ctx.now < end else 0) + (1 if m.group("before") else 0)
         elif m["rel"].lower() == "next":
             year += 1
     elif m.group("the") and ctx.now is not None:
@@ -1117,9 +1119,9 @@ def _holiday_on(name: str, year: int) -> datetime:
 
 
 @_rule(
-    r"\b(?:(?P<rel>last|this|next)\s+)?(?P<h>"
+    r"\b(?:(?P<rel>last|this|next)\s+|the\s+)?(?P<h>"
     + "|".join(f"(?P<h{i}>{form})" for i, (form, _) in enumerate(_HOLIDAYS.values()))
-    + rf")(?:,?\s+(?:of\s+)?{_Y})?\b",
+    + rf")(?:(?P<before>\s+before\s+last)|,?\s+(?:of\s+)?{_Y})?\b",
     {
         "christmas",
         "xmas",
@@ -1153,8 +1155,10 @@ def _holiday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
             day = day if day > today else _holiday_on(name, year + 1)
         elif rel == "this":
             pass
-        elif rel == "last":
+        elif rel == "last" or m.group("before"):
             day = day if day < today else _holiday_on(name, year - 1)
+            if m.group("before"):  # "the Christmas before last": the one before that
+                day = _holiday_on(name, day.year - 1)
         else:
             if day > today:
                 day = _holiday_on(name, year - 1)
@@ -1186,6 +1190,57 @@ def _week_around(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
         f"the week of {day.label}",
         (m.start(), day.span[1]),
     )
+
+
+@_rule(r"\b(?:the\s+)?weekend\s+of\s+(?P<the>the\s+)?", {"weekend"})
+def _weekend_around(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """ "The weekend of the 14th", "the weekend of May 8": the Saturday and Sunday holding
+    that day, or, for a weekday, the weekend nearest it (Monday and Tuesday look back,
+    Wednesday to Friday ahead)."""
+    day = _at(ctx.text, m.end(), ctx.now, nested=True)
+    if day is None and m.group("the"):
+        day = _at(ctx.text, m.start("the"), ctx.now, nested=True)
+    if day is None or day.start is None or day.end is None:
+        return None
+    if day.end - day.start > timedelta(days=1):
+        return None  # "the weekend of May" names no one weekend
+    start = _day_start(day.start)
+    weekday = start.weekday()
+    if weekday >= 5:
+        saturday = start - timedelta(days=weekday - 5)
+    elif weekday <= 1:
+        saturday = start - timedelta(days=weekday + 2)
+    else:
+        saturday = start + timedelta(days=5 - weekday)
+    return TimeWindow(
+        saturday,
+        saturday + timedelta(days=2),
+        timedelta(days=1),
+        day.certainty * (1.0 if weekday >= 5 else 0.8),
+        f"the weekend of {day.label}",
+        (m.start(), day.span[1]),
+    )
+
+
+@_rule(
+    r"\b(?:(?P<rel>last|this|next)\s+)?mid-?week(?:\s+(?P<after>last|this|next)\s+week)?\b",
+    {"midweek", "mid"},
+)
+@_relative_ctx
+def _midweek(m: re.Match[str], ctx: _Ctx, now: datetime) -> TimeWindow | None:
+    """ "Midweek", "mid-week last week", "last midweek": the Tuesday to Thursday of that
+    week; alone, the latest begun, or this week's when the sentence points ahead."""
+    rel = (m["after"] or m["rel"] or "").lower()
+    if rel:
+        shift = _SHIFTS[rel]
+    else:
+        monday = _day_start(now) - timedelta(days=now.weekday())
+        begun = now >= monday + timedelta(days=1)
+        shift = 0 if begun or _points_ahead(ctx.text, m) else -1
+    start, _ = _calendar("week", now, shift)
+    lo = start + timedelta(days=1)
+    label = f"midweek {'this' if shift == 0 else rel or 'last'} week"
+    return _window(lo, lo + timedelta(days=3), m, label, 0.7, 2)
 
 
 @_rule(

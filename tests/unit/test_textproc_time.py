@@ -232,6 +232,14 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         # "of the month" is the one under way; "the other week" is a week or few back
         ("on the first Monday of the month", "2023-11-06", "2023-11-07"),
         ("we talked about it the other week", "2023-10-25", "2023-11-18"),
+        # a season or holiday before last; the weekend of a day; the middle of a week
+        ("the summer before last", "2022-06-01", "2022-09-01"),
+        ("in the winter before last", "2021-12-01", "2022-03-01"),
+        ("the Christmas before last", "2021-12-25", "2021-12-26"),
+        ("on the weekend of the 12th", "2023-11-11", "2023-11-13"),
+        ("the weekend of November 8", "2023-11-11", "2023-11-13"),
+        ("what did we fix midweek", "2023-11-21", "2023-11-24"),
+        ("mid-week last week", "2023-11-14", "2023-11-17"),
     ],
 )
 def test_reads_the_forms_people_write(text: str, start: str | None, end: str | None) -> None:
@@ -246,6 +254,7 @@ def test_reads_the_forms_people_write(text: str, start: str | None, end: str | N
     "text",
     [
         "May I ask something?",
+        "we love the summer",
         "may 7 people come along",
         "we march on",
         "troops in march order",
