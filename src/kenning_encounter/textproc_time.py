@@ -1170,16 +1170,23 @@ def _holiday(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     return _window(day, day + timedelta(days=1), m, label, sure, 7)
 
 
+def _day_named_after(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
+    """The one day a rule's match is followed by ("the week of May 8"), or None when what
+    follows is no time or more than a day; "the 14th" is read with its article."""
+    day = _at(ctx.text, m.end(), ctx.now, nested=True)
+    if day is None and m.group("the"):
+        day = _at(ctx.text, m.start("the"), ctx.now, nested=True)
+    if day is None or day.start is None or day.end is None:
+        return None
+    return day if day.end - day.start <= timedelta(days=1) else None
+
+
 @_rule(r"\b(?:the\s+)?week\s+of\s+(?P<the>the\s+)?", {"week"})
 def _week_around(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     """ "The week of May 8", "the week of the 14th": the Monday-to-Sunday week holding
     that day."""
-    day = _at(ctx.text, m.end(), ctx.now, nested=True)
-    if day is None and m.group("the"):  # "the 14th" is read with its article
-        day = _at(ctx.text, m.start("the"), ctx.now, nested=True)
-    if day is None or day.start is None or day.end is None:
-        return None
-    if day.end - day.start > timedelta(days=1):
+    day = _day_named_after(m, ctx)
+    if day is None or day.start is None:
         return None  # "the week of May" is "the first week of May"'s to read
     monday = _day_start(day.start) - timedelta(days=day.start.weekday())
     return TimeWindow(
@@ -1197,12 +1204,8 @@ def _weekend_around(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
     """ "The weekend of the 14th", "the weekend of May 8": the Saturday and Sunday holding
     that day, or, for a weekday, the weekend nearest it (Monday and Tuesday look back,
     Wednesday to Friday ahead)."""
-    day = _at(ctx.text, m.end(), ctx.now, nested=True)
-    if day is None and m.group("the"):
-        day = _at(ctx.text, m.start("the"), ctx.now, nested=True)
-    if day is None or day.start is None or day.end is None:
-        return None
-    if day.end - day.start > timedelta(days=1):
+    day = _day_named_after(m, ctx)
+    if day is None or day.start is None:
         return None  # "the weekend of May" names no one weekend
     start = _day_start(day.start)
     weekday = start.weekday()
