@@ -143,6 +143,35 @@ def test_between_two_events_is_the_time_from_the_first_to_the_second(
     assert "do not place 'the launch' before 'the migration'" in str(refused.value)
 
 
+def test_between_a_date_and_an_event_either_way_round(
+    memory: Memory, recorded: dict[str, str]
+) -> None:
+    memory.create_entities(
+        S,
+        [
+            {
+                "type": "Observation",
+                "name": "launch day",
+                "description": "The storefront launch went live.",
+                "t_observed": "2026-08-01T09:00:00Z",
+            }
+        ],
+    )
+    found = memory.search("we decided", when="between June 1, 2026 and the launch")
+    assert [h.name for h in found.hits] == ["shard decided"]
+    assert "between 2026-06-01 and the launch (2026-08-01)" in found.note
+    found = memory.search("we decided", when="from the migration until July 2026")
+    assert [h.name for h in found.hits] == ["shard decided"]
+    assert "between the migration (2026-05-10) and 2026-07 [" in found.note
+    for when, why in (
+        ("between 2026-09-01 and the launch", "runs backwards"),
+        ("between 2026-06-01 and the festival", "no record names 'the festival'"),
+    ):
+        with pytest.raises(InvalidInput) as refused:
+            memory.search("we decided", when=when)
+        assert refused.value.field == "when" and why in str(refused.value), when
+
+
 @pytest.mark.parametrize("day", ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"])
 def test_an_event_recorded_at_the_calendar_ends_still_answers(memory: Memory, day: str) -> None:
     # "during" widens the event's records by a day each side; at year 1 or 9999 that

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from typing import Final
 
 from kenning_encounter.errors import InvalidInput, NotFound
 from kenning_encounter.memory import asof, directors, identity, validate
@@ -31,6 +33,7 @@ from kenning_encounter.store.port import (
 from kenning_encounter.store.records import HIDDEN_SUCCESSOR, WITHHELD_SUCCESSOR, NodeRecord
 from kenning_encounter.textproc_bm25 import Bm25, query_terms
 from kenning_encounter.textproc_time import (
+    EVENT_CERTAINTY,
     EventRef,
     TimeWindow,
     event_window,
@@ -98,6 +101,8 @@ def when_window(
     raw = validate.text(when, "when", required=True, limit=200)
     window = read_range(raw, now=now)
     if window is None and place is not None:
+        window = _date_and_event(raw, now, place)
+    if window is None and place is not None:
         ref = find_event(raw, now=now, whole=True)
         if ref is not None and not raw[: ref.span[0]].strip() and not raw[ref.span[1] :].strip():
             window = place(ref)
@@ -124,6 +129,60 @@ def when_window(
             )
         raise InvalidInput("when", f"could not read {raw!r} as a time; {WHEN_HELP}", value=raw)
     return window
+
+
+# "between May 3 and the launch", "from the migration until June": one end a date, the
+# other an event (two dates, or two events, are the time reader's own to read).
+_BETWEEN_ENDS: Final = re.compile(
+    r"\s*(?:between|from)\s+(?P<a>.+?)\s+(?:and|to|until|till|through)\s+(?P<b>.+?)\s*", re.I
+)
+
+
+def _date_and_event(
+    raw: str, now: datetime, place: Callable[[EventRef], TimeWindow | None]
+) -> TimeWindow | None:
+    """The time between a date and an event the memory records, either way round; None
+    unless exactly one end reads as a date and the other as an event. Refused (``when``)
+    when the event is in no record, or the time would run backwards."""
+    m = _BETWEEN_ENDS.fullmatch(raw)
+    if m is None:
+        return None
+    sides = (("after", m["a"]), ("before", m["b"]))
+    dates = [read_range(text, now=now) for _, text in sides]
+    if (dates[0] is None) == (dates[1] is None):
+        return None
+    side, text = sides[0] if dates[0] is None else sides[1]
+    ref = find_event(f"{side} {text}", now=now, whole=True)
+    if ref is None or ref.then is not None or ref.span != (0, len(side) + 1 + len(text)):
+        return None
+    placed = place(ref)
+    if placed is None:
+        raise InvalidInput(
+            "when",
+            f"no record names {ref.phrase!r}, so {raw!r} places no time; "
+            f"name the event in other words, or {WHEN_HELP}",
+            value=raw,
+        )
+    ends: list[tuple[str, datetime | None]] = []
+    for (end_side, _), dated in zip(sides, dates, strict=True):
+        window = placed if dated is None else dated
+        bound = window.start if end_side == "after" else window.end
+        if dated is not None:
+            ends.append((dated.label, bound))
+        else:  # the event, with the day its records place it at
+            ends.append(
+                (f"{ref.phrase} ({bound.date().isoformat()})" if bound else ref.phrase, bound)
+            )
+    (first, start), (last, end) = ends
+    if start is not None and end is not None and start >= end:
+        raise InvalidInput(
+            "when",
+            f"{raw!r} runs backwards: {first} is not before {last}; give the earlier end first",
+            value=raw,
+        )
+    return TimeWindow(
+        start, end, timedelta(0), EVENT_CERTAINTY, f"between {first} and {last}", (0, len(raw))
+    )
 
 
 def describe(window: TimeWindow) -> str:

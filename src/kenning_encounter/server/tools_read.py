@@ -77,7 +77,7 @@ def register(tools: ToolRegistrar) -> None:
                 "'2023-05-01..') or a phrase read against now, or against as_of's moment "
                 "when given ('yesterday', 'last week', "
                 "'December', 'March to May 2023'), or an event the memory records ('before the migration', "
-                "'between the migration and the launch'). "
+                "'between the migration and the launch', 'from May 3, 2026 until the launch'). "
                 "Omit for all times; a time named in the query ranks, "
                 "never filters: a date, or an event the memory records ('before the "
                 "migration').",
