@@ -1226,7 +1226,7 @@ def _weekend_around(m: re.Match[str], ctx: _Ctx) -> TimeWindow | None:
 
 
 @_rule(
-    r"\b(?:(?P<rel>last|this|next)\s+)?mid-?week(?:\s+(?P<after>last|this|next)\s+week)?\b",
+    r"\b(?:(?P<rel>last|this|next)\s+)?mid[\s-]?week(?:\s+(?P<after>last|this|next)\s+week)?\b",
     {"midweek", "mid"},
 )
 @_relative_ctx

@@ -240,6 +240,7 @@ def _bounds(window: TimeWindow) -> tuple[str | None, str | None]:
         ("the weekend of November 8", "2023-11-11", "2023-11-13"),
         ("what did we fix midweek", "2023-11-21", "2023-11-24"),
         ("mid-week last week", "2023-11-14", "2023-11-17"),
+        ("we met mid week", "2023-11-21", "2023-11-24"),
     ],
 )
 def test_reads_the_forms_people_write(text: str, start: str | None, end: str | None) -> None:
