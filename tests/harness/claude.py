@@ -32,7 +32,7 @@ HOOK_COPY = Path(".claude") / "hooks" / "kenning_encounter_infuse_hook.py"
 # The session's handle (id, "~", proof) as the SessionStart hook tells it to the model.
 SESSION_LINE = re.compile(r"kenning-encounter session_id is ([0-9A-Za-z-]+(?:~[a-z2-7]{26})?)")
 NOTICE = re.compile(r"\[kenning-encounter:[^\]\n]*\]")
-# How Claude Code 2.1.332 labels hook output in the request it sends the model.
+# How Claude Code (2.1.332 to 2.1.337) labels hook output in the request it sends the model.
 PROMPT_CONTEXT = "UserPromptSubmit hook additional context:"
 START_CONTEXT = "SessionStart hook additional context:"
 # Claude Code's own wait for a hook is 10 s; a run that needs longer than this has hung.

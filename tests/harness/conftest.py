@@ -53,7 +53,7 @@ def space(tmp_path: Path, claude_binary: Path) -> Iterator[Workspace]:
     """A project wired to a real server of its own, and the stand-in model."""
     with workspace(tmp_path, claude_binary) as ws:
         yield ws
-        # 2.1.332 calls nothing but /v1/messages here; a new pin that does is worth a look.
+        # 2.1.332 to 2.1.337 call nothing but /v1/messages here; a new pin that does is worth a look.
         assert not ws.fake.unknown, f"Claude Code asked the stand-in for {ws.fake.unknown}"
 
 

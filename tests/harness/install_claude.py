@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 PACKAGE = "@anthropic-ai/claude-code"
-VERSION = "2.1.332"
+VERSION = "2.1.337"
 DEFAULT_DIR = Path(__file__).resolve().parent / ".claude-code"
 FAILURE_NOTE = "install-failure.txt"
 

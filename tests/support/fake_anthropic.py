@@ -33,7 +33,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 _ids = itertools.count(1)
-# How Claude Code's compaction request words its ask (seen in 2.1.332).
+# How Claude Code's compaction request words its ask (seen in 2.1.332 and 2.1.337).
 COMPACTION_ASK = "create a detailed summary of the conversation"
 
 
