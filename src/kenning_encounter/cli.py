@@ -435,7 +435,7 @@ def _configure_forget(parser: argparse.ArgumentParser) -> None:
 def run_forget(ns: argparse.Namespace) -> int:
     """Hard-delete nodes for a human operator; the spine keeps a tombstone count."""
     from kenning_encounter.memory import operator
-    from kenning_encounter.plaintext import one_line  # a name imported before the text checks
+    from kenning_encounter.plaintext import quoted  # a name imported before the text checks
 
     opened = open_alone(ns, "forgetting")
     if isinstance(opened, int):
@@ -445,7 +445,7 @@ def run_forget(ns: argparse.Namespace) -> int:
         targets = operator.plan(store, ns.refs, with_history=ns.with_history)
         for node in targets:
             sys.stderr.write(
-                f"  {node.type} «{one_line(node.name)}» {node.id} (recorded in {node.encounter})\n"
+                f"  {node.type} {quoted(node.name)} {node.id} (recorded in {node.encounter})\n"
             )
         if not ns.yes:
             if not sys.stdin.isatty():

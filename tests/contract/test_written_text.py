@@ -256,5 +256,6 @@ def test_an_imported_name_cannot_forge_or_command_the_operators_terminal(tmp_pat
     for command in (["erase", found.id], ["forget", found.id]):
         done = run_cli(*command, "--data-dir", str(copy))
         assert "\x1b" not in done.stderr and "\x07" not in done.stderr, command
-        assert "deploy cache\ufffd]0;owned\ufffd Note «harmless» kept\ufffd[2J" in done.stderr
-        assert not any(line.startswith("  Note «harmless»") for line in done.stderr.splitlines())
+        # One quoted name: its own guillemets show as single ones (plaintext.quoted).
+        assert "«deploy cache\ufffd]0;owned\ufffd Note ‹harmless› kept\ufffd[2J»" in done.stderr
+        assert not any(line.startswith("  Note") for line in done.stderr.splitlines())

@@ -26,7 +26,7 @@ from kenning_encounter.memory.models import (
     Related,
     SearchResult,
 )
-from kenning_encounter.plaintext import one_line
+from kenning_encounter.plaintext import one_line, quoted
 from kenning_encounter.server.outputs import (
     CypherRows,
     NodeTypeOut,
@@ -141,7 +141,7 @@ def deleted(d: Deleted) -> str:
 def search(s: SearchResult) -> str:
     lines = [f"{s.total_shown} hit(s) for {s.query!r}:"]
     lines += [
-        f"- {h.type} «{one_line(h.name)}» {h.id}{f' [{h.status}]' if h.status else ''}: "
+        f"- {h.type} {quoted(h.name)} {h.id}{f' [{h.status}]' if h.status else ''}: "
         f"{clip(h.description)} (score {h.score:.2f})"
         + (f" [confirmed same as {s.same_as[h.id]}]" if h.id in s.same_as else "")
         for h in s.hits
