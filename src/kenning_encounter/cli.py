@@ -275,7 +275,11 @@ def settings_from(ns: argparse.Namespace) -> Settings:
 
 
 def _error(message: str) -> None:
-    sys.stderr.write(f"{PROG}: error: {message}\n")
+    # One line, with nothing a terminal acts on: a message may quote what a file held (a
+    # dump's or a KNDL file's unknown field, a fact's id), and an escape sequence there
+    # would set the title, write the clipboard or clear the screen; a line break, forge
+    # a line of the command's own.
+    sys.stderr.write(f"{PROG}: error: {escaped(message)}\n")
 
 
 # Loggers quieted below DEBUG: uvicorn repeats the start-up announcement, and the SDK

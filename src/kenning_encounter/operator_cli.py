@@ -19,7 +19,7 @@ from typing import Any
 
 from kenning_encounter.errors import KenningError
 from kenning_encounter.memory import erasure
-from kenning_encounter.plaintext import one_line, quoted
+from kenning_encounter.plaintext import escaped, one_line, quoted
 from kenning_encounter.store.port import GraphStore
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG = 0, 1, 2
@@ -27,7 +27,8 @@ PROG = "kenning-encounter"
 
 
 def _error(message: str) -> None:
-    sys.stderr.write(f"{PROG}: error: {message}\n")
+    # One line, nothing a terminal acts on (as kenning_encounter.cli's errors).
+    sys.stderr.write(f"{PROG}: error: {escaped(message)}\n")
 
 
 def _plan_json(plan: erasure.Plan) -> dict[str, Any]:

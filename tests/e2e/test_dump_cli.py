@@ -3,6 +3,7 @@ progress on stderr, the dump on a file or on standard output."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -81,6 +82,27 @@ def test_a_damaged_dump_fails_the_import_and_writes_nothing(tmp_path: Path) -> N
     assert result.returncode == 1
     assert b"checksum" in result.stderr and b"nothing was written" in result.stderr
     assert not (tmp_path / "copy").exists()  # the store is opened only for a sound dump
+
+
+def test_what_a_damaged_dump_holds_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    """A refusal quotes the dump (here a field it does not know): an escape sequence in
+    it would set the terminal's title or clear its screen, a line break forge a line."""
+    _seeded(tmp_path / "source")
+    dump = tmp_path / "memory.jsonl"
+    assert _cli("export", str(dump), "--data-dir", str(tmp_path / "source")).returncode == 0
+    *body, trailer = dump.read_bytes().splitlines(keepends=True)
+    record = json.loads(body[1])
+    record["x\x1b]0;owned\x07\nkenning-encounter: imported all\x1b[2J\u2028"] = 1
+    body[1] = json.dumps(record).encode() + b"\n"
+    counted = json.loads(trailer)
+    counted["sha256"] = hashlib.sha256(b"".join(body)).hexdigest()
+    dump.write_bytes(b"".join([*body, json.dumps(counted).encode() + b"\n"]))
+    result = _cli("import", str(dump), "--data-dir", str(tmp_path / "copy"))
+    assert result.returncode == 1
+    err = result.stderr.decode()
+    assert err.count("\n") == 1 and err.startswith("kenning-encounter: error: line 2")
+    assert "\x1b" not in err and "\x07" not in err and "\u2028" not in err
+    assert "x\\x1b]0;owned\\x07\\nkenning-encounter: imported all\\x1b[2J\\u2028" in err
 
 
 def test_export_and_import_explain_themselves_in_help() -> None:
