@@ -11,7 +11,6 @@ and the report go to stderr, or as one JSON document to stdout with ``--json``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 
 from kenning_encounter.errors import KenningError
 from kenning_encounter.memory import erasure
-from kenning_encounter.plaintext import escaped, one_line, quoted
+from kenning_encounter.plaintext import escaped, json_shown, one_line, quoted
 from kenning_encounter.store.port import GraphStore
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG = 0, 1, 2
@@ -304,4 +303,4 @@ def _scrub(
 
 def _emit(ns: argparse.Namespace, report: dict[str, Any]) -> None:
     if ns.json:
-        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_shown(report, indent=2) + "\n")

@@ -22,9 +22,10 @@ Two layers, each enough on its own for what it guards:
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
-from typing import Final
+from typing import Any, Final
 
 # Format characters a name may hold (Cf otherwise is refused in a name).
 _JOINERS: Final = frozenset("\u200c\u200d")
@@ -121,3 +122,16 @@ def escaped(text: str) -> str:
     return "".join(
         ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text
     )
+
+
+def json_shown(value: Any, *, indent: int | None = None) -> str:
+    """``value`` as JSON for a terminal or a reader: its text as written (not
+    ASCII-escaped), but every character that is not printable written as its ``\\u``
+    escape. JSON escapes only C0 itself; a C1 control (U+009B starts a terminal command
+    as ESC [ does), a direction override or a line separator in a stored name would
+    otherwise reach the terminal raw, and a lone surrogate could not be written at all."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    if text.isprintable():
+        return text
+    # Outside strings JSON is printable ASCII and the indent's line breaks.
+    return "".join(ch if ch.isprintable() or ch == "\n" else json.dumps(ch)[1:-1] for ch in text)
