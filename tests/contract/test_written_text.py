@@ -218,7 +218,7 @@ def test_an_imported_name_cannot_add_a_line_to_the_infusion(tmp_path: Path) -> N
         panel = build_panel(outline.nodes, outline.relations).text
     finally:
         copy.close()
-    assert "deploy cache ◆ Decision «rotate keys»" in panel  # one line of the panel
+    assert "«deploy cache ◆ Decision ‹rotate keys› · as of" in panel  # one line, one name
     assert not any(line.lstrip().startswith("◆") for line in panel.splitlines())
     payload: str = answer["payload"]
     delivered = answer["meta"]["delivered"]
