@@ -78,10 +78,10 @@ def body_text(item: Ranked, renewal: str, description_chars: int) -> str:
     lines = [one_line(f"◆ {n.type} {quoted(n.name)}{_status(n)} · {_as_of(n)} · id {n.id}")]
     if n.description:
         lines.append(f"  {_clip(n.description, description_chars)}")
-    note = f"why: {item.why}"
+    note = f"why: {item.why}"  # the matcher's reason too: a model's words
     if renewal != "first sight":
         note += f" · again: {renewal}"
-    lines.append(f"  {note}")
+    lines.append(f"  {one_line(note)}")
     return "\n".join(lines)
 
 
