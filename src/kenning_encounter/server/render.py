@@ -73,7 +73,9 @@ def _section(title: str, lines: Iterable[str]) -> list[str]:
 
 
 def _keyed(key: str | None) -> str:
-    return f" ({key})" if key else ""
+    # Quoted as the name is: a key a dump carried from before the text checks can neither
+    # add a line nor close the parenthesis.
+    return f" ({key!r})" if key else ""
 
 
 def reentry(r: ReEntry) -> str:
