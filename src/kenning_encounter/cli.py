@@ -308,6 +308,39 @@ class _OneRecordALine(logging.Formatter):
         record.message = escaped(message)
         return super().formatMessage(record)
 
+    def formatException(self, ei: Any) -> str:
+        """The traceback as Python writes it, but each exception's own words escaped: an
+        exception may quote what it read (an engine's error, a client's value), and a
+        line break there would forge a line of the log as one in a message would."""
+        value = ei[1]
+        if not isinstance(value, BaseException):
+            return super().formatException(ei)
+        return "".join(_traceback(value, set())).rstrip("\n")
+
+
+def _traceback(exc: BaseException, seen: set[int]) -> list[str]:
+    """``exc``'s traceback, the exceptions it was raised from or during first (as Python
+    chains them), each exception's line escaped (plaintext.escaped)."""
+    import traceback
+
+    seen.add(id(exc))
+    lines: list[str] = []
+    cause, context = exc.__cause__, exc.__context__
+    if cause is not None and id(cause) not in seen:
+        lines += _traceback(cause, seen)
+        lines.append("\nThe above exception was the direct cause of the following exception:\n\n")
+    elif context is not None and not exc.__suppress_context__ and id(context) not in seen:
+        lines += _traceback(context, seen)
+        lines.append("\nDuring handling of the above exception, another exception occurred:\n\n")
+    if exc.__traceback__ is not None:
+        lines.append("Traceback (most recent call last):\n")
+        lines += traceback.format_tb(exc.__traceback__)
+    lines += [
+        escaped(line.removesuffix("\n")) + "\n"
+        for line in traceback.format_exception_only(type(exc), exc)
+    ]
+    return lines
+
 
 def configure_logging(level: str) -> None:
     handler = logging.StreamHandler(sys.stderr)
