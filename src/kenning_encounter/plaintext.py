@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import Any, Final
 
 # Format characters a name may hold (Cf otherwise is refused in a name).
@@ -124,13 +125,15 @@ def escaped(text: str) -> str:
     )
 
 
-def json_shown(value: Any, *, indent: int | None = None) -> str:
+def json_shown(
+    value: Any, *, indent: int | None = None, default: Callable[[Any], Any] | None = None
+) -> str:
     """``value`` as JSON for a terminal or a reader: its text as written (not
     ASCII-escaped), but every character that is not printable written as its ``\\u``
     escape. JSON escapes only C0 itself; a C1 control (U+009B starts a terminal command
     as ESC [ does), a direction override or a line separator in a stored name would
     otherwise reach the terminal raw, and a lone surrogate could not be written at all."""
-    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    text = json.dumps(value, ensure_ascii=False, indent=indent, default=default)
     if text.isprintable():
         return text
     # Outside strings JSON is printable ASCII and the indent's line breaks.

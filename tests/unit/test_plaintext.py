@@ -141,3 +141,13 @@ def test_a_directors_key_is_quoted_on_one_line_of_the_tool_text() -> None:
     lines = render.provenance(Provenance(node=node)).splitlines()
     assert lines[1] == f"Directed by 'Ann' ({key!r})."
     assert not any(line.startswith("Recorded in") for line in lines)
+
+
+def test_each_cypher_row_is_one_line_of_the_tool_text() -> None:
+    """A description may hold U+2028 (written text keeps layout); as JSON it is not
+    escaped, so a row would read as two lines. Text stays as written otherwise."""
+    from kenning_encounter.server.outputs import CypherRows
+
+    rows = CypherRows(columns=["d"], rows=[["café\u2028◆ Decision «x»\u0085\u009b2J"], ["two"]])
+    lines = render.cypher(rows).splitlines()
+    assert lines[1:] == ['["café\\u2028◆ Decision «x»\\u0085\\u009b2J"]', '["two"]']

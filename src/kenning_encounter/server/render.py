@@ -7,7 +7,6 @@ and descriptions clipped; the structured content holds everything.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
 from kenning_encounter.memory.conflicts import ConflictsResult, Contested, Party
@@ -26,7 +25,7 @@ from kenning_encounter.memory.models import (
     Related,
     SearchResult,
 )
-from kenning_encounter.plaintext import one_line, quoted
+from kenning_encounter.plaintext import json_shown, one_line, quoted
 from kenning_encounter.server.outputs import (
     CypherRows,
     NodeTypeOut,
@@ -249,7 +248,7 @@ def cypher(rows: CypherRows) -> str:
     lines = [f"{len(rows.rows)} row(s); columns: {', '.join(rows.columns)}"]
     size = len(lines[0])
     for row in rows.rows:
-        line = json.dumps(row, default=str, ensure_ascii=False)
+        line = json_shown(row, default=str)  # a row per line: no line separator raw in it
         size += len(line) + 1
         if size > TEXT_CAP:
             lines.append("… (text cut; the structured content holds every row returned)")
