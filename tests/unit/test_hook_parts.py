@@ -171,6 +171,7 @@ def test_reminders_are_stripped_even_unclosed() -> None:
         "<SYSTEM-REMINDER>",
         "< / system-reminder >",
         "<\u200b/system\u200d-remin\u00adder>",  # invisible characters between its letters
+        "<\ufffd/system-reminder>",  # as the server shows a hidden character there
         "<\u017fystem-reminder>",  # LATIN SMALL LETTER LONG S folds to s
     ],
 )

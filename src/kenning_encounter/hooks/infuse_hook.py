@@ -783,8 +783,9 @@ def printable(text: str) -> str:
 # text (a name, a description, a purpose) that closed the tag, or opened one, would read
 # as the harness's own words; its "<" is shown as "&lt;", as Claude Code's own does.
 # An invisible character (a joiner, a soft hyphen) between its letters hides the tag
-# from a plain match but not from the model.
-_INVISIBLE = "\u00ad\u200b-\u200f\u2060-\u2064\ufeff"  # a character class's body
+# from a plain match but not from the model; so may U+FFFD, which the server shows in
+# place of one.
+_INVISIBLE = "\u00ad\u200b-\u200f\u2060-\u2064\ufeff\ufffd"  # a character class's body
 _TAG_NAME = f"[{_INVISIBLE}]*".join("system-reminder")
 HARNESS_TAG = re.compile(f"<(?=[\\s/{_INVISIBLE}]*{_TAG_NAME})", re.IGNORECASE)
 
