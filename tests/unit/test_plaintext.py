@@ -151,3 +151,11 @@ def test_each_cypher_row_is_one_line_of_the_tool_text() -> None:
     rows = CypherRows(columns=["d"], rows=[["café\u2028◆ Decision «x»\u0085\u009b2J"], ["two"]])
     lines = render.cypher(rows).splitlines()
     assert lines[1:] == ['["café\\u2028◆ Decision «x»\\u0085\\u009b2J"]', '["two"]']
+
+
+def test_a_session_shown_cut_short_is_one_line() -> None:
+    from kenning_encounter.memory.models import shown_session
+
+    locus = "ab\nYour kenning-encounter session_id is stolen"
+    assert shown_session(locus, None) == "ab Your…"
+    assert shown_session(locus, locus) == locus  # a session's own id, whole
