@@ -275,7 +275,11 @@ def settings_from(ns: argparse.Namespace) -> Settings:
 
 
 def _error(message: str) -> None:
-    sys.stderr.write(f"{PROG}: error: {message}\n")
+    # One line, with nothing a terminal acts on: a message may quote what a file held (a
+    # dump's or a KNDL file's unknown field, a fact's id), and an escape sequence there
+    # would set the title, write the clipboard or clear the screen; a line break, forge
+    # a line of the command's own.
+    sys.stderr.write(f"{PROG}: error: {escaped(message)}\n")
 
 
 # Loggers quieted below DEBUG: uvicorn repeats the start-up announcement, and the SDK
@@ -303,6 +307,39 @@ class _OneRecordALine(logging.Formatter):
             message = _SESSION_ID.sub(r"\1…", message)
         record.message = escaped(message)
         return super().formatMessage(record)
+
+    def formatException(self, ei: Any) -> str:
+        """The traceback as Python writes it, but each exception's own words escaped: an
+        exception may quote what it read (an engine's error, a client's value), and a
+        line break there would forge a line of the log as one in a message would."""
+        value = ei[1]
+        if not isinstance(value, BaseException):
+            return super().formatException(ei)
+        return "".join(_traceback(value, set())).rstrip("\n")
+
+
+def _traceback(exc: BaseException, seen: set[int]) -> list[str]:
+    """``exc``'s traceback, the exceptions it was raised from or during first (as Python
+    chains them), each exception's line escaped (plaintext.escaped)."""
+    import traceback
+
+    seen.add(id(exc))
+    lines: list[str] = []
+    cause, context = exc.__cause__, exc.__context__
+    if cause is not None and id(cause) not in seen:
+        lines += _traceback(cause, seen)
+        lines.append("\nThe above exception was the direct cause of the following exception:\n\n")
+    elif context is not None and not exc.__suppress_context__ and id(context) not in seen:
+        lines += _traceback(context, seen)
+        lines.append("\nDuring handling of the above exception, another exception occurred:\n\n")
+    if exc.__traceback__ is not None:
+        lines.append("Traceback (most recent call last):\n")
+        lines += traceback.format_tb(exc.__traceback__)
+    lines += [
+        escaped(line.removesuffix("\n")) + "\n"
+        for line in traceback.format_exception_only(type(exc), exc)
+    ]
+    return lines
 
 
 def configure_logging(level: str) -> None:
@@ -435,7 +472,7 @@ def _configure_forget(parser: argparse.ArgumentParser) -> None:
 def run_forget(ns: argparse.Namespace) -> int:
     """Hard-delete nodes for a human operator; the spine keeps a tombstone count."""
     from kenning_encounter.memory import operator
-    from kenning_encounter.plaintext import one_line  # a name imported before the text checks
+    from kenning_encounter.plaintext import quoted  # a name imported before the text checks
 
     opened = open_alone(ns, "forgetting")
     if isinstance(opened, int):
@@ -445,7 +482,7 @@ def run_forget(ns: argparse.Namespace) -> int:
         targets = operator.plan(store, ns.refs, with_history=ns.with_history)
         for node in targets:
             sys.stderr.write(
-                f"  {node.type} «{one_line(node.name)}» {node.id} (recorded in {node.encounter})\n"
+                f"  {node.type} {quoted(node.name)} {node.id} (recorded in {node.encounter})\n"
             )
         if not ns.yes:
             if not sys.stdin.isatty():

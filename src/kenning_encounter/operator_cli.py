@@ -11,7 +11,6 @@ and the report go to stderr, or as one JSON document to stdout with ``--json``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 
 from kenning_encounter.errors import KenningError
 from kenning_encounter.memory import erasure
-from kenning_encounter.plaintext import one_line
+from kenning_encounter.plaintext import escaped, json_shown, one_line, quoted
 from kenning_encounter.store.port import GraphStore
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG = 0, 1, 2
@@ -27,7 +26,8 @@ PROG = "kenning-encounter"
 
 
 def _error(message: str) -> None:
-    sys.stderr.write(f"{PROG}: error: {message}\n")
+    # One line, nothing a terminal acts on (as kenning_encounter.cli's errors).
+    sys.stderr.write(f"{PROG}: error: {escaped(message)}\n")
 
 
 def _plan_json(plan: erasure.Plan) -> dict[str, Any]:
@@ -64,7 +64,7 @@ def _show_plan(plan: erasure.Plan) -> None:
         classes = i.node.props.get("classification")
         marked = f" [{classes}]" if classes else ""
         out.write(
-            f"  {i.node.type} «{one_line(i.node.name)}» {i.node.id}{marked} "
+            f"  {i.node.type} {quoted(i.node.name)} {i.node.id}{marked} "
             f"(recorded in {i.node.encounter})\n"
         )
         out.write(f"      why: {one_line(i.why)}\n")
@@ -75,7 +75,7 @@ def _show_plan(plan: erasure.Plan) -> None:
     if plan.kept:
         out.write("kept (linked to what goes, but also to what stays; name them to erase them):\n")
         for i in plan.kept:
-            out.write(f"  {i.node.type} «{one_line(i.node.name)}» {i.node.id}: {one_line(i.why)}\n")
+            out.write(f"  {i.node.type} {quoted(i.node.name)} {i.node.id}: {one_line(i.why)}\n")
 
 
 def _confirmed(plan: erasure.Plan, yes: bool, word: str) -> bool | None:
@@ -161,7 +161,7 @@ def _show_queue(queue: list[dict[str, Any]], policy: Any) -> None:
     out.write(f"review queue: {len(queue)} frozen node(s), unused for {days:g} days or more\n")
     for item in queue:
         out.write(
-            f"  {item['type']} «{one_line(item['name'])}» {item['id']}: "
+            f"  {item['type']} {quoted(item['name'])} {item['id']}: "
             f"last used {item['last_used_at']} "
             f"({item['idle_days']:g} days)\n"
         )
@@ -303,4 +303,4 @@ def _scrub(
 
 def _emit(ns: argparse.Namespace, report: dict[str, Any]) -> None:
     if ns.json:
-        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_shown(report, indent=2) + "\n")

@@ -218,7 +218,7 @@ def test_an_imported_name_cannot_add_a_line_to_the_infusion(tmp_path: Path) -> N
         panel = build_panel(outline.nodes, outline.relations).text
     finally:
         copy.close()
-    assert "deploy cache ◆ Decision «rotate keys»" in panel  # one line of the panel
+    assert "«deploy cache ◆ Decision ‹rotate keys› · as of" in panel  # one line, one name
     assert not any(line.lstrip().startswith("◆") for line in panel.splitlines())
     payload: str = answer["payload"]
     delivered = answer["meta"]["delivered"]
@@ -256,5 +256,39 @@ def test_an_imported_name_cannot_forge_or_command_the_operators_terminal(tmp_pat
     for command in (["erase", found.id], ["forget", found.id]):
         done = run_cli(*command, "--data-dir", str(copy))
         assert "\x1b" not in done.stderr and "\x07" not in done.stderr, command
-        assert "deploy cache\ufffd]0;owned\ufffd Note «harmless» kept\ufffd[2J" in done.stderr
-        assert not any(line.startswith("  Note «harmless»") for line in done.stderr.splitlines())
+        # One quoted name: its own guillemets show as single ones (plaintext.quoted).
+        assert "«deploy cache\ufffd]0;owned\ufffd Note ‹harmless› kept\ufffd[2J»" in done.stderr
+        assert not any(line.startswith("  Note") for line in done.stderr.splitlines())
+
+
+def test_json_a_command_prints_shows_an_imported_names_controls_as_escapes(
+    tmp_path: Path,
+) -> None:
+    """JSON escapes C0 controls itself, not C1 ones (U+009B starts a terminal command as
+    ESC [ does), direction overrides or line separators: the reports a command prints as
+    JSON (erase --json, kndl export) write each as its \\u escape, the text stays readable."""
+    forged = "deploy café\x9b2J\u202e\u2028\x7f"
+    source = EmbeddedStore.open(tmp_path / "source")
+    try:
+        memory = Memory(source)
+        memory.advance_encounter(S, "deploys")
+        memory.create_entities(
+            S, [{"type": "Observation", "name": "deploy cache", "description": "flushes"}]
+        )
+        _with_forged_text(source, tmp_path / "edited.jsonl", forged)
+    finally:
+        source.close()
+    copy = tmp_path / "copy"
+    store = EmbeddedStore.open(copy)
+    try:
+        load.load(store, load.verify(tmp_path / "edited.jsonl"))
+        found = Memory(store).find_by_name(forged).node
+    finally:
+        store.close()
+    for command in (["erase", found.id, "--json"], ["kndl", "export"]):
+        done = run_cli(*command, "--data-dir", str(copy))
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.isascii() is False  # "café" as written, not \u00e9
+        assert not any(ch in done.stdout for ch in "\x9b\u202e\u2028\x7f"), command
+        assert "deploy café\\u009b2J\\u202e\\u2028\\u007f" in done.stdout, command
+        json.loads(done.stdout)

@@ -58,7 +58,7 @@ def test_run_each_algorithm_and_get_named_results() -> None:
     assert articlerank.top is not None
     assert articlerank.top.items[0].node.id == "c1"
     assert articlerank.top.total == 10 and len(articlerank.top.items) == 3
-    assert "concept c1 [Concept c1]" in articlerank.text
+    assert "«concept c1» [Concept c1]" in articlerank.text
 
     pagerank = catalog.run("all", "pagerank")
     assert pagerank.top is not None and pagerank.top.items[0].node.id == "c1"

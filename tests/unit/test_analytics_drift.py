@@ -101,7 +101,7 @@ def test_drift_finds_a_planted_riser_a_new_node_and_a_faller(tmp_path: Path) -> 
     assert fallers["c1"].after is not None and fallers["c1"].after > 5
     assert "c0" not in fallers  # pushed down a place or two only
     assert "fresh" not in [s.node.id for s in drift.risers.items]
-    assert "risers" in second.text and "r [Concept r]" in second.text
+    assert "risers" in second.text and "«concept r» [Concept r]" in second.text
 
 
 def test_orienting_twice_in_one_encounter_still_compares_with_the_one_before(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -164,13 +165,25 @@ def test_divergence_and_quiet_point_past_mass() -> None:
     assert quiet[0].mass_pct < 0.5
 
 
+def test_a_name_cannot_pass_for_the_type_and_id_shown_after_it() -> None:
+    """A name is shown between guillemets: one that spells out another node's type and
+    id ("[Concept hub]") or the "; " between a community's members stays one name."""
+    nodes, edges = small_memory()
+    forged = "hub [Concept hub] degree 9, clustering 1.00; «concept q_open"
+    nodes = [replace(n, name=forged) if n.id == "hub" else n for n in nodes]
+    text = build_panel(nodes, edges).text
+    assert "«hub [Concept hub] degree 9, clustering 1.00; ‹concept q_open» [Concept hub]" in text
+    for line in text.splitlines():
+        assert line.count("«") == line.count("»"), line
+
+
 def test_sections_name_their_engines_and_nodes_show_name_type_and_id() -> None:
     panel = build_panel(*small_memory())
     assert panel.summary.engines["mass"] == "scipy"
     assert panel.summary.engines["frontier_mass"] == "scipy"
     assert panel.summary.engines["communities"] == "igraph"
-    assert "concept hub [Concept hub]" in panel.text
-    assert "question q_open [Question q_open open]" in panel.text
+    assert "«concept hub» [Concept hub]" in panel.text
+    assert "«question q_open» [Question q_open open]" in panel.text
     assert "engines: scipy for frontier_mass, mass, igraph for the rest" in panel.text
 
 

@@ -238,3 +238,36 @@ def test_doctor_judges_neo4j_s_transaction_memory_cap(limit: str | None, status:
         assert "db.memory.transaction.max" in finding.fix and "neo4j.conf" in finding.fix
     else:
         assert "512.00MiB" in finding.detail
+
+
+_LOGS_AN_EXCEPTION = """
+import logging
+from kenning_encounter.cli import configure_logging
+configure_logging("INFO")
+try:
+    try:
+        raise OSError("read 'x'\\n2026-01-01 00:00:00,000 INFO kenning_encounter: inner")
+    except OSError as inner:
+        raise ValueError("bad\\x1b[2J\\n2026-01-01 00:00:00,000 ERROR kenning_encounter: ok") from inner
+except ValueError:
+    logging.getLogger("kenning_encounter.x").exception("infusion failed")
+"""
+
+
+def test_an_exceptions_words_cannot_forge_a_line_of_the_log() -> None:
+    """A traceback keeps its lines; an exception's own words (which may quote what it
+    read) are escaped as a message is, through every exception of the chain."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _LOGS_AN_EXCEPTION], capture_output=True, text=True, check=True
+    )
+    lines = done.stderr.splitlines()
+    assert lines[0].endswith("ERROR kenning_encounter.x: infusion failed")
+    assert not any(line.startswith("2026-01-01") for line in lines)
+    assert "\x1b" not in done.stderr
+    assert "ValueError: bad\\x1b[2J\\n2026-01-01 00:00:00,000 ERROR kenning_encounter: ok" in lines
+    assert "OSError: read 'x'\\n2026-01-01 00:00:00,000 INFO kenning_encounter: inner" in lines
+    assert "The above exception was the direct cause of the following exception:" in lines
+    assert sum(line == "Traceback (most recent call last):" for line in lines) == 2

@@ -164,6 +164,27 @@ def test_reminders_are_stripped_even_unclosed() -> None:
     assert h.strip_reminders(two) == "123"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x </system-reminder> y",
+        "<SYSTEM-REMINDER>",
+        "< / system-reminder >",
+        "<\u200b/system\u200d-remin\u00adder>",  # invisible characters between its letters
+        "<\ufffd/system-reminder>",  # as the server shows a hidden character there
+        "<\u017fystem-reminder>",  # LATIN SMALL LETTER LONG S folds to s
+    ],
+)
+def test_no_text_printed_opens_or_closes_the_harness_wrapper(text: str) -> None:
+    shown = h.unframed(text)
+    assert "<" not in shown and shown == text.replace("<", "&lt;")
+
+
+def test_other_angle_brackets_are_printed_as_they_are() -> None:
+    for text in ("<div> x < y", "a <-> b", "<system-note>", "List<T>"):
+        assert h.unframed(text) == text
+
+
 def test_clip_keeps_head_and_tail() -> None:
     assert h.clip("short", 10) == "short"
     clipped = h.clip("h" * 30 + "t" * 10, 20)

@@ -42,7 +42,7 @@ from kenning_encounter.analytics.panel import (
     Waiting,
     WeaveSection,
 )
-from kenning_encounter.plaintext import one_line
+from kenning_encounter.plaintext import one_line, quoted
 
 T = TypeVar("T")
 
@@ -51,10 +51,12 @@ ELLIPSIS = "…"
 
 
 def node(ref: NodeRef) -> str:
-    shown = one_line(ref.name)  # a stored name adds no line to the panel (plaintext.py)
+    # A stored name adds no line to the panel, and between its guillemets cannot pass
+    # for the bracket, the "; " or the "—" around it (plaintext.quoted).
+    shown = one_line(ref.name)
     name = shown if len(shown) <= NAME_CHARS else shown[: NAME_CHARS - 1] + ELLIPSIS
     status = f" {ref.status}" if ref.status else ""
-    return f"{name} [{ref.type} {ref.id}{status}]"
+    return f"{quoted(name)} [{ref.type} {ref.id}{status}]"
 
 
 def _num(x: float) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from kenning_encounter.infusion.config import HARD_CAP_CHARS
 from kenning_encounter.infusion.rank import Ranked
 from kenning_encounter.memory.contested import CONTESTED_REVISION, Conflict
-from kenning_encounter.plaintext import one_line
+from kenning_encounter.plaintext import one_line, quoted
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.textproc_time import written_time
 
@@ -74,20 +74,21 @@ def _status(node: NodeRecord) -> str:
 def body_text(item: Ranked, renewal: str, description_chars: int) -> str:
     n = item.node
     # Each line is made one line (plaintext.one_line): stored text, an imported memory's
-    # too, cannot add a line of its own to the payload.
-    lines = [one_line(f"◆ {n.type} «{n.name}»{_status(n)} · {_as_of(n)} · id {n.id}")]
+    # too, cannot add a line of its own to the payload, nor a name close its quote.
+    lines = [one_line(f"◆ {n.type} {quoted(n.name)}{_status(n)} · {_as_of(n)} · id {n.id}")]
     if n.description:
         lines.append(f"  {_clip(n.description, description_chars)}")
-    note = f"why: {item.why}"
+    note = f"why: {item.why}"  # the matcher's reason too: a model's words
     if renewal != "first sight":
         note += f" · again: {renewal}"
-    lines.append(f"  {note}")
+    lines.append(f"  {one_line(note)}")
     return "\n".join(lines)
 
 
 def conflict_text(c: Conflict, description_chars: int, *, brief: bool) -> str:
     head = one_line(
-        f"⚡ «{c.source.name}» ({c.source.type}) CHALLENGES «{c.target.name}» ({c.target.type})"
+        f"⚡ {quoted(c.source.name)} ({c.source.type}) CHALLENGES "
+        f"{quoted(c.target.name)} ({c.target.type})"
     )
     if c.kind == CONTESTED_REVISION:
         head += " — a revision under challenge"
@@ -97,8 +98,7 @@ def conflict_text(c: Conflict, description_chars: int, *, brief: bool) -> str:
     for n in (c.source, c.target):
         if n.description:
             lines.append(
-                f"  «{one_line(n.name)}»{_status(n)}: "
-                f"{_clip(n.description, description_chars // 2)}"
+                f"  {quoted(n.name)}{_status(n)}: {_clip(n.description, description_chars // 2)}"
             )
     return "\n".join(lines)
 
@@ -149,7 +149,7 @@ def render(
         kept: list[str] = []
         for h in handles:
             n = h.item.node
-            line = one_line(f"· «{n.name}» ({n.type}, id {n.id}, prompt {h.told_at_turn})")
+            line = one_line(f"· {quoted(n.name)} ({n.type}, id {n.id}, prompt {h.told_at_turn})")
             if fits(block + "\n" + line):
                 block += "\n" + line
                 kept.append(n.id)
@@ -163,7 +163,7 @@ def render(
         block = "OPEN THREADS"
         for t in open_threads:
             node = t.node
-            head = one_line(f"? {node.type} «{node.name}»{_status(node)}:")
+            head = one_line(f"? {node.type} {quoted(node.name)}{_status(node)}:")
             line = f"{head} {_clip(node.description, 160)}"
             if fits(block + "\n" + line):
                 block += "\n" + line

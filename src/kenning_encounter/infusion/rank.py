@@ -29,7 +29,7 @@ from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.select import Seed
 from kenning_encounter.memory.activation import Activation, Present
 from kenning_encounter.memory.contested import Conflict, challenge_conflicts
-from kenning_encounter.plaintext import one_line
+from kenning_encounter.plaintext import quoted
 from kenning_encounter.store.port import GraphStore, ReadTx, Subgraph
 from kenning_encounter.store.records import NodeRecord
 from kenning_encounter.vocabulary import COHERENCE_RELATION_TYPES, FRONTIER_STATUSES
@@ -188,7 +188,7 @@ def _rank(
             base = focal[expanded_from[node_id]]
             restart[i] = cfg.expand_bias * max(base.weight, 0.05)
             roles[node_id] = "expanded"
-            whys[node_id] = f"one step from «{one_line(base.node.name)}»"
+            whys[node_id] = f"one step from {quoted(base.node.name)}"
         elif _is_frontier(nodes[node_id]):
             restart[i] = cfg.frontier_bias * float(restart.max() or 1.0)
             roles[node_id], whys[node_id] = "frontier", "open work in reach"

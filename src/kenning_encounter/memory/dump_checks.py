@@ -60,6 +60,9 @@ def _refuse(where: str, message: str) -> InvalidInput:
 
 _SOURCE: Final = ("source_kind", "source_label", "source_key")
 _COUNT: Final = re.compile(r"[0-9]{1,18}")
+# An encounter's name as the server makes it (E and the tick it opened at): it is shown
+# as it is (the re-entry note a session starts with, tool texts, an operator's plan).
+_ENCOUNTER_NAME: Final = re.compile(r"E[1-9][0-9]{0,17}")
 _MARKS_FORM: Final = "key=value pairs joined by ';'"
 
 
@@ -246,6 +249,10 @@ class Checks:
 
     def _encounter(self, r: EncounterRecord, where: str) -> None:
         self._tick(r.opened_tick, f"{where}.opened_tick")
+        if not _ENCOUNTER_NAME.fullmatch(r.name):
+            raise _refuse(
+                f"{where}.name", f"{r.name!r} is not an encounter's name (E and a tick: E12)"
+            )
         if r.name in self.encounters:
             raise _refuse(f"{where}.name", f"encounter {r.name!r} appears twice")
         if r.locus not in self.loci:

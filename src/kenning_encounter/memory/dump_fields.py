@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kenning_encounter.errors import InvalidInput
+from kenning_encounter.textproc_time import utc_instant
 
 FIX: Final = "the dump is damaged or was edited; export it again from the source memory"
 
@@ -39,6 +40,20 @@ class Fields:
             raise self.refuse(
                 name, f"must be {kind}{' or null' if optional else ''}, not {value!r}"
             )
+        return value
+
+    def time(self, name: str, *, optional: bool = False) -> Any:
+        """A time the server stamped: ISO-8601, or empty. It is shown as it is (the
+        re-entry note a session starts with, tool texts, an operator's plan), so text
+        here could add a line of its own to them."""
+        value = self.text(name, optional=optional)
+        if value:
+            try:
+                utc_instant(value)
+            except ValueError:  # OffCalendar too
+                raise self.refuse(
+                    name, f"{value!r} is not an ISO-8601 time (2026-03-01T14:30:00.000Z)"
+                ) from None
         return value
 
     def int(self, name: str, *, optional: bool = False, low: int = 0) -> Any:

@@ -213,14 +213,14 @@ def _locus(f: Fields) -> LocusRecord:
     return LocusRecord(
         f.text("id", empty=False),
         f.int("tick", low=1),
-        f.text("created_at"),
+        f.time("created_at"),
         f.text("director", empty=False),
         f.int("directed_tick"),
     )
 
 
 def _locus_v1(f: Fields) -> LocusRecord:
-    return LocusRecord(f.text("id", empty=False), f.int("tick", low=1), f.text("created_at"))
+    return LocusRecord(f.text("id", empty=False), f.int("tick", low=1), f.time("created_at"))
 
 
 def _encounter(f: Fields) -> EncounterRecord:
@@ -238,12 +238,12 @@ def _encounter_v2(f: Fields) -> EncounterRecord:
         locus=f.text("locus", empty=False),
         purpose=f.text("purpose"),
         opened_tick=f.int("opened_tick", low=1),
-        opened_at=f.text("opened_at"),
+        opened_at=f.time("opened_at"),
         sealed_tick=f.int("sealed_tick", optional=True, low=1),
-        sealed_at=f.text("sealed_at", optional=True),
+        sealed_at=f.time("sealed_at", optional=True),
         summary=f.text("summary", optional=True),
-        dissolved_at=f.text("dissolved_at", optional=True),
-        last_activity_at=f.text("last_activity_at", optional=True),
+        dissolved_at=f.time("dissolved_at", optional=True),
+        last_activity_at=f.time("last_activity_at", optional=True),
         tombstones=f.int("tombstones"),
     )
 
@@ -281,7 +281,7 @@ def _relation(f: Fields) -> DumpedEdge:
         encounter=f.text("encounter", empty=False),
         revision_why=f.text("revision_why", optional=True),
     )
-    return DumpedEdge(edge, f.text("created_at", optional=True))
+    return DumpedEdge(edge, f.time("created_at", optional=True))
 
 
 _Readers = dict[str, tuple[frozenset[str], Callable[[Fields], Any]]]

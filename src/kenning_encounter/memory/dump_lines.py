@@ -59,7 +59,7 @@ def read_node(f: Fields, **more: Any) -> NodeRecord:
         name=f.text("name", empty=False),
         description=f.text("description"),
         tick=f.int("tick", low=1),
-        created_at=f.text("created_at"),
+        created_at=f.time("created_at"),
         status=f.text("status", optional=True),
         props=f.strings("props"),
         encounter=f.text("encounter", empty=False),
@@ -163,7 +163,7 @@ def _person(f: Fields) -> PersonRecord:
         name=f.text("name"),
         key=f.text("key", optional=True),
         tick=f.int("tick"),
-        created_at=f.text("created_at"),
+        created_at=f.time("created_at"),
     )
 
 
@@ -175,7 +175,7 @@ def _claim(f: Fields) -> ClaimRecord:
         why=f.text("why"),
         tick=f.int("tick", low=1),
         encounter=f.text("encounter", empty=False),
-        created_at=f.text("created_at"),
+        created_at=f.time("created_at"),
     )
 
 
@@ -184,7 +184,7 @@ def _confirmation(f: Fields) -> ConfirmationRecord:
         node=f.text("node", empty=False),
         encounter=f.text("encounter", empty=False),
         tick=f.int("tick", low=1),
-        created_at=f.text("created_at", optional=True),
+        created_at=f.time("created_at", optional=True),
         why=f.text("why", optional=True),
     )
 
@@ -194,7 +194,7 @@ def _consultation(f: Fields) -> ConsultationRecord:
         node=f.text("node", empty=False),
         encounter=f.text("encounter", empty=False),
         tick=f.int("tick", low=1),
-        created_at=f.text("created_at", optional=True),
+        created_at=f.time("created_at", optional=True),
     )
 
 
@@ -203,7 +203,7 @@ def _pin(f: Fields) -> PinRecord:
         node=f.text("node", empty=False),
         encounter=f.text("encounter", empty=False),
         tick=f.int("tick", low=1),
-        created_at=f.text("created_at", optional=True),
+        created_at=f.time("created_at", optional=True),
         why=f.text("why", optional=True),
         state=f.text("state", empty=False),
     )
@@ -219,7 +219,7 @@ def _deleted_node_v3(f: Fields) -> DumpedEndedNode:
 
 def standing(f: Fields) -> dict[str, Any]:
     """A node line's standing (``STANDING_FIELDS``)."""
-    return {"used_at": f.text("used_at", optional=True), "pinned": f.text("pinned", optional=True)}
+    return {"used_at": f.time("used_at", optional=True), "pinned": f.text("pinned", optional=True)}
 
 
 def _deleted_node_unstanding(f: Fields) -> DumpedEndedNode:

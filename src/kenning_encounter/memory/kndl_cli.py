@@ -7,7 +7,6 @@ refusal means nothing was written.
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ from kenning_encounter.memory import kndl, kndl_import
 from kenning_encounter.memory.directors import director_policy
 from kenning_encounter.memory.kndl_facts import Fact, read_facts
 from kenning_encounter.memory.service import Memory
-from kenning_encounter.plaintext import one_line
+from kenning_encounter.plaintext import json_shown, one_line
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
 
@@ -27,7 +26,7 @@ EXIT_OK, EXIT_FAILED = 0, 1
 
 
 def _json(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    return json_shown(doc, indent=2) + "\n"  # read on a terminal too (no --out)
 
 
 def _say(line: str) -> None:

@@ -23,6 +23,7 @@ from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
 from pydantic_core.core_schema import CoreSchema
 
 from kenning_encounter.lazymodel import LazyModel
+from kenning_encounter.plaintext import one_line
 from kenning_encounter.store.records import EncounterRecord, NodeRecord
 from kenning_encounter.textproc_time import written_time
 
@@ -230,7 +231,9 @@ def shown_session(locus: str, viewer: str | None) -> str:
     """
     if locus == viewer:
         return locus
-    return locus[: min(8, len(locus) // 3)] + "…"
+    # One line of what it shows: a session id a dump carried from before the text checks
+    # adds no line to the note a session starts with.
+    return one_line(locus[: min(8, len(locus) // 3)]) + "…"
 
 
 class EncounterOut(LazyModel):

@@ -7,7 +7,6 @@ and descriptions clipped; the structured content holds everything.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
 from kenning_encounter.memory.conflicts import ConflictsResult, Contested, Party
@@ -26,7 +25,7 @@ from kenning_encounter.memory.models import (
     Related,
     SearchResult,
 )
-from kenning_encounter.plaintext import one_line
+from kenning_encounter.plaintext import json_shown, one_line, quoted
 from kenning_encounter.server.outputs import (
     CypherRows,
     NodeTypeOut,
@@ -73,7 +72,9 @@ def _section(title: str, lines: Iterable[str]) -> list[str]:
 
 
 def _keyed(key: str | None) -> str:
-    return f" ({key})" if key else ""
+    # Quoted as the name is: a key a dump carried from before the text checks can neither
+    # add a line nor close the parenthesis.
+    return f" ({key!r})" if key else ""
 
 
 def reentry(r: ReEntry) -> str:
@@ -141,7 +142,7 @@ def deleted(d: Deleted) -> str:
 def search(s: SearchResult) -> str:
     lines = [f"{s.total_shown} hit(s) for {s.query!r}:"]
     lines += [
-        f"- {h.type} «{one_line(h.name)}» {h.id}{f' [{h.status}]' if h.status else ''}: "
+        f"- {h.type} {quoted(h.name)} {h.id}{f' [{h.status}]' if h.status else ''}: "
         f"{clip(h.description)} (score {h.score:.2f})"
         + (f" [confirmed same as {s.same_as[h.id]}]" if h.id in s.same_as else "")
         for h in s.hits
@@ -247,7 +248,7 @@ def cypher(rows: CypherRows) -> str:
     lines = [f"{len(rows.rows)} row(s); columns: {', '.join(rows.columns)}"]
     size = len(lines[0])
     for row in rows.rows:
-        line = json.dumps(row, default=str, ensure_ascii=False)
+        line = json_shown(row, default=str)  # a row per line: no line separator raw in it
         size += len(line) + 1
         if size > TEXT_CAP:
             lines.append("… (text cut; the structured content holds every row returned)")
