@@ -79,6 +79,18 @@ def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 2)
 
 
+def engine_failed(exc: EngineError) -> None:
+    """Log an engine's failure under infusion: its kind at ERROR, and its own words (the
+    engine's message, its traceback and what it chained) only at DEBUG, since they may
+    quote what it read, and memory content is never logged above DEBUG."""
+    log.error(
+        "infusion failed: the engine raised %s (%s); its words are logged at DEBUG",
+        type(exc).__name__,
+        exc.code or "no code",
+    )
+    log.debug("infusion failed", exc_info=exc)
+
+
 class Infuser:
     def __init__(
         self,
@@ -244,8 +256,7 @@ class Infuser:
             return self._infuse(session, text, [str(t) for t in turns], now, deadline, include_cold)
         except StoreError as exc:
             if isinstance(exc, EngineError) and exc.code not in _STATED:
-                # The engine's own words may quote what it read.
-                log.exception("infusion failed")
+                engine_failed(exc)
                 return answer_failed(f"infusion failed on the server ({type(exc).__name__})")
             # The store's own account (Neo4j not answering, a damaged index, a disk that
             # took no write): written for the person, so it is the reason, with no trace.
