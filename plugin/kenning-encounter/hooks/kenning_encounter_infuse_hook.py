@@ -64,9 +64,11 @@ What the prompt hook prints (the decision on degraded channels)
     mistaken for an empty one.
   - the payload is cut at the server's hard cap, whatever the server sent, and
     all it prints is bounded, free of control characters (a terminal would act
-    on them) and of lone surrogates (the model's API refuses a conversation
-    holding one). It is one JSON object, so no text inside it can become a
-    field Claude Code acts on (a "decision" or "continue").
+    on them), of lone surrogates (the model's API refuses a conversation
+    holding one) and of tags that open or close the <system-reminder> Claude
+    Code wraps it in (their "<" shows as "&lt;"). It is one JSON object, so no
+    text inside it can become a field Claude Code acts on (a "decision" or
+    "continue").
 
 Startup time is most of this hook's cost, so it avoids modules that import
 slowly (``logging``, ``typing``, ``urllib``, ``http.client``, which pulls in the
@@ -79,6 +81,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import select
 import socket
 import stat
@@ -776,10 +779,27 @@ def printable(text: str) -> str:
     return text.encode("utf-8", "replace").decode("utf-8").translate(CONTROLS)
 
 
+# Claude Code hands hook context to the model inside <system-reminder> tags. Stored
+# text (a name, a description, a purpose) that closed the tag, or opened one, would read
+# as the harness's own words; its "<" is shown as "&lt;", as Claude Code's own does.
+# An invisible character (a joiner, a soft hyphen) between its letters hides the tag
+# from a plain match but not from the model; so may U+FFFD, which the server shows in
+# place of one.
+_INVISIBLE = "\u00ad\u200b-\u200f\u2060-\u2064\ufeff\ufffd"  # a character class's body
+_TAG_NAME = f"[{_INVISIBLE}]*".join("system-reminder")
+HARNESS_TAG = re.compile(f"<(?=[\\s/{_INVISIBLE}]*{_TAG_NAME})", re.IGNORECASE)
+
+
+def unframed(text: str) -> str:
+    """``text`` with no tag that opens or closes Claude Code's wrapper around it."""
+    return HARNESS_TAG.sub("&lt;", text) if "<" in text else text
+
+
 def emit(event: str, context: str) -> None:
-    # Bounded and printable whatever the server, the event or the settings held;
-    # ASCII-escaped JSON survives any stdout encoding.
-    context = cap(printable(context), CONTEXT_CAP)
+    # Bounded and printable whatever the server, the event or the settings held, with
+    # nothing that closes the wrapper around it; ASCII-escaped JSON survives any stdout
+    # encoding.
+    context = cap(unframed(printable(context)), CONTEXT_CAP)
     output = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
     sys.stdout.write(json.dumps(output) + "\n")
 
