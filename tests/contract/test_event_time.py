@@ -111,9 +111,8 @@ def test_during_an_event_is_the_time_its_records_span(
     assert names.index("errors 2026-05-10") < names.index("errors 2026-06-20")
 
 
-def test_between_two_events_is_the_time_from_the_first_to_the_second(
-    memory: Memory, recorded: dict[str, str]
-) -> None:
+def _launched(memory: Memory) -> None:
+    """The launch, recorded on 2026-08-01: the second event of a span."""
     memory.create_entities(
         S,
         [
@@ -125,6 +124,12 @@ def test_between_two_events_is_the_time_from_the_first_to_the_second(
             }
         ],
     )
+
+
+def test_between_two_events_is_the_time_from_the_first_to_the_second(
+    memory: Memory, recorded: dict[str, str]
+) -> None:
+    _launched(memory)
     found = memory.search("we decided", when="between the migration and the launch")
     assert [h.name for h in found.hits] == ["shard decided"]
     assert "between the migration (2026-05-10) and the launch (2026-08-01)" in found.note
@@ -146,17 +151,7 @@ def test_between_two_events_is_the_time_from_the_first_to_the_second(
 def test_between_a_date_and_an_event_either_way_round(
     memory: Memory, recorded: dict[str, str]
 ) -> None:
-    memory.create_entities(
-        S,
-        [
-            {
-                "type": "Observation",
-                "name": "launch day",
-                "description": "The storefront launch went live.",
-                "t_observed": "2026-08-01T09:00:00Z",
-            }
-        ],
-    )
+    _launched(memory)
     found = memory.search("we decided", when="between June 1, 2026 and the launch")
     assert [h.name for h in found.hits] == ["shard decided"]
     assert "between 2026-06-01 and the launch (2026-08-01)" in found.note

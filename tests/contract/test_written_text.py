@@ -20,6 +20,7 @@ from kenning_encounter.errors import InvalidInput, NotFound
 from kenning_encounter.infusion.config import InfusionConfig
 from kenning_encounter.infusion.pipeline import Infuser
 from kenning_encounter.memory import dump, load
+from kenning_encounter.memory.models import NodeOut
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.embedded.backend import EmbeddedStore
 from kenning_encounter.store.port import GraphStore
@@ -231,11 +232,9 @@ def test_an_imported_name_cannot_add_a_line_to_the_infusion(tmp_path: Path) -> N
     assert "token\ufffd cache" in payload  # the override shown, not obeyed
 
 
-def test_an_imported_name_cannot_forge_or_command_the_operators_terminal(tmp_path: Path) -> None:
-    """The operator's plans (forget, erase) print names and reasons quoting them on a
-    terminal: a name imported before the text checks could set its title or clipboard
-    (an escape sequence) or add a line to the plan. Each is shown as one line."""
-    forged = "deploy cache\x1b]0;owned\x07\n  Note «harmless» kept\x1b[2J"
+def _imported_with_name(tmp_path: Path, forged: str) -> tuple[Path, NodeOut]:
+    """A memory (its folder) imported from a dump whose one node's name was edited to
+    ``forged``, past the write path's text checks, and that node as the memory reads it."""
     source = EmbeddedStore.open(tmp_path / "source")
     try:
         memory = Memory(source)
@@ -250,9 +249,17 @@ def test_an_imported_name_cannot_forge_or_command_the_operators_terminal(tmp_pat
     store = EmbeddedStore.open(copy)
     try:
         load.load(store, load.verify(tmp_path / "edited.jsonl"))
-        found = Memory(store).find_by_name(forged).node
+        return copy, Memory(store).find_by_name(forged).node
     finally:
         store.close()
+
+
+def test_an_imported_name_cannot_forge_or_command_the_operators_terminal(tmp_path: Path) -> None:
+    """The operator's plans (forget, erase) print names and reasons quoting them on a
+    terminal: a name imported before the text checks could set its title or clipboard
+    (an escape sequence) or add a line to the plan. Each is shown as one line."""
+    forged = "deploy cache\x1b]0;owned\x07\n  Note «harmless» kept\x1b[2J"
+    copy, found = _imported_with_name(tmp_path, forged)
     for command in (["erase", found.id], ["forget", found.id]):
         done = run_cli(*command, "--data-dir", str(copy))
         assert "\x1b" not in done.stderr and "\x07" not in done.stderr, command
@@ -268,23 +275,7 @@ def test_json_a_command_prints_shows_an_imported_names_controls_as_escapes(
     ESC [ does), direction overrides or line separators: the reports a command prints as
     JSON (erase --json, kndl export) write each as its \\u escape, the text stays readable."""
     forged = "deploy café\x9b2J\u202e\u2028\x7f"
-    source = EmbeddedStore.open(tmp_path / "source")
-    try:
-        memory = Memory(source)
-        memory.advance_encounter(S, "deploys")
-        memory.create_entities(
-            S, [{"type": "Observation", "name": "deploy cache", "description": "flushes"}]
-        )
-        _with_forged_text(source, tmp_path / "edited.jsonl", forged)
-    finally:
-        source.close()
-    copy = tmp_path / "copy"
-    store = EmbeddedStore.open(copy)
-    try:
-        load.load(store, load.verify(tmp_path / "edited.jsonl"))
-        found = Memory(store).find_by_name(forged).node
-    finally:
-        store.close()
+    copy, found = _imported_with_name(tmp_path, forged)
     for command in (["erase", found.id, "--json"], ["kndl", "export"]):
         done = run_cli(*command, "--data-dir", str(copy))
         assert done.returncode == 0, done.stderr
