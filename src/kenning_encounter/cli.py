@@ -705,7 +705,11 @@ class _Counter:
 
 def _configure_export(parser: argparse.ArgumentParser) -> None:
     add_setting_flags(parser)
-    parser.add_argument("file", metavar="FILE", help="where the dump goes ('-': standard output)")
+    parser.add_argument(
+        "file",
+        metavar="FILE",
+        help="where the dump goes ('-': standard output, a file or a pipe, not a terminal)",
+    )
 
 
 def _configure_import(parser: argparse.ArgumentParser) -> None:
@@ -753,6 +757,14 @@ def run_export(ns: argparse.Namespace) -> int:
 
     from kenning_encounter.memory.dump import Exported, export
 
+    if ns.file == "-" and sys.stdout.isatty():
+        # A dump keeps its text as written: on a terminal, a stored name's controls or
+        # direction overrides would act on it. Refused before the memory is read.
+        _error(
+            "FILE -: standard output is a terminal, and a dump is for a file or a pipe; "
+            "name a file (export memory.jsonl) or pipe it on (export - | gzip > memory.jsonl.gz)"
+        )
+        return EXIT_CONFIG
     opened = open_alone(ns, "an export")
     if isinstance(opened, int):
         return opened

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import pty
 import subprocess
 import sys
 from collections.abc import Callable
@@ -75,6 +77,30 @@ def test_export_to_standard_output(tmp_path: Path) -> None:
     (tmp_path / "piped.jsonl").write_bytes(result.stdout)
     imported = _cli("import", str(tmp_path / "piped.jsonl"), "--data-dir", str(tmp_path / "copy"))
     assert imported.returncode == 0, imported.stderr
+
+
+def test_export_to_a_terminal_is_refused_before_the_memory_is_read(tmp_path: Path) -> None:
+    # A dump keeps stored text as written; a terminal would act on a name's controls.
+    _seeded(tmp_path / "source")
+    main, side = pty.openpty()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "kenning_encounter", "export", "-", "--data-dir",
+             str(tmp_path / "source")],
+            stdout=side, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+            env=clean_environ(), cwd=ROOT, timeout=180, check=False,
+        )  # fmt: skip
+        os.set_blocking(main, False)
+        try:
+            shown = os.read(main, 65536)
+        except BlockingIOError:
+            shown = b""
+    finally:
+        os.close(side)
+        os.close(main)
+    assert result.returncode == 2, result.stderr
+    assert b"standard output is a terminal" in result.stderr and b"pipe it on" in result.stderr
+    assert b"header" not in shown  # not a line of the dump reached it
 
 
 def test_a_damaged_dump_fails_the_import_and_writes_nothing(tmp_path: Path) -> None:
