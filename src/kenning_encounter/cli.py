@@ -433,13 +433,15 @@ def run_ui_command(ns: argparse.Namespace) -> int:
 
 # --- doctor ----------------------------------------------------------------------
 def run_doctor_command(ns: argparse.Namespace) -> int:
+    from kenning_encounter.plaintext import escaped
+
     out = sys.stdout
     out.write(f"{PROG} doctor {package_version()}\n")
     try:
         settings = settings_from(ns)
     except ConfigError as exc:
         out.write(
-            f"  FAIL  config   {exc}\n        fix: correct that flag or environment "
+            f"  FAIL  config   {escaped(str(exc))}\n        fix: correct that flag or environment "
             "variable (kenning-encounter serve --help lists them)\n"
         )
         return EXIT_FAILED
@@ -447,9 +449,11 @@ def run_doctor_command(ns: argparse.Namespace) -> int:
 
     findings = run_doctor(settings)
     for f in findings:
-        out.write(f"  {f.status.upper():<5} {f.topic:<8} {f.detail}\n")
+        # A finding quotes what it found (a path a project's settings name, an error's
+        # words): escaped, it cannot start a line of its own or drive the terminal.
+        out.write(f"  {f.status.upper():<5} {f.topic:<8} {escaped(f.detail)}\n")
         if f.fix and f.status != "ok":
-            out.write(f"        fix: {f.fix}\n")
+            out.write(f"        fix: {escaped(f.fix)}\n")
     failed = sum(f.status == "fail" for f in findings)
     out.write("all good\n" if not failed else f"{failed} problem(s) found\n")
     return EXIT_FAILED if failed else EXIT_OK

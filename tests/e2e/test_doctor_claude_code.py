@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -62,3 +63,26 @@ def test_doctor_names_what_is_wrong_with_the_wiring(tmp_path: Path) -> None:
     assert _cli(project, home, "install", "claude-code", "--user").returncode == 0
     user = home / ".claude" / "settings.json"
     assert f"OK    claude code hooks wired in {user}" in _wiring(project, home)
+
+
+def test_doctor_shows_a_hostile_script_path_escaped(tmp_path: Path) -> None:
+    """A project's settings are anybody's text: a hook script path holding a line break
+    and terminal escapes is shown escaped, on the finding's own line."""
+    from kenning_encounter.install import guarded_command
+
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    script = str(project / "kenning_encounter_infuse_hook.py\nOK    all\x1b[2J\x9b31m.py")
+    command = guarded_command(shlex.quote(script), "--mode prompt", "prompt")
+    entry = {"hooks": [{"type": "command", "command": command, "timeout": 10}]}
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [entry]}}))
+    done = _cli(project, home, "doctor", "--data-dir", str(project / "memory"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    [missing] = [line for line in done.stdout.splitlines() if "claude code" in line]
+    assert "is missing" in missing
+    assert "\\nOK    all\\x1b[2J\\x9b31m.py is missing" in missing
+    assert not any(ch in done.stdout for ch in "\x1b\x9b")
+    assert not any(line.startswith("OK    all") for line in done.stdout.splitlines())
