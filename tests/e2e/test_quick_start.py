@@ -6,6 +6,7 @@ directory; the clients are the SDK's ``Client`` and raw JSON-RPC lines.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import subprocess
@@ -19,6 +20,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from kenning_encounter.server.front import MAX_LINE
 from tests.e2e.conftest import clean_environ, modules_after_import, server_command
 
 pytestmark = [pytest.mark.usefixtures("clean_env")]
@@ -67,19 +69,21 @@ class Launches:
     def files(self) -> list[Path]:
         return sorted((self.cache / "quick-start").glob("*.json"))
 
-    def run(self, *messages: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
-        """The lines the server wrote on stdout for ``messages`` piped in, and its stderr."""
+    def run(self, *messages: dict[str, Any] | bytes) -> tuple[list[dict[str, Any]], str]:
+        """The lines the server wrote on stdout for ``messages`` (each a line as it is, when
+        given as bytes) piped in, and its stderr."""
+        lines = (m if isinstance(m, bytes) else json.dumps(m).encode() for m in messages)
         done = subprocess.run(
             self.command,
-            input="".join(json.dumps(m) + "\n" for m in messages),
+            input=b"".join(line + b"\n" for line in lines),
             capture_output=True,
-            text=True,
             env=self.env,
             cwd=self.cwd,
             timeout=180,
         )
-        assert done.returncode == 0, done.stderr[-4_000:]
-        return [json.loads(line) for line in done.stdout.splitlines()], done.stderr
+        stderr = done.stderr.decode(errors="replace")
+        assert done.returncode == 0, stderr[-4_000:]
+        return [json.loads(line) for line in done.stdout.splitlines()], stderr
 
 
 def _kept_answer(kept: dict[str, Any], prefix: str) -> dict[str, Any]:
@@ -302,6 +306,50 @@ def test_the_front_follows_the_era_the_server_follows(tmp_path: Path) -> None:
     launches.run(_modern(1, "tools/list"))
     for i, script in enumerate(scripts):
         assert _by_id(launches.run(*script)[0]) == _by_id(truth.run(*script)[0]), i
+
+
+def test_the_front_answers_nothing_more_after_a_line_the_server_may_read_otherwise(
+    tmp_path: Path,
+) -> None:
+    """The front read lines with json, which takes what the SDK's reader refuses: a
+    byte-order mark, values nested deeper than about 200 levels, a line past the wire's
+    limit; and the reader takes a request holding an answer's member (``error``) for the
+    client's answer. Each such line opened the 2026 era in the front alone (or, an
+    initialize, the handshake), so it answered the client's initialize with the kept
+    refusal, or an initialize the server refused with success. A line it cannot be sure
+    of now silences it for the rest of the connection: the server answers all. (The
+    server refused a line led by a byte-order mark as "1 validation error for union";
+    it is not JSON as the server reads it, and its parse error now says so.)"""
+    launches = Launches(tmp_path / "kept")
+    truth = Launches(tmp_path / "truth", KENNING_ENCOUNTER_QUICK_START="off")
+    launches.run(_initialize(), INITIALIZED, _request(2, "tools/list"))
+    launches.run(_modern("probe", "server/discover"), _initialize(0), _modern(1, "tools/list"))
+
+    def line(message: dict[str, Any], *, before: bytes = b"", inside: str = "") -> bytes:
+        text = json.dumps(message)
+        return before + (text[:-1] + inside + "}").encode()
+
+    modern_ping = _modern(0, "ping")
+    deep = ', "deep": ' + "[" * 300 + "]" * 300
+    padding = ', "padding": "' + "x" * MAX_LINE + '"'
+    openers = {
+        "a byte-order mark": line(modern_ping, before=codecs.BOM_UTF8),
+        "deep nesting": line(modern_ping, inside=deep),
+        "an answer's member": line(modern_ping, inside=', "error": {"code": 1, "message": "x"}'),
+        "a line over the limit": line(modern_ping, inside=padding),
+    }
+    for name, opener in openers.items():
+        script = (opener, _initialize(), INITIALIZED, _request(2, "tools/list"))
+        served = _by_id(launches.run(*script)[0])
+        assert served == _by_id(truth.run(*script)[0]), name
+        assert "result" in served[1] and served[2]["result"]["tools"], name
+    marked = line(_initialize(), before=codecs.BOM_UTF8)
+    script = (marked, _initialize(2), INITIALIZED, _request(3, "tools/list"))
+    served = _by_id(launches.run(*script)[0])
+    assert served == _by_id(truth.run(*script)[0])
+    # Not JSON as the SDK reads it, so said plainly (it was "1 validation error for union").
+    assert served[None]["error"]["code"] == -32700 and "result" in served[2]
+    assert "BOM" in served[None]["error"]["message"]
 
 
 def test_a_client_that_writes_everything_before_it_reads_is_served(tmp_path: Path) -> None:

@@ -77,6 +77,12 @@ KEPT: Final = frozenset(
     }
 )
 KEPT_ANSWERS: Final = 64  # per file; a client whose parameters changed leaves old ones
+# The SDK's wire skips a line this long (stdio.py), and its reader refuses values nested
+# about 200 deep, which json reads: a line past either, or one holding an answer's member
+# besides a method (the reader may take it for a client's answer), the front cannot be
+# sure the SDK reads as it does, so it answers nothing more (see Front._doubtful).
+MAX_LINE: Final = 64 * 1024 * 1024
+TRUSTED_DEPTH: Final = 100
 
 Json = dict[str, Any]
 
@@ -253,6 +259,33 @@ def _read_as_request(message: Any) -> bool:
     )
 
 
+def _doubtful(line: bytes, message: Any) -> bool:
+    """Whether the SDK's reader may take ``message`` otherwise than the front would: nested
+    deeper than the front trusts it to read alike, or a request holding a member of an
+    answer (its union reader scores the shapes by the members they hold, nested ones too)."""
+    if line.count(b"[") + line.count(b"{") > TRUSTED_DEPTH and _depth(message) > TRUSTED_DEPTH:
+        return True
+    return (
+        isinstance(message, dict)
+        and "method" in message
+        and not message.keys().isdisjoint(("result", "error"))
+    )
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest in ``value`` (a bare value: 0)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            depth += 1
+            deepest = max(deepest, depth)
+            inner = cast(Json, item).values() if isinstance(item, dict) else cast(list[Any], item)
+            stack.extend((v, depth) for v in inner if isinstance(v, dict | list))
+    return deepest
+
+
 @dataclass
 class Handover:
     """What the front leaves the SDK's wire: its private ends of stdin and stdout, every
@@ -281,6 +314,7 @@ class Front:
         self._answers = answers
         self._conversation = Conversation()
         self._ids: set[str | int] = set()  # of the requests read
+        self._quiet = False  # a line the SDK may read otherwise came: the SDK answers all
         self._out = bytearray()  # answers the stdout pipe has not taken yet
         self._stop_r, self._stop_w = os.pipe()
         self.handover = Handover(
@@ -339,11 +373,20 @@ class Front:
         The front follows the connection's era and handshake through exactly the lines
         the SDK reads as requests (``_read_as_request``), for a line it follows and the
         SDK does not (or the other way round) would set the two in different eras."""
+        if self._quiet:
+            return
+        if len(line) >= MAX_LINE:
+            self._quiet = True
+            return
         try:
-            message: Any = json.loads(line)
+            # Only UTF-8, as the SDK's reader: json alone takes a byte-order mark, UTF-16.
+            message: Any = json.loads(line.decode("utf-8"))
             # The SDK's reader refuses a lone surrogate escape, which json takes.
             json.dumps(message, ensure_ascii=False).encode("utf-8")
         except (ValueError, RecursionError):
+            return
+        if _doubtful(line, message):
+            self._quiet = True
             return
         if not _read_as_request(message):
             return

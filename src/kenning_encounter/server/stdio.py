@@ -46,6 +46,7 @@ from kenning_encounter.server.context import AppContext
 from kenning_encounter.server.front import (
     ACKNOWLEDGED,
     LISTEN,
+    MAX_LINE,
     SUBSCRIPTION_KEY,
     Asked,
     Conversation,
@@ -53,12 +54,13 @@ from kenning_encounter.server.front import (
     Launch,
     watchable,
 )
+from kenning_encounter.server.messages import is_answer, request_id, shape_fault
 
 log = logging.getLogger(__name__)
 
 # One JSON-RPC message per line; a batch of entities can be large, so the limit
-# only guards memory against a client that never sends a newline.
-MAX_LINE = 64 * 1024 * 1024
+# (MAX_LINE, shared with the quick start) only guards memory against a client that
+# never sends a newline.
 DRAIN_SECONDS = 30.0
 
 Incoming = SessionMessage | Exception
@@ -296,7 +298,8 @@ def refusal(line: bytes, exc: Exception) -> types.JSONRPCError | None:
     request naming the field at fault, with the request's id when it can be read (null
     otherwise)."""
     try:
-        parsed: object = json.loads(line)
+        # Only UTF-8, as the SDK's reader: json alone would take a byte-order mark.
+        parsed: object = json.loads(line.decode("utf-8"))
     except RecursionError as deep:
         return _error(None, types.INVALID_REQUEST, _unreadable(deep))
     except ValueError as bad:  # not JSON, or not UTF-8
@@ -306,34 +309,13 @@ def refusal(line: bytes, exc: Exception) -> types.JSONRPCError | None:
             f"parse error: the line is not JSON ({str(bad)[:200]}); send one JSON-RPC 2.0 "
             "message, a JSON object, per line",
         )
-    if isinstance(parsed, list):
-        return _error(
-            None,
-            types.INVALID_REQUEST,
-            "a JSON array (a batch) is not part of MCP; send each message on its own line",
-        )
-    if not isinstance(parsed, dict):
-        return _error(None, types.INVALID_REQUEST, "a message is a JSON object, not a bare value")
-    msg = cast(dict[str, Any], parsed)
-    raw_id = msg.get("id")
-    known_id = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
-    if "method" not in msg and ("result" in msg or "error" in msg):
+    if is_answer(parsed):
         return None  # an answer of the client's: JSON-RPC never answers an answer
-    if msg.get("jsonrpc") != "2.0":
-        why = 'jsonrpc: must be "2.0"; add "jsonrpc": "2.0" to the message'
-    elif "id" in msg and known_id is None:
-        why = (
-            "id: must be a string or an integer (null, a fraction, a boolean or a structure "
-            "is no MCP request id); send the request's id as one, or leave it out of a "
-            "notification"
-        )
-    elif not isinstance(msg.get("method"), str):
-        why = 'method: must be a string naming the method, such as "tools/call"'
-    elif msg.get("params") is not None and not isinstance(msg["params"], dict):
-        why = "params: must be a JSON object (or left out)"
-    else:
-        why = _unreadable(exc)
-    return _error(known_id, types.INVALID_REQUEST, f"invalid request: {why}")
+    fault = shape_fault(parsed, apart="on its own line")
+    if fault is not None:
+        return _error(fault.ident, types.INVALID_REQUEST, fault.message)
+    known_id = request_id(cast(dict[str, Any], parsed))
+    return _error(known_id, types.INVALID_REQUEST, f"invalid request: {_unreadable(exc)}")
 
 
 def _no_id(line: bytes) -> None:
