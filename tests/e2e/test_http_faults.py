@@ -312,3 +312,81 @@ def test_a_method_a_route_does_not_take_is_a_405_naming_those_it_does(
             error = json.loads(answer.raw.split(b"\r\n\r\n", 1)[1])["error"]
             assert error.startswith(f"method {method} is not taken at {path}"), error
     assert_still_serves(port, "/infuse")
+
+
+# --- bodies that are JSON but no MCP message -----------------------------------------
+def _session(port: int) -> dict[str, str]:
+    """The headers of a session opened with initialize, whose requests carry its id."""
+    opened = exchange(port, MCP, valid_body(MCP))
+    head = opened.raw.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")[1:]
+    found = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in head)}
+    return {"Mcp-Session-Id": found["mcp-session-id"], "Mcp-Protocol-Version": "2025-06-18"}
+
+
+def _chunked(port: int, body: bytes, headers: Mapping[str, str]) -> Answer:
+    with socket.create_connection(("127.0.0.1", port), timeout=READ_DEADLINE) as sock:
+        sock.sendall(_head(port, MCP, headers, None))
+        for at in range(0, len(body), 7):  # pieces cut inside the JSON
+            piece = body[at : at + 7]
+            sock.sendall(b"%x\r\n" % len(piece) + piece + b"\r\n")
+        sock.sendall(b"0\r\n\r\n")
+        return _read_answer(sock)
+
+
+def _json_body(answer: Answer) -> dict[str, object]:
+    return json.loads(answer.raw.split(b"\r\n\r\n", 1)[1])
+
+
+PING = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+# (a body, the id answered under, words the answer holds)
+NOT_MESSAGES: list[tuple[object, object, str]] = [
+    ({**PING, "id": None}, None, "id: must be a string or an integer"),
+    ({**PING, "id": 1.5}, None, "id: must be a string or an integer"),
+    ({**PING, "id": True}, None, "id: must be a string or an integer"),
+    ({"id": 9, "method": "ping"}, 9, 'jsonrpc: must be "2.0"'),
+    ({**PING, "jsonrpc": "1.0"}, 9, 'jsonrpc: must be "2.0"'),
+    ({**PING, "method": 7}, 9, "method: must be a string"),
+    ({**PING, "params": [1]}, 9, "params: must be a JSON object"),
+    ([PING], None, "send each message in a POST of its own"),
+    ([], None, "a JSON array (a batch)"),
+    (7, None, "not a bare value"),
+]
+
+
+def test_a_body_that_is_no_mcp_message_is_an_invalid_request_naming_the_member(
+    server: RunningServer,
+) -> None:
+    """The SDK took a request whose id is no request id (null, 1.5, true) for a
+    notification and answered 202 Accepted, so the client waited for an answer that
+    never came; every other body that was JSON but no message got 400 with a kilobyte
+    of pydantic's text as "invalid params". Each is refused as over stdio: an invalid
+    request under the id when it is one, naming the member and the fix, sent in one
+    piece or chunked; the session serves on."""
+    port = port_of(server)
+    session = _session(port)
+    for body, ident, words in NOT_MESSAGES:
+        raw = json.dumps(body).encode()
+        for answer in (exchange(port, MCP, raw, session), _chunked(port, raw, session)):
+            assert answer.status == 400, (body, answer.text)
+            sent = _json_body(answer)
+            assert sent["id"] == ident, (body, sent)
+            error = sent["error"]
+            assert isinstance(error, dict)
+            assert error["code"] == -32600 and words in error["message"], (body, sent)
+            assert "pydantic" not in answer.text and len(answer.raw) < 1_000
+    served = exchange(port, MCP, json.dumps(PING).encode(), session)
+    assert served.status == 200 and '"id":9,"result":{}' in served.text
+
+
+def test_a_body_not_sent_as_json_is_a_415_naming_the_header(server: RunningServer) -> None:
+    """Answered 400 with the bare text "Invalid Content-Type header"."""
+    port = port_of(server)
+    session = _session(port)
+    for media in (None, "text/plain", "application/x-www-form-urlencoded"):
+        answer = exchange(port, MCP, json.dumps(PING).encode(), {**session, "Content-Type": media})
+        assert answer.status == 415, (media, answer.text)
+        error = _json_body(answer)["error"]
+        assert isinstance(error, dict) and "send Content-Type: application/json" in error["message"]
+    sent_as = "application/json; charset=utf-8"
+    answer = exchange(port, MCP, json.dumps(PING).encode(), {**session, "Content-Type": sent_as})
+    assert answer.status == 200, answer.text

@@ -19,15 +19,18 @@ from contextlib import asynccontextmanager
 from typing import Final
 
 import anyio
+import pydantic_core
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import INVALID_REQUEST
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Match, Mount, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kenning_encounter.config import ENV_PREFIX, Settings
 from kenning_encounter.server.app import DEFAULT_TOOL_GROUPS, build_server, check_face
@@ -40,6 +43,7 @@ from kenning_encounter.server.context import (
 )
 from kenning_encounter.server.front import Launch
 from kenning_encounter.server.info import package_version
+from kenning_encounter.server.messages import Fault, shape_fault
 from kenning_encounter.server.registry import ToolGroup
 from kenning_encounter.server.routes import build_routes
 from kenning_encounter.server.security import (
@@ -145,6 +149,8 @@ def build_http_app(
     # The inspector's pages answer HTML, so the JSON routes' Accept rule is not theirs.
     json_paths = [r.path for r in plain if not is_ui_path(r.path)]
     middleware.append(Middleware(AcceptGuard, mcp_paths=mcp_paths, json_paths=json_paths))
+    if mcp_paths:
+        middleware.append(Middleware(_MessageGuard, path=mcp_paths[0], limit=MCP_MAX_BODY))
     routes: list[BaseRoute] = [*plain, Mount("/", app=inner)]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 
@@ -162,6 +168,71 @@ class _OneEndpoint:
         if scope["type"] == "http" and scope["path"] == self._bare:
             scope = {**scope, "path": self._path, "raw_path": self._path.encode()}
         await self.app(scope, receive, send)
+
+
+class _MessageGuard:
+    """A POST to the MCP endpoint whose body is not a JSON-RPC message MCP takes is
+    refused as over stdio (messages.py): 415 for a body not sent as JSON, 400 with an
+    invalid request naming the member at fault and the fix.
+
+    The SDK answered such a body with a kilobyte of pydantic's text as "invalid params",
+    a Content-Type it does not take with bare text, and a request whose id is no request
+    id (null, 1.5) with 202 Accepted, as a notification: the client waited for an answer
+    that never came. The body is read up to the SDK's own limit and handed on unchanged;
+    a larger one goes on unread for the SDK to refuse; one that is no JSON the SDK
+    refuses as a parse error, with the same reader."""
+
+    def __init__(self, app: ASGIApp, path: str, limit: int) -> None:
+        self.app = app
+        self._path = path
+        self._limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self._path:
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self._limit:
+            await self.app(scope, receive, send)  # refused unread, by the SDK
+            return
+        media = headers.get("content-type")
+        if media is None or not media.lower().startswith("application/json"):
+            fault = Fault(
+                None,
+                "Content-Type: a message is sent as JSON; send Content-Type: application/json",
+            )
+            await _refused(fault, 415, scope, receive, send)
+            return
+        taken: list[Message] = []
+        size, more = 0, True
+        while more and size <= self._limit:
+            message = await receive()
+            taken.append(message)
+            if message["type"] != "http.request":
+                break
+            size += len(message.get("body", b""))
+            more = bool(message.get("more_body", False))
+        if not more and size <= self._limit and taken[-1]["type"] == "http.request":
+            body = b"".join(m.get("body", b"") for m in taken)
+            try:
+                fault = shape_fault(pydantic_core.from_json(body), apart="in a POST of its own")
+            except ValueError:
+                fault = None  # no JSON: the SDK's parse error says so
+            if fault is not None:
+                await _refused(fault, 400, scope, receive, send)
+                return
+
+        async def replay() -> Message:
+            return taken.pop(0) if taken else await receive()
+
+        await self.app(scope, replay, send)
+
+
+async def _refused(fault: Fault, status: int, scope: Scope, receive: Receive, send: Send) -> None:
+    error = {"code": INVALID_REQUEST, "message": fault.message}
+    answer = JSONResponse({"jsonrpc": "2.0", "id": fault.ident, "error": error}, status)
+    await answer(scope, receive, send)
 
 
 class _WrongMethod:
