@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 
 from kenning_encounter.server.routes import MAX_BODY as HOOK_LIMIT
@@ -390,3 +392,55 @@ def test_a_body_not_sent_as_json_is_a_415_naming_the_header(server: RunningServe
     sent_as = "application/json; charset=utf-8"
     answer = exchange(port, MCP, json.dumps(PING).encode(), {**session, "Content-Type": sent_as})
     assert answer.status == 200, answer.text
+
+
+def test_not_json_is_a_parse_error_saying_what_to_send(server: RunningServer) -> None:
+    port = port_of(server)
+    session = _session(port)
+    for body in (b"{not json", b"", b'{"jsonrpc": "2.0", "id": 9, "method": "ping"'):
+        answer = exchange(port, MCP, body, session)
+        assert answer.status == 400, (body, answer.text)
+        sent = _json_body(answer)
+        error = sent["error"]
+        assert isinstance(error, dict) and error["code"] == -32700, (body, sent)
+        assert "send one JSON-RPC 2.0 message" in str(error["message"]), (body, sent)
+
+
+MARKER = "MEMORY-CONTENT-3f9a"
+
+
+def test_the_sse_transport_refuses_no_message_alike_and_logs_none_of_it(tmp_path: Path) -> None:
+    """The SSE transport's message path answered a body that was no message with the bare
+    text "Could not parse message" and logged pydantic's account of it at ERROR with a
+    traceback, the values sent among it (memory content, as a tool call's arguments may
+    be); a request whose id is no request id it accepted (202) and never answered."""
+    with run_server(tmp_path / "m", "--transport", "sse") as running:
+        with (
+            httpx.Client(base_url=running.base, timeout=30) as http,
+            http.stream("GET", "/mcp/sse", headers={"accept": "text/event-stream"}) as events,
+        ):
+            lines = events.iter_lines()
+            endpoint = next(line for line in lines if line.startswith("data: "))[6:]
+            opened = http.post(endpoint, json=initialize())
+            assert opened.status_code == 202, opened.text
+            refused = [
+                ({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": [MARKER]}, 2),
+                ({"jsonrpc": "2.0", "id": None, "method": "ping", "params": {"x": MARKER}}, None),
+                ([{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"x": MARKER}}], None),
+            ]
+            for body, ident in refused:
+                answer = http.post(endpoint, json=body)
+                assert answer.status_code == 400, (body, answer.text)
+                sent = answer.json()
+                assert sent["id"] == ident and sent["error"]["code"] == -32600, sent
+            broken = http.post(
+                endpoint, content=f'{{"x": "{MARKER}"', headers={"content-type": "application/json"}
+            )
+            assert broken.status_code == 400 and broken.json()["error"]["code"] == -32700
+            assert (
+                http.post(endpoint, json={"jsonrpc": "2.0", "id": 4, "method": "ping"}).status_code
+                == 202
+            )
+        time.sleep(0.5)  # the log's reader thread takes the last lines
+        assert MARKER not in running.stderr
+        assert "Traceback" not in running.stderr

@@ -78,7 +78,8 @@ def test_what_any_library_logs_of_a_request_stays_on_its_line(
         with httpx.Client(base_url=server.base, timeout=30) as http:
             for brk in (*BREAKS, "%1b%5b2J%1b%5bH"):  # the last: clear a terminal
                 forged = brk + FORGED.replace(" ", "%20")
-                answer = http.post(f"/mcp/messages/?session_id=zz{forged}", json={})
+                ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+                answer = http.post(f"/mcp/messages/?session_id=zz{forged}", json=ping)
                 assert answer.status_code == 400, answer.text
         logged = server.logged("FORGED-BY-A-CLIENT", len(BREAKS) + 1)
     assert len(logged) == len(BREAKS) + 1, logged

@@ -23,7 +23,7 @@ import pydantic_core
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import INVALID_REQUEST
+from mcp_types import INVALID_REQUEST, PARSE_ERROR
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.middleware import Middleware
@@ -98,10 +98,11 @@ def build_http_app(
 ) -> Starlette:
     """One ASGI app: the MCP endpoint and the hook routes behind the same guards."""
     policy = host_policy(settings)
+    message_path = f"{settings.path}messages/"  # where an SSE client posts its messages
     if settings.transport == "sse":
         inner = server.sse_app(
             sse_path=endpoint_path(settings),
-            message_path=f"{settings.path}messages/",
+            message_path=message_path,
             max_request_body_size=MCP_MAX_BODY,
             transport_security=_SDK_CHECKS_OFF,
             host=settings.host,
@@ -149,8 +150,8 @@ def build_http_app(
     # The inspector's pages answer HTML, so the JSON routes' Accept rule is not theirs.
     json_paths = [r.path for r in plain if not is_ui_path(r.path)]
     middleware.append(Middleware(AcceptGuard, mcp_paths=mcp_paths, json_paths=json_paths))
-    if mcp_paths:
-        middleware.append(Middleware(_MessageGuard, path=mcp_paths[0], limit=MCP_MAX_BODY))
+    posted = mcp_paths[:1] or [message_path]
+    middleware.append(Middleware(_MessageGuard, paths=posted, limit=MCP_MAX_BODY))
     routes: list[BaseRoute] = [*plain, Mount("/", app=inner)]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 
@@ -171,24 +172,25 @@ class _OneEndpoint:
 
 
 class _MessageGuard:
-    """A POST to the MCP endpoint whose body is not a JSON-RPC message MCP takes is
-    refused as over stdio (messages.py): 415 for a body not sent as JSON, 400 with an
-    invalid request naming the member at fault and the fix.
+    """A POST to an MCP endpoint (streamable HTTP's, or the SSE transport's message path)
+    whose body is not a JSON-RPC message MCP takes is refused as over stdio (messages.py):
+    415 for a body not sent as JSON, 400 with a parse error or an invalid request naming
+    the member at fault and the fix.
 
     The SDK answered such a body with a kilobyte of pydantic's text as "invalid params",
     a Content-Type it does not take with bare text, and a request whose id is no request
     id (null, 1.5) with 202 Accepted, as a notification: the client waited for an answer
-    that never came. The body is read up to the SDK's own limit and handed on unchanged;
-    a larger one goes on unread for the SDK to refuse; one that is no JSON the SDK
-    refuses as a parse error, with the same reader."""
+    that never came. On the SSE transport it also logged the body's values at ERROR with
+    a traceback (what a client sends may be memory content). The body is read up to the
+    SDK's own limit and handed on unchanged; a larger one goes on for the SDK to refuse."""
 
-    def __init__(self, app: ASGIApp, path: str, limit: int) -> None:
+    def __init__(self, app: ASGIApp, paths: Iterable[str], limit: int) -> None:
         self.app = app
-        self._path = path
+        self._paths = frozenset(paths)
         self._limit = limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self._path:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self._paths:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
@@ -198,11 +200,8 @@ class _MessageGuard:
             return
         media = headers.get("content-type")
         if media is None or not media.lower().startswith("application/json"):
-            fault = Fault(
-                None,
-                "Content-Type: a message is sent as JSON; send Content-Type: application/json",
-            )
-            await _refused(fault, 415, scope, receive, send)
+            said = "Content-Type: a message is sent as JSON; send Content-Type: application/json"
+            await _refused(Fault(None, said), INVALID_REQUEST, 415, scope, receive, send)
             return
         taken: list[Message] = []
         size, more = 0, True
@@ -215,12 +214,18 @@ class _MessageGuard:
             more = bool(message.get("more_body", False))
         if not more and size <= self._limit and taken[-1]["type"] == "http.request":
             body = b"".join(m.get("body", b"") for m in taken)
+            code, fault = INVALID_REQUEST, None
             try:
                 fault = shape_fault(pydantic_core.from_json(body), apart="in a POST of its own")
-            except ValueError:
-                fault = None  # no JSON: the SDK's parse error says so
+            except ValueError as bad:  # its words name a place in the body, never a value
+                code = PARSE_ERROR
+                fault = Fault(
+                    None,
+                    f"parse error: the body is not JSON ({str(bad)[:200]}); send one "
+                    "JSON-RPC 2.0 message, a JSON object",
+                )
             if fault is not None:
-                await _refused(fault, 400, scope, receive, send)
+                await _refused(fault, code, 400, scope, receive, send)
                 return
 
         async def replay() -> Message:
@@ -229,8 +234,10 @@ class _MessageGuard:
         await self.app(scope, replay, send)
 
 
-async def _refused(fault: Fault, status: int, scope: Scope, receive: Receive, send: Send) -> None:
-    error = {"code": INVALID_REQUEST, "message": fault.message}
+async def _refused(
+    fault: Fault, code: int, status: int, scope: Scope, receive: Receive, send: Send
+) -> None:
+    error = {"code": code, "message": fault.message}
     answer = JSONResponse({"jsonrpc": "2.0", "id": fault.ident, "error": error}, status)
     await answer(scope, receive, send)
 
