@@ -444,3 +444,38 @@ def test_the_sse_transport_refuses_no_message_alike_and_logs_none_of_it(tmp_path
         time.sleep(0.5)  # the log's reader thread takes the last lines
         assert MARKER not in running.stderr
         assert "Traceback" not in running.stderr
+
+
+def test_a_protocol_version_the_server_does_not_speak_is_named_and_initialize_negotiates(
+    server: RunningServer,
+) -> None:
+    """The SDK sends any MCP-Protocol-Version it does not know to its 2026 entry, which
+    answered a 2025 request as a 2026 one: an initialize carrying its own (newer) version
+    in the header, and a ping, with "params._meta must be an object carrying the
+    required ... envelope keys"; a GET for the event stream and a DELETE ending the
+    session with 405. An initialize negotiates; the rest are refused naming the header."""
+    streamed = {"accept": BOTH, "content-type": "application/json"}
+    with httpx.Client(base_url=server.base, timeout=30) as http:
+        body = initialize(protocolVersion="2099-01-01")
+        opened = http.post(
+            MCP, json=body, headers={**streamed, "mcp-protocol-version": "2099-01-01"}
+        )
+        assert opened.status_code == 200, opened.text
+        assert '"protocolVersion":"2025-11-25"' in opened.text
+        session = {"mcp-session-id": opened.headers["mcp-session-id"]}
+        wrong = {**session, "mcp-protocol-version": "2099-01-01"}
+        answers = [
+            http.post(MCP, json=PING, headers={**streamed, **wrong}),
+            http.get(MCP, headers={"accept": "text/event-stream", **wrong}),
+            http.delete(MCP, headers=wrong),
+        ]
+        for answer in answers:
+            assert answer.status_code == 400, (answer.request.method, answer.text)
+            error = answer.json()["error"]
+            assert error["code"] == -32600
+            assert "MCP-Protocol-Version: '2099-01-01' is no version" in error["message"]
+            assert "2025-11-25" in error["message"]
+        assert answers[0].json()["id"] == 9
+        right = {**session, "mcp-protocol-version": "2025-11-25"}
+        assert '"id":9,"result":{}' in http.post(MCP, json=PING, headers={**streamed, **right}).text
+        assert http.delete(MCP, headers=right).status_code == 200

@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Sequence
 from contextlib import asynccontextmanager
-from typing import Final
+from typing import Any, Final, cast
 
 import anyio
 import pydantic_core
@@ -24,6 +24,7 @@ import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import INVALID_REQUEST, PARSE_ERROR
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.middleware import Middleware
@@ -41,9 +42,9 @@ from kenning_encounter.server.context import (
     StoreFactory,
     open_store,
 )
-from kenning_encounter.server.front import Launch
+from kenning_encounter.server.front import MODERN_VERSION_KEY, Launch
 from kenning_encounter.server.info import package_version
-from kenning_encounter.server.messages import Fault, shape_fault
+from kenning_encounter.server.messages import Fault, request_id, shape_fault
 from kenning_encounter.server.registry import ToolGroup
 from kenning_encounter.server.routes import build_routes
 from kenning_encounter.server.security import (
@@ -72,6 +73,9 @@ CORS_HEADERS: Final = (
 # batch of thousands of entities, more than the hook routes' 1 MB. The SDK counts the
 # bytes as they arrive and answers 413 past this, chunked or not.
 MCP_MAX_BODY: Final = 4 * 1024 * 1024
+VERSION_HEADER: Final = "mcp-protocol-version"
+SPOKEN: Final = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
+MESSAGE_READ: Final = "kenning_encounter.message"  # a POST's body as _MessageGuard read it
 # Host and Origin are checked once, by HostGuard, for every path: the SDK's own check
 # prefix-matches origins and compares names case-sensitively, so it is switched off.
 _SDK_CHECKS_OFF: Final = TransportSecuritySettings(enable_dns_rebinding_protection=False)
@@ -152,6 +156,8 @@ def build_http_app(
     middleware.append(Middleware(AcceptGuard, mcp_paths=mcp_paths, json_paths=json_paths))
     posted = mcp_paths[:1] or [message_path]
     middleware.append(Middleware(_MessageGuard, paths=posted, limit=MCP_MAX_BODY))
+    if mcp_paths:
+        middleware.append(Middleware(_VersionGuard, path=mcp_paths[0]))
     routes: list[BaseRoute] = [*plain, Mount("/", app=inner)]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 
@@ -216,7 +222,9 @@ class _MessageGuard:
             body = b"".join(m.get("body", b"") for m in taken)
             code, fault = INVALID_REQUEST, None
             try:
-                fault = shape_fault(pydantic_core.from_json(body), apart="in a POST of its own")
+                parsed = pydantic_core.from_json(body)
+                scope = {**scope, MESSAGE_READ: parsed}  # for _VersionGuard
+                fault = shape_fault(parsed, apart="in a POST of its own")
             except ValueError as bad:  # its words name a place in the body, never a value
                 code = PARSE_ERROR
                 fault = Fault(
@@ -240,6 +248,50 @@ async def _refused(
     error = {"code": code, "message": fault.message}
     answer = JSONResponse({"jsonrpc": "2.0", "id": fault.ident, "error": error}, status)
     await answer(scope, receive, send)
+
+
+class _VersionGuard:
+    """A request to the streamable HTTP endpoint whose MCP-Protocol-Version header names
+    a version this server does not speak is refused naming the header, the versions it
+    speaks and the fix (MCP answers it 400); an ``initialize`` carrying one is answered
+    by the handshake, which negotiates a version both sides speak.
+
+    The SDK routes every version it does not know to its 2026 entry, which answered as
+    if the request were a 2026 one: a 2025 request (an initialize too) with "params._meta
+    must be an object carrying the required ... envelope keys", a GET for the event
+    stream and a DELETE ending the session with 405 "allow: POST". A 2026 request (its
+    envelope in ``_meta``) is left to that entry, which names the mismatch itself."""
+
+    def __init__(self, app: ASGIApp, path: str) -> None:
+        self.app = app
+        self._path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        version = Headers(scope=scope).get(VERSION_HEADER) if scope["type"] == "http" else None
+        if version is None or version in SPOKEN or scope["path"] != self._path:
+            await self.app(scope, receive, send)
+            return
+        message = scope.get(MESSAGE_READ)
+        ident: str | int | None = None
+        if isinstance(message, dict):
+            message = cast(dict[str, Any], message)
+            params = message.get("params")
+            meta = cast(dict[str, Any], params).get("_meta") if isinstance(params, dict) else None
+            if isinstance(meta, dict) and MODERN_VERSION_KEY in meta:
+                await self.app(scope, receive, send)
+                return
+            if message.get("method") == "initialize":
+                kept = [(k, v) for k, v in scope["headers"] if k.lower() != VERSION_HEADER.encode()]
+                await self.app({**scope, "headers": kept}, receive, send)
+                return
+            ident = request_id(message)
+        shown = version if len(version) <= 40 else version[:40] + "..."
+        said = (
+            f"MCP-Protocol-Version: {shown!r} is no version this server speaks (it speaks "
+            f"{', '.join(SPOKEN)}); send the version initialize "
+            "negotiated, or leave the header out of the initialize"
+        )
+        await _refused(Fault(ident, said), INVALID_REQUEST, 400, scope, receive, send)
 
 
 class _WrongMethod:
