@@ -479,3 +479,14 @@ def test_a_protocol_version_the_server_does_not_speak_is_named_and_initialize_ne
         right = {**session, "mcp-protocol-version": "2025-11-25"}
         assert '"id":9,"result":{}' in http.post(MCP, json=PING, headers={**streamed, **right}).text
         assert http.delete(MCP, headers=right).status_code == 200
+
+
+def test_params_the_protocol_refuses_are_named_over_http_too(server: RunningServer) -> None:
+    port = port_of(server)
+    session = _session(port)
+    call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"arguments": [1]}}
+    answer = exchange(port, MCP, json.dumps(call).encode(), session)
+    assert answer.status == 200, answer.text
+    assert "tools/call: params." in answer.text
+    assert "params.name: required, and missing; add it" in answer.text
+    assert "params.arguments: expected an object" in answer.text

@@ -466,3 +466,36 @@ def test_a_request_cancelled_under_its_id_as_a_string_is_not_waited_for(tmp_path
     assert set(_answers(done.stdout)) == {1}  # a cancelled request is not answered
     assert "still unanswered" not in done.stderr
     assert took < DRAIN_SECONDS / 2, f"the server took {took:.1f}s to stop"
+
+
+def _asked(ident: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}
+
+
+def test_params_the_protocol_refuses_are_named_with_the_fix(tmp_path: Path) -> None:
+    """The SDK answered every request whose params broke the protocol's own models, and
+    every request sent before the handshake, with the same bare "Invalid request
+    parameters": an initialize without its version and a tools/call whose arguments are
+    a list read alike. Each names the method, the member and the fix (code -32602 kept),
+    and repeats nothing sent."""
+    early = _asked(11, "tools/list", {})
+    bad = [
+        _asked(2, "initialize", {"capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}),
+        _asked(3, "tools/call", {"name": "list_vocabulary", "arguments": [SECRET]}),
+        _asked(4, "tools/call", {"arguments": {}}),
+        _asked(5, "tools/list", {"cursor": 5}),
+        _asked(6, "logging/setLevel", {"level": SECRET}),
+    ]
+    done = _piped(tmp_path, _lines(early, *bad[:1], INITIALIZE, INITIALIZED, *bad[1:]))
+    answers = _answers(done.stdout)
+    said = {ident: answers[ident]["error"]["message"] for ident in (11, 2, 3, 4, 5, 6)}
+    assert all(answers[i]["error"]["code"] == -32602 for i in said)
+    assert said[11].startswith("tools/list: the connection is not initialized yet; send initialize")
+    assert said[2] == "initialize: params.protocolVersion: required, and missing; add it"
+    assert said[3].startswith("tools/call: params.arguments: expected an object")
+    assert said[3].endswith("got a list")
+    assert said[4] == "tools/call: params.name: required, and missing; add it"
+    assert said[5].startswith("tools/list: params.cursor: expected a string")
+    assert said[6].startswith("logging/setLevel: params.level: not an allowed value")
+    assert "debug" in said[6]
+    assert SECRET not in done.stdout and SECRET not in done.stderr

@@ -55,6 +55,7 @@ from kenning_encounter.server.front import (
     watchable,
 )
 from kenning_encounter.server.messages import is_answer, request_id, shape_fault
+from kenning_encounter.server.named_params import NamedParams
 
 log = logging.getLogger(__name__)
 
@@ -531,6 +532,7 @@ class KenningMCPServer(MCPServer[AppContext]):
     ) -> None:
         super().__init__(*args, **kwargs)
         self._unknown = unknown
+        self._lowlevel_server.middleware.append(NamedParams())
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[AppContext, Any] | None = None
