@@ -4,7 +4,9 @@
 //
 // config: {"transport": "stdio", "command": ..., "args": [...], "env": {...}, "session": ...}
 //      or {"transport": "http", "url": ..., "session": ...}
-//      "only": "listings" stops after the handshake and the listings.
+//      "only": "listings" stops after the handshake, the listings and one search.
+//      "version": the protocol version the client proposes in initialize instead of its
+//      latest (the SDK takes any version it knows back; a host pinned to an older one).
 //
 // What it does, as a host built on the SDK would: initialize; list tools, resources and
 // prompts (listTools compiles every outputSchema with the SDK's Ajv); call every tool on a
@@ -81,8 +83,23 @@ function makeTransport(options = {}) {
   });
 }
 
+// The version the client proposes, when config.version names one: the Client sends its
+// latest, and accepts any it knows that the server answers with.
+function propose(transport) {
+  if (!config.version) return;
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) =>
+    send(
+      message.method === 'initialize'
+        ? { ...message, params: { ...message.params, protocolVersion: config.version } }
+        : message,
+      options,
+    );
+}
+
 async function open(name, options) {
   const transport = makeTransport(options);
+  propose(transport);
   const wire = tap(transport);
   const client = new Client({ name, version: '1.0.0' });
   client.onerror = (error) => wire.errors.push(describe(error));
@@ -427,7 +444,8 @@ async function scenario() {
   await cancelled('abort', SLOW);
 }
 
-if (!listingsOnly) await scenario();
+if (listingsOnly) await call('search', { query: 'retry' }, 'listings search');
+else await scenario();
 
 // --- HTTP: sessions as StreamableHTTPClientTransport holds them -----------------------------
 async function httpSessions() {
