@@ -350,7 +350,7 @@ NOT_MESSAGES: list[tuple[object, object, str]] = [
     ({**PING, "method": 7}, 9, "method: must be a string"),
     ({**PING, "params": [1]}, 9, "params: must be a JSON object"),
     ([PING], None, "send each message in a POST of its own"),
-    ([], None, "a JSON array (a batch)"),
+    ([], None, "this server takes one message at a time"),
     (7, None, "not a bare value"),
 ]
 

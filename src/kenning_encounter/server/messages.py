@@ -42,7 +42,12 @@ def shape_fault(value: object, *, apart: str) -> Fault | None:
     envelope is sound or it is a client's answer (whose shape the SDK checks).
     ``apart`` says how this wire takes messages one by one ("on its own line")."""
     if isinstance(value, list):
-        return Fault(None, f"a JSON array (a batch) is not part of MCP; send each message {apart}")
+        # 2025-03-26 let a client batch; no SDK ever took one, and MCP dropped them after.
+        return Fault(
+            None,
+            "a JSON array (a batch): this server takes one message at a time (MCP dropped "
+            f"batches after 2025-03-26); send each message {apart}",
+        )
     if not isinstance(value, dict):
         return Fault(None, "a message is a JSON object, not a bare value")
     if is_answer(value):
