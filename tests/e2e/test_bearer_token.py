@@ -29,6 +29,9 @@ def _near_misses() -> list[str]:
         f"Bearer {TOKEN[:-1]}x",
         TOKEN,
         f"Basic {TOKEN}",
+        f"Bearer{TOKEN}",
+        f"Bearer {TOKEN} {TOKEN}",
+        f"{TOKEN} {TOKEN}",
     ]
 
 
@@ -47,6 +50,8 @@ async def test_only_the_whole_token_is_let_in(tmp_path: Path) -> None:
                 headers={"authorization": RIGHT[:-1]},
             )
             assert mcp.status_code == 401
-            admitted = await http.post(route, json=body, headers={"authorization": RIGHT})
-            assert admitted.status_code == 200
-            assert f"session_id is {SESSION}" in admitted.json()["context"]
+            # HTTP reads the scheme in any case; a client sending "bearer" was refused.
+            for given in (RIGHT, f"bearer {TOKEN}", f"BEARER  {TOKEN}"):
+                admitted = await http.post(route, json=body, headers={"authorization": given})
+                assert admitted.status_code == 200, repr(given)
+                assert f"session_id is {SESSION}" in admitted.json()["context"]

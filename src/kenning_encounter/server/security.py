@@ -198,19 +198,23 @@ async def _answer(
 
 class BearerAuth:
     """401 for any request without ``Authorization: Bearer <token>``; constant-time compare.
-    Under /ui/ a browser's ways of carrying the token are taken too (ui/access.py)."""
+    The scheme is read in any case, as HTTP reads it (a client sending ``bearer`` was
+    refused). Under /ui/ a browser's ways of carrying the token are taken too
+    (ui/access.py)."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._expected = token.encode()
         self._token = token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
             await self.app(scope, receive, send)
             return
-        given = Headers(scope=scope).get("authorization", "").encode("latin-1", "replace")
-        if hmac.compare_digest(given, self._expected):
+        scheme, _, credentials = Headers(scope=scope).get("authorization", "").partition(" ")
+        given = credentials.lstrip(" ").encode("latin-1", "replace")
+        # Both compared whatever the scheme, so the time taken tells nothing of the token.
+        if hmac.compare_digest(given, self._expected) & (scheme.lower() == "bearer"):
             await self.app(scope, receive, send)
             return
         if access.is_ui_path(scope["path"]):
