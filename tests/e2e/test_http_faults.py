@@ -490,3 +490,20 @@ def test_params_the_protocol_refuses_are_named_over_http_too(server: RunningServ
     assert "tools/call: params." in answer.text
     assert "params.name: required, and missing; add it" in answer.text
     assert "params.arguments: expected an object" in answer.text
+
+
+def test_a_stream_asked_to_resume_after_an_event_is_given_afresh(server: RunningServer) -> None:
+    """The server keeps no event store, so it has no event to resume after: a GET for the
+    event stream carrying Last-Event-ID got a 500 (the SDK returned without answering),
+    and the log an ERROR."""
+    port = port_of(server)
+    session = _session(port)
+    asked = {"accept": "text/event-stream", **session, "last-event-id": "0"}
+    with (
+        httpx.Client(base_url=server.base, timeout=30) as http,
+        http.stream("GET", MCP, headers=asked) as stream,
+    ):
+        assert stream.status_code == 200
+        assert stream.headers["content-type"].startswith("text/event-stream")
+    time.sleep(0.5)  # the log's reader thread takes the last lines
+    assert "returned without starting response" not in server.stderr

@@ -158,6 +158,7 @@ def build_http_app(
     middleware.append(Middleware(_MessageGuard, paths=posted, limit=MCP_MAX_BODY))
     if mcp_paths:
         middleware.append(Middleware(_VersionGuard, path=mcp_paths[0]))
+        middleware.append(Middleware(_FreshStream, path=mcp_paths[0]))
     routes: list[BaseRoute] = [*plain, Mount("/", app=inner)]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 
@@ -292,6 +293,24 @@ class _VersionGuard:
             "negotiated, or leave the header out of the initialize"
         )
         await _refused(Fault(ident, said), INVALID_REQUEST, 400, scope, receive, send)
+
+
+class _FreshStream:
+    """A GET for the event stream that asks to resume after an event (Last-Event-ID) gets a
+    fresh stream: this server keeps no event store, so it numbers no events and has none
+    to replay. The SDK returned without answering such a GET, which the HTTP server
+    turned into a 500 and an ERROR in the log; a client resuming its stream (after a
+    proxy cut it, or from a restarted server's id) was left without one."""
+
+    def __init__(self, app: ASGIApp, path: str) -> None:
+        self.app = app
+        self._path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == self._path:
+            kept = [(k, v) for k, v in scope["headers"] if k.lower() != b"last-event-id"]
+            scope = {**scope, "headers": kept}
+        await self.app(scope, receive, send)
 
 
 class _WrongMethod:
