@@ -66,6 +66,7 @@ from kenning_encounter.store.port import (
     SearchHit,
     Subgraph,
     TermStatsSnapshot,
+    UseRecord,
     WriteTx,
 )
 from kenning_encounter.store.records import (
@@ -311,8 +312,10 @@ class GatedReads:
     def clock_and_erasures(self) -> tuple[int, int]:
         return self._tx.clock_and_erasures()
 
-    def work_spans(self, since: str) -> list[tuple[str, str]]:
-        return self._tx.work_spans(since)
+    def work_spans(
+        self, since: str, hidden_loci: frozenset[str] = frozenset()
+    ) -> list[tuple[str, str]]:
+        return self._tx.work_spans(since, hidden_loci)
 
     def _tombs(self, encounter: EncounterRecord) -> EncounterRecord:
         """The encounter with the tombstones of the nodes the caller could have seen."""
@@ -623,6 +626,112 @@ def _reachable(sub: Subgraph, starts: Sequence[str]) -> Subgraph:
     )
 
 
+class HidingReads:
+    """A read transaction for a reader face that hides sessions (``hidden_loci``): each
+    node it hands back carries the standing the sessions shown gave it, and the memory's
+    work is the spans of their encounters alone (memory/activation.py).
+
+    A node's ``used_at`` and ``pinned`` are written by whichever session used it last, so
+    a hidden session's link, confirmation, consultation or pin of a node shown would tell
+    of that session. A node with a use at all is read again from its uses
+    (store/uses.py ``hiding_restated``), once per read, in one statement pair per type for
+    each answer that holds such nodes. Under a gate (``GatedReads`` wraps this), a node
+    restated here has no marks left: its ``used_at`` already leaves the withheld links out.
+    Built only where sessions are hidden."""
+
+    def __init__(self, tx: ReadTx, hidden: frozenset[str], withheld: frozenset[str]) -> None:
+        self._tx = tx
+        self._hidden = hidden
+        self._withheld = withheld
+        # id -> the node's standing restated (used_at, used_marks, pinned), or None where
+        # it stands as stored: asked once per read.
+        self._standing: dict[str, tuple[str | None, str | None, str | None] | None] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._tx, name)
+        if name.startswith(_PAGED) or not callable(found):
+            return found  # an export's pages: the dump carries what is stored
+
+        def restated(*args: Any, **kwargs: Any) -> Any:
+            return self._restate(found(*args, **kwargs))
+
+        return restated
+
+    def work_spans(
+        self, since: str, hidden_loci: frozenset[str] = frozenset()
+    ) -> list[tuple[str, str]]:
+        return self._tx.work_spans(since, self._hidden | hidden_loci)
+
+    def _restate(self, value: Any) -> Any:
+        met: list[NodeRecord] = []
+        _nodes_in(value, met)
+        asked = [
+            n.id
+            for n in met
+            if n.id not in self._standing and (n.used_at is not None or n.pinned is not None)
+        ]
+        if asked:
+            ids = list(dict.fromkeys(asked))
+            self._standing.update(dict.fromkeys(ids))
+            by_node: dict[str, list[UseRecord]] = {}
+            for use in self._tx.node_uses(ids):
+                by_node.setdefault(use.node, []).append(use)
+            for n in met:
+                if n.id in by_node and self._standing.get(n.id) is None:
+                    seen = uses.hiding_restated(n, by_node[n.id], self._hidden, self._withheld)
+                    if seen is not n:
+                        self._standing[n.id] = (seen.used_at, seen.used_marks, seen.pinned)
+        if not any(self._standing.get(n.id) is not None for n in met):
+            return value
+        return _with_nodes(value, self._seen)
+
+    def _seen(self, node: NodeRecord) -> NodeRecord:
+        standing = self._standing.get(node.id)
+        if standing is None:
+            return node
+        used, marks, pinned = standing
+        return replace(node, used_at=used, used_marks=marks, pinned=pinned)
+
+
+def _nodes_in(value: Any, out: list[NodeRecord]) -> None:
+    """Every node record ``value`` holds, as a read hands them back."""
+    if isinstance(value, NodeRecord):
+        out.append(value)
+    elif isinstance(value, Subgraph | Outline):
+        out.extend(value.nodes)
+    elif isinstance(value, ChainSpan):
+        out.extend(link.node for link in [*value.older, *value.newer])
+    elif isinstance(value, dict):
+        for v in cast(dict[Any, Any], value).values():
+            _nodes_in(v, out)
+    elif isinstance(value, list | tuple):
+        for v in cast(Sequence[Any], value):
+            _nodes_in(v, out)
+
+
+def _with_nodes(value: Any, seen: Callable[[NodeRecord], NodeRecord]) -> Any:
+    """``value`` with each node record it holds as ``seen`` gives it."""
+    if isinstance(value, NodeRecord):
+        return seen(value)
+    if isinstance(value, Subgraph):
+        return Subgraph(nodes=[seen(n) for n in value.nodes], edges=value.edges)
+    if isinstance(value, Outline):
+        return Outline([seen(n) for n in value.nodes], value.relations)
+    if isinstance(value, ChainSpan):
+        return replace(
+            value,
+            older=[replace(x, node=seen(x.node)) for x in value.older],
+            newer=[replace(x, node=seen(x.node)) for x in value.newer],
+        )
+    if isinstance(value, dict):
+        return {k: _with_nodes(v, seen) for k, v in cast(dict[Any, Any], value).items()}
+    if isinstance(value, list):
+        return [_with_nodes(v, seen) for v in cast(list[Any], value)]
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(_with_nodes(v, seen) for v in cast(tuple[Any, ...], value))
+    return value
+
+
 class GatedStore:
     """The memory's store as a gated caller sees it; everything else is the store's own.
 
@@ -649,9 +758,17 @@ class GatedStore:
 
     def read(self, work: Callable[[ReadTx], T]) -> T:
         gate = self.gate
+        if self.hidden_loci:
+            return self.inner.read(lambda tx: work(self._hiding(tx)))
         if gate.open:
             return self.inner.read(work)
         return self.inner.read(lambda tx: work(cast(ReadTx, GatedReads(tx, gate))))
+
+    def _hiding(self, tx: ReadTx) -> ReadTx:
+        """``tx`` as a reader hiding ``hidden_loci`` reads it: nodes with the standing
+        the sessions shown gave them (``HidingReads``), then gated."""
+        hiding = cast(ReadTx, HidingReads(tx, self.hidden_loci, self.gate.withheld))
+        return hiding if self.gate.open else cast(ReadTx, GatedReads(hiding, self.gate))
 
     def fulltext(
         self,
@@ -716,6 +833,16 @@ class GatedStore:
         gated read checks each hit again."""
         gate = self.gate
         loci = self.hidden_loci | hidden_loci
+        if gate.open and self.hidden_loci:
+            return self.inner.search_read(
+                text,
+                lambda tx, hits, stats_of: work(self._hiding(tx), hits, stats_of),
+                types=types,
+                heads_only=heads_only,
+                limit=limit,
+                withheld=withheld,
+                hidden_loci=loci,
+            )
         if gate.open:
             return self.inner.search_read(
                 text,
@@ -739,7 +866,7 @@ class GatedStore:
                 ask: int = ask,
                 last: bool = last,
             ) -> tuple[bool, T | None]:
-                reads = cast(ReadTx, GatedReads(tx, gate))
+                reads = self._hiding(tx) if self.hidden_loci else cast(ReadTx, GatedReads(tx, gate))
                 shown = reads.get_nodes([h.id for h in hits])
                 kept = [h for h in hits if h.id in shown]
                 if len(kept) >= limit or len(hits) < ask or last:
@@ -772,6 +899,15 @@ class GatedStore:
     ) -> T:
         gate = self.gate
         loci = self.hidden_loci | hidden_loci
+        if gate.open and self.hidden_loci:
+            return self.inner.read_text(
+                text,
+                terms,
+                lambda tx, hits, stats_of: work(self._hiding(tx), hits, stats_of),
+                limit=limit,
+                withheld=withheld,
+                hidden_loci=loci,
+            )
         if gate.open:
             return self.inner.read_text(
                 text, terms, work, limit=limit, withheld=withheld, hidden_loci=loci
@@ -780,7 +916,7 @@ class GatedStore:
         def gated(
             tx: ReadTx, hits: list[SearchHit], stats_of: Callable[[], TermStatsSnapshot]
         ) -> T:
-            reads = cast(ReadTx, GatedReads(tx, gate))
+            reads = self._hiding(tx) if self.hidden_loci else cast(ReadTx, GatedReads(tx, gate))
             shown = reads.get_nodes([h.id for h in hits])
             return work(reads, [h for h in hits if h.id in shown], stats_of)
 

@@ -33,10 +33,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING, Final
 
 from kenning_encounter.store.records import EncounterRecord, NodeRecord
 
+if TYPE_CHECKING:
+    from kenning_encounter.store.port import UseRecord
+
 BARE = ""  # the key of the uses by no classified node
+PINNED: Final = "PINNED"
 
 
 def split(stored: object) -> frozenset[str]:
@@ -166,3 +171,44 @@ def tombstones_carried(encounter: EncounterRecord, withheld: frozenset[str]) -> 
     kept = {k: n for k, n in parsed(encounter.tombstones_marked).items() if not split(k) & withheld}
     seen = tombstones_seen(encounter, withheld)
     return replace(seen, tombstones_marked=joined(kept) if kept else None)
+
+
+# --- the uses of sessions a reader face hides (memory/gates.py ``HidingReads``) --------
+# A reader face that hides sessions (``--hide-loci``) leaves their nodes out; a node it
+# shows may still have been linked, confirmed, consulted or pinned by one of them, and its
+# stored ``used_at`` and ``pinned`` say so. Nothing on the record tells such a use apart,
+# so the reader reads the node's uses (``UseReads.node_uses``) and restates its standing
+# from the ones it may see: a session it shows, and a link to a node of a class it is
+# granted. Only a node with a use at all is asked about (its ``used_at`` or ``pinned``
+# is set), and only where sessions are hidden: other readers pay nothing.
+
+
+def hiding_restated(
+    node: NodeRecord, found: Iterable[UseRecord], hidden: frozenset[str], withheld: frozenset[str]
+) -> NodeRecord:
+    """``node`` with the standing the uses shown to a reader hiding ``hidden`` (and
+    withholding ``withheld``) give it: as stored where no hidden session used it."""
+    mine = [u for u in found if u.node == node.id]
+    unseen = [u for u in mine if u.locus in hidden]
+    if not unseen:
+        return node
+
+    def shown(u: UseRecord) -> bool:
+        return u.locus not in hidden and not (u.other and split(u.other) & withheld)
+
+    seen = [u for u in mine if shown(u)]
+    used, marks = node.used_at, node.used_marks
+    hidden_at = {u.at for u in unseen}
+    shown_at = {u.at for u in seen if u.at is not None}
+    if used is not None and used in hidden_at and used not in shown_at:
+        latest = max(shown_at, default=None)
+        used = latest if latest is not None and latest > node.created_at else None
+        marks = None  # worked out from the uses shown, classes included
+    pinned = node.pinned
+    if any(u.kind == PINNED for u in unseen):
+        pins = sorted((u for u in seen if u.kind == PINNED), key=lambda u: (u.tick, u.at or ""))
+        last = pins[-1] if pins else None
+        pinned = last.encounter if last is not None and last.state == "pinned" else None
+    if (used, marks, pinned) == (node.used_at, node.used_marks, node.pinned):
+        return node
+    return replace(node, used_at=used, used_marks=marks, pinned=pinned)

@@ -360,6 +360,11 @@ ENC_SPANS: Final = (
     "MATCH (e:Encounter) WITH e.opened_at AS a, coalesce(e.last_activity_at, e.opened_at) AS b, "
     "e.sealed_at AS c WHERE b >= $since OR c >= $since RETURN a, b, c"
 )
+ENC_SPANS_HIDING: Final = (
+    "MATCH (e:Encounter) WHERE NOT e.locus IN $loci "
+    "WITH e.opened_at AS a, coalesce(e.last_activity_at, e.opened_at) AS b, "
+    "e.sealed_at AS c WHERE b >= $since OR c >= $since RETURN a, b, c"
+)
 ENC_SEAL: Final = (
     "MATCH (e:Encounter {id: $name}) SET e.sealed_tick = $tick, e.sealed_at = $at, "
     "e.summary = $summary"
@@ -616,4 +621,15 @@ PIN: Final = (
     "SET n.pinned = $pinned, n.used_at = $at, n.used_marks = NULL"
 )
 MARK_USES: Final = "UNWIND $rows AS r MATCH (n:{label} {{id: r.id}}) SET n.used_marks = r.marks"
+# A node's uses (ActivationOps.node_uses), for a reader face that hides sessions: each
+# with the encounter that made it, and that encounter's session.
+USES_LINKED: Final = (
+    "MATCH (n:{label})-[r]-(m) WHERE n.id IN $ids AND label(r) IN $rels "
+    "MATCH (e:Encounter) WHERE e.id = r.encounter "
+    "RETURN n.id, e.id, e.locus, r.tick, r.created_at, m.classification"
+)
+USES_PROCESS: Final = (
+    "MATCH (e:Encounter)-[r]->(n:{label}) WHERE n.id IN $ids AND label(r) IN $rels "
+    "RETURN n.id, e.id, e.locus, r.tick, r.created_at, label(r), r.state"
+)
 ACTIVATION_TEXT: Final = text_of(ActivationText, sys.modules[__name__])

@@ -552,6 +552,11 @@ ENC_SPANS: Final = (
     "MATCH (e:Encounter:KenningMemory) WITH e.opened_at AS a, coalesce(e.last_activity_at, e.opened_at) AS b, "
     "e.sealed_at AS c WHERE b >= $since OR c >= $since RETURN a, b, c"
 )
+ENC_SPANS_HIDING: Final = (
+    "MATCH (e:Encounter:KenningMemory) WHERE NOT e.locus IN $loci "
+    "WITH e.opened_at AS a, coalesce(e.last_activity_at, e.opened_at) AS b, "
+    "e.sealed_at AS c WHERE b >= $since OR c >= $since RETURN a, b, c"
+)
 ENC_SEAL: Final = (
     "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.sealed_tick = $tick, e.sealed_at = $at, "
     "e.summary = $summary"
@@ -1309,5 +1314,16 @@ PIN: Final = (
 MARK_USES: Final = (
     "UNWIND $rows AS r MATCH (n:{label}:KenningMemory {{id: r.id}}) "
     "SET n.used_marks = r.marks, n._touched = $tick, n:$(r.labels)"
+)
+# A node's uses (ActivationOps.node_uses), for a reader face that hides sessions: each
+# with the encounter that made it, and that encounter's session.
+USES_LINKED: Final = (
+    "MATCH (n:{label}:KenningMemory)-[r]-(m:KenningMemory) WHERE n.id IN $ids AND type(r) IN $rels "
+    "MATCH (e:Encounter:KenningMemory {{id: r.encounter}}) "
+    "RETURN n.id, e.id, e.locus, r.tick, r.created_at, m.classification"
+)
+USES_PROCESS: Final = (
+    "MATCH (e:Encounter:KenningMemory)-[r]->(n:{label}:KenningMemory) WHERE n.id IN $ids AND type(r) IN $rels "
+    "RETURN n.id, e.id, e.locus, r.tick, r.created_at, type(r), r.state"
 )
 ACTIVATION_TEXT: Final = text_of(ActivationText, sys.modules[__name__])

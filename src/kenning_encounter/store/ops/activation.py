@@ -6,11 +6,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import LiteralString
+from typing import Any, Final, LiteralString
 
 from kenning_encounter.store.ids import group_by_type
 from kenning_encounter.store.ops.graph import NodeOps
+from kenning_encounter.store.port import UseRecord
 from kenning_encounter.store.uses import used_labels
+from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES
+
+# The relations a link statement renews both ends of: a revision renews neither.
+LINKS: Final = tuple(r for r in AUTHORED_RELATION_TYPES if r != "SUPERSEDES")
+PROCESS_USES: Final = ("CONFIRMED", "CONSULTED", "PINNED")
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
 
 # Stored in ``pinned`` when no pin stands: one string type for the column on every engine.
 UNPINNED = ""
@@ -26,6 +37,12 @@ class ActivationText:
     # {label}; $rows [{id, marks}] $tick: each node's uses by links to classified nodes
     # (store/uses.py), written beside the link statement that moved its used_at.
     mark_uses: LiteralString
+    # {label}; $ids $rels -> node id, encounter, its locus, tick, time, the other end's
+    # classification: each authored relation of ``$rels`` at either end of the nodes.
+    uses_linked: LiteralString
+    # {label}; $ids $rels -> node id, encounter, its locus, tick, time, edge type, state:
+    # each edge of ``$rels`` from an encounter into the nodes.
+    uses_process: LiteralString
 
 
 class ActivationOps(NodeOps):
@@ -71,3 +88,42 @@ class ActivationOps(NodeOps):
                 self.render(self._activation.mark_uses, label=label),
                 {"rows": rows, "tick": self.tick},
             )
+
+    # --- reads -----------------------------------------------------------------------
+    def node_uses(self, node_ids: Sequence[str]) -> list[UseRecord]:
+        """Every use of these nodes their edges show (port.UseReads), two statements a
+        type: the links, and the encounters' own edges."""
+        found: list[UseRecord] = []
+        text = self._activation
+        for label, ids in group_by_type(node_ids).items():
+            linked = self.render(text.uses_linked, label=label)
+            for node, enc, locus, tick, at, other in self.rows(
+                linked, {"ids": ids, "rels": list(LINKS)}
+            ):
+                found.append(
+                    UseRecord(
+                        str(node),
+                        "link",
+                        str(enc),
+                        str(locus),
+                        int(tick),
+                        _text(at),
+                        other=_text(other) or None,
+                    )
+                )
+            process = self.render(text.uses_process, label=label)
+            for node, enc, locus, tick, at, kind, state in self.rows(
+                process, {"ids": ids, "rels": list(PROCESS_USES)}
+            ):
+                found.append(
+                    UseRecord(
+                        str(node),
+                        str(kind),
+                        str(enc),
+                        str(locus),
+                        int(tick),
+                        _text(at),
+                        state=_text(state),
+                    )
+                )
+        return found
