@@ -42,6 +42,9 @@ HIDDEN = frozenset({SECRET})
 ALL = tuple(CLASSIFICATIONS)
 PROMPT = "why do lamps glow at dusk"
 _viewers = itertools.count()
+# The uses whose encounter is left open when the reader reads: a use is looked for in the
+# hidden session's encounters, open or sealed.
+OPEN_AFTER = frozenset({"link shown", "confirm"})
 
 
 class Clock:
@@ -167,7 +170,8 @@ def test_a_hidden_session_s_use_moves_no_standing_a_hiding_reader_sees(
     # A reader granted every class reads through no class gate: the same standing.
     assert _standing(store, clock, HIDDEN, ALL) == before
     _use(writer, kind)
-    writer.close_encounter(SECRET, "done")
+    if kind not in OPEN_AFTER:
+        writer.close_encounter(SECRET, "done")
     assert _standing(store, clock, HIDDEN) == before
     assert _standing(store, clock, HIDDEN, ALL) == before
     # A reader hiding nothing sees the use: the concept is hot, used on day 100.
@@ -199,6 +203,16 @@ def test_a_visible_use_after_the_hidden_one_stands(timed: tuple[GraphStore, Cloc
     assert (found.last_used_at, found.pinned, found.tier) == (_stamp(100.5), True, "hot")
     plain = Memory(store, activation=MONTH).find_by_name("lamp theory", now=clock.at).node
     assert (plain.last_used_at, plain.pinned) == (_stamp(101), False)
+    # A use the reader sees after the hidden unpin: the latest use is its own, the pin
+    # it saw laid still stands (the same reader, read again after the write).
+    clock.day(101.5)
+    writer.advance_encounter(OPEN, "read")
+    writer.find_by_name("lamp theory", session_id=OPEN)
+    writer.close_encounter(OPEN, "read")
+    found = hiding.find_by_name("lamp theory", now=clock.at).node
+    assert (found.last_used_at, found.pinned) == (_stamp(101.5), True)
+    plain = Memory(store, activation=MONTH).find_by_name("lamp theory", now=clock.at).node
+    assert (plain.last_used_at, plain.pinned) == (_stamp(101.5), False)
     # The open session lifts its own pin; the hidden one pins again: not pinned to the reader.
     clock.day(102)
     writer.advance_encounter(OPEN, "unpin")

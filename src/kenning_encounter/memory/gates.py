@@ -46,6 +46,7 @@ does the work from then on whatever it was told.
 
 from __future__ import annotations
 
+import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
@@ -78,6 +79,8 @@ from kenning_encounter.store.records import (
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 
 T = TypeVar("T")
+# A node's standing as a reader hiding sessions reads it: used_at, used_marks, pinned.
+Standing = tuple[str | None, str | None, str | None]
 _PAGED = ("dump_", "load_marker")
 _MORE = 4  # how many times a short page is asked again, larger, before it is given as is
 
@@ -626,6 +629,36 @@ def _reachable(sub: Subgraph, starts: Sequence[str]) -> Subgraph:
     )
 
 
+class HiddenStanding:
+    """What a reader hiding sessions worked out of their uses (``HidingReads``), kept
+    between its reads while the memory stands still: keyed, as the work time is
+    (memory/activation.py ``WorkTime``), by the memory's clock and erasure count, which
+    every write moves (another replica's too). Holds the hidden sessions' reach, and the
+    standing of each node it read again, none of the others."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._key: tuple[int, int] | None = None
+        self._reach: uses.Reach | None = None
+        # id -> the node's standing restated (used_at, used_marks, pinned), or None where
+        # it stands as stored.
+        self._standing: dict[str, Standing | None] = {}
+
+    def at(self, key: tuple[int, int]) -> tuple[uses.Reach | None, dict[str, Standing | None]]:
+        with self._lock:
+            if key != self._key:
+                self._key, self._reach, self._standing = key, None, {}
+            return self._reach, self._standing
+
+    def keep(
+        self, key: tuple[int, int], reach: uses.Reach, standing: dict[str, Standing | None]
+    ) -> None:
+        with self._lock:
+            if key == self._key:
+                self._reach = reach
+                self._standing = {**self._standing, **standing}
+
+
 class HidingReads:
     """A read transaction for a reader face that hides sessions (``hidden_loci``): each
     node it hands back carries the standing the sessions shown gave it, and the memory's
@@ -633,19 +666,26 @@ class HidingReads:
 
     A node's ``used_at`` and ``pinned`` are written by whichever session used it last, so
     a hidden session's link, confirmation, consultation or pin of a node shown would tell
-    of that session. A node with a use at all is read again from its uses
-    (store/uses.py ``hiding_restated``), once per read, in one statement pair per type for
-    each answer that holds such nodes. Under a gate (``GatedReads`` wraps this), a node
-    restated here has no marks left: its ``used_at`` already leaves the withheld links out.
-    Built only where sessions are hidden."""
+    of that session. Where the hidden sessions' uses can be (``loci_uses``: their
+    encounters' spans, the nodes they pinned) is asked once per state of the memory, and
+    only a node whose standing they could have moved is read again from its uses
+    (store/uses.py ``Reach``, ``hiding_restated``: two statements per type), once per
+    state too (``HiddenStanding``); a read of what is known asks only for the clock. Under
+    a gate (``GatedReads`` wraps this), a node restated here has no marks left: its
+    ``used_at`` already leaves the withheld links out. Built only where sessions are
+    hidden: a reader hiding none reads as it did."""
 
-    def __init__(self, tx: ReadTx, hidden: frozenset[str], withheld: frozenset[str]) -> None:
+    def __init__(
+        self,
+        tx: ReadTx,
+        hidden: frozenset[str],
+        withheld: frozenset[str],
+        kept: HiddenStanding | None = None,
+    ) -> None:
         self._tx = tx
         self._hidden = hidden
         self._withheld = withheld
-        # id -> the node's standing restated (used_at, used_marks, pinned), or None where
-        # it stands as stored: asked once per read.
-        self._standing: dict[str, tuple[str | None, str | None, str | None] | None] = {}
+        self._kept = kept or HiddenStanding()
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self._tx, name)
@@ -665,32 +705,36 @@ class HidingReads:
     def _restate(self, value: Any) -> Any:
         met: list[NodeRecord] = []
         _nodes_in(value, met)
-        asked = [
-            n.id
-            for n in met
-            if n.id not in self._standing and (n.used_at is not None or n.pinned is not None)
-        ]
-        if asked:
-            ids = list(dict.fromkeys(asked))
-            self._standing.update(dict.fromkeys(ids))
-            by_node: dict[str, list[UseRecord]] = {}
-            for use in self._tx.node_uses(ids):
-                by_node.setdefault(use.node, []).append(use)
-            for n in met:
-                if n.id in by_node and self._standing.get(n.id) is None:
-                    seen = uses.hiding_restated(n, by_node[n.id], self._hidden, self._withheld)
-                    if seen is not n:
-                        self._standing[n.id] = (seen.used_at, seen.used_marks, seen.pinned)
-        if not any(self._standing.get(n.id) is not None for n in met):
+        # A node never used since its creation has nothing a hidden session could move.
+        used = [n for n in met if n.used_at is not None or n.pinned is not None]
+        if not used:
             return value
-        return _with_nodes(value, self._seen)
+        key = self._tx.clock_and_erasures()
+        reach, standing = self._kept.at(key)
+        if reach is None:
+            reach = uses.Reach(self._tx.loci_uses(sorted(self._hidden)))
+        asked = {n.id: n for n in used if n.id not in standing and reach.could_move(n)}
+        found: dict[str, Standing | None] = {}
+        if asked:
+            by_node: dict[str, list[UseRecord]] = {}
+            for use in self._tx.node_uses(list(asked)):
+                by_node.setdefault(use.node, []).append(use)
+            for i, n in asked.items():
+                was = uses.hiding_restated(n, by_node.get(i, []), self._hidden, self._withheld)
+                found[i] = None if was is n else (was.used_at, was.used_marks, was.pinned)
+            standing = {**standing, **found}
+        self._kept.keep(key, reach, found)
+        if not any(standing.get(n.id) is not None for n in used):
+            return value
 
-    def _seen(self, node: NodeRecord) -> NodeRecord:
-        standing = self._standing.get(node.id)
-        if standing is None:
-            return node
-        used, marks, pinned = standing
-        return replace(node, used_at=used, used_marks=marks, pinned=pinned)
+        def shown(node: NodeRecord) -> NodeRecord:
+            restated = standing.get(node.id)
+            if restated is None:
+                return node
+            used_at, marks, pinned = restated
+            return replace(node, used_at=used_at, used_marks=marks, pinned=pinned)
+
+        return _with_nodes(value, shown)
 
 
 def _nodes_in(value: Any, out: list[NodeRecord]) -> None:
@@ -746,6 +790,7 @@ class GatedStore:
         self.inner = inner
         self.gate = gate
         self.hidden_loci = hidden_loci
+        self._standing = HiddenStanding()  # HidingReads's, kept between reads
         self.backend = inner.backend
 
     def __getattr__(self, name: str) -> Any:
@@ -767,7 +812,7 @@ class GatedStore:
     def _hiding(self, tx: ReadTx) -> ReadTx:
         """``tx`` as a reader hiding ``hidden_loci`` reads it: nodes with the standing
         the sessions shown gave them (``HidingReads``), then gated."""
-        hiding = cast(ReadTx, HidingReads(tx, self.hidden_loci, self.gate.withheld))
+        hiding = cast(ReadTx, HidingReads(tx, self.hidden_loci, self.gate.withheld, self._standing))
         return hiding if self.gate.open else cast(ReadTx, GatedReads(hiding, self.gate))
 
     def fulltext(

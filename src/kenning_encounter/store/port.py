@@ -335,8 +335,23 @@ class UseRecord:
     other: str | None = None  # a link's: the classification of the node at its other end
 
 
+@dataclass(frozen=True, slots=True)
+class LociUses:
+    """Where the uses some sessions made can be: when each of their encounters was open
+    (opened, and sealed or dissolved; None while open: a use is written only then), and
+    every node they pinned or unpinned."""
+
+    spans: list[tuple[str, str | None]]
+    pinned: frozenset[str]
+
+
 class UseReads(Protocol):
     """The uses of nodes, one record each."""
+
+    def loci_uses(self, loci: Sequence[str]) -> LociUses:
+        """The encounters of ``loci`` and what they pinned (``LociUses``): a reader hiding
+        them asks for the uses of only the nodes whose standing could be theirs."""
+        ...
 
     def node_uses(self, node_ids: Sequence[str]) -> list[UseRecord]:
         """Every use of these nodes their edges still show: the authored relations at

@@ -31,6 +31,7 @@ leaves them, labels included.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
@@ -38,7 +39,7 @@ from typing import TYPE_CHECKING, Final
 from kenning_encounter.store.records import EncounterRecord, NodeRecord
 
 if TYPE_CHECKING:
-    from kenning_encounter.store.port import UseRecord
+    from kenning_encounter.store.port import LociUses, UseRecord
 
 BARE = ""  # the key of the uses by no classified node
 PINNED: Final = "PINNED"
@@ -179,8 +180,38 @@ def tombstones_carried(encounter: EncounterRecord, withheld: frozenset[str]) -> 
 # stored ``used_at`` and ``pinned`` say so. Nothing on the record tells such a use apart,
 # so the reader reads the node's uses (``UseReads.node_uses``) and restates its standing
 # from the ones it may see: a session it shows, and a link to a node of a class it is
-# granted. Only a node with a use at all is asked about (its ``used_at`` or ``pinned``
-# is set), and only where sessions are hidden: other readers pay nothing.
+# granted. Only a node whose standing the hidden sessions could have moved is asked
+# about (``Reach``), and only where sessions are hidden: other readers pay nothing.
+
+
+_OPEN = "\uffff"  # the end of an encounter still open: after every time
+
+
+class Reach:
+    """Which nodes' standing the hidden sessions could have moved (``LociUses``): one
+    they pinned or unpinned, one pinned now, and one whose latest use falls while one of
+    their encounters was open (a use is written only then, at the write's time). Any other
+    node's stored standing is the shown sessions' own."""
+
+    def __init__(self, found: LociUses) -> None:
+        merged: list[tuple[str, str]] = []
+        for start, end in sorted((a, b or _OPEN) for a, b in found.spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:
+                merged.append((start, end))
+        self._starts = [a for a, _ in merged]
+        self._ends = [b for _, b in merged]
+        self._pinned = found.pinned
+
+    def could_move(self, node: NodeRecord) -> bool:
+        if node.pinned is not None or node.id in self._pinned:
+            return True
+        used = node.used_at
+        if used is None:
+            return False
+        i = bisect_right(self._starts, used) - 1
+        return i >= 0 and used <= self._ends[i]
 
 
 def hiding_restated(

@@ -632,4 +632,8 @@ USES_PROCESS: Final = (
     "MATCH (e:Encounter)-[r]->(n:{label}) WHERE n.id IN $ids AND label(r) IN $rels "
     "RETURN n.id, e.id, e.locus, r.tick, r.created_at, label(r), r.state"
 )
+LOCI_USES: Final = (
+    "MATCH (e:Encounter) WHERE e.locus IN $loci OPTIONAL MATCH (e)-[:PINNED]->(n) "
+    "RETURN e.opened_at, coalesce(e.sealed_at, e.dissolved_at), collect(n.id)"
+)
 ACTIVATION_TEXT: Final = text_of(ActivationText, sys.modules[__name__])

@@ -1326,4 +1326,8 @@ USES_PROCESS: Final = (
     "MATCH (e:Encounter:KenningMemory)-[r]->(n:{label}:KenningMemory) WHERE n.id IN $ids AND type(r) IN $rels "
     "RETURN n.id, e.id, e.locus, r.tick, r.created_at, type(r), r.state"
 )
+LOCI_USES: Final = (
+    "MATCH (e:Encounter:KenningMemory) WHERE e.locus IN $loci OPTIONAL MATCH (e)-[:PINNED]->(n:KenningMemory) "
+    "RETURN e.opened_at, coalesce(e.sealed_at, e.dissolved_at), collect(n.id)"
+)
 ACTIVATION_TEXT: Final = text_of(ActivationText, sys.modules[__name__])

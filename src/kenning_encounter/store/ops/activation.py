@@ -10,7 +10,7 @@ from typing import Any, Final, LiteralString
 
 from kenning_encounter.store.ids import group_by_type
 from kenning_encounter.store.ops.graph import NodeOps
-from kenning_encounter.store.port import UseRecord
+from kenning_encounter.store.port import LociUses, UseRecord
 from kenning_encounter.store.uses import used_labels
 from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES
 
@@ -43,6 +43,9 @@ class ActivationText:
     # {label}; $ids $rels -> node id, encounter, its locus, tick, time, edge type, state:
     # each edge of ``$rels`` from an encounter into the nodes.
     uses_process: LiteralString
+    # $loci -> each of their encounters' opening, its seal or dissolution (null while
+    # open), and the ids of the nodes it pinned or unpinned.
+    loci_uses: LiteralString
 
 
 class ActivationOps(NodeOps):
@@ -90,6 +93,14 @@ class ActivationOps(NodeOps):
             )
 
     # --- reads -----------------------------------------------------------------------
+    def loci_uses(self, loci: Sequence[str]) -> LociUses:
+        spans: list[tuple[str, str | None]] = []
+        pinned: set[str] = set()
+        for opened, closed, ids in self.rows(self._activation.loci_uses, {"loci": list(loci)}):
+            spans.append((str(opened), _text(closed)))
+            pinned.update(str(i) for i in ids or () if i is not None)
+        return LociUses(spans, frozenset(pinned))
+
     def node_uses(self, node_ids: Sequence[str]) -> list[UseRecord]:
         """Every use of these nodes their edges show (port.UseReads), two statements a
         type: the links, and the encounters' own edges."""
