@@ -7,7 +7,7 @@ recorded, so the hiding reader has standing to read again (memory/gates.py
 ``HidingReads``); find_by_name asks for nodes of the sessions shown.
 
     python -m bench.hidden_standing_bench build --backend embedded --path DIR
-    python -m bench.hidden_standing_bench measure --backend embedded --path DIR
+    python -m bench.hidden_standing_bench measure --backend embedded --path DIR [--cold]
 
 ``--backend neo4j`` uses the test server KENNING_ENCOUNTER_TEST_NEO4J_URI names (build
 empties it; measure reads what build left). Run measure with another tree's ``src``
@@ -77,7 +77,15 @@ def build(backend: str, path: Path, nodes: int) -> None:
         store.close()
 
 
-def measure(backend: str, path: Path, calls: int) -> dict[str, Any]:
+def _forget(reader: Any) -> None:
+    """The hiding reader's standing kept between reads dropped, as a write anywhere drops
+    it: each call then pays what the first read after a write pays."""
+    from kenning_encounter.memory.gates import HiddenStanding
+
+    reader.store._standing = HiddenStanding()
+
+
+def measure(backend: str, path: Path, calls: int, cold: bool = False) -> dict[str, Any]:
     from kenning_encounter.memory.service import Memory
 
     queries, names = json.loads((path.parent / "queries.json").read_text())
@@ -93,9 +101,13 @@ def measure(backend: str, path: Path, calls: int) -> dict[str, Any]:
         for i in range(calls + 20):
             query, name = queries[i % len(queries)], asked[i % calls]
             for mode, reader in readers.items():
+                if cold and mode == "one":
+                    _forget(reader)
                 started = time.perf_counter()
                 reader.search(query, limit=10)
                 searched = time.perf_counter() - started
+                if cold and mode == "one":
+                    _forget(reader)
                 started = time.perf_counter()
                 reader.find_by_name(name)
                 found = time.perf_counter() - started
@@ -117,11 +129,14 @@ def main() -> None:
     parser.add_argument("--path", type=Path, required=True, help="the memory's directory")
     parser.add_argument("--nodes", type=int, default=10_000)
     parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument(
+        "--cold", action="store_true", help="drop what the hiding reader kept before each call"
+    )
     args = parser.parse_args()
     if args.step == "build":
         build(args.backend, args.path, args.nodes)
     else:
-        print(json.dumps(measure(args.backend, args.path, args.calls), indent=1))
+        print(json.dumps(measure(args.backend, args.path, args.calls, args.cold), indent=1))
 
 
 if __name__ == "__main__":

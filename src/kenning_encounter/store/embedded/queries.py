@@ -624,14 +624,17 @@ MARK_USES: Final = "UNWIND $rows AS r MATCH (n:{label} {{id: r.id}}) SET n.used_
 # A node's uses (ActivationOps.node_uses), for a reader face that hides sessions: each
 # with the encounter that made it, and that encounter's session.
 USES_LINKED: Final = (
-    "MATCH (n:{label})-[r]-(m) WHERE n.id IN $ids AND label(r) IN $rels "
+    "MATCH (n:{label})-[r]-(m) WHERE n.id IN $ids AND label(r) IN $links "
     "MATCH (e:Encounter) WHERE e.id = r.encounter "
-    "RETURN n.id, e.id, e.locus, r.tick, r.created_at, m.classification"
+    "RETURN n.id AS node, e.id AS enc, e.locus AS locus, r.tick AS tick, "
+    "r.created_at AS at, 'link' AS kind, NULL AS state, m.classification AS other"
 )
 USES_PROCESS: Final = (
-    "MATCH (e:Encounter)-[r]->(n:{label}) WHERE n.id IN $ids AND label(r) IN $rels "
-    "RETURN n.id, e.id, e.locus, r.tick, r.created_at, label(r), r.state"
+    "MATCH (e:Encounter)-[r]->(n:{label}) WHERE n.id IN $ids AND label(r) IN $process "
+    "RETURN n.id AS node, e.id AS enc, e.locus AS locus, r.tick AS tick, "
+    "r.created_at AS at, label(r) AS kind, r.state AS state, NULL AS other"
 )
+USES_UNION: Final = False
 LOCI_USES: Final = (
     "MATCH (e:Encounter) WHERE e.locus IN $loci OPTIONAL MATCH (e)-[:PINNED]->(n) "
     "RETURN e.opened_at, coalesce(e.sealed_at, e.dissolved_at), collect(n.id)"

@@ -1318,14 +1318,17 @@ MARK_USES: Final = (
 # A node's uses (ActivationOps.node_uses), for a reader face that hides sessions: each
 # with the encounter that made it, and that encounter's session.
 USES_LINKED: Final = (
-    "MATCH (n:{label}:KenningMemory)-[r]-(m:KenningMemory) WHERE n.id IN $ids AND type(r) IN $rels "
+    "MATCH (n:{label}:KenningMemory)-[r]-(m:KenningMemory) WHERE n.id IN $ids AND type(r) IN $links "
     "MATCH (e:Encounter:KenningMemory {{id: r.encounter}}) "
-    "RETURN n.id, e.id, e.locus, r.tick, r.created_at, m.classification"
+    "RETURN n.id AS node, e.id AS enc, e.locus AS locus, r.tick AS tick, "
+    "r.created_at AS at, 'link' AS kind, NULL AS state, m.classification AS other"
 )
 USES_PROCESS: Final = (
-    "MATCH (e:Encounter:KenningMemory)-[r]->(n:{label}:KenningMemory) WHERE n.id IN $ids AND type(r) IN $rels "
-    "RETURN n.id, e.id, e.locus, r.tick, r.created_at, type(r), r.state"
+    "MATCH (e:Encounter:KenningMemory)-[r]->(n:{label}:KenningMemory) WHERE n.id IN $ids AND type(r) IN $process "
+    "RETURN n.id AS node, e.id AS enc, e.locus AS locus, r.tick AS tick, "
+    "r.created_at AS at, type(r) AS kind, r.state AS state, NULL AS other"
 )
+USES_UNION: Final = True
 LOCI_USES: Final = (
     "MATCH (e:Encounter:KenningMemory) WHERE e.locus IN $loci OPTIONAL MATCH (e)-[:PINNED]->(n:KenningMemory) "
     "RETURN e.opened_at, coalesce(e.sealed_at, e.dissolved_at), collect(n.id)"

@@ -37,12 +37,15 @@ class ActivationText:
     # {label}; $rows [{id, marks}] $tick: each node's uses by links to classified nodes
     # (store/uses.py), written beside the link statement that moved its used_at.
     mark_uses: LiteralString
-    # {label}; $ids $rels -> node id, encounter, its locus, tick, time, the other end's
-    # classification: each authored relation of ``$rels`` at either end of the nodes.
+    # {label}; $ids $links -> node, enc, locus, tick, at, kind ('link'), state (null),
+    # other (the classification at the other end): each relation of ``$links`` at either
+    # end of the nodes of that type among ``$ids``, with its encounter and session.
     uses_linked: LiteralString
-    # {label}; $ids $rels -> node id, encounter, its locus, tick, time, edge type, state:
-    # each edge of ``$rels`` from an encounter into the nodes.
+    # {label}; $ids $process -> the same columns, kind the edge's type and state a pin's:
+    # each edge of ``$process`` from an encounter into the nodes.
     uses_process: LiteralString
+    # Whether one statement may join the parts of several types (UNION ALL).
+    uses_union: bool
     # $loci -> each of their encounters' opening, its seal or dissolution (null while
     # open), and the ids of the nodes it pinned or unpinned.
     loci_uses: LiteralString
@@ -102,39 +105,31 @@ class ActivationOps(NodeOps):
         return LociUses(spans, frozenset(pinned))
 
     def node_uses(self, node_ids: Sequence[str]) -> list[UseRecord]:
-        """Every use of these nodes their edges show (port.UseReads), two statements a
-        type: the links, and the encounters' own edges."""
-        found: list[UseRecord] = []
+        """Every use of these nodes their edges show (port.UseReads): for each type, the
+        links and the encounters' own edges; one statement in all where the engine joins
+        them (``uses_union``), else two a type."""
         text = self._activation
-        for label, ids in group_by_type(node_ids).items():
-            linked = self.render(text.uses_linked, label=label)
-            for node, enc, locus, tick, at, other in self.rows(
-                linked, {"ids": ids, "rels": list(LINKS)}
-            ):
-                found.append(
-                    UseRecord(
-                        str(node),
-                        "link",
-                        str(enc),
-                        str(locus),
-                        int(tick),
-                        _text(at),
-                        other=_text(other) or None,
-                    )
-                )
-            process = self.render(text.uses_process, label=label)
-            for node, enc, locus, tick, at, kind, state in self.rows(
-                process, {"ids": ids, "rels": list(PROCESS_USES)}
-            ):
-                found.append(
-                    UseRecord(
-                        str(node),
-                        str(kind),
-                        str(enc),
-                        str(locus),
-                        int(tick),
-                        _text(at),
-                        state=_text(state),
-                    )
-                )
-        return found
+        ids = list(dict.fromkeys(node_ids))
+        parts: list[LiteralString] = [
+            self.render(template, label=label)
+            for label in group_by_type(ids)
+            for template in (text.uses_linked, text.uses_process)
+        ]
+        statements: list[LiteralString] = parts
+        if text.uses_union and parts:
+            statements = [" UNION ALL ".join(parts)]
+        params = {"ids": ids, "links": list(LINKS), "process": list(PROCESS_USES)}
+        return [
+            UseRecord(
+                str(node),
+                str(kind),
+                str(enc),
+                str(locus),
+                int(tick),
+                _text(at),
+                state=_text(state),
+                other=_text(other) or None,
+            )
+            for statement in statements
+            for node, enc, locus, tick, at, kind, state, other in self.rows(statement, params)
+        ]
