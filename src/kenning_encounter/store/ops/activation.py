@@ -12,7 +12,7 @@ from kenning_encounter.store.ids import group_by_type
 from kenning_encounter.store.ops.graph import NodeOps
 from kenning_encounter.store.port import LociUses, UseRecord
 from kenning_encounter.store.uses import used_labels
-from kenning_encounter.vocabulary import AUTHORED_RELATION_TYPES
+from kenning_encounter.vocabulary import AUTHORED_NODE_TYPES, AUTHORED_RELATION_TYPES
 
 # The relations a link statement renews both ends of: a revision renews neither.
 LINKS: Final = tuple(r for r in AUTHORED_RELATION_TYPES if r != "SUPERSEDES")
@@ -107,12 +107,17 @@ class ActivationOps(NodeOps):
     def node_uses(self, node_ids: Sequence[str]) -> list[UseRecord]:
         """Every use of these nodes their edges show (port.UseReads): for each type, the
         links and the encounters' own edges; one statement in all where the engine joins
-        them (``uses_union``), else two a type."""
+        them (``uses_union``), else two for each type among the ids."""
         text = self._activation
         ids = list(dict.fromkeys(node_ids))
+        if not ids:
+            return []
+        # Joined, every type is asked (each part finds only its own ids): one text, planned
+        # once, where a text for each set of types met was planned again for each.
+        labels = AUTHORED_NODE_TYPES if text.uses_union else tuple(group_by_type(ids))
         parts: list[LiteralString] = [
             self.render(template, label=label)
-            for label in group_by_type(ids)
+            for label in labels
             for template in (text.uses_linked, text.uses_process)
         ]
         statements: list[LiteralString] = parts
