@@ -686,6 +686,7 @@ class HidingReads:
         self._hidden = hidden
         self._withheld = withheld
         self._kept = kept or HiddenStanding()
+        self._key: tuple[int, int] | None = None
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self._tx, name)
@@ -709,7 +710,9 @@ class HidingReads:
         used = [n for n in met if n.used_at is not None or n.pinned is not None]
         if not used:
             return value
-        key = self._tx.clock_and_erasures()
+        if self._key is None:  # the memory's state this read stands on, asked once
+            self._key = self._tx.clock_and_erasures()
+        key = self._key
         reach, standing = self._kept.at(key)
         if reach is None:
             reach = uses.Reach(self._tx.loci_uses(sorted(self._hidden)))
