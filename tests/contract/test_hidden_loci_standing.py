@@ -142,6 +142,14 @@ def _use(writer: Memory, kind: str) -> None:
         writer.create_relations(
             SECRET, [{"source": "ward lamp", "type": "GROUNDS", "target": "lamp theory"}]
         )
+    elif kind == "link deleted":  # the link's edge goes with the node: the time stays
+        writer.create_entities(
+            SECRET, [{"type": "Observation", "name": "ward lamp", "description": "ward light"}]
+        )
+        writer.create_relations(
+            SECRET, [{"source": "ward lamp", "type": "GROUNDS", "target": "lamp theory"}]
+        )
+        writer.delete_entities(SECRET, ["ward lamp"])
     elif kind == "link shown":
         writer.create_relations(
             SECRET, [{"source": "lamp seen", "type": "GROUNDS", "target": "lamp theory"}]
@@ -156,7 +164,9 @@ def _use(writer: Memory, kind: str) -> None:
         raise AssertionError(kind)
 
 
-@pytest.mark.parametrize("kind", ["link", "link shown", "consult", "confirm", "pin"])
+@pytest.mark.parametrize(
+    "kind", ["link", "link deleted", "link shown", "consult", "confirm", "pin"]
+)
 def test_a_hidden_session_s_use_moves_no_standing_a_hiding_reader_sees(
     timed: tuple[GraphStore, Clock], kind: str
 ) -> None:

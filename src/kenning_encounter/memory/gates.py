@@ -723,7 +723,9 @@ class HidingReads:
             for use in self._tx.node_uses(list(asked)):
                 by_node.setdefault(use.node, []).append(use)
             for i, n in asked.items():
-                was = uses.hiding_restated(n, by_node.get(i, []), self._hidden, self._withheld)
+                was = uses.hiding_restated(
+                    n, by_node.get(i, []), self._hidden, self._withheld, reach
+                )
                 found[i] = None if was is n else (was.used_at, was.used_marks, was.pinned)
             standing = {**standing, **found}
         self._kept.keep(key, reach, found)

@@ -207,22 +207,29 @@ class Reach:
     def could_move(self, node: NodeRecord) -> bool:
         if node.pinned is not None or node.id in self._pinned:
             return True
-        used = node.used_at
-        if used is None:
-            return False
-        i = bisect_right(self._starts, used) - 1
-        return i >= 0 and used <= self._ends[i]
+        return node.used_at is not None and self.during(node.used_at)
+
+    def during(self, at: str) -> bool:
+        """Whether ``at`` falls while one of the hidden sessions' encounters was open."""
+        i = bisect_right(self._starts, at) - 1
+        return i >= 0 and at <= self._ends[i]
 
 
 def hiding_restated(
-    node: NodeRecord, found: Iterable[UseRecord], hidden: frozenset[str], withheld: frozenset[str]
+    node: NodeRecord,
+    found: Iterable[UseRecord],
+    hidden: frozenset[str],
+    withheld: frozenset[str],
+    reach: Reach | None = None,
 ) -> NodeRecord:
     """``node`` with the standing the uses shown to a reader hiding ``hidden`` (and
-    withholding ``withheld``) give it: as stored where no hidden session used it."""
+    withholding ``withheld``) give it: as stored where no hidden session used it.
+
+    A stored ``used_at`` no use shown accounts for, that falls while a hidden session's
+    encounter was open (``reach``), is taken for that session's too: its edge may be gone
+    since (a node it linked, then deleted), and the time alone would tell of it."""
     mine = [u for u in found if u.node == node.id]
     unseen = [u for u in mine if u.locus in hidden]
-    if not unseen:
-        return node
 
     def shown(u: UseRecord) -> bool:
         return u.locus not in hidden and not (u.other and split(u.other) & withheld)
@@ -231,6 +238,10 @@ def hiding_restated(
     used, marks = node.used_at, node.used_marks
     hidden_at = {u.at for u in unseen}
     shown_at = {u.at for u in seen if u.at is not None}
+    if reach is not None and used is not None and used not in shown_at and reach.during(used):
+        hidden_at.add(used)
+    if not unseen and used not in hidden_at:
+        return node
     if used is not None and used in hidden_at and used not in shown_at:
         latest = max(shown_at, default=None)
         used = latest if latest is not None and latest > node.created_at else None
