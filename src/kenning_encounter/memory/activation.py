@@ -31,6 +31,11 @@ write (the spine holds both); a pause between spans ages the memory by at most
 user back after three months finds the memory as they left it, while a node their
 daily work has passed by for months fades. Nothing is stored for this: the spans are
 the encounters themselves, so replicas, exports and imports agree on it exactly.
+
+A reader face that hides sessions (``--hide-loci``) reads standing from the sessions it
+shows: a node's ``used_at`` and ``pinned`` from their uses alone, and the work spans from
+their encounters alone (memory/gates.py ``HidingReads``), so a hidden session's use of a
+node it sees, or its work, moves nothing there.
 """
 
 from __future__ import annotations

@@ -46,6 +46,7 @@ does the work from then on whatever it was told.
 
 from __future__ import annotations
 
+import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
@@ -66,6 +67,7 @@ from kenning_encounter.store.port import (
     SearchHit,
     Subgraph,
     TermStatsSnapshot,
+    UseRecord,
     WriteTx,
 )
 from kenning_encounter.store.records import (
@@ -77,6 +79,8 @@ from kenning_encounter.store.records import (
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 
 T = TypeVar("T")
+# A node's standing as a reader hiding sessions reads it: used_at, used_marks, pinned.
+Standing = tuple[str | None, str | None, str | None]
 _PAGED = ("dump_", "load_marker")
 _MORE = 4  # how many times a short page is asked again, larger, before it is given as is
 
@@ -311,8 +315,10 @@ class GatedReads:
     def clock_and_erasures(self) -> tuple[int, int]:
         return self._tx.clock_and_erasures()
 
-    def work_spans(self, since: str) -> list[tuple[str, str]]:
-        return self._tx.work_spans(since)
+    def work_spans(
+        self, since: str, hidden_loci: frozenset[str] = frozenset()
+    ) -> list[tuple[str, str]]:
+        return self._tx.work_spans(since, hidden_loci)
 
     def _tombs(self, encounter: EncounterRecord) -> EncounterRecord:
         """The encounter with the tombstones of the nodes the caller could have seen."""
@@ -623,6 +629,158 @@ def _reachable(sub: Subgraph, starts: Sequence[str]) -> Subgraph:
     )
 
 
+class HiddenStanding:
+    """What a reader hiding sessions worked out of their uses (``HidingReads``), kept
+    between its reads while the memory stands still: keyed, as the work time is
+    (memory/activation.py ``WorkTime``), by the memory's clock and erasure count, which
+    every write moves (another replica's too). Holds the hidden sessions' reach, and the
+    standing of each node it read again, none of the others."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._key: tuple[int, int] | None = None
+        self._reach: uses.Reach | None = None
+        # id -> the node's standing restated (used_at, used_marks, pinned), or None where
+        # it stands as stored.
+        self._standing: dict[str, Standing | None] = {}
+
+    def at(self, key: tuple[int, int]) -> tuple[uses.Reach | None, dict[str, Standing | None]]:
+        with self._lock:
+            if key != self._key:
+                self._key, self._reach, self._standing = key, None, {}
+            return self._reach, self._standing
+
+    def keep(
+        self, key: tuple[int, int], reach: uses.Reach, standing: dict[str, Standing | None]
+    ) -> None:
+        with self._lock:
+            if key == self._key:
+                self._reach = reach
+                self._standing = {**self._standing, **standing}
+
+
+class HidingReads:
+    """A read transaction for a reader face that hides sessions (``hidden_loci``): each
+    node it hands back carries the standing the sessions shown gave it, and the memory's
+    work is the spans of their encounters alone (memory/activation.py).
+
+    A node's ``used_at`` and ``pinned`` are written by whichever session used it last, so
+    a hidden session's link, confirmation, consultation or pin of a node shown would tell
+    of that session. Where the hidden sessions' uses can be (``loci_uses``: their
+    encounters' spans, the nodes they pinned) is asked once per state of the memory, and
+    only a node whose standing they could have moved is read again from its uses
+    (store/uses.py ``Reach``, ``hiding_restated``: two statements per type), once per
+    state too (``HiddenStanding``); a read of what is known asks only for the clock. Under
+    a gate (``GatedReads`` wraps this), a node restated here has no marks left: its
+    ``used_at`` already leaves the withheld links out. Built only where sessions are
+    hidden: a reader hiding none reads as it did."""
+
+    def __init__(
+        self,
+        tx: ReadTx,
+        hidden: frozenset[str],
+        withheld: frozenset[str],
+        kept: HiddenStanding | None = None,
+    ) -> None:
+        self._tx = tx
+        self._hidden = hidden
+        self._withheld = withheld
+        self._kept = kept or HiddenStanding()
+        self._key: tuple[int, int] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._tx, name)
+        if name.startswith(_PAGED) or not callable(found):
+            return found  # an export's pages: the dump carries what is stored
+
+        def restated(*args: Any, **kwargs: Any) -> Any:
+            return self._restate(found(*args, **kwargs))
+
+        return restated
+
+    def work_spans(
+        self, since: str, hidden_loci: frozenset[str] = frozenset()
+    ) -> list[tuple[str, str]]:
+        return self._tx.work_spans(since, self._hidden | hidden_loci)
+
+    def _restate(self, value: Any) -> Any:
+        met: list[NodeRecord] = []
+        _nodes_in(value, met)
+        # A node never used since its creation has nothing a hidden session could move.
+        used = [n for n in met if n.used_at is not None or n.pinned is not None]
+        if not used:
+            return value
+        if self._key is None:  # the memory's state this read stands on, asked once
+            self._key = self._tx.clock_and_erasures()
+        key = self._key
+        reach, standing = self._kept.at(key)
+        if reach is None:
+            reach = uses.Reach(self._tx.loci_uses(sorted(self._hidden)))
+        asked = {n.id: n for n in used if n.id not in standing and reach.could_move(n)}
+        found: dict[str, Standing | None] = {}
+        if asked:
+            by_node: dict[str, list[UseRecord]] = {}
+            for use in self._tx.node_uses(list(asked)):
+                by_node.setdefault(use.node, []).append(use)
+            for i, n in asked.items():
+                was = uses.hiding_restated(
+                    n, by_node.get(i, []), self._hidden, self._withheld, reach
+                )
+                found[i] = None if was is n else (was.used_at, was.used_marks, was.pinned)
+            standing = {**standing, **found}
+        self._kept.keep(key, reach, found)
+        if not any(standing.get(n.id) is not None for n in used):
+            return value
+
+        def shown(node: NodeRecord) -> NodeRecord:
+            restated = standing.get(node.id)
+            if restated is None:
+                return node
+            used_at, marks, pinned = restated
+            return replace(node, used_at=used_at, used_marks=marks, pinned=pinned)
+
+        return _with_nodes(value, shown)
+
+
+def _nodes_in(value: Any, out: list[NodeRecord]) -> None:
+    """Every node record ``value`` holds, as a read hands them back."""
+    if isinstance(value, NodeRecord):
+        out.append(value)
+    elif isinstance(value, Subgraph | Outline):
+        out.extend(value.nodes)
+    elif isinstance(value, ChainSpan):
+        out.extend(link.node for link in [*value.older, *value.newer])
+    elif isinstance(value, dict):
+        for v in cast(dict[Any, Any], value).values():
+            _nodes_in(v, out)
+    elif isinstance(value, list | tuple):
+        for v in cast(Sequence[Any], value):
+            _nodes_in(v, out)
+
+
+def _with_nodes(value: Any, seen: Callable[[NodeRecord], NodeRecord]) -> Any:
+    """``value`` with each node record it holds as ``seen`` gives it."""
+    if isinstance(value, NodeRecord):
+        return seen(value)
+    if isinstance(value, Subgraph):
+        return Subgraph(nodes=[seen(n) for n in value.nodes], edges=value.edges)
+    if isinstance(value, Outline):
+        return Outline([seen(n) for n in value.nodes], value.relations)
+    if isinstance(value, ChainSpan):
+        return replace(
+            value,
+            older=[replace(x, node=seen(x.node)) for x in value.older],
+            newer=[replace(x, node=seen(x.node)) for x in value.newer],
+        )
+    if isinstance(value, dict):
+        return {k: _with_nodes(v, seen) for k, v in cast(dict[Any, Any], value).items()}
+    if isinstance(value, list):
+        return [_with_nodes(v, seen) for v in cast(list[Any], value)]
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(_with_nodes(v, seen) for v in cast(tuple[Any, ...], value))
+    return value
+
+
 class GatedStore:
     """The memory's store as a gated caller sees it; everything else is the store's own.
 
@@ -637,6 +795,7 @@ class GatedStore:
         self.inner = inner
         self.gate = gate
         self.hidden_loci = hidden_loci
+        self._standing = HiddenStanding()  # HidingReads's, kept between reads
         self.backend = inner.backend
 
     def __getattr__(self, name: str) -> Any:
@@ -649,9 +808,17 @@ class GatedStore:
 
     def read(self, work: Callable[[ReadTx], T]) -> T:
         gate = self.gate
+        if self.hidden_loci:
+            return self.inner.read(lambda tx: work(self._hiding(tx)))
         if gate.open:
             return self.inner.read(work)
         return self.inner.read(lambda tx: work(cast(ReadTx, GatedReads(tx, gate))))
+
+    def _hiding(self, tx: ReadTx) -> ReadTx:
+        """``tx`` as a reader hiding ``hidden_loci`` reads it: nodes with the standing
+        the sessions shown gave them (``HidingReads``), then gated."""
+        hiding = cast(ReadTx, HidingReads(tx, self.hidden_loci, self.gate.withheld, self._standing))
+        return hiding if self.gate.open else cast(ReadTx, GatedReads(hiding, self.gate))
 
     def fulltext(
         self,
@@ -716,6 +883,16 @@ class GatedStore:
         gated read checks each hit again."""
         gate = self.gate
         loci = self.hidden_loci | hidden_loci
+        if gate.open and self.hidden_loci:
+            return self.inner.search_read(
+                text,
+                lambda tx, hits, stats_of: work(self._hiding(tx), hits, stats_of),
+                types=types,
+                heads_only=heads_only,
+                limit=limit,
+                withheld=withheld,
+                hidden_loci=loci,
+            )
         if gate.open:
             return self.inner.search_read(
                 text,
@@ -739,7 +916,7 @@ class GatedStore:
                 ask: int = ask,
                 last: bool = last,
             ) -> tuple[bool, T | None]:
-                reads = cast(ReadTx, GatedReads(tx, gate))
+                reads = self._hiding(tx) if self.hidden_loci else cast(ReadTx, GatedReads(tx, gate))
                 shown = reads.get_nodes([h.id for h in hits])
                 kept = [h for h in hits if h.id in shown]
                 if len(kept) >= limit or len(hits) < ask or last:
@@ -772,6 +949,15 @@ class GatedStore:
     ) -> T:
         gate = self.gate
         loci = self.hidden_loci | hidden_loci
+        if gate.open and self.hidden_loci:
+            return self.inner.read_text(
+                text,
+                terms,
+                lambda tx, hits, stats_of: work(self._hiding(tx), hits, stats_of),
+                limit=limit,
+                withheld=withheld,
+                hidden_loci=loci,
+            )
         if gate.open:
             return self.inner.read_text(
                 text, terms, work, limit=limit, withheld=withheld, hidden_loci=loci
@@ -780,7 +966,7 @@ class GatedStore:
         def gated(
             tx: ReadTx, hits: list[SearchHit], stats_of: Callable[[], TermStatsSnapshot]
         ) -> T:
-            reads = cast(ReadTx, GatedReads(tx, gate))
+            reads = self._hiding(tx) if self.hidden_loci else cast(ReadTx, GatedReads(tx, gate))
             shown = reads.get_nodes([h.id for h in hits])
             return work(reads, [h for h in hits if h.id in shown], stats_of)
 

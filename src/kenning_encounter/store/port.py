@@ -170,12 +170,15 @@ class SpineReads(Protocol):
         at every call (memory/activation.py)."""
         ...
 
-    def work_spans(self, since: str) -> list[tuple[str, str]]:
+    def work_spans(
+        self, since: str, hidden_loci: frozenset[str] = frozenset()
+    ) -> list[tuple[str, str]]:
         """When the memory was worked in: each encounter's span from its opening to its
         last write, and its seal as a moment of its own (a seal made when the next session
         begins must not count the pause before it as work), for the encounters with either
         at or after ``since`` (ISO time; "" for all). Standing ages in this time
-        (memory/activation.py)."""
+        (memory/activation.py). ``hidden_loci``: those sessions' encounters left out, for a
+        reader face that hides them (memory/gates.py ``HidingReads``)."""
         ...
 
     def get_encounter(self, name: str) -> EncounterRecord | None: ...
@@ -313,6 +316,47 @@ class RelationReads(Protocol):
         relations as columns over that node list (store/outline.py). The analytics
         projection's input: a panel reads who, when and what standing, never the text,
         and at a million nodes the text and the relation records were most of the read."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class UseRecord:
+    """One use of a node (memory/activation.py): a link at either end, a confirmation, a
+    consultation, a pin or unpin, with the encounter and session that made it. What a
+    reader face hiding sessions reads a node's standing again from (memory/gates.py)."""
+
+    node: str
+    kind: str  # "link", "CONFIRMED", "CONSULTED" or "PINNED"
+    encounter: str
+    locus: str
+    tick: int
+    at: str | None
+    state: str | None = None  # a pin's: "pinned" or "unpinned"
+    other: str | None = None  # a link's: the classification of the node at its other end
+
+
+@dataclass(frozen=True, slots=True)
+class LociUses:
+    """Where the uses some sessions made can be: when each of their encounters was open
+    (opened, and sealed or dissolved; None while open: a use is written only then), and
+    every node they pinned or unpinned."""
+
+    spans: list[tuple[str, str | None]]
+    pinned: frozenset[str]
+
+
+class UseReads(Protocol):
+    """The uses of nodes, one record each."""
+
+    def loci_uses(self, loci: Sequence[str]) -> LociUses:
+        """The encounters of ``loci`` and what they pinned (``LociUses``): a reader hiding
+        them asks for the uses of only the nodes whose standing could be theirs."""
+        ...
+
+    def node_uses(self, node_ids: Sequence[str]) -> list[UseRecord]:
+        """Every use of these nodes their edges still show: the authored relations at
+        either end (but revisions, which renew neither end), confirmations,
+        consultations (the latest of each encounter), pins and unpins."""
         ...
 
 
@@ -723,7 +767,7 @@ class LoadWrites(Protocol):
         ...
 
 
-class ReadTx(SpineReads, NodeReads, RelationReads, PastReads, IdentityReads, Protocol):
+class ReadTx(SpineReads, NodeReads, RelationReads, UseReads, PastReads, IdentityReads, Protocol):
     """What a read unit of work is handed."""
 
 

@@ -31,12 +31,18 @@ leaves them, labels included.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING, Final
 
 from kenning_encounter.store.records import EncounterRecord, NodeRecord
 
+if TYPE_CHECKING:
+    from kenning_encounter.store.port import LociUses, UseRecord
+
 BARE = ""  # the key of the uses by no classified node
+PINNED: Final = "PINNED"
 
 
 def split(stored: object) -> frozenset[str]:
@@ -166,3 +172,85 @@ def tombstones_carried(encounter: EncounterRecord, withheld: frozenset[str]) -> 
     kept = {k: n for k, n in parsed(encounter.tombstones_marked).items() if not split(k) & withheld}
     seen = tombstones_seen(encounter, withheld)
     return replace(seen, tombstones_marked=joined(kept) if kept else None)
+
+
+# --- the uses of sessions a reader face hides (memory/gates.py ``HidingReads``) --------
+# A reader face that hides sessions (``--hide-loci``) leaves their nodes out; a node it
+# shows may still have been linked, confirmed, consulted or pinned by one of them, and its
+# stored ``used_at`` and ``pinned`` say so. Nothing on the record tells such a use apart,
+# so the reader reads the node's uses (``UseReads.node_uses``) and restates its standing
+# from the ones it may see: a session it shows, and a link to a node of a class it is
+# granted. Only a node whose standing the hidden sessions could have moved is asked
+# about (``Reach``), and only where sessions are hidden: other readers pay nothing.
+
+
+_OPEN = "\uffff"  # the end of an encounter still open: after every time
+
+
+class Reach:
+    """Which nodes' standing the hidden sessions could have moved (``LociUses``): one
+    they pinned or unpinned, one pinned now, and one whose latest use falls while one of
+    their encounters was open (a use is written only then, at the write's time). Any other
+    node's stored standing is the shown sessions' own."""
+
+    def __init__(self, found: LociUses) -> None:
+        merged: list[tuple[str, str]] = []
+        for start, end in sorted((a, b or _OPEN) for a, b in found.spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:
+                merged.append((start, end))
+        self._starts = [a for a, _ in merged]
+        self._ends = [b for _, b in merged]
+        self._pinned = found.pinned
+
+    def could_move(self, node: NodeRecord) -> bool:
+        if node.pinned is not None or node.id in self._pinned:
+            return True
+        return node.used_at is not None and self.during(node.used_at)
+
+    def during(self, at: str) -> bool:
+        """Whether ``at`` falls while one of the hidden sessions' encounters was open."""
+        i = bisect_right(self._starts, at) - 1
+        return i >= 0 and at <= self._ends[i]
+
+
+def hiding_restated(
+    node: NodeRecord,
+    found: Iterable[UseRecord],
+    hidden: frozenset[str],
+    withheld: frozenset[str],
+    reach: Reach | None = None,
+) -> NodeRecord:
+    """``node`` with the standing the uses shown to a reader hiding ``hidden`` (and
+    withholding ``withheld``) give it: as stored where no hidden session used it.
+
+    A stored ``used_at`` no use shown accounts for, that falls while a hidden session's
+    encounter was open (``reach``), is taken for that session's too: its edge may be gone
+    since (a node it linked, then deleted), and the time alone would tell of it."""
+    mine = [u for u in found if u.node == node.id]
+    unseen = [u for u in mine if u.locus in hidden]
+
+    def shown(u: UseRecord) -> bool:
+        return u.locus not in hidden and not (u.other and split(u.other) & withheld)
+
+    seen = [u for u in mine if shown(u)]
+    used, marks = node.used_at, node.used_marks
+    hidden_at = {u.at for u in unseen}
+    shown_at = {u.at for u in seen if u.at is not None}
+    if reach is not None and used is not None and used not in shown_at and reach.during(used):
+        hidden_at.add(used)
+    if not unseen and used not in hidden_at:
+        return node
+    if used is not None and used in hidden_at and used not in shown_at:
+        latest = max(shown_at, default=None)
+        used = latest if latest is not None and latest > node.created_at else None
+        marks = None  # worked out from the uses shown, classes included
+    pinned = node.pinned
+    if any(u.kind == PINNED for u in unseen):
+        pins = sorted((u for u in seen if u.kind == PINNED), key=lambda u: (u.tick, u.at or ""))
+        last = pins[-1] if pins else None
+        pinned = last.encounter if last is not None and last.state == "pinned" else None
+    if (used, marks, pinned) == (node.used_at, node.used_marks, node.pinned):
+        return node
+    return replace(node, used_at=used, used_marks=marks, pinned=pinned)

@@ -552,6 +552,11 @@ ENC_SPANS: Final = (
     "MATCH (e:Encounter:KenningMemory) WITH e.opened_at AS a, coalesce(e.last_activity_at, e.opened_at) AS b, "
     "e.sealed_at AS c WHERE b >= $since OR c >= $since RETURN a, b, c"
 )
+ENC_SPANS_HIDING: Final = (
+    "MATCH (e:Encounter:KenningMemory) WHERE NOT e.locus IN $loci "
+    "WITH e.opened_at AS a, coalesce(e.last_activity_at, e.opened_at) AS b, "
+    "e.sealed_at AS c WHERE b >= $since OR c >= $since RETURN a, b, c"
+)
 ENC_SEAL: Final = (
     "MATCH (e:Encounter:KenningMemory {id: $name}) SET e.sealed_tick = $tick, e.sealed_at = $at, "
     "e.summary = $summary"
@@ -1309,5 +1314,23 @@ PIN: Final = (
 MARK_USES: Final = (
     "UNWIND $rows AS r MATCH (n:{label}:KenningMemory {{id: r.id}}) "
     "SET n.used_marks = r.marks, n._touched = $tick, n:$(r.labels)"
+)
+# A node's uses (ActivationOps.node_uses), for a reader face that hides sessions: each
+# with the encounter that made it, and that encounter's session.
+USES_LINKED: Final = (
+    "MATCH (n:{label}:KenningMemory)-[r]-(m:KenningMemory) WHERE n.id IN $ids AND type(r) IN $links "
+    "MATCH (e:Encounter:KenningMemory {{id: r.encounter}}) "
+    "RETURN n.id AS node, e.id AS enc, e.locus AS locus, r.tick AS tick, "
+    "r.created_at AS at, 'link' AS kind, NULL AS state, m.classification AS other"
+)
+USES_PROCESS: Final = (
+    "MATCH (e:Encounter:KenningMemory)-[r]->(n:{label}:KenningMemory) WHERE n.id IN $ids AND type(r) IN $process "
+    "RETURN n.id AS node, e.id AS enc, e.locus AS locus, r.tick AS tick, "
+    "r.created_at AS at, type(r) AS kind, r.state AS state, NULL AS other"
+)
+USES_UNION: Final = True
+LOCI_USES: Final = (
+    "MATCH (e:Encounter:KenningMemory) WHERE e.locus IN $loci OPTIONAL MATCH (e)-[:PINNED]->(n:KenningMemory) "
+    "RETURN e.opened_at, coalesce(e.sealed_at, e.dissolved_at), collect(n.id)"
 )
 ACTIVATION_TEXT: Final = text_of(ActivationText, sys.modules[__name__])

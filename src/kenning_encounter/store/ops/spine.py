@@ -83,9 +83,17 @@ class SpineOps(Statements):
             self.encounters(unsealed_only=True, limit=unsealed, exclude_locus=exclude_locus),
         )
 
-    def work_spans(self, since: str) -> list[tuple[str, str]]:
+    def work_spans(
+        self, since: str, hidden_loci: frozenset[str] = frozenset()
+    ) -> list[tuple[str, str]]:
         out: list[tuple[str, str]] = []
-        for opened, last, sealed in self.rows(self._spine.enc_spans, {"since": since}):
+        if hidden_loci:
+            found = self.rows(
+                self._spine.enc_spans_hiding, {"since": since, "loci": sorted(hidden_loci)}
+            )
+        else:
+            found = self.rows(self._spine.enc_spans, {"since": since})
+        for opened, last, sealed in found:
             out.append((str(opened), str(last)))
             if sealed is not None:
                 out.append((str(sealed), str(sealed)))

@@ -47,6 +47,7 @@ class SpineText:
     enc_latest: LiteralString  # -> properties
     enc_list: LiteralString  # $unsealed $exclude $offset $limit -> properties
     enc_spans: LiteralString  # $since -> opened_at, last activity, sealed_at (either >= $since)
+    enc_spans_hiding: LiteralString  # enc_spans, leaving out the encounters of $loci
     enc_seal: LiteralString  # $name $tick $at $summary
     enc_dissolve: LiteralString  # $name $at
     enc_touch: LiteralString  # $name $at
