@@ -161,9 +161,11 @@ def test_a_relation_the_shown_sessions_wrote_stands_beside_a_hidden_one(
     store: GraphStore,
 ) -> None:
     """The hidden session's relations go, the open session's stay: a status moved by both
-    reads as the open session's evidence alone moves it."""
+    reads as the open session's evidence alone moves it, now and as of before the open
+    session's relation was made."""
     writer = _planted(store)
     _hidden_writes(writer)
+    then = store.read(lambda tx: tx.clock())
     writer.advance_encounter(OPEN, "again")
     writer.create_relations(OPEN, [_link("quiet night", "SUPPORTS", "cache flush")])
     writer.close_encounter(OPEN, "supported")
@@ -174,3 +176,9 @@ def test_a_relation_the_shown_sessions_wrote_stands_beside_a_hidden_one(
     assert Memory(store).trace_provenance("cache flush").node.status == "challenged"
     found = contest.conflicts(hiding.store, hidden_loci=HIDDEN).conflicts
     assert found == []
+    # Before the open session's SUPPORTS, only the hidden session's relations had moved it.
+    past = hiding.trace_provenance("cache flush", as_of=then)
+    assert (past.node.status, past.grounding) == ("untested", [])
+    assert hiding.find_by_name("which region", as_of=then).node.status == "open"
+    plain = Memory(store).find_by_name("cache flush", as_of=then).node
+    assert plain.status == "challenged"
