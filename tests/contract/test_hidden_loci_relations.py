@@ -18,6 +18,7 @@ import pytest
 from kenning_encounter.memory import conflicts as contest
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.port import GraphStore, ReadTx
+from kenning_encounter.store.records import EdgeRecord
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 
 OPEN, SECRET = "open-session", "secret-session"
@@ -117,6 +118,27 @@ def _seen(store: GraphStore, hidden: frozenset[str], granted: tuple[str, ...] = 
             [n.status for n in hypo.values()],
         )
 
+    def around(tx: ReadTx) -> Any:
+        # What infusion's tension and neighbourhood read, and a relation's own reads.
+        ids = {n: memory.find_by_name(n).node.id for n in ("cache flush", "deploy storms")}
+        hood = tx.neighbourhood(list(ids.values()), ["SUPPORTS", "GROUNDS", "CHALLENGES"])
+        challenges, _ = tx.tension_of([ids["cache flush"]])
+        names = _names(tx, {n.id for n in hood.nodes} | {n.id for n in challenges.nodes})
+
+        def named(edges: list[EdgeRecord]) -> list[tuple[str, str, str]]:
+            return sorted((names[e.source], e.type, names[e.target]) for e in edges)
+
+        spike = memory.find_by_name("cpu spike").node.id
+        return (
+            sorted(names[n.id] for n in hood.nodes),
+            named(hood.edges),
+            sorted(names[n.id] for n in challenges.nodes),
+            named(challenges.edges),
+            len(tx.edges_of(ids["deploy storms"])),
+            tx.edge_exists(spike, ids["cache flush"], "SUPPORTS"),
+        )
+
+    out["around"] = memory.store.read(around)
     out["outline"] = memory.store.read(outline)
     out["graph"] = memory.store.read(graph)
     out["lists"] = memory.store.read(lists)
@@ -154,6 +176,11 @@ def test_a_hidden_session_s_relations_are_not_seen_by_a_reader_hiding_it(
     assert ("region east", "RESOLVES", "which region") in relations
     assert ("quiet night", "GROUNDS", "deploy storms") in relations
     assert ("region east", "RESOLVES", "which region") in plain["outline"][0]
+    hood, hood_edges, tense, tense_edges, around_storms, supported = plain["around"]
+    assert "quiet night" in hood and ("cpu spike", "SUPPORTS", "cache flush") in hood_edges
+    assert tense == ["cache flush", "cache metrics"] and len(tense_edges) == 1
+    assert (around_storms, supported) == (2, True)
+    assert after["around"][2:] == ([], [], 1, False)
     assert ("region east", "RESOLVES", "which region") not in after["outline"][0]
 
 

@@ -769,18 +769,14 @@ class HidingReads:
     def moved_unseen(self, ids: Iterable[str]) -> set[str]:
         return self._moved_unseen.intersection(ids)
 
-    def _sub(self, sub: Subgraph, starts: Sequence[str] | None = None) -> Subgraph:
-        """``sub`` without the hidden sessions' relations, and, from ``starts``, without
-        the nodes only those reached."""
+    def _hood(self, sub: Subgraph) -> Subgraph:
+        """A neighbourhood (its nodes the ends of its relations) without the hidden
+        sessions' relations, and the nodes only those reached."""
         edges = self._written(sub.edges)
         if len(edges) == len(sub.edges):
             return self._restate(sub)
-        if starts is not None:
-            ends = {*starts} | {x for e in edges for x in (e.source, e.target)}
-            sub = Subgraph([n for n in sub.nodes if n.id in ends], edges)
-        else:
-            sub = Subgraph(sub.nodes, edges)
-        return self._restate(sub)
+        ends = {x for e in edges for x in (e.source, e.target)}
+        return self._restate(Subgraph([n for n in sub.nodes if n.id in ends], edges))
 
     def edges_into(self, node_ids: Sequence[str], rels: Sequence[str]) -> list[EdgeRecord]:
         return self._written(self._tx.edges_into(node_ids, rels))
@@ -825,11 +821,11 @@ class HidingReads:
         return self._restate(_reachable(Subgraph(sub.nodes, kept), node_ids))
 
     def neighbourhood(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> Subgraph:
-        return self._sub(self._tx.neighbourhood(node_ids, rel_types), node_ids)
+        return self._hood(self._tx.neighbourhood(node_ids, rel_types))
 
     def tension_of(self, node_ids: Sequence[str]) -> tuple[Subgraph, dict[str, Confirmation]]:
         challenges, confirmations = self._tx.tension_of(node_ids)
-        return self._sub(challenges, node_ids), confirmations
+        return self._hood(challenges), confirmations
 
     def authored_graph(self) -> Subgraph:
         whole = self._tx.authored_graph()
