@@ -17,7 +17,7 @@ import pytest
 
 from kenning_encounter.memory import conflicts as contest
 from kenning_encounter.memory.service import Memory
-from kenning_encounter.store.port import GraphStore, ReadTx
+from kenning_encounter.store.port import GraphStore, HeadsAsk, ReadTx
 from kenning_encounter.store.records import EdgeRecord
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 
@@ -112,10 +112,12 @@ def _seen(store: GraphStore, hidden: frozenset[str], granted: tuple[str, ...] = 
 
     def lists(tx: ReadTx) -> Any:
         hypo = tx.get_nodes([memory.find_by_name("cache flush").node.id])
+        many = tx.heads_many([HeadsAsk("Question", 10, ("open",)), HeadsAsk("Concept", 10)])
         return (
             sorted(n.name or "" for n in tx.heads_by_status("Question", ["open"], 10)),
             sorted(n.name or "" for n in tx.heads_by_status("Hypothesis", ["untested"], 10)),
             [n.status for n in hypo.values()],
+            [sorted(n.name or "" for n in heads) for heads in many],
         )
 
     def around(tx: ReadTx) -> Any:
@@ -153,7 +155,13 @@ def test_a_hidden_session_s_relations_are_not_seen_by_a_reader_hiding_it(
 ) -> None:
     writer = _planted(store)
     before = _seen(store, HIDDEN, granted)
-    assert before["lists"] == (["which region"], ["cache flush"], ["untested"])
+    concepts = ["deploy storms", "region east"]
+    assert before["lists"] == (
+        ["which region"],
+        ["cache flush"],
+        ["untested"],
+        [["which region"], concepts],
+    )
     assert before["conflicts"] == []
     plain_before = _seen(store, frozenset(), granted)
     assert plain_before == before
@@ -170,7 +178,7 @@ def test_a_hidden_session_s_relations_are_not_seen_by_a_reader_hiding_it(
         assert grounding == ["cpu spike", "quiet night"]
         assert len(edges) == 2
         assert plain["cache flush", as_of, "trace"][1] == ["cache metrics", "cpu spike"]
-    assert plain["lists"] == ([], [], ["challenged"])
+    assert plain["lists"] == ([], [], ["challenged"], [[], concepts])
     assert ("cache flush", ("challenges", "supported and challenged")) in plain["conflicts"]
     relations = plain["graph"][0]
     assert ("region east", "RESOLVES", "which region") in relations

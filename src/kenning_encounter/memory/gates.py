@@ -911,11 +911,10 @@ class HidingReads:
     def _restate(self, value: Any, *, statuses: bool = True) -> Any:
         met: list[NodeRecord] = []
         _nodes_in(value, met)
-        if statuses:
+        if statuses and met:
             value = self._with_statuses(value, met)
-            if met and self._statuses(met):  # cached: the records as restated
-                met = []
-                _nodes_in(value, met)
+            met = []
+            _nodes_in(value, met)
         # A node never used since its creation has nothing a hidden session could move.
         used = [n for n in met if n.used_at is not None or n.pinned is not None]
         if not used:
