@@ -691,8 +691,17 @@ class HidingReads:
     (store/uses.py ``Reach``, ``hiding_restated``: two statements per type), once per
     state too (``HiddenStanding``); a read of what is known asks only for the clock. Under
     a gate (``GatedReads`` wraps this), a node restated here has no marks left: its
-    ``used_at`` already leaves the withheld links out. Built only where sessions are
-    hidden: a reader hiding none reads as it did."""
+    ``used_at`` already leaves the withheld links out.
+
+    Nor is a relation a hidden session wrote there, whatever its ends: every read that
+    hands back relations leaves out those whose encounter is one of the hidden sessions'
+    (named with their uses, ``loci_uses``), a walk does not reach past them, the outline
+    takes them out of its columns (``edges_written_in``: one more statement, only where
+    they wrote something), and a status one of them moved reads as the relations shown
+    move it from the status the node was recorded with (memory/status.py), as the class
+    gate reads one a withheld relation moved; a list by status is asked wider for it.
+    Revisions stay: a hidden version is the services' to walk through (memory/reads.py).
+    Built only where sessions are hidden: a reader hiding none reads as it did."""
 
     def __init__(
         self,
