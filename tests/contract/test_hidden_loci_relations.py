@@ -217,3 +217,27 @@ def test_a_relation_the_shown_sessions_wrote_stands_beside_a_hidden_one(
     assert hiding.find_by_name("which region", as_of=then).node.status == "open"
     plain = Memory(store).find_by_name("cache flush", as_of=then).node
     assert plain.status == "challenged"
+
+
+def test_a_reader_kept_open_does_not_see_a_hidden_relation_written_after_it_read(
+    store: GraphStore,
+) -> None:
+    """What the hiding reader worked out is kept until the memory's clock moves: the same
+    reader, read again after the hidden session wrote, leaves the new relation out too."""
+    writer = _planted(store)
+    hiding = Memory(store, hidden_loci=HIDDEN)
+    _hidden_writes(writer)
+
+    def outline(tx: ReadTx) -> list[tuple[str, str, str]]:
+        edges = tx.authored_outline().edge_records()
+        names = _names(tx, {x for e in edges for x in (e.source, e.target)})
+        return sorted((names[e.source], e.type, names[e.target]) for e in edges)
+
+    before = hiding.store.read(outline)
+    assert before == [("cpu spike", "GROUNDS", "deploy storms")]
+    writer.advance_encounter(SECRET, "more")
+    writer.create_relations(SECRET, [_link("cache metrics", "GROUNDS", "deploy storms")])
+    writer.close_encounter(SECRET, "done")
+    assert hiding.store.read(outline) == before
+    assert hiding.trace_provenance("deploy storms").grounding[0].name == "cpu spike"
+    assert len(hiding.trace_provenance("deploy storms").grounding) == 1

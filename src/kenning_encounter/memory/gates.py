@@ -653,12 +653,24 @@ class HiddenStanding:
         # id -> the status the relations shown give a node whose status a relation moved
         # (memory/status.py), its stored one where no hidden session's relation did.
         self._statuses: dict[str, str | None] = {}
+        # The relations the hidden sessions wrote, as the outline leaves them out.
+        self._written: list[EdgeRecord] | None = None
 
     def at(self, key: tuple[int, int]) -> tuple[uses.Reach | None, dict[str, Standing | None]]:
         with self._lock:
             if key != self._key:
                 self._key, self._reach, self._standing, self._statuses = key, None, {}, {}
+                self._written = None
             return self._reach, self._standing
+
+    def written(self, key: tuple[int, int]) -> list[EdgeRecord] | None:
+        with self._lock:
+            return self._written if key == self._key else None
+
+    def keep_written(self, key: tuple[int, int], written: list[EdgeRecord]) -> None:
+        with self._lock:
+            if key == self._key:
+                self._written = written
 
     def statuses(self, key: tuple[int, int]) -> dict[str, str | None]:
         with self._lock:
@@ -850,7 +862,11 @@ class HidingReads:
         # apart (one statement, only where they wrote something) and taken out.
         whole = self._tx.authored_outline()
         theirs = self._reach().encounters
-        written = [e for e in self._tx.edges_written_in(sorted(theirs)) if self._theirs(e)]
+        key = self._state()
+        written = self._kept.written(key)
+        if written is None:  # asked once per state of the memory, as the reach is
+            written = [e for e in self._tx.edges_written_in(sorted(theirs)) if self._theirs(e)]
+            self._kept.keep_written(key, written)
         if not written:
             return self._restate(whole, statuses=False)
         moved = {e.target for e in written if e.type in status.MOVING}
