@@ -227,3 +227,44 @@ async def test_a_chain_a_hidden_locus_renamed_is_found_by_the_names_the_reader_s
             assert result.is_error, (tool, text)
             told = text.replace(str(next(iter(arguments.values()))), "<given>")
             assert _mentions(told, hers) == set(), (tool, text)
+
+
+async def test_a_relation_a_hidden_locus_wrote_between_shown_nodes_is_not_seen(
+    tmp_path: Path,
+) -> None:
+    """Alice, hidden, links Bob's nodes: a RESOLVES of his question, a SUPPORTS of his
+    hypothesis. The reader hiding her sees neither relation nor the statuses they moved,
+    in trace_provenance, orient's open frontier or a gds projection; a reader hiding
+    nothing sees them."""
+    await _record(tmp_path / "memory")
+    async with Client(server_for(tmp_path / "memory")) as full:
+        relations = [
+            {"source": "bob lantern hub", "type": "RESOLVES", "target": "bob lantern question"},
+            {"source": "bob lantern seen 2", "type": "SUPPORTS", "target": "bob lantern guess"},
+        ]
+        await call_ok(full, "create_relations", {"session_id": ALICE, "relations": relations})
+
+    async def read(client: Client) -> tuple[Any, ...]:
+        guess = await call_ok(client, "trace_provenance", {"ref": "bob lantern guess"})
+        question = await call_ok(client, "find_by_name", {"name": "bob lantern question"})
+        frontier = await _seen(client, "orient", {"top_k": 20})
+        info = await call_ok(client, "gds_create_projection", {"name": "all"})
+        await call_ok(client, "gds_drop_projection", {"name": "all"})
+        return (
+            guess["node"]["status"],
+            sorted(e["type"] for e in guess["edges"]),
+            question["node"]["status"],
+            "bob lantern question" in frontier,
+            info["edges"],
+        )
+
+    async with Client(server_for(tmp_path / "memory", face="reader")) as unhidden:
+        status, kinds, asked, open_, edges = await read(unhidden)
+        assert (status, asked) == ("supported", "resolved")
+        assert "SUPPORTS" in kinds
+        assert edges == 2 * len(_links("bob")) + 1 + len(relations)
+    async with Client(server_for(tmp_path / "memory", face="reader", hide_loci=[ALICE])) as reader:
+        status, kinds, asked, open_, edges = await read(reader)
+        assert (status, asked, open_) == ("untested", "open", True)
+        assert "SUPPORTS" not in kinds
+        assert edges == len(_links("bob"))

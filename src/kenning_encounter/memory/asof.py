@@ -246,7 +246,7 @@ class Past:
         the reader may see that stood then (memory/status.py), as the gate reads the
         present. Only a status a relation could have set can read otherwise."""
         ids = [i for i, n in then.items() if status.moved(n.type, n.status)]
-        if not ids or not gates.withholds(self.tx):
+        if not ids or not (gates.withholds(self.tx) or gates.hides_relations(self.tx)):
             return then
         evidence: dict[str, list[EdgeRecord]] = {}
         for e in self.edges_into(ids, status.MOVING):  # the gate meets the withheld ones

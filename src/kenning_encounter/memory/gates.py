@@ -503,8 +503,15 @@ class GatedReads:
         return out
 
     def moved_unseen(self, ids: Iterable[str]) -> set[str]:
-        """Which of ``ids`` this read met a withheld relation into that moves a status."""
-        return self._moved_unseen.intersection(ids)
+        """Which of ``ids`` this read met a withheld relation into that moves a status (or
+        one a hidden session wrote, read through ``HidingReads``)."""
+        ids = set(ids)
+        found = self._moved_unseen.intersection(ids)
+        return found | self._tx.moved_unseen(ids) if isinstance(self._tx, HidingReads) else found
+
+    def hides_relations(self) -> bool:
+        """Whether this read leaves out relations a hidden session wrote (``HidingReads``)."""
+        return isinstance(self._tx, HidingReads) and self._tx.hides_relations()
 
     def edges_into(self, node_ids: Sequence[str], rels: Sequence[str]) -> list[EdgeRecord]:
         return self._unnamed(self._tx.edges_into(node_ids, rels))
@@ -643,12 +650,36 @@ class HiddenStanding:
         # id -> the node's standing restated (used_at, used_marks, pinned), or None where
         # it stands as stored.
         self._standing: dict[str, Standing | None] = {}
+        # id -> the status the relations shown give a node whose status a relation moved
+        # (memory/status.py), its stored one where no hidden session's relation did.
+        self._statuses: dict[str, str | None] = {}
+        # The relations the hidden sessions wrote, as the outline leaves them out.
+        self._written: list[EdgeRecord] | None = None
 
     def at(self, key: tuple[int, int]) -> tuple[uses.Reach | None, dict[str, Standing | None]]:
         with self._lock:
             if key != self._key:
-                self._key, self._reach, self._standing = key, None, {}
+                self._key, self._reach, self._standing, self._statuses = key, None, {}, {}
+                self._written = None
             return self._reach, self._standing
+
+    def written(self, key: tuple[int, int]) -> list[EdgeRecord] | None:
+        with self._lock:
+            return self._written if key == self._key else None
+
+    def keep_written(self, key: tuple[int, int], written: list[EdgeRecord]) -> None:
+        with self._lock:
+            if key == self._key:
+                self._written = written
+
+    def statuses(self, key: tuple[int, int]) -> dict[str, str | None]:
+        with self._lock:
+            return dict(self._statuses) if key == self._key else {}
+
+    def keep_statuses(self, key: tuple[int, int], found: dict[str, str | None]) -> None:
+        with self._lock:
+            if key == self._key:
+                self._statuses = {**self._statuses, **found}
 
     def keep(
         self, key: tuple[int, int], reach: uses.Reach, standing: dict[str, Standing | None]
@@ -672,8 +703,17 @@ class HidingReads:
     (store/uses.py ``Reach``, ``hiding_restated``: two statements per type), once per
     state too (``HiddenStanding``); a read of what is known asks only for the clock. Under
     a gate (``GatedReads`` wraps this), a node restated here has no marks left: its
-    ``used_at`` already leaves the withheld links out. Built only where sessions are
-    hidden: a reader hiding none reads as it did."""
+    ``used_at`` already leaves the withheld links out.
+
+    Nor is a relation a hidden session wrote there, whatever its ends: every read that
+    hands back relations leaves out those whose encounter is one of the hidden sessions'
+    (named with their uses, ``loci_uses``), a walk does not reach past them, the outline
+    takes them out of its columns (``edges_written_in``: one more statement, only where
+    they wrote something), and a status one of them moved reads as the relations shown
+    move it from the status the node was recorded with (memory/status.py), as the class
+    gate reads one a withheld relation moved; a list by status is asked wider for it.
+    Revisions stay: a hidden version is the services' to walk through (memory/reads.py).
+    Built only where sessions are hidden: a reader hiding none reads as it did."""
 
     def __init__(
         self,
@@ -687,6 +727,10 @@ class HidingReads:
         self._withheld = withheld
         self._kept = kept or HiddenStanding()
         self._key: tuple[int, int] | None = None
+        self._reached: uses.Reach | None = None
+        # The shown nodes a hidden session's relation that moves a status runs into,
+        # among those this read met (asof.Past reads their past statuses again).
+        self._moved_unseen: set[str] = set()
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self._tx, name)
@@ -703,19 +747,206 @@ class HidingReads:
     ) -> list[tuple[str, str]]:
         return self._tx.work_spans(since, self._hidden | hidden_loci)
 
-    def _restate(self, value: Any) -> Any:
+    def _state(self) -> tuple[int, int]:
+        if self._key is None:  # the memory's state this read stands on, asked once
+            self._key = self._tx.clock_and_erasures()
+        return self._key
+
+    def _reach(self) -> uses.Reach:
+        """Where the hidden sessions' uses can be, and their encounters: asked once per
+        state of the memory (``HiddenStanding``)."""
+        if self._reached is None:
+            key = self._state()
+            reach, _ = self._kept.at(key)
+            if reach is None:
+                reach = uses.Reach(self._tx.loci_uses(sorted(self._hidden)))
+                self._kept.keep(key, reach, {})
+            self._reached = reach
+        return self._reached
+
+    # --- relations: those a hidden session wrote are not there --------------------------
+    def hides_relations(self) -> bool:
+        """Whether a hidden session wrote anything (it has an encounter)."""
+        return bool(self._reach().encounters)
+
+    def _theirs(self, edge: EdgeRecord) -> bool:
+        # A revision is the hidden version's own (memory/reads.py walks a chain through
+        # it): a relation only between nodes a hidden session made otherwise.
+        return edge.type != "SUPERSEDES" and edge.encounter in self._reach().encounters
+
+    def _written(self, edges: Iterable[EdgeRecord]) -> list[EdgeRecord]:
+        """``edges`` without those a hidden session wrote."""
+        edges = list(edges)
+        if not edges or not self.hides_relations():
+            return edges
+        out: list[EdgeRecord] = []
+        for e in edges:
+            if not self._theirs(e):
+                out.append(e)
+            elif e.type in status.MOVING:
+                self._moved_unseen.add(e.target)
+        return out
+
+    def moved_unseen(self, ids: Iterable[str]) -> set[str]:
+        return self._moved_unseen.intersection(ids)
+
+    def _hood(self, sub: Subgraph) -> Subgraph:
+        """A neighbourhood (its nodes the ends of its relations) without the hidden
+        sessions' relations, and the nodes only those reached."""
+        edges = self._written(sub.edges)
+        if len(edges) == len(sub.edges):
+            return self._restate(sub)
+        ends = {x for e in edges for x in (e.source, e.target)}
+        return self._restate(Subgraph([n for n in sub.nodes if n.id in ends], edges))
+
+    def edges_into(self, node_ids: Sequence[str], rels: Sequence[str]) -> list[EdgeRecord]:
+        return self._written(self._tx.edges_into(node_ids, rels))
+
+    def edges_out_of(self, node_ids: Sequence[str], rels: Sequence[str]) -> list[EdgeRecord]:
+        return self._written(self._tx.edges_out_of(node_ids, rels))
+
+    def edges_of(self, node_id: str) -> list[EdgeRecord]:
+        return self._written(self._tx.edges_of(node_id))
+
+    def edge_exists(self, source: str, target: str, rel_type: str) -> bool:
+        if not self._tx.edge_exists(source, target, rel_type):
+            return False
+        if not self.hides_relations():
+            return True
+        return any(e.target == target for e in self.edges_out_of([source], [rel_type]))
+
+    def ended_at(self, tick: int) -> tuple[list[NodeRecord], list[EdgeRecord]]:
+        nodes, edges = self._tx.ended_at(tick)
+        return self._restate(nodes), self._written(edges)
+
+    def ended_nodes_at(self, tick: int) -> list[NodeRecord]:
+        return self.ended_at(tick)[0]
+
+    def ended_edges_at(self, tick: int) -> list[EdgeRecord]:
+        return self.ended_at(tick)[1]
+
+    def provenance(self, node_id: str, rel_types: Sequence[str], depth: int) -> Subgraph:
+        sub = self._tx.provenance(node_id, rel_types, depth)
+        kept = self._written(sub.edges)
+        if len(kept) == len(sub.edges):
+            return self._restate(sub)
+        return self._restate(_reachable(Subgraph(sub.nodes, kept), [node_id]))
+
+    def provenance_from(
+        self, node_ids: Sequence[str], rel_types: Sequence[str], depth: int
+    ) -> Subgraph:
+        sub = self._tx.provenance_from(node_ids, rel_types, depth)
+        kept = self._written(sub.edges)
+        if len(kept) == len(sub.edges):
+            return self._restate(sub)
+        return self._restate(_reachable(Subgraph(sub.nodes, kept), node_ids))
+
+    def neighbourhood(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> Subgraph:
+        return self._hood(self._tx.neighbourhood(node_ids, rel_types))
+
+    def tension_of(self, node_ids: Sequence[str]) -> tuple[Subgraph, dict[str, Confirmation]]:
+        challenges, confirmations = self._tx.tension_of(node_ids)
+        return self._hood(challenges), confirmations
+
+    def authored_graph(self) -> Subgraph:
+        whole = self._tx.authored_graph()
+        edges = self._written(whole.edges)
+        if len(edges) == len(whole.edges):
+            return self._restate(whole, statuses=False)
+        moved = {e.target for e in whole.edges if e.type in status.MOVING and self._theirs(e)}
+        sub = self._restate(Subgraph(whole.nodes, edges), statuses=False)
+        return self._with_statuses(sub, [n for n in sub.nodes if n.id in moved])
+
+    def authored_outline(self) -> Outline:
+        # The outline's relations carry no encounter: the hidden sessions' are asked for
+        # apart (one statement, only where they wrote something) and taken out.
+        whole = self._tx.authored_outline()
+        theirs = self._reach().encounters
+        key = self._state()
+        written = self._kept.written(key)
+        if written is None:  # asked once per state of the memory, as the reach is
+            written = [e for e in self._tx.edges_written_in(sorted(theirs)) if self._theirs(e)]
+            self._kept.keep_written(key, written)
+        if not written:
+            return self._restate(whole, statuses=False)
+        moved = {e.target for e in written if e.type in status.MOVING}
+        self._moved_unseen.update(moved)
+        outline = self._restate(whole.without_relations(written), statuses=False)
+        return self._with_statuses(outline, [n for n in outline.nodes if n.id in moved])
+
+    def heads_by_status(
+        self, node_type: str, statuses: Sequence[str], limit: int
+    ) -> list[NodeRecord]:
+        # Asked wider, as GatedReads does: a status a hidden relation moved reads otherwise.
+        if not self.hides_relations():
+            return self._restate(self._tx.heads_by_status(node_type, statuses, limit))
+        wide = status.widened(node_type, statuses)
+        ask = limit
+        for _ in range(_MORE):
+            got = self._tx.heads_by_status(node_type, wide, ask)
+            kept = [n for n in self._restate(got) if n.status in statuses]
+            if len(kept) >= limit or len(got) < ask:
+                return kept[:limit]
+            ask *= 4
+        got = self._tx.heads_by_status(node_type, wide, ask)
+        return [n for n in self._restate(got) if n.status in statuses][:limit]
+
+    def heads_many(self, asks: Sequence[HeadsAsk]) -> list[list[NodeRecord]]:
+        if not any(a.statuses is not None for a in asks) or not self.hides_relations():
+            return self._restate(self._tx.heads_many(asks))
+        return [a.asked_of(cast(ReadTx, self)) for a in asks]
+
+    def _statuses(self, nodes: Sequence[NodeRecord]) -> dict[str, str | None]:
+        """id -> the status the relations shown give each of ``nodes`` a relation could
+        have moved: the replay (memory/status.py) without the hidden sessions' relations.
+        One statement for the relations into those not yet read in this state of the
+        memory, one more for where they started when a hidden relation moved one."""
+        asked = [n for n in nodes if status.moved(n.type, n.status)]
+        if not asked or not self.hides_relations():
+            return {}
+        key = self._state()
+        known = self._kept.statuses(key)
+        unknown = {n.id: n for n in asked if n.id not in known}
+        if unknown:
+            evidence = self._tx.edges_into(list(unknown), status.MOVING)
+            theirs = sorted({e.target for e in evidence if self._theirs(e)})
+            found: dict[str, str | None] = {i: n.status for i, n in unknown.items()}
+            if theirs:
+                self._moved_unseen.update(theirs)
+                starts = status.recorded_of(self._tx, {i: unknown[i].status for i in theirs})
+                for i in theirs:
+                    shown = [e for e in evidence if e.target == i and not self._theirs(e)]
+                    found[i] = status.replayed(unknown[i].type, starts[i], shown)
+            self._kept.keep_statuses(key, found)
+            known = {**known, **found}
+        return {n.id: known[n.id] for n in asked if known[n.id] != n.status}
+
+    def _with_statuses(self, value: T, nodes: Sequence[NodeRecord]) -> T:
+        restated = self._statuses(nodes)
+        if not restated:
+            return value
+        return cast(
+            T,
+            _with_nodes(
+                value,
+                lambda n: replace(n, status=restated[n.id]) if n.id in restated else n,
+            ),
+        )
+
+    def _restate(self, value: Any, *, statuses: bool = True) -> Any:
         met: list[NodeRecord] = []
         _nodes_in(value, met)
+        if statuses and met:
+            value = self._with_statuses(value, met)
+            met = []
+            _nodes_in(value, met)
         # A node never used since its creation has nothing a hidden session could move.
         used = [n for n in met if n.used_at is not None or n.pinned is not None]
         if not used:
             return value
-        if self._key is None:  # the memory's state this read stands on, asked once
-            self._key = self._tx.clock_and_erasures()
-        key = self._key
-        reach, standing = self._kept.at(key)
-        if reach is None:
-            reach = uses.Reach(self._tx.loci_uses(sorted(self._hidden)))
+        key = self._state()
+        reach = self._reach()
+        _, standing = self._kept.at(key)
         asked = {n.id: n for n in used if n.id not in standing and reach.could_move(n)}
         found: dict[str, Standing | None] = {}
         if asked:
@@ -1039,9 +1270,16 @@ def withholds(tx: ReadTx) -> bool:
 
 def moved_unseen(tx: ReadTx, ids: Iterable[str]) -> set[str]:
     """Which of ``ids`` a relation from a node ``tx``'s gate withholds runs into, of a kind
-    that moves a status, among the relations the read has asked for: asof.Past reads the
-    statuses of these as the gate reads the present's (the rest as the store records)."""
-    return tx.moved_unseen(ids) if isinstance(tx, GatedReads) else set()
+    that moves a status, among the relations the read has asked for (or one a session the
+    reader hides wrote): asof.Past reads the statuses of these as the gate reads the
+    present's (the rest as the store records)."""
+    return tx.moved_unseen(ids) if isinstance(tx, GatedReads | HidingReads) else set()
+
+
+def hides_relations(tx: ReadTx) -> bool:
+    """Whether ``tx`` leaves out relations a session its reader hides wrote: asof.Past then
+    replays the statuses those moved, as under a gate (``moved_unseen``)."""
+    return isinstance(tx, GatedReads | HidingReads) and tx.hides_relations()
 
 
 def withheld_among(tx: ReadTx, ids: Sequence[str]) -> set[str]:

@@ -167,6 +167,42 @@ class Outline:
             ),
         )
 
+    def without_relations(self, gone: Sequence[EdgeRecord]) -> Outline:
+        """The outline without the relations ``gone`` names (by ends and type): the nodes
+        are the same list."""
+        import numpy as np
+
+        at = {n.id: i for i, n in enumerate(self.nodes)}
+        rel = self.relations
+        code = {name: i for i, name in enumerate(rel.names)}
+        width, kinds = max(len(self.nodes), 1), max(len(rel.names), 1)
+
+        def key(s: Any, t: Any, k: Any) -> Any:
+            return (s * width + t) * kinds + k
+
+        named = [
+            key(at[e.source], at[e.target], code[e.type])
+            for e in gone
+            if e.source in at and e.target in at and e.type in code
+        ]
+        if not named:
+            return self
+        source = as_numpy(rel.source).astype(np.int64)
+        target = as_numpy(rel.target).astype(np.int64)
+        kind = as_numpy(rel.kind).astype(np.int64)
+        keep = ~np.isin(key(source, target, kind), np.asarray(named, dtype=np.int64))
+        keep |= (source == OUTSIDE) | (target == OUTSIDE)  # an end outside names none
+        return Outline(
+            self.nodes,
+            Relations(
+                _of_numpy(source[keep], PLACES),
+                _of_numpy(target[keep], PLACES),
+                _of_numpy(kind[keep], PLACES),
+                _of_numpy(as_numpy(rel.tick)[keep], TICKS),
+                rel.names,
+            ),
+        )
+
     def without_loci(self, hidden: frozenset[str]) -> Outline:
         """The outline a reader hiding the sessions ``hidden`` sees: their nodes gone with
         their relations, and a chain walked through a hidden version as the reads walk it

@@ -310,6 +310,11 @@ class RelationReads(Protocol):
         """Every authored node and authored edge."""
         ...
 
+    def edges_written_in(self, encounters: Sequence[str]) -> list[EdgeRecord]:
+        """The authored relations standing that these encounters wrote: what a reader
+        hiding their sessions leaves out of the outline (memory/gates.py)."""
+        ...
+
     def authored_outline(self) -> Outline:
         """``authored_graph`` without the nodes' words: each node as ``NodeRecord.outline``
         gives it (no description; of its properties, only its classification), and the
@@ -343,6 +348,8 @@ class LociUses:
 
     spans: list[tuple[str, str | None]]
     pinned: frozenset[str]
+    # The encounters' names: a relation one of them wrote is theirs too.
+    encounters: frozenset[str] = frozenset()
 
 
 class UseReads(Protocol):

@@ -203,6 +203,7 @@ class Reach:
         self._starts = [a for a, _ in merged]
         self._ends = [b for _, b in merged]
         self._pinned = found.pinned
+        self.encounters = found.encounters  # theirs: what they wrote is theirs too
 
     def could_move(self, node: NodeRecord) -> bool:
         if node.pinned is not None or node.id in self._pinned:

@@ -255,6 +255,10 @@ EDGES_ALL: Final = (
     "MATCH (a)-[r]->(b) WHERE label(r) IN $rels "
     "RETURN a.id, b.id, label(r), r.tick, r.encounter, r.revision_why"
 )
+EDGES_WRITTEN_IN: Final = (
+    "MATCH (a)-[r]->(b) WHERE label(r) IN $rels AND r.encounter IN $encounters "
+    "RETURN a.id, b.id, label(r), r.tick, r.encounter, r.revision_why"
+)
 # The same a relation type and a page of its row offsets at a time (tx.py
 # ``authored_graph``): three million relations as one result ran the buffer pool out.
 EDGES_LAST_OFFSET: Final = "MATCH ()-[r:{rel}]->() RETURN max(offset(id(r)))"
@@ -637,6 +641,6 @@ USES_PROCESS: Final = (
 USES_UNION: Final = False
 LOCI_USES: Final = (
     "MATCH (e:Encounter) WHERE e.locus IN $loci OPTIONAL MATCH (e)-[:PINNED]->(n) "
-    "RETURN e.opened_at, coalesce(e.sealed_at, e.dissolved_at), collect(n.id)"
+    "RETURN e.opened_at, coalesce(e.sealed_at, e.dissolved_at), collect(n.id), e.id"
 )
 ACTIVATION_TEXT: Final = text_of(ActivationText, sys.modules[__name__])

@@ -445,6 +445,12 @@ EDGES_ALL: Final = cast(
     f"MATCH (a:KenningMemory)-[r:{alternatives(AUTHORED_RELATION_TYPES)}]->(b:KenningMemory) "
     "RETURN a.id, b.id, type(r), r.tick, r.encounter, r.revision_why",
 )
+EDGES_WRITTEN_IN: Final = cast(
+    LiteralString,
+    f"MATCH (a:KenningMemory)-[r:{alternatives(AUTHORED_RELATION_TYPES)}]->(b:KenningMemory) "
+    "WHERE r.encounter IN $encounters "
+    "RETURN a.id, b.id, type(r), r.tick, r.encounter, r.revision_why",
+)
 PREDECESSORS: Final = "MATCH (n:{label}:KenningMemory {{id: $id}})-[r:SUPERSEDES]->(p:{label}:KenningMemory) RETURN p.id, r.revision_why"
 PREDECESSORS_MANY: Final = (
     "MATCH (n:{label}:KenningMemory)-[:SUPERSEDES]->(p:{label}:KenningMemory) "
@@ -1331,6 +1337,6 @@ USES_PROCESS: Final = (
 USES_UNION: Final = True
 LOCI_USES: Final = (
     "MATCH (e:Encounter:KenningMemory) WHERE e.locus IN $loci OPTIONAL MATCH (e)-[:PINNED]->(n:KenningMemory) "
-    "RETURN e.opened_at, coalesce(e.sealed_at, e.dissolved_at), collect(n.id)"
+    "RETURN e.opened_at, coalesce(e.sealed_at, e.dissolved_at), collect(n.id), e.id"
 )
 ACTIVATION_TEXT: Final = text_of(ActivationText, sys.modules[__name__])

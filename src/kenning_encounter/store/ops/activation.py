@@ -47,7 +47,7 @@ class ActivationText:
     # Whether one statement may join the parts of several types (UNION ALL).
     uses_union: bool
     # $loci -> each of their encounters' opening, its seal or dissolution (null while
-    # open), and the ids of the nodes it pinned or unpinned.
+    # open), the ids of the nodes it pinned or unpinned, and its name.
     loci_uses: LiteralString
 
 
@@ -99,10 +99,14 @@ class ActivationOps(NodeOps):
     def loci_uses(self, loci: Sequence[str]) -> LociUses:
         spans: list[tuple[str, str | None]] = []
         pinned: set[str] = set()
-        for opened, closed, ids in self.rows(self._activation.loci_uses, {"loci": list(loci)}):
+        names: set[str] = set()
+        for opened, closed, ids, name in self.rows(
+            self._activation.loci_uses, {"loci": list(loci)}
+        ):
             spans.append((str(opened), _text(closed)))
             pinned.update(str(i) for i in ids or () if i is not None)
-        return LociUses(spans, frozenset(pinned))
+            names.add(str(name))
+        return LociUses(spans, frozenset(pinned), frozenset(names))
 
     def node_uses(self, node_ids: Sequence[str]) -> list[UseRecord]:
         """Every use of these nodes their edges show (port.UseReads): for each type, the

@@ -416,6 +416,12 @@ class RelationOps(NodeOps):
         rows = self.rows(self._relations.edges_all, {"rels": list(AUTHORED_RELATION_TYPES)})
         return Subgraph(list(self.all_nodes()), [edge_from_row(r) for r in rows])
 
+    def edges_written_in(self, encounters: Sequence[str]) -> list[EdgeRecord]:
+        if not encounters:
+            return []
+        params = {"encounters": list(encounters), "rels": list(AUTHORED_RELATION_TYPES)}
+        return [edge_from_row(r) for r in self.rows(self._relations.edges_written_in, params)]
+
     def authored_outline(self) -> Outline:
         whole = self.authored_graph()
         return Outline.of_records([n.outline() for n in whole.nodes], whole.edges)

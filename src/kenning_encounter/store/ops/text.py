@@ -102,6 +102,9 @@ class RelationText:
     edges_out_many: LiteralString  # {label}; $ids $rels
     edges_in_many: LiteralString  # {label}; $ids $rels
     edges_all: LiteralString  # $rels: the authored types (or typed by its pattern)
+    # $encounters $rels: the authored relations those encounters wrote (a hiding reader's
+    # outline leaves them out, memory/gates.py ``HidingReads``)
+    edges_written_in: LiteralString
 
 
 @dataclass(frozen=True, slots=True)
