@@ -15,38 +15,19 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kenning_encounter.memory.activation import Activation
 from kenning_encounter.memory.dump import export
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.port import GraphStore
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 from tests.support.backends import BACKENDS, opened_store
+from tests.support.standing_clock import MONTH, Clock, stamp
 
-MONTH = Activation(30.0, pause_ages_days=15.0)
-T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 ALL = tuple(CLASSIFICATIONS)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.at = T0
-
-    def day(self, n: float) -> datetime:
-        self.at = T0 + timedelta(days=n)
-        return self.at
-
-    def __call__(self) -> str:
-        return self.at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _stamp(day: float) -> str:
-    return (T0 + timedelta(days=day)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @pytest.fixture(params=BACKENDS)
@@ -128,10 +109,10 @@ def _ids(memory: Memory) -> dict[str, str]:
 def _as_created(tier: str) -> dict[str, Any]:
     return {
         "find tier": tier,
-        "find used": _stamp(0),
+        "find used": stamp(0),
         "search tier": tier,
-        "node used": _stamp(0),
-        "outline used": _stamp(0),
+        "node used": stamp(0),
+        "outline used": stamp(0),
     }
 
 
@@ -145,16 +126,16 @@ def test_a_withheld_link_moves_no_standing_a_gated_reader_sees(
     # The granted reader sees the link's use: hot, used on day 100.
     assert _standing(granted, clock) == {
         "find tier": "hot",
-        "find used": _stamp(100),
+        "find used": stamp(100),
         "search tier": "hot",
-        "node used": _stamp(100),
-        "outline used": _stamp(100),
+        "node used": stamp(100),
+        "outline used": stamp(100),
     }
     # The gated reader sees the concept as its creation left it: 100 days, cold.
     assert _standing(gated, clock) == _as_created("cold")
     # Its fellow, which nothing withheld touched, reads the same to both.
     seen = gated.find_by_name("lamp seen", now=clock.at).node
-    assert (seen.tier, seen.last_used_at) == ("cold", _stamp(0))
+    assert (seen.tier, seen.last_used_at) == ("cold", stamp(0))
 
 
 def test_a_partial_grant_sees_the_uses_of_what_it_covers(
@@ -183,7 +164,7 @@ def test_a_later_visible_use_stands_beside_the_withheld_one(
         "writer", [{"source": "lamp seen", "type": "GROUNDS", "target": "lamp theory"}]
     )
     writer.close_encounter("writer", "noted")
-    assert gated.find_by_name(ids["lamp theory"], now=clock.at).node.last_used_at == _stamp(100.5)
+    assert gated.find_by_name(ids["lamp theory"], now=clock.at).node.last_used_at == stamp(100.5)
     _work(writer, clock, 150)
     writer.advance_encounter("writer", "the ward again")
     writer.create_entities(
@@ -195,9 +176,9 @@ def test_a_later_visible_use_stands_beside_the_withheld_one(
     )
     writer.close_encounter("writer", "noted")
     found = gated.find_by_name(ids["lamp theory"], now=clock.at).node
-    assert (found.last_used_at, found.tier) == (_stamp(100.5), "warm")
+    assert (found.last_used_at, found.tier) == (stamp(100.5), "warm")
     granted = Memory(store, granted=ALL, activation=MONTH)
-    assert granted.find_by_name(ids["lamp theory"], now=clock.at).node.last_used_at == _stamp(150)
+    assert granted.find_by_name(ids["lamp theory"], now=clock.at).node.last_used_at == stamp(150)
 
 
 def test_withheld_uses_in_a_row_move_nothing_shown(timed: tuple[GraphStore, Clock]) -> None:
@@ -217,9 +198,9 @@ def test_withheld_uses_in_a_row_move_nothing_shown(timed: tuple[GraphStore, Cloc
     gated = Memory(store, activation=MONTH)
     assert _standing(gated, clock) == _as_created("cold")
     pii = Memory(store, granted=("pii",), activation=MONTH)
-    assert pii.find_by_name(ids["lamp theory"], now=clock.at).node.last_used_at == _stamp(120)
+    assert pii.find_by_name(ids["lamp theory"], now=clock.at).node.last_used_at == stamp(120)
     secret = Memory(store, granted=("secret",), activation=MONTH)
-    assert secret.find_by_name(ids["lamp theory"], now=clock.at).node.last_used_at == _stamp(100)
+    assert secret.find_by_name(ids["lamp theory"], now=clock.at).node.last_used_at == stamp(100)
 
 
 def test_read_cypher_keeps_a_node_a_withheld_node_used_out_of_reach(
@@ -245,7 +226,7 @@ def test_read_cypher_keeps_a_node_a_withheld_node_used_out_of_reach(
     assert [r[0] for r in pii] == ["lamp seen"]
     granted = rows(Memory(store, granted=ALL, activation=MONTH))
     assert sorted(r[0] for r in granted) == ["lamp seen", "lamp theory", "ward lamp"]
-    assert dict((r[0], r[1]) for r in granted)["lamp theory"] == _stamp(100)
+    assert dict((r[0], r[1]) for r in granted)["lamp theory"] == stamp(100)
     whole = Memory(store, granted=ALL, activation=MONTH).read_cypher("MATCH (n) RETURN n")
     assert "used_marks" not in str(whole.rows) and "KenningUsed" not in str(whole.rows)
 
@@ -265,6 +246,6 @@ def test_an_export_not_granted_the_class_carries_the_use_it_may_see(
 
     # Carried with the marks of the classes the export may see, and none of the others
     # (dump_format.py version 4): an import gates them as this memory does.
-    assert used(frozenset(CLASSIFICATIONS)) in ((None, None), (_stamp(0), None))
-    marked = f"={_stamp(0)};secret={_stamp(100)}"
-    assert used(frozenset({"pii"})) == used(frozenset()) == (_stamp(100), marked)
+    assert used(frozenset(CLASSIFICATIONS)) in ((None, None), (stamp(0), None))
+    marked = f"={stamp(0)};secret={stamp(100)}"
+    assert used(frozenset({"pii"})) == used(frozenset()) == (stamp(100), marked)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +28,12 @@ import pytest
 from kenning_encounter.analytics.orient import build_panel
 from kenning_encounter.infusion.config import preset
 from kenning_encounter.infusion.pipeline import Infuser
-from kenning_encounter.memory.activation import Activation
 from kenning_encounter.memory.service import Memory
 from kenning_encounter.store.port import GraphStore
 from kenning_encounter.vocabulary import CLASSIFICATIONS
 from tests.support.backends import BACKENDS, opened_store
+from tests.support.standing_clock import MONTH, Clock, stamp
 
-MONTH = Activation(30.0, pause_ages_days=15.0)
-T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 OPEN, WORKER, SECRET = "open-session", "worker-session", "secret-session"
 HIDDEN = frozenset({SECRET})
 ALL = tuple(CLASSIFICATIONS)
@@ -45,22 +42,6 @@ _viewers = itertools.count()
 # The uses whose encounter is left open when the reader reads: a use is looked for in the
 # hidden session's encounters, open or sealed.
 OPEN_AFTER = frozenset({"link shown", "confirm"})
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.at = T0
-
-    def day(self, n: float) -> datetime:
-        self.at = T0 + timedelta(days=n)
-        return self.at
-
-    def __call__(self) -> str:
-        return self.at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _stamp(day: float) -> str:
-    return (T0 + timedelta(days=day)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @pytest.fixture(params=BACKENDS)
@@ -174,7 +155,7 @@ def test_a_hidden_session_s_use_moves_no_standing_a_hiding_reader_sees(
     writer = _planted(store, clock)
     before = _standing(store, clock, HIDDEN)
     theory = before["lamp theory"]
-    assert theory["find"] == ("cold", _stamp(0), False)
+    assert theory["find"] == ("cold", stamp(0), False)
     assert theory["node"] == (None, None)
     assert before["infused"] is False  # cold: out of infusion's default recall
     # A reader granted every class reads through no class gate: the same standing.
@@ -186,8 +167,8 @@ def test_a_hidden_session_s_use_moves_no_standing_a_hiding_reader_sees(
     assert _standing(store, clock, HIDDEN, ALL) == before
     # A reader hiding nothing sees the use: the concept is hot, used on day 100.
     shown = _standing(store, clock, frozenset())["lamp theory"]
-    assert shown["find"] == ("hot", _stamp(100), kind == "pin")
-    assert shown["node"][0] == _stamp(100)
+    assert shown["find"] == ("hot", stamp(100), kind == "pin")
+    assert shown["node"][0] == stamp(100)
     assert shown["activation"] == 1.0
     assert _standing(store, clock, frozenset(), ALL)["infused"] is True
 
@@ -210,9 +191,9 @@ def test_a_visible_use_after_the_hidden_one_stands(timed: tuple[GraphStore, Cloc
     writer.close_encounter(SECRET, "lifted")
     hiding = Memory(store, hidden_loci=HIDDEN, activation=MONTH)
     found = hiding.find_by_name("lamp theory", now=clock.at).node
-    assert (found.last_used_at, found.pinned, found.tier) == (_stamp(100.5), True, "hot")
+    assert (found.last_used_at, found.pinned, found.tier) == (stamp(100.5), True, "hot")
     plain = Memory(store, activation=MONTH).find_by_name("lamp theory", now=clock.at).node
-    assert (plain.last_used_at, plain.pinned) == (_stamp(101), False)
+    assert (plain.last_used_at, plain.pinned) == (stamp(101), False)
     # A use the reader sees after the hidden unpin: the latest use is its own, the pin
     # it saw laid still stands (the same reader, read again after the write).
     clock.day(101.5)
@@ -220,9 +201,9 @@ def test_a_visible_use_after_the_hidden_one_stands(timed: tuple[GraphStore, Cloc
     writer.find_by_name("lamp theory", session_id=OPEN)
     writer.close_encounter(OPEN, "read")
     found = hiding.find_by_name("lamp theory", now=clock.at).node
-    assert (found.last_used_at, found.pinned) == (_stamp(101.5), True)
+    assert (found.last_used_at, found.pinned) == (stamp(101.5), True)
     plain = Memory(store, activation=MONTH).find_by_name("lamp theory", now=clock.at).node
-    assert (plain.last_used_at, plain.pinned) == (_stamp(101.5), False)
+    assert (plain.last_used_at, plain.pinned) == (stamp(101.5), False)
     # The open session lifts its own pin; the hidden one pins again: not pinned to the reader.
     clock.day(102)
     writer.advance_encounter(OPEN, "unpin")
@@ -233,9 +214,9 @@ def test_a_visible_use_after_the_hidden_one_stands(timed: tuple[GraphStore, Cloc
     writer.pin_entities(SECRET, ["lamp theory"])
     writer.close_encounter(SECRET, "pinned")
     found = hiding.find_by_name("lamp theory", now=clock.at).node
-    assert (found.last_used_at, found.pinned) == (_stamp(102), False)
+    assert (found.last_used_at, found.pinned) == (stamp(102), False)
     plain = Memory(store, activation=MONTH).find_by_name("lamp theory", now=clock.at).node
-    assert (plain.last_used_at, plain.pinned) == (_stamp(103), True)
+    assert (plain.last_used_at, plain.pinned) == (stamp(103), True)
 
 
 def test_a_hidden_session_s_work_does_not_age_what_a_hiding_reader_sees(
