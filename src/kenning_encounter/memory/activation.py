@@ -56,6 +56,7 @@ from kenning_encounter.memory.spine import require_open
 from kenning_encounter.memory.writes import resolve_shown
 from kenning_encounter.store.port import GraphStore, ReadTx, SpineReads, WriteTx
 from kenning_encounter.store.records import NodeRecord
+from kenning_encounter.store.uses import merged_spans
 from kenning_encounter.vocabulary import ACTIVATION_HALF_LIFE_DAYS
 
 TIERS: Final = ("hot", "warm", "cold", "frozen")
@@ -234,7 +235,7 @@ class WorkTime:
                 last = "" if fresh else self._last
                 found = tx.work_spans(last)
                 kept = [] if fresh else self._spans
-                self._spans = _merged([*kept, *((_seconds(a), _seconds(b)) for a, b in found)])
+                self._spans = merged_spans([*kept, *((_seconds(a), _seconds(b)) for a, b in found)])
                 self._last = max([last, *(b for _, b in found)])
                 self._key = key
                 self._pauses = None
@@ -243,17 +244,6 @@ class WorkTime:
                 self._pauses = Pauses.of(self._spans, allowance)
             pauses = self._pauses
         return pauses.present(at)
-
-
-def _merged(spans: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
-    """Overlapping and touching spans made one, sorted by start."""
-    out: list[tuple[float, float]] = []
-    for start, end in sorted((a, max(a, b)) for a, b in spans):
-        if out and start <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], end))
-        else:
-            out.append((start, end))
-    return out
 
 
 def _seconds(stamp: str) -> float:

@@ -283,15 +283,7 @@ class GatedReads:
             kept = self._keep(got)
             return kept if statuses is None else [n for n in kept if n.status in statuses]
 
-        ask = limit
-        for _ in range(_MORE):
-            got = fetch(ask) if first is None else first
-            first = None
-            kept = kept_of(got)
-            if len(kept) >= limit or len(got) < ask:
-                return kept[:limit]
-            ask *= 4
-        return kept_of(fetch(ask))[:limit]
+        return _paged(fetch, limit, kept_of, first)
 
     def _sub(self, sub: Subgraph) -> Subgraph:
         nodes = self._keep(sub.nodes)
@@ -619,6 +611,25 @@ def _moved_by_unseen(whole: Outline, kept: set[str]) -> set[str]:
     return {whole.nodes[t].id for t in target[pick].tolist()}
 
 
+def _paged(
+    fetch: Callable[[int], list[NodeRecord]],
+    limit: int,
+    kept_of: Callable[[list[NodeRecord]], list[NodeRecord]],
+    first: list[NodeRecord] | None = None,
+) -> list[NodeRecord]:
+    """Up to ``limit`` of a list's nodes ``kept_of`` keeps, asked larger (``_MORE`` times)
+    while it cuts the list short; ``first``: its first page (``limit`` asked), read already."""
+    ask = limit
+    for _ in range(_MORE):
+        got = fetch(ask) if first is None else first
+        first = None
+        kept = kept_of(got)
+        if len(kept) >= limit or len(got) < ask:
+            return kept[:limit]
+        ask *= 4
+    return kept_of(fetch(ask))[:limit]
+
+
 def _reachable(sub: Subgraph, starts: Sequence[str]) -> Subgraph:
     """What of a provenance walk still reaches ``starts`` once withheld nodes are gone."""
     into: dict[str, list[EdgeRecord]] = {}
@@ -674,7 +685,8 @@ class HiddenStanding:
 
     def statuses(self, key: tuple[int, int]) -> dict[str, str | None]:
         with self._lock:
-            return dict(self._statuses) if key == self._key else {}
+            # Never changed in place (``keep_statuses`` replaces it): handed out as it is.
+            return self._statuses if key == self._key else {}
 
     def keep_statuses(self, key: tuple[int, int], found: dict[str, str | None]) -> None:
         with self._lock:
@@ -881,15 +893,11 @@ class HidingReads:
         if not self.hides_relations():
             return self._restate(self._tx.heads_by_status(node_type, statuses, limit))
         wide = status.widened(node_type, statuses)
-        ask = limit
-        for _ in range(_MORE):
-            got = self._tx.heads_by_status(node_type, wide, ask)
-            kept = [n for n in self._restate(got) if n.status in statuses]
-            if len(kept) >= limit or len(got) < ask:
-                return kept[:limit]
-            ask *= 4
-        got = self._tx.heads_by_status(node_type, wide, ask)
-        return [n for n in self._restate(got) if n.status in statuses][:limit]
+        return _paged(
+            lambda n: self._tx.heads_by_status(node_type, wide, n),
+            limit,
+            lambda got: [n for n in self._restate(got) if n.status in statuses],
+        )
 
     def heads_many(self, asks: Sequence[HeadsAsk]) -> list[list[NodeRecord]]:
         if not any(a.statuses is not None for a in asks) or not self.hides_relations():
@@ -959,7 +967,7 @@ class HidingReads:
                 )
                 found[i] = None if was is n else (was.used_at, was.used_marks, was.pinned)
             standing = {**standing, **found}
-        self._kept.keep(key, reach, found)
+            self._kept.keep(key, reach, found)
         if not any(standing.get(n.id) is not None for n in used):
             return value
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from kenning_encounter.store.records import EncounterRecord, NodeRecord
 
@@ -185,6 +185,19 @@ def tombstones_carried(encounter: EncounterRecord, withheld: frozenset[str]) -> 
 
 
 _OPEN = "\uffff"  # the end of an encounter still open: after every time
+Instant = TypeVar("Instant", str, float)
+
+
+def merged_spans(spans: Iterable[tuple[Instant, Instant]]) -> list[tuple[Instant, Instant]]:
+    """Overlapping and touching spans made one, sorted by start (an end before its start
+    is taken as the start)."""
+    out: list[tuple[Instant, Instant]] = []
+    for start, end in sorted((a, max(a, b)) for a, b in spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
 
 
 class Reach:
@@ -194,12 +207,7 @@ class Reach:
     node's stored standing is the shown sessions' own."""
 
     def __init__(self, found: LociUses) -> None:
-        merged: list[tuple[str, str]] = []
-        for start, end in sorted((a, b or _OPEN) for a, b in found.spans):
-            if merged and start <= merged[-1][1]:
-                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-            else:
-                merged.append((start, end))
+        merged = merged_spans((a, b or _OPEN) for a, b in found.spans)
         self._starts = [a for a, _ in merged]
         self._ends = [b for _, b in merged]
         self._pinned = found.pinned
